@@ -1,0 +1,236 @@
+//! The correctness checks `limitbench check <strategy>` runs, the first thing
+//! to run on a new strategy. They need a Redis (the harness's own or
+//! `--redis-url`) and use fresh, unique keys, so they never touch other data.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use crate::clock::Clock;
+use crate::conn::Conn;
+use crate::error::Result;
+use crate::fleet::Fleet;
+use crate::strategy::{Limit, Request, Strategy};
+
+#[derive(Debug, Clone)]
+pub struct CheckResult {
+    pub name: &'static str,
+    pub passed: bool,
+    pub detail: String,
+}
+
+static REQUEST_IDS: AtomicU64 = AtomicU64::new(1);
+
+fn next_id() -> u64 {
+    REQUEST_IDS.fetch_add(1, Ordering::Relaxed)
+}
+
+fn unique_client(tag: &str) -> String {
+    format!("check-{tag}-{}-{}", std::process::id(), next_id())
+}
+
+/// Make `n` sequential decisions with `cost` each; the admitted flags.
+pub async fn sequential(
+    s: &dyn Strategy,
+    conn: &mut Conn,
+    client: &str,
+    limit: Limit,
+    cost: u64,
+    n: usize,
+) -> Result<Vec<bool>> {
+    let clock = Clock::default();
+    let mut out = Vec::with_capacity(n);
+    for _ in 0..n {
+        let req = Request {
+            client,
+            limit,
+            cost,
+            now_us: clock.now_us(),
+            request_id: next_id(),
+        };
+        out.push(s.decide(conn, &req).await?.admitted);
+    }
+    Ok(out)
+}
+
+/// `workers` tasks, each on its own connection, released together, offering
+/// `offered` decisions in all on one key. Returns how many were admitted.
+pub async fn concurrent(
+    s: Arc<dyn Strategy>,
+    fleet: &Fleet,
+    client: &str,
+    limit: Limit,
+    workers: usize,
+    offered: u64,
+) -> Result<u64> {
+    let mut conns = Vec::with_capacity(workers);
+    for _ in 0..workers {
+        conns.push(fleet.conn().await?);
+    }
+    let barrier = Arc::new(tokio::sync::Barrier::new(workers));
+    let taken = Arc::new(AtomicU64::new(0));
+    let mut tasks = Vec::new();
+    for mut conn in conns {
+        let (s, barrier, taken, client) = (
+            s.clone(),
+            barrier.clone(),
+            taken.clone(),
+            client.to_string(),
+        );
+        tasks.push(tokio::spawn(async move {
+            barrier.wait().await;
+            let mut admitted = 0u64;
+            while taken.fetch_add(1, Ordering::Relaxed) < offered {
+                let req = Request {
+                    client: &client,
+                    limit,
+                    cost: 1,
+                    now_us: Clock::system_now_us(),
+                    request_id: next_id(),
+                };
+                if s.decide(&mut conn, &req).await?.admitted {
+                    admitted += 1;
+                }
+            }
+            Ok::<u64, crate::Error>(admitted)
+        }));
+    }
+    let mut total = 0;
+    for t in tasks {
+        total += t
+            .await
+            .map_err(|e| crate::Error::Other(format!("worker panicked: {e}")))??;
+    }
+    Ok(total)
+}
+
+/// Every key whose name contains `client`, with its PTTL.
+pub async fn keys_of(conn: &mut Conn, fleet: &Fleet, client: &str) -> Result<Vec<(String, i64)>> {
+    let _ = conn;
+    let mut out = Vec::new();
+    for mut node in fleet.node_connections().await? {
+        let mut cursor = "0".to_string();
+        loop {
+            let r = node
+                .call(&crate::args![
+                    "SCAN",
+                    cursor.as_str(),
+                    "MATCH",
+                    format!("*{client}*").as_str(),
+                    "COUNT",
+                    1000u64
+                ])
+                .await?;
+            let mut parts = r.into_array().unwrap_or_default();
+            let keys = parts.pop().and_then(|k| k.into_array()).unwrap_or_default();
+            cursor = parts
+                .pop()
+                .and_then(|c| c.as_string())
+                .unwrap_or_else(|| "0".into());
+            for k in keys {
+                let name = k.as_string().unwrap_or_default();
+                let ttl = node
+                    .call(&crate::args!["PTTL", name.as_str()])
+                    .await?
+                    .as_i64()
+                    .unwrap_or(-2);
+                out.push((name, ttl));
+            }
+            if cursor == "0" {
+                break;
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Run every check on `strategy` against `fleet`. Scripts are loaded first.
+pub async fn run_checks(strategy: Arc<dyn Strategy>, fleet: &Fleet) -> Result<Vec<CheckResult>> {
+    for mut node in fleet.node_connections().await? {
+        strategy.prepare(&mut node).await?;
+    }
+    let s = strategy.as_ref();
+    let mut conn = fleet.conn().await?;
+    let mut results = Vec::new();
+    let hour = 3_600_000;
+
+    // 1. Exactly the limit on a fresh key, then refusals.
+    let client = unique_client("exact");
+    let got = sequential(s, &mut conn, &client, Limit::per_window(10, hour), 1, 15).await?;
+    let admitted = got.iter().filter(|a| **a).count();
+    let pattern_ok = got[..10].iter().all(|a| *a) && got[10..].iter().all(|a| !*a);
+    results.push(CheckResult {
+        name: "exact-limit",
+        passed: admitted == 10 && pattern_ok,
+        detail: format!("limit 10, 15 sequential requests: {admitted} admitted, the first 10 admitted and the rest refused: {pattern_ok}"),
+    });
+
+    // 2. Every key written has an expiry.
+    let keys = keys_of(&mut conn, fleet, &client).await?;
+    let forever: Vec<&String> = keys
+        .iter()
+        .filter(|(_, ttl)| *ttl < 0)
+        .map(|(k, _)| k)
+        .collect();
+    results.push(CheckResult {
+        name: "expiry",
+        passed: !keys.is_empty() && forever.is_empty(),
+        detail: if keys.is_empty() {
+            "no key found for the client (does the key contain the client id?)".into()
+        } else {
+            format!(
+                "{} key(s) written; without expiry: {:?}",
+                keys.len(),
+                forever
+            )
+        },
+    });
+
+    // 3. Cost > 1.
+    let client = unique_client("cost");
+    let got = sequential(s, &mut conn, &client, Limit::per_window(10, hour), 3, 5).await?;
+    let admitted = got.iter().filter(|a| **a).count();
+    results.push(CheckResult {
+        name: "cost",
+        passed: got == [true, true, true, false, false],
+        detail: format!(
+            "limit 10, cost 3, 5 requests: {admitted} admitted ({} units), pattern {got:?}",
+            admitted * 3
+        ),
+    });
+
+    // 4. Refill / reset once time passes.
+    let client = unique_client("refill");
+    let window = 300;
+    let before = sequential(s, &mut conn, &client, Limit::per_window(5, window), 1, 6).await?;
+    tokio::time::sleep(Duration::from_millis(2 * window + 50)).await;
+    let after = sequential(s, &mut conn, &client, Limit::per_window(5, window), 1, 1).await?;
+    results.push(CheckResult {
+        name: "refill",
+        passed: before.iter().filter(|a| **a).count() == 5 && !before[5] && after[0],
+        detail: format!(
+            "limit 5 per {window} ms: before {before:?}, after {} ms: {after:?}",
+            2 * window + 50
+        ),
+    });
+
+    // 5. Exact under 64 concurrent clients.
+    let client = unique_client("concurrent");
+    let admitted = concurrent(
+        strategy.clone(),
+        fleet,
+        &client,
+        Limit::per_window(100, hour),
+        64,
+        200,
+    )
+    .await?;
+    results.push(CheckResult {
+        name: "concurrent-64",
+        passed: admitted == 100,
+        detail: format!(
+            "limit 100, 64 workers on their own connections, 200 requests: {admitted} admitted"
+        ),
+    });
+    Ok(results)
+}

@@ -1,0 +1,115 @@
+//! The library's error type. Every variant says what went wrong and, where the
+//! user can do something about it, what to do.
+
+use std::path::PathBuf;
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error(
+        "redis-server not found on PATH (looked for `{0}`): install the Debian/Ubuntu package `redis-server` (and `redis-tools`), e.g. `apt-get install -y redis-server redis-tools`, or point --redis-server at a binary"
+    )]
+    RedisServerMissing(String),
+
+    #[error(
+        "redis-server {found} is too old: limitbench needs Redis 7.0 or newer (functions, PEXPIRE NX, PEXPIRETIME)"
+    )]
+    RedisTooOld { found: String },
+
+    #[error(
+        "port 127.0.0.1:{port} is already in use; stop whatever listens there or let limitbench pick a free port"
+    )]
+    PortInUse { port: u16 },
+
+    #[error(
+        "redis-server on port {port} died or did not come up ({what}); last lines of its log:\n{log_tail}"
+    )]
+    ServerDied {
+        port: u16,
+        what: String,
+        log_tail: String,
+    },
+
+    #[error("unknown strategy `{name}`; known: {known}")]
+    UnknownStrategy { name: String, known: String },
+
+    #[error(
+        "strategy `{strategy}` does not support invocation `{mode}` (it supports: {supported})"
+    )]
+    UnsupportedInvocation {
+        strategy: String,
+        mode: String,
+        supported: String,
+    },
+
+    #[error("strategy `{strategy}`: bad option `{option}`: {problem}")]
+    BadOption {
+        strategy: String,
+        option: String,
+        problem: String,
+    },
+
+    #[error("unknown experiment `{name}`; known: {known}")]
+    UnknownExperiment { name: String, known: String },
+
+    #[error("{}: field `{field}`: {problem}", file.display())]
+    Manifest {
+        file: PathBuf,
+        field: String,
+        problem: String,
+    },
+
+    #[error("only loopback addresses are allowed, got `{0}`")]
+    NotLoopback(String),
+
+    #[error("redis replied with an error: {0}")]
+    Reply(String),
+
+    #[error("unexpected reply from redis: {0}")]
+    Protocol(String),
+
+    #[error("timed out: {0}")]
+    Timeout(String),
+
+    #[error("{context}: {source}")]
+    Io {
+        context: String,
+        #[source]
+        source: std::io::Error,
+    },
+
+    #[error("{0}")]
+    Other(String),
+}
+
+impl Error {
+    pub fn io(context: impl Into<String>, source: std::io::Error) -> Self {
+        Error::Io {
+            context: context.into(),
+            source,
+        }
+    }
+
+    /// The error text of a Redis error reply, if this is one.
+    pub fn reply_text(&self) -> Option<&str> {
+        match self {
+            Error::Reply(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// True for a `NOSCRIPT` reply: the script cache does not hold the SHA.
+    pub fn is_noscript(&self) -> bool {
+        self.reply_text().is_some_and(|s| s.starts_with("NOSCRIPT"))
+    }
+}
+
+impl From<std::io::Error> for Error {
+    fn from(e: std::io::Error) -> Self {
+        Error::Io {
+            context: "I/O".into(),
+            source: e,
+        }
+    }
+}

@@ -1,0 +1,256 @@
+//! The Redis servers an experiment runs against.
+//!
+//! - `server.rs`: one `redis-server` process (config, private directory, port,
+//!   start/restart/kill, replica sync, promotion).
+//! - `reaper.rs`: makes sure no server outlives the harness (Drop, signal
+//!   handler, panic hook, parent-death signal).
+//! - this file: `Fleet`, the topologies (standalone, primary + replica,
+//!   3-master cluster) or an external Redis given by `--redis-url`.
+
+pub mod reaper;
+pub mod server;
+
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+pub use server::{RedisBinary, Server, ServerConfig};
+
+use crate::conn::{CLUSTER_SLOTS, ClusterConn, Conn};
+use crate::error::{Error, Result};
+use crate::resp::{Connection, info_fields};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Topology {
+    Standalone,
+    PrimaryReplica,
+    Cluster,
+    /// A server limitbench did not start (`--redis-url`): no restarts, no config.
+    External,
+}
+
+pub struct Fleet {
+    pub topology: Topology,
+    /// Owned servers: [primary], [primary, replica] or the cluster masters.
+    pub servers: Vec<Server>,
+    external: Option<SocketAddr>,
+}
+
+/// Parse `redis://127.0.0.1:6379` (or `host:port`), refusing non-loopback hosts.
+pub fn parse_redis_url(url: &str) -> Result<SocketAddr> {
+    let rest = url.strip_prefix("redis://").unwrap_or(url);
+    let rest = rest.split('/').next().unwrap_or(rest);
+    let rest = rest.rsplit('@').next().unwrap_or(rest);
+    let hostport = if rest.contains(':') {
+        rest.to_string()
+    } else {
+        format!("{rest}:6379")
+    };
+    let hostport = hostport.replace("localhost", "127.0.0.1");
+    let addr: SocketAddr = hostport.parse().map_err(|_| {
+        Error::Other(format!(
+            "cannot parse redis url `{url}`: expected redis://127.0.0.1:PORT"
+        ))
+    })?;
+    crate::resp::require_loopback(&addr)?;
+    Ok(addr)
+}
+
+impl Fleet {
+    pub async fn standalone(bin: &RedisBinary, cfg: ServerConfig) -> Result<Self> {
+        let s = Server::start(bin, cfg, false, None).await?;
+        Ok(Fleet {
+            topology: Topology::Standalone,
+            servers: vec![s],
+            external: None,
+        })
+    }
+
+    /// A primary and one replica of it, waited on until the replica is in sync.
+    /// The replica gets the same config (and pinning) as the primary.
+    pub async fn primary_replica(bin: &RedisBinary, cfg: ServerConfig) -> Result<Self> {
+        let primary = Server::start(bin, cfg.clone(), false, None).await?;
+        let replica = Server::start(
+            bin,
+            ServerConfig { port: None, ..cfg },
+            false,
+            Some(primary.port),
+        )
+        .await?;
+        replica.wait_in_sync(Duration::from_secs(30)).await?;
+        Ok(Fleet {
+            topology: Topology::PrimaryReplica,
+            servers: vec![primary, replica],
+            external: None,
+        })
+    }
+
+    /// `n` masters, slots split evenly, joined with CLUSTER MEET; returns when
+    /// every node reports `cluster_state:ok` with all slots assigned.
+    pub async fn cluster(bin: &RedisBinary, cfg: ServerConfig, n: usize) -> Result<Self> {
+        let mut servers = Vec::new();
+        for _ in 0..n {
+            servers.push(
+                Server::start(
+                    bin,
+                    ServerConfig {
+                        port: None,
+                        ..cfg.clone()
+                    },
+                    true,
+                    None,
+                )
+                .await?,
+            );
+        }
+        let per = CLUSTER_SLOTS / n;
+        for (i, s) in servers.iter().enumerate() {
+            let lo = i * per;
+            let hi = if i + 1 == n {
+                CLUSTER_SLOTS - 1
+            } else {
+                (i + 1) * per - 1
+            };
+            let mut c = s.connection().await?;
+            c.call(&crate::args![
+                "CLUSTER",
+                "ADDSLOTSRANGE",
+                lo as u64,
+                hi as u64
+            ])
+            .await?;
+            c.call(&crate::args!["CLUSTER", "SET-CONFIG-EPOCH", (i + 1) as u64])
+                .await?;
+        }
+        let mut first = servers[0].connection().await?;
+        for s in &servers[1..] {
+            first
+                .call(&crate::args!["CLUSTER", "MEET", "127.0.0.1", s.port as u64])
+                .await?;
+        }
+        let fleet = Fleet {
+            topology: Topology::Cluster,
+            servers,
+            external: None,
+        };
+        fleet.wait_cluster_ok(Duration::from_secs(30)).await?;
+        Ok(fleet)
+    }
+
+    pub fn external(addr: SocketAddr) -> Self {
+        Fleet {
+            topology: Topology::External,
+            servers: vec![],
+            external: Some(addr),
+        }
+    }
+
+    async fn wait_cluster_ok(&self, limit: Duration) -> Result<()> {
+        let start = Instant::now();
+        'outer: loop {
+            for s in &self.servers {
+                let f = s.info("cluster").await;
+                let mut c = s.connection().await?;
+                let ci = c.call(&crate::args!["CLUSTER", "INFO"]).await?;
+                let ci = info_fields(&ci.as_string().unwrap_or_default());
+                let ok = ci.get("cluster_state").map(|v| v == "ok").unwrap_or(false)
+                    && ci
+                        .get("cluster_slots_assigned")
+                        .map(|v| v == "16384")
+                        .unwrap_or(false)
+                    && ci
+                        .get("cluster_known_nodes")
+                        .map(|v| v == &self.servers.len().to_string())
+                        .unwrap_or(false);
+                if !ok || f.is_err() {
+                    if start.elapsed() > limit {
+                        return Err(Error::Timeout(format!(
+                            "cluster not ok after {limit:?}: {ci:?}"
+                        )));
+                    }
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue 'outer;
+                }
+            }
+            return Ok(());
+        }
+    }
+
+    /// Where clients send writes: the primary (or the external server).
+    pub fn primary_addr(&self) -> SocketAddr {
+        match self.external {
+            Some(a) => a,
+            None => self.servers[0].addr(),
+        }
+    }
+
+    pub fn primary(&self) -> &Server {
+        &self.servers[0]
+    }
+
+    pub fn replica(&self) -> Option<&Server> {
+        self.servers.iter().find(|s| s.is_replica_of().is_some())
+    }
+
+    /// A client connection: cluster-aware for a cluster, else to the primary.
+    pub async fn conn(&self) -> Result<Conn> {
+        match self.topology {
+            Topology::Cluster => Ok(Conn::Cluster(
+                ClusterConn::connect(self.primary_addr()).await?,
+            )),
+            _ => Conn::connect(self.primary_addr()).await,
+        }
+    }
+
+    /// One plain connection to each server (every master, or the one server):
+    /// used to load scripts everywhere before timing, and to flush.
+    pub async fn node_connections(&self) -> Result<Vec<Connection>> {
+        if let Some(a) = self.external {
+            return Ok(vec![Connection::connect(a).await?]);
+        }
+        let mut v = Vec::new();
+        for s in &self.servers {
+            if self.topology == Topology::PrimaryReplica && s.is_replica_of().is_some() {
+                continue;
+            }
+            v.push(s.connection().await?);
+        }
+        Ok(v)
+    }
+
+    /// FLUSHALL on every writable node (a replica follows its primary).
+    pub async fn flush_all(&self) -> Result<()> {
+        for mut c in self.node_connections().await? {
+            c.call(&crate::args!["FLUSHALL"]).await?;
+        }
+        Ok(())
+    }
+
+    /// redis-server version and `CONFIG GET *` of the primary, for the manifest.
+    pub async fn describe(&self) -> Result<serde_json::Value> {
+        let mut c = Connection::connect(self.primary_addr()).await?;
+        let info = info_fields(
+            &c.call(&crate::args!["INFO", "server"])
+                .await?
+                .as_string()
+                .unwrap_or_default(),
+        );
+        let cfg = c
+            .call(&crate::args!["CONFIG", "GET", "*"])
+            .await?
+            .into_array()
+            .unwrap_or_default();
+        let cfg: std::collections::BTreeMap<String, String> = cfg
+            .chunks(2)
+            .filter_map(|kv| Some((kv.first()?.as_string()?, kv.get(1)?.as_string()?)))
+            .collect();
+        Ok(serde_json::json!({
+            "topology": self.topology,
+            "redis_version": info.get("redis_version"),
+            "servers": self.servers.iter().map(|s| serde_json::json!({
+                "port": s.port, "pinned_cpu": s.pinned_cpu(), "replica_of": s.is_replica_of(),
+            })).collect::<Vec<_>>(),
+            "config": cfg,
+        }))
+    }
+}

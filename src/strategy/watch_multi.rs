@@ -1,0 +1,129 @@
+//! `watch-multi`: optimistic transaction. WATCH the window's counter, GET it,
+//! decide in the client, then MULTI/INCRBY/PEXPIRE/EXEC in one round trip.
+//! If another client wrote the key in between, EXEC returns nil (an abort)
+//! and the whole decision is retried, up to `retry_budget` retries; when the
+//! budget runs out the request is refused (`retries_exhausted`), which is
+//! counted apart from refusals by the limit.
+//!
+//! Options: `retry_budget` (default 1000), `backoff_us` (default 0: retry at
+//! once), `budget_includes_first` (default false: a budget of n allows n
+//! retries after the first try; true: n tries in all). The studies state
+//! neither the backoff nor how the budget counts, so both are parameters.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+
+use super::fixed_window_multi::exec_results;
+use super::{Builtin, Decision, Info, Kind, Options, Request, Strategy, client_key, window_index};
+use crate::args;
+use crate::conn::Conn;
+use crate::error::Result;
+
+pub struct WatchMulti {
+    info: Info,
+    backoff: Duration,
+    /// Aborts allowed before giving up.
+    max_aborts: u32,
+}
+
+pub const BUILTIN: Builtin = Builtin {
+    name: "watch-multi",
+    build: |opts: &Options| {
+        let mut r = opts.reader("watch-multi");
+        let retry_budget = r.get("retry_budget", 1000u32)?;
+        let backoff_us = r.get("backoff_us", 0u64)?;
+        let includes_first = r.get("budget_includes_first", false)?;
+        r.finish()?;
+        let max_aborts = if includes_first {
+            retry_budget.saturating_sub(1)
+        } else {
+            retry_budget
+        };
+        Ok(Arc::new(WatchMulti {
+            info: Info {
+                name: "watch-multi".into(),
+                kind: Kind::Transaction,
+                modes: vec![],
+                keys: "rl:{client}:fw:<window index> (counter)".into(),
+                atomic: true,
+                known_bug: None,
+            },
+            backoff: Duration::from_micros(backoff_us),
+            max_aborts,
+        }))
+    },
+};
+
+#[async_trait]
+impl Strategy for WatchMulti {
+    fn info(&self) -> &Info {
+        &self.info
+    }
+
+    async fn decide(&self, conn: &mut Conn, req: &Request<'_>) -> Result<Decision> {
+        let key = client_key(
+            req.client,
+            &format!("fw:{}", window_index(req.now_us, req.limit.window_ms)),
+        );
+        let limit = req.limit.limit as i64;
+        let mut aborts = 0u32;
+        loop {
+            conn.call(&key, &args!["WATCH", &key]).await?;
+            let seen = conn
+                .call(&key, &args!["GET", &key])
+                .await?
+                .as_i64()
+                .unwrap_or(0);
+            if seen + req.cost as i64 > limit {
+                conn.call(&key, &args!["UNWATCH"]).await?;
+                return Ok(Decision {
+                    admitted: false,
+                    remaining: Some((limit - seen).max(0)),
+                    aborts,
+                    ..Default::default()
+                });
+            }
+            let mut replies = conn
+                .pipeline(
+                    &key,
+                    &[
+                        &args!["MULTI"],
+                        &args!["INCRBY", &key, req.cost],
+                        &args!["PEXPIRE", &key, req.limit.window_ms],
+                        &args!["EXEC"],
+                    ],
+                )
+                .await?;
+            match exec_results(&mut replies)? {
+                Some(results) => {
+                    let count = results
+                        .first()
+                        .and_then(|r| r.as_i64())
+                        .unwrap_or(seen + req.cost as i64);
+                    return Ok(Decision {
+                        admitted: true,
+                        remaining: Some((limit - count).max(0)),
+                        aborts,
+                        ..Default::default()
+                    });
+                }
+                None => {
+                    aborts += 1;
+                    if aborts > self.max_aborts {
+                        return Ok(Decision {
+                            admitted: false,
+                            aborts,
+                            retries_exhausted: true,
+                            ..Default::default()
+                        });
+                    }
+                    if !self.backoff.is_zero() {
+                        tokio::time::sleep(self.backoff).await;
+                    }
+                }
+            }
+        }
+    }
+}
