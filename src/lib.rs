@@ -11,11 +11,18 @@
 //! - `clock`: caller clocks with per-worker skew.
 //! - `check`: the correctness checks that `limitbench check` runs on any strategy.
 
+pub mod analysis;
 pub mod check;
 pub mod clock;
 pub mod conn;
 pub mod error;
+pub mod experiments;
 pub mod fleet;
+pub mod load;
+pub mod manifest;
+pub mod pin;
+pub mod proxy;
+pub mod record;
 pub mod resp;
 pub mod strategy;
 

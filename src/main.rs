@@ -6,7 +6,10 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 
+use limitbench::experiments::{self, RunContext, Size};
 use limitbench::fleet::{self, Fleet, RedisBinary, ServerConfig};
+use limitbench::manifest::{self as mf, Manifest};
+use limitbench::record::{RunDir, now_rfc3339};
 use limitbench::strategy::{self, Options};
 
 #[derive(Parser)]
@@ -59,6 +62,48 @@ enum Command {
         #[command(flatten)]
         target: Target,
     },
+    /// Run experiments and write data/<run-id>/ (CSV per experiment, manifest.json).
+    Run(RunArgs),
+    /// List the experiments.
+    Experiments,
+    /// Recompute every claim from a run folder's CSVs (no Redis needed):
+    /// writes claims.csv, report.md and figures/.
+    Analyze {
+        /// The run folder, e.g. data/latest.
+        run_dir: PathBuf,
+        /// The claims table.
+        #[arg(long, default_value = "analysis/claims.toml")]
+        claims: PathBuf,
+    },
+}
+
+#[derive(clap::Args)]
+struct RunArgs {
+    /// Experiments to run (`all` for every one, in order).
+    #[arg(required = true)]
+    experiments: Vec<String>,
+    #[arg(long, value_enum, default_value = "full")]
+    size: Size,
+    /// Name of the new run folder (default: the UTC date and time).
+    #[arg(long, conflicts_with = "resume")]
+    run_id: Option<String>,
+    /// Continue a killed run (its folder name or path): finished trials are kept.
+    #[arg(long)]
+    resume: Option<String>,
+    /// Only these strategies (comma-separated), instead of each experiment's list.
+    #[arg(long, value_delimiter = ',')]
+    strategy: Option<Vec<String>>,
+    /// Folder of external strategies.
+    #[arg(long)]
+    dir: Option<PathBuf>,
+    #[arg(long, default_value_t = 20261129)]
+    seed: u64,
+    #[arg(long, default_value = "data")]
+    data_dir: PathBuf,
+    #[arg(long, default_value = "experiments")]
+    experiments_dir: PathBuf,
+    #[command(flatten)]
+    target: Target,
 }
 
 #[tokio::main]
@@ -135,5 +180,158 @@ async fn run(cli: Cli) -> Result<i32> {
             println!("all {} checks passed for {name}", results.len());
             Ok(0)
         }
+        Command::Experiments => {
+            for d in experiments::REGISTRY {
+                println!(
+                    "{:<16} study {:<7} claims {}",
+                    d.name,
+                    d.study,
+                    d.claims.join(" ")
+                );
+            }
+            Ok(0)
+        }
+        Command::Run(args) => run_experiments(args).await,
+        Command::Analyze { run_dir, claims } => {
+            if !run_dir.is_dir() {
+                anyhow::bail!("{} is not a run folder", run_dir.display());
+            }
+            let rows = limitbench::analysis::analyze(&run_dir, &claims)?;
+            let n = |v: limitbench::analysis::Verdict| rows.iter().filter(|r| r.2 == v).count();
+            use limitbench::analysis::Verdict::*;
+            println!("{}", run_dir.join("report.md").display());
+            println!(
+                "claims: {} pass, {} fail, {} not-run",
+                n(Pass),
+                n(Fail),
+                n(NotRun)
+            );
+            Ok(0)
+        }
     }
+}
+
+async fn run_experiments(a: RunArgs) -> Result<i32> {
+    let names: Vec<&'static str> = if a.experiments.iter().any(|e| e == "all") {
+        experiments::REGISTRY.iter().map(|d| d.name).collect()
+    } else {
+        a.experiments
+            .iter()
+            .map(|e| experiments::find(e).map(|d| d.name))
+            .collect::<Result<_, _>>()?
+    };
+    if let Some(list) = &a.strategy {
+        for s in list {
+            strategy::build(s, a.dir.as_deref(), &Options::default())?;
+        }
+    }
+    let redis_url = a
+        .target
+        .redis_url
+        .as_deref()
+        .map(fleet::parse_redis_url)
+        .transpose()?;
+    let redis = match redis_url {
+        Some(_) => None,
+        None => Some(RedisBinary::locate(a.target.redis_server.as_deref())?),
+    };
+    for n in &names {
+        let d = experiments::find(n)?;
+        if redis_url.is_some() && !d.allows_external {
+            anyhow::bail!(
+                "experiment `{n}` starts and controls its own servers; it cannot run with --redis-url"
+            );
+        }
+    }
+    std::fs::create_dir_all(&a.data_dir)
+        .with_context(|| format!("creating {}", a.data_dir.display()))?;
+    let run = match &a.resume {
+        Some(id) => RunDir::open(&a.data_dir, id)?,
+        None => RunDir::create(&a.data_dir, a.run_id.as_deref())?,
+    };
+    let mut manifest = Manifest::load(&run)?.unwrap_or_default();
+    if manifest.run_id.is_empty() {
+        let (commit, dirty) = mf::git_state();
+        manifest = Manifest {
+            run_id: run.run_id.clone(),
+            git_commit: commit,
+            git_dirty: dirty,
+            seed: a.seed,
+            size: a.size.as_str().into(),
+            command: std::env::args().collect::<Vec<_>>().join(" "),
+            machine: mf::machine_info(),
+            redis_server: match &redis {
+                Some(b) => serde_json::json!({"path": b.path, "version": b.version}),
+                None => serde_json::json!({"external": a.target.redis_url}),
+            },
+            started: now_rfc3339(),
+            ..Default::default()
+        };
+    } else if manifest.size != a.size.as_str() || manifest.seed != a.seed {
+        anyhow::bail!(
+            "run {} was started with --size {} --seed {}; resume it with the same size and seed",
+            run.run_id,
+            manifest.size,
+            manifest.seed
+        );
+    }
+    manifest.ended = None;
+    manifest.save(&run)?;
+    let manifest = std::sync::Arc::new(std::sync::Mutex::new(manifest));
+    eprintln!(
+        "limitbench: run {} ({}), writing {}",
+        run.run_id,
+        a.size.as_str(),
+        run.path.display()
+    );
+    let mut timings = Vec::new();
+    let mut failures = 0;
+    for n in names {
+        let d = experiments::find(n)?;
+        let ctx = RunContext::new(
+            d.name,
+            run.clone(),
+            a.size,
+            a.seed,
+            a.strategy.clone(),
+            a.dir.clone(),
+            redis.clone(),
+            redis_url,
+            &a.experiments_dir,
+            manifest.clone(),
+        )?;
+        {
+            let mut m = manifest.lock().unwrap();
+            m.started_experiment(d.name, &ctx.params);
+            m.save(&run)?;
+        }
+        let t = std::time::Instant::now();
+        let out = (d.run)(&ctx).await;
+        let secs = t.elapsed().as_secs_f64();
+        let outcome = match &out {
+            Ok(()) => "done".to_string(),
+            Err(e) => {
+                failures += 1;
+                eprintln!("limitbench: experiment {} failed: {e}", d.name);
+                format!("failed: {e}")
+            }
+        };
+        {
+            let mut m = manifest.lock().unwrap();
+            m.ended_experiment(d.name, secs, &outcome);
+            m.save(&run)?;
+        }
+        timings.push((d.name, secs, outcome));
+    }
+    {
+        let mut m = manifest.lock().unwrap();
+        m.ended = Some(now_rfc3339());
+        m.save(&run)?;
+    }
+    eprintln!("limitbench: time per experiment:");
+    for (n, s, o) in &timings {
+        eprintln!("  {n:<16} {s:>8.1} s  {o}");
+    }
+    println!("{}", run.path.display());
+    Ok(if failures > 0 { 1 } else { 0 })
 }

@@ -1,0 +1,20 @@
+//! `skew`: not written yet (placeholder so the registry is complete; it
+//! fails with a clear error until the experiment lands).
+
+use super::{Def, RunContext};
+use crate::error::Error;
+
+pub const EXPERIMENT: Def = Def {
+    name: "skew",
+    study: "A",
+    claims: &["A4.1", "A4.2", "A4.3"],
+    allows_external: true,
+    run: |ctx: &RunContext| {
+        Box::pin(async move {
+            Err(Error::Other(format!(
+                "experiment `{}` is not implemented yet",
+                ctx.experiment
+            )))
+        })
+    },
+};
