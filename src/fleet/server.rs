@@ -239,8 +239,14 @@ impl Server {
             if let Some(child) = self.child.as_mut() {
                 if let Ok(Some(status)) = child.try_wait() {
                     reaper::forget(child.id());
+                    // Config errors go to stderr: the log file is not open yet.
+                    let mut stderr = String::new();
+                    if let Some(mut e) = child.stderr.take() {
+                        use std::io::Read;
+                        let _ = e.read_to_string(&mut stderr);
+                    }
                     self.child = None;
-                    let tail = self.log_tail(20);
+                    let tail = format!("{}{}", stderr.trim_end(), self.log_tail(20));
                     if tail.contains("Address already in use") {
                         return Err(Error::PortInUse { port: self.port });
                     }

@@ -1,0 +1,57 @@
+//! The binary as a user meets it: listings, checks, and clear errors with
+//! non-zero exits on bad input.
+
+mod common;
+
+use common::limitbench;
+
+#[test]
+fn strategies_lists_all_builtins_and_the_example_external_one() {
+    let r = limitbench(&["strategies"], None);
+    r.expect_code(0);
+    let names: Vec<String> = r.stdout().lines().skip(1).filter_map(|l| l.split_whitespace().next().map(String::from)).collect();
+    assert_eq!(names.len(), 12, "{}", r.stdout());
+    for n in ["check-then-act", "watch-multi", "gcra", "sliding-log-ts-member", "fixed-window-derived-key"] {
+        assert!(names.iter().any(|x| x == n), "{n} missing");
+    }
+    r.expect_output("leaky-bucket").expect_output("external").expect_output("evalsha-fallback");
+}
+
+#[test]
+fn check_passes_a_good_strategy_and_fails_the_race() {
+    limitbench(&["check", "leaky-bucket"], None).expect_code(0).expect_output("all 5 checks passed");
+    limitbench(&["check", "token-bucket", "--opt", "invocation=fcall"], None).expect_code(0);
+    // The race baseline fails the concurrency check (exit 1, not an error).
+    let r = limitbench(&["check", "check-then-act"], None);
+    r.expect_code(1).expect_output("FAIL concurrent-64");
+}
+
+#[test]
+fn unknown_names_are_errors() {
+    limitbench(&["check", "no-such-strategy"], None).expect_code(2).expect_output("unknown strategy `no-such-strategy`");
+    limitbench(&["run", "no-such-experiment", "--size", "smoke"], None).expect_code(2).expect_output("unknown experiment");
+    limitbench(&["run", "all", "--size", "smoke", "--strategy", "nope"], None).expect_code(2).expect_output("unknown strategy");
+}
+
+#[test]
+fn a_broken_manifest_names_file_and_field() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("x.lua"), "return {1, 0, 0}").unwrap();
+    std::fs::write(d.path().join("x.toml"), "name = \"x\"\nscript = \"x.lua\"\nkeys = [\"rl:${clinet}\"]\n[reply]\nadmitted = 1\n").unwrap();
+    let dir = d.path().to_str().unwrap();
+    let r = limitbench(&["strategies", "--dir", dir], None);
+    r.expect_code(2).expect_output("x.toml").expect_output("field `keys`").expect_output("unknown placeholder `${clinet}`");
+    std::fs::write(d.path().join("x.toml"), "name = \"x\"\nscript = \"missing.lua\"\nkeys = [\"k\"]\n[reply]\nadmitted = 1\n").unwrap();
+    limitbench(&["strategies", "--dir", dir], None).expect_code(2).expect_output("field `script`");
+    std::fs::write(d.path().join("x.toml"), "name = \"x\"\nscript = \"x.lua\"\nkeys = [\"k\"]\nmodes = [\"evil\"]\n[reply]\nadmitted = 1\n").unwrap();
+    limitbench(&["strategies", "--dir", dir], None).expect_code(2).expect_output("field `modes`");
+    std::fs::write(d.path().join("x.toml"), "name = \"x\"\nscript = \"x.lua\"\nkeys = [\"k\"]\n[reply]\nadmited = 1\n").unwrap();
+    limitbench(&["strategies", "--dir", dir], None).expect_code(2).expect_output("x.toml");
+}
+
+#[test]
+fn a_missing_redis_server_is_named() {
+    let r = limitbench(&["check", "gcra", "--redis-server", "/nonexistent/redis-server"], None);
+    r.expect_code(2).expect_output("redis-server");
+    r.expect_output("apt-get install");
+}

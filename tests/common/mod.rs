@@ -1,0 +1,65 @@
+//! Test helpers: start real servers, run the `limitbench` binary and, when
+//! an assertion fails, show the command with its stdout and stderr.
+
+#![allow(dead_code)]
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use limitbench::fleet::{Fleet, RedisBinary, ServerConfig};
+
+pub fn redis() -> RedisBinary {
+    RedisBinary::locate(None).expect("redis-server must be installed for the tests (apt-get install redis-server)")
+}
+
+pub async fn standalone() -> Fleet {
+    Fleet::standalone(&redis(), ServerConfig::default()).await.expect("start redis-server")
+}
+
+/// The output of one `limitbench` invocation, printable on failure.
+pub struct Run {
+    pub cmd: String,
+    pub out: Output,
+}
+
+impl Run {
+    pub fn stdout(&self) -> String {
+        String::from_utf8_lossy(&self.out.stdout).into_owned()
+    }
+    pub fn stderr(&self) -> String {
+        String::from_utf8_lossy(&self.out.stderr).into_owned()
+    }
+    pub fn code(&self) -> i32 {
+        self.out.status.code().unwrap_or(-1)
+    }
+    fn show(&self) -> String {
+        format!("\n--- command: {}\n--- exit: {}\n--- stdout:\n{}\n--- stderr:\n{}\n", self.cmd, self.code(), self.stdout(), self.stderr())
+    }
+    /// Assert the exit code, printing everything if it differs.
+    pub fn expect_code(&self, code: i32) -> &Self {
+        assert_eq!(self.code(), code, "unexpected exit code{}", self.show());
+        self
+    }
+    /// Assert that stdout+stderr contains `text`.
+    pub fn expect_output(&self, text: &str) -> &Self {
+        assert!(self.stdout().contains(text) || self.stderr().contains(text), "output does not contain {text:?}{}", self.show());
+        self
+    }
+}
+
+/// Run the binary with `args` in `dir` (the crate root by default).
+pub fn limitbench(args: &[&str], dir: Option<&Path>) -> Run {
+    let bin = env!("CARGO_BIN_EXE_limitbench");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let out = Command::new(bin).args(args).current_dir(dir.unwrap_or(root)).output().expect("run limitbench");
+    Run { cmd: format!("limitbench {}", args.join(" ")), out }
+}
+
+/// Is a process with this PID still alive?
+pub fn alive(pid: u32) -> bool {
+    // A zombie is dead for our purposes: check /proc state.
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(s) => !s.split_whitespace().nth(2).is_some_and(|st| st == "Z"),
+        Err(_) => false,
+    }
+}
