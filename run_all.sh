@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Reproduce every published number of the two studies, check each against
+# the publication, and write the report.
+#
+#   ./run_all.sh            full size (about 40 minutes on a 2-core machine)
+#   ./run_all.sh --quick    the same experiments, smaller (a few minutes)
+#   ./run_all.sh --smoke    the same experiments, tiny (about 2 minutes)
+#   ./run_all.sh --resume RUN_ID [--quick|--smoke]   continue a killed run
+#
+# Writes only under data/<run-id>/ (and the data/latest link).
+set -euo pipefail
+cd "$(dirname "$0")"
+
+size=full
+resume=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --quick) size=quick ;;
+    --smoke) size=smoke ;;
+    --full) size=full ;;
+    --resume) resume="${2:?--resume needs a run id}"; shift ;;
+    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+    *) echo "run_all.sh: unknown argument $1 (try --help)" >&2; exit 2 ;;
+  esac
+  shift
+done
+
+# 1. Redis from the system's packages, if missing.
+if ! command -v redis-server >/dev/null 2>&1 || ! command -v redis-cli >/dev/null 2>&1 || ! command -v redis-benchmark >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ]; then SUDO=""; elif sudo -n true 2>/dev/null; then SUDO="sudo"; else SUDO="none"; fi
+  if [ "$SUDO" = none ] || ! command -v apt-get >/dev/null 2>&1; then
+    echo "run_all.sh: redis-server, redis-cli and redis-benchmark (Redis >= 7.0) are needed." >&2
+    echo "  On Debian/Ubuntu install the packages: sudo apt-get install -y redis-server redis-tools" >&2
+    exit 1
+  fi
+  echo "run_all.sh: installing redis-server and redis-tools from the system's packages"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq redis-server redis-tools >/dev/null
+fi
+if ! command -v cargo >/dev/null 2>&1; then
+  echo "run_all.sh: cargo (Rust) is needed to build limitbench: https://rustup.rs" >&2
+  exit 1
+fi
+
+# 2. Build.
+echo "run_all.sh: building (release)"
+cargo build --release --locked -q
+bin=target/release/limitbench
+
+# 3. Run every experiment.
+started=$(date +%s)
+args=(run all --size "$size")
+if [ -n "$resume" ]; then args+=(--resume "$resume"); fi
+set +e
+run_dir=$("$bin" "${args[@]}" | tail -n 1)
+run_status=$?
+set -e
+if [ -z "$run_dir" ] || [ ! -d "$run_dir" ]; then
+  echo "run_all.sh: the run did not produce a run folder (exit $run_status)" >&2
+  exit 1
+fi
+
+# 4. Analyse (CSV only; can be rerun with: limitbench analyze $run_dir).
+"$bin" analyze "$run_dir" | tail -n 1 > "$run_dir/.verdicts"
+echo
+echo "report:  $run_dir/report.md"
+echo "claims:  $run_dir/claims.csv"
+cat "$run_dir/.verdicts"
+rm -f "$run_dir/.verdicts"
+echo "total:   $(( $(date +%s) - started )) s"
+if [ "$run_status" != 0 ]; then
+  echo "run_all.sh: some experiments failed; see the manifest and report" >&2
+  exit "$run_status"
+fi
