@@ -52,7 +52,7 @@ started=$(date +%s)
 args=(run all --size "$size")
 if [ -n "$resume" ]; then args+=(--resume "$resume"); fi
 set +e
-run_dir=$("$bin" "${args[@]}" | tail -n 1)
+run_dir=$("$bin" "${args[@]}" | tail -n 1; exit "${PIPESTATUS[0]}")
 run_status=$?
 set -e
 if [ -z "$run_dir" ] || [ ! -d "$run_dir" ]; then
