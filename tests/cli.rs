@@ -9,18 +9,37 @@ use common::limitbench;
 fn strategies_lists_all_builtins_and_the_example_external_one() {
     let r = limitbench(&["strategies"], None);
     r.expect_code(0);
-    let names: Vec<String> = r.stdout().lines().skip(1).filter_map(|l| l.split_whitespace().next().map(String::from)).collect();
+    let names: Vec<String> = r
+        .stdout()
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split_whitespace().next().map(String::from))
+        .collect();
     assert_eq!(names.len(), 12, "{}", r.stdout());
-    for n in ["check-then-act", "watch-multi", "gcra", "sliding-log-ts-member", "fixed-window-derived-key"] {
+    for n in [
+        "check-then-act",
+        "watch-multi",
+        "gcra",
+        "sliding-log-ts-member",
+        "fixed-window-derived-key",
+    ] {
         assert!(names.iter().any(|x| x == n), "{n} missing");
     }
-    r.expect_output("leaky-bucket").expect_output("external").expect_output("evalsha-fallback");
+    r.expect_output("leaky-bucket")
+        .expect_output("external")
+        .expect_output("evalsha-fallback");
 }
 
 #[test]
 fn check_passes_a_good_strategy_and_fails_the_race() {
-    limitbench(&["check", "leaky-bucket"], None).expect_code(0).expect_output("all 5 checks passed");
-    limitbench(&["check", "token-bucket", "--opt", "invocation=fcall"], None).expect_code(0);
+    limitbench(&["check", "leaky-bucket"], None)
+        .expect_code(0)
+        .expect_output("all 5 checks passed");
+    limitbench(
+        &["check", "token-bucket", "--opt", "invocation=fcall"],
+        None,
+    )
+    .expect_code(0);
     // The race baseline fails the concurrency check (exit 1, not an error).
     let r = limitbench(&["check", "check-then-act"], None);
     r.expect_code(1).expect_output("FAIL concurrent-64");
@@ -28,30 +47,132 @@ fn check_passes_a_good_strategy_and_fails_the_race() {
 
 #[test]
 fn unknown_names_are_errors() {
-    limitbench(&["check", "no-such-strategy"], None).expect_code(2).expect_output("unknown strategy `no-such-strategy`");
-    limitbench(&["run", "no-such-experiment", "--size", "smoke"], None).expect_code(2).expect_output("unknown experiment");
-    limitbench(&["run", "all", "--size", "smoke", "--strategy", "nope"], None).expect_code(2).expect_output("unknown strategy");
+    limitbench(&["check", "no-such-strategy"], None)
+        .expect_code(2)
+        .expect_output("unknown strategy `no-such-strategy`");
+    limitbench(&["run", "no-such-experiment", "--size", "smoke"], None)
+        .expect_code(2)
+        .expect_output("unknown experiment");
+    limitbench(
+        &["run", "all", "--size", "smoke", "--strategy", "nope"],
+        None,
+    )
+    .expect_code(2)
+    .expect_output("unknown strategy");
 }
 
 #[test]
 fn a_broken_manifest_names_file_and_field() {
     let d = tempfile::tempdir().unwrap();
     std::fs::write(d.path().join("x.lua"), "return {1, 0, 0}").unwrap();
-    std::fs::write(d.path().join("x.toml"), "name = \"x\"\nscript = \"x.lua\"\nkeys = [\"rl:${clinet}\"]\n[reply]\nadmitted = 1\n").unwrap();
+    std::fs::write(
+        d.path().join("x.toml"),
+        "name = \"x\"\nscript = \"x.lua\"\nkeys = [\"rl:${clinet}\"]\n[reply]\nadmitted = 1\n",
+    )
+    .unwrap();
     let dir = d.path().to_str().unwrap();
     let r = limitbench(&["strategies", "--dir", dir], None);
-    r.expect_code(2).expect_output("x.toml").expect_output("field `keys`").expect_output("unknown placeholder `${clinet}`");
-    std::fs::write(d.path().join("x.toml"), "name = \"x\"\nscript = \"missing.lua\"\nkeys = [\"k\"]\n[reply]\nadmitted = 1\n").unwrap();
-    limitbench(&["strategies", "--dir", dir], None).expect_code(2).expect_output("field `script`");
+    r.expect_code(2)
+        .expect_output("x.toml")
+        .expect_output("field `keys`")
+        .expect_output("unknown placeholder `${clinet}`");
+    std::fs::write(
+        d.path().join("x.toml"),
+        "name = \"x\"\nscript = \"missing.lua\"\nkeys = [\"k\"]\n[reply]\nadmitted = 1\n",
+    )
+    .unwrap();
+    limitbench(&["strategies", "--dir", dir], None)
+        .expect_code(2)
+        .expect_output("field `script`");
     std::fs::write(d.path().join("x.toml"), "name = \"x\"\nscript = \"x.lua\"\nkeys = [\"k\"]\nmodes = [\"evil\"]\n[reply]\nadmitted = 1\n").unwrap();
-    limitbench(&["strategies", "--dir", dir], None).expect_code(2).expect_output("field `modes`");
-    std::fs::write(d.path().join("x.toml"), "name = \"x\"\nscript = \"x.lua\"\nkeys = [\"k\"]\n[reply]\nadmited = 1\n").unwrap();
-    limitbench(&["strategies", "--dir", dir], None).expect_code(2).expect_output("x.toml");
+    limitbench(&["strategies", "--dir", dir], None)
+        .expect_code(2)
+        .expect_output("field `modes`");
+    std::fs::write(
+        d.path().join("x.toml"),
+        "name = \"x\"\nscript = \"x.lua\"\nkeys = [\"k\"]\n[reply]\nadmited = 1\n",
+    )
+    .unwrap();
+    limitbench(&["strategies", "--dir", dir], None)
+        .expect_code(2)
+        .expect_output("x.toml");
 }
 
 #[test]
 fn a_missing_redis_server_is_named() {
-    let r = limitbench(&["check", "gcra", "--redis-server", "/nonexistent/redis-server"], None);
+    let r = limitbench(
+        &[
+            "check",
+            "gcra",
+            "--redis-server",
+            "/nonexistent/redis-server",
+        ],
+        None,
+    );
     r.expect_code(2).expect_output("redis-server");
     r.expect_output("apt-get install");
+}
+
+/// Ctrl-C, SIGTERM and even SIGKILL of the harness leave no redis-server
+/// running (signal handler, and the parent-death signal for SIGKILL).
+#[test]
+fn no_orphan_server_when_the_harness_is_killed() {
+    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGKILL] {
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_limitbench"))
+            .args(["check", "check-then-act"])
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        // Wait until its redis-server is up.
+        let mut servers = Vec::new();
+        for _ in 0..200 {
+            servers = children_named(child.id(), "redis-server");
+            if !servers.is_empty() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        assert!(
+            !servers.is_empty(),
+            "the harness never started a redis-server"
+        );
+        // SAFETY: signalling our own child.
+        unsafe { libc::kill(child.id() as i32, sig) };
+        let _ = child.wait();
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        for p in servers {
+            assert!(
+                !common::alive(p),
+                "redis-server {p} survived signal {sig} of the harness"
+            );
+        }
+    }
+}
+
+fn children_named(parent: u32, name: &str) -> Vec<u32> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        // pid (comm) state ppid ...
+        let Some(close) = stat.rfind(')') else {
+            continue;
+        };
+        let comm = &stat[stat.find('(').unwrap_or(0) + 1..close];
+        let ppid: u32 = stat[close + 2..]
+            .split_whitespace()
+            .nth(1)
+            .and_then(|p| p.parse().ok())
+            .unwrap_or(0);
+        if ppid == parent && comm == name {
+            out.push(pid);
+        }
+    }
+    out
 }

@@ -45,10 +45,22 @@ async fn suite(name: &str) {
                     break;
                 }
                 let client = format!("race-{}", limitbench::load::next_request_id());
-                let admitted = check::concurrent(s.clone(), &fleet, &client, Limit::per_window(100, 3_600_000), 64, 200).await.unwrap();
+                let admitted = check::concurrent(
+                    s.clone(),
+                    &fleet,
+                    &client,
+                    Limit::per_window(100, 3_600_000),
+                    64,
+                    200,
+                )
+                .await
+                .unwrap();
                 over = admitted > 100;
             }
-            assert!(over, "check-then-act never over-admitted with 64 workers: {show}");
+            assert!(
+                over,
+                "check-then-act never over-admitted with 64 workers: {show}"
+            );
         }
         _ => {
             for c in &r {
@@ -75,13 +87,29 @@ async fn invocation_modes_agree(name: &str, fleet: &Fleet) {
             s.prepare(&mut n).await.unwrap();
         }
         let mut conn = fleet.conn().await.unwrap();
-        let client = format!("modes-{name}-{mode}-{}", limitbench::load::next_request_id());
-        let got = check::sequential(s.as_ref(), &mut conn, &client, Limit::per_window(4, 3_600_000), 1, 6).await.unwrap();
+        let client = format!(
+            "modes-{name}-{mode}-{}",
+            limitbench::load::next_request_id()
+        );
+        let got = check::sequential(
+            s.as_ref(),
+            &mut conn,
+            &client,
+            Limit::per_window(4, 3_600_000),
+            1,
+            6,
+        )
+        .await
+        .unwrap();
         seen.push((mode, got));
     }
     if name != "sliding-log-ts-member" {
         for (mode, got) in &seen {
-            assert_eq!(got, &vec![true, true, true, true, false, false], "{name} via {mode}");
+            assert_eq!(
+                got,
+                &vec![true, true, true, true, false, false],
+                "{name} via {mode}"
+            );
         }
     }
 }
@@ -119,28 +147,49 @@ strategy_tests! {
 fn the_macro_covers_every_strategy() {
     // Tests run in the crate root, where lua/external is found.
     let all = strategy::all_names(None).unwrap();
-    assert_eq!(all, LISTED.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+    assert_eq!(
+        all,
+        LISTED.iter().map(|s| s.to_string()).collect::<Vec<_>>()
+    );
     assert_eq!(all.len(), 12);
 }
 
 #[tokio::test]
 async fn noscript_fallback_is_counted_and_its_absence_is_an_error() {
     let fleet = common::standalone().await;
-    let with = build("token-bucket", &Options::default().with("invocation", "evalsha-fallback"));
-    let without = build("token-bucket", &Options::default().with("invocation", "evalsha"));
+    let with = build(
+        "token-bucket",
+        &Options::default().with("invocation", "evalsha-fallback"),
+    );
+    let without = build(
+        "token-bucket",
+        &Options::default().with("invocation", "evalsha"),
+    );
     let mut conn = fleet.conn().await.unwrap();
     // Nothing loaded: the cache is empty, as after a restart.
-    let req = Request { client: "nf", limit: Limit::bucket(10, 1.0), cost: 1, now_us: 0, request_id: 1 };
+    let req = Request {
+        client: "nf",
+        limit: Limit::bucket(10, 1.0),
+        cost: 1,
+        now_us: 0,
+        request_id: 1,
+    };
     let before = conn.round_trips();
     let d = with.decide(&mut conn, &req).await.unwrap();
     assert!(d.admitted);
     assert_eq!(d.noscript_fallbacks, 1);
-    assert_eq!(conn.round_trips() - before, 2, "one failed EVALSHA + one EVAL");
+    assert_eq!(
+        conn.round_trips() - before,
+        2,
+        "one failed EVALSHA + one EVAL"
+    );
     // The EVAL put the script in the cache: the next EVALSHA just works.
     let d = with.decide(&mut conn, &req).await.unwrap();
     assert_eq!(d.noscript_fallbacks, 0);
     let mut node = fleet.node_connections().await.unwrap().remove(0);
-    node.call(&limitbench::args!["SCRIPT", "FLUSH"]).await.unwrap();
+    node.call(&limitbench::args!["SCRIPT", "FLUSH"])
+        .await
+        .unwrap();
     let err = without.decide(&mut conn, &req).await.unwrap_err();
     assert!(err.is_noscript(), "expected NOSCRIPT, got {err}");
 }
@@ -149,22 +198,60 @@ async fn noscript_fallback_is_counted_and_its_absence_is_an_error() {
 async fn watch_multi_counts_exhausted_budgets_apart_from_refusals() {
     let fleet = common::standalone().await;
     let s = build("watch-multi", &Options::default().with("retry_budget", 0));
-    let admitted = check::concurrent(s.clone(), &fleet, "wm-budget", Limit::per_window(100, 3_600_000), 64, 100).await.unwrap();
+    let admitted = check::concurrent(
+        s.clone(),
+        &fleet,
+        "wm-budget",
+        Limit::per_window(100, 3_600_000),
+        64,
+        100,
+    )
+    .await
+    .unwrap();
     // With no retries, contention makes some legitimate requests fail, and it never over-admits.
     assert!(admitted <= 100);
     let mut conn: Conn = fleet.conn().await.unwrap();
-    let req = Request { client: "wm-seq", limit: Limit::per_window(1, 3_600_000), cost: 1, now_us: limitbench::clock::Clock::system_now_us(), request_id: 7 };
+    let req = Request {
+        client: "wm-seq",
+        limit: Limit::per_window(1, 3_600_000),
+        cost: 1,
+        now_us: limitbench::clock::Clock::system_now_us(),
+        request_id: 7,
+    };
     let d1 = s.decide(&mut conn, &req).await.unwrap();
     let d2 = s.decide(&mut conn, &req).await.unwrap();
-    assert!(d1.admitted && !d2.admitted && !d2.retries_exhausted, "a refusal by the limit is not an exhausted budget");
+    assert!(
+        d1.admitted && !d2.admitted && !d2.retries_exhausted,
+        "a refusal by the limit is not an exhausted budget"
+    );
 }
 
 #[test]
 fn bad_options_are_rejected_with_their_name() {
-    let e = strategy::build("watch-multi", None, &Options::default().with("retry_budgit", 3)).err().unwrap().to_string();
-    assert!(e.contains("retry_budgit") && e.contains("unknown option"), "{e}");
-    let e = strategy::build("token-bucket", None, &Options::default().with("invocation", "evalsho")).err().unwrap().to_string();
+    let e = strategy::build(
+        "watch-multi",
+        None,
+        &Options::default().with("retry_budgit", 3),
+    )
+    .err()
+    .unwrap()
+    .to_string();
+    assert!(
+        e.contains("retry_budgit") && e.contains("unknown option"),
+        "{e}"
+    );
+    let e = strategy::build(
+        "token-bucket",
+        None,
+        &Options::default().with("invocation", "evalsho"),
+    )
+    .err()
+    .unwrap()
+    .to_string();
     assert!(e.contains("evalsho"), "{e}");
-    let e = strategy::build("nope", None, &Options::default()).err().unwrap().to_string();
+    let e = strategy::build("nope", None, &Options::default())
+        .err()
+        .unwrap()
+        .to_string();
     assert!(e.contains("unknown strategy") && e.contains("gcra"), "{e}");
 }
