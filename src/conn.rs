@@ -139,8 +139,8 @@ async fn slot_map(c: &mut Connection) -> Result<(Vec<SocketAddr>, Vec<u16>)> {
             addrs.push(addr);
             (addrs.len() - 1) as u16
         });
-        for s in lo..=hi.min(CLUSTER_SLOTS - 1) {
-            owner[s] = i;
+        for o in owner.iter_mut().take(hi.min(CLUSTER_SLOTS - 1) + 1).skip(lo) {
+            *o = i;
         }
     }
     Ok((addrs, owner))

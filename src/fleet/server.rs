@@ -236,8 +236,8 @@ impl Server {
     async fn wait_ready(&mut self, limit: Duration) -> Result<()> {
         let start = Instant::now();
         loop {
-            if let Some(child) = self.child.as_mut() {
-                if let Ok(Some(status)) = child.try_wait() {
+            if let Some(child) = self.child.as_mut()
+                && let Ok(Some(status)) = child.try_wait() {
                     reaper::forget(child.id());
                     // Config errors go to stderr: the log file is not open yet.
                     let mut stderr = String::new();
@@ -256,7 +256,6 @@ impl Server {
                         log_tail: tail,
                     });
                 }
-            }
             if let Ok(mut c) = Connection::connect(self.addr()).await {
                 match c.call(&crate::args!["PING"]).await {
                     Ok(_) => return Ok(()),

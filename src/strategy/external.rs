@@ -265,7 +265,7 @@ impl Manifest {
         let keys_doc = self
             .keys
             .iter()
-            .map(|t| describe(t))
+            .map(describe)
             .collect::<Vec<_>>()
             .join(", ");
         let info = Info {

@@ -38,8 +38,10 @@ pub struct LuaStrategy {
 }
 
 impl LuaStrategy {
-    /// `opts` may carry `invocation`; other options are for `extra` to read
+    /// Returns the strategy ready to share (`Arc<dyn Strategy>`), which is
+    /// what the registry wants. `opts` may carry `invocation`; other options are for `extra` to read
     /// (it gets the reader), then unknown ones are rejected.
+    #[allow(clippy::new_ret_no_self)]
     pub fn new(
         info: Info,
         script: Script,

@@ -79,7 +79,7 @@ pub fn limitbench(args: &[&str], dir: Option<&Path>) -> Run {
 pub fn alive(pid: u32) -> bool {
     // A zombie is dead for our purposes: check /proc state.
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(s) => !s.split_whitespace().nth(2).is_some_and(|st| st == "Z"),
+        Ok(s) => s.split_whitespace().nth(2).is_none_or(|st| st != "Z"),
         Err(_) => false,
     }
 }
