@@ -283,6 +283,30 @@ pub fn write_csv(path: &Path, rows: &[(ClaimSpec, Option<Measured>, Verdict)]) -
     Ok(())
 }
 
+/// The README's claims table: claim, what the study says, experiment, the
+/// command that reproduces it, output file, our value, verdict, time.
+pub fn readme_table(rows: &[(ClaimSpec, Option<Measured>, Verdict)], manifest: &serde_json::Value, run_rel: &str) -> String {
+    let mut out = String::from(
+        "| claim | the study says | experiment | command | output | reference value | verdict | experiment time (full) |\n|---|---|---|---|---|---|---|---|\n",
+    );
+    for (c, m, v) in rows {
+        let secs = manifest["experiments"][c.experiment.as_str()]["seconds"].as_f64();
+        out.push_str(&format!(
+            "| {} | {} | `{}` | `limitbench run {} --size full` | `{}/{}.csv` | {} | {} | {} |\n",
+            c.id,
+            md_escape(&c.statement),
+            c.experiment,
+            c.experiment,
+            run_rel,
+            c.experiment,
+            md_escape(&m.as_ref().map(|m| m.display.clone()).unwrap_or_else(|| "-".into())),
+            v.as_str(),
+            secs.map(|s| format!("{s:.0} s")).unwrap_or_else(|| "-".into()),
+        ));
+    }
+    out
+}
+
 fn md_escape(s: &str) -> String {
     s.replace('|', "\\|").replace('\n', " ")
 }
