@@ -22,7 +22,9 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::study_b_topo_util::{error_class, error_text, reply_text, unique_client, wait_caught_up};
+use super::study_b_topo_util::{
+    error_class, error_text, reply_text, unique_client, wait_caught_up,
+};
 use super::{Def, RunContext};
 use crate::conn::Conn;
 use crate::error::{Error, Result};
@@ -44,6 +46,8 @@ struct Params {
     trials: u64,
     /// Decisions each client makes per scenario.
     client_decisions: u64,
+    /// `replica-read-only` settings to run (Redis's default is yes).
+    replica_read_only: Vec<String>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -51,6 +55,7 @@ pub struct Row {
     pub cell: String,
     pub trial: u64,
     pub seed: u64,
+    pub replica_read_only: String,
     pub scenario: String,
     pub target: String,
     /// `script_exists`, `evalsha`, `evalsha_ro`, `fcall`, `fcall_ro`,
@@ -97,7 +102,10 @@ fn outcome_of(r: &Result<crate::resp::Reply>) -> (bool, String, String) {
 }
 
 /// The single-command checks on one server.
-pub async fn server_checks(c: &mut Connection, key: &str) -> Vec<(String, String, bool, String, String)> {
+pub async fn server_checks(
+    c: &mut Connection,
+    key: &str,
+) -> Vec<(String, String, bool, String, String)> {
     let tb = bucket_script();
     let pr = probe_script();
     let (cap, rate) = (LIMIT.limit.to_string(), LIMIT.rate_per_s.to_string());
@@ -112,10 +120,22 @@ pub async fn server_checks(c: &mut Connection, key: &str) -> Vec<(String, String
         out.push((check.to_string(), script.to_string(), ok, o, t));
     }
     for s in [&tb, &pr] {
-        let r = c.call(&crate::args!["SCRIPT", "EXISTS", s.sha.as_str()]).await;
-        let exists = r.as_ref().ok().and_then(|v| v.clone().into_array()).and_then(|a| a.first().and_then(|x| x.as_i64()));
+        let r = c
+            .call(&crate::args!["SCRIPT", "EXISTS", s.sha.as_str()])
+            .await;
+        let exists = r
+            .as_ref()
+            .ok()
+            .and_then(|v| v.clone().into_array())
+            .and_then(|a| a.first().and_then(|x| x.as_i64()));
         match exists {
-            Some(e) => out.push(("script_exists".into(), s.name.clone(), e == 1, (e == 1).to_string(), e.to_string())),
+            Some(e) => out.push((
+                "script_exists".into(),
+                s.name.clone(),
+                e == 1,
+                (e == 1).to_string(),
+                e.to_string(),
+            )),
             None => push(&mut out, "script_exists", &s.name, r),
         }
     }
@@ -130,20 +150,43 @@ pub async fn server_checks(c: &mut Connection, key: &str) -> Vec<(String, String
     let mut cmd = vec![Arg::S("EVALSHA")];
     cmd.extend_from_slice(&args_tb);
     push(&mut out, "evalsha", &tb.name, c.call(&cmd).await);
-    let r = c.call(&crate::args!["EVALSHA_RO", pr.sha.as_str(), 1u64, key]).await;
+    let r = c
+        .call(&crate::args!["EVALSHA_RO", pr.sha.as_str(), 1u64, key])
+        .await;
     push(&mut out, "evalsha_ro", &pr.name, r);
     let mut cmd = vec![Arg::S("FCALL"), Arg::S(tb.function.as_str())];
     cmd.extend_from_slice(&args_tb[1..]);
     push(&mut out, "fcall", &tb.name, c.call(&cmd).await);
-    let r = c.call(&crate::args!["FCALL_RO", pr.function.as_str(), 1u64, key]).await;
+    let r = c
+        .call(&crate::args!["FCALL_RO", pr.function.as_str(), 1u64, key])
+        .await;
     push(&mut out, "fcall_ro", &pr.name, r);
-    let r = c.call(&crate::args!["FUNCTION", "LIST", "LIBRARYNAME", tb.function.as_str()]).await;
+    let r = c
+        .call(&crate::args![
+            "FUNCTION",
+            "LIST",
+            "LIBRARYNAME",
+            tb.function.as_str()
+        ])
+        .await;
     match r {
         Ok(v) => {
             let n = v.into_array().map(|a| a.len()).unwrap_or(0);
-            out.push(("function_list".into(), tb.name.clone(), n > 0, (n > 0).to_string(), format!("{n} libraries")));
+            out.push((
+                "function_list".into(),
+                tb.name.clone(),
+                n > 0,
+                (n > 0).to_string(),
+                format!("{n} libraries"),
+            ));
         }
-        Err(e) => out.push(("function_list".into(), tb.name.clone(), false, error_class(&e), error_text(&e))),
+        Err(e) => out.push((
+            "function_list".into(),
+            tb.name.clone(),
+            false,
+            error_class(&e),
+            error_text(&e),
+        )),
     }
     out
 }
@@ -160,8 +203,17 @@ pub struct ClientOutcome {
 }
 
 /// `n` token-bucket decisions with invocation `mode` on one server.
-pub async fn run_client(addr: std::net::SocketAddr, mode: &str, client: &str, n: u64) -> Result<ClientOutcome> {
-    let s = crate::strategy::build("token-bucket", None, &Options::default().with("invocation", mode))?;
+pub async fn run_client(
+    addr: std::net::SocketAddr,
+    mode: &str,
+    client: &str,
+    n: u64,
+) -> Result<ClientOutcome> {
+    let s = crate::strategy::build(
+        "token-bucket",
+        None,
+        &Options::default().with("invocation", mode),
+    )?;
     let mut conn = Conn::connect(addr).await?;
     let mut out = ClientOutcome::default();
     for i in 0..n {
@@ -202,15 +254,22 @@ struct Recorder<'a> {
     trial: u64,
     seed: u64,
     cell: &'a str,
+    ro: &'a str,
 }
 
 impl Recorder<'_> {
-    fn checks(&mut self, scenario: &str, target: &str, v: Vec<(String, String, bool, String, String)>) {
+    fn checks(
+        &mut self,
+        scenario: &str,
+        target: &str,
+        v: Vec<(String, String, bool, String, String)>,
+    ) {
         for (check, script, ok, outcome, reply) in v {
             self.rows.push(Row {
                 cell: self.cell.into(),
                 trial: self.trial,
                 seed: self.seed,
+                replica_read_only: self.ro.into(),
                 scenario: scenario.into(),
                 target: target.into(),
                 check,
@@ -223,11 +282,15 @@ impl Recorder<'_> {
         }
     }
     fn client(&mut self, scenario: &str, target: &str, mode: &str, o: ClientOutcome) {
-        let (outcome, reply) = o.first_error.clone().unwrap_or(("ok".into(), String::new()));
+        let (outcome, reply) = o
+            .first_error
+            .clone()
+            .unwrap_or(("ok".into(), String::new()));
         self.rows.push(Row {
             cell: self.cell.into(),
             trial: self.trial,
             seed: self.seed,
+            replica_read_only: self.ro.into(),
             scenario: scenario.into(),
             target: target.into(),
             check: format!("client:{mode}"),
@@ -251,71 +314,106 @@ async fn run(ctx: &RunContext) -> Result<()> {
     let p: Params = ctx.params()?;
     ctx.note("params", serde_json::to_value(&p).unwrap())?;
     let mut log = ctx.trial_log(&[])?;
-    let cell = "survival";
-    let mut prog = ctx.progress(p.trials);
-    for trial in 0..p.trials {
-        if log.is_done(cell, trial) {
-            prog.skip(1);
-            continue;
-        }
-        let mut fleet = Fleet::primary_replica(ctx.binary()?, ServerConfig::default()).await?;
-        if trial == 0 {
-            ctx.note_fleet("fleet", &fleet).await?;
-        }
-        let mut rec = Recorder { rows: vec![], trial, seed: ctx.seed, cell };
-        let key_client = unique_client("surv", cell, trial);
-        let key = client_key(&key_client, "tb");
-        {
-            let mut pc = fleet.primary().connection().await?;
-            bucket_script().load(&mut pc).await?;
-            probe_script().load(&mut pc).await?;
-        }
-        let paddr = fleet.primary_addr();
-        let raddr = fleet.replica().ok_or_else(|| Error::Other("no replica".into()))?.addr();
-        wait_caught_up(paddr, raddr, Duration::from_secs(10)).await?;
+    let mut prog = ctx.progress(p.trials * p.replica_read_only.len() as u64);
+    for ro in &p.replica_read_only {
+        let cell_name = format!("survival/replica-read-only={ro}");
+        let cell = cell_name.as_str();
+        for trial in 0..p.trials {
+            if log.is_done(cell, trial) {
+                prog.skip(1);
+                continue;
+            }
+            let cfg = ServerConfig::default().with("replica-read-only", ro);
+            let mut fleet = Fleet::primary_replica(ctx.binary()?, cfg).await?;
+            if trial == 0 {
+                ctx.note_fleet(&format!("fleet-{cell}"), &fleet).await?;
+            }
+            let mut rec = Recorder {
+                rows: vec![],
+                trial,
+                seed: ctx.seed,
+                cell,
+                ro,
+            };
+            let key_client = unique_client("surv", cell, trial);
+            let key = client_key(&key_client, "tb");
+            {
+                let mut pc = fleet.primary().connection().await?;
+                bucket_script().load(&mut pc).await?;
+                probe_script().load(&mut pc).await?;
+            }
+            let paddr = fleet.primary_addr();
+            let raddr = fleet
+                .replica()
+                .ok_or_else(|| Error::Other("no replica".into()))?
+                .addr();
+            wait_caught_up(paddr, raddr, Duration::from_secs(10)).await?;
 
-        let mut pc = Connection::connect(paddr).await?;
-        rec.checks("primary", "primary", server_checks(&mut pc, &key).await);
-        drop(pc);
+            let mut pc = Connection::connect(paddr).await?;
+            rec.checks("primary", "primary", server_checks(&mut pc, &key).await);
+            drop(pc);
 
-        let mut rc = Connection::connect(raddr).await?;
-        rec.checks("replica", "replica", server_checks(&mut rc, &key).await);
-        for mode in CLIENT_MODES {
-            let o = run_client(raddr, mode, &format!("{key_client}-r-{mode}"), p.client_decisions).await?;
-            rec.client("replica", "replica", mode, o);
-        }
-        // The fallback client's EVAL cached the script on the replica; a real
-        // replica that nobody EVALed on has an empty cache.
-        rc.call(&crate::args!["SCRIPT", "FLUSH"]).await?;
-        drop(rc);
+            let mut rc = Connection::connect(raddr).await?;
+            rec.checks("replica", "replica", server_checks(&mut rc, &key).await);
+            for mode in CLIENT_MODES {
+                let o = run_client(
+                    raddr,
+                    mode,
+                    &format!("{key_client}-r-{mode}"),
+                    p.client_decisions,
+                )
+                .await?;
+                rec.client("replica", "replica", mode, o);
+            }
+            // The fallback client's EVAL cached the script on the replica; a real
+            // replica that nobody EVALed on has an empty cache.
+            rc.call(&crate::args!["SCRIPT", "FLUSH"]).await?;
+            drop(rc);
 
-        fleet.servers[0].restart_with_rdb().await?;
-        let mut pc = Connection::connect(paddr).await?;
-        rec.checks("restart", "primary", server_checks(&mut pc, &key).await);
-        drop(pc);
-        for mode in CLIENT_MODES {
-            let o = run_client(paddr, mode, &format!("{key_client}-s-{mode}"), p.client_decisions).await?;
-            rec.client("restart", "primary", mode, o);
-        }
+            fleet.servers[0].restart_with_rdb().await?;
+            let mut pc = Connection::connect(paddr).await?;
+            rec.checks("restart", "primary", server_checks(&mut pc, &key).await);
+            drop(pc);
+            for mode in CLIENT_MODES {
+                let o = run_client(
+                    paddr,
+                    mode,
+                    &format!("{key_client}-s-{mode}"),
+                    p.client_decisions,
+                )
+                .await?;
+                rec.client("restart", "primary", mode, o);
+            }
 
-        if let Some(r) = fleet.replica() {
-            r.wait_in_sync(Duration::from_secs(30)).await?;
+            if let Some(r) = fleet.replica() {
+                r.wait_in_sync(Duration::from_secs(30)).await?;
+            }
+            wait_caught_up(paddr, raddr, Duration::from_secs(10)).await?;
+            fleet.servers[0].kill();
+            fleet.servers[1].promote().await?;
+            let mut rc = Connection::connect(raddr).await?;
+            rec.checks(
+                "promoted",
+                "promoted-replica",
+                server_checks(&mut rc, &key).await,
+            );
+            drop(rc);
+            for mode in CLIENT_MODES {
+                let o = run_client(
+                    raddr,
+                    mode,
+                    &format!("{key_client}-p-{mode}"),
+                    p.client_decisions,
+                )
+                .await?;
+                rec.client("promoted", "promoted-replica", mode, o);
+            }
+            let n_ok = rec.rows.iter().filter(|r| r.ok).count();
+            let n = rec.rows.len();
+            log.commit(cell, trial, &rec.rows)?;
+            prog.inc(&format!("{cell} #{trial}: {n_ok}/{n} checks ok"));
+            drop(fleet);
         }
-        wait_caught_up(paddr, raddr, Duration::from_secs(10)).await?;
-        fleet.servers[0].kill();
-        fleet.servers[1].promote().await?;
-        let mut rc = Connection::connect(raddr).await?;
-        rec.checks("promoted", "promoted-replica", server_checks(&mut rc, &key).await);
-        drop(rc);
-        for mode in CLIENT_MODES {
-            let o = run_client(raddr, mode, &format!("{key_client}-p-{mode}"), p.client_decisions).await?;
-            rec.client("promoted", "promoted-replica", mode, o);
-        }
-        let n_ok = rec.rows.iter().filter(|r| r.ok).count();
-        let n = rec.rows.len();
-        log.commit(cell, trial, &rec.rows)?;
-        prog.inc(&format!("trial {trial}: {n_ok}/{n} checks ok"));
-        drop(fleet);
     }
     prog.finish();
     Ok(())
