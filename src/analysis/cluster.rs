@@ -29,7 +29,11 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
         distinct(users.iter().map(|r| r.users))
     );
     let sel = |n: u64, v: &str, fl: &str| -> Vec<&Row> {
-        users.iter().copied().filter(|r| r.nodes == n && r.variant == v && r.flags == fl).collect()
+        users
+            .iter()
+            .copied()
+            .filter(|r| r.nodes == n && r.variant == v && r.flags == fl)
+            .collect()
     };
     let nodes = {
         let mut v = distinct(users.iter().map(|r| r.nodes));
@@ -48,10 +52,18 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
                     continue;
                 }
                 let fr = Summary::of(&rs.iter().map(|r| r.fraction_ok).collect::<Vec<_>>());
-                let same = Summary::of(&rs.iter().map(|r| r.same_node as f64 / r.users.max(1) as f64).collect::<Vec<_>>());
+                let same = Summary::of(
+                    &rs.iter()
+                        .map(|r| r.same_node as f64 / r.users.max(1) as f64)
+                        .collect::<Vec<_>>(),
+                );
                 let errs = distinct(
                     rs.iter()
-                        .flat_map(|r| r.errors.split(" | ").map(|e| error_core(e.rsplit_once(" (x").map(|x| x.0).unwrap_or(e))))
+                        .flat_map(|r| {
+                            r.errors
+                                .split(" | ")
+                                .map(|e| error_core(e.rsplit_once(" (x").map(|x| x.0).unwrap_or(e)))
+                        })
                         .filter(|e| !e.is_empty()),
                 );
                 t.push(vec![
@@ -69,21 +81,38 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
     md.push_str("Fraction of users whose decision worked, per cluster size, variant and script first line \
                  (`none`: no shebang; `lua`: `#!lua`; `allow-cross-slot`: `#!lua flags=allow-cross-slot-keys`):\n\n");
     md.push_str(&md_table(
-        &["masters", "variant", "flags", "fraction ok (mean, min, max, n trials)", "derived key on base key's node (fraction)", "ok with key on another node", "error texts (script suffix cut)"],
+        &[
+            "masters",
+            "variant",
+            "flags",
+            "fraction ok (mean, min, max, n trials)",
+            "derived key on base key's node (fraction)",
+            "ok with key on another node",
+            "error texts (script suffix cut)",
+        ],
         &t,
     ));
     let mut out = Vec::new();
-    let main_n = if nodes.contains(&3) { 3 } else { nodes.first().copied().unwrap_or(0) };
+    let main_n = if nodes.contains(&3) {
+        3
+    } else {
+        nodes.first().copied().unwrap_or(0)
+    };
     let plain = sel(main_n, "derived-plain", "none");
     if !plain.is_empty() {
         let fr = Summary::of(&plain.iter().map(|r| r.fraction_ok).collect::<Vec<_>>());
         let texts: Vec<String> = distinct(
-            plain.iter().flat_map(|r| r.errors.split(" | ").map(|e| e.to_string())).filter(|e| !e.is_empty()),
+            plain
+                .iter()
+                .flat_map(|r| r.errors.split(" | ").map(|e| e.to_string()))
+                .filter(|e| !e.is_empty()),
         );
         let all_published = published_error
             .as_ref()
             .is_some_and(|p| texts.iter().all(|t| t.contains(p.as_str())));
-        let same = plain.iter().all(|r| r.ok == r.ok_same_node + r.ok_other_node && r.ok_other_node == 0);
+        let same = plain
+            .iter()
+            .all(|r| r.ok == r.ok_same_node + r.ok_other_node && r.ok_other_node == 0);
         out.push(
             Measured::new(
                 "B7.1",
@@ -100,15 +129,25 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
     let tagged = sel(main_n, "derived-tagged", "none");
     if !tagged.is_empty() {
         let fr = Summary::of(&tagged.iter().map(|r| r.fraction_ok).collect::<Vec<_>>());
-        let every_flag = flags.iter().all(|fl| sel(main_n, "derived-tagged", fl).iter().all(|r| r.fraction_ok == 1.0));
+        let every_flag = flags.iter().all(|fl| {
+            sel(main_n, "derived-tagged", fl)
+                .iter()
+                .all(|r| r.fraction_ok == 1.0)
+        });
         out.push(
             Measured::new(
                 "B7.2",
                 vec![fr.min],
-                format!("{} of users work (min over trials) on {main_n} masters", fr.show(3)),
+                format!(
+                    "{} of users work (min over trials) on {main_n} masters",
+                    fr.show(3)
+                ),
                 format!("cluster.csv kind=users nodes={main_n} variant=derived-tagged flags=none"),
             )
-            .condition("all users work with the hash tag under every script first line", every_flag),
+            .condition(
+                "all users work with the hash tag under every script first line",
+                every_flag,
+            ),
         );
     }
     if !conc.is_empty() {
@@ -126,7 +165,18 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
                 format!("{}/{}", rs.iter().filter(|r| r.exact).count(), rs.len()),
             ]);
         }
-        md.push_str(&md_table(&["strategy", "masters", "workers", "limit", "offered", "admitted", "exact trials"], &t));
+        md.push_str(&md_table(
+            &[
+                "strategy",
+                "masters",
+                "workers",
+                "limit",
+                "offered",
+                "admitted",
+                "exact trials",
+            ],
+            &t,
+        ));
     }
     if !users.is_empty() {
         let (path, link) = ctx.figure("cluster-failing-fraction.svg");
@@ -137,11 +187,20 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
                 let mut vals = Vec::new();
                 let mut rg = Vec::new();
                 for &n in &nodes {
-                    let s = Summary::of(&sel(n, v, fl).iter().map(|r| 1.0 - r.fraction_ok).collect::<Vec<_>>());
+                    let s = Summary::of(
+                        &sel(n, v, fl)
+                            .iter()
+                            .map(|r| 1.0 - r.fraction_ok)
+                            .collect::<Vec<_>>(),
+                    );
                     vals.push(if s.n > 0 { s.mean } else { f64::NAN });
                     rg.push((s.n > 0).then_some((s.min, s.max)));
                 }
-                groups.push(BarGroup { category: format!("{v} / {fl}"), values: vals, ranges: rg });
+                groups.push(BarGroup {
+                    category: format!("{v} / {fl}"),
+                    values: vals,
+                    ranges: rg,
+                });
             }
         }
         bar_chart(

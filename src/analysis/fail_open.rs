@@ -14,7 +14,9 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
     let Some(bins) = ctx.read_csv::<BinRow>("fail-open.csv")? else {
         return Ok((vec![], section("Not run.\n".into())));
     };
-    let sums = ctx.read_csv::<SummaryRow>("fail-open-summary.csv")?.unwrap_or_default();
+    let sums = ctx
+        .read_csv::<SummaryRow>("fail-open-summary.csv")?
+        .unwrap_or_default();
     let policies = distinct(bins.iter().map(|b| b.policy.clone()));
     let mut md = String::new();
     if let Some(s) = sums.first() {
@@ -31,7 +33,10 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
     let mut t = Vec::new();
     for pol in &policies {
         for ph in PHASES {
-            let rs: Vec<&BinRow> = bins.iter().filter(|b| &b.policy == pol && b.phase == ph).collect();
+            let rs: Vec<&BinRow> = bins
+                .iter()
+                .filter(|b| &b.policy == pol && b.phase == ph)
+                .collect();
             if rs.is_empty() {
                 continue;
             }
@@ -55,7 +60,20 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
     }
     md.push_str("Per phase, mean per trial:\n\n");
     md.push_str(&md_table(
-        &["policy", "phase", "offered", "decided by Redis", "admitted by Redis", "admitted open", "refused closed", "timeouts", "errors", "admitted", "limit", "over limit (sum of bins)"],
+        &[
+            "policy",
+            "phase",
+            "offered",
+            "decided by Redis",
+            "admitted by Redis",
+            "admitted open",
+            "refused closed",
+            "timeouts",
+            "errors",
+            "admitted",
+            "limit",
+            "over limit (sum of bins)",
+        ],
         &t,
     ));
     let mut t = Vec::new();
@@ -64,7 +82,9 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
         if ss.is_empty() {
             continue;
         }
-        let col = |g: &dyn Fn(&SummaryRow) -> f64| Summary::of(&ss.iter().map(|s| g(s)).collect::<Vec<_>>());
+        let col = |g: &dyn Fn(&SummaryRow) -> f64| {
+            Summary::of(&ss.iter().map(|s| g(s)).collect::<Vec<_>>())
+        };
         t.push(vec![
             pol.clone(),
             col(&|s| s.outage_admitted as f64).show(0),
@@ -77,25 +97,48 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
     }
     md.push_str("\nOutage (slow + gone) and recovery:\n\n");
     md.push_str(&md_table(
-        &["policy", "admitted in outage", "limit over the outage", "over limit", "misses recorded", "restart to server ready, ms", "restart to first Redis decision, ms"],
+        &[
+            "policy",
+            "admitted in outage",
+            "limit over the outage",
+            "over limit",
+            "misses recorded",
+            "restart to server ready, ms",
+            "restart to first Redis decision, ms",
+        ],
         &t,
     ));
     let mut out = Vec::new();
     let phase_sum = |pol: &str, ph: &str, g: &dyn Fn(&BinRow) -> u64| -> u64 {
-        bins.iter().filter(|b| b.policy == pol && b.phase == ph).map(g).sum()
+        bins.iter()
+            .filter(|b| b.policy == pol && b.phase == ph)
+            .map(g)
+            .sum()
     };
     if policies.iter().any(|p| p == "fail-open") && policies.iter().any(|p| p == "fail-closed") {
-        let open_outage_admit = phase_sum("fail-open", "slow", &|b| b.admitted_open) + phase_sum("fail-open", "gone", &|b| b.admitted_open);
+        let open_outage_admit = phase_sum("fail-open", "slow", &|b| b.admitted_open)
+            + phase_sum("fail-open", "gone", &|b| b.admitted_open);
         let open_gone_offered = phase_sum("fail-open", "gone", &|b| b.offered);
         let open_gone_admitted = phase_sum("fail-open", "gone", &|b| b.admitted);
         let closed_gone_admitted = phase_sum("fail-closed", "gone", &|b| b.admitted);
         let closed_slow_admitted_open = phase_sum("fail-closed", "slow", &|b| b.admitted_open);
-        let closed_outage_refused = phase_sum("fail-closed", "slow", &|b| b.refused_closed) + phase_sum("fail-closed", "gone", &|b| b.refused_closed);
-        let slow_timeouts = phase_sum("fail-open", "slow", &|b| b.timeouts) + phase_sum("fail-closed", "slow", &|b| b.timeouts);
+        let closed_outage_refused = phase_sum("fail-closed", "slow", &|b| b.refused_closed)
+            + phase_sum("fail-closed", "gone", &|b| b.refused_closed);
+        let slow_timeouts = phase_sum("fail-open", "slow", &|b| b.timeouts)
+            + phase_sum("fail-closed", "slow", &|b| b.timeouts);
         let recovered = sums.iter().all(|s| s.recover_ms.is_finite());
-        let misses_match = sums.iter().filter(|s| s.policy == "fail-open").all(|s| s.misses > 0);
+        let misses_match = sums
+            .iter()
+            .filter(|s| s.policy == "fail-open")
+            .all(|s| s.misses > 0);
         let rec = Summary::of(&sums.iter().map(|s| s.recover_ms).collect::<Vec<_>>());
-        let open_over = Summary::of(&sums.iter().filter(|s| s.policy == "fail-open").map(|s| s.outage_over_limit).collect::<Vec<_>>());
+        let open_over = Summary::of(
+            &sums
+                .iter()
+                .filter(|s| s.policy == "fail-open")
+                .map(|s| s.outage_over_limit)
+                .collect::<Vec<_>>(),
+        );
         out.push(
             Measured::new(
                 "B8",
@@ -119,23 +162,57 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
         let (path, link) = ctx.figure("fail-open-timeline.svg");
         let mut series = Vec::new();
         for pol in &policies {
-            let rs: Vec<&BinRow> = bins.iter().filter(|b| &b.policy == pol && b.trial == 0).collect();
-            let bin_s = rs.get(1).map(|b| b.t_start_s - rs[0].t_start_s).unwrap_or(1.0).max(1e-9);
+            let rs: Vec<&BinRow> = bins
+                .iter()
+                .filter(|b| &b.policy == pol && b.trial == 0)
+                .collect();
+            let bin_s = rs
+                .get(1)
+                .map(|b| b.t_start_s - rs[0].t_start_s)
+                .unwrap_or(1.0)
+                .max(1e-9);
             let pts = |g: &dyn Fn(&BinRow) -> u64| -> Vec<(f64, f64)> {
-                rs.iter().map(|b| (b.t_start_s, g(b) as f64 / bin_s)).collect()
+                rs.iter()
+                    .map(|b| (b.t_start_s, g(b) as f64 / bin_s))
+                    .collect()
             };
-            series.push(Series::new(format!("{pol}: admitted"), pts(&|b| b.admitted), Style::LinePoints));
-            series.push(Series::new(format!("{pol}: decided by Redis"), pts(&|b| b.by_redis), Style::Line));
+            series.push(Series::new(
+                format!("{pol}: admitted"),
+                pts(&|b| b.admitted),
+                Style::LinePoints,
+            ));
+            series.push(Series::new(
+                format!("{pol}: decided by Redis"),
+                pts(&|b| b.by_redis),
+                Style::Line,
+            ));
             if pol == "fail-closed" {
-                series.push(Series::new(format!("{pol}: refused (closed)"), pts(&|b| b.refused_closed), Style::Dashed));
+                series.push(Series::new(
+                    format!("{pol}: refused (closed)"),
+                    pts(&|b| b.refused_closed),
+                    Style::Dashed,
+                ));
             }
-            series.push(Series::new(format!("{pol}: timeouts"), pts(&|b| b.timeouts), Style::Points));
+            series.push(Series::new(
+                format!("{pol}: timeouts"),
+                pts(&|b| b.timeouts),
+                Style::Points,
+            ));
         }
         if let Some(b) = bins.first() {
             let lim = b.limit_per_bin;
-            let bin_s = bins.iter().find(|x| x.bin == 1).map(|x| x.t_start_s).unwrap_or(1.0).max(1e-9);
+            let bin_s = bins
+                .iter()
+                .find(|x| x.bin == 1)
+                .map(|x| x.t_start_s)
+                .unwrap_or(1.0)
+                .max(1e-9);
             let end = bins.iter().map(|x| x.t_start_s).fold(0.0, f64::max) + bin_s;
-            series.push(Series::new("limit", vec![(0.0, lim / bin_s), (end, lim / bin_s)], Style::Dashed));
+            series.push(Series::new(
+                "limit",
+                vec![(0.0, lim / bin_s), (end, lim / bin_s)],
+                Style::Dashed,
+            ));
         }
         xy_chart(
             &path,

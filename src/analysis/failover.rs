@@ -17,25 +17,41 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
         "Per trial a fresh primary + replica (replication link through a delay proxy when the delay is > 0), {} workers on one \
          client's limiter (limit {}), the primary SIGKILLed when the clients had seen the limit's worth of admissions and the \
          replica promoted at once; then the clients continue on it. Seed(s) {:?}.\n\n",
-        distinct(rows.iter().map(|r| r.workers)).iter().map(|x| x.to_string()).collect::<Vec<_>>().join("/"),
-        distinct(rows.iter().map(|r| r.limit)).iter().map(|x| x.to_string()).collect::<Vec<_>>().join("/"),
+        distinct(rows.iter().map(|r| r.workers))
+            .iter()
+            .map(|x| x.to_string())
+            .collect::<Vec<_>>()
+            .join("/"),
+        distinct(rows.iter().map(|r| r.limit))
+            .iter()
+            .map(|x| x.to_string())
+            .collect::<Vec<_>>()
+            .join("/"),
         distinct(rows.iter().map(|r| r.seed))
     );
-    let cells = distinct(rows.iter().map(|r| (r.strategy.clone(), r.wait, r.repl_delay_ms.to_bits())));
+    let cells = distinct(
+        rows.iter()
+            .map(|r| (r.strategy.clone(), r.wait, r.repl_delay_ms.to_bits())),
+    );
     let mut t = Vec::new();
     for (s, w, d) in &cells {
         let rs: Vec<&Row> = rows
             .iter()
             .filter(|r| &r.strategy == s && r.wait == *w && r.repl_delay_ms.to_bits() == *d)
             .collect();
-        let col = |g: &dyn Fn(&Row) -> f64| Summary::of(&rs.iter().map(|r| g(r)).collect::<Vec<_>>());
+        let col =
+            |g: &dyn Fn(&Row) -> f64| Summary::of(&rs.iter().map(|r| g(r)).collect::<Vec<_>>());
         t.push(vec![
             s.clone(),
             w.to_string(),
             f(f64::from_bits(*d), 1),
             f(col(&|r| r.repl_rtt_ms).mean, 2),
             col(&|r| r.over_admitted as f64).show(1),
-            format!("{}/{}", rs.iter().filter(|r| r.over_admitted > 0).count(), rs.len()),
+            format!(
+                "{}/{}",
+                rs.iter().filter(|r| r.over_admitted > 0).count(),
+                rs.len()
+            ),
             col(&|r| r.replica_used_at_promotion).show(1),
             col(&|r| r.unconfirmed_pre as f64).show(1),
             col(&|r| r.failover_ms).show(2),
@@ -43,7 +59,18 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
         ]);
     }
     md.push_str(&md_table(
-        &["strategy", "WAIT 1 after each decision", "replication delay one-way ms", "link RTT ms (measured)", "admitted over the limit", "trials over", "use the promoted replica saw", "admissions unconfirmed by WAIT", "kill+promote ms", "decision ms (mean)"],
+        &[
+            "strategy",
+            "WAIT 1 after each decision",
+            "replication delay one-way ms",
+            "link RTT ms (measured)",
+            "admitted over the limit",
+            "trials over",
+            "use the promoted replica saw",
+            "admissions unconfirmed by WAIT",
+            "kill+promote ms",
+            "decision ms (mean)",
+        ],
         &t,
     ));
     let (path, link) = ctx.figure("failover-overadmission.svg");
@@ -63,14 +90,19 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
             rg.push((x, sm.min, sm.max));
         }
         series.push(
-            Series::new(format!("{s}{}", if w { " + WAIT 1" } else { "" }), pts, if w { Style::Dashed } else { Style::LinePoints })
-                .with_ranges(rg),
+            Series::new(
+                format!("{s}{}", if w { " + WAIT 1" } else { "" }),
+                pts,
+                if w { Style::Dashed } else { Style::LinePoints },
+            )
+            .with_ranges(rg),
         );
     }
     xy_chart(
         &path,
         &Axes {
-            title: "Failover (beyond the studies): admitted above the limit vs replication delay".into(),
+            title: "Failover (beyond the studies): admitted above the limit vs replication delay"
+                .into(),
             x_label: "replication link one-way delay (ms)".into(),
             y_label: "admitted - limit (mean, min..max)".into(),
             ..Default::default()

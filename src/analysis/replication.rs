@@ -34,14 +34,26 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
         table.push(vec![
             s.clone(),
             rs.len().to_string(),
-            f(Summary::of(&rs.iter().map(|r| r.decisions as f64).collect::<Vec<_>>()).mean, 0),
-            rs.first().map(|r| r.buckets.to_string()).unwrap_or_default(),
+            f(
+                Summary::of(&rs.iter().map(|r| r.decisions as f64).collect::<Vec<_>>()).mean,
+                0,
+            ),
+            rs.first()
+                .map(|r| r.buckets.to_string())
+                .unwrap_or_default(),
             compared.to_string(),
             mism.to_string(),
-            distinct(rs.iter().map(|r| r.mismatched_fields.clone()).filter(|x| !x.is_empty())).join("; "),
+            distinct(
+                rs.iter()
+                    .map(|r| r.mismatched_fields.clone())
+                    .filter(|x| !x.is_empty()),
+            )
+            .join("; "),
             adm.show(3),
             cu.show(2),
-            rs.iter().all(|r| r.caught_up && r.keys_primary == r.keys_replica).to_string(),
+            rs.iter()
+                .all(|r| r.caught_up && r.keys_primary == r.keys_replica)
+                .to_string(),
         ]);
     }
     md.push_str(&md_table(
@@ -64,23 +76,42 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
         let t: Vec<Vec<String>> = side
             .iter()
             .take(20)
-            .map(|m| vec![m.cell.clone(), m.trial.to_string(), m.key.clone(), m.field.clone(), m.primary.clone(), m.replica.clone()])
+            .map(|m| {
+                vec![
+                    m.cell.clone(),
+                    m.trial.to_string(),
+                    m.key.clone(),
+                    m.field.clone(),
+                    m.primary.clone(),
+                    m.replica.clone(),
+                ]
+            })
             .collect();
-        md.push_str(&md_table(&["cell", "trial", "key", "field", "primary", "replica"], &t));
+        md.push_str(&md_table(
+            &["cell", "trial", "key", "field", "primary", "replica"],
+            &t,
+        ));
     }
     let mut out = Vec::new();
-    let tb: Vec<&Row> = rows.iter().filter(|r| r.strategy == "token-bucket").collect();
+    let tb: Vec<&Row> = rows
+        .iter()
+        .filter(|r| r.strategy == "token-bucket")
+        .collect();
     if !tb.is_empty() {
         let mism: u64 = tb.iter().map(|r| r.mismatches).sum();
         let compared: u64 = tb.iter().map(|r| r.matches + r.mismatches).sum();
-        let per_trial_decisions = Summary::of(&tb.iter().map(|r| r.decisions as f64).collect::<Vec<_>>());
+        let per_trial_decisions =
+            Summary::of(&tb.iter().map(|r| r.decisions as f64).collect::<Vec<_>>());
         let m = Measured::new(
             "B1",
             vec![mism as f64],
             format!("{mism} of {compared} buckets differ ({} trials)", tb.len()),
             "replication.csv strategy=token-bucket: sum of mismatches; replication-mismatches.csv",
         )
-        .condition("the replica caught up (offset) in every trial", tb.iter().all(|r| r.caught_up))
+        .condition(
+            "the replica caught up (offset) in every trial",
+            tb.iter().all(|r| r.caught_up),
+        )
         .condition(
             "same number of keys on both sides in every trial",
             tb.iter().all(|r| r.keys_primary == r.keys_replica),

@@ -18,7 +18,11 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
     );
     let sel = |ro: Option<&str>, scen: &str, check: &str| -> Vec<&Row> {
         rows.iter()
-            .filter(|r| ro.is_none_or(|x| r.replica_read_only == x) && r.scenario == scen && r.check == check)
+            .filter(|r| {
+                ro.is_none_or(|x| r.replica_read_only == x)
+                    && r.scenario == scen
+                    && r.check == check
+            })
             .collect()
     };
     // The outcome table: per setting x scenario x check, the outcomes and texts seen.
@@ -31,7 +35,8 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
                     continue;
                 }
                 let outcomes = distinct(rs.iter().map(|r| r.outcome.clone())).join(", ");
-                let texts = distinct(rs.iter().filter(|r| !r.ok).map(|r| r.reply.clone())).join(" / ");
+                let texts =
+                    distinct(rs.iter().filter(|r| !r.ok).map(|r| r.reply.clone())).join(" / ");
                 let cost = if check.starts_with("client:") {
                     let n = rs.len() as f64;
                     format!(
@@ -58,13 +63,25 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
         }
     }
     md.push_str(&md_table(
-        &["replica-read-only", "scenario", "check", "script", "ok", "outcome", "error text", "client cost (mean per trial)"],
+        &[
+            "replica-read-only",
+            "scenario",
+            "check",
+            "script",
+            "ok",
+            "outcome",
+            "error text",
+            "client cost (mean per trial)",
+        ],
         &t,
     ));
     let mut out = Vec::new();
     let all = |v: &[&Row], f: &dyn Fn(&Row) -> bool| !v.is_empty() && v.iter().all(|r| f(r));
     let is_noscript = |r: &Row| r.outcome == "NOSCRIPT";
-    let restart_exists: Vec<&Row> = sel(None, "restart", "script_exists").into_iter().filter(|r| r.script == "token-bucket").collect();
+    let restart_exists: Vec<&Row> = sel(None, "restart", "script_exists")
+        .into_iter()
+        .filter(|r| r.script == "token-bucket")
+        .collect();
     let restart_evalsha = sel(None, "restart", "evalsha");
     if !restart_evalsha.is_empty() {
         out.push(
@@ -78,15 +95,26 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
                 ),
                 "script-survival.csv scenario=restart check in {script_exists, evalsha}",
             )
-            .condition("SCRIPT EXISTS is false after every restart", all(&restart_exists, &|r| r.outcome == "false"))
-            .condition("EVALSHA fails with NOSCRIPT after every restart", all(&restart_evalsha, &is_noscript)),
+            .condition(
+                "SCRIPT EXISTS is false after every restart",
+                all(&restart_exists, &|r| r.outcome == "false"),
+            )
+            .condition(
+                "EVALSHA fails with NOSCRIPT after every restart",
+                all(&restart_evalsha, &is_noscript),
+            ),
         );
     }
     let rep_evalsha = sel(None, "replica", "evalsha");
     let prom_evalsha = sel(None, "promoted", "evalsha");
     let rep_fcall_ro = sel(Some("yes"), "replica", "fcall");
     if !rep_evalsha.is_empty() {
-        let readonly_fcall = distinct(rep_fcall_ro.iter().filter(|r| !r.ok).map(|r| r.reply.clone()));
+        let readonly_fcall = distinct(
+            rep_fcall_ro
+                .iter()
+                .filter(|r| !r.ok)
+                .map(|r| r.reply.clone()),
+        );
         out.push(
             Measured::new(
                 "B6.3",

@@ -15,7 +15,12 @@ use crate::experiments::ts_member::Row;
 const B51_RATES: [f64; 3] = [100.0, 1000.0, 10000.0];
 
 fn ratios(rows: &[&Row]) -> Summary {
-    Summary::of(&rows.iter().map(|r| r.admitted_per_limit).collect::<Vec<_>>())
+    Summary::of(
+        &rows
+            .iter()
+            .map(|r| r.admitted_per_limit)
+            .collect::<Vec<_>>(),
+    )
 }
 
 pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
@@ -52,7 +57,10 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
         open.first().map(|r| r.duration_s).unwrap_or(0.0),
         main
     ));
-    let in_main = |r: &&Row| main.as_ref().is_some_and(|(p, d)| &r.pacing == p && r.drivers == *d);
+    let in_main = |r: &&Row| {
+        main.as_ref()
+            .is_some_and(|(p, d)| &r.pacing == p && r.drivers == *d)
+    };
     let rates = {
         let mut v = distinct(open.iter().map(|r| r.rate_per_s));
         v.sort_by(|a, b| a.partial_cmp(b).unwrap());
@@ -74,17 +82,38 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
                 continue;
             }
             let ach = Summary::of(&rs.iter().map(|r| r.achieved_rate_per_s).collect::<Vec<_>>());
-            let cv = Summary::of(&rs.iter().map(|r| r.gap_sd_us / r.gap_mean_us).collect::<Vec<_>>());
+            let cv = Summary::of(
+                &rs.iter()
+                    .map(|r| r.gap_sd_us / r.gap_mean_us)
+                    .collect::<Vec<_>>(),
+            );
             t.push(vec![
                 m.clone(),
                 f(rate, 0),
                 ratios(&rs).show(2),
-                f(Summary::of(&rs.iter().map(|r| r.over_limit as f64).collect::<Vec<_>>()).max, 0),
+                f(
+                    Summary::of(&rs.iter().map(|r| r.over_limit as f64).collect::<Vec<_>>()).max,
+                    0,
+                ),
                 f(ach.mean, 0),
                 f(cv.mean, 2),
-                f(Summary::of(&rs.iter().map(|r| r.lateness_p99_us).collect::<Vec<_>>()).mean, 0),
-                f(Summary::of(&rs.iter().map(|r| r.admitted_distinct_redis_ms as f64).collect::<Vec<_>>()).mean, 0),
-                f(Summary::of(&rs.iter().map(|r| r.zcard_end as f64).collect::<Vec<_>>()).mean, 0),
+                f(
+                    Summary::of(&rs.iter().map(|r| r.lateness_p99_us).collect::<Vec<_>>()).mean,
+                    0,
+                ),
+                f(
+                    Summary::of(
+                        &rs.iter()
+                            .map(|r| r.admitted_distinct_redis_ms as f64)
+                            .collect::<Vec<_>>(),
+                    )
+                    .mean,
+                    0,
+                ),
+                f(
+                    Summary::of(&rs.iter().map(|r| r.zcard_end as f64).collect::<Vec<_>>()).mean,
+                    0,
+                ),
             ]);
         }
     }
@@ -114,12 +143,15 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
         disp.push(format!("{}/s: {}", rate, s.show(2)));
     }
     if !open.is_empty() {
-        out.push(Measured::new(
-            "B5.1",
-            values.clone(),
-            disp.join("; "),
-            "ts-member.csv mode=open member=redis-ms, main pacing/drivers",
-        ).note("rates missing at this size show as n/a"));
+        out.push(
+            Measured::new(
+                "B5.1",
+                values.clone(),
+                disp.join("; "),
+                "ts-member.csv mode=open member=redis-ms, main pacing/drivers",
+            )
+            .note("rates missing at this size show as n/a"),
+        );
     }
     let sweep: Vec<(String, u64)> = distinct(
         open.iter()
@@ -135,7 +167,12 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
                 let rs: Vec<&Row> = open
                     .iter()
                     .copied()
-                    .filter(|r| r.member == "redis-ms" && r.rate_per_s == rate && &r.pacing == pacing && r.drivers == *drivers)
+                    .filter(|r| {
+                        r.member == "redis-ms"
+                            && r.rate_per_s == rate
+                            && &r.pacing == pacing
+                            && r.drivers == *drivers
+                    })
                     .collect();
                 if rs.is_empty() {
                     continue;
@@ -144,44 +181,86 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
                 let band = spec.as_ref().and_then(|c| {
                     let i = B51_RATES.iter().position(|x| *x == rate)?;
                     let (p, tol) = (c.published.at(i), c.tolerance.at(i));
-                    Some(if (s.mean - p).abs() <= tol * p { "within" } else { "outside" })
+                    Some(if (s.mean - p).abs() <= tol * p {
+                        "within"
+                    } else {
+                        "outside"
+                    })
                 });
                 t.push(vec![
                     pacing.clone(),
                     drivers.to_string(),
                     f(rate, 0),
                     s.show(2),
-                    f(Summary::of(&rs.iter().map(|r| r.achieved_rate_per_s).collect::<Vec<_>>()).mean, 0),
-                    f(Summary::of(&rs.iter().map(|r| r.gap_sd_us / r.gap_mean_us).collect::<Vec<_>>()).mean, 2),
+                    f(
+                        Summary::of(&rs.iter().map(|r| r.achieved_rate_per_s).collect::<Vec<_>>())
+                            .mean,
+                        0,
+                    ),
+                    f(
+                        Summary::of(
+                            &rs.iter()
+                                .map(|r| r.gap_sd_us / r.gap_mean_us)
+                                .collect::<Vec<_>>(),
+                        )
+                        .mean,
+                        2,
+                    ),
                     band.unwrap_or("-").into(),
                 ]);
             }
         }
         md.push_str(&md_table(
-            &["pacing", "drivers", "offered /s", "admitted / limit", "achieved /s", "gap sd/mean", "B5.1 band"],
+            &[
+                "pacing",
+                "drivers",
+                "offered /s",
+                "admitted / limit",
+                "achieved /s",
+                "gap sd/mean",
+                "B5.1 band",
+            ],
             &t,
         ));
     }
 
     // B5.2: closed loop.
-    let closed_m = |m: &str| -> Vec<&Row> { closed.iter().copied().filter(|r| r.member == m).collect() };
+    let closed_m =
+        |m: &str| -> Vec<&Row> { closed.iter().copied().filter(|r| r.member == m).collect() };
     if !closed.is_empty() {
         md.push_str("\nClosed loop (workers flat out):\n\n");
         let mut t = Vec::new();
         for m in distinct(closed.iter().map(|r| r.member.clone())) {
             for d in distinct(closed_m(&m).iter().map(|r| r.duration_s.to_bits())) {
-                let rs: Vec<&Row> = closed_m(&m).into_iter().filter(|r| r.duration_s.to_bits() == d).collect();
+                let rs: Vec<&Row> = closed_m(&m)
+                    .into_iter()
+                    .filter(|r| r.duration_s.to_bits() == d)
+                    .collect();
                 t.push(vec![
                     m.clone(),
                     rs[0].drivers.to_string(),
                     rs[0].limit.to_string(),
                     f(rs[0].duration_s, 1),
                     Summary::of(&rs.iter().map(|r| r.admitted as f64).collect::<Vec<_>>()).show(0),
-                    f(Summary::of(&rs.iter().map(|r| r.achieved_rate_per_s).collect::<Vec<_>>()).mean, 0),
+                    f(
+                        Summary::of(&rs.iter().map(|r| r.achieved_rate_per_s).collect::<Vec<_>>())
+                            .mean,
+                        0,
+                    ),
                 ]);
             }
         }
-        md.push_str(&md_table(&["member", "workers", "limit", "duration s", "admitted", "decisions /s"], &t));
+        md.push_str(&md_table(
+            &[
+                "member",
+                "workers",
+                "limit",
+                "duration s",
+                "admitted",
+                "decisions /s",
+            ],
+            &t,
+        ));
         let rs = closed_m("redis-ms");
         if !rs.is_empty() {
             // The run closest to the study's 2 s.
@@ -197,11 +276,25 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
                 Measured::new(
                     "B5.2",
                     vec![s.mean],
-                    format!("{} admitted, {:.1}x the limit, {} s runs at {} decisions/s", s.show(0), s.mean / lim, best,
-                        f(Summary::of(&rs.iter().map(|r| r.achieved_rate_per_s).collect::<Vec<_>>()).mean, 0)),
+                    format!(
+                        "{} admitted, {:.1}x the limit, {} s runs at {} decisions/s",
+                        s.show(0),
+                        s.mean / lim,
+                        best,
+                        f(
+                            Summary::of(
+                                &rs.iter().map(|r| r.achieved_rate_per_s).collect::<Vec<_>>()
+                            )
+                            .mean,
+                            0
+                        )
+                    ),
                     "ts-member.csv mode=closed member=redis-ms",
                 )
-                .condition("over 10x the limit in every trial", rs.iter().all(|r| r.admitted as f64 > 10.0 * lim))
+                .condition(
+                    "over 10x the limit in every trial",
+                    rs.iter().all(|r| r.admitted as f64 > 10.0 * lim),
+                )
                 .note("machine claim: the count scales with the decision rate Redis sustains here"),
             );
         }
@@ -211,12 +304,27 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
     let mut diffs = Vec::new();
     let mut dd = Vec::new();
     for &rate in &rates {
-        let a = Summary::of(&sel("redis-ms", rate).iter().map(|r| r.over_limit as f64).collect::<Vec<_>>());
-        let b = Summary::of(&sel("caller-ms", rate).iter().map(|r| r.over_limit as f64).collect::<Vec<_>>());
+        let a = Summary::of(
+            &sel("redis-ms", rate)
+                .iter()
+                .map(|r| r.over_limit as f64)
+                .collect::<Vec<_>>(),
+        );
+        let b = Summary::of(
+            &sel("caller-ms", rate)
+                .iter()
+                .map(|r| r.over_limit as f64)
+                .collect::<Vec<_>>(),
+        );
         if a.n > 0 && b.n > 0 && a.mean > 0.0 {
             let d = (a.mean - b.mean).abs() / a.mean * 100.0;
             diffs.push(d);
-            dd.push(format!("{rate}/s: {} vs {} over ({}%)", f(a.mean, 1), f(b.mean, 1), f(d, 1)));
+            dd.push(format!(
+                "{rate}/s: {} vs {} over ({}%)",
+                f(a.mean, 1),
+                f(b.mean, 1),
+                f(d, 1)
+            ));
         }
     }
     if !diffs.is_empty() {
@@ -236,16 +344,32 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
         .collect();
     if !exact.is_empty() {
         let worst = exact.iter().map(|r| r.over_limit).max().unwrap_or(0);
-        let us_worst = exact.iter().filter(|r| r.member == "redis-us").map(|r| r.over_limit).max();
-        let id_worst = exact.iter().filter(|r| r.member == "request-id").map(|r| r.over_limit).max();
+        let us_worst = exact
+            .iter()
+            .filter(|r| r.member == "redis-us")
+            .map(|r| r.over_limit)
+            .max();
+        let id_worst = exact
+            .iter()
+            .filter(|r| r.member == "request-id")
+            .map(|r| r.over_limit)
+            .max();
         out.push(
             Measured::new(
                 "B5.4",
                 vec![worst.max(0) as f64],
-                format!("max over limit: redis-us {:?}, request-id {:?} ({} trials)", us_worst, id_worst, exact.len()),
+                format!(
+                    "max over limit: redis-us {:?}, request-id {:?} ({} trials)",
+                    us_worst,
+                    id_worst,
+                    exact.len()
+                ),
                 "ts-member.csv member in {redis-us, request-id}, every mode and cell",
             )
-            .condition("no errors in those trials", exact.iter().all(|r| r.errors == 0)),
+            .condition(
+                "no errors in those trials",
+                exact.iter().all(|r| r.errors == 0),
+            ),
         );
     }
 
@@ -275,12 +399,21 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
                     let rs: Vec<&Row> = open
                         .iter()
                         .copied()
-                        .filter(|r| r.member == "redis-ms" && r.rate_per_s == rate && &r.pacing == pacing && r.drivers == *drivers)
+                        .filter(|r| {
+                            r.member == "redis-ms"
+                                && r.rate_per_s == rate
+                                && &r.pacing == pacing
+                                && r.drivers == *drivers
+                        })
                         .collect();
                     (!rs.is_empty()).then(|| (rate, ratios(&rs).mean))
                 })
                 .collect();
-            series.push(Series::new(format!("redis-ms {pacing} d{drivers}"), pts, Style::Dashed));
+            series.push(Series::new(
+                format!("redis-ms {pacing} d{drivers}"),
+                pts,
+                Style::Dashed,
+            ));
         }
         xy_chart(
             &path,

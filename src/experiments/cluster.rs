@@ -133,7 +133,9 @@ pub fn variant_keys(variant: &str, user: &str, window: i64) -> (String, String) 
 /// The strategy for a variant, its Lua source with the `flags` first line.
 pub fn variant_strategy(variant: &str, flags: &str) -> Result<Arc<dyn Strategy>> {
     let source = match variant {
-        "derived-plain" | "derived-tagged" => include_str!("../../lua/fixed-window-derived-key.lua"),
+        "derived-plain" | "derived-tagged" => {
+            include_str!("../../lua/fixed-window-derived-key.lua")
+        }
         "declared" => include_str!("../../lua/fixed-window-lua.lua"),
         other => {
             return Err(Error::Other(format!(
@@ -150,13 +152,15 @@ pub fn variant_strategy(variant: &str, flags: &str) -> Result<Arc<dyn Strategy>>
         STANDARD_REPLY,
         &Options::default().with("invocation", "evalsha"),
         move |_| {
-            Ok(Box::new(move |req: &Request<'_>, keys: &mut Vec<String>, args: &mut Vec<String>| {
-                let w = window_index(req.now_us, req.limit.window_ms);
-                keys.push(variant_keys(&variant, req.client, w).0);
-                args.push(req.limit.limit.to_string());
-                args.push(req.limit.window_ms.to_string());
-                args.push(req.cost.to_string());
-            }))
+            Ok(Box::new(
+                move |req: &Request<'_>, keys: &mut Vec<String>, args: &mut Vec<String>| {
+                    let w = window_index(req.now_us, req.limit.window_ms);
+                    keys.push(variant_keys(&variant, req.client, w).0);
+                    args.push(req.limit.limit.to_string());
+                    args.push(req.limit.window_ms.to_string());
+                    args.push(req.cost.to_string());
+                },
+            ))
         },
     )
 }

@@ -90,7 +90,12 @@ pub struct PolicyClient {
 }
 
 impl PolicyClient {
-    pub fn new(strategy: Arc<dyn Strategy>, addr: SocketAddr, timeout: Duration, policy: Policy) -> Self {
+    pub fn new(
+        strategy: Arc<dyn Strategy>,
+        addr: SocketAddr,
+        timeout: Duration,
+        policy: Policy,
+    ) -> Self {
         PolicyClient {
             strategy,
             addr,
@@ -260,7 +265,10 @@ async fn run(ctx: &RunContext) -> Result<()> {
             proxy.set_one_way(Duration::from_millis(p.slow_one_way_ms));
             let slow_rtt = proxy.measure_rtt(3).await?;
             proxy.set_one_way(Duration::ZERO);
-            let (rows, summary) = trial_run(&p, policy, &strategy, limit, &proxy, &mut fleet, &cell, trial, ctx.seed).await?;
+            let (rows, summary) = trial_run(
+                &p, policy, &strategy, limit, &proxy, &mut fleet, &cell, trial, ctx.seed,
+            )
+            .await?;
             let mut summary = summary;
             summary.normal_rtt_ms = normal_rtt.rtt_median_us / 1e3;
             summary.slow_rtt_ms = slow_rtt.rtt_median_us / 1e3;

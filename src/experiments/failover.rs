@@ -19,7 +19,7 @@
 
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
@@ -191,7 +191,9 @@ async fn run(ctx: &RunContext) -> Result<()> {
     let p: Params = ctx.params()?;
     ctx.note("params", serde_json::to_value(&p).unwrap())?;
     if p.kill_at == 0 || p.kill_at > p.limit {
-        return Err(Error::Other("failover: kill_at must be in 1..=limit".into()));
+        return Err(Error::Other(
+            "failover: kill_at must be in 1..=limit".into(),
+        ));
     }
     let p = Arc::new(p);
     let mut log = ctx.trial_log(&[])?;
@@ -221,8 +223,12 @@ async fn run(ctx: &RunContext) -> Result<()> {
             } else {
                 None
             };
-            let upstream = proxy.as_ref().map(|x| x.listen.port()).unwrap_or(primary.port);
-            let mut replica = Server::start(&bin, ServerConfig::default(), false, Some(upstream)).await?;
+            let upstream = proxy
+                .as_ref()
+                .map(|x| x.listen.port())
+                .unwrap_or(primary.port);
+            let mut replica =
+                Server::start(&bin, ServerConfig::default(), false, Some(upstream)).await?;
             replica.wait_in_sync(Duration::from_secs(30)).await?;
             let repl_rtt_ms = match &proxy {
                 Some(px) => {
@@ -337,7 +343,9 @@ async fn replica_used(replica: &Server, strategy: &str, client: &str, limit: Lim
     let mut c = replica.connection().await?;
     if strategy.starts_with("token-bucket") {
         let key = client_key(client, "tb");
-        let t = c.call(&crate::args!["HGET", key.as_str(), "tokens"]).await?;
+        let t = c
+            .call(&crate::args!["HGET", key.as_str(), "tokens"])
+            .await?;
         Ok(limit.limit as f64 - t.as_f64().unwrap_or(limit.limit as f64))
     } else {
         let w = window_index(Clock::system_now_us(), limit.window_ms);

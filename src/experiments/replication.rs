@@ -176,7 +176,8 @@ async fn run(ctx: &RunContext) -> Result<()> {
                 ));
             }
             let (events, _, _) = open_loop(drivers, Arc::new(arrivals), limit).await?;
-            let pairs: Vec<(i64, i64)> = events.iter().map(|e| (e.intended_us, e.sent_us)).collect();
+            let pairs: Vec<(i64, i64)> =
+                events.iter().map(|e| (e.intended_us, e.sent_us)).collect();
             let achieved = schedule::achieved(&pairs);
             let cu = wait_caught_up(
                 fleet.primary_addr(),
@@ -245,7 +246,9 @@ async fn run(ctx: &RunContext) -> Result<()> {
                     .join(";"),
             };
             log.commit(&cell, trial, &[row])?;
-            prog.inc(&format!("{cell} #{trial}: {matches} match, {mismatches} differ"));
+            prog.inc(&format!(
+                "{cell} #{trial}: {matches} match, {mismatches} differ"
+            ));
         }
     }
     prog.finish();

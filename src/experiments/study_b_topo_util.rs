@@ -48,7 +48,9 @@ pub fn reply_text(r: &Reply) -> String {
 }
 
 /// `INFO replication` of one server.
-pub async fn replication_info(addr: SocketAddr) -> Result<std::collections::BTreeMap<String, String>> {
+pub async fn replication_info(
+    addr: SocketAddr,
+) -> Result<std::collections::BTreeMap<String, String>> {
     let mut c = Connection::connect(addr).await?;
     let r = c.call(&crate::args!["INFO", "replication"]).await?;
     Ok(info_fields(&r.as_string().unwrap_or_default()))
@@ -66,7 +68,11 @@ pub struct CatchUp {
 /// Wait until the replica's processed offset reaches the primary's
 /// `master_repl_offset` as read now (or `limit` passes). Comparing offsets,
 /// rather than sleeping, proves the replica has applied every write made so far.
-pub async fn wait_caught_up(primary: SocketAddr, replica: SocketAddr, limit: Duration) -> Result<CatchUp> {
+pub async fn wait_caught_up(
+    primary: SocketAddr,
+    replica: SocketAddr,
+    limit: Duration,
+) -> Result<CatchUp> {
     let start = Instant::now();
     let p = replication_info(primary).await?;
     let master_offset: u64 = p

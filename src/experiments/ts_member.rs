@@ -226,7 +226,8 @@ async fn run(ctx: &RunContext) -> Result<()> {
                 (ev, n, back)
             };
             drivers = Some(back);
-            let pairs: Vec<(i64, i64)> = events.iter().map(|e| (e.intended_us, e.sent_us)).collect();
+            let pairs: Vec<(i64, i64)> =
+                events.iter().map(|e| (e.intended_us, e.sent_us)).collect();
             let a = schedule::achieved(&pairs);
             let admitted = events.iter().filter(|e| e.admitted).count() as u64;
             let errors = events.iter().filter(|e| e.error.is_some()).count() as u64;
@@ -276,11 +277,20 @@ async fn run(ctx: &RunContext) -> Result<()> {
     Ok(())
 }
 
-async fn make_drivers(fleet: &Fleet, strategy: &Arc<dyn Strategy>, n: usize) -> Result<Vec<Driver>> {
+async fn make_drivers(
+    fleet: &Fleet,
+    strategy: &Arc<dyn Strategy>,
+    n: usize,
+) -> Result<Vec<Driver>> {
     let mut v = Vec::with_capacity(n);
     for w in 0..n {
         let conn: Conn = fleet.conn().await?;
-        v.push(Driver::new(w as u32, strategy.clone(), conn, Clock::default()));
+        v.push(Driver::new(
+            w as u32,
+            strategy.clone(),
+            conn,
+            Clock::default(),
+        ));
     }
     Ok(v)
 }
