@@ -150,7 +150,17 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
                 disp.join("; "),
                 "ts-member.csv mode=open member=redis-ms, main pacing/drivers",
             )
-            .note("rates missing at this size show as n/a"),
+            .note(format!(
+                "rates missing at this size show as n/a; measured inter-arrival sd/mean (Poisson: 1) per rate: {}",
+                B51_RATES
+                    .iter()
+                    .map(|&r| {
+                        let rs = sel("redis-ms", r);
+                        f(Summary::of(&rs.iter().map(|x| x.gap_sd_us / x.gap_mean_us).collect::<Vec<_>>()).mean, 2)
+                    })
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )),
         );
     }
     let sweep: Vec<(String, u64)> = distinct(

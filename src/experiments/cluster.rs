@@ -6,6 +6,7 @@
 //! - `derived-plain`: the derived-key script, base key `rl:<user>:fwd`;
 //! - `derived-tagged`: the same script, base key `rl:{<user>}:fwd`;
 //! - `declared`: the fixed-window script that gets its key in KEYS.
+//!
 //! The script's first line is unstated in the study and Redis 7 treats a
 //! script differently with a shebang: `flags` sweeps no shebang, `#!lua`
 //! without flags, and `#!lua flags=allow-cross-slot-keys` (the same Lua
@@ -233,6 +234,17 @@ async fn run(ctx: &RunContext) -> Result<()> {
                             request_id: u,
                         };
                         let out = strategy.decide(&mut conn, &req).await;
+                        // Where the script reported Redis's clock, derive the key from
+                        // it (the caller's estimate can miss a window boundary).
+                        let derived = match &out {
+                            Ok(d) => match d.redis_time_us {
+                                Some(t) if t > 0 => {
+                                    variant_keys(variant, &user, window_index(t, p.window_ms)).1
+                                }
+                                _ => derived,
+                            },
+                            Err(_) => derived,
+                        };
                         let (bn, dn) = (owner(&conn, &base), owner(&conn, &derived));
                         let same = bn == dn;
                         row.same_node += same as u64;
