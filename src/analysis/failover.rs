@@ -15,7 +15,7 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
     };
     let mut md = format!(
         "Per trial a fresh primary + replica (replication link through a delay proxy when the delay is > 0), {} workers on one \
-         client's limiter (limit {}), the primary SIGKILLed when the clients had seen the limit's worth of admissions and the \
+         client's limiter (limit {}), the primary SIGKILLed when it had admitted the limit and the \
          replica promoted at once; then the clients continue on it. Seed(s) {:?}.\n\n",
         distinct(rows.iter().map(|r| r.workers))
             .iter()

@@ -9,7 +9,7 @@
 //! loopback the replication stream is otherwise almost never behind, and a
 //! real link's latency is unstated and decides the outcome. `workers` clients
 //! hammer one client's limiter (`limit` per hour: no refill during a trial)
-//! on the primary; when the clients have seen `kill_at` admissions the
+//! on the primary; when the primary has made `kill_at` admissions the
 //! primary is SIGKILLed and the replica promoted at once (REPLICAOF NO ONE);
 //! the clients reconnect to it and send `post_offered` more decisions.
 //! With `wait=true` each decision is followed by `WAIT 1 <wait_timeout_ms>`
@@ -142,6 +142,14 @@ async fn worker(
             }
         };
         out.replies_pre += 1;
+        // The kill is timed by what the primary decided (confirmed or not), so
+        // both WAIT settings fail over at the same point of the window.
+        if d.admitted {
+            let n = sh.admitted.fetch_add(1, Ordering::AcqRel) + 1;
+            if n == p.kill_at {
+                sh.kill.notify_one();
+            }
+        }
         let mut admitted = d.admitted;
         if wait {
             match conn
@@ -167,10 +175,6 @@ async fn worker(
         out.rtt_n += 1;
         if admitted {
             out.admitted_pre += 1;
-            let n = sh.admitted.fetch_add(1, Ordering::AcqRel) + 1;
-            if n == p.kill_at {
-                sh.kill.notify_one();
-            }
         }
     }
     while sh.phase.load(Ordering::Acquire) != PHASE_PROMOTED {
@@ -276,7 +280,7 @@ async fn run(ctx: &RunContext) -> Result<()> {
                     sh.clone(),
                 )));
             }
-            // Kill when the clients have seen kill_at admissions; give up after 30 s.
+            // Kill when the primary has made kill_at admissions; give up after 30 s.
             let _ = tokio::time::timeout(Duration::from_secs(30), sh.kill.notified()).await;
             let t0 = Instant::now();
             primary.kill();
