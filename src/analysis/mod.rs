@@ -25,6 +25,7 @@ pub mod script_survival;
 pub mod skew;
 pub mod stalls;
 pub mod stats;
+pub mod study_b_topo_util;
 pub mod ts_member;
 
 use std::path::{Path, PathBuf};
