@@ -9,11 +9,14 @@ use std::process::{Command, Output};
 use limitbench::fleet::{Fleet, RedisBinary, ServerConfig};
 
 pub fn redis() -> RedisBinary {
-    RedisBinary::locate(None).expect("redis-server must be installed for the tests (apt-get install redis-server)")
+    RedisBinary::locate(None)
+        .expect("redis-server must be installed for the tests (apt-get install redis-server)")
 }
 
 pub async fn standalone() -> Fleet {
-    Fleet::standalone(&redis(), ServerConfig::default()).await.expect("start redis-server")
+    Fleet::standalone(&redis(), ServerConfig::default())
+        .await
+        .expect("start redis-server")
 }
 
 /// The output of one `limitbench` invocation, printable on failure.
@@ -33,7 +36,13 @@ impl Run {
         self.out.status.code().unwrap_or(-1)
     }
     fn show(&self) -> String {
-        format!("\n--- command: {}\n--- exit: {}\n--- stdout:\n{}\n--- stderr:\n{}\n", self.cmd, self.code(), self.stdout(), self.stderr())
+        format!(
+            "\n--- command: {}\n--- exit: {}\n--- stdout:\n{}\n--- stderr:\n{}\n",
+            self.cmd,
+            self.code(),
+            self.stdout(),
+            self.stderr()
+        )
     }
     /// Assert the exit code, printing everything if it differs.
     pub fn expect_code(&self, code: i32) -> &Self {
@@ -42,7 +51,11 @@ impl Run {
     }
     /// Assert that stdout+stderr contains `text`.
     pub fn expect_output(&self, text: &str) -> &Self {
-        assert!(self.stdout().contains(text) || self.stderr().contains(text), "output does not contain {text:?}{}", self.show());
+        assert!(
+            self.stdout().contains(text) || self.stderr().contains(text),
+            "output does not contain {text:?}{}",
+            self.show()
+        );
         self
     }
 }
@@ -51,8 +64,15 @@ impl Run {
 pub fn limitbench(args: &[&str], dir: Option<&Path>) -> Run {
     let bin = env!("CARGO_BIN_EXE_limitbench");
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let out = Command::new(bin).args(args).current_dir(dir.unwrap_or(root)).output().expect("run limitbench");
-    Run { cmd: format!("limitbench {}", args.join(" ")), out }
+    let out = Command::new(bin)
+        .args(args)
+        .current_dir(dir.unwrap_or(root))
+        .output()
+        .expect("run limitbench");
+    Run {
+        cmd: format!("limitbench {}", args.join(" ")),
+        out,
+    }
 }
 
 /// Is a process with this PID still alive?
