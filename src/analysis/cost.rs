@@ -363,7 +363,7 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
             "B6.1",
             vec![extra, lost],
             format!(
-                "EVAL +{extra:.2} us CPU per decision, -{lost:.1}% throughput (EVALSHA {:.2} us, EVAL {:.2} us)",
+                "EVAL {extra:+.2} us CPU per decision, throughput lost {lost:.1}% (EVALSHA {:.2} us, EVAL {:.2} us)",
                 sha.cpu().mean,
                 ev.cpu().mean
             ),

@@ -63,6 +63,9 @@ struct Params {
     verify_limits: Vec<u64>,
     verify_clients: u64,
     listpack_entries: Vec<u64>,
+    /// Clients of the cells at other zset-max-listpack-entries (big listpacks
+    /// fill in O(n^2) per key).
+    cliff_clients: u64,
     other_strategies: Vec<String>,
     other_clients: u64,
     other_limit: u64,
@@ -180,7 +183,7 @@ async fn run(ctx: &RunContext) -> Result<()> {
                 limit: l,
                 member_len: p.default_member_len,
                 z,
-                clients: clients_for(&p, l),
+                clients: p.cliff_clients,
                 fill: "direct",
             });
         }
