@@ -191,7 +191,7 @@ async fn trimming_a_big_expired_log_shows_in_the_slowlog() {
     let mut pipe = RawPipe::connect(fleet.primary_addr()).await.unwrap();
     hot::fill_logs(
         &mut pipe,
-        &[key.clone()],
+        std::slice::from_ref(&key),
         &LogSpec {
             entries: 100_000,
             member_len: 0,

@@ -189,33 +189,34 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
     } else {
         String::new()
     };
-    if let Some(g) = get_cpu {
-        if !lua.is_empty() && g.mean > 0.0 {
-            let ratios: Vec<f64> = lua.iter().map(|c| by[*c].cpu().mean / g.mean).collect();
-            let disp = lua
-                .iter()
-                .zip(&ratios)
-                .map(|(c, r)| format!("{}: {r:.2}", c.trim_end_matches("|evalsha")))
-                .collect::<Vec<_>>()
-                .join(", ");
-            measured.push(
-                Measured::new(
-                    "B2.1",
-                    ratios.clone(),
-                    format!(
-                        "{:.2}-{:.2}x ({disp}); GET {:.2} us",
-                        ratios.iter().cloned().fold(f64::INFINITY, f64::min),
-                        ratios.iter().cloned().fold(0.0, f64::max),
-                        g.mean
-                    ),
-                    "cost.csv: mean redis_cpu_us_per_decision per EVALSHA variant / variant=get",
-                )
-                .note(format!(
-                    "harness/redis-benchmark GET throughput {}.{load_bound_note}",
-                    bench_s.show(2)
-                )),
-            );
-        }
+    if let Some(g) = get_cpu
+        && !lua.is_empty()
+        && g.mean > 0.0
+    {
+        let ratios: Vec<f64> = lua.iter().map(|c| by[*c].cpu().mean / g.mean).collect();
+        let disp = lua
+            .iter()
+            .zip(&ratios)
+            .map(|(c, r)| format!("{}: {r:.2}", c.trim_end_matches("|evalsha")))
+            .collect::<Vec<_>>()
+            .join(", ");
+        measured.push(
+            Measured::new(
+                "B2.1",
+                ratios.clone(),
+                format!(
+                    "{:.2}-{:.2}x ({disp}); GET {:.2} us",
+                    ratios.iter().cloned().fold(f64::INFINITY, f64::min),
+                    ratios.iter().cloned().fold(0.0, f64::max),
+                    g.mean
+                ),
+                "cost.csv: mean redis_cpu_us_per_decision per EVALSHA variant / variant=get",
+            )
+            .note(format!(
+                "harness/redis-benchmark GET throughput {}.{load_bound_note}",
+                bench_s.show(2)
+            )),
+        );
     }
     if !lua.is_empty() {
         let rates: Vec<f64> = lua.iter().map(|c| by[*c].rate().mean).collect();

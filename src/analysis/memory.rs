@@ -399,13 +399,13 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
             )
             .condition("the cliff moves with Z (listpack at L=Z, skiplist at Z+1, jump > 2x)", cliff_ok && !cliff_disp.is_empty())
             .condition(format!("a listpack of {n} entries costs more CPU per decision than a skiplist of {n}"), lp > sl);
-            if let (Some((n0, c0)), Some((n1, c1))) = (lp_small, lp_big) {
-                if n1 > n0 {
-                    m = m.condition(
+            if let (Some((n0, c0)), Some((n1, c1))) = (lp_small, lp_big)
+                && n1 > n0
+            {
+                m = m.condition(
                         format!("listpack CPU per decision grows with its size ({n0}: {c0:.2} us -> {n1}: {c1:.2} us)"),
                         c1 > c0,
                     );
-                }
             }
             measured.push(m);
         }

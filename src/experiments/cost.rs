@@ -508,7 +508,8 @@ async fn one_run(
         } else {
             w.latency.max() as f64 / 1000.0
         },
-        load_bound: !(w.cpu.busy_fraction >= 0.9),
+        // NaN (no CPU data) counts as load-bound too.
+        load_bound: w.cpu.busy_fraction.is_nan() || w.cpu.busy_fraction < 0.9,
         first_error: w.first_error.unwrap_or_default(),
         ..Default::default()
     };

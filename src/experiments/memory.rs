@@ -318,10 +318,10 @@ async fn sample_keys(
             "string" => Some("STRLEN"),
             _ => None,
         };
-        if let Some(c) = size_cmd {
-            if let Some(n) = admin.call(&crate::args![c, k.as_str()]).await?.as_f64() {
-                sizes.push(n);
-            }
+        if let Some(c) = size_cmd
+            && let Some(n) = admin.call(&crate::args![c, k.as_str()]).await?.as_f64()
+        {
+            sizes.push(n);
         }
         if enc.is_empty() {
             enc = match admin

@@ -263,7 +263,7 @@ async fn build(
     let mut pipe = RawPipe::connect(addr).await?;
     hot::fill_logs(
         &mut pipe,
-        &[key.to_string()],
+        std::slice::from_ref(&key.to_string()),
         &LogSpec {
             entries: n,
             member_len: p.member_len,
@@ -313,10 +313,10 @@ async fn slowlog_script_us(admin: &mut Connection) -> Result<Option<f64>> {
                 .to_ascii_lowercase(),
             _ => String::new(),
         };
-        if matches!(cmd.as_str(), "evalsha" | "eval" | "fcall") {
-            if let Some(d) = dur {
-                worst = Some(worst.map_or(d, |w: f64| w.max(d)));
-            }
+        if matches!(cmd.as_str(), "evalsha" | "eval" | "fcall")
+            && let Some(d) = dur
+        {
+            worst = Some(worst.map_or(d, |w: f64| w.max(d)));
         }
     }
     Ok(worst)

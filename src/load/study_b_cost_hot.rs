@@ -1016,14 +1016,14 @@ mod tests {
     #[test]
     fn scans_replies_without_allocating() {
         let b = b"*3\r\n:1\r\n:99\r\n:1700000000000000\r\n+OK";
-        assert_eq!(scan_reply(b), Some((29, Some(1), false)));
+        assert_eq!(scan_reply(b), Some((32, Some(1), false)));
         assert_eq!(scan_reply(b"*2\r\n:5\r\n"), None);
         assert_eq!(scan_reply(b"$3\r\nxxx\r\n"), Some((9, None, false)));
         assert_eq!(scan_reply(b"$-1\r\n"), Some((5, None, false)));
         assert_eq!(scan_reply(b"-NOSCRIPT x\r\n"), Some((13, None, true)));
         assert_eq!(
             scan_reply(b"*2\r\n*1\r\n:-7\r\n-ERR\r\n"),
-            Some((18, Some(-7), true))
+            Some((19, Some(-7), true))
         );
     }
 
