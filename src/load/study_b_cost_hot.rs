@@ -449,7 +449,7 @@ impl HotLoad {
                     let _ = ready_tx.send(Ok(()));
                     let mut tasks = Vec::new();
                     for (i, s) in streams.into_iter().enumerate() {
-                        let seed = spec.seed ^ ((i as u64 + 1) * 0x2545_F491_4F6C_DD1D);
+                        let seed = spec.seed ^ (i as u64 + 1).wrapping_mul(0x2545_F491_4F6C_DD1D);
                         tasks.push(tokio::spawn(worker(
                             s,
                             tpl.clone(),
@@ -801,7 +801,7 @@ pub struct Window {
     pub counts: Counts,
     pub wall_s: f64,
     pub cpu: CpuCost,
-    /// name -> (calls, usec) over the window (CONFIG RESETSTAT at its start).
+    /// name -> (calls, usec) over the window (deltas of INFO commandstats).
     pub cmdstats: BTreeMap<String, (u64, f64)>,
     pub latency: Histogram<u64>,
     pub first_error: Option<String>,
@@ -820,7 +820,9 @@ pub async fn measure_window(
     let load = HotLoad::start(tpl, spec).await?;
     tokio::time::sleep(warmup).await;
     admin.call(&crate::args!["CONFIG", "RESETSTAT"]).await?;
-    let (cpu0, _) = redis_snapshot(admin).await?;
+    // Commands between RESETSTAT and this snapshot are subtracted below, so
+    // the window's commandstats match the window's client counts.
+    let (cpu0, stats0) = redis_snapshot(admin).await?;
     let c0 = load.counts();
     let t0 = Instant::now();
     load.set_recording(true);
@@ -832,11 +834,18 @@ pub async fn measure_window(
     let first_error = load.first_error();
     let latency = load.stop().await?;
     let counts = c1.since(&c0);
+    let cmdstats = stats
+        .into_iter()
+        .map(|(k, (calls, usec))| {
+            let (c0, u0) = stats0.get(&k).copied().unwrap_or((0, 0.0));
+            (k, (calls.saturating_sub(c0), usec - u0))
+        })
+        .collect();
     Ok(Window {
         counts,
         wall_s,
         cpu: cpu_cost(&cpu0, &cpu1, counts.decisions, wall_s),
-        cmdstats: stats,
+        cmdstats,
         latency,
         first_error,
     })
