@@ -428,19 +428,30 @@ async fn expire_once(
     let probe = Probe::start(addr, origin).await?;
     tokio::time::sleep(Duration::from_millis(p.probe_lead_ms)).await;
     let from = origin.elapsed().as_secs_f64() * 1000.0;
-    admin
+    let set = admin
         .call(&crate::args!["PEXPIRE", key.as_str(), 1i64])
-        .await?;
+        .await?
+        .as_i64();
+    if set != Some(1) {
+        return Err(Error::Other(format!(
+            "PEXPIRE on {key} replied {set:?}: the log was not there after the build"
+        )));
+    }
     // Poll without touching the key (a lookup would expire it lazily).
-    let deadline = Instant::now() + Duration::from_secs(10);
+    let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         let e = hot::info_f64(admin, "stats", "expired_keys").await?;
         if e > expired0 {
             break;
         }
         if Instant::now() > deadline {
+            let pttl = admin
+                .call(&crate::args!["PTTL", key.as_str()])
+                .await
+                .map(|r| format!("{r:?}"))
+                .unwrap_or_default();
             return Err(Error::Timeout(format!(
-                "{key} not expired within 10 s of PEXPIRE 1"
+                "{key} not expired within 30 s of PEXPIRE 1 (expired_keys {expired0} -> {e}, PTTL {pttl})"
             )));
         }
         tokio::time::sleep(Duration::from_millis(2)).await;
