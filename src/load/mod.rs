@@ -7,6 +7,7 @@
 //! admission history from which any window metric can be recomputed later.
 
 pub mod schedule;
+pub mod study_a_load;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
