@@ -26,6 +26,7 @@ pub mod skew;
 pub mod stalls;
 pub mod stats;
 pub mod ts_member;
+pub mod window;
 
 use std::path::{Path, PathBuf};
 
