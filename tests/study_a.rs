@@ -7,7 +7,9 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use limitbench::analysis::window::{History, admission_times, ideal_bucket, max_in_window, min_span};
+use limitbench::analysis::window::{
+    History, admission_times, ideal_bucket, max_in_window, min_span,
+};
 use limitbench::args;
 use limitbench::clock::Clock;
 use limitbench::conn::Conn;
@@ -18,46 +20,78 @@ use limitbench::resp::Connection;
 use limitbench::strategy::{self, Limit, Options};
 use rand::SeedableRng;
 
+/// Timing tests and the runs through the binary take turns: a smoke run in
+/// parallel would load both cores and distort the measured round trips.
+static HEAVY: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 async fn server() -> Fleet {
     let bin = RedisBinary::locate(None).expect("redis-server installed");
-    Fleet::standalone(&bin, ServerConfig::default()).await.unwrap()
+    Fleet::standalone(&bin, ServerConfig::default())
+        .await
+        .unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn proxy_round_trip_is_accurate_alone_and_at_64_connections() {
+    let _turn = HEAVY.lock().unwrap_or_else(|e| e.into_inner());
     let fleet = server().await;
     let proxy = DelayProxy::start(fleet.primary_addr()).unwrap();
     let target = 6700.0;
-    let got = proxy.calibrate(Duration::from_micros(6700), 100).await.unwrap();
+    let got = proxy
+        .calibrate(Duration::from_micros(6700), 100)
+        .await
+        .unwrap();
     assert!(
         (got.rtt_median_us - target).abs() <= 300.0,
         "median {} us vs {target}",
         got.rtt_median_us
     );
-    // 64 connections pinging at once, each its own connection through the proxy.
-    let mut tasks = Vec::new();
-    for _ in 0..64 {
-        let addr = proxy.listen;
-        tasks.push(tokio::spawn(async move {
-            let mut c = Connection::connect(addr).await.unwrap();
-            let mut v = Vec::new();
-            for _ in 0..15 {
-                let t = Instant::now();
-                c.call(&args!["PING"]).await.unwrap();
-                v.push(t.elapsed().as_secs_f64() * 1e6);
-            }
-            v
-        }));
+    // 64 connections, each its own connection through the proxy, each
+    // pinging from its own OS thread with blocking sockets (so the client's
+    // own scheduling adds as little as possible), with staggered starts. The
+    // same load straight to Redis is printed for comparison (Redis's own
+    // queueing); the median through the proxy must be within 0.3 ms of the target.
+    async fn ping64(addr: std::net::SocketAddr) -> limitbench::proxy::RttStats {
+        let handles: Vec<_> = (0..64u64)
+            .map(|i| {
+                std::thread::spawn(move || {
+                    use std::io::{Read, Write};
+                    let mut c = std::net::TcpStream::connect(addr).unwrap();
+                    c.set_nodelay(true).unwrap();
+                    let mut buf = [0u8; 7];
+                    let mut ping = |c: &mut std::net::TcpStream| {
+                        c.write_all(b"PING\r\n").unwrap();
+                        c.read_exact(&mut buf).unwrap();
+                        assert_eq!(&buf, b"+PONG\r\n");
+                    };
+                    ping(&mut c);
+                    std::thread::sleep(Duration::from_micros(i * 100));
+                    let mut v = Vec::new();
+                    for _ in 0..15 {
+                        let t = Instant::now();
+                        ping(&mut c);
+                        v.push(t.elapsed().as_secs_f64() * 1e6);
+                    }
+                    v
+                })
+            })
+            .collect();
+        let mut all = Vec::new();
+        for h in handles {
+            all.extend(h.join().unwrap());
+        }
+        rtt_stats(&mut all)
     }
-    let mut all = Vec::new();
-    for t in tasks {
-        all.extend(t.await.unwrap());
-    }
-    let s = rtt_stats(&mut all);
+    let direct = ping64(fleet.primary_addr()).await;
+    let s = ping64(proxy.listen).await;
     assert_eq!(s.samples, 64 * 15);
+    eprintln!(
+        "alone: median {:.0} us; 64 connections: median {:.0} us (p99 {:.0}); 64 connections straight to Redis: median {:.0} us",
+        got.rtt_median_us, s.rtt_median_us, s.rtt_p99_us, direct.rtt_median_us
+    );
     assert!(
         (s.rtt_median_us - target).abs() <= 300.0,
-        "64 connections: median {} us vs {target} (p99 {})",
+        "64 connections: median {} us (p99 {}) vs {target}",
         s.rtt_median_us,
         s.rtt_p99_us
     );
@@ -78,12 +112,18 @@ async fn proxy_keeps_the_byte_order_of_a_connection() {
     assert_eq!(got, (1..=3000).collect::<Vec<i64>>());
     // A long stream (4 MB value) both ways, byte for byte.
     let value: Vec<u8> = (0..4_000_000u64).map(|i| (i * 7919 % 251) as u8).collect();
-    c.call(&[limitbench::resp::Arg::S("SET"), limitbench::resp::Arg::S("big"), limitbench::resp::Arg::B(&value)])
-        .await
-        .unwrap();
+    c.call(&[
+        limitbench::resp::Arg::S("SET"),
+        limitbench::resp::Arg::S("big"),
+        limitbench::resp::Arg::B(&value),
+    ])
+    .await
+    .unwrap();
     let back = c.call(&args!["GET", "big"]).await.unwrap();
     match back {
-        limitbench::resp::Reply::Bulk(b) => assert!(b == value, "value corrupted through the proxy"),
+        limitbench::resp::Reply::Bulk(b) => {
+            assert!(b == value, "value corrupted through the proxy")
+        }
         other => panic!("GET replied {other:?}"),
     }
     drop(c);
@@ -112,7 +152,9 @@ fn h(t: i64, redis: Option<i64>, admitted: bool) -> History {
 #[test]
 fn window_metric_on_hand_made_histories() {
     // Two bursts of 100 straddling a boundary 2 ms apart: 200 in one window.
-    let mut rows: Vec<History> = (0..100).map(|i| h(998_000 + i, Some(998_050 + i), true)).collect();
+    let mut rows: Vec<History> = (0..100)
+        .map(|i| h(998_000 + i, Some(998_050 + i), true))
+        .collect();
     rows.extend((0..100).map(|i| h(1_001_000 + i, Some(1_001_050 + i), true)));
     rows.extend((0..50).map(|i| h(1_002_000 + i, Some(1_002_050 + i), false)));
     let (t, clock) = admission_times(&rows, true);
@@ -155,19 +197,40 @@ async fn skewed_caller_clocks_reach_the_script_and_drain_the_bucket() {
     }
     let limit = Limit::bucket(100, 100.0);
     let tc = TrialClock::start();
-    let mut ahead = Driver::new(0, strat.clone(), Conn::connect(fleet.primary_addr()).await.unwrap(), Clock::with_offset_us(1_000_000));
-    let mut behind = Driver::new(1, strat.clone(), Conn::connect(fleet.primary_addr()).await.unwrap(), Clock::with_offset_us(-1_000_000));
+    let mut ahead = Driver::new(
+        0,
+        strat.clone(),
+        Conn::connect(fleet.primary_addr()).await.unwrap(),
+        Clock::with_offset_us(1_000_000),
+    );
+    let mut behind = Driver::new(
+        1,
+        strat.clone(),
+        Conn::connect(fleet.primary_addr()).await.unwrap(),
+        Clock::with_offset_us(-1_000_000),
+    );
     let e = ahead.decide(&tc, "skew-test", limit, 1, 0).await;
     assert!(e.admitted && e.error.is_none());
     // The script stored the caller's (skewed) time.
     let mut c = fleet.conn().await.unwrap();
     let key = strategy::client_key("skew-test", "tbc");
-    let ts = c.call(&key, &args!["HGET", &key, "ts"]).await.unwrap().as_i64().unwrap();
+    let ts = c
+        .call(&key, &args!["HGET", &key, "ts"])
+        .await
+        .unwrap()
+        .as_i64()
+        .unwrap();
     let expect = (Clock::system_now_us() + 1_000_000) / 1000;
-    assert!((ts - expect).abs() < 200, "stored ts {ts} vs ahead clock {expect}");
+    assert!(
+        (ts - expect).abs() < 200,
+        "stored ts {ts} vs ahead clock {expect}"
+    );
     // A caller 2 s behind the last writer refills negatively: the bucket drains.
     let e = behind.decide(&tc, "skew-test", limit, 1, 0).await;
-    assert!(!e.admitted, "a clock 2 s behind should find the bucket empty");
+    assert!(
+        !e.admitted,
+        "a clock 2 s behind should find the bucket empty"
+    );
     let tokens: f64 = c
         .call(&key, &args!["HGET", &key, "tokens"])
         .await
@@ -176,7 +239,10 @@ async fn skewed_caller_clocks_reach_the_script_and_drain_the_bucket() {
         .unwrap()
         .parse()
         .unwrap();
-    assert!(tokens < -100.0, "the negative refill is not capped: {tokens}");
+    assert!(
+        tokens < -100.0,
+        "the negative refill is not capped: {tokens}"
+    );
 }
 
 fn bin() -> &'static str {
@@ -195,13 +261,18 @@ fn rows_of(path: &Path) -> Vec<(String, u64, u64)> {
     r.records()
         .map(|x| {
             let x = x.unwrap();
-            (x[c].to_string(), x[t].parse().unwrap(), x[a].parse().unwrap())
+            (
+                x[c].to_string(),
+                x[t].parse().unwrap(),
+                x[a].parse().unwrap(),
+            )
         })
         .collect()
 }
 
 #[test]
 fn smoke_concurrency_run_and_a_killed_run_resumes_without_duplicates() {
+    let _turn = HEAVY.lock().unwrap_or_else(|e| e.into_inner());
     let data = tempfile::tempdir().unwrap();
     let run = |extra: &[&str]| {
         let mut c = Command::new(bin());
@@ -218,15 +289,24 @@ fn smoke_concurrency_run_and_a_killed_run_resumes_without_duplicates() {
     let whole = rows_of(&data.path().join("whole/concurrency.csv"));
     assert!(whole.len() >= 20, "{} rows", whole.len());
     for (cell, _, admitted) in &whole {
-        if cell.starts_with("check-then-act/c1/") || cell.starts_with("fixed-window-lua/") || cell.starts_with("token-bucket/") {
+        if cell.starts_with("check-then-act/c1/")
+            || cell.starts_with("fixed-window-lua/")
+            || cell.starts_with("token-bucket/")
+        {
             assert_eq!(*admitted, 100, "{cell}");
         }
         if cell.starts_with("check-then-act/c64/") {
-            assert!(*admitted > 100, "{cell}: 64 racing workers should over-admit");
+            assert!(
+                *admitted > 100,
+                "{cell}: 64 racing workers should over-admit"
+            );
         }
     }
     // Kill a run part-way, then resume it.
-    let mut child = run(&["--run-id", "killed"]).stderr(std::process::Stdio::null()).spawn().unwrap();
+    let mut child = run(&["--run-id", "killed"])
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
     let csv = data.path().join("killed/concurrency.csv");
     let t = Instant::now();
     while t.elapsed() < Duration::from_secs(30) {
@@ -238,7 +318,11 @@ fn smoke_concurrency_run_and_a_killed_run_resumes_without_duplicates() {
     child.kill().unwrap();
     child.wait().unwrap();
     let before = rows_of(&csv);
-    assert!(!before.is_empty() && before.len() < whole.len(), "killed after {} rows", before.len());
+    assert!(
+        !before.is_empty() && before.len() < whole.len(),
+        "killed after {} rows",
+        before.len()
+    );
     let st = run(&["--resume", "killed"]).status().unwrap();
     assert!(st.success());
     let after = rows_of(&csv);

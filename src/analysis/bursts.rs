@@ -22,7 +22,10 @@ struct Trial<'a> {
 }
 
 fn variant(r: &Row) -> String {
-    r.cell.split_once('/').map(|x| x.1.to_string()).unwrap_or_default()
+    r.cell
+        .split_once('/')
+        .map(|x| x.1.to_string())
+        .unwrap_or_default()
 }
 
 pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
@@ -30,7 +33,10 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
     let Some(rows) = ctx.read_csv::<Row>("bursts.csv")? else {
         return Ok((out, section("Not run.\n".into())));
     };
-    let hist = by_trial(ctx.read_csv::<History>("bursts-history.csv")?.unwrap_or_default());
+    let hist = by_trial(
+        ctx.read_csv::<History>("bursts-history.csv")?
+            .unwrap_or_default(),
+    );
     let trials: Vec<Trial> = rows
         .iter()
         .map(|r| {
@@ -40,7 +46,11 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
             let (n, _) = max_in_window(&times, r.window_ms as i64 * 1000);
             Trial {
                 row: r,
-                ratio: if h.is_empty() { f64::NAN } else { n as f64 / r.limit as f64 },
+                ratio: if h.is_empty() {
+                    f64::NAN
+                } else {
+                    n as f64 / r.limit as f64
+                },
                 span_2l_us: min_span(&times, 2 * r.limit as usize),
                 clock,
             }
@@ -60,14 +70,20 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
                     v.push(&t.row.strategy);
                 }
             }
-            c.iter().map(|(k, v)| format!("{k}: {}", v.join(", "))).collect::<Vec<_>>().join("; ")
+            c.iter()
+                .map(|(k, v)| format!("{k}: {}", v.join(", ")))
+                .collect::<Vec<_>>()
+                .join("; ")
         },
         ctx.manifest["seed"]
     );
     // Table: strategy x pattern variant, mean and max ratio.
     let mut cells: BTreeMap<(String, String), Vec<f64>> = BTreeMap::new();
     for t in &trials {
-        cells.entry((variant(t.row), t.row.strategy.clone())).or_default().push(t.ratio);
+        cells
+            .entry((variant(t.row), t.row.strategy.clone()))
+            .or_default()
+            .push(t.ratio);
     }
     let strategies: Vec<String> = {
         let mut v: Vec<String> = Vec::new();
@@ -99,7 +115,10 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
                 let mut row = vec![v.clone()];
                 for s in &strategies {
                     let x = cells.get(&(v.clone(), s.clone())).map(|x| Summary::of(x));
-                    row.push(x.map(|x| format!("{} ({})", f(x.mean, 2), f(x.max, 2))).unwrap_or_default());
+                    row.push(
+                        x.map(|x| format!("{} ({})", f(x.mean, 2), f(x.max, 2)))
+                            .unwrap_or_default(),
+                    );
                 }
                 row
             })
@@ -133,7 +152,11 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
                 values: strategies
                     .iter()
                     .map(|s| {
-                        let v: Vec<f64> = trials.iter().filter(|t| &t.row.pattern == p && &t.row.strategy == s).map(|t| t.ratio).collect();
+                        let v: Vec<f64> = trials
+                            .iter()
+                            .filter(|t| &t.row.pattern == p && &t.row.strategy == s)
+                            .map(|t| t.ratio)
+                            .collect();
                         Summary::of(&v).max
                     })
                     .collect(),
@@ -145,13 +168,24 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
     md += &format!("![A3 max in any window]({link})\n\n");
 
     let pick = |pattern: &str, strat: &dyn Fn(&str) -> bool| -> Vec<&Trial> {
-        trials.iter().filter(|t| (pattern.is_empty() || t.row.pattern == pattern) && strat(&t.row.strategy) && t.ratio.is_finite()).collect()
+        trials
+            .iter()
+            .filter(|t| {
+                (pattern.is_empty() || t.row.pattern == pattern)
+                    && strat(&t.row.strategy)
+                    && t.ratio.is_finite()
+            })
+            .collect()
     };
     // A3.1
     let fw = pick("straddle", &|s| s.starts_with("fixed-window"));
     if !fw.is_empty() {
         let s = Summary::of(&fw.iter().map(|t| t.ratio).collect::<Vec<_>>());
-        let spans: Vec<f64> = fw.iter().filter_map(|t| t.span_2l_us).map(|x| x as f64 / 1000.0).collect();
+        let spans: Vec<f64> = fw
+            .iter()
+            .filter_map(|t| t.span_2l_us)
+            .map(|x| x as f64 / 1000.0)
+            .collect();
         let by_lead: BTreeMap<String, Summary> = {
             let mut m: BTreeMap<String, Vec<f64>> = BTreeMap::new();
             for t in &fw {
@@ -186,7 +220,10 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
         out.push(Measured::new(
             "A3.2",
             vec![s.max],
-            format!("max {:.2}x (mean {:.2}, min {:.2}, n={})", s.max, s.mean, s.min, s.n),
+            format!(
+                "max {:.2}x (mean {:.2}, min {:.2}, n={})",
+                s.max, s.mean, s.min, s.n
+            ),
             "bursts.csv+history pattern=quiet-then-burst strategy=token-bucket",
         ));
     }
@@ -218,7 +255,15 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
         out.push(Measured::new(
             "A3.4",
             vec![s.max],
-            format!("max {:.2}x over {} trials of {} patterns", s.max, s.n, swl.iter().map(|t| &t.row.pattern).collect::<std::collections::BTreeSet<_>>().len()),
+            format!(
+                "max {:.2}x over {} trials of {} patterns",
+                s.max,
+                s.n,
+                swl.iter()
+                    .map(|t| &t.row.pattern)
+                    .collect::<std::collections::BTreeSet<_>>()
+                    .len()
+            ),
             "bursts.csv+history strategy=sliding-window-log, every pattern",
         ));
     }

@@ -37,7 +37,9 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
             (
                 e.to_string(),
                 count_rows(ctx, &format!("{e}.csv")),
-                ctx.manifest["experiments"][e]["seconds"].as_f64().unwrap_or(f64::NAN),
+                ctx.manifest["experiments"][e]["seconds"]
+                    .as_f64()
+                    .unwrap_or(f64::NAN),
             )
         })
         .collect();
@@ -73,7 +75,10 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
     md += &format!(
         "{} trials, {} cells, limit L={limit}, fresh key per trial; workers offer until L+2c are offered. seed {}.\n\n",
         rows.len(),
-        rows.iter().map(|r| &r.cell).collect::<std::collections::BTreeSet<_>>().len(),
+        rows.iter()
+            .map(|r| &r.cell)
+            .collect::<std::collections::BTreeSet<_>>()
+            .len(),
         ctx.manifest["seed"]
     );
     let errors: u64 = rows.iter().map(|r| r.errors).sum();
@@ -93,7 +98,10 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
             Measured::new(
                 "A1.1",
                 vec![s64.mean],
-                format!("mean {:.1}, worst {:.0} (min {:.0}, n={})", s64.mean, s64.max, s64.min, s64.n),
+                format!(
+                    "mean {:.1}, worst {:.0} (min {:.0}, n={})",
+                    s64.mean, s64.max, s64.min, s64.n
+                ),
                 "concurrency.csv strategy=check-then-act workers=64 target_rtt_ms=0",
             )
             .note(format!(
@@ -166,22 +174,34 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
             ]);
         }
         series.push(
-            Series::new(format!("measured, {} ms round trip", rtt as f64 / 1000.0), pts, Style::LinePoints)
-                .with_ranges(ranges),
+            Series::new(
+                format!("measured, {} ms round trip", rtt as f64 / 1000.0),
+                pts,
+                Style::LinePoints,
+            )
+            .with_ranges(ranges),
         );
     }
     if !by.is_empty() {
-        let ws: Vec<u64> = by.keys().map(|k| k.1).collect::<std::collections::BTreeSet<_>>().into_iter().collect();
+        let ws: Vec<u64> = by
+            .keys()
+            .map(|k| k.1)
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect();
         series.push(Series::new(
             "c*ceil(L/c) - L",
-            ws.iter().map(|c| (*c as f64, lockstep_overshoot(*c, limit) as f64)).collect(),
+            ws.iter()
+                .map(|c| (*c as f64, lockstep_overshoot(*c, limit) as f64))
+                .collect(),
             Style::Dashed,
         ));
         let (path, link) = ctx.figure("a1_2_overshoot_vs_workers.svg");
         xy_chart(
             &path,
             &Axes {
-                title: "A1.2 check-then-act overshoot vs workers (mean, min-max over trials)".into(),
+                title: "A1.2 check-then-act overshoot vs workers (mean, min-max over trials)"
+                    .into(),
                 x_label: "concurrent workers c".into(),
                 y_label: "admitted - L (requests)".into(),
                 x_log: true,
@@ -189,9 +209,21 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
             },
             &series,
         )?;
-        md += &format!("**A1.2** check-then-act overshoot per worker count and round trip, against c*ceil(L/c)-L:\n\n![A1.2]({link})\n\n");
+        md += &format!(
+            "**A1.2** check-then-act overshoot per worker count and round trip, against c*ceil(L/c)-L:\n\n![A1.2]({link})\n\n"
+        );
         md += &md_table(
-            &["target rtt ms", "measured rtt ms (median)", "workers", "mean over", "min", "max", "n", "formula", "mean - formula"],
+            &[
+                "target rtt ms",
+                "measured rtt ms (median)",
+                "workers",
+                "mean over",
+                "min",
+                "max",
+                "n",
+                "formula",
+                "mean - formula",
+            ],
             &table,
         );
         md += "\n";
@@ -200,7 +232,10 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
             .iter()
             .filter_map(|c| {
                 by.get(&(longest, *c)).map(|v| {
-                    (*c, (Summary::of(v).mean - lockstep_overshoot(*c, limit) as f64).abs())
+                    (
+                        *c,
+                        (Summary::of(v).mean - lockstep_overshoot(*c, limit) as f64).abs(),
+                    )
                 })
             })
             .collect();
@@ -225,23 +260,36 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
     // A3.0: atomic strategies exact.
     let mut per: BTreeMap<String, (usize, usize, f64, f64)> = BTreeMap::new();
     for r in &rows {
-        let e = per.entry(r.strategy.clone()).or_insert((0, 0, f64::MAX, f64::MIN));
+        let e = per
+            .entry(r.strategy.clone())
+            .or_insert((0, 0, f64::MAX, f64::MIN));
         e.0 += 1;
         e.1 += usize::from(r.admitted != r.limit || r.errors > 0);
         e.2 = e.2.min(r.admitted as f64);
         e.3 = e.3.max(r.admitted as f64);
     }
     let atomic: Vec<&Row> = rows.iter().filter(|r| r.atomic_design).collect();
-    let not_exact = atomic.iter().filter(|r| r.admitted != r.limit || r.errors > 0).count();
+    let not_exact = atomic
+        .iter()
+        .filter(|r| r.admitted != r.limit || r.errors > 0)
+        .count();
     md += "Admitted per strategy (all worker counts and round trips; `atomic` = design promises exactness):\n\n";
     md += &md_table(
-        &["strategy", "atomic", "trials", "trials not exactly L", "min admitted", "max admitted"],
-        &per
-            .iter()
+        &[
+            "strategy",
+            "atomic",
+            "trials",
+            "trials not exactly L",
+            "min admitted",
+            "max admitted",
+        ],
+        &per.iter()
             .map(|(s, e)| {
                 vec![
                     s.clone(),
-                    rows.iter().any(|r| &r.strategy == s && r.atomic_design).to_string(),
+                    rows.iter()
+                        .any(|r| &r.strategy == s && r.atomic_design)
+                        .to_string(),
                     e.0.to_string(),
                     e.1.to_string(),
                     f(e.2, 0),

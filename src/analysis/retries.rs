@@ -37,21 +37,33 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
     let mut base: BTreeMap<i64, Vec<&Row>> = BTreeMap::new();
     for r in &rows {
         match (r.retry_budget, r.backoff_us, r.budget_includes_first) {
-            (Some(b), Some(bo), Some(fi)) => by.entry((bo, fi, rtt_key(r.target_rtt_ms), b)).or_default().push(r),
+            (Some(b), Some(bo), Some(fi)) => by
+                .entry((bo, fi, rtt_key(r.target_rtt_ms), b))
+                .or_default()
+                .push(r),
             _ => base.entry(rtt_key(r.target_rtt_ms)).or_default().push(r),
         }
     }
-    let mean = |v: &[&Row], g: fn(&Row) -> f64| Summary::of(&v.iter().map(|r| g(r)).collect::<Vec<_>>());
+    let mean =
+        |v: &[&Row], g: fn(&Row) -> f64| Summary::of(&v.iter().map(|r| g(r)).collect::<Vec<_>>());
     let mut table = Vec::new();
     for ((bo, fi, rtt, b), v) in &by {
         let a = mean(v, |r| r.admitted as f64);
         let w = mean(v, |r| r.wall_ms);
-        let lua = base.get(rtt).map(|l| mean(l, |r| r.wall_ms).mean).unwrap_or(f64::NAN);
+        let lua = base
+            .get(rtt)
+            .map(|l| mean(l, |r| r.wall_ms).mean)
+            .unwrap_or(f64::NAN);
         table.push(vec![
             f(*rtt as f64 / 1000.0, 1),
             f(mean(v, |r| r.rtt_median_us).mean / 1000.0, 2),
             bo.to_string(),
-            if *fi { "first try counted" } else { "retries only" }.into(),
+            if *fi {
+                "first try counted"
+            } else {
+                "retries only"
+            }
+            .into(),
             b.to_string(),
             a.show(1),
             f(mean(v, |r| r.refused_by_retries as f64).mean, 1),
@@ -62,13 +74,31 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
     }
     md += "WATCH/MULTI per round trip, backoff, budget counting and retry budget (admitted: mean (min, max, n); wall per trial; slowdown = wall / Lua fixed window's wall at the same round trip):\n\n";
     md += &md_table(
-        &["rtt ms", "measured rtt ms", "backoff us", "budget", "retry budget", "admitted", "refused (retries)", "aborts", "wall ms", "x Lua"],
+        &[
+            "rtt ms",
+            "measured rtt ms",
+            "backoff us",
+            "budget",
+            "retry budget",
+            "admitted",
+            "refused (retries)",
+            "aborts",
+            "wall ms",
+            "x Lua",
+        ],
         &table,
     );
     md += "\nLua fixed window on the same trials: ";
     md += &base
         .iter()
-        .map(|(rtt, v)| format!("{} ms: admitted {}, wall {} ms", *rtt as f64 / 1000.0, mean(v, |r| r.admitted as f64).show(1), f(mean(v, |r| r.wall_ms).mean, 1)))
+        .map(|(rtt, v)| {
+            format!(
+                "{} ms: admitted {}, wall {} ms",
+                *rtt as f64 / 1000.0,
+                mean(v, |r| r.admitted as f64).show(1),
+                f(mean(v, |r| r.wall_ms).mean, 1)
+            )
+        })
         .collect::<Vec<_>>()
         .join("; ");
     md += "\n\n";
@@ -77,17 +107,29 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
     let mut series: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
     let mut ranges: BTreeMap<String, Vec<(f64, f64, f64)>> = BTreeMap::new();
     for ((bo, fi, rtt, b), v) in &by {
-        let name = format!("{} ms, backoff {bo} us{}", *rtt as f64 / 1000.0, if *fi { ", first counted" } else { "" });
+        let name = format!(
+            "{} ms, backoff {bo} us{}",
+            *rtt as f64 / 1000.0,
+            if *fi { ", first counted" } else { "" }
+        );
         let a = mean(v, |r| r.admitted as f64);
-        series.entry(name.clone()).or_default().push((*b as f64, a.mean));
-        ranges.entry(name).or_default().push((*b as f64, a.min, a.max));
+        series
+            .entry(name.clone())
+            .or_default()
+            .push((*b as f64, a.mean));
+        ranges
+            .entry(name)
+            .or_default()
+            .push((*b as f64, a.min, a.max));
     }
     if !series.is_empty() {
         let (path, link) = ctx.figure("a2_watch_admitted_vs_budget.svg");
         xy_chart(
             &path,
             &Axes {
-                title: format!("A2.1/A2.2 WATCH/MULTI admitted of {limit} vs retry budget, {workers} workers"),
+                title: format!(
+                    "A2.1/A2.2 WATCH/MULTI admitted of {limit} vs retry budget, {workers} workers"
+                ),
                 x_label: "retry budget".into(),
                 y_label: "admitted (mean, min-max)".into(),
                 x_log: true,
@@ -95,7 +137,10 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
             },
             &series
                 .iter()
-                .map(|(n, p)| Series::new(n.clone(), p.clone(), Style::LinePoints).with_ranges(ranges[n].clone()))
+                .map(|(n, p)| {
+                    Series::new(n.clone(), p.clone(), Style::LinePoints)
+                        .with_ranges(ranges[n].clone())
+                })
                 .collect::<Vec<_>>(),
         )?;
         md += &format!("![A2 admitted vs budget]({link})\n\n");
@@ -114,8 +159,17 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
             let c = ctx.claim("A2.1");
             let within: Vec<String> = at
                 .iter()
-                .filter(|(_, s)| c.map(|c| (s.mean - c.published.at(0)).abs() <= c.tolerance.at(0)).unwrap_or(false))
-                .map(|(k, _)| format!("backoff {} us/{}", k.0, if k.1 { "first counted" } else { "retries only" }))
+                .filter(|(_, s)| {
+                    c.map(|c| (s.mean - c.published.at(0)).abs() <= c.tolerance.at(0))
+                        .unwrap_or(false)
+                })
+                .map(|(k, _)| {
+                    format!(
+                        "backoff {} us/{}",
+                        k.0,
+                        if k.1 { "first counted" } else { "retries only" }
+                    )
+                })
                 .collect();
             out.push(
                 Measured::new(
@@ -125,15 +179,27 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
                         "{} (backoff 0, budget = retries); all settings: {}",
                         s.show(1),
                         at.iter()
-                            .map(|(k, s)| format!("bo{}/{}: {:.1}", k.0, if k.1 { "first" } else { "retries" }, s.mean))
+                            .map(|(k, s)| format!(
+                                "bo{}/{}: {:.1}",
+                                k.0,
+                                if k.1 { "first" } else { "retries" },
+                                s.mean
+                            ))
                             .collect::<Vec<_>>()
                             .join(", ")
                     ),
-                    format!("retries.csv strategy=watch-multi retry_budget=10 target_rtt_ms={}", lr as f64 / 1000.0),
+                    format!(
+                        "retries.csv strategy=watch-multi retry_budget=10 target_rtt_ms={}",
+                        lr as f64 / 1000.0
+                    ),
                 )
                 .note(format!(
                     "settings within the claim's tolerance: {}",
-                    if within.is_empty() { "none".into() } else { within.join(", ") }
+                    if within.is_empty() {
+                        "none".into()
+                    } else {
+                        within.join(", ")
+                    }
                 )),
             );
         }
@@ -150,7 +216,10 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
         n1000 += v.len();
         if *bo == 0 && !*fi {
             if let Some(l) = base.get(rtt) {
-                ratios.push((*rtt, mean(v, |r| r.wall_ms).mean / mean(l, |r| r.wall_ms).mean));
+                ratios.push((
+                    *rtt,
+                    mean(v, |r| r.wall_ms).mean / mean(l, |r| r.wall_ms).mean,
+                ));
             }
         }
     }
@@ -170,9 +239,17 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
         );
     }
     // A2.3: never over the limit (retries + concurrency trials).
-    let mut over: Vec<i64> = rows.iter().filter(|r| r.strategy == WATCH).map(|r| r.admitted as i64 - r.limit as i64).collect();
+    let mut over: Vec<i64> = rows
+        .iter()
+        .filter(|r| r.strategy == WATCH)
+        .map(|r| r.admitted as i64 - r.limit as i64)
+        .collect();
     if let Some(c) = ctx.read_csv::<crate::experiments::concurrency::Row>("concurrency.csv")? {
-        over.extend(c.iter().filter(|r| r.strategy == WATCH).map(|r| r.over_admitted));
+        over.extend(
+            c.iter()
+                .filter(|r| r.strategy == WATCH)
+                .map(|r| r.over_admitted),
+        );
     }
     if !over.is_empty() {
         let m = *over.iter().max().unwrap();

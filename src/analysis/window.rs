@@ -76,7 +76,9 @@ pub fn min_span(times: &[i64], k: usize) -> Option<i64> {
     if k == 0 || times.len() < k {
         return None;
     }
-    (0..=times.len() - k).map(|i| times[i + k - 1] - times[i]).min()
+    (0..=times.len() - k)
+        .map(|i| times[i + k - 1] - times[i])
+        .min()
 }
 
 /// How many of `arrivals` (sorted, us) an ideal token bucket admits: it
@@ -106,7 +108,10 @@ mod tests {
         assert_eq!(max_in_window(&[], 1000), (0, None));
         assert_eq!(max_in_window(&[0, 1000], 1000).0, 1);
         assert_eq!(max_in_window(&[0, 999], 1000).0, 2);
-        assert_eq!(max_in_window(&[0, 500, 999, 1499, 1500], 1000), (3, Some(500)));
+        assert_eq!(
+            max_in_window(&[0, 500, 999, 1499, 1500], 1000),
+            (3, Some(500))
+        );
     }
 
     #[test]
@@ -124,7 +129,11 @@ mod tests {
 
 /// A markdown table (study A's report sections share it).
 pub fn md_table(headers: &[&str], rows: &[Vec<String>]) -> String {
-    let mut s = format!("| {} |\n|{}\n", headers.join(" | "), "---|".repeat(headers.len()));
+    let mut s = format!(
+        "| {} |\n|{}\n",
+        headers.join(" | "),
+        "---|".repeat(headers.len())
+    );
     for r in rows {
         s += &format!("| {} |\n", r.join(" | "));
     }

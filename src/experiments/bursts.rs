@@ -19,7 +19,7 @@
 //! Where in the window a burst lands is not stated by the study, so
 //! `lead_ms` and `phase_ms` are swept. Strategies run side by side (one
 //! driver pool and one key each) on the same arrival times, unless
-//! `parallel = false`.
+//! `parallel = false` or the pattern is in `sequential_patterns`.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -55,6 +55,9 @@ struct Params {
     /// Driver pool per strategy (requests in flight at most).
     drivers: usize,
     parallel: bool,
+    /// Patterns whose strategies run one at a time even when `parallel`
+    /// (straddle: so that each burst of L leaves within a few ms).
+    sequential_patterns: Vec<String>,
     straddle_lead_ms: Vec<f64>,
     straddle_after_ms: f64,
     phases_ms: Vec<f64>,
@@ -109,7 +112,15 @@ impl Variant {
     fn label(&self) -> String {
         let mut s = self.pattern.clone();
         if let Some(p) = self.phase_ms {
-            s += &format!("/{}{}", if self.pattern == "straddle" { "lead" } else { "phase" }, common::ms_label(p));
+            s += &format!(
+                "/{}{}",
+                if self.pattern == "straddle" {
+                    "lead"
+                } else {
+                    "phase"
+                },
+                common::ms_label(p)
+            );
         }
         if let Some(r) = self.rate_x {
             s += &format!("/x{}", common::ms_label(r));
@@ -138,7 +149,9 @@ fn variants(p: &Params) -> Result<Vec<Variant>> {
                     v.extend(p.phases_ms.iter().map(|ph| mk(pat, Some(*ph), Some(*r))));
                 }
             }
-            "steady" | "poisson" => v.extend(p.steady_rates.iter().map(|r| mk(pat, None, Some(*r)))),
+            "steady" | "poisson" => {
+                v.extend(p.steady_rates.iter().map(|r| mk(pat, None, Some(*r))))
+            }
             other => {
                 return Err(Error::Other(format!(
                     "bursts: unknown pattern `{other}` (straddle, quiet-then-burst, burst-then-sustained, steady, poisson)"
@@ -182,7 +195,12 @@ fn schedule_of(
         }
         "quiet-then-burst" => {
             let warm = schedule::steady(per_s, start, ms(p.warm_ms), "");
-            let b = next_boundary(tc, offset_us, p.window_ms, ms(p.warm_ms + p.quiet_ms) + 50_000);
+            let b = next_boundary(
+                tc,
+                offset_us,
+                p.window_ms,
+                ms(p.warm_ms + p.quiet_ms) + 50_000,
+            );
             let at = b + ms(v.phase_ms.unwrap_or(0.0));
             let flood = schedule::steady(per_s * v.rate_x.unwrap_or(1.0), at, ms(p.flood_ms), "");
             (schedule::merge(vec![warm, flood]), Some(b))
@@ -205,7 +223,13 @@ fn schedule_of(
             None,
         ),
         _ => (
-            schedule::poisson(per_s * v.rate_x.unwrap_or(1.0), start, ms(p.steady_ms), "", rng),
+            schedule::poisson(
+                per_s * v.rate_x.unwrap_or(1.0),
+                start,
+                ms(p.steady_ms),
+                "",
+                rng,
+            ),
             None,
         ),
     }
@@ -217,14 +241,14 @@ async fn run(ctx: &RunContext) -> Result<()> {
     let variants = variants(&p)?;
     let fleet = common::server(ctx, p.pin_redis_cpu).await?;
     let mut log = ctx.trial_log(&["history"])?;
-    let mut progress =
-        ctx.progress(variants.len() as u64 * p.reps * strategies.len() as u64);
+    let mut progress = ctx.progress(variants.len() as u64 * p.reps * strategies.len() as u64);
     let limit = Limit::per_window(p.limit, p.window_ms);
     let mut pools: BTreeMap<String, Vec<Driver>> = BTreeMap::new();
     for name in &strategies {
         let s = ctx.build_strategy(name, &Options::default())?;
         common::prepare(&fleet, &s).await?;
-        let d = common::drivers(fleet.primary_addr(), &s, &vec![Clock::default(); p.drivers]).await?;
+        let d =
+            common::drivers(fleet.primary_addr(), &s, &vec![Clock::default(); p.drivers]).await?;
         pools.insert(name.clone(), d);
     }
     let mut clock_conn = fleet.conn().await?;
@@ -237,11 +261,12 @@ async fn run(ctx: &RunContext) -> Result<()> {
                 .collect();
             progress.skip((strategies.len() - todo.len()) as u64);
             // Side by side, or one strategy at a time.
-            let batches: Vec<Vec<String>> = if p.parallel {
-                vec![todo.clone()]
-            } else {
-                todo.iter().map(|s| vec![s.clone()]).collect()
-            };
+            let batches: Vec<Vec<String>> =
+                if p.parallel && !p.sequential_patterns.contains(&v.pattern) {
+                    vec![todo.clone()]
+                } else {
+                    todo.iter().map(|s| vec![s.clone()]).collect()
+                };
             for batch in batches.into_iter().filter(|b| !b.is_empty()) {
                 let seed = common::trial_seed(ctx.seed, &v.label(), rep);
                 let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
@@ -284,7 +309,10 @@ async fn run(ctx: &RunContext) -> Result<()> {
                         .filter(|h| h.admitted)
                         .all(|h| h.redis_time_us.is_some());
                     let ach = schedule::achieved(
-                        &events.iter().map(|e| (e.intended_us, e.sent_us)).collect::<Vec<_>>(),
+                        &events
+                            .iter()
+                            .map(|e| (e.intended_us, e.sent_us))
+                            .collect::<Vec<_>>(),
                     );
                     log.side::<HistoryRow>("history", &hist)?;
                     let row = Row {

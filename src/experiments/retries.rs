@@ -152,7 +152,10 @@ async fn run(ctx: &RunContext) -> Result<()> {
                 common::ms_label(cell.rtt_ms),
                 serde_json::json!({"calibration": r.calibration, "one_way_us": r.one_way_us()}),
             );
-            ctx.note("round_trips", serde_json::Value::Object(calibrations.clone()))?;
+            ctx.note(
+                "round_trips",
+                serde_json::Value::Object(calibrations.clone()),
+            )?;
             rt = Some(r);
         }
         let r = rt.as_ref().unwrap();

@@ -8,8 +8,9 @@
 //! computed offline by the analysis from the recorded send times
 //! (`skew-history.csv`), so the rows carry only what was measured.
 //!
-//! How many servers there are, and whether their offsets are evenly spread
-//! or random, is not stated by the study: `servers` and `clocks` are swept.
+//! How many servers there are, whether their offsets are evenly spread or
+//! random, and how long the load lasts are not stated by the study:
+//! `servers`, `clocks` and `durations_ms` are swept.
 
 use std::sync::Arc;
 
@@ -39,6 +40,16 @@ struct Params {
     strategies: Vec<String>,
     capacity: u64,
     rate_per_s: f64,
+    /// Each grid is swept in full; together they make the settings (so a
+    /// costly long run can be limited to the settings that need it).
+    grids: Vec<Grid>,
+    reps: u64,
+    pin_redis_cpu: Option<usize>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Grid {
     skews_ms: Vec<f64>,
     servers: Vec<usize>,
     /// `spread` (evenly over [-S, +S]) or `random` (uniform, seeded).
@@ -47,9 +58,9 @@ struct Params {
     loads: Vec<f64>,
     /// `poisson` or `steady`.
     arrivals: Vec<String>,
-    duration_ms: f64,
-    reps: u64,
-    pin_redis_cpu: Option<usize>,
+    /// How long the arrivals last: the bucket starts full, so short trials
+    /// are dominated by the first `capacity` requests.
+    durations_ms: Vec<f64>,
 }
 
 #[derive(Debug, Serialize, Deserialize, Clone)]
@@ -83,17 +94,19 @@ struct Setting {
     clocks: String,
     load: f64,
     arrivals: String,
+    duration_ms: f64,
 }
 
 impl Setting {
     fn label(&self) -> String {
         format!(
-            "S{}/W{}/{}/x{}/{}",
+            "S{}/W{}/{}/x{}/{}/T{}",
             common::ms_label(self.skew_ms),
             self.servers,
             self.clocks,
             common::ms_label(self.load),
-            self.arrivals
+            self.arrivals,
+            common::ms_label(self.duration_ms)
         )
     }
 }
@@ -101,24 +114,34 @@ impl Setting {
 async fn run(ctx: &RunContext) -> Result<()> {
     let p: Params = ctx.params()?;
     let strategies = ctx.strategies(&p.strategies);
-    let mut settings = Vec::new();
-    for a in &p.arrivals {
-        for c in &p.clocks {
-            if !["spread", "random"].contains(&c.as_str()) || !["poisson", "steady"].contains(&a.as_str()) {
-                return Err(Error::Other(format!(
-                    "skew: clocks must be spread|random and arrivals poisson|steady (got {c}, {a})"
-                )));
-            }
-            for &w in &p.servers {
-                for &load in &p.loads {
-                    for &s in &p.skews_ms {
-                        settings.push(Setting {
-                            skew_ms: s,
-                            servers: w,
-                            clocks: c.clone(),
-                            load,
-                            arrivals: a.clone(),
-                        });
+    let mut settings: Vec<Setting> = Vec::new();
+    for g in &p.grids {
+        for a in &g.arrivals {
+            for c in &g.clocks {
+                if !["spread", "random"].contains(&c.as_str())
+                    || !["poisson", "steady"].contains(&a.as_str())
+                {
+                    return Err(Error::Other(format!(
+                        "skew: clocks must be spread|random and arrivals poisson|steady (got {c}, {a})"
+                    )));
+                }
+                for &d in &g.durations_ms {
+                    for &w in &g.servers {
+                        for &load in &g.loads {
+                            for &s in &g.skews_ms {
+                                let st = Setting {
+                                    skew_ms: s,
+                                    servers: w,
+                                    clocks: c.clone(),
+                                    load,
+                                    arrivals: a.clone(),
+                                    duration_ms: d,
+                                };
+                                if !settings.iter().any(|x| x.label() == st.label()) {
+                                    settings.push(st);
+                                }
+                            }
+                        }
                     }
                 }
             }
@@ -130,7 +153,10 @@ async fn run(ctx: &RunContext) -> Result<()> {
     let limit = Limit::bucket(p.capacity, p.rate_per_s);
     let built: Vec<_> = strategies
         .iter()
-        .map(|n| ctx.build_strategy(n, &Options::default()).map(|s| (n.clone(), s)))
+        .map(|n| {
+            ctx.build_strategy(n, &Options::default())
+                .map(|s| (n.clone(), s))
+        })
         .collect::<Result<_>>()?;
     for (_, s) in &built {
         common::prepare(&fleet, s).await?;
@@ -155,7 +181,7 @@ async fn run(ctx: &RunContext) -> Result<()> {
                 Clock::random(st.servers, spread_us, &mut rng)
             };
             let rate = p.rate_per_s * st.load;
-            let dur = (p.duration_ms * 1000.0) as i64;
+            let dur = (st.duration_ms * 1000.0) as i64;
             let times = if st.arrivals == "steady" {
                 schedule::steady(rate, 50_000, dur, "")
             } else {
@@ -202,9 +228,15 @@ async fn run(ctx: &RunContext) -> Result<()> {
                     .map_err(|e| Error::Other(format!("skew: load task failed: {e}")))??;
                 let n = common::count(&events);
                 let ach = schedule::achieved(
-                    &events.iter().map(|e| (e.intended_us, e.sent_us)).collect::<Vec<_>>(),
+                    &events
+                        .iter()
+                        .map(|e| (e.intended_us, e.sent_us))
+                        .collect::<Vec<_>>(),
                 );
-                log.side::<HistoryRow>("history", &common::history_rows(&cell, rep, &name, &events))?;
+                log.side::<HistoryRow>(
+                    "history",
+                    &common::history_rows(&cell, rep, &name, &events),
+                )?;
                 let row = Row {
                     cell: cell.clone(),
                     trial: rep,
@@ -222,7 +254,7 @@ async fn run(ctx: &RunContext) -> Result<()> {
                     arrivals: st.arrivals.clone(),
                     capacity: p.capacity,
                     rate_per_s: p.rate_per_s,
-                    duration_ms: p.duration_ms,
+                    duration_ms: st.duration_ms,
                     offered: n.offered,
                     admitted: n.admitted,
                     errors: n.errors,

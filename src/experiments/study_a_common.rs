@@ -60,7 +60,10 @@ impl RoundTrip {
         }
         let proxy = DelayProxy::start(redis)?;
         let calibration = proxy
-            .calibrate(Duration::from_secs_f64(target_ms / 1000.0), calibrate_samples)
+            .calibrate(
+                Duration::from_secs_f64(target_ms / 1000.0),
+                calibrate_samples,
+            )
             .await?;
         Ok(RoundTrip {
             target_ms,
@@ -97,7 +100,11 @@ pub async fn measure_rtt(addr: SocketAddr, samples: u32) -> Result<RttStats> {
 }
 
 /// One driver per clock, each on its own connection to `addr`.
-pub async fn drivers(addr: SocketAddr, s: &Arc<dyn Strategy>, clocks: &[Clock]) -> Result<Vec<Driver>> {
+pub async fn drivers(
+    addr: SocketAddr,
+    s: &Arc<dyn Strategy>,
+    clocks: &[Clock],
+) -> Result<Vec<Driver>> {
     let mut v = Vec::with_capacity(clocks.len());
     for (i, c) in clocks.iter().enumerate() {
         let conn = Conn::connect(addr).await?;
