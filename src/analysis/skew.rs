@@ -169,8 +169,8 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
     }
     // A4.2: skew 1 s near the limit, caller clock % of ideal. The bucket
     // starts full, so the first `capacity` requests pass whatever the clocks;
-    // the value is taken from the longest runs (closest to the steady drain),
-    // and every duration is listed.
+    // the value is taken from the longest runs (the least weight on that
+    // start), and every run length is listed.
     let near =
         |r: &Row| r.strategy == CALLER && (r.skew_ms - 1000.0).abs() < 1e-9 && r.load_x < 2.0;
     let longest = rows
@@ -204,7 +204,7 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
                 "skew.csv strategy=token-bucket-caller-clock skew_ms=1000 load_x<2, longest duration_ms; ideal from skew-history.csv",
             )
             .note(format!(
-                "the bucket starts full, so the share falls with the run length; per setting: {}",
+                "run lengths are listed because the bucket starts full (its first capacity requests pass whatever the clocks); per setting: {}",
                 per.iter().map(|(k, v)| format!("{k}: {:.1}%", Summary::of(v).mean)).collect::<Vec<_>>().join(", ")
             )),
         );

@@ -10,7 +10,8 @@
 //!
 //! How many servers there are, whether their offsets are evenly spread or
 //! random, and how long the load lasts are not stated by the study:
-//! `servers`, `clocks` and `durations_ms` are swept.
+//! `servers`, `clocks`, `durations_ms` and `assign` (random or
+//! round-robin servers) are swept.
 
 use std::sync::Arc;
 
@@ -61,6 +62,9 @@ struct Grid {
     /// How long the arrivals last: the bucket starts full, so short trials
     /// are dominated by the first `capacity` requests.
     durations_ms: Vec<f64>,
+    /// Which server sends an arrival: `random` (seeded) or `round-robin`.
+    /// Absent: random.
+    assign: Option<Vec<String>>,
 }
 
 #[derive(Debug, Serialize, Deserialize, Clone)]
@@ -76,6 +80,8 @@ pub struct Row {
     pub offsets_us: String,
     pub load_x: f64,
     pub arrivals: String,
+    /// `random` or `round-robin`: which server sends each arrival.
+    pub assign: String,
     pub capacity: u64,
     pub rate_per_s: f64,
     pub duration_ms: f64,
@@ -95,18 +101,20 @@ struct Setting {
     load: f64,
     arrivals: String,
     duration_ms: f64,
+    assign: String,
 }
 
 impl Setting {
     fn label(&self) -> String {
         format!(
-            "S{}/W{}/{}/x{}/{}/T{}",
+            "S{}/W{}/{}/x{}/{}/T{}{}",
             common::ms_label(self.skew_ms),
             self.servers,
             self.clocks,
             common::ms_label(self.load),
             self.arrivals,
-            common::ms_label(self.duration_ms)
+            common::ms_label(self.duration_ms),
+            if self.assign == "random" { "" } else { "/rr" }
         )
     }
 }
@@ -125,7 +133,17 @@ async fn run(ctx: &RunContext) -> Result<()> {
                         "skew: clocks must be spread|random and arrivals poisson|steady (got {c}, {a})"
                     )));
                 }
-                for &d in &g.durations_ms {
+                let assigns = g.assign.clone().unwrap_or_else(|| vec!["random".into()]);
+                for (d, asg) in g
+                    .durations_ms
+                    .iter()
+                    .flat_map(|d| assigns.iter().map(move |a| (*d, a.clone())))
+                {
+                    if !["random", "round-robin"].contains(&asg.as_str()) {
+                        return Err(Error::Other(format!(
+                            "skew: assign must be random|round-robin (got {asg})"
+                        )));
+                    }
                     for &w in &g.servers {
                         for &load in &g.loads {
                             for &s in &g.skews_ms {
@@ -136,6 +154,7 @@ async fn run(ctx: &RunContext) -> Result<()> {
                                     load,
                                     arrivals: a.clone(),
                                     duration_ms: d,
+                                    assign: asg.clone(),
                                 };
                                 if !settings.iter().any(|x| x.label() == st.label()) {
                                     settings.push(st);
@@ -188,9 +207,14 @@ async fn run(ctx: &RunContext) -> Result<()> {
                 schedule::poisson(rate, 50_000, dur, "", &mut rng)
             };
             let assign: Arc<Vec<u32>> = Arc::new(
-                times
-                    .iter()
-                    .map(|_| rng.random_range(0..st.servers as u32))
+                (0..times.len())
+                    .map(|k| {
+                        if st.assign == "round-robin" {
+                            (k % st.servers) as u32
+                        } else {
+                            rng.random_range(0..st.servers as u32)
+                        }
+                    })
                     .collect(),
             );
             let mut pools = Vec::new();
@@ -252,6 +276,7 @@ async fn run(ctx: &RunContext) -> Result<()> {
                         .join(";"),
                     load_x: st.load,
                     arrivals: st.arrivals.clone(),
+                    assign: st.assign.clone(),
                     capacity: p.capacity,
                     rate_per_s: p.rate_per_s,
                     duration_ms: st.duration_ms,
