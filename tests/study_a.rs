@@ -32,6 +32,7 @@ async fn server() -> Fleet {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[allow(clippy::await_holding_lock)] // on purpose: the timing test runs alone
 async fn proxy_round_trip_is_accurate_alone_and_at_64_connections() {
     let _turn = HEAVY.lock().unwrap_or_else(|e| e.into_inner());
     let fleet = server().await;

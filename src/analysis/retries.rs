@@ -214,13 +214,11 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
         }
         exact &= v.iter().all(|r| r.admitted == r.limit);
         n1000 += v.len();
-        if *bo == 0 && !*fi {
-            if let Some(l) = base.get(rtt) {
-                ratios.push((
-                    *rtt,
-                    mean(v, |r| r.wall_ms).mean / mean(l, |r| r.wall_ms).mean,
-                ));
-            }
+        if let (true, Some(l)) = (*bo == 0 && !*fi, base.get(rtt)) {
+            ratios.push((
+                *rtt,
+                mean(v, |r| r.wall_ms).mean / mean(l, |r| r.wall_ms).mean,
+            ));
         }
     }
     if !ratios.is_empty() {

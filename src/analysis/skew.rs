@@ -75,7 +75,9 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
         }
     }
     // Table per setting: % of ideal for each, and caller vs redis.
-    let mut by_setting: BTreeMap<String, (Vec<f64>, Vec<f64>, Vec<f64>, usize)> = BTreeMap::new();
+    // setting -> (caller % of ideal, Redis % of ideal, |caller - Redis| %, a row index)
+    type PerSetting = (Vec<f64>, Vec<f64>, Vec<f64>, usize);
+    let mut by_setting: BTreeMap<String, PerSetting> = BTreeMap::new();
     for ((s, _), p) in &pairs {
         let e = by_setting
             .entry(s.clone())

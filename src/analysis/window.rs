@@ -99,34 +99,6 @@ pub fn ideal_bucket(arrivals: &[i64], capacity: f64, rate_per_s: f64) -> u64 {
     admitted
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn window_edges_are_half_open() {
-        assert_eq!(max_in_window(&[], 1000), (0, None));
-        assert_eq!(max_in_window(&[0, 1000], 1000).0, 1);
-        assert_eq!(max_in_window(&[0, 999], 1000).0, 2);
-        assert_eq!(
-            max_in_window(&[0, 500, 999, 1499, 1500], 1000),
-            (3, Some(500))
-        );
-    }
-
-    #[test]
-    fn ideal_bucket_refills_and_caps() {
-        // 150 at once: 100 pass. 1 s later the bucket is full again.
-        let mut t = vec![0; 150];
-        t.extend(vec![1_000_000; 150]);
-        assert_eq!(ideal_bucket(&t, 100.0, 100.0), 200);
-        // Steady at the refill rate never runs dry.
-        let s: Vec<i64> = (0..300).map(|i| i * 10_000).collect();
-        assert_eq!(ideal_bucket(&s, 100.0, 100.0), 300);
-        assert_eq!(min_span(&[0, 5, 9, 100], 3), Some(9));
-    }
-}
-
 /// A markdown table (study A's report sections share it).
 pub fn md_table(headers: &[&str], rows: &[Vec<String>]) -> String {
     let mut s = format!(
@@ -146,5 +118,34 @@ pub fn f(x: f64, d: usize) -> String {
         format!("{x:.d$}")
     } else {
         "n/a".into()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn window_edges_are_half_open() {
+        assert_eq!(max_in_window(&[], 1000), (0, None));
+        assert_eq!(max_in_window(&[0, 1000], 1000).0, 1);
+        assert_eq!(max_in_window(&[0, 999], 1000).0, 2);
+        assert_eq!(max_in_window(&[0, 1000, 1200, 1900], 1000), (3, Some(1000)));
+        assert_eq!(
+            max_in_window(&[0, 500, 999, 1499, 1500], 1000),
+            (3, Some(0))
+        );
+    }
+
+    #[test]
+    fn ideal_bucket_refills_and_caps() {
+        // 150 at once: 100 pass. 1 s later the bucket is full again.
+        let mut t = vec![0; 150];
+        t.extend(vec![1_000_000; 150]);
+        assert_eq!(ideal_bucket(&t, 100.0, 100.0), 200);
+        // Steady at the refill rate never runs dry.
+        let s: Vec<i64> = (0..300).map(|i| i * 10_000).collect();
+        assert_eq!(ideal_bucket(&s, 100.0, 100.0), 300);
+        assert_eq!(min_span(&[0, 5, 9, 100], 3), Some(9));
     }
 }

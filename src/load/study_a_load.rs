@@ -37,12 +37,12 @@ pub async fn open_loop_on(
     tc: TrialClock,
 ) -> Result<(Vec<Event>, Vec<Driver>)> {
     let n = drivers.len();
-    if let Assign::Fixed(a) = &assign {
-        if a.len() != arrivals.len() || a.iter().any(|w| *w as usize >= n) {
-            return Err(Error::Other(
-                "open_loop_on: the assignment must name a driver for every arrival".into(),
-            ));
-        }
+    if let Assign::Fixed(a) = &assign
+        && (a.len() != arrivals.len() || a.iter().any(|w| *w as usize >= n))
+    {
+        return Err(Error::Other(
+            "open_loop_on: the assignment must name a driver for every arrival".into(),
+        ));
     }
     let next = Arc::new(AtomicU64::new(0));
     let mut tasks = Vec::with_capacity(n);
