@@ -14,6 +14,7 @@
 //! reports what was actually achieved; experiments record the measured
 //! values, never the configured ones.
 
+use std::collections::HashMap;
 use std::io::{Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -27,8 +28,10 @@ struct Shared {
     /// Delay added to each direction, nanoseconds.
     one_way_ns: AtomicU64,
     stop: AtomicBool,
-    /// Every socket we hold, to shut them down on drop.
-    sockets: Mutex<Vec<TcpStream>>,
+    /// The sockets of every open connection (by connection number), to shut
+    /// them down on drop; a connection's entry goes when both its directions
+    /// have ended, so a long-lived proxy does not accumulate descriptors.
+    sockets: Mutex<HashMap<u64, [TcpStream; 2]>>,
     connections: AtomicU64,
 }
 
@@ -107,7 +110,7 @@ impl DelayProxy {
         let shared = Arc::new(Shared {
             one_way_ns: AtomicU64::new(0),
             stop: AtomicBool::new(false),
-            sockets: Mutex::new(Vec::new()),
+            sockets: Mutex::new(HashMap::new()),
             connections: AtomicU64::new(0),
         });
         let s2 = shared.clone();
@@ -122,16 +125,29 @@ impl DelayProxy {
                         };
                         client.set_nodelay(true).ok();
                         server.set_nodelay(true).ok();
-                        s2.connections.fetch_add(1, Ordering::Relaxed);
-                        let (c2, sv2) = (client.try_clone().unwrap(), server.try_clone().unwrap());
-                        {
-                            let mut socks = s2.sockets.lock().unwrap();
-                            socks.push(client.try_clone().unwrap());
-                            socks.push(server.try_clone().unwrap());
+                        let id = s2.connections.fetch_add(1, Ordering::Relaxed);
+                        let (Ok(c2), Ok(sv2), Ok(c3), Ok(sv3)) = (
+                            client.try_clone(),
+                            server.try_clone(),
+                            client.try_clone(),
+                            server.try_clone(),
+                        ) else {
+                            let _ = client.shutdown(Shutdown::Both);
+                            let _ = server.shutdown(Shutdown::Both);
+                            continue;
+                        };
+                        s2.sockets.lock().unwrap().insert(id, [c3, sv3]);
+                        // Both directions share `open`; the last to end forgets the sockets.
+                        let open = Arc::new(AtomicU64::new(2));
+                        for (from, to) in [(client, server), (sv2, c2)] {
+                            let (sh, open) = (s2.clone(), open.clone());
+                            std::thread::spawn(move || {
+                                pump(from, to, sh.clone());
+                                if open.fetch_sub(1, Ordering::AcqRel) == 1 {
+                                    sh.sockets.lock().unwrap().remove(&id);
+                                }
+                            });
                         }
-                        let (a, b) = (s2.clone(), s2.clone());
-                        std::thread::spawn(move || pump(client, server, a));
-                        std::thread::spawn(move || pump(sv2, c2, b));
                     }
                     Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
                         std::thread::sleep(Duration::from_millis(1))
@@ -157,6 +173,11 @@ impl DelayProxy {
 
     pub fn one_way(&self) -> Duration {
         Duration::from_nanos(self.shared.one_way_ns.load(Ordering::Relaxed))
+    }
+
+    /// Connections currently open through the proxy.
+    pub fn connections_open(&self) -> usize {
+        self.shared.sockets.lock().unwrap().len()
     }
 
     pub fn connections_accepted(&self) -> u64 {
@@ -213,8 +234,10 @@ pub fn rtt_stats(v: &mut [f64]) -> RttStats {
 impl Drop for DelayProxy {
     fn drop(&mut self) {
         self.shared.stop.store(true, Ordering::Relaxed);
-        for s in self.shared.sockets.lock().unwrap().drain(..) {
-            let _ = s.shutdown(Shutdown::Both);
+        for (_, pair) in self.shared.sockets.lock().unwrap().drain() {
+            for s in pair {
+                let _ = s.shutdown(Shutdown::Both);
+            }
         }
         if let Some(t) = self.accept_thread.take() {
             let _ = t.join();

@@ -27,6 +27,7 @@ pub mod stalls;
 pub mod stats;
 pub mod study_b_topo_util;
 pub mod ts_member;
+pub mod window;
 
 use std::path::{Path, PathBuf};
 

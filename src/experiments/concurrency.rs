@@ -1,20 +1,216 @@
-//! `concurrency`: not written yet (placeholder so the registry is complete; it
-//! fails with a clear error until the experiment lands).
+//! `concurrency` (claims A1.1, A1.2, A3.0): c workers, each on its own
+//! connection (through the delay proxy for a round trip > 0), released
+//! together by a barrier, send decisions back to back on one fresh key until
+//! the trial has offered L + 2c requests. One row per trial: offered,
+//! admitted, over-admission, errors, the measured round trip.
+//!
+//! Cells are strategy x workers x round trip, grouped in the definition file
+//! (`groups`: which strategies run at which round trips), so that the full
+//! size fits its time budget: every strategy without added delay, the racy
+//! baseline and a few atomic strategies at long round trips. The cells are
+//! ordered by round trip, so one proxy (calibrated once) serves all cells of
+//! a round trip; the round trip is measured again before every cell and the
+//! measurement is what the rows carry.
 
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::study_a_common::{self as common, RoundTrip};
 use super::{Def, RunContext};
-use crate::error::Error;
+use crate::clock::Clock;
+use crate::error::Result;
+use crate::load::closed_loop;
+use crate::strategy::{self, Limit, Options};
 
 pub const EXPERIMENT: Def = Def {
     name: "concurrency",
     study: "A",
     claims: &["A0", "A1.1", "A1.2", "A3.0"],
     allows_external: true,
-    run: |ctx: &RunContext| {
-        Box::pin(async move {
-            Err(Error::Other(format!(
-                "experiment `{}` is not implemented yet",
-                ctx.experiment
-            )))
-        })
-    },
+    run: |ctx: &RunContext| Box::pin(run(ctx)),
 };
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Params {
+    limit: u64,
+    /// Long enough that no window rolls during a trial.
+    window_ms: u64,
+    trials: u64,
+    workers: Vec<usize>,
+    groups: Vec<Group>,
+    rtt_samples: u32,
+    calibrate_samples: u32,
+    pin_redis_cpu: Option<usize>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Group {
+    /// Strategy names; `*` means every built-in and external strategy.
+    strategies: Vec<String>,
+    rtts_ms: Vec<f64>,
+    /// Overrides the experiment's worker counts for this group.
+    workers: Option<Vec<usize>>,
+    /// Overrides the experiment's trials per cell for this group.
+    trials: Option<u64>,
+}
+
+#[derive(Debug, Serialize, Deserialize, Clone)]
+pub struct Row {
+    pub cell: String,
+    pub trial: u64,
+    pub seed: u64,
+    pub strategy: String,
+    pub kind: String,
+    pub atomic_design: bool,
+    pub workers: u64,
+    pub target_rtt_ms: f64,
+    pub rtt_median_us: f64,
+    pub rtt_p99_us: f64,
+    pub one_way_delay_us: f64,
+    pub limit: u64,
+    pub window_ms: u64,
+    pub offered: u64,
+    pub admitted: u64,
+    pub over_admitted: i64,
+    pub errors: u64,
+    pub aborts: u64,
+    pub retries_exhausted: u64,
+    pub round_trips: u64,
+    pub wall_ms: f64,
+    pub first_error: String,
+}
+
+struct Cell {
+    strategy: String,
+    workers: usize,
+    rtt_ms: f64,
+    trials: u64,
+}
+
+impl Cell {
+    fn id(&self) -> String {
+        format!(
+            "{}/c{}/rtt{}",
+            self.strategy,
+            self.workers,
+            common::ms_label(self.rtt_ms)
+        )
+    }
+}
+
+fn cells(ctx: &RunContext, p: &Params) -> Result<Vec<Cell>> {
+    let every = strategy::all_names(ctx.strategy_dir.as_deref())?;
+    let mut seen = BTreeSet::new();
+    let mut out = Vec::new();
+    for g in &p.groups {
+        let named: Vec<String> = if g.strategies.iter().any(|s| s == "*") {
+            ctx.strategies(&every)
+        } else {
+            let own = g.strategies.clone();
+            match &ctx.strategy_filter {
+                Some(f) => own.into_iter().filter(|s| f.contains(s)).collect(),
+                None => own,
+            }
+        };
+        for s in named {
+            for &rtt in &g.rtts_ms {
+                for &c in g.workers.as_ref().unwrap_or(&p.workers) {
+                    let cell = Cell {
+                        strategy: s.clone(),
+                        workers: c,
+                        rtt_ms: rtt,
+                        trials: g.trials.unwrap_or(p.trials),
+                    };
+                    if seen.insert(cell.id()) {
+                        out.push(cell);
+                    }
+                }
+            }
+        }
+    }
+    // By round trip first: one proxy per round trip.
+    out.sort_by(|a, b| a.rtt_ms.partial_cmp(&b.rtt_ms).unwrap());
+    Ok(out)
+}
+
+async fn run(ctx: &RunContext) -> Result<()> {
+    let p: Params = ctx.params()?;
+    let cells = cells(ctx, &p)?;
+    let fleet = common::server(ctx, p.pin_redis_cpu).await?;
+    let mut log = ctx.trial_log(&[])?;
+    let total: u64 = cells.iter().map(|c| c.trials).sum();
+    let mut progress = ctx.progress(total);
+    let mut rt: Option<RoundTrip> = None;
+    let mut calibrations = serde_json::Map::new();
+    let limit = Limit::per_window(p.limit, p.window_ms);
+    for cell in &cells {
+        let id = cell.id();
+        let todo: Vec<u64> = (0..cell.trials).filter(|t| !log.is_done(&id, *t)).collect();
+        progress.skip(cell.trials - todo.len() as u64);
+        if todo.is_empty() {
+            continue;
+        }
+        if rt.as_ref().map(|r| r.target_ms) != Some(cell.rtt_ms) {
+            drop(rt.take()); // the previous proxy goes first
+            let r = RoundTrip::new(fleet.primary_addr(), cell.rtt_ms, p.calibrate_samples).await?;
+            calibrations.insert(
+                common::ms_label(cell.rtt_ms),
+                serde_json::json!({"calibration": r.calibration, "one_way_us": r.one_way_us()}),
+            );
+            ctx.note(
+                "round_trips",
+                serde_json::Value::Object(calibrations.clone()),
+            )?;
+            rt = Some(r);
+        }
+        let r = rt.as_ref().unwrap();
+        let s = ctx.build_strategy(&cell.strategy, &Options::default())?;
+        common::prepare(&fleet, &s).await?;
+        let kind = s.info().kind.as_str().to_string();
+        let atomic = common::atomic_design(s.as_ref());
+        let mut drivers =
+            common::drivers(r.addr, &s, &vec![Clock::default(); cell.workers]).await?;
+        let measured = r.measure(p.rtt_samples).await?;
+        let offered = p.limit + 2 * cell.workers as u64;
+        for trial in todo {
+            common::clear_of_boundary(p.window_ms, Duration::from_secs(20)).await;
+            let client = common::fresh_client("conc", &id, trial);
+            let (events, _tc, back) =
+                closed_loop(drivers, &client, limit, 1, offered, None).await?;
+            drivers = back;
+            let n = common::count(&events);
+            let row = Row {
+                cell: id.clone(),
+                trial,
+                seed: common::trial_seed(ctx.seed, &id, trial),
+                strategy: cell.strategy.clone(),
+                kind: kind.clone(),
+                atomic_design: atomic,
+                workers: cell.workers as u64,
+                target_rtt_ms: cell.rtt_ms,
+                rtt_median_us: measured.rtt_median_us,
+                rtt_p99_us: measured.rtt_p99_us,
+                one_way_delay_us: r.one_way_us(),
+                limit: p.limit,
+                window_ms: p.window_ms,
+                offered: n.offered,
+                admitted: n.admitted,
+                over_admitted: n.admitted as i64 - p.limit as i64,
+                errors: n.errors,
+                aborts: n.aborts,
+                retries_exhausted: n.retries_exhausted,
+                round_trips: n.round_trips,
+                wall_ms: events.iter().map(|e| e.replied_us).max().unwrap_or(0) as f64 / 1000.0,
+                first_error: n.first_error.unwrap_or_default(),
+            };
+            log.commit(&id, trial, &[row])?;
+            progress.inc(&id);
+        }
+    }
+    progress.finish();
+    Ok(())
+}

@@ -20,6 +20,7 @@ pub mod retries;
 pub mod script_survival;
 pub mod skew;
 pub mod stalls;
+pub mod study_a_common;
 pub mod study_b_topo_util;
 pub mod ts_member;
 

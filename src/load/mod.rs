@@ -7,6 +7,7 @@
 //! admission history from which any window metric can be recomputed later.
 
 pub mod schedule;
+pub mod study_a_load;
 pub mod study_b_cost_hot;
 
 use std::sync::Arc;

@@ -1,7 +1,7 @@
 //! `token-bucket-caller-clock`: the token bucket with "now" from the caller's
 //! clock (`Request::now_us`, which the harness may skew per worker).
 
-use super::lua::{LuaStrategy, STANDARD_REPLY};
+use super::lua::{LuaStrategy, ReplyMap};
 use super::{Builtin, Options, Script, client_key};
 
 pub const BUILTIN: Builtin = Builtin {
@@ -19,7 +19,8 @@ pub const BUILTIN: Builtin = Builtin {
                 "token-bucket-caller-clock",
                 include_str!("../../lua/token-bucket-caller-clock.lua"),
             ),
-            STANDARD_REPLY,
+            // The third slot is the caller's time, not Redis's: not a Redis time.
+            ReplyMap { admitted: 0, remaining: Some(1), redis_time_us: None },
             opts,
             |_| {
                 Ok(Box::new(|req, keys, args| {
