@@ -6,6 +6,7 @@
 #   ./run_all.sh --quick    the same experiments, smaller (a few minutes)
 #   ./run_all.sh --smoke    the same experiments, tiny (about 2 minutes)
 #   ./run_all.sh --resume RUN_ID [--quick|--smoke]   continue a killed run
+#   ./run_all.sh --run-id NAME                         name the run folder (default: date-time)
 #
 # Writes only under data/<run-id>/ (and the data/latest link).
 set -euo pipefail
@@ -13,13 +14,15 @@ cd "$(dirname "$0")"
 
 size=full
 resume=""
+run_id=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) size=quick ;;
     --smoke) size=smoke ;;
     --full) size=full ;;
     --resume) resume="${2:?--resume needs a run id}"; shift ;;
-    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+    --run-id) run_id="${2:?--run-id needs a name}"; shift ;;
+    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
     *) echo "run_all.sh: unknown argument $1 (try --help)" >&2; exit 2 ;;
   esac
   shift
@@ -51,6 +54,7 @@ bin=target/release/limitbench
 started=$(date +%s)
 args=(run all --size "$size")
 if [ -n "$resume" ]; then args+=(--resume "$resume"); fi
+if [ -n "$run_id" ]; then args+=(--run-id "$run_id"); fi
 set +e
 run_dir=$("$bin" "${args[@]}" | tail -n 1; exit "${PIPESTATUS[0]}")
 run_status=$?
