@@ -139,7 +139,11 @@ async fn slot_map(c: &mut Connection) -> Result<(Vec<SocketAddr>, Vec<u16>)> {
             addrs.push(addr);
             (addrs.len() - 1) as u16
         });
-        for o in owner.iter_mut().take(hi.min(CLUSTER_SLOTS - 1) + 1).skip(lo) {
+        for o in owner
+            .iter_mut()
+            .take(hi.min(CLUSTER_SLOTS - 1) + 1)
+            .skip(lo)
+        {
             *o = i;
         }
     }

@@ -75,36 +75,27 @@ impl RunDir {
     }
 }
 
-/// `YYYYMMDD-HHMMSS` in UTC.
-pub fn default_run_id() -> String {
+/// Now in UTC as (year, month, day, hour, minute, second).
+fn utc_now() -> (i64, u32, u32, i64, i64, i64) {
     let secs = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or(0) as i64;
     let (days, rem) = (secs.div_euclid(86400), secs.rem_euclid(86400));
     let (y, m, d) = civil_from_days(days);
-    format!(
-        "{y:04}{m:02}{d:02}-{:02}{:02}{:02}",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
+    (y, m, d, rem / 3600, rem % 3600 / 60, rem % 60)
+}
+
+/// `YYYYMMDD-HHMMSS` in UTC.
+pub fn default_run_id() -> String {
+    let (y, m, d, h, mi, s) = utc_now();
+    format!("{y:04}{m:02}{d:02}-{h:02}{mi:02}{s:02}")
 }
 
 /// RFC 3339 UTC timestamp, for the manifest.
 pub fn now_rfc3339() -> String {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0) as i64;
-    let (days, rem) = (secs.div_euclid(86400), secs.rem_euclid(86400));
-    let (y, m, d) = civil_from_days(days);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
+    let (y, m, d, h, mi, s) = utc_now();
+    format!("{y:04}-{m:02}-{d:02}T{h:02}:{mi:02}:{s:02}Z")
 }
 
 // Howard Hinnant's days-to-civil algorithm.

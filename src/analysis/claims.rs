@@ -285,7 +285,11 @@ pub fn write_csv(path: &Path, rows: &[(ClaimSpec, Option<Measured>, Verdict)]) -
 
 /// The README's claims table: claim, what the study says, experiment, the
 /// command that reproduces it, output file, our value, verdict, time.
-pub fn readme_table(rows: &[(ClaimSpec, Option<Measured>, Verdict)], manifest: &serde_json::Value, run_rel: &str) -> String {
+pub fn readme_table(
+    rows: &[(ClaimSpec, Option<Measured>, Verdict)],
+    manifest: &serde_json::Value,
+    run_rel: &str,
+) -> String {
     let mut out = String::from(
         "| claim | the study says | experiment | command | output | reference value | verdict | experiment time (full) |\n|---|---|---|---|---|---|---|---|\n",
     );
@@ -299,9 +303,14 @@ pub fn readme_table(rows: &[(ClaimSpec, Option<Measured>, Verdict)], manifest: &
             c.experiment,
             run_rel,
             c.experiment,
-            md_escape(&m.as_ref().map(|m| m.display.clone()).unwrap_or_else(|| "-".into())),
+            md_escape(
+                &m.as_ref()
+                    .map(|m| m.display.clone())
+                    .unwrap_or_else(|| "-".into())
+            ),
             v.as_str(),
-            secs.map(|s| format!("{s:.0} s")).unwrap_or_else(|| "-".into()),
+            secs.map(|s| format!("{s:.0} s"))
+                .unwrap_or_else(|| "-".into()),
         ));
     }
     out

@@ -137,8 +137,14 @@ pub fn analyze(
     let rows = claims::judge(&claims, measured);
     claims::write_csv(&run_dir.join("claims.csv"), &rows)?;
     claims::write_report(&run_dir.join("report.md"), &ctx, &rows, &sections)?;
-    let rel = run_dir.file_name().map(|n| format!("data/{}", n.to_string_lossy())).unwrap_or_default();
-    std::fs::write(run_dir.join("claims-table.md"), claims::readme_table(&rows, &ctx.manifest, &rel))
-        .map_err(|e| Error::io("writing claims-table.md", e))?;
+    let rel = run_dir
+        .file_name()
+        .map(|n| format!("data/{}", n.to_string_lossy()))
+        .unwrap_or_default();
+    std::fs::write(
+        run_dir.join("claims-table.md"),
+        claims::readme_table(&rows, &ctx.manifest, &rel),
+    )
+    .map_err(|e| Error::io("writing claims-table.md", e))?;
     Ok(rows)
 }

@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::study_a_common::{self as common, RoundTrip};
+use super::study_a_common as common;
 use super::{Def, RunContext};
 use crate::clock::Clock;
 use crate::error::Result;
@@ -144,8 +144,7 @@ async fn run(ctx: &RunContext) -> Result<()> {
     let mut log = ctx.trial_log(&[])?;
     let total: u64 = cells.iter().map(|c| c.trials).sum();
     let mut progress = ctx.progress(total);
-    let mut rt: Option<RoundTrip> = None;
-    let mut calibrations = serde_json::Map::new();
+    let mut round_trips = common::RoundTrips::default();
     let limit = Limit::per_window(p.limit, p.window_ms);
     for cell in &cells {
         let id = cell.id();
@@ -154,20 +153,9 @@ async fn run(ctx: &RunContext) -> Result<()> {
         if todo.is_empty() {
             continue;
         }
-        if rt.as_ref().map(|r| r.target_ms) != Some(cell.rtt_ms) {
-            drop(rt.take()); // the previous proxy goes first
-            let r = RoundTrip::new(fleet.primary_addr(), cell.rtt_ms, p.calibrate_samples).await?;
-            calibrations.insert(
-                common::ms_label(cell.rtt_ms),
-                serde_json::json!({"calibration": r.calibration, "one_way_us": r.one_way_us()}),
-            );
-            ctx.note(
-                "round_trips",
-                serde_json::Value::Object(calibrations.clone()),
-            )?;
-            rt = Some(r);
-        }
-        let r = rt.as_ref().unwrap();
+        let r = round_trips
+            .get(ctx, fleet.primary_addr(), cell.rtt_ms, p.calibrate_samples)
+            .await?;
         let s = ctx.build_strategy(&cell.strategy, &Options::default())?;
         common::prepare(&fleet, &s).await?;
         let kind = s.info().kind.as_str().to_string();

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::study_a_common::{self as common, RoundTrip};
+use super::study_a_common as common;
 use super::{Def, RunContext};
 use crate::clock::Clock;
 use crate::error::Result;
@@ -135,8 +135,7 @@ async fn run(ctx: &RunContext) -> Result<()> {
     let fleet = common::server(ctx, p.pin_redis_cpu).await?;
     let mut log = ctx.trial_log(&[])?;
     let mut progress = ctx.progress(cells.len() as u64 * p.trials);
-    let mut rt: Option<RoundTrip> = None;
-    let mut calibrations = serde_json::Map::new();
+    let mut round_trips = common::RoundTrips::default();
     let limit = Limit::per_window(p.limit, p.window_ms);
     for cell in &cells {
         let id = cell.id();
@@ -145,20 +144,9 @@ async fn run(ctx: &RunContext) -> Result<()> {
         if todo.is_empty() {
             continue;
         }
-        if rt.as_ref().map(|r| r.target_ms) != Some(cell.rtt_ms) {
-            drop(rt.take());
-            let r = RoundTrip::new(fleet.primary_addr(), cell.rtt_ms, p.calibrate_samples).await?;
-            calibrations.insert(
-                common::ms_label(cell.rtt_ms),
-                serde_json::json!({"calibration": r.calibration, "one_way_us": r.one_way_us()}),
-            );
-            ctx.note(
-                "round_trips",
-                serde_json::Value::Object(calibrations.clone()),
-            )?;
-            rt = Some(r);
-        }
-        let r = rt.as_ref().unwrap();
+        let r = round_trips
+            .get(ctx, fleet.primary_addr(), cell.rtt_ms, p.calibrate_samples)
+            .await?;
         let s = ctx.build_strategy(&cell.strategy, &cell.options())?;
         common::prepare(&fleet, &s).await?;
         let mut drivers = common::drivers(r.addr, &s, &vec![Clock::default(); p.workers]).await?;

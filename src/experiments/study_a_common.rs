@@ -47,6 +47,40 @@ pub struct RoundTrip {
     pub calibration: RttStats,
 }
 
+/// One calibrated round trip at a time, for experiments whose cells are
+/// ordered by round trip: a new target replaces the proxy (the old one goes
+/// first) and every calibration is recorded in the manifest.
+#[derive(Default)]
+pub struct RoundTrips {
+    current: Option<RoundTrip>,
+    calibrations: serde_json::Map<String, serde_json::Value>,
+}
+
+impl RoundTrips {
+    pub async fn get(
+        &mut self,
+        ctx: &crate::experiments::RunContext,
+        redis: SocketAddr,
+        target_ms: f64,
+        calibrate_samples: u32,
+    ) -> Result<&RoundTrip> {
+        if self.current.as_ref().map(|r| r.target_ms) != Some(target_ms) {
+            drop(self.current.take());
+            let r = RoundTrip::new(redis, target_ms, calibrate_samples).await?;
+            self.calibrations.insert(
+                ms_label(target_ms),
+                serde_json::json!({"calibration": r.calibration, "one_way_us": r.one_way_us()}),
+            );
+            ctx.note(
+                "round_trips",
+                serde_json::Value::Object(self.calibrations.clone()),
+            )?;
+            self.current = Some(r);
+        }
+        Ok(self.current.as_ref().expect("set above"))
+    }
+}
+
 impl RoundTrip {
     pub async fn new(redis: SocketAddr, target_ms: f64, calibrate_samples: u32) -> Result<Self> {
         if target_ms <= 0.0 {

@@ -237,25 +237,26 @@ impl Server {
         let start = Instant::now();
         loop {
             if let Some(child) = self.child.as_mut()
-                && let Ok(Some(status)) = child.try_wait() {
-                    reaper::forget(child.id());
-                    // Config errors go to stderr: the log file is not open yet.
-                    let mut stderr = String::new();
-                    if let Some(mut e) = child.stderr.take() {
-                        use std::io::Read;
-                        let _ = e.read_to_string(&mut stderr);
-                    }
-                    self.child = None;
-                    let tail = format!("{}{}", stderr.trim_end(), self.log_tail(20));
-                    if tail.contains("Address already in use") {
-                        return Err(Error::PortInUse { port: self.port });
-                    }
-                    return Err(Error::ServerDied {
-                        port: self.port,
-                        what: format!("exited with {status}"),
-                        log_tail: tail,
-                    });
+                && let Ok(Some(status)) = child.try_wait()
+            {
+                reaper::forget(child.id());
+                // Config errors go to stderr: the log file is not open yet.
+                let mut stderr = String::new();
+                if let Some(mut e) = child.stderr.take() {
+                    use std::io::Read;
+                    let _ = e.read_to_string(&mut stderr);
                 }
+                self.child = None;
+                let tail = format!("{}{}", stderr.trim_end(), self.log_tail(20));
+                if tail.contains("Address already in use") {
+                    return Err(Error::PortInUse { port: self.port });
+                }
+                return Err(Error::ServerDied {
+                    port: self.port,
+                    what: format!("exited with {status}"),
+                    log_tail: tail,
+                });
+            }
             if let Ok(mut c) = Connection::connect(self.addr()).await {
                 match c.call(&crate::args!["PING"]).await {
                     Ok(_) => return Ok(()),

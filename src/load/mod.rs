@@ -167,10 +167,8 @@ pub async fn closed_loop(
             let tc = *tc_cell.get().expect("trial clock set before release");
             let mut events = Vec::new();
             while claimed.fetch_add(1, Ordering::Relaxed) < offered {
-                if let Some(dur) = duration {
-                    if tc.start.elapsed() >= dur {
-                        break;
-                    }
+                if duration.is_some_and(|dur| tc.start.elapsed() >= dur) {
+                    break;
                 }
                 let intended = tc.us();
                 events.push(d.decide(&tc, &client, limit, cost, intended).await);
@@ -181,61 +179,37 @@ pub async fn closed_loop(
     let tc = TrialClock::start();
     let _ = tc_cell.set(tc);
     barrier.wait().await;
-    let mut all = Vec::new();
-    let mut back = Vec::with_capacity(n);
-    for t in tasks {
-        let (ev, d) = t
-            .await
-            .map_err(|e| crate::Error::Other(format!("worker task failed: {e}")))?;
-        all.extend(ev);
-        back.push(d);
-    }
+    let (mut all, back) = join_workers(tasks).await?;
     all.sort_by_key(|e| (e.sent_us, e.worker));
     Ok((all, tc, back))
 }
 
-/// Open loop: `arrivals` (sorted by time) are sent at their times whatever
-/// the replies do. A pool of drivers claims arrivals in order; each waits
-/// for its arrival's time with `schedule::wait_until` (sub-millisecond
-/// precise) and sends. With enough drivers every arrival leaves on time; the
-/// events record `intended_us` and `sent_us`, so the achieved schedule is
-/// measured, not assumed.
+/// Open loop: `arrivals` (sorted by time, relative to a trial clock started
+/// now) are sent at their times whatever the replies do. A pool of drivers
+/// claims arrivals in order; each waits for its arrival's time with
+/// `schedule::wait_until` (sub-millisecond precise) and sends. With enough
+/// drivers every arrival leaves on time; the events record `intended_us` and
+/// `sent_us`, so the achieved schedule is measured, not assumed. To place a
+/// schedule against an outside clock (Redis's window boundary), make the
+/// trial clock first and use `study_a_load::open_loop_on`.
 pub async fn open_loop(
     drivers: Vec<Driver>,
     arrivals: Arc<Vec<schedule::Arrival>>,
     limit: Limit,
 ) -> Result<(Vec<Event>, TrialClock, Vec<Driver>)> {
-    let n = drivers.len();
-    let barrier = Arc::new(tokio::sync::Barrier::new(n + 1));
-    let next = Arc::new(AtomicU64::new(0));
-    let tc_cell = Arc::new(std::sync::OnceLock::<TrialClock>::new());
-    let mut tasks = Vec::with_capacity(n);
-    for mut d in drivers {
-        let (barrier, next, tc_cell, arrivals) = (
-            barrier.clone(),
-            next.clone(),
-            tc_cell.clone(),
-            arrivals.clone(),
-        );
-        tasks.push(tokio::spawn(async move {
-            barrier.wait().await;
-            let tc = *tc_cell.get().expect("trial clock set before release");
-            let mut events = Vec::new();
-            loop {
-                let i = next.fetch_add(1, Ordering::Relaxed) as usize;
-                let Some(a) = arrivals.get(i) else { break };
-                schedule::wait_until(tc.at(a.at_us)).await;
-                events.push(d.decide(&tc, &a.client, limit, a.cost, a.at_us).await);
-            }
-            (events, d)
-        }));
-    }
-    // Give the tasks a moment to reach the barrier before the clock starts.
     let tc = TrialClock::start();
-    let _ = tc_cell.set(tc);
-    barrier.wait().await;
+    let (events, back) =
+        study_a_load::open_loop_on(drivers, arrivals, study_a_load::Assign::Pool, limit, tc)
+            .await?;
+    Ok((events, tc, back))
+}
+
+/// Wait for every worker task; their events merged, their drivers back.
+pub(crate) async fn join_workers(
+    tasks: Vec<tokio::task::JoinHandle<(Vec<Event>, Driver)>>,
+) -> Result<(Vec<Event>, Vec<Driver>)> {
     let mut all = Vec::new();
-    let mut back = Vec::with_capacity(n);
+    let mut back = Vec::with_capacity(tasks.len());
     for t in tasks {
         let (ev, d) = t
             .await
@@ -243,6 +217,5 @@ pub async fn open_loop(
         all.extend(ev);
         back.push(d);
     }
-    all.sort_by_key(|e| (e.intended_us, e.sent_us));
-    Ok((all, tc, back))
+    Ok((all, back))
 }

@@ -76,15 +76,7 @@ pub async fn open_loop_on(
             (events, d)
         }));
     }
-    let mut all = Vec::new();
-    let mut back = Vec::with_capacity(n);
-    for t in tasks {
-        let (ev, d) = t
-            .await
-            .map_err(|e| Error::Other(format!("worker task failed: {e}")))?;
-        all.extend(ev);
-        back.push(d);
-    }
+    let (mut all, back) = super::join_workers(tasks).await?;
     all.sort_by_key(|e| (e.intended_us, e.sent_us));
     Ok((all, back))
 }

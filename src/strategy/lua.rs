@@ -125,7 +125,11 @@ impl Strategy for LuaStrategy {
             admitted: admitted == 1,
             remaining: self.reply.remaining.and_then(|i| reply_i64(&items, i)),
             // Scripts that do not read Redis's clock put -1 in that slot.
-            redis_time_us: self.reply.redis_time_us.and_then(|i| reply_i64(&items, i)).filter(|t| *t >= 0),
+            redis_time_us: self
+                .reply
+                .redis_time_us
+                .and_then(|i| reply_i64(&items, i))
+                .filter(|t| *t >= 0),
             noscript_fallbacks: fallbacks,
             ..Default::default()
         })

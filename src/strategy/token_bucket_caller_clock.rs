@@ -20,7 +20,11 @@ pub const BUILTIN: Builtin = Builtin {
                 include_str!("../../lua/token-bucket-caller-clock.lua"),
             ),
             // The third slot is the caller's time, not Redis's: not a Redis time.
-            ReplyMap { admitted: 0, remaining: Some(1), redis_time_us: None },
+            ReplyMap {
+                admitted: 0,
+                remaining: Some(1),
+                redis_time_us: None,
+            },
             opts,
             |_| {
                 Ok(Box::new(|req, keys, args| {
