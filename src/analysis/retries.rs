@@ -233,7 +233,14 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
                 ),
                 "retries.csv mean wall_ms watch-multi (budget 1000, backoff 0) / fixed-window-lua, same target_rtt_ms",
             )
-            .condition("budget 1000 admitted exactly L in every trial", exact),
+            .condition("budget 1000 admitted exactly L in every trial", exact)
+            .note(
+                "the slowdown grows with the round trip: every WATCH attempt costs three round trips \
+                 (WATCH, GET, MULTI..EXEC) and on a hot key most attempts abort and are retried, \
+                 while the script decides in one; how the study's retry loop was built (what is \
+                 retried, any pause between attempts) is not stated, and the backoff sweep of A2.1 \
+                 shows how much it matters",
+            ),
         );
     }
     // A2.3: never over the limit (retries + concurrency trials).
