@@ -243,7 +243,9 @@ async fn run(ctx: &RunContext) -> Result<()> {
     let mut log = ctx.trial_log(&["summary"])?;
     let mut fleet = Fleet::standalone(ctx.binary()?, ServerConfig::default()).await?;
     ctx.note_fleet("fleet", &fleet).await?;
-    let strategy = ctx.build_strategy(&p.strategy, &Options::default())?;
+    // The policy sits in front of one strategy: `--strategy` picks it.
+    let name = ctx.strategies(std::slice::from_ref(&p.strategy)).remove(0);
+    let strategy = ctx.build_strategy(&name, &Options::default())?;
     let limit = Limit::bucket(p.limit_per_s, p.limit_per_s as f64);
     let mut prog = ctx.progress(p.policies.len() as u64 * p.trials);
     for pol in &p.policies {
