@@ -310,6 +310,28 @@ impl Recorder<'_> {
 
 const CLIENT_MODES: [&str; 3] = ["evalsha", "evalsha-fallback", "fcall"];
 
+impl Recorder<'_> {
+    /// One scenario on one server: what the server holds (`server_checks`),
+    /// then a client of every invocation mode making decisions there.
+    async fn scenario(
+        &mut self,
+        scenario: &str,
+        target: &str,
+        addr: std::net::SocketAddr,
+        key: &str,
+        client_prefix: &str,
+        decisions: u64,
+    ) -> Result<()> {
+        let mut c = Connection::connect(addr).await?;
+        self.checks(scenario, target, server_checks(&mut c, key).await);
+        for mode in CLIENT_MODES {
+            let o = run_client(addr, mode, &format!("{client_prefix}-{mode}"), decisions).await?;
+            self.client(scenario, target, mode, o);
+        }
+        Ok(())
+    }
+}
+
 async fn run(ctx: &RunContext) -> Result<()> {
     let p: Params = ctx.params()?;
     ctx.note("params", serde_json::to_value(&p).unwrap())?;
@@ -353,37 +375,31 @@ async fn run(ctx: &RunContext) -> Result<()> {
             rec.checks("primary", "primary", server_checks(&mut pc, &key).await);
             drop(pc);
 
+            rec.scenario(
+                "replica",
+                "replica",
+                raddr,
+                &key,
+                &format!("{key_client}-r"),
+                p.client_decisions,
+            )
+            .await?;
             let mut rc = Connection::connect(raddr).await?;
-            rec.checks("replica", "replica", server_checks(&mut rc, &key).await);
-            for mode in CLIENT_MODES {
-                let o = run_client(
-                    raddr,
-                    mode,
-                    &format!("{key_client}-r-{mode}"),
-                    p.client_decisions,
-                )
-                .await?;
-                rec.client("replica", "replica", mode, o);
-            }
             // The fallback client's EVAL cached the script on the replica; a real
             // replica that nobody EVALed on has an empty cache.
             rc.call(&crate::args!["SCRIPT", "FLUSH"]).await?;
             drop(rc);
 
             fleet.servers[0].restart_with_rdb().await?;
-            let mut pc = Connection::connect(paddr).await?;
-            rec.checks("restart", "primary", server_checks(&mut pc, &key).await);
-            drop(pc);
-            for mode in CLIENT_MODES {
-                let o = run_client(
-                    paddr,
-                    mode,
-                    &format!("{key_client}-s-{mode}"),
-                    p.client_decisions,
-                )
-                .await?;
-                rec.client("restart", "primary", mode, o);
-            }
+            rec.scenario(
+                "restart",
+                "primary",
+                paddr,
+                &key,
+                &format!("{key_client}-s"),
+                p.client_decisions,
+            )
+            .await?;
 
             if let Some(r) = fleet.replica() {
                 r.wait_in_sync(Duration::from_secs(30)).await?;
@@ -391,23 +407,15 @@ async fn run(ctx: &RunContext) -> Result<()> {
             wait_caught_up(paddr, raddr, Duration::from_secs(10)).await?;
             fleet.servers[0].kill();
             fleet.servers[1].promote().await?;
-            let mut rc = Connection::connect(raddr).await?;
-            rec.checks(
+            rec.scenario(
                 "promoted",
                 "promoted-replica",
-                server_checks(&mut rc, &key).await,
-            );
-            drop(rc);
-            for mode in CLIENT_MODES {
-                let o = run_client(
-                    raddr,
-                    mode,
-                    &format!("{key_client}-p-{mode}"),
-                    p.client_decisions,
-                )
-                .await?;
-                rec.client("promoted", "promoted-replica", mode, o);
-            }
+                raddr,
+                &key,
+                &format!("{key_client}-p"),
+                p.client_decisions,
+            )
+            .await?;
             let n_ok = rec.rows.iter().filter(|r| r.ok).count();
             let n = rec.rows.len();
             log.commit(cell, trial, &rec.rows)?;
