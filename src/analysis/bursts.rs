@@ -31,7 +31,7 @@ fn variant(r: &Row) -> String {
 pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
     let mut out = Vec::new();
     let Some(rows) = ctx.read_csv::<Row>("bursts.csv")? else {
-        return Ok((out, section("Not run.\n".into())));
+        return Ok((out, Section::new("bursts", "Not run.\n")));
     };
     let hist = by_trial(
         ctx.read_csv::<History>("bursts-history.csv")?
@@ -272,12 +272,5 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
         "Send lateness against the schedule, p99 per trial: {} us (bursts queue behind the driver pool).\n",
         Summary::of(&late).show(0)
     );
-    Ok((out, section(md)))
-}
-
-fn section(markdown: String) -> Section {
-    Section {
-        experiment: "bursts".into(),
-        markdown,
-    }
+    Ok((out, Section::new("bursts", md)))
 }

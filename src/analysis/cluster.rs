@@ -18,7 +18,7 @@ fn quoted(s: &str) -> Option<String> {
 
 pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
     let Some(rows) = ctx.read_csv::<Row>("cluster.csv")? else {
-        return Ok((vec![], section("Not run.\n".into())));
+        return Ok((vec![], Section::new("cluster", "Not run.\n")));
     };
     let users: Vec<&Row> = rows.iter().filter(|r| r.kind == "users").collect();
     let conc: Vec<&Row> = rows.iter().filter(|r| r.kind == "concurrency").collect();
@@ -217,12 +217,5 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
         )?;
         md.push_str(&format!("\n![cluster failing fraction]({link})\n"));
     }
-    Ok((out, section(md)))
-}
-
-fn section(md: String) -> Section {
-    Section {
-        experiment: "cluster".into(),
-        markdown: md,
-    }
+    Ok((out, Section::new("cluster", md)))
 }

@@ -69,7 +69,7 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
         );
     }
     let Some(rows) = ctx.read_csv::<Row>("concurrency.csv")? else {
-        return Ok((out, section(md + "Not run.\n")));
+        return Ok((out, Section::new("concurrency", md + "Not run.\n")));
     };
     let limit = rows.first().map(|r| r.limit).unwrap_or(100);
     md += &format!(
@@ -306,12 +306,5 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
             "concurrency.csv atomic_design=true: admitted != limit or errors > 0",
         ));
     }
-    Ok((out, section(md)))
-}
-
-fn section(markdown: String) -> Section {
-    Section {
-        experiment: "concurrency".into(),
-        markdown,
-    }
+    Ok((out, Section::new("concurrency", md)))
 }

@@ -89,13 +89,7 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
     let mut measured = Vec::new();
     measured.extend(b0(ctx));
     let Some(rows) = ctx.read_csv::<CostRow>("cost.csv")? else {
-        return Ok((
-            measured,
-            Section {
-                experiment: "cost".into(),
-                markdown: "Not run.\n".into(),
-            },
-        ));
+        return Ok((measured, Section::new("cost", "Not run.\n")));
     };
     let mut by: BTreeMap<String, V> = BTreeMap::new();
     let mut order: Vec<String> = Vec::new();
@@ -425,11 +419,5 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
     md.push_str(&format!(
         "\n![CPU per decision]({link})\n\nBars: mean over runs (whiskers min..max); command time is the top-level command's commandstats usec per decision (the script for Lua, MULTI+EXEC for the transaction).\n"
     ));
-    Ok((
-        measured,
-        Section {
-            experiment: "cost".into(),
-            markdown: md,
-        },
-    ))
+    Ok((measured, Section::new("cost", md)))
 }

@@ -12,7 +12,7 @@ const PHASES: [&str; 4] = ["normal", "slow", "gone", "back"];
 
 pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
     let Some(bins) = ctx.read_csv::<BinRow>("fail-open.csv")? else {
-        return Ok((vec![], section("Not run.\n".into())));
+        return Ok((vec![], Section::new("fail-open", "Not run.\n")));
     };
     let sums = ctx
         .read_csv::<SummaryRow>("fail-open-summary.csv")?
@@ -226,12 +226,5 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
         )?;
         md.push_str(&format!("\n![fail-open timeline]({link})\n"));
     }
-    Ok((out, section(md)))
-}
-
-fn section(md: String) -> Section {
-    Section {
-        experiment: "fail-open".into(),
-        markdown: md,
-    }
+    Ok((out, Section::new("fail-open", md)))
 }

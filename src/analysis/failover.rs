@@ -11,7 +11,7 @@ use crate::experiments::failover::Row;
 
 pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
     let Some(rows) = ctx.read_csv::<Row>("failover.csv")? else {
-        return Ok((vec![], section("Not run.\n".into())));
+        return Ok((vec![], Section::new("failover", "Not run.\n")));
     };
     let mut md = format!(
         "Per trial a fresh primary + replica (replication link through a delay proxy when the delay is > 0), {} workers on one \
@@ -110,12 +110,5 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
         &series,
     )?;
     md.push_str(&format!("\n![failover over-admission]({link})\n"));
-    Ok((vec![], section(md)))
-}
-
-fn section(md: String) -> Section {
-    Section {
-        experiment: "failover".into(),
-        markdown: md,
-    }
+    Ok((vec![], Section::new("failover", md)))
 }

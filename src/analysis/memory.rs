@@ -35,13 +35,7 @@ fn yes(b: Option<bool>) -> &'static str {
 
 pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
     let Some(rows) = ctx.read_csv::<MemoryRow>("memory.csv")? else {
-        return Ok((
-            vec![],
-            Section {
-                experiment: "memory".into(),
-                markdown: "Not run.\n".into(),
-            },
-        ));
+        return Ok((vec![], Section::new("memory", "Not run.\n")));
     };
     let mut measured = Vec::new();
     let mut md = String::new();
@@ -482,11 +476,5 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
         )?;
         md.push_str(&format!("\n![CPU vs log size]({link})\n"));
     }
-    Ok((
-        measured,
-        Section {
-            experiment: "memory".into(),
-            markdown: md,
-        },
-    ))
+    Ok((measured, Section::new("memory", md)))
 }

@@ -83,6 +83,15 @@ pub struct Section {
     pub markdown: String,
 }
 
+impl Section {
+    pub fn new(experiment: &str, markdown: impl Into<String>) -> Self {
+        Section {
+            experiment: experiment.to_string(),
+            markdown: markdown.into(),
+        }
+    }
+}
+
 pub type Analyzer = fn(&AnalysisCtx) -> Result<(Vec<Measured>, Section)>;
 
 /// Every experiment's analyzer, in report order.
@@ -128,10 +137,10 @@ pub fn analyze(
                 measured.extend(m);
                 sections.push(s);
             }
-            Err(e) => sections.push(Section {
-                experiment: name.to_string(),
-                markdown: format!("Analysis of `{name}` failed: {e}\n"),
-            }),
+            Err(e) => sections.push(Section::new(
+                name,
+                format!("Analysis of `{name}` failed: {e}\n"),
+            )),
         }
     }
     let rows = claims::judge(&claims, measured);

@@ -10,7 +10,7 @@ use crate::experiments::replication::{MismatchRow, Row};
 pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
     let mut md = String::new();
     let Some(rows) = ctx.read_csv::<Row>("replication.csv")? else {
-        return Ok((vec![], section("Not run.\n")));
+        return Ok((vec![], Section::new("replication", "Not run.\n")));
     };
     let side = ctx
         .read_csv::<MismatchRow>("replication-mismatches.csv")?
@@ -127,12 +127,5 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
             "\n**B1**: {mism} of {compared} token-bucket buckets differed between primary and replica (tokens, ts or PEXPIRETIME).\n"
         ));
     }
-    Ok((out, section(&md)))
-}
-
-fn section(md: &str) -> Section {
-    Section {
-        experiment: "replication".into(),
-        markdown: md.into(),
-    }
+    Ok((out, Section::new("replication", &md)))
 }

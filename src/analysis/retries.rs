@@ -22,7 +22,7 @@ fn rtt_key(ms: f64) -> i64 {
 pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
     let mut out = Vec::new();
     let Some(rows) = ctx.read_csv::<Row>("retries.csv")? else {
-        return Ok((out, section("Not run.\n".into())));
+        return Ok((out, Section::new("retries", "Not run.\n")));
     };
     let limit = rows.first().map(|r| r.limit).unwrap_or(100);
     let workers = rows.first().map(|r| r.workers).unwrap_or(0);
@@ -265,12 +265,5 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
             "retries.csv + concurrency.csv strategy=watch-multi: max(admitted - limit)",
         ));
     }
-    Ok((out, section(md)))
-}
-
-fn section(markdown: String) -> Section {
-    Section {
-        experiment: "retries".into(),
-        markdown,
-    }
+    Ok((out, Section::new("retries", md)))
 }

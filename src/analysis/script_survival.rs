@@ -8,7 +8,7 @@ use crate::experiments::script_survival::Row;
 
 pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
     let Some(rows) = ctx.read_csv::<Row>("script-survival.csv")? else {
-        return Ok((vec![], section("Not run.\n".into())));
+        return Ok((vec![], Section::new("script-survival", "Not run.\n")));
     };
     let trials = distinct(rows.iter().map(|r| (r.cell.clone(), r.trial))).len();
     let mut md = format!(
@@ -200,12 +200,5 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
             .condition("no fallback: the client reports NOSCRIPT", all(&nofb, &|r| r.outcome == "NOSCRIPT" && r.succeeded == 0)),
         );
     }
-    Ok((out, section(md)))
-}
-
-fn section(md: String) -> Section {
-    Section {
-        experiment: "script-survival".into(),
-        markdown: md,
-    }
+    Ok((out, Section::new("script-survival", md)))
 }

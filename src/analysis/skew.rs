@@ -25,7 +25,7 @@ fn setting(r: &Row) -> String {
 pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
     let mut out = Vec::new();
     let Some(rows) = ctx.read_csv::<Row>("skew.csv")? else {
-        return Ok((out, section("Not run.\n".into())));
+        return Ok((out, Section::new("skew", "Not run.\n")));
     };
     let hist = by_trial(
         ctx.read_csv::<History>("skew-history.csv")?
@@ -245,12 +245,5 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
             "skew.csv strategy=token-bucket vs the offline ideal bucket on its send times",
         ));
     }
-    Ok((out, section(md)))
-}
-
-fn section(markdown: String) -> Section {
-    Section {
-        experiment: "skew".into(),
-        markdown,
-    }
+    Ok((out, Section::new("skew", md)))
 }

@@ -16,13 +16,7 @@ use crate::experiments::stalls::StallRow;
 
 pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
     let Some(rows) = ctx.read_csv::<StallRow>("stalls.csv")? else {
-        return Ok((
-            vec![],
-            Section {
-                experiment: "stalls".into(),
-                markdown: "Not run.\n".into(),
-            },
-        ));
+        return Ok((vec![], Section::new("stalls", "Not run.\n")));
     };
     let mut measured = Vec::new();
     let mut md = String::new();
@@ -248,11 +242,5 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
         &series,
     )?;
     md.push_str(&format!("\n![stall vs entries]({link})\n"));
-    Ok((
-        measured,
-        Section {
-            experiment: "stalls".into(),
-            markdown: md,
-        },
-    ))
+    Ok((measured, Section::new("stalls", md)))
 }

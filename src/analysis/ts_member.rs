@@ -25,7 +25,7 @@ fn ratios(rows: &[&Row]) -> Summary {
 
 pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
     let Some(rows) = ctx.read_csv::<Row>("ts-member.csv")? else {
-        return Ok((vec![], section("Not run.\n".into())));
+        return Ok((vec![], Section::new("ts-member", "Not run.\n")));
     };
     let open: Vec<&Row> = rows.iter().filter(|r| r.mode == "open").collect();
     let closed: Vec<&Row> = rows.iter().filter(|r| r.mode == "closed").collect();
@@ -443,12 +443,5 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
         )?;
         md.push_str(&format!("\n![timestamp member over-admission]({link})\n"));
     }
-    Ok((out, section(md)))
-}
-
-fn section(md: String) -> Section {
-    Section {
-        experiment: "ts-member".into(),
-        markdown: md,
-    }
+    Ok((out, Section::new("ts-member", md)))
 }

@@ -277,13 +277,7 @@ async fn run(ctx: &RunContext) -> Result<()> {
                 for name in &batch {
                     let cell = format!("{name}/{}", v.label());
                     let client = common::fresh_client("burst", &cell, rep);
-                    let arrivals: Vec<Arrival> = times
-                        .iter()
-                        .map(|a| Arrival {
-                            client: client.clone(),
-                            ..a.clone()
-                        })
-                        .collect();
+                    let arrivals = schedule::for_client(&times, &client);
                     let drivers = pools.remove(name).expect("a pool per strategy");
                     tasks.push((
                         name.clone(),

@@ -127,6 +127,26 @@ struct Variant {
     cmds: Vec<String>,
 }
 
+impl Variant {
+    /// A plain command (the GET and INCR scale): every reply counts as one
+    /// decision; `args` has `{client}` where the key's client id goes.
+    fn command(name: &str, args: &[&str], keys: u64) -> Self {
+        Variant {
+            cell: name.into(),
+            strategy: name.into(),
+            invocation: "command".into(),
+            traffic: "uniform",
+            keys,
+            single_key: None,
+            limit: 0,
+            window_ms: 0,
+            prefill_entries: 0,
+            tpl: Arc::new(Template::command(args, AdmitRule::Always)),
+            cmds: vec![name.into()],
+        }
+    }
+}
+
 /// The abusive client's index: outside every normal key range.
 const ABUSIVE_CLIENT: u64 = 99_999_999;
 
@@ -206,39 +226,13 @@ async fn run(ctx: &RunContext) -> Result<()> {
 
     let normal = Limit::per_window(p.limit, p.window_ms);
     let mut variants: Vec<Variant> = Vec::new();
-    variants.push(Variant {
-        cell: "get".into(),
-        strategy: "get".into(),
-        invocation: "command".into(),
-        traffic: "uniform",
-        keys: p.keys,
-        single_key: None,
-        limit: 0,
-        window_ms: 0,
-        prefill_entries: 0,
-        // redis-benchmark's key names (`key:` + 12 digits), so both read the same keys.
-        tpl: Arc::new(Template::command(
-            &["GET", "key:0000{client}"],
-            AdmitRule::Always,
-        )),
-        cmds: vec!["get".into()],
-    });
-    variants.push(Variant {
-        cell: "incr".into(),
-        strategy: "incr".into(),
-        invocation: "command".into(),
-        traffic: "uniform",
-        keys: p.keys,
-        single_key: None,
-        limit: 0,
-        window_ms: 0,
-        prefill_entries: 0,
-        tpl: Arc::new(Template::command(
-            &["INCR", "cnt:{client}"],
-            AdmitRule::Always,
-        )),
-        cmds: vec!["incr".into()],
-    });
+    // redis-benchmark's key names (`key:` + 12 digits), so both read the same keys.
+    variants.push(Variant::command(
+        "get",
+        &["GET", "key:0000{client}"],
+        p.keys,
+    ));
+    variants.push(Variant::command("incr", &["INCR", "cnt:{client}"], p.keys));
     variants.push(
         strategy_variant(
             ctx,

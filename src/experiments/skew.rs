@@ -23,7 +23,7 @@ use super::{Def, RunContext};
 use crate::clock::Clock;
 use crate::error::{Error, Result};
 use crate::load::TrialClock;
-use crate::load::schedule::{self, Arrival};
+use crate::load::schedule;
 use crate::load::study_a_load::{Assign, open_loop_on};
 use crate::strategy::{Limit, Options};
 
@@ -227,13 +227,7 @@ async fn run(ctx: &RunContext) -> Result<()> {
             for ((name, _), drivers) in todo.iter().zip(pools) {
                 let cell = format!("{name}/{}", st.label());
                 let client = common::fresh_client("skew", &cell, rep);
-                let arrivals: Vec<Arrival> = times
-                    .iter()
-                    .map(|a| Arrival {
-                        client: client.clone(),
-                        ..a.clone()
-                    })
-                    .collect();
+                let arrivals = schedule::for_client(&times, &client);
                 tasks.push((
                     name.clone(),
                     cell,

@@ -84,6 +84,18 @@ pub fn burst(n: u64, at_us: i64, spread_us: i64, client: &str) -> Vec<Arrival> {
         .collect()
 }
 
+/// The same schedule, every arrival for `client` (one schedule, several
+/// strategies each on a fresh key).
+pub fn for_client(times: &[Arrival], client: &str) -> Vec<Arrival> {
+    times
+        .iter()
+        .map(|a| Arrival {
+            client: client.to_string(),
+            ..a.clone()
+        })
+        .collect()
+}
+
 /// Merge schedules into one, sorted by time.
 pub fn merge(parts: Vec<Vec<Arrival>>) -> Vec<Arrival> {
     let mut all: Vec<Arrival> = parts.into_iter().flatten().collect();
