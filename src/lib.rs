@@ -19,11 +19,10 @@ pub mod error;
 pub mod experiments;
 pub mod fleet;
 pub mod load;
-pub mod manifest;
 pub mod pin;
 pub mod proxy;
-pub mod record;
 pub mod resp;
+pub mod run;
 pub mod strategy;
 
 pub use error::{Error, Result};

@@ -8,8 +8,8 @@ use clap::{Parser, Subcommand};
 
 use limitbench::experiments::{self, RunContext, Size};
 use limitbench::fleet::{self, Fleet, RedisBinary, ServerConfig};
-use limitbench::manifest::{self as mf, Manifest};
-use limitbench::record::{RunDir, now_rfc3339};
+use limitbench::run::manifest::{self as mf, RunManifest};
+use limitbench::run::record::{RunDir, now_rfc3339};
 use limitbench::strategy::{self, Options};
 
 #[derive(Parser)]
@@ -64,8 +64,12 @@ enum Command {
     },
     /// Run experiments and write data/<run-id>/ (CSV per experiment, manifest.json).
     Run(RunArgs),
-    /// List the experiments.
-    Experiments,
+    /// List the experiments and the claims their rows are evidence for.
+    Experiments {
+        /// The claims table (which experiment each claim comes from).
+        #[arg(long, default_value = "analysis/claims.toml")]
+        claims: PathBuf,
+    },
     /// Recompute every claim from a run folder's CSVs (no Redis needed):
     /// writes claims.csv, report.md and figures/.
     Analyze {
@@ -180,13 +184,19 @@ async fn run(cli: Cli) -> Result<i32> {
             println!("all {} checks passed for {name}", results.len());
             Ok(0)
         }
-        Command::Experiments => {
+        Command::Experiments { claims } => {
+            let claims = limitbench::analysis::claims::load(&claims)?;
             for d in experiments::REGISTRY {
+                let ids: Vec<&str> = claims
+                    .iter()
+                    .filter(|c| c.experiment == d.name)
+                    .map(|c| c.id.as_str())
+                    .collect();
                 println!(
                     "{:<16} study {:<7} claims {}",
                     d.name,
                     d.study,
-                    d.claims.join(" ")
+                    ids.join(" ")
                 );
             }
             Ok(0)
@@ -249,10 +259,10 @@ async fn run_experiments(a: RunArgs) -> Result<i32> {
         Some(id) => RunDir::open(&a.data_dir, id)?,
         None => RunDir::create(&a.data_dir, a.run_id.as_deref())?,
     };
-    let mut manifest = Manifest::load(&run)?.unwrap_or_default();
+    let mut manifest = RunManifest::load(&run)?.unwrap_or_default();
     if manifest.run_id.is_empty() {
         let (commit, dirty) = mf::git_state();
-        manifest = Manifest {
+        manifest = RunManifest {
             run_id: run.run_id.clone(),
             git_commit: commit,
             git_dirty: dirty,

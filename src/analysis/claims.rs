@@ -92,6 +92,15 @@ pub fn load(path: &Path) -> Result<Vec<ClaimSpec>> {
         field: e.message().split('`').nth(1).unwrap_or("claim").to_string(),
         problem: e.to_string(),
     })?;
+    for c in &f.claim {
+        if crate::experiments::find(&c.experiment).is_err() {
+            return Err(Error::Manifest {
+                file: path.to_path_buf(),
+                field: format!("claim {} experiment", c.id),
+                problem: format!("no experiment named `{}`", c.experiment),
+            });
+        }
+    }
     Ok(f.claim)
 }
 

@@ -4,29 +4,18 @@
 //! - `claims.rs`: the claims table (`analysis/claims.toml`: published value,
 //!   unit, check, tolerance, kind) and the verdict logic. Published figures
 //!   live in that file only.
-//! - one file per experiment (`<experiment>.rs`): an `Analyzer` that reads its
-//!   CSV(s), computes `Measured` values for its claims, draws its figures and
-//!   writes its report section. Missing CSV -> its claims are `not-run`.
+//! - each experiment's `analyze.rs` (in `src/experiments/<name>/`): an
+//!   `Analyzer` that reads its CSV(s), computes `Measured` values for its
+//!   claims, draws its figures and writes its report section. Missing CSV ->
+//!   its claims are `not-run`.
+//! - `table.rs`: markdown tables and number formatting for report sections.
 //! - `chart.rs`: SVG line/point and bar charts.
 //! - `stats.rs`: mean/min/max/quantiles over trials.
 
-pub mod bursts;
 pub mod chart;
 pub mod claims;
-pub mod cluster;
-pub mod concurrency;
-pub mod cost;
-pub mod fail_open;
-pub mod failover;
-pub mod memory;
-pub mod replication;
-pub mod retries;
-pub mod script_survival;
-pub mod skew;
-pub mod stalls;
 pub mod stats;
-pub mod study_b_topo_util;
-pub mod ts_member;
+pub mod table;
 pub mod window;
 
 use std::path::{Path, PathBuf};
@@ -94,22 +83,6 @@ impl Section {
 
 pub type Analyzer = fn(&AnalysisCtx) -> Result<(Vec<Measured>, Section)>;
 
-/// Every experiment's analyzer, in report order.
-pub const ANALYZERS: &[(&str, Analyzer)] = &[
-    ("concurrency", concurrency::analyze),
-    ("retries", retries::analyze),
-    ("bursts", bursts::analyze),
-    ("skew", skew::analyze),
-    ("replication", replication::analyze),
-    ("cost", cost::analyze),
-    ("memory", memory::analyze),
-    ("stalls", stalls::analyze),
-    ("ts-member", ts_member::analyze),
-    ("script-survival", script_survival::analyze),
-    ("cluster", cluster::analyze),
-    ("fail-open", fail_open::analyze),
-    ("failover", failover::analyze),
-];
 
 /// Analyze a run folder: claims.csv, report.md, figures/.
 pub fn analyze(
@@ -131,8 +104,9 @@ pub fn analyze(
     };
     let mut measured: Vec<Measured> = Vec::new();
     let mut sections = Vec::new();
-    for (name, f) in ANALYZERS {
-        match f(&ctx) {
+    for e in crate::experiments::REGISTRY {
+        let name = e.name;
+        match (e.analyze)(&ctx) {
             Ok((m, s)) => {
                 measured.extend(m);
                 sections.push(s);

@@ -1,16 +1,26 @@
-//! Experiments: each is one file here plus a definition in
-//! `experiments/<name>.toml` with `[defaults]` and `[smoke]`, `[quick]`,
-//! `[full]` sizes. An experiment sweeps cells (strategy x workers x delay x
-//! ...), runs trials per cell, and commits one row per trial through
-//! `record::TrialLog`, which makes every run resumable.
+//! Experiments: one folder each, listed once in [`REGISTRY`].
 //!
-//! Adding one: write `src/experiments/<name>.rs` with
-//! `pub const EXPERIMENT: Def`, add it to `REGISTRY`, add the TOML file.
+//! An experiment `<name>` is `src/experiments/<name>/` plus its sizes in
+//! `experiments/<name>.toml` (`[defaults]` and `[smoke]`, `[quick]`, `[full]`):
+//!
+//! - `mod.rs`: its parameters type, its cells and what one trial does, run
+//!   through the sweep engine (`run::sweep`), and its `EXPERIMENT` entry;
+//! - `rows.rs`: the rows it writes (`<name>.csv` and side tables), plain
+//!   serde types shared by the run and the analysis;
+//! - `analyze.rs`: rows -> metrics -> claim values -> figures and a report
+//!   section. It reads CSVs only and imports no Redis, fleet or load module
+//!   (`tests/layering.rs` fails if it does).
+//!
+//! Which claims an experiment's rows are evidence for is said once, in
+//! `analysis/claims.toml` (`experiment = "<name>"`).
+//!
+//! Adding an experiment: a new folder with those three files, one line in
+//! [`REGISTRY`], and the TOML file (see `example` in the tests for the
+//! smallest complete one).
 
 pub mod bursts;
 pub mod cluster;
 pub mod concurrency;
-pub mod context;
 pub mod cost;
 pub mod fail_open;
 pub mod failover;
@@ -27,26 +37,26 @@ pub mod ts_member;
 use std::future::Future;
 use std::pin::Pin;
 
-pub use context::{Progress, RunContext, Size};
+pub use crate::run::{Progress, RunContext, Size};
 
+use crate::analysis::Analyzer;
 use crate::error::{Error, Result};
 
-pub type BoxFut<'a> = Pin<Box<dyn Future<Output = Result<()>> + Send + 'a>>;
+pub type BoxFut<'a> = Pin<Box<dyn Future<Output = Result<()>> + 'a>>;
 
-/// An experiment's registration.
-pub struct Def {
+/// An experiment's registration: how to run it and how to analyse its rows.
+pub struct Experiment {
     pub name: &'static str,
     /// `A`, `B` or `beyond`.
     pub study: &'static str,
-    /// Claim IDs its rows are evidence for.
-    pub claims: &'static [&'static str],
     /// Can it run against `--redis-url` (no server control needed)?
     pub allows_external: bool,
     pub run: for<'a> fn(&'a RunContext) -> BoxFut<'a>,
+    pub analyze: Analyzer,
 }
 
-/// Every experiment, in the order `run all` runs them.
-pub const REGISTRY: &[Def] = &[
+/// Every experiment, in the order `run all` runs them and the report shows them.
+pub const REGISTRY: &[Experiment] = &[
     concurrency::EXPERIMENT,
     retries::EXPERIMENT,
     bursts::EXPERIMENT,
@@ -62,7 +72,7 @@ pub const REGISTRY: &[Def] = &[
     failover::EXPERIMENT,
 ];
 
-pub fn find(name: &str) -> Result<&'static Def> {
+pub fn find(name: &str) -> Result<&'static Experiment> {
     REGISTRY
         .iter()
         .find(|d| d.name == name)

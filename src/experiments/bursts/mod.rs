@@ -1,0 +1,344 @@
+//! `bursts` (claims A3.1-A3.4): "at most L per window" against traffic
+//! patterns, open loop, every strategy. The metric (the most admitted in any
+//! sliding window of one window length) is recomputed by the analysis from
+//! the admission history (`bursts-history.csv`), so this file only sends the
+//! arrivals and records every decision.
+//!
+//! Patterns (each a function of the trial's variant):
+//! - `straddle`: a burst of L starting `lead_ms` before a window boundary
+//!   and another of L `after_ms` after it. The boundary is Redis's: TIME is
+//!   read, the next boundary computed on Redis's clock and mapped to ours.
+//! - `quiet-then-burst`: traffic at the limit for `warm_ms`, at least
+//!   `quiet_ms` of silence, then a flood at `flood_rate` x the limit for
+//!   `flood_ms`, starting `phase_ms` after a window boundary.
+//! - `burst-then-sustained`: a burst of L at `phase_ms` after a boundary,
+//!   then steady traffic at `rate` x the limit for `sustained_ms`.
+//! - `steady` / `poisson`: evenly spaced / random arrivals at `rate` x the
+//!   limit for `steady_ms`.
+//!
+//! Where in the window a burst lands is not stated by the study, so
+//! `lead_ms` and `phase_ms` are swept. Strategies run side by side (one
+//! driver pool and one key each) on the same arrival times, unless
+//! `parallel = false` or the pattern is in `sequential_patterns`.
+
+pub mod analyze;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use rand::SeedableRng;
+use serde::{Deserialize, Serialize};
+
+use super::study_a_common::{self as common, HistoryRow};
+use super::{Experiment, RunContext};
+use crate::clock::Clock;
+use crate::error::{Error, Result};
+use crate::load::schedule::{self, Arrival};
+use crate::load::study_a_load::{Assign, open_loop_on};
+use crate::load::{Driver, TrialClock};
+use crate::strategy::{Limit, Options};
+
+pub const EXPERIMENT: Experiment = Experiment {
+    name: "bursts",
+    study: "A",
+    allows_external: true,
+    run: |ctx: &RunContext| Box::pin(run(ctx)),
+    analyze: analyze::analyze,
+};
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Params {
+    limit: u64,
+    window_ms: u64,
+    strategies: Vec<String>,
+    patterns: Vec<String>,
+    reps: u64,
+    /// Driver pool per strategy (requests in flight at most).
+    drivers: usize,
+    parallel: bool,
+    /// Patterns whose strategies run one at a time even when `parallel`
+    /// (straddle: so that each burst of L leaves within a few ms).
+    sequential_patterns: Vec<String>,
+    straddle_lead_ms: Vec<f64>,
+    straddle_after_ms: f64,
+    phases_ms: Vec<f64>,
+    warm_ms: f64,
+    quiet_ms: f64,
+    flood_rate: f64,
+    flood_ms: f64,
+    sustained_rates: Vec<f64>,
+    sustained_ms: f64,
+    steady_rates: Vec<f64>,
+    steady_ms: f64,
+    pin_redis_cpu: Option<usize>,
+}
+
+#[derive(Debug, Serialize, Deserialize, Clone)]
+pub struct Row {
+    pub cell: String,
+    pub trial: u64,
+    pub seed: u64,
+    pub strategy: String,
+    pub pattern: String,
+    /// `lead_ms` for straddle, `phase_ms` for the burst patterns.
+    pub phase_ms: Option<f64>,
+    /// Traffic rate after the burst (or of steady/poisson), x the limit per window.
+    pub rate_x: Option<f64>,
+    pub limit: u64,
+    pub window_ms: u64,
+    /// Where the aligned window boundary fell on the trial clock (us).
+    pub boundary_us: Option<i64>,
+    pub redis_clock_offset_us: i64,
+    pub offered: u64,
+    pub admitted: u64,
+    pub errors: u64,
+    /// Which clock the history's admission times for the window metric use.
+    pub clock: String,
+    pub lateness_p99_us: f64,
+    pub lateness_max_us: f64,
+    pub drivers: u64,
+    pub parallel_strategies: u64,
+    pub first_error: String,
+}
+
+/// One arrival schedule, run for several strategies.
+#[derive(Debug, Clone)]
+struct Variant {
+    pattern: String,
+    phase_ms: Option<f64>,
+    rate_x: Option<f64>,
+}
+
+impl Variant {
+    fn label(&self) -> String {
+        let mut s = self.pattern.clone();
+        if let Some(p) = self.phase_ms {
+            s += &format!(
+                "/{}{}",
+                if self.pattern == "straddle" {
+                    "lead"
+                } else {
+                    "phase"
+                },
+                common::ms_label(p)
+            );
+        }
+        if let Some(r) = self.rate_x {
+            s += &format!("/x{}", common::ms_label(r));
+        }
+        s
+    }
+}
+
+fn variants(p: &Params) -> Result<Vec<Variant>> {
+    let mut v = Vec::new();
+    let mk = |pattern: &str, phase_ms, rate_x| Variant {
+        pattern: pattern.into(),
+        phase_ms,
+        rate_x,
+    };
+    for pat in &p.patterns {
+        match pat.as_str() {
+            "straddle" => v.extend(p.straddle_lead_ms.iter().map(|l| mk(pat, Some(*l), None))),
+            "quiet-then-burst" => v.extend(
+                p.phases_ms
+                    .iter()
+                    .map(|ph| mk(pat, Some(*ph), Some(p.flood_rate))),
+            ),
+            "burst-then-sustained" => {
+                for r in &p.sustained_rates {
+                    v.extend(p.phases_ms.iter().map(|ph| mk(pat, Some(*ph), Some(*r))));
+                }
+            }
+            "steady" | "poisson" => {
+                v.extend(p.steady_rates.iter().map(|r| mk(pat, None, Some(*r))))
+            }
+            other => {
+                return Err(Error::Other(format!(
+                    "bursts: unknown pattern `{other}` (straddle, quiet-then-burst, burst-then-sustained, steady, poisson)"
+                )));
+            }
+        }
+    }
+    Ok(v)
+}
+
+/// The first window boundary (Redis's clock) at least `ahead_us` from now,
+/// on the trial clock `tc`.
+fn next_boundary(tc: &TrialClock, offset_us: i64, window_ms: u64, ahead_us: i64) -> i64 {
+    let w = window_ms as i64 * 1000;
+    let redis_now = Clock::system_now_us() + offset_us;
+    let b = (redis_now + ahead_us).div_euclid(w) * w + w;
+    b - offset_us - tc.start_unix_us
+}
+
+/// The arrival times (us on `tc`) of one trial, and the boundary used.
+fn schedule_of(
+    p: &Params,
+    v: &Variant,
+    tc: &TrialClock,
+    offset_us: i64,
+    rng: &mut rand::rngs::StdRng,
+) -> (Vec<Arrival>, Option<i64>) {
+    let per_s = p.limit as f64 * 1000.0 / p.window_ms as f64;
+    let ms = |x: f64| (x * 1000.0) as i64;
+    let start = tc.us() + 50_000;
+    let l = p.limit;
+    match v.pattern.as_str() {
+        "straddle" => {
+            let lead = ms(v.phase_ms.unwrap_or(0.0));
+            let b = next_boundary(tc, offset_us, p.window_ms, lead + 100_000);
+            let a = schedule::merge(vec![
+                schedule::burst(l, b - lead, 0, ""),
+                schedule::burst(l, b + ms(p.straddle_after_ms), 0, ""),
+            ]);
+            (a, Some(b))
+        }
+        "quiet-then-burst" => {
+            let warm = schedule::steady(per_s, start, ms(p.warm_ms), "");
+            let b = next_boundary(
+                tc,
+                offset_us,
+                p.window_ms,
+                ms(p.warm_ms + p.quiet_ms) + 50_000,
+            );
+            let at = b + ms(v.phase_ms.unwrap_or(0.0));
+            let flood = schedule::steady(per_s * v.rate_x.unwrap_or(1.0), at, ms(p.flood_ms), "");
+            (schedule::merge(vec![warm, flood]), Some(b))
+        }
+        "burst-then-sustained" => {
+            let b = next_boundary(tc, offset_us, p.window_ms, 50_000);
+            let at = b + ms(v.phase_ms.unwrap_or(0.0));
+            let rate = per_s * v.rate_x.unwrap_or(1.0);
+            let gap = (1e6 / rate) as i64;
+            (
+                schedule::merge(vec![
+                    schedule::burst(l, at, 0, ""),
+                    schedule::steady(rate, at + gap, ms(p.sustained_ms), ""),
+                ]),
+                Some(b),
+            )
+        }
+        "steady" => (
+            schedule::steady(per_s * v.rate_x.unwrap_or(1.0), start, ms(p.steady_ms), ""),
+            None,
+        ),
+        _ => (
+            schedule::poisson(
+                per_s * v.rate_x.unwrap_or(1.0),
+                start,
+                ms(p.steady_ms),
+                "",
+                rng,
+            ),
+            None,
+        ),
+    }
+}
+
+async fn run(ctx: &RunContext) -> Result<()> {
+    let p: Params = ctx.params()?;
+    let strategies = ctx.strategies(&p.strategies);
+    let variants = variants(&p)?;
+    let fleet = common::server(ctx, p.pin_redis_cpu).await?;
+    let mut log = ctx.trial_log(&["history"])?;
+    let mut progress = ctx.progress(variants.len() as u64 * p.reps * strategies.len() as u64);
+    let limit = Limit::per_window(p.limit, p.window_ms);
+    let mut pools: BTreeMap<String, Vec<Driver>> = BTreeMap::new();
+    for name in &strategies {
+        let s = ctx.build_strategy(name, &Options::default())?;
+        common::prepare(&fleet, &s).await?;
+        let d =
+            common::drivers(fleet.primary_addr(), &s, &vec![Clock::default(); p.drivers]).await?;
+        pools.insert(name.clone(), d);
+    }
+    let mut clock_conn = fleet.conn().await?;
+    for v in &variants {
+        for rep in 0..p.reps {
+            let todo: Vec<String> = strategies
+                .iter()
+                .filter(|s| !log.is_done(&format!("{s}/{}", v.label()), rep))
+                .cloned()
+                .collect();
+            progress.skip((strategies.len() - todo.len()) as u64);
+            // Side by side, or one strategy at a time.
+            let batches: Vec<Vec<String>> =
+                if p.parallel && !p.sequential_patterns.contains(&v.pattern) {
+                    vec![todo.clone()]
+                } else {
+                    todo.iter().map(|s| vec![s.clone()]).collect()
+                };
+            for batch in batches.into_iter().filter(|b| !b.is_empty()) {
+                let seed = common::trial_seed(ctx.seed, &v.label(), rep);
+                let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+                let offset = common::redis_clock_offset(&mut clock_conn).await?;
+                let tc = TrialClock::start();
+                let (times, boundary) = schedule_of(&p, v, &tc, offset, &mut rng);
+                let mut tasks = Vec::new();
+                for name in &batch {
+                    let cell = format!("{name}/{}", v.label());
+                    let client = common::fresh_client("burst", &cell, rep);
+                    let arrivals = schedule::for_client(&times, &client);
+                    let drivers = pools.remove(name).expect("a pool per strategy");
+                    tasks.push((
+                        name.clone(),
+                        cell,
+                        tokio::spawn(open_loop_on(
+                            drivers,
+                            Arc::new(arrivals),
+                            Assign::Pool,
+                            limit,
+                            tc,
+                        )),
+                    ));
+                }
+                for (name, cell, t) in tasks {
+                    let (events, back) = t
+                        .await
+                        .map_err(|e| Error::Other(format!("bursts: load task failed: {e}")))??;
+                    pools.insert(name.clone(), back);
+                    let n = common::count(&events);
+                    let hist = common::history_rows(&cell, rep, &name, &events);
+                    let redis_clock = hist
+                        .iter()
+                        .filter(|h| h.admitted)
+                        .all(|h| h.redis_time_us.is_some());
+                    let ach = schedule::achieved(
+                        &events
+                            .iter()
+                            .map(|e| (e.intended_us, e.sent_us))
+                            .collect::<Vec<_>>(),
+                    );
+                    log.side::<HistoryRow>("history", &hist)?;
+                    let row = Row {
+                        cell: cell.clone(),
+                        trial: rep,
+                        seed,
+                        strategy: name.clone(),
+                        pattern: v.pattern.clone(),
+                        phase_ms: v.phase_ms,
+                        rate_x: v.rate_x,
+                        limit: p.limit,
+                        window_ms: p.window_ms,
+                        boundary_us: boundary,
+                        redis_clock_offset_us: offset,
+                        offered: n.offered,
+                        admitted: n.admitted,
+                        errors: n.errors,
+                        clock: if redis_clock { "redis" } else { "reply" }.into(),
+                        lateness_p99_us: ach.lateness_p99_us,
+                        lateness_max_us: ach.lateness_max_us,
+                        drivers: p.drivers as u64,
+                        parallel_strategies: batch.len() as u64,
+                        first_error: n.first_error.unwrap_or_default(),
+                    };
+                    log.commit(&cell, rep, &[row])?;
+                    progress.inc(&cell);
+                }
+            }
+        }
+    }
+    progress.finish();
+    Ok(())
+}

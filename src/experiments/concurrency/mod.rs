@@ -1,0 +1,222 @@
+//! `concurrency` (claims A1.1, A1.2, A3.0): c workers, each on its own
+//! connection (through the delay proxy for a round trip > 0), released
+//! together by a barrier, send decisions back to back on one fresh key until
+//! the trial has offered L + 2c requests. One row per trial: offered,
+//! admitted, over-admission, errors, the measured round trip.
+//!
+//! Cells are strategy x workers x round trip, grouped in the definition file
+//! (`groups`: which strategies run at which round trips), so that the full
+//! size fits its time budget: every strategy without added delay, the racy
+//! baseline and a few atomic strategies at long round trips. The cells are
+//! ordered by round trip, so one proxy (calibrated once) serves all cells of
+//! a round trip; the round trip is measured again before every cell and the
+//! measurement is what the rows carry.
+
+pub mod analyze;
+pub mod rows;
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use serde::Deserialize;
+
+pub use rows::Row;
+
+use super::study_a_common as common;
+use super::{Experiment, RunContext};
+use crate::clock::Clock;
+use crate::error::Result;
+use crate::load::closed_loop;
+use crate::run::sweep::{self, NoSide, Sweep, TrialRows};
+use crate::strategy::{self, Limit, Options};
+
+pub const EXPERIMENT: Experiment = Experiment {
+    name: "concurrency",
+    study: "A",
+    allows_external: true,
+    run: |ctx: &RunContext| Box::pin(run(ctx)),
+    analyze: analyze::analyze,
+};
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Params {
+    limit: u64,
+    /// Long enough that no window rolls during a trial.
+    window_ms: u64,
+    trials: u64,
+    workers: Vec<usize>,
+    groups: Vec<Group>,
+    rtt_samples: u32,
+    calibrate_samples: u32,
+    pin_redis_cpu: Option<usize>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Group {
+    /// Strategy names; `*` means every built-in and external strategy.
+    strategies: Vec<String>,
+    rtts_ms: Vec<f64>,
+    /// Overrides the experiment's worker counts for this group.
+    workers: Option<Vec<usize>>,
+    /// Overrides the experiment's trials per cell for this group.
+    trials: Option<u64>,
+}
+
+struct Cell {
+    strategy: String,
+    workers: usize,
+    rtt_ms: f64,
+    trials: u64,
+}
+
+impl Cell {
+    fn id(&self) -> String {
+        format!(
+            "{}/c{}/rtt{}",
+            self.strategy,
+            self.workers,
+            common::ms_label(self.rtt_ms)
+        )
+    }
+}
+
+fn cells(ctx: &RunContext, p: &Params) -> Result<Vec<Cell>> {
+    let every = strategy::all_names(ctx.strategy_dir.as_deref())?;
+    let mut seen = BTreeSet::new();
+    let mut out = Vec::new();
+    for g in &p.groups {
+        let named: Vec<String> = if g.strategies.iter().any(|s| s == "*") {
+            ctx.strategies(&every)
+        } else {
+            let own = g.strategies.clone();
+            match &ctx.strategy_filter {
+                Some(f) => own.into_iter().filter(|s| f.contains(s)).collect(),
+                None => own,
+            }
+        };
+        for s in named {
+            for &rtt in &g.rtts_ms {
+                for &c in g.workers.as_ref().unwrap_or(&p.workers) {
+                    let cell = Cell {
+                        strategy: s.clone(),
+                        workers: c,
+                        rtt_ms: rtt,
+                        trials: g.trials.unwrap_or(p.trials),
+                    };
+                    if seen.insert(cell.id()) {
+                        out.push(cell);
+                    }
+                }
+            }
+        }
+    }
+    // By round trip first: one proxy per round trip.
+    out.sort_by(|a, b| a.rtt_ms.partial_cmp(&b.rtt_ms).unwrap());
+    Ok(out)
+}
+
+/// Cross-cell state: the server, and one calibrated proxy per round trip.
+struct Concurrency {
+    p: Params,
+    fleet: crate::fleet::Fleet,
+    round_trips: common::RoundTrips,
+}
+
+/// Per cell: the proxy, the strategy's drivers, the measured round trip.
+struct CellSetup {
+    one_way_us: f64,
+    measured: crate::proxy::RttStats,
+    kind: String,
+    atomic: bool,
+    drivers: Vec<crate::load::Driver>,
+}
+
+impl Sweep for Concurrency {
+    type Cell = Cell;
+    type Setup = CellSetup;
+    type Row = Row;
+    type Side = NoSide;
+
+    fn cell_id(&self, cell: &Cell) -> String {
+        cell.id()
+    }
+
+    fn trials(&self, cell: &Cell) -> u64 {
+        cell.trials
+    }
+
+    async fn setup(&mut self, ctx: &RunContext, cell: &Cell) -> Result<CellSetup> {
+        let r = self
+            .round_trips
+            .get(ctx, self.fleet.primary_addr(), cell.rtt_ms, self.p.calibrate_samples)
+            .await?;
+        let s = ctx.build_strategy(&cell.strategy, &Options::default())?;
+        common::prepare(&self.fleet, &s).await?;
+        let drivers = common::drivers(r.addr, &s, &vec![Clock::default(); cell.workers]).await?;
+        let measured = r.measure(self.p.rtt_samples).await?;
+        Ok(CellSetup {
+            one_way_us: r.one_way_us(),
+            measured,
+            kind: s.info().kind.as_str().to_string(),
+            atomic: common::atomic_design(s.as_ref()),
+            drivers,
+        })
+    }
+
+    async fn trial(
+        &mut self,
+        ctx: &RunContext,
+        cell: &Cell,
+        setup: &mut CellSetup,
+        trial: u64,
+    ) -> Result<TrialRows<Row>> {
+        let p = &self.p;
+        let id = cell.id();
+        let limit = Limit::per_window(p.limit, p.window_ms);
+        let offered = p.limit + 2 * cell.workers as u64;
+        common::clear_of_boundary(p.window_ms, Duration::from_secs(20)).await;
+        let client = common::fresh_client("conc", &id, trial);
+        let drivers = std::mem::take(&mut setup.drivers);
+        let (events, _tc, back) = closed_loop(drivers, &client, limit, 1, offered, None).await?;
+        setup.drivers = back;
+        let n = common::count(&events);
+        Ok(TrialRows::one(Row {
+            cell: id.clone(),
+            trial,
+            seed: common::trial_seed(ctx.seed, &id, trial),
+            strategy: cell.strategy.clone(),
+            kind: setup.kind.clone(),
+            atomic_design: setup.atomic,
+            workers: cell.workers as u64,
+            target_rtt_ms: cell.rtt_ms,
+            rtt_median_us: setup.measured.rtt_median_us,
+            rtt_p99_us: setup.measured.rtt_p99_us,
+            one_way_delay_us: setup.one_way_us,
+            limit: p.limit,
+            window_ms: p.window_ms,
+            offered: n.offered,
+            admitted: n.admitted,
+            over_admitted: n.admitted as i64 - p.limit as i64,
+            errors: n.errors,
+            aborts: n.aborts,
+            retries_exhausted: n.retries_exhausted,
+            round_trips: n.round_trips,
+            wall_ms: events.iter().map(|e| e.replied_us).max().unwrap_or(0) as f64 / 1000.0,
+            first_error: n.first_error.unwrap_or_default(),
+        }))
+    }
+}
+
+async fn run(ctx: &RunContext) -> Result<()> {
+    let p: Params = ctx.params()?;
+    let cells = cells(ctx, &p)?;
+    let fleet = common::server(ctx, p.pin_redis_cpu).await?;
+    let mut sweep = Concurrency {
+        p,
+        fleet,
+        round_trips: common::RoundTrips::default(),
+    };
+    sweep::run(ctx, &mut sweep, &cells).await
+}

@@ -1,0 +1,277 @@
+//! What an experiment gets to work with: its parameters at the chosen size,
+//! the run folder, the seed, the strategies to run, a way to start servers,
+//! progress output and manifest notes.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use serde::de::DeserializeOwned;
+
+use crate::error::{Error, Result};
+use crate::fleet::{Fleet, RedisBinary, ServerConfig};
+use crate::run::record::{RunDir, TrialLog};
+use crate::strategy::{self, Options, Strategy};
+
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, clap::ValueEnum,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Size {
+    Smoke,
+    Quick,
+    Full,
+}
+
+impl Size {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Size::Smoke => "smoke",
+            Size::Quick => "quick",
+            Size::Full => "full",
+        }
+    }
+}
+
+pub struct RunContext {
+    pub experiment: &'static str,
+    pub run: RunDir,
+    pub size: Size,
+    pub seed: u64,
+    /// `--strategy` given on the command line (None: the experiment's own list).
+    pub strategy_filter: Option<Vec<String>>,
+    pub strategy_dir: Option<PathBuf>,
+    /// Set unless running against `--redis-url`.
+    pub redis: Option<RedisBinary>,
+    pub redis_url: Option<SocketAddr>,
+    /// `[defaults]` merged with the size's table.
+    pub params: toml::Table,
+    pub params_file: PathBuf,
+    manifest: Arc<Mutex<crate::run::manifest::RunManifest>>,
+}
+
+impl RunContext {
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        experiment: &'static str,
+        run: RunDir,
+        size: Size,
+        seed: u64,
+        strategy_filter: Option<Vec<String>>,
+        strategy_dir: Option<PathBuf>,
+        redis: Option<RedisBinary>,
+        redis_url: Option<SocketAddr>,
+        experiments_dir: &Path,
+        manifest: Arc<Mutex<crate::run::manifest::RunManifest>>,
+    ) -> Result<Self> {
+        let params_file = experiments_dir.join(format!("{experiment}.toml"));
+        let params = load_params(&params_file, size)?;
+        Ok(RunContext {
+            experiment,
+            run,
+            size,
+            seed,
+            strategy_filter,
+            strategy_dir,
+            redis,
+            redis_url,
+            params,
+            params_file,
+            manifest,
+        })
+    }
+
+    /// The parameters as the experiment's own type; unknown or missing
+    /// fields are errors naming the file.
+    pub fn params<T: DeserializeOwned>(&self) -> Result<T> {
+        toml::Value::Table(self.params.clone())
+            .try_into()
+            .map_err(|e: toml::de::Error| Error::Manifest {
+                file: self.params_file.clone(),
+                field: format!("[defaults] + [{}]", self.size.as_str()),
+                problem: e.message().to_string(),
+            })
+    }
+
+    /// The strategies to run: `--strategy` if given, else `defaults`.
+    pub fn strategies(&self, defaults: &[String]) -> Vec<String> {
+        self.strategy_filter
+            .clone()
+            .unwrap_or_else(|| defaults.to_vec())
+    }
+
+    pub fn build_strategy(&self, name: &str, opts: &Options) -> Result<Arc<dyn Strategy>> {
+        strategy::build(name, self.strategy_dir.as_deref(), opts)
+    }
+
+    /// The redis-server binary, or an error if this experiment needs to
+    /// control servers and the run points at an external Redis.
+    pub fn binary(&self) -> Result<&RedisBinary> {
+        self.redis.as_ref().ok_or_else(|| {
+            Error::Other(format!("experiment `{}` starts and controls its own servers; it cannot run with --redis-url", self.experiment))
+        })
+    }
+
+    /// A standalone server with `cfg` (or the external one, whose config is left alone).
+    pub async fn standalone(&self, cfg: ServerConfig) -> Result<Fleet> {
+        match self.redis_url {
+            Some(a) => Ok(Fleet::external(a)),
+            None => Fleet::standalone(self.binary()?, cfg).await,
+        }
+    }
+
+    pub fn trial_log(&self, sides: &[&str]) -> Result<TrialLog> {
+        TrialLog::open(&self.run, self.experiment, sides)
+    }
+
+    /// Record something about this experiment in the manifest
+    /// (`experiments.<name>.<key>`), e.g. pinning or the servers' config.
+    pub fn note(&self, key: &str, value: serde_json::Value) -> Result<()> {
+        let mut m = self.manifest.lock().unwrap();
+        m.note(self.experiment, key, value);
+        m.save(&self.run)
+    }
+
+    /// Record a fleet's version and CONFIG under `key`.
+    pub async fn note_fleet(&self, key: &str, fleet: &Fleet) -> Result<()> {
+        let d = fleet.describe().await?;
+        self.note(key, d)
+    }
+
+    pub fn progress(&self, total: u64) -> Progress {
+        Progress::new(self.experiment, total)
+    }
+}
+
+fn load_params(file: &Path, size: Size) -> Result<toml::Table> {
+    let text = std::fs::read_to_string(file).map_err(|e| Error::Manifest {
+        file: file.to_path_buf(),
+        field: "(file)".into(),
+        problem: format!("cannot read the experiment definition: {e}"),
+    })?;
+    let doc: toml::Table = toml::from_str(&text).map_err(|e| Error::Manifest {
+        file: file.to_path_buf(),
+        field: e
+            .message()
+            .split('`')
+            .nth(1)
+            .unwrap_or("(document)")
+            .to_string(),
+        problem: e.to_string(),
+    })?;
+    for k in doc.keys() {
+        if ![
+            "description",
+            "defaults",
+            "smoke",
+            "quick",
+            "full",
+        ]
+        .contains(&k.as_str())
+        {
+            return Err(Error::Manifest {
+                file: file.to_path_buf(),
+                field: k.clone(),
+                problem: "unknown top-level key (allowed: description, defaults, smoke, quick, full; claim IDs live in analysis/claims.toml)".into(),
+            });
+        }
+    }
+    let table = |name: &str| -> Result<toml::Table> {
+        match doc.get(name) {
+            None => Ok(toml::Table::new()),
+            Some(toml::Value::Table(t)) => Ok(t.clone()),
+            Some(_) => Err(Error::Manifest {
+                file: file.to_path_buf(),
+                field: name.into(),
+                problem: "must be a table".into(),
+            }),
+        }
+    };
+    if doc.get(size.as_str()).is_none() {
+        return Err(Error::Manifest {
+            file: file.to_path_buf(),
+            field: size.as_str().into(),
+            problem: "no table for this size".into(),
+        });
+    }
+    let mut merged = table("defaults")?;
+    for (k, v) in table(size.as_str())? {
+        merged.insert(k, v);
+    }
+    Ok(merged)
+}
+
+/// Progress on stderr: a bar with ETA on a terminal, a line every ~10% otherwise.
+pub struct Progress {
+    bar: Option<indicatif::ProgressBar>,
+    label: &'static str,
+    total: u64,
+    done: u64,
+    last_pct: u64,
+    started: Instant,
+}
+
+impl Progress {
+    pub fn new(label: &'static str, total: u64) -> Self {
+        use std::io::IsTerminal;
+        let bar = if std::io::stderr().is_terminal() {
+            let b = indicatif::ProgressBar::new(total);
+            b.set_style(
+                indicatif::ProgressStyle::with_template(
+                    "{prefix:>16} [{bar:30}] {pos}/{len} {msg} elapsed {elapsed} eta {eta}",
+                )
+                .unwrap()
+                .progress_chars("=> "),
+            );
+            b.set_prefix(label);
+            Some(b)
+        } else {
+            eprintln!("[{label}] {total} trials to run");
+            None
+        };
+        Progress {
+            bar,
+            label,
+            total,
+            done: 0,
+            last_pct: 0,
+            started: Instant::now(),
+        }
+    }
+
+    /// Trials already done (resumed).
+    pub fn skip(&mut self, n: u64) {
+        self.done += n;
+        if let Some(b) = &self.bar {
+            b.inc(n);
+        }
+    }
+
+    pub fn inc(&mut self, msg: &str) {
+        self.done += 1;
+        match &self.bar {
+            Some(b) => {
+                b.set_message(msg.to_string());
+                b.inc(1);
+            }
+            None => {
+                let pct = self.done * 100 / self.total.max(1);
+                if pct >= self.last_pct + 10 || self.done == self.total {
+                    self.last_pct = pct;
+                    let el = self.started.elapsed().as_secs_f64();
+                    eprintln!(
+                        "[{}] {}/{} ({pct}%) {:.0}s {msg}",
+                        self.label, self.done, self.total, el
+                    );
+                }
+            }
+        }
+    }
+
+    pub fn finish(&self) {
+        if let Some(b) = &self.bar {
+            b.finish();
+        }
+    }
+}

@@ -1,0 +1,12 @@
+//! Running experiments: what an experiment gets to work with (`context`),
+//! the sweep engine that every experiment runs its cells and trials through
+//! (`sweep`), the append-only CSVs that make a run resumable (`record`), the
+//! run's manifest (`manifest`) and the seeds derived per trial (`seeds`).
+
+pub mod context;
+pub mod manifest;
+pub mod record;
+pub mod seeds;
+pub mod sweep;
+
+pub use context::{Progress, RunContext, Size};

@@ -1,0 +1,157 @@
+//! The sweep engine: cells x trials, resume, progress and committing rows,
+//! written once for every experiment.
+//!
+//! An experiment implements [`Sweep`]: it says what its cells are (an id and
+//! a trial count each), what it sets up once per cell (a proxy, a pool of
+//! drivers, a fleet of servers) and what one trial does (run, measure, return
+//! rows). [`run`] does the rest:
+//!
+//! - skips the trials a killed run already committed (`record::TrialLog`),
+//!   and does not even set up a cell whose trials are all done;
+//! - shows progress (a bar on a terminal, a line every ~10% otherwise);
+//! - commits a trial's side rows (e.g. an admission history) and then its
+//!   main rows, only after the trial returned them, so a trial that fails
+//!   leaves nothing behind and a resumed run redoes it.
+//!
+//! A trial may commit rows under several cell ids at once (bursts runs every
+//! strategy of a pattern in one trial): [`Sweep::keys`] names them, and a
+//! trial counts as done only when all of them are committed. On a redo only
+//! the rows of keys not yet committed are written.
+
+use std::collections::HashSet;
+
+use serde::Serialize;
+
+use super::context::RunContext;
+use crate::error::{Error, Result};
+
+/// A row that belongs to a (cell, trial): every main and side row has a
+/// `cell` column, which is how resume knows what is committed.
+pub trait Keyed {
+    fn cell(&self) -> &str;
+}
+
+/// Implements [`Keyed`] for row types with a `cell: String` field.
+#[macro_export]
+macro_rules! keyed {
+    ($($t:ty),+ $(,)?) => {
+        $(impl $crate::run::sweep::Keyed for $t {
+            fn cell(&self) -> &str {
+                &self.cell
+            }
+        })+
+    };
+}
+
+/// The side table of an experiment that has none.
+#[derive(Debug, Serialize)]
+pub struct NoSide {
+    cell: String,
+}
+keyed!(NoSide);
+
+/// What one trial gives back.
+#[derive(Debug)]
+pub struct TrialRows<R, S = NoSide> {
+    /// Rows of `<experiment>.csv`; usually one.
+    pub rows: Vec<R>,
+    /// Rows of `<experiment>-<side>.csv` (see [`Sweep::SIDE`]).
+    pub side: Vec<S>,
+}
+
+impl<R, S> TrialRows<R, S> {
+    pub fn one(row: R) -> Self {
+        TrialRows {
+            rows: vec![row],
+            side: Vec::new(),
+        }
+    }
+
+    pub fn with_side(rows: Vec<R>, side: Vec<S>) -> Self {
+        TrialRows { rows, side }
+    }
+}
+
+/// An experiment as the sweep engine sees it.
+#[allow(async_fn_in_trait)]
+pub trait Sweep {
+    /// One cell: a combination of parameters (strategy, workers, delay, ...).
+    type Cell;
+    /// What is built once per cell and reused by its trials.
+    type Setup;
+    type Row: Serialize + Keyed;
+    type Side: Serialize + Keyed;
+    /// The name of the side table (`<experiment>-<SIDE>.csv`), if any.
+    const SIDE: Option<&'static str> = None;
+
+    /// A stable id, unique within the experiment (the `cell` column).
+    fn cell_id(&self, cell: &Self::Cell) -> String;
+    fn trials(&self, cell: &Self::Cell) -> u64;
+    /// The cell ids one trial of `cell` commits rows under (default: its own id).
+    fn keys(&self, cell: &Self::Cell) -> Vec<String> {
+        vec![self.cell_id(cell)]
+    }
+    /// Set up a cell that has trials left to run.
+    async fn setup(&mut self, ctx: &RunContext, cell: &Self::Cell) -> Result<Self::Setup>;
+    /// Run one trial.
+    async fn trial(
+        &mut self,
+        ctx: &RunContext,
+        cell: &Self::Cell,
+        setup: &mut Self::Setup,
+        trial: u64,
+    ) -> Result<TrialRows<Self::Row, Self::Side>>;
+    /// Tear a cell down after its last trial (default: drop the setup).
+    async fn finish_cell(&mut self, _ctx: &RunContext, _setup: Self::Setup) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// Run every cell's unfinished trials, in order, committing as they finish.
+pub async fn run<S: Sweep>(ctx: &RunContext, sweep: &mut S, cells: &[S::Cell]) -> Result<()> {
+    let sides: Vec<&str> = S::SIDE.into_iter().collect();
+    let mut log = ctx.trial_log(&sides)?;
+    let mut seen = HashSet::new();
+    for c in cells {
+        for k in sweep.keys(c) {
+            if !seen.insert(k.clone()) {
+                return Err(Error::Other(format!(
+                    "experiment `{}` has two cells with the id `{k}`",
+                    ctx.experiment
+                )));
+            }
+        }
+    }
+    let total: u64 = cells.iter().map(|c| sweep.trials(c)).sum();
+    let mut progress = ctx.progress(total);
+    for cell in cells {
+        let id = sweep.cell_id(cell);
+        let keys = sweep.keys(cell);
+        let trials = sweep.trials(cell);
+        let todo: Vec<u64> = (0..trials)
+            .filter(|&t| keys.iter().any(|k| !log.is_done(k, t)))
+            .collect();
+        progress.skip(trials - todo.len() as u64);
+        if todo.is_empty() {
+            continue;
+        }
+        let mut setup = sweep.setup(ctx, cell).await?;
+        for trial in todo {
+            let out = sweep.trial(ctx, cell, &mut setup, trial).await?;
+            // On a redo of a multi-key trial, keep only what is not committed yet.
+            let fresh = |k: &str| !log.is_done(k, trial);
+            let side: Vec<&S::Side> = out.side.iter().filter(|r| fresh(r.cell())).collect();
+            let rows: Vec<&S::Row> = out.rows.iter().filter(|r| fresh(r.cell())).collect();
+            if let Some(name) = S::SIDE {
+                log.side(name, &side)?;
+            }
+            let mut committed: Vec<&str> = rows.iter().map(|r| r.cell()).collect();
+            committed.dedup();
+            log.commit_keys(&committed, trial, &rows)?;
+            progress.inc(&id);
+        }
+        sweep.finish_cell(ctx, setup).await?;
+    }
+    progress.finish();
+    Ok(())
+}
