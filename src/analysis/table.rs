@@ -1,5 +1,4 @@
-//! Small helpers for the analyzers of study B's topology experiments:
-//! markdown tables and number formatting.
+//! Markdown tables and number formatting for every report section.
 
 /// A markdown table from a header row and body rows (cells escaped).
 pub fn md_table(headers: &[&str], rows: &[Vec<String>]) -> String {

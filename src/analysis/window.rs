@@ -99,28 +99,6 @@ pub fn ideal_bucket(arrivals: &[i64], capacity: f64, rate_per_s: f64) -> u64 {
     admitted
 }
 
-/// A markdown table (study A's report sections share it).
-pub fn md_table(headers: &[&str], rows: &[Vec<String>]) -> String {
-    let mut s = format!(
-        "| {} |\n|{}\n",
-        headers.join(" | "),
-        "---|".repeat(headers.len())
-    );
-    for r in rows {
-        s += &format!("| {} |\n", r.join(" | "));
-    }
-    s
-}
-
-/// `x` with `d` decimals, or `n/a` for NaN.
-pub fn f(x: f64, d: usize) -> String {
-    if x.is_finite() {
-        format!("{x:.d$}")
-    } else {
-        "n/a".into()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

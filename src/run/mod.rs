@@ -6,6 +6,7 @@
 pub mod context;
 pub mod manifest;
 pub mod record;
+pub mod keys;
 pub mod seeds;
 pub mod sweep;
 

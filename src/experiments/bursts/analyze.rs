@@ -8,7 +8,8 @@ use std::collections::BTreeMap;
 
 use crate::analysis::chart::{Axes, BarGroup, bar_chart};
 use crate::analysis::stats::Summary;
-use crate::analysis::window::{History, admission_times, by_trial, f, max_in_window, md_table, min_span};
+use crate::analysis::table::{f, md_table};
+use crate::analysis::window::{History, admission_times, by_trial, max_in_window, min_span};
 use crate::analysis::{AnalysisCtx, Measured, Section};
 use crate::error::Result;
 use super::Row;

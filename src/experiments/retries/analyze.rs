@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use crate::analysis::chart::{Axes, Series, Style, xy_chart};
 use crate::analysis::stats::Summary;
-use crate::analysis::window::{f, md_table};
+use crate::analysis::table::{f, md_table};
 use crate::analysis::{AnalysisCtx, Measured, Section};
 use crate::error::Result;
 use super::Row;

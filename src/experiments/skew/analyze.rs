@@ -7,7 +7,8 @@ use std::collections::BTreeMap;
 
 use crate::analysis::chart::{Axes, BarGroup, bar_chart};
 use crate::analysis::stats::Summary;
-use crate::analysis::window::{History, by_trial, f, ideal_bucket, md_table};
+use crate::analysis::table::{f, md_table};
+use crate::analysis::window::{History, by_trial, ideal_bucket};
 use crate::analysis::{AnalysisCtx, Measured, Section};
 use crate::error::Result;
 use super::Row;
