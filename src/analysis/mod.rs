@@ -32,6 +32,9 @@ pub struct AnalysisCtx {
     pub figures_dir: PathBuf,
     pub claims: Vec<ClaimSpec>,
     pub manifest: serde_json::Value,
+    /// Problems that did not stop the analysis (a torn last line), for
+    /// stderr and the report.
+    pub warnings: std::cell::RefCell<Vec<String>>,
 }
 
 impl AnalysisCtx {
@@ -41,18 +44,24 @@ impl AnalysisCtx {
 
     /// All rows of `name` (e.g. `concurrency.csv`) as `T`; `Ok(None)` if the
     /// file does not exist (the experiment did not run).
+    ///
+    /// A torn last line (no newline at the end, the only damage a kill can
+    /// do) is skipped with a warning; any other row that does not parse is an
+    /// error naming the file and line.
     pub fn read_csv<T: DeserializeOwned>(&self, name: &str) -> Result<Option<Vec<T>>> {
         let p = self.csv_path(name);
         if !p.exists() {
             return Ok(None);
         }
-        let mut rdr = csv::Reader::from_path(&p)
-            .map_err(|e| Error::Other(format!("reading {}: {e}", p.display())))?;
-        let mut out = Vec::new();
-        for r in rdr.deserialize() {
-            out.push(r.map_err(|e| Error::Other(format!("parsing {}: {e}", p.display())))?);
+        let bytes = std::fs::read(&p).map_err(|e| Error::io(format!("reading {}", p.display()), e))?;
+        let (rows, torn) = parse_csv_rows(&bytes).map_err(|e| Error::Other(format!("{}: {e}", p.display())))?;
+        if let Some(line) = torn {
+            self.warnings.borrow_mut().push(format!(
+                "{}: line {line} is torn (no newline at the end, as a kill leaves it); skipped",
+                p.display()
+            ));
         }
-        Ok(Some(out))
+        Ok(Some(rows))
     }
 
     /// Path of a figure file, and the relative link for report.md.
@@ -62,6 +71,43 @@ impl AnalysisCtx {
 
     pub fn claim(&self, id: &str) -> Option<&ClaimSpec> {
         self.claims.iter().find(|c| c.id == id)
+    }
+}
+
+/// Parse CSV bytes (with a header) into rows. A last line without its
+/// newline was torn by a kill (rows are appended whole, newline last): it is
+/// dropped even if what is left of it parses, and its line number returned.
+/// Any other row that does not parse is an error naming the line.
+pub fn parse_csv_rows<T: DeserializeOwned>(bytes: &[u8]) -> std::result::Result<(Vec<T>, Option<u64>), String> {
+    let (body, torn) = match bytes.iter().rposition(|&b| b == b'\n') {
+        _ if bytes.is_empty() || bytes.ends_with(b"\n") => (bytes, None),
+        Some(i) => (&bytes[..=i], Some(bytes[..=i].iter().filter(|&&b| b == b'\n').count() as u64 + 1)),
+        None => return Err("line 1: the header is torn (no newline)".into()),
+    };
+    let mut rdr = csv::ReaderBuilder::new().flexible(false).from_reader(body);
+    let mut out = Vec::new();
+    for r in rdr.deserialize::<T>() {
+        match r {
+            Ok(v) => out.push(v),
+            Err(e) => {
+                let line = e.position().map(|p| p.line()).unwrap_or(0);
+                return Err(format!("line {line}: {}", csv_error_text(&e)));
+            }
+        }
+    }
+    Ok((out, torn))
+}
+
+fn csv_error_text(e: &csv::Error) -> String {
+    match e.kind() {
+        csv::ErrorKind::UnequalLengths { expected_len, len, .. } => {
+            format!("{len} fields where the header has {expected_len}")
+        }
+        csv::ErrorKind::Deserialize { err, .. } => match err.field() {
+            Some(f) => format!("column {}: {}", f + 1, err.kind()),
+            None => err.kind().to_string(),
+        },
+        _ => e.to_string(),
     }
 }
 
@@ -84,6 +130,20 @@ impl Section {
 pub type Analyzer = fn(&AnalysisCtx) -> Result<(Vec<Measured>, Section)>;
 
 
+/// A run folder's manifest; a folder without one is not a run.
+fn read_manifest(run_dir: &Path) -> Result<serde_json::Value> {
+    let p = run_dir.join("manifest.json");
+    let text = std::fs::read_to_string(&p).map_err(|e| {
+        Error::Other(format!(
+            "{} is not a run folder: cannot read {} ({e})",
+            run_dir.display(),
+            p.display()
+        ))
+    })?;
+    serde_json::from_str(&text)
+        .map_err(|e| Error::Other(format!("{}: not valid JSON: {e}", p.display())))
+}
+
 /// Analyze a run folder: claims.csv, report.md, figures/.
 pub fn analyze(
     run_dir: &Path,
@@ -91,19 +151,20 @@ pub fn analyze(
 ) -> Result<Vec<(ClaimSpec, Option<Measured>, Verdict)>> {
     let claims = claims::load(claims_file)?;
     let figures_dir = run_dir.join("figures");
+    // Nothing is written into a folder that is not a run.
+    let _ = read_manifest(run_dir)?;
     std::fs::create_dir_all(&figures_dir).map_err(|e| Error::io("creating figures/", e))?;
-    let manifest = std::fs::read_to_string(run_dir.join("manifest.json"))
-        .ok()
-        .and_then(|t| serde_json::from_str(&t).ok())
-        .unwrap_or(serde_json::Value::Null);
+    let manifest = read_manifest(run_dir)?;
     let ctx = AnalysisCtx {
         run_dir: run_dir.to_path_buf(),
         figures_dir,
         claims: claims.clone(),
         manifest,
+        warnings: Default::default(),
     };
     let mut measured: Vec<Measured> = Vec::new();
     let mut sections = Vec::new();
+    let mut failures = Vec::new();
     for e in crate::experiments::REGISTRY {
         let name = e.name;
         match (e.analyze)(&ctx) {
@@ -111,11 +172,27 @@ pub fn analyze(
                 measured.extend(m);
                 sections.push(s);
             }
-            Err(e) => sections.push(Section::new(
-                name,
-                format!("Analysis of `{name}` failed: {e}\n"),
-            )),
+            Err(e) => failures.push(format!("{name}: {e}")),
         }
+    }
+    let mut warnings = ctx.warnings.borrow().clone();
+    warnings.sort();
+    warnings.dedup();
+    for w in &warnings {
+        eprintln!("limitbench: warning: {w}");
+    }
+    if !warnings.is_empty() {
+        sections.push(Section::new(
+            "warnings",
+            format!("## Warnings from the analysis\n\n{}\n", warnings.iter().map(|w| format!("- {w}\n")).collect::<String>()),
+        ));
+    }
+    if !failures.is_empty() {
+        return Err(Error::Other(format!(
+            "the analysis of {} failed; claims.csv and report.md were not written:\n  {}",
+            run_dir.display(),
+            failures.join("\n  ")
+        )));
     }
     let rows = claims::judge(&claims, measured);
     claims::write_csv(&run_dir.join("claims.csv"), &rows)?;
@@ -130,4 +207,34 @@ pub fn analyze(
     )
     .map_err(|e| Error::io("writing claims-table.md", e))?;
     Ok(rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, serde::Deserialize, PartialEq)]
+    struct R {
+        cell: String,
+        n: u64,
+    }
+
+    #[test]
+    fn a_torn_last_line_is_dropped_even_if_it_parses() {
+        let (rows, torn) = parse_csv_rows::<R>(b"cell,n\na,1\nb,2").unwrap();
+        assert_eq!(rows, vec![R { cell: "a".into(), n: 1 }]);
+        assert_eq!(torn, Some(3));
+        let (rows, torn) = parse_csv_rows::<R>(b"cell,n\na,1\n").unwrap();
+        assert_eq!(rows.len(), 1);
+        assert_eq!(torn, None);
+    }
+
+    #[test]
+    fn ragged_and_mistyped_rows_are_errors_with_their_line() {
+        let e = parse_csv_rows::<R>(b"cell,n\na,1\nb\nc,3\n").unwrap_err();
+        assert!(e.starts_with("line 3:"), "{e}");
+        assert!(e.contains("1 fields where the header has 2"), "{e}");
+        let e = parse_csv_rows::<R>(b"cell,n\na,x\n").unwrap_err();
+        assert!(e.starts_with("line 2:") && e.contains("column 2"), "{e}");
+    }
 }

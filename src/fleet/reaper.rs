@@ -10,13 +10,15 @@
 //!    fires when the *thread* that forked the child exits, so all servers are
 //!    forked from one dedicated thread that lives as long as the process.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command};
 use std::sync::mpsc;
 use std::sync::{Mutex, OnceLock};
 
 static LIVE: Mutex<BTreeSet<u32>> = Mutex::new(BTreeSet::new());
+/// What each live process is, for messages ("redis-server on 127.0.0.1:7001").
+static LABELS: Mutex<BTreeMap<u32, String>> = Mutex::new(BTreeMap::new());
 
 type SpawnRequest = (Command, Option<usize>, mpsc::Sender<std::io::Result<Child>>);
 static SPAWNER: OnceLock<Mutex<mpsc::Sender<SpawnRequest>>> = OnceLock::new();
@@ -75,6 +77,41 @@ pub fn kill(child: &mut Child) {
 /// Forget a child that already exited on its own (after `wait`).
 pub fn forget(pid: u32) {
     LIVE.lock().unwrap().remove(&pid);
+}
+
+/// Name a live process for messages (the server's address).
+pub fn label(pid: u32, what: String) {
+    LABELS.lock().unwrap().insert(pid, what);
+}
+
+/// Processes the harness started and did not stop on purpose that are no
+/// longer running (exited or killed from outside: a zombie counts as dead),
+/// as "label (pid N)". A trial during which one died is not a measurement.
+pub fn died_unexpectedly() -> Vec<String> {
+    let pids: Vec<u32> = match LIVE.lock() {
+        Ok(g) => g.iter().copied().collect(),
+        Err(p) => p.into_inner().iter().copied().collect(),
+    };
+    let labels = LABELS.lock().map(|g| g.clone()).unwrap_or_default();
+    pids.into_iter()
+        .filter(|pid| !process_running(*pid))
+        .map(|pid| match labels.get(&pid) {
+            Some(l) => format!("{l} (pid {pid})"),
+            None => format!("pid {pid}"),
+        })
+        .collect()
+}
+
+/// Running, per /proc: present and not a zombie.
+fn process_running(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        // The state follows the command name in parentheses, which may contain spaces.
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .map(|(_, rest)| !rest.trim_start().starts_with(['Z', 'X']))
+            .unwrap_or(true),
+        Err(_) => false,
+    }
 }
 
 /// SIGKILL every live child. For signal handlers and panic hooks.

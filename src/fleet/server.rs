@@ -229,6 +229,10 @@ impl Server {
             .stderr(Stdio::piped());
         let child = reaper::spawn(cmd, self.config.pin_cpu)
             .map_err(|e| Error::io(format!("starting {}", self.binary.path.display()), e))?;
+        reaper::label(
+            child.id(),
+            format!("redis-server on {}", self.addr()),
+        );
         self.child = Some(child);
         self.wait_ready(Duration::from_secs(20)).await
     }

@@ -24,6 +24,7 @@ use serde::Serialize;
 
 use super::context::RunContext;
 use crate::error::{Error, Result};
+use crate::fleet::reaper;
 
 /// A row that belongs to a (cell, trial): every main and side row has a
 /// `cell` column, which is how resume knows what is committed.
@@ -101,6 +102,15 @@ pub trait Sweep {
         setup: &mut Self::Setup,
         trial: u64,
     ) -> Result<TrialRows<Self::Row, Self::Side>>;
+    /// Why this trial's rows are not a measurement, if they are not: errors
+    /// that are not what the experiment measures (a refused connection in a
+    /// concurrency trial), or every decision failing. A rejected trial is not
+    /// committed and stops the experiment with this reason; resume redoes it.
+    /// Experiments where errors are the measurement (fail-open, cluster)
+    /// keep the default, which rejects nothing.
+    fn reject(&self, _cell: &Self::Cell, _rows: &TrialRows<Self::Row, Self::Side>) -> Option<String> {
+        None
+    }
     /// Tear a cell down after its last trial (default: drop the setup).
     async fn finish_cell(&mut self, _ctx: &RunContext, _setup: Self::Setup) -> Result<()> {
         Ok(())
@@ -137,7 +147,30 @@ pub async fn run<S: Sweep>(ctx: &RunContext, sweep: &mut S, cells: &[S::Cell]) -
         }
         let mut setup = sweep.setup(ctx, cell).await?;
         for trial in todo {
-            let out = sweep.trial(ctx, cell, &mut setup, trial).await?;
+            let out = sweep.trial(ctx, cell, &mut setup, trial).await;
+            // A server that died under the trial makes whatever it returned
+            // (rows full of refused connections, or an error) not a measurement.
+            let died = reaper::died_unexpectedly();
+            if !died.is_empty() {
+                let during = match &out {
+                    Ok(_) => String::new(),
+                    Err(e) => format!(" (the trial failed with: {e})"),
+                };
+                return Err(Error::Other(format!(
+                    "{} died during trial {trial} of cell `{id}` of `{}`{during}; the trial was not committed. \
+                     Resume the run (--resume {}) to redo it",
+                    died.join(", "),
+                    ctx.experiment,
+                    ctx.run.run_id,
+                )));
+            }
+            let out = out?;
+            if let Some(why) = sweep.reject(cell, &out) {
+                return Err(Error::Other(format!(
+                    "trial {trial} of cell `{id}` of `{}` is not a measurement: {why}; it was not committed",
+                    ctx.experiment
+                )));
+            }
             // On a redo of a multi-key trial, keep only what is not committed yet.
             let fresh = |k: &str| !log.is_done(k, trial);
             let side: Vec<&S::Side> = out.side.iter().filter(|r| fresh(r.cell())).collect();

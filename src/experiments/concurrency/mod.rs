@@ -147,6 +147,10 @@ impl Sweep for Concurrency {
         cell.trials
     }
 
+    fn reject(&self, _cell: &Cell, rows: &TrialRows<Row>) -> Option<String> {
+        reject_errors(rows)
+    }
+
     async fn setup(&mut self, ctx: &RunContext, cell: &Cell) -> Result<CellSetup> {
         let r = self
             .round_trips
@@ -207,6 +211,18 @@ impl Sweep for Concurrency {
             first_error: n.first_error.unwrap_or_default(),
         }))
     }
+}
+
+/// A concurrency trial counts admissions: any failed decision (a refused
+/// connection, a script error) makes the count meaningless.
+fn reject_errors(rows: &TrialRows<Row>) -> Option<String> {
+    let r = rows.rows.first()?;
+    (r.errors > 0).then(|| {
+        format!(
+            "{} of {} decisions of `{}` failed (first: {})",
+            r.errors, r.offered, r.strategy, r.first_error
+        )
+    })
 }
 
 async fn run(ctx: &RunContext) -> Result<()> {
