@@ -7,6 +7,11 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
+    /// Not a failure: a run in validation mode stops an experiment here,
+    /// right after its parameters parsed (see `RunContext::validate_only`).
+    #[error("parameters are valid (validation only)")]
+    Validated,
+
     #[error(
         "redis-server not found on PATH (looked for `{0}`): install the Debian/Ubuntu package `redis-server` (and `redis-tools`), e.g. `apt-get install -y redis-server redis-tools`, or point --redis-server at a binary"
     )]
@@ -72,11 +77,13 @@ pub enum Error {
     #[error("timed out: {0}")]
     Timeout(String),
 
-    #[error("{context}: {source}")]
+    // The OS error is part of the message, not a `source` (see `cause`).
+    #[error("{context}: {cause}")]
     Io {
         context: String,
-        #[source]
-        source: std::io::Error,
+        /// Not named `source`: thiserror would make it the error's source and
+        /// anyhow's `{:#}` would print the OS error twice.
+        cause: std::io::Error,
     },
 
     #[error("{0}")]
@@ -87,7 +94,7 @@ impl Error {
     pub fn io(context: impl Into<String>, source: std::io::Error) -> Self {
         Error::Io {
             context: context.into(),
-            source,
+            cause: source,
         }
     }
 
@@ -109,7 +116,7 @@ impl From<std::io::Error> for Error {
     fn from(e: std::io::Error) -> Self {
         Error::Io {
             context: "I/O".into(),
-            source: e,
+            cause: e,
         }
     }
 }

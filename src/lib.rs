@@ -19,6 +19,7 @@ pub mod error;
 pub mod experiments;
 pub mod fleet;
 pub mod load;
+pub mod paths;
 pub mod pin;
 pub mod proxy;
 pub mod resp;

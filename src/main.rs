@@ -8,7 +8,7 @@ use clap::{Parser, Subcommand};
 
 use limitbench::experiments::{self, RunContext, Size};
 use limitbench::fleet::{self, Fleet, RedisBinary, ServerConfig};
-use limitbench::run::manifest::{self as mf, RunManifest};
+use limitbench::run::manifest::{self as mf, RunInputs, RunManifest};
 use limitbench::run::record::{RunDir, now_rfc3339};
 use limitbench::strategy::{self, Options};
 
@@ -19,6 +19,10 @@ use limitbench::strategy::{self, Options};
     about = "How Redis-backed rate limiters behave, measured"
 )]
 struct Cli {
+    /// The limitbench checkout (experiments/, analysis/claims.toml, lua/,
+    /// data/); default: found from the binary's location or the current directory.
+    #[arg(long, global = true, env = "LIMITBENCH_PROJECT_DIR")]
+    project_dir: Option<PathBuf>,
     #[command(subcommand)]
     command: Command,
 }
@@ -66,18 +70,19 @@ enum Command {
     Run(RunArgs),
     /// List the experiments and the claims their rows are evidence for.
     Experiments {
-        /// The claims table (which experiment each claim comes from).
-        #[arg(long, default_value = "analysis/claims.toml")]
-        claims: PathBuf,
+        /// The claims table (which experiment each claim comes from);
+        /// default: analysis/claims.toml in the project.
+        #[arg(long)]
+        claims: Option<PathBuf>,
     },
     /// Recompute every claim from a run folder's CSVs (no Redis needed):
     /// writes claims.csv, report.md and figures/.
     Analyze {
         /// The run folder, e.g. data/latest.
         run_dir: PathBuf,
-        /// The claims table.
-        #[arg(long, default_value = "analysis/claims.toml")]
-        claims: PathBuf,
+        /// The claims table; default: analysis/claims.toml in the project.
+        #[arg(long)]
+        claims: Option<PathBuf>,
     },
 }
 
@@ -102,10 +107,12 @@ struct RunArgs {
     dir: Option<PathBuf>,
     #[arg(long, default_value_t = 20261129)]
     seed: u64,
-    #[arg(long, default_value = "data")]
-    data_dir: PathBuf,
-    #[arg(long, default_value = "experiments")]
-    experiments_dir: PathBuf,
+    /// Where run folders go; default: data/ in the project.
+    #[arg(long)]
+    data_dir: Option<PathBuf>,
+    /// The experiment definitions; default: experiments/ in the project.
+    #[arg(long)]
+    experiments_dir: Option<PathBuf>,
     #[command(flatten)]
     target: Target,
 }
@@ -125,6 +132,14 @@ async fn main() {
 }
 
 async fn run(cli: Cli) -> Result<i32> {
+    // Every command but `strategies` and `check` reads the project's files.
+    let root = match &cli.command {
+        Command::Strategies { .. } | Command::Check { .. } => {
+            limitbench::paths::locate(cli.project_dir.as_deref()).ok()
+        }
+        _ => Some(limitbench::paths::locate(cli.project_dir.as_deref())?),
+    };
+    let project = |rel: &str| root.as_ref().map(|r| r.join(rel)).unwrap_or_else(|| PathBuf::from(rel));
     match cli.command {
         Command::Strategies { dir } => {
             let names = strategy::all_names(dir.as_deref())?;
@@ -185,6 +200,7 @@ async fn run(cli: Cli) -> Result<i32> {
             Ok(0)
         }
         Command::Experiments { claims } => {
+            let claims = claims.unwrap_or_else(|| project("analysis/claims.toml"));
             let claims = limitbench::analysis::claims::load(&claims)?;
             for d in experiments::REGISTRY {
                 let ids: Vec<&str> = claims
@@ -201,8 +217,9 @@ async fn run(cli: Cli) -> Result<i32> {
             }
             Ok(0)
         }
-        Command::Run(args) => run_experiments(args).await,
+        Command::Run(args) => run_experiments(args, &project("")).await,
         Command::Analyze { run_dir, claims } => {
+            let claims = claims.unwrap_or_else(|| project("analysis/claims.toml"));
             if !run_dir.is_dir() {
                 anyhow::bail!("{} is not a run folder", run_dir.display());
             }
@@ -221,7 +238,7 @@ async fn run(cli: Cli) -> Result<i32> {
     }
 }
 
-async fn run_experiments(a: RunArgs) -> Result<i32> {
+async fn run_experiments(a: RunArgs, root: &std::path::Path) -> Result<i32> {
     let names: Vec<&'static str> = if a.experiments.iter().any(|e| e == "all") {
         experiments::REGISTRY.iter().map(|d| d.name).collect()
     } else {
@@ -253,11 +270,26 @@ async fn run_experiments(a: RunArgs) -> Result<i32> {
             );
         }
     }
-    std::fs::create_dir_all(&a.data_dir)
-        .with_context(|| format!("creating {}", a.data_dir.display()))?;
+    let data_dir = a.data_dir.clone().unwrap_or_else(|| root.join("data"));
+    let experiments_dir = a
+        .experiments_dir
+        .clone()
+        .unwrap_or_else(|| root.join("experiments"));
+    let inputs = RunInputs {
+        strategy_filter: a.strategy.clone(),
+        strategy_dir: a.dir.as_ref().map(|d| d.display().to_string()),
+        scripts: script_digests(root, a.dir.as_deref())?,
+    };
+
+    // Everything this run will read is checked before the first trial: a
+    // broken file of the last experiment must not surface after an hour.
+    validate(&names, &a, &experiments_dir, redis.as_ref(), redis_url).await?;
+
+    std::fs::create_dir_all(&data_dir)
+        .with_context(|| format!("creating {}", data_dir.display()))?;
     let run = match &a.resume {
-        Some(id) => RunDir::open(&a.data_dir, id)?,
-        None => RunDir::create(&a.data_dir, a.run_id.as_deref())?,
+        Some(id) => RunDir::open(&data_dir, id)?,
+        None => RunDir::create(&data_dir, a.run_id.as_deref())?,
     };
     let mut manifest = RunManifest::load(&run)?.unwrap_or_default();
     if manifest.run_id.is_empty() {
@@ -275,15 +307,28 @@ async fn run_experiments(a: RunArgs) -> Result<i32> {
                 None => serde_json::json!({"external": a.target.redis_url}),
             },
             started: now_rfc3339(),
+            inputs: Some(inputs),
             ..Default::default()
         };
-    } else if manifest.size != a.size.as_str() || manifest.seed != a.seed {
-        anyhow::bail!(
-            "run {} was started with --size {} --seed {}; resume it with the same size and seed",
-            run.run_id,
-            manifest.size,
-            manifest.seed
-        );
+    } else {
+        if manifest.size != a.size.as_str() || manifest.seed != a.seed {
+            anyhow::bail!(
+                "run {} was started with --size {} --seed {}; resume it with the same size and seed",
+                run.run_id,
+                manifest.size,
+                manifest.seed
+            );
+        }
+        if let Some(before) = &manifest.inputs {
+            let differs = before.differences(&inputs);
+            if !differs.is_empty() {
+                anyhow::bail!(
+                    "run {} cannot be resumed with different inputs ({}); start a new run instead",
+                    run.run_id,
+                    differs.join("; ")
+                );
+            }
+        }
     }
     manifest.ended = None;
     manifest.save(&run)?;
@@ -307,7 +352,7 @@ async fn run_experiments(a: RunArgs) -> Result<i32> {
             a.dir.clone(),
             redis.clone(),
             redis_url,
-            &a.experiments_dir,
+            &experiments_dir,
             manifest.clone(),
         )?;
         {
@@ -338,10 +383,114 @@ async fn run_experiments(a: RunArgs) -> Result<i32> {
         m.ended = Some(now_rfc3339());
         m.save(&run)?;
     }
-    eprintln!("limitbench: time per experiment:");
+    // `data/latest` names the newest run that measured something.
+    if run.has_committed_trials() {
+        run.point_latest(&data_dir);
+    }
+    eprintln!("limitbench: time per experiment (this session):");
     for (n, s, o) in &timings {
         eprintln!("  {n:<16} {s:>8.1} s  {o}");
     }
     println!("{}", run.path.display());
     Ok(if failures > 0 { 1 } else { 0 })
+}
+
+/// Check every experiment file (at this size, into its parameter type) and
+/// every strategy script the run can use (compiled by SCRIPT LOAD / FUNCTION
+/// LOAD on a scratch server) before anything is written.
+async fn validate(
+    names: &[&'static str],
+    a: &RunArgs,
+    experiments_dir: &std::path::Path,
+    redis: Option<&RedisBinary>,
+    redis_url: Option<std::net::SocketAddr>,
+) -> Result<()> {
+    let scratch = tempfile::tempdir().context("creating a scratch folder")?;
+    let run = RunDir::scratch(scratch.path());
+    let manifest = std::sync::Arc::new(std::sync::Mutex::new(RunManifest::default()));
+    let mut problems = Vec::new();
+    for n in names {
+        let ctx = RunContext::new(
+            n,
+            run.clone(),
+            a.size,
+            a.seed,
+            a.strategy.clone(),
+            a.dir.clone(),
+            redis.cloned(),
+            redis_url,
+            experiments_dir,
+            manifest.clone(),
+        );
+        match ctx {
+            Err(e) => problems.push(e.to_string()),
+            Ok(ctx) => {
+                let ctx = ctx.validate_only();
+                // Every experiment parses its parameters first; in validation
+                // mode that is where it stops (tests/cli.rs checks it for all).
+                match (experiments::find(n)?.run)(&ctx).await {
+                    Err(limitbench::Error::Validated) => {}
+                    Err(e) => problems.push(e.to_string()),
+                    Ok(()) => problems.push(format!(
+                        "experiment `{n}` did not parse its parameters before doing work"
+                    )),
+                }
+            }
+        }
+    }
+    let strategies = match &a.strategy {
+        Some(list) => list.clone(),
+        None => strategy::all_names(a.dir.as_deref())?,
+    };
+    let fleet = match (redis_url, redis) {
+        (Some(u), _) => Fleet::external(u),
+        (None, Some(bin)) => Fleet::standalone(bin, ServerConfig::default())
+            .await
+            .context("starting a scratch redis-server to compile the scripts")?,
+        (None, None) => unreachable!("a run has a binary or a URL"),
+    };
+    let mut nodes = fleet.node_connections().await?;
+    for name in &strategies {
+        let s = strategy::build(name, a.dir.as_deref(), &Options::default())?;
+        for node in nodes.iter_mut() {
+            if let Err(e) = s.prepare(node).await {
+                problems.push(format!("strategy `{name}`: its script does not load: {e}"));
+            }
+        }
+    }
+    drop(fleet);
+    if !problems.is_empty() {
+        anyhow::bail!(
+            "the run was not started; fix these first:\n  {}",
+            problems.join("\n  ")
+        );
+    }
+    Ok(())
+}
+
+/// SHA-1 of every script and external manifest the run can load, so a resume
+/// with edited scripts is refused.
+fn script_digests(
+    root: &std::path::Path,
+    dir: Option<&std::path::Path>,
+) -> Result<std::collections::BTreeMap<String, String>> {
+    let mut out = std::collections::BTreeMap::new();
+    let mut folders = vec![root.join("lua"), root.join("lua/external")];
+    if let Some(d) = dir {
+        folders.push(d.to_path_buf());
+    }
+    for f in folders {
+        let Ok(rd) = std::fs::read_dir(&f) else { continue };
+        for e in rd.flatten() {
+            let p = e.path();
+            if p.extension().is_some_and(|x| x == "lua" || x == "toml") {
+                let bytes = std::fs::read(&p).with_context(|| format!("reading {}", p.display()))?;
+                out.insert(
+                    p.display().to_string(),
+                    limitbench::strategy::script::sha1_hex(&bytes),
+                );
+            }
+        }
+    }
+    Ok(out)
 }

@@ -89,7 +89,7 @@ pub fn load(path: &Path) -> Result<Vec<ClaimSpec>> {
         .map_err(|e| Error::io(format!("reading {}", path.display()), e))?;
     let f: ClaimsFile = toml::from_str(&text).map_err(|e| Error::Manifest {
         file: path.to_path_buf(),
-        field: e.message().split('`').nth(1).unwrap_or("claim").to_string(),
+        field: "(TOML syntax)".into(),
         problem: e.to_string(),
     })?;
     for c in &f.claim {

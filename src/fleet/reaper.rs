@@ -79,6 +79,48 @@ pub fn forget(pid: u32) {
     LIVE.lock().unwrap().remove(&pid);
 }
 
+/// Prefix of the servers' temporary folders (config, log, RDB), followed
+/// by the owning process's pid.
+pub const TEMP_PREFIX: &str = "limitbench-redis-";
+
+/// Temporary folders to remove if the process is interrupted (a normal exit
+/// removes them when their `TempDir` drops; Ctrl-C and panics do not run drops).
+static DIRS: Mutex<BTreeSet<std::path::PathBuf>> = Mutex::new(BTreeSet::new());
+
+pub fn track_dir(dir: std::path::PathBuf) {
+    if let Ok(mut g) = DIRS.lock() {
+        g.insert(dir);
+    }
+}
+
+fn remove_tracked_dirs() {
+    let dirs: Vec<std::path::PathBuf> = match DIRS.lock() {
+        Ok(g) => g.iter().cloned().collect(),
+        Err(p) => p.into_inner().iter().cloned().collect(),
+    };
+    for d in dirs {
+        let _ = std::fs::remove_dir_all(d);
+    }
+}
+
+/// Remove the temporary server folders of limitbench processes that no
+/// longer exist (killed with SIGKILL, which nothing can clean up after).
+/// Returns how many were removed.
+pub fn sweep_stale_dirs() -> usize {
+    let tmp = std::env::temp_dir();
+    let Ok(rd) = std::fs::read_dir(&tmp) else { return 0 };
+    let mut removed = 0;
+    for e in rd.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(rest) = name.strip_prefix(TEMP_PREFIX) else { continue };
+        let Some(pid) = rest.split('-').next().and_then(|p| p.parse::<u32>().ok()) else { continue };
+        if pid != std::process::id() && !process_running(pid) && std::fs::remove_dir_all(e.path()).is_ok() {
+            removed += 1;
+        }
+    }
+    removed
+}
+
 /// Name a live process for messages (the server's address).
 pub fn label(pid: u32, what: String) {
     LABELS.lock().unwrap().insert(pid, what);
@@ -136,16 +178,19 @@ pub fn live_count() -> usize {
 /// Install the Ctrl-C/SIGTERM/SIGHUP handler and the panic hook. Called once
 /// by the binary (not by the library's tests, whose panics are expected).
 pub fn install_handlers() {
+    sweep_stale_dirs();
     let _ = ctrlc::set_handler(|| {
         eprintln!(
             "\nlimitbench: interrupted; stopping the redis-server processes it started (finished trials are kept)"
         );
         kill_all();
+        remove_tracked_dirs();
         std::process::exit(130);
     });
     let prev = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
         kill_all();
+        remove_tracked_dirs();
         prev(info);
     }));
 }

@@ -122,7 +122,9 @@ impl Server {
     ) -> Result<Self> {
         let dir = Arc::new(
             tempfile::Builder::new()
-                .prefix("limitbench-redis-")
+                // The owner's pid in the name lets a later run sweep the
+                // folders of a process that was killed (see reaper::sweep_stale_dirs).
+                .prefix(&format!("{}{}-", reaper::TEMP_PREFIX, std::process::id()))
                 .tempdir()
                 .map_err(|e| Error::io("creating a temp dir for redis-server", e))?,
         );
@@ -151,6 +153,13 @@ impl Server {
                 Ok(()) => return Ok(s),
                 // Someone took the port between our probe and the bind: try another.
                 Err(Error::PortInUse { .. }) if fixed.is_none() && attempt < 5 => attempt += 1,
+                Err(Error::PortInUse { port }) if fixed.is_none() => {
+                    return Err(Error::Other(format!(
+                        "could not bind redis-server to a free loopback port: {} ports in a row \
+                         (the last {port}) were taken between the check and the bind",
+                        attempt + 1
+                    )));
+                }
                 Err(e) => return Err(e),
             }
         }
@@ -229,6 +238,7 @@ impl Server {
             .stderr(Stdio::piped());
         let child = reaper::spawn(cmd, self.config.pin_cpu)
             .map_err(|e| Error::io(format!("starting {}", self.binary.path.display()), e))?;
+        reaper::track_dir(self.dir().to_path_buf());
         reaper::label(
             child.id(),
             format!("redis-server on {}", self.addr()),

@@ -49,6 +49,12 @@ pub struct RunContext {
     pub params: toml::Table,
     pub params_file: PathBuf,
     manifest: Arc<Mutex<crate::run::manifest::RunManifest>>,
+    /// Set by `validate_only`: `params()` stops the experiment once its
+    /// parameters parse, before it starts a server or writes a row.
+    validating: bool,
+    /// When this session of the experiment started (time is summed over
+    /// sessions when a killed run is resumed).
+    session_started: Instant,
 }
 
 impl RunContext {
@@ -79,19 +85,54 @@ impl RunContext {
             params,
             params_file,
             manifest,
+            validating: false,
+            session_started: Instant::now(),
         })
+    }
+
+    /// Which table of the experiment file a parameter comes from.
+    fn table_of(&self, key: &str) -> &'static str {
+        let text = std::fs::read_to_string(&self.params_file).unwrap_or_default();
+        let doc: toml::Table = toml::from_str(&text).unwrap_or_default();
+        let in_size = doc
+            .get(self.size.as_str())
+            .and_then(|t| t.as_table())
+            .is_some_and(|t| t.contains_key(key));
+        if in_size { self.size.as_str() } else { "defaults" }
+    }
+
+    /// This context in validation mode: the experiment's run returns
+    /// `Err(Error::Validated)` as soon as its parameters parsed.
+    pub fn validate_only(mut self) -> Self {
+        self.validating = true;
+        self
+    }
+
+    /// Record this session's time so far in the manifest (the sweep engine
+    /// calls it after every committed trial, so a killed session's time counts).
+    pub fn record_time(&self) -> Result<()> {
+        let mut m = self.manifest.lock().unwrap();
+        m.session_time(self.experiment, self.session_started.elapsed().as_secs_f64());
+        m.save(&self.run)
     }
 
     /// The parameters as the experiment's own type; unknown or missing
     /// fields are errors naming the file.
     pub fn params<T: DeserializeOwned>(&self) -> Result<T> {
-        toml::Value::Table(self.params.clone())
-            .try_into()
-            .map_err(|e: toml::de::Error| Error::Manifest {
-                file: self.params_file.clone(),
-                field: format!("[defaults] + [{}]", self.size.as_str()),
-                problem: e.message().to_string(),
-            })
+        let p = serde_path_to_error::deserialize(toml::Value::Table(self.params.clone()))
+            .map_err(|e| {
+                let path = e.path().to_string();
+                let key = path.split(['.', '[']).next().unwrap_or("").to_string();
+                Error::Manifest {
+                    file: self.params_file.clone(),
+                    field: format!("[{}] {path}", self.table_of(&key)),
+                    problem: e.into_inner().message().to_string(),
+                }
+            })?;
+        if self.validating {
+            return Err(Error::Validated);
+        }
+        Ok(p)
     }
 
     /// The strategies to run: `--strategy` if given, else `defaults`.
@@ -152,12 +193,7 @@ fn load_params(file: &Path, size: Size) -> Result<toml::Table> {
     })?;
     let doc: toml::Table = toml::from_str(&text).map_err(|e| Error::Manifest {
         file: file.to_path_buf(),
-        field: e
-            .message()
-            .split('`')
-            .nth(1)
-            .unwrap_or("(document)")
-            .to_string(),
+        field: "(TOML syntax)".into(),
         problem: e.to_string(),
     })?;
     for k in doc.keys() {

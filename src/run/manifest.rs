@@ -21,8 +21,50 @@ pub struct RunManifest {
     pub redis_server: serde_json::Value,
     pub started: String,
     pub ended: Option<String>,
-    /// Per experiment: started, ended, seconds, parameters and notes.
+    /// What a resume must match: the strategy filter and folder, and the
+    /// SHA-1 of every script and manifest (absent in runs made before it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inputs: Option<RunInputs>,
+    /// Per experiment: started, ended, seconds (summed over sessions),
+    /// sessions (each session's start and seconds), parameters and notes.
     pub experiments: BTreeMap<String, serde_json::Map<String, serde_json::Value>>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RunInputs {
+    pub strategy_filter: Option<Vec<String>>,
+    pub strategy_dir: Option<String>,
+    pub scripts: BTreeMap<String, String>,
+}
+
+impl RunInputs {
+    /// What differs from `now`, in words.
+    pub fn differences(&self, now: &RunInputs) -> Vec<String> {
+        let mut d = Vec::new();
+        if self.strategy_filter != now.strategy_filter {
+            d.push(format!(
+                "--strategy was {:?}, now {:?}",
+                self.strategy_filter, now.strategy_filter
+            ));
+        }
+        if self.strategy_dir != now.strategy_dir {
+            d.push(format!(
+                "--dir was {:?}, now {:?}",
+                self.strategy_dir, now.strategy_dir
+            ));
+        }
+        for (f, sha) in &self.scripts {
+            match now.scripts.get(f) {
+                Some(s) if s == sha => {}
+                Some(_) => d.push(format!("{f} changed")),
+                None => d.push(format!("{f} is gone")),
+            }
+        }
+        for f in now.scripts.keys().filter(|f| !self.scripts.contains_key(*f)) {
+            d.push(format!("{f} is new"));
+        }
+        d
+    }
 }
 
 impl RunManifest {
@@ -61,17 +103,37 @@ impl RunManifest {
             serde_json::to_value(params).unwrap_or_default(),
         );
         e.remove("ended");
+        let sessions = e
+            .entry("sessions")
+            .or_insert_with(|| serde_json::Value::Array(Vec::new()));
+        if let Some(list) = sessions.as_array_mut() {
+            list.push(serde_json::json!({"started": now_rfc3339(), "seconds": 0.0}));
+        }
+    }
+
+    /// This session of `experiment` has run `seconds` so far; the
+    /// experiment's `seconds` is the sum over its sessions, so a run killed
+    /// and resumed reports all the time it took.
+    pub fn session_time(&mut self, experiment: &str, seconds: f64) {
+        let e = self.experiments.entry(experiment.to_string()).or_default();
+        let round = |x: f64| (x * 10.0).round() / 10.0;
+        let mut total = 0.0;
+        if let Some(list) = e.get_mut("sessions").and_then(|v| v.as_array_mut()) {
+            if let Some(last) = list.last_mut() {
+                last["seconds"] = round(seconds).into();
+            }
+            total = list
+                .iter()
+                .filter_map(|s| s["seconds"].as_f64())
+                .sum::<f64>();
+        }
+        e.insert("seconds".into(), round(total).into());
     }
 
     pub fn ended_experiment(&mut self, experiment: &str, seconds: f64, outcome: &str) {
+        self.session_time(experiment, seconds);
         let e = self.experiments.entry(experiment.to_string()).or_default();
         e.insert("ended".into(), now_rfc3339().into());
-        // A resumed experiment adds its seconds to those of earlier attempts.
-        let before = e.get("seconds").and_then(|v| v.as_f64()).unwrap_or(0.0);
-        e.insert(
-            "seconds".into(),
-            (((before + seconds) * 10.0).round() / 10.0).into(),
-        );
         e.insert("outcome".into(), outcome.into());
     }
 }

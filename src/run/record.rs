@@ -25,8 +25,8 @@ pub struct RunDir {
 }
 
 impl RunDir {
-    /// A new run folder under `data_dir` (never reusing an existing one), and
-    /// `data_dir/latest` pointing at it.
+    /// A new run folder under `data_dir` (never reusing an existing one).
+    /// `data_dir/latest` moves only once the run committed a trial.
     pub fn create(data_dir: &Path, run_id: Option<&str>) -> Result<Self> {
         let base = run_id.map(str::to_string).unwrap_or_else(default_run_id);
         let mut run_id = base.clone();
@@ -38,9 +38,29 @@ impl RunDir {
         let path = data_dir.join(&run_id);
         std::fs::create_dir_all(&path)
             .map_err(|e| Error::io(format!("creating {}", path.display()), e))?;
-        let d = RunDir { path, run_id };
-        d.point_latest(data_dir);
-        Ok(d)
+        Ok(RunDir { path, run_id })
+    }
+
+    /// A folder that is not a run (validation uses it; nothing is written).
+    pub fn scratch(path: &Path) -> Self {
+        RunDir {
+            path: path.to_path_buf(),
+            run_id: "validation".into(),
+        }
+    }
+
+    /// Does any CSV of this run hold a committed row?
+    pub fn has_committed_trials(&self) -> bool {
+        std::fs::read_dir(&self.path)
+            .map(|rd| {
+                rd.flatten().any(|e| {
+                    let p = e.path();
+                    p.extension().is_some_and(|x| x == "csv")
+                        && p.file_name().is_some_and(|n| n != "claims.csv")
+                        && std::fs::read(&p).map(|b| b.iter().filter(|&&c| c == b'\n').count() > 1).unwrap_or(false)
+                })
+            })
+            .unwrap_or(false)
     }
 
     /// An existing run folder, to resume.
@@ -63,7 +83,8 @@ impl RunDir {
         Ok(RunDir { path, run_id })
     }
 
-    fn point_latest(&self, data_dir: &Path) {
+    /// Point `data_dir/latest` at this run.
+    pub fn point_latest(&self, data_dir: &Path) {
         let link = data_dir.join("latest");
         let _ = std::fs::remove_file(&link);
         #[cfg(unix)]

@@ -181,6 +181,7 @@ pub async fn run<S: Sweep>(ctx: &RunContext, sweep: &mut S, cells: &[S::Cell]) -
             let mut committed: Vec<&str> = rows.iter().map(|r| r.cell()).collect();
             committed.dedup();
             log.commit_keys(&committed, trial, &rows)?;
+            ctx.record_time()?;
             progress.inc(&id);
         }
         sweep.finish_cell(ctx, setup).await?;

@@ -317,7 +317,7 @@ pub fn load_dir(dir: Option<&Path>) -> Result<Vec<Manifest>> {
             d.to_path_buf()
         }
         None => {
-            let d = PathBuf::from(super::DEFAULT_EXTERNAL_DIR);
+            let d = crate::paths::project_file(super::DEFAULT_EXTERNAL_DIR);
             if !d.is_dir() {
                 return Ok(vec![]);
             }
