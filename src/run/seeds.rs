@@ -21,7 +21,10 @@ pub fn trial_seed(run_seed: u64, cell: &str, trial: u64) -> u64 {
 }
 
 /// The generator every seeded draw uses (schedules, clock offsets, keys).
-pub type TrialRng = rand::rngs::StdRng;
+/// ChaCha8 from `rand_chacha`, whose output for a seed is fixed across
+/// versions and platforms (rand's `StdRng` is documented as not portable),
+/// so the seed in a CSV row regenerates the same schedule anywhere.
+pub type TrialRng = rand_chacha::ChaCha8Rng;
 
 /// A generator seeded with `seed` (a value from [`trial_seed`]).
 pub fn rng(seed: u64) -> TrialRng {
@@ -44,5 +47,21 @@ mod tests {
         assert_eq!(fnv("a"), 0xaf63_dc4c_8601_ec8c);
         assert_ne!(trial_seed(1, "c", 0), trial_seed(1, "c", 1));
         assert_ne!(trial_seed(1, "c", 0), trial_seed(2, "c", 0));
+    }
+
+    // The first value is also what rand_chacha 0.3 gave for seed 42 (as
+    // documented by other crates): the stream survived a major version.
+    const PINNED: [u64; 3] = [12578764544318200737, 17529487244874322312, 7886285670807131020];
+    const PINNED_SEED: u64 = 11425560092166828876;
+
+    #[test]
+    fn the_generator_is_pinned() {
+        use rand::Rng;
+        // If these change, every seeded schedule changes: a new generator or
+        // a new rand_chacha output. Runs with old seeds would not reproduce.
+        let mut r = rng(42);
+        let v: Vec<u64> = (0..3).map(|_| r.next_u64()).collect();
+        assert_eq!(v, PINNED, "the seeded generator's output changed");
+        assert_eq!(trial_seed(20261129, "token-bucket/c64/rtt0", 3), PINNED_SEED);
     }
 }
