@@ -130,6 +130,61 @@ impl Section {
 pub type Analyzer = fn(&AnalysisCtx) -> Result<(Vec<Measured>, Section)>;
 
 
+/// Cells during which other processes took more than this many cores.
+pub const NOISE_WARN_CORES: f64 = 0.10;
+
+/// The noisy-neighbour section: cells where other processes took more
+/// than a tenth of a core while the cell was measured (from `noise.csv`).
+fn noise_section(ctx: &AnalysisCtx) -> Result<Option<Section>> {
+    use crate::run::rows::NoiseRow;
+    let Some(rows) = ctx.read_csv::<NoiseRow>("noise.csv")? else {
+        return Ok(None);
+    };
+    let noisy: Vec<&NoiseRow> = rows
+        .iter()
+        .filter(|r| r.other_cpu_cores_mean > NOISE_WARN_CORES)
+        .collect();
+    let mut md = format!(
+        "## Noisy neighbours\n\nOther processes' CPU was sampled while each of {} cells ran \
+         (`noise.csv`). ",
+        rows.len()
+    );
+    if noisy.is_empty() {
+        md += &format!("In none did they take more than {NOISE_WARN_CORES} of a core on average.\n");
+    } else {
+        md += &format!(
+            "**Warning:** in {} cells they took more than {NOISE_WARN_CORES} of a core on average; \
+             timings of these cells may be disturbed:\n\n",
+            noisy.len()
+        );
+        let table: Vec<Vec<String>> = noisy
+            .iter()
+            .take(40)
+            .map(|r| {
+                vec![
+                    r.experiment.clone(),
+                    r.cell.clone(),
+                    format!("{:.2}", r.other_cpu_cores_mean),
+                    format!("{:.2}", r.other_cpu_cores_max),
+                    r.busiest_other.clone(),
+                ]
+            })
+            .collect();
+        md += &table::md_table(
+            &["experiment", "cell", "other CPU, mean (cores)", "max (cores)", "busiest other process"],
+            &table,
+        );
+        if noisy.len() > 40 {
+            md += &format!("\n({} more in noise.csv)\n", noisy.len() - 40);
+        }
+        ctx.warnings.borrow_mut().push(format!(
+            "{} cells ran while other processes took more than {NOISE_WARN_CORES} of a core (see the report's noisy-neighbour section)",
+            noisy.len()
+        ));
+    }
+    Ok(Some(Section::new("noise", md)))
+}
+
 /// A run folder's manifest; a folder without one is not a run.
 fn read_manifest(run_dir: &Path) -> Result<serde_json::Value> {
     let p = run_dir.join("manifest.json");
@@ -174,6 +229,9 @@ pub fn analyze(
             }
             Err(e) => failures.push(format!("{name}: {e}")),
         }
+    }
+    if let Some(section) = noise_section(&ctx)? {
+        sections.push(section);
     }
     let mut warnings = ctx.warnings.borrow().clone();
     warnings.sort();

@@ -170,6 +170,11 @@ pub fn kill_all() {
     }
 }
 
+/// The pids of the servers alive right now.
+pub fn live_pids() -> Vec<u32> {
+    LIVE.lock().map(|g| g.iter().copied().collect()).unwrap_or_default()
+}
+
 /// How many servers are alive right now (for tests and progress output).
 pub fn live_count() -> usize {
     LIVE.lock().map(|g| g.len()).unwrap_or(0)

@@ -5,7 +5,9 @@
 
 pub mod context;
 pub mod manifest;
+pub mod noise;
 pub mod record;
+pub mod rows;
 pub mod keys;
 pub mod seeds;
 pub mod sweep;

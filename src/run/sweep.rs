@@ -8,6 +8,7 @@
 //!
 //! - skips the trials a killed run already committed (`record::TrialLog`),
 //!   and does not even set up a cell whose trials are all done;
+//! - samples the CPU other processes take while each cell runs (`noise.csv`);
 //! - shows progress (a bar on a terminal, a line every ~10% otherwise);
 //! - commits a trial's side rows (e.g. an admission history) and then its
 //!   main rows, only after the trial returned them, so a trial that fails
@@ -24,7 +25,12 @@ use serde::Serialize;
 
 use super::context::RunContext;
 use crate::error::{Error, Result};
+use super::noise::NoiseSampler;
+use super::record::CsvAppender;
 use crate::fleet::reaper;
+
+/// The run's record of other processes' CPU per cell (see `run::noise`).
+pub const NOISE_CSV: &str = "noise.csv";
 
 /// A row that belongs to a (cell, trial): every main and side row has a
 /// `cell` column, which is how resume knows what is committed.
@@ -133,6 +139,7 @@ pub async fn run<S: Sweep>(ctx: &RunContext, sweep: &mut S, cells: &[S::Cell]) -
         }
     }
     let total: u64 = cells.iter().map(|c| sweep.trials(c)).sum();
+    let mut noise_log = CsvAppender::open(&ctx.run.file(NOISE_CSV))?;
     let mut progress = ctx.progress(total);
     for cell in cells {
         let id = sweep.cell_id(cell);
@@ -145,6 +152,8 @@ pub async fn run<S: Sweep>(ctx: &RunContext, sweep: &mut S, cells: &[S::Cell]) -
         if todo.is_empty() {
             continue;
         }
+        // Other processes' CPU while this cell runs (noise.csv, one row per cell).
+        let noise = NoiseSampler::start();
         let mut setup = sweep.setup(ctx, cell).await?;
         for trial in todo {
             let out = sweep.trial(ctx, cell, &mut setup, trial).await;
@@ -185,6 +194,7 @@ pub async fn run<S: Sweep>(ctx: &RunContext, sweep: &mut S, cells: &[S::Cell]) -
             progress.inc(&id);
         }
         sweep.finish_cell(ctx, setup).await?;
+        noise_log.append(&[noise.stop(ctx.experiment, &id)])?;
     }
     progress.finish();
     Ok(())
