@@ -2,9 +2,11 @@
 //! script variant works, by shebang flags and cluster size, the error texts,
 //! and the concurrency check on the cluster.
 //!
-//! Metrics (rows -> numbers): [`UsersRows`] (selection by size, variant and
-//! flags), [`main_nodes`], [`error_cores`], [`b71`], [`b72`]. Presentation:
-//! [`variant_table`], [`concurrency_table`], [`figure`] and [`analyze`].
+//! Metrics (rows -> numbers): `UsersRows` (selection by size, variant and
+//! flags), `main_nodes`, `error_cores`, `b71`, `b72`. Presentation:
+//! `variant_table`, `concurrency_table`, `figure` and `analyze`.
+//!
+//! Unit tests of the metrics: `tests.rs` in this folder.
 
 use super::rows::Row;
 use crate::analysis::chart::{Axes, BarGroup, bar_chart};

@@ -18,7 +18,7 @@
 //! strategies with hash-tagged keys (`workers` released together, `offered`
 //! decisions, limit `limit`): kind=`concurrency` rows with admitted and exact.
 //!
-//! One sweep over both kinds of cell ([`Cell::Users`], [`Cell::Concurrency`]),
+//! One sweep over both kinds of cell (`Cell::Users`, `Cell::Concurrency`),
 //! ordered by cluster size: the cluster of a size is started when its first
 //! unfinished cell is set up and serves every cell of that size; a cell's
 //! setup is its strategy, loaded on every master.
@@ -83,7 +83,7 @@ pub fn shebang(flags: &str) -> Result<&'static str> {
     }
 }
 
-/// A variant's base key (what goes in KEYS[1]) and the key the script really writes.
+/// A variant's base key (what goes in `KEYS[1]`) and the key the script really writes.
 pub fn variant_keys(variant: &str, user: &str, window: i64) -> (String, String) {
     match variant {
         "derived-plain" => {

@@ -1,9 +1,11 @@
 //! Analysis of `fail-open` (B8): per-phase totals and the per-bin timeline of
 //! each policy, over-admission during the outage, and the time to recover.
 //!
-//! Metrics (rows -> numbers): [`per_trial`] (a phase's total per trial) and
-//! [`b8`]. Presentation: [`phase_table`], [`outage_table`], [`figure`] and
-//! [`analyze`].
+//! Metrics (rows -> numbers): `per_trial` (a phase's total per trial) and
+//! `b8`. Presentation: `phase_table`, `outage_table`, `figure` and
+//! `analyze`.
+//!
+//! Unit tests of the metrics: `tests.rs` in this folder.
 
 use super::rows::{BinRow, SummaryRow};
 use crate::analysis::chart::{Axes, Series, Style, xy_chart};

@@ -2,8 +2,10 @@
 //! admissions above the limit across a primary kill + replica promotion, by
 //! strategy, WAIT after each decision, and replication-link delay.
 //!
-//! Metrics (rows -> numbers): [`cells`] and [`CellStats`]; presentation:
-//! [`cell_table`], [`figure`] and [`analyze`].
+//! Metrics (rows -> numbers): `cells` and `CellStats`; presentation:
+//! `cell_table`, `figure` and `analyze`.
+//!
+//! Unit tests of the metrics: `tests.rs` in this folder.
 
 use super::rows::Row;
 use crate::analysis::chart::{Axes, Series, Style, xy_chart};

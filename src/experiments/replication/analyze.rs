@@ -1,9 +1,11 @@
 //! Analysis of `replication` (B1): buckets compared field by field and by
 //! absolute expiry between primary and replica, per strategy.
 //!
-//! Metrics (rows -> numbers): [`compared`] (buckets compared and differing)
-//! and [`b1`] (the claim over the token-bucket rows); presentation:
-//! [`strategy_table`], [`first_mismatches`] and [`analyze`].
+//! Metrics (rows -> numbers): `compared` (buckets compared and differing)
+//! and `b1` (the claim over the token-bucket rows); presentation:
+//! `strategy_table`, `first_mismatches` and `analyze`.
+//!
+//! Unit tests of the metrics: `tests.rs` in this folder.
 
 use super::rows::{MismatchRow, Row};
 use crate::analysis::stats::Summary;

@@ -1,9 +1,11 @@
 //! Analysis of `script-survival` (B6.2-B6.5): what each check answered in each
 //! scenario, with the exact texts, and the clients' costs.
 //!
-//! Metrics (rows -> claim values and conditions): [`b62`], [`b63`], [`b64`],
-//! [`b65`], each over [`Rows`] (selection by setting, scenario and check).
-//! Presentation: [`outcome_table`] and [`analyze`].
+//! Metrics (rows -> claim values and conditions): `b62`, `b63`, `b64`,
+//! `b65`, each over `Rows` (selection by setting, scenario and check).
+//! Presentation: `outcome_table` and `analyze`.
+//!
+//! Unit tests of the metrics: `tests.rs` in this folder.
 
 use super::rows::Row;
 use crate::analysis::table::{distinct, md_table};

@@ -2,10 +2,12 @@
 //! sliding log per rate and member, the pacing/connection sensitivity, and the
 //! closed-loop run.
 //!
-//! Metrics (rows -> numbers): [`main_setting`], [`OpenRows`] (the open-loop
-//! rows by member, rate and setting), [`b51`], [`b51_band`], [`b52`],
-//! [`b53`], [`b54`]. Presentation: [`main_table`], [`sensitivity_table`],
-//! [`closed_table`], [`figure`], and [`analyze`], which puts them in order.
+//! Metrics (rows -> numbers): `main_setting`, `OpenRows` (the open-loop
+//! rows by member, rate and setting), `b51`, `b51_band`, `b52`,
+//! `b53`, `b54`. Presentation: `main_table`, `sensitivity_table`,
+//! `closed_table`, `figure`, and `analyze`, which puts them in order.
+//!
+//! Unit tests of the metrics: `tests.rs` in this folder.
 
 use std::collections::BTreeSet;
 
@@ -120,7 +122,7 @@ impl<'a> OpenRows<'a> {
 }
 
 /// B5.1: admitted / limit of the timestamp member (redis-ms) at each of
-/// [`B51_RATES`] in the main setting (NaN where a rate did not run).
+/// `B51_RATES` in the main setting (NaN where a rate did not run).
 pub fn b51(o: &OpenRows) -> Option<Measured> {
     if o.rows.is_empty() {
         return None;
