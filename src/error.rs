@@ -110,6 +110,26 @@ impl Error {
     pub fn is_noscript(&self) -> bool {
         self.reply_text().is_some_and(|s| s.starts_with("NOSCRIPT"))
     }
+
+    /// The text a caller would see: Redis's own error reply verbatim where
+    /// there is one, else this error's message. Experiments record it as is.
+    pub fn caller_text(&self) -> String {
+        match self.reply_text() {
+            Some(t) => t.to_string(),
+            None => self.to_string(),
+        }
+    }
+
+    /// The first word of a Redis error (`NOSCRIPT`, `READONLY`, `ERR`, ...),
+    /// or a class for errors that are not replies (`timeout`, `io`, `other`).
+    pub fn class(&self) -> String {
+        match self {
+            Error::Reply(t) => t.split_whitespace().next().unwrap_or("ERR").to_string(),
+            Error::Timeout(_) => "timeout".into(),
+            Error::Io { .. } => "io".into(),
+            _ => "other".into(),
+        }
+    }
 }
 
 impl From<std::io::Error> for Error {

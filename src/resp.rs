@@ -63,6 +63,20 @@ impl Reply {
     pub fn is_nil(&self) -> bool {
         matches!(self, Reply::Nil)
     }
+    /// The reply as one short line (for a CSV cell): `nil`, the value, or
+    /// `[a,b,...]` for an array.
+    pub fn one_line(&self) -> String {
+        match self {
+            Reply::Nil => "nil".into(),
+            Reply::Status(s) | Reply::Error(s) => s.clone(),
+            Reply::Int(i) => i.to_string(),
+            Reply::Bulk(b) => String::from_utf8_lossy(b).into_owned(),
+            Reply::Array(a) => format!(
+                "[{}]",
+                a.iter().map(Reply::one_line).collect::<Vec<_>>().join(",")
+            ),
+        }
+    }
 }
 
 /// One command argument, encoded without allocating.

@@ -11,7 +11,7 @@ use limitbench::experiments::cluster::{variant_keys, variant_strategy};
 use limitbench::experiments::fail_open::{Policy, PolicyClient};
 use limitbench::experiments::replication::{diff_states, key_state};
 use limitbench::experiments::script_survival::{bucket_script, run_client, server_checks};
-use limitbench::experiments::study_b_topo_util::wait_caught_up;
+use limitbench::fleet::replication::wait_caught_up;
 use limitbench::experiments::ts_member::member_strategy;
 use limitbench::fleet::{Fleet, RedisBinary, ServerConfig};
 use limitbench::load::{Driver, closed_loop};
@@ -149,9 +149,8 @@ async fn cluster_covers_every_slot_and_undeclared_keys_fail_on_other_nodes() {
     let plain = variant_strategy("derived-plain", "none").unwrap();
     let tagged = variant_strategy("derived-tagged", "none").unwrap();
     for s in [&plain, &tagged] {
-        for mut n in fleet.node_connections().await.unwrap() {
-            s.prepare(&mut n).await.unwrap();
-        }
+        // Fleet::prepare loads the script on every master.
+        fleet.prepare(s.as_ref()).await.unwrap();
     }
     let mut conn = fleet.conn().await.unwrap();
     let Conn::Cluster(cc) = &conn else {

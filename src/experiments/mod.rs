@@ -31,7 +31,6 @@ pub mod script_survival;
 pub mod skew;
 pub mod stalls;
 pub mod study_a_common;
-pub mod study_b_topo_util;
 pub mod ts_member;
 
 use std::future::Future;

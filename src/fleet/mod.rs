@@ -4,10 +4,13 @@
 //!   start/restart/kill, replica sync, promotion).
 //! - `reaper.rs`: makes sure no server outlives the harness (Drop, signal
 //!   handler, panic hook, parent-death signal).
+//! - `replication.rs`: `INFO replication` and waiting until a replica has
+//!   caught up with its primary (offsets compared).
 //! - this file: `Fleet`, the topologies (standalone, primary + replica,
 //!   3-master cluster) or an external Redis given by `--redis-url`.
 
 pub mod reaper;
+pub mod replication;
 pub mod server;
 
 use std::net::SocketAddr;
@@ -18,6 +21,7 @@ pub use server::{RedisBinary, Server, ServerConfig};
 use crate::conn::{CLUSTER_SLOTS, ClusterConn, Conn};
 use crate::error::{Error, Result};
 use crate::resp::{Connection, info_fields};
+use crate::strategy::Strategy;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -216,6 +220,18 @@ impl Fleet {
             v.push(s.connection().await?);
         }
         Ok(v)
+    }
+
+    /// Load a strategy's scripts and functions on every writable node: every
+    /// master of a cluster, only the primary of a pair (a function library
+    /// reaches the replica through replication; the script cache does not,
+    /// which is what `script-survival` measures). Done before timing, so no
+    /// decision pays for a first load.
+    pub async fn prepare(&self, strategy: &dyn Strategy) -> Result<()> {
+        for mut node in self.node_connections().await? {
+            strategy.prepare(&mut node).await?;
+        }
+        Ok(())
     }
 
     /// FLUSHALL on every writable node (a replica follows its primary).

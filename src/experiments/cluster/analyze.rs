@@ -1,13 +1,19 @@
 //! Analysis of `cluster` (B7.1, B7.2): the fraction of users for whom each
 //! script variant works, by shebang flags and cluster size, the error texts,
 //! and the concurrency check on the cluster.
+//!
+//! Metrics (rows -> numbers): `UsersRows` (selection by size, variant and
+//! flags), `main_nodes`, `error_cores`, `b71`, `b72`. Presentation:
+//! `variant_table`, `concurrency_table`, `figure` and `analyze`.
+//!
+//! Unit tests of the metrics: `tests.rs` in this folder.
 
+use super::rows::Row;
 use crate::analysis::chart::{Axes, BarGroup, bar_chart};
+use crate::analysis::stats::Summary;
 use crate::analysis::table::{distinct, error_core, f, md_table};
 use crate::analysis::{AnalysisCtx, Measured, Section};
-use crate::analysis::stats::Summary;
 use crate::error::Result;
-use super::Row;
 
 /// The text between the first pair of single quotes in a claim statement.
 fn quoted(s: &str) -> Option<String> {
@@ -16,38 +22,134 @@ fn quoted(s: &str) -> Option<String> {
     Some(s[a + 1..a + 1 + b].to_string())
 }
 
-pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
-    let Some(rows) = ctx.read_csv::<Row>("cluster.csv")? else {
-        return Ok((vec![], Section::new("cluster", "Not run.\n")));
-    };
-    let users: Vec<&Row> = rows.iter().filter(|r| r.kind == "users").collect();
-    let conc: Vec<&Row> = rows.iter().filter(|r| r.kind == "concurrency").collect();
-    let mut md = format!(
-        "Redis Cluster of n masters (slots split evenly), one decision per user, window keys derived from Redis's clock. \
-         Seed(s): {:?}. Users per trial: {:?}.\n\n",
-        distinct(rows.iter().map(|r| r.seed)),
-        distinct(users.iter().map(|r| r.users))
-    );
-    let sel = |n: u64, v: &str, fl: &str| -> Vec<&Row> {
-        users
+/// The `kind=users` rows, selected by cluster size, variant and flags.
+pub struct UsersRows<'a> {
+    pub rows: Vec<&'a Row>,
+    /// Cluster sizes, ascending.
+    pub nodes: Vec<u64>,
+    pub variants: Vec<String>,
+    pub flags: Vec<String>,
+}
+
+impl<'a> UsersRows<'a> {
+    pub fn of(rows: &'a [Row]) -> Self {
+        let users: Vec<&Row> = rows.iter().filter(|r| r.kind == "users").collect();
+        let mut nodes = distinct(users.iter().map(|r| r.nodes));
+        nodes.sort();
+        UsersRows {
+            variants: distinct(users.iter().map(|r| r.variant.clone())),
+            flags: distinct(users.iter().map(|r| r.flags.clone())),
+            rows: users,
+            nodes,
+        }
+    }
+
+    pub fn sel(&self, nodes: u64, variant: &str, flags: &str) -> Vec<&'a Row> {
+        self.rows
             .iter()
             .copied()
-            .filter(|r| r.nodes == n && r.variant == v && r.flags == fl)
+            .filter(|r| r.nodes == nodes && r.variant == variant && r.flags == flags)
             .collect()
-    };
-    let nodes = {
-        let mut v = distinct(users.iter().map(|r| r.nodes));
-        v.sort();
-        v
-    };
-    let variants = distinct(users.iter().map(|r| r.variant.clone()));
-    let flags = distinct(users.iter().map(|r| r.flags.clone()));
-    let published_error = ctx.claim("B7.1").and_then(|c| quoted(&c.statement));
+    }
+}
+
+/// The cluster size the claims are judged at: 3 masters (the study's), else
+/// the smallest that ran.
+pub fn main_nodes(nodes: &[u64]) -> u64 {
+    if nodes.contains(&3) {
+        3
+    } else {
+        nodes.first().copied().unwrap_or(0)
+    }
+}
+
+/// The distinct error texts of some trials (`text (xN) | ...` split), each
+/// without its `(xN)` count and, with `core`, without the per-script suffix.
+pub fn error_cores(rows: &[&Row], core: bool) -> Vec<String> {
+    distinct(
+        rows.iter()
+            .flat_map(|r| r.errors.split(" | "))
+            .map(|e| {
+                let text = e.rsplit_once(" (x").map(|x| x.0).unwrap_or(e);
+                if core {
+                    error_core(text)
+                } else {
+                    e.to_string()
+                }
+            })
+            .filter(|e| !e.is_empty()),
+    )
+}
+
+/// B7.1: the fraction of users whose decision works with the derived-key
+/// script and no shebang, on the main cluster size.
+pub fn b71(u: &UsersRows, published_error: Option<&str>) -> Option<Measured> {
+    let main_n = main_nodes(&u.nodes);
+    let plain = u.sel(main_n, "derived-plain", "none");
+    if plain.is_empty() {
+        return None;
+    }
+    let fr = Summary::of(&plain.iter().map(|r| r.fraction_ok).collect::<Vec<_>>());
+    let texts = error_cores(&plain, false);
+    let all_published = published_error.is_some_and(|p| texts.iter().all(|t| t.contains(p)));
+    let same = plain
+        .iter()
+        .all(|r| r.ok == r.ok_same_node + r.ok_other_node && r.ok_other_node == 0);
+    Some(
+        Measured::new(
+            "B7.1",
+            vec![fr.mean],
+            format!(
+                "{} of users work on {main_n} masters; errors: {}",
+                fr.show(3),
+                distinct(texts.iter().map(|t| error_core(t.rsplit_once(" (x").map(|x| x.0).unwrap_or(t)))).join(" / ")
+            ),
+            format!("cluster.csv kind=users nodes={main_n} variant=derived-plain flags=none; cluster-users.csv"),
+        )
+        .condition("every failure carries the published error text", all_published)
+        .condition("a user works exactly when the derived key is on the base key's node", same)
+        .note("Redis 7.0.15 prefixes the text with ERR and appends the script's SHA and line"),
+    )
+}
+
+/// B7.2: the hash-tagged variant works for every user (min over trials),
+/// whatever the script's first line.
+pub fn b72(u: &UsersRows) -> Option<Measured> {
+    let main_n = main_nodes(&u.nodes);
+    let tagged = u.sel(main_n, "derived-tagged", "none");
+    if tagged.is_empty() {
+        return None;
+    }
+    let fr = Summary::of(&tagged.iter().map(|r| r.fraction_ok).collect::<Vec<_>>());
+    let every_flag = u.flags.iter().all(|fl| {
+        u.sel(main_n, "derived-tagged", fl)
+            .iter()
+            .all(|r| r.fraction_ok == 1.0)
+    });
+    Some(
+        Measured::new(
+            "B7.2",
+            vec![fr.min],
+            format!(
+                "{} of users work (min over trials) on {main_n} masters",
+                fr.show(3)
+            ),
+            format!("cluster.csv kind=users nodes={main_n} variant=derived-tagged flags=none"),
+        )
+        .condition(
+            "all users work with the hash tag under every script first line",
+            every_flag,
+        ),
+    )
+}
+
+/// Per size x variant x flags: fraction ok, keys on one node, error texts.
+fn variant_table(u: &UsersRows) -> String {
     let mut t = Vec::new();
-    for &n in &nodes {
-        for v in &variants {
-            for fl in &flags {
-                let rs = sel(n, v, fl);
+    for &n in &u.nodes {
+        for v in &u.variants {
+            for fl in &u.flags {
+                let rs = u.sel(n, v, fl);
                 if rs.is_empty() {
                     continue;
                 }
@@ -57,15 +159,6 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
                         .map(|r| r.same_node as f64 / r.users.max(1) as f64)
                         .collect::<Vec<_>>(),
                 );
-                let errs = distinct(
-                    rs.iter()
-                        .flat_map(|r| {
-                            r.errors
-                                .split(" | ")
-                                .map(|e| error_core(e.rsplit_once(" (x").map(|x| x.0).unwrap_or(e)))
-                        })
-                        .filter(|e| !e.is_empty()),
-                );
                 t.push(vec![
                     n.to_string(),
                     v.clone(),
@@ -73,14 +166,12 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
                     fr.show(3),
                     f(same.mean, 3),
                     rs.iter().map(|r| r.ok_other_node).sum::<u64>().to_string(),
-                    errs.join(" / "),
+                    error_cores(&rs, true).join(" / "),
                 ]);
             }
         }
     }
-    md.push_str("Fraction of users whose decision worked, per cluster size, variant and script first line \
-                 (`none`: no shebang; `lua`: `#!lua`; `allow-cross-slot`: `#!lua flags=allow-cross-slot-keys`):\n\n");
-    md.push_str(&md_table(
+    md_table(
         &[
             "masters",
             "variant",
@@ -91,131 +182,107 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
             "error texts (script suffix cut)",
         ],
         &t,
-    ));
-    let mut out = Vec::new();
-    let main_n = if nodes.contains(&3) {
-        3
-    } else {
-        nodes.first().copied().unwrap_or(0)
+    )
+}
+
+/// Per strategy: admitted and exact trials of the concurrency check.
+fn concurrency_table(conc: &[&Row]) -> String {
+    let mut t = Vec::new();
+    for s in distinct(conc.iter().map(|r| r.strategy.clone())) {
+        let rs: Vec<&Row> = conc.iter().copied().filter(|r| r.strategy == s).collect();
+        t.push(vec![
+            s.clone(),
+            rs[0].nodes.to_string(),
+            rs[0].workers.to_string(),
+            rs[0].limit.to_string(),
+            rs[0].offered.to_string(),
+            Summary::of(&rs.iter().map(|r| r.admitted as f64).collect::<Vec<_>>()).show(1),
+            format!("{}/{}", rs.iter().filter(|r| r.exact).count(), rs.len()),
+        ]);
+    }
+    md_table(
+        &[
+            "strategy",
+            "masters",
+            "workers",
+            "limit",
+            "offered",
+            "admitted",
+            "exact trials",
+        ],
+        &t,
+    )
+}
+
+/// The failing fraction per variant / flags, one bar per cluster size.
+fn figure(ctx: &AnalysisCtx, u: &UsersRows) -> Result<String> {
+    let (path, link) = ctx.figure("cluster-failing-fraction.svg");
+    let series: Vec<String> = u.nodes.iter().map(|n| format!("{n} masters")).collect();
+    let mut groups = Vec::new();
+    for v in &u.variants {
+        for fl in &u.flags {
+            let mut vals = Vec::new();
+            let mut rg = Vec::new();
+            for &n in &u.nodes {
+                let s = Summary::of(
+                    &u.sel(n, v, fl)
+                        .iter()
+                        .map(|r| 1.0 - r.fraction_ok)
+                        .collect::<Vec<_>>(),
+                );
+                vals.push(if s.n > 0 { s.mean } else { f64::NAN });
+                rg.push((s.n > 0).then_some((s.min, s.max)));
+            }
+            groups.push(BarGroup {
+                category: format!("{v} / {fl}"),
+                values: vals,
+                ranges: rg,
+            });
+        }
+    }
+    bar_chart(
+        &path,
+        &Axes {
+            title:
+                "B7.1/B7.2: fraction of users whose decision fails, by variant / script first line"
+                    .into(),
+            x_label: "variant / shebang flags".into(),
+            y_label: "fraction of users failing".into(),
+            ..Default::default()
+        },
+        &series,
+        &groups,
+        None,
+    )?;
+    Ok(format!("\n![cluster failing fraction]({link})\n"))
+}
+
+pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
+    let Some(rows) = ctx.read_csv::<Row>("cluster.csv")? else {
+        return Ok((vec![], Section::new("cluster", "Not run.\n")));
     };
-    let plain = sel(main_n, "derived-plain", "none");
-    if !plain.is_empty() {
-        let fr = Summary::of(&plain.iter().map(|r| r.fraction_ok).collect::<Vec<_>>());
-        let texts: Vec<String> = distinct(
-            plain
-                .iter()
-                .flat_map(|r| r.errors.split(" | ").map(|e| e.to_string()))
-                .filter(|e| !e.is_empty()),
-        );
-        let all_published = published_error
-            .as_ref()
-            .is_some_and(|p| texts.iter().all(|t| t.contains(p.as_str())));
-        let same = plain
-            .iter()
-            .all(|r| r.ok == r.ok_same_node + r.ok_other_node && r.ok_other_node == 0);
-        out.push(
-            Measured::new(
-                "B7.1",
-                vec![fr.mean],
-                format!("{} of users work on {main_n} masters; errors: {}", fr.show(3),
-                    distinct(texts.iter().map(|t| error_core(t.rsplit_once(" (x").map(|x| x.0).unwrap_or(t)))).join(" / ")),
-                format!("cluster.csv kind=users nodes={main_n} variant=derived-plain flags=none; cluster-users.csv"),
-            )
-            .condition("every failure carries the published error text", all_published)
-            .condition("a user works exactly when the derived key is on the base key's node", same)
-            .note("Redis 7.0.15 prefixes the text with ERR and appends the script's SHA and line"),
-        );
-    }
-    let tagged = sel(main_n, "derived-tagged", "none");
-    if !tagged.is_empty() {
-        let fr = Summary::of(&tagged.iter().map(|r| r.fraction_ok).collect::<Vec<_>>());
-        let every_flag = flags.iter().all(|fl| {
-            sel(main_n, "derived-tagged", fl)
-                .iter()
-                .all(|r| r.fraction_ok == 1.0)
-        });
-        out.push(
-            Measured::new(
-                "B7.2",
-                vec![fr.min],
-                format!(
-                    "{} of users work (min over trials) on {main_n} masters",
-                    fr.show(3)
-                ),
-                format!("cluster.csv kind=users nodes={main_n} variant=derived-tagged flags=none"),
-            )
-            .condition(
-                "all users work with the hash tag under every script first line",
-                every_flag,
-            ),
-        );
-    }
+    let u = UsersRows::of(&rows);
+    let conc: Vec<&Row> = rows.iter().filter(|r| r.kind == "concurrency").collect();
+    let mut md = format!(
+        "Redis Cluster of n masters (slots split evenly), one decision per user, window keys derived from Redis's clock. \
+         Seed(s): {:?}. Users per trial: {:?}.\n\n",
+        distinct(rows.iter().map(|r| r.seed)),
+        distinct(u.rows.iter().map(|r| r.users))
+    );
+    md.push_str("Fraction of users whose decision worked, per cluster size, variant and script first line \
+                 (`none`: no shebang; `lua`: `#!lua`; `allow-cross-slot`: `#!lua flags=allow-cross-slot-keys`):\n\n");
+    md.push_str(&variant_table(&u));
+    let published_error = ctx.claim("B7.1").and_then(|c| quoted(&c.statement));
+    let out = [b71(&u, published_error.as_deref()), b72(&u)]
+        .into_iter()
+        .flatten()
+        .collect();
     if !conc.is_empty() {
         md.push_str("\nStudy A's concurrency check on the cluster, hash-tagged keys (every worker released together):\n\n");
-        let mut t = Vec::new();
-        for s in distinct(conc.iter().map(|r| r.strategy.clone())) {
-            let rs: Vec<&Row> = conc.iter().copied().filter(|r| r.strategy == s).collect();
-            t.push(vec![
-                s.clone(),
-                rs[0].nodes.to_string(),
-                rs[0].workers.to_string(),
-                rs[0].limit.to_string(),
-                rs[0].offered.to_string(),
-                Summary::of(&rs.iter().map(|r| r.admitted as f64).collect::<Vec<_>>()).show(1),
-                format!("{}/{}", rs.iter().filter(|r| r.exact).count(), rs.len()),
-            ]);
-        }
-        md.push_str(&md_table(
-            &[
-                "strategy",
-                "masters",
-                "workers",
-                "limit",
-                "offered",
-                "admitted",
-                "exact trials",
-            ],
-            &t,
-        ));
+        md.push_str(&concurrency_table(&conc));
     }
-    if !users.is_empty() {
-        let (path, link) = ctx.figure("cluster-failing-fraction.svg");
-        let series: Vec<String> = nodes.iter().map(|n| format!("{n} masters")).collect();
-        let mut groups = Vec::new();
-        for v in &variants {
-            for fl in &flags {
-                let mut vals = Vec::new();
-                let mut rg = Vec::new();
-                for &n in &nodes {
-                    let s = Summary::of(
-                        &sel(n, v, fl)
-                            .iter()
-                            .map(|r| 1.0 - r.fraction_ok)
-                            .collect::<Vec<_>>(),
-                    );
-                    vals.push(if s.n > 0 { s.mean } else { f64::NAN });
-                    rg.push((s.n > 0).then_some((s.min, s.max)));
-                }
-                groups.push(BarGroup {
-                    category: format!("{v} / {fl}"),
-                    values: vals,
-                    ranges: rg,
-                });
-            }
-        }
-        bar_chart(
-            &path,
-            &Axes {
-                title: "B7.1/B7.2: fraction of users whose decision fails, by variant / script first line".into(),
-                x_label: "variant / shebang flags".into(),
-                y_label: "fraction of users failing".into(),
-                ..Default::default()
-            },
-            &series,
-            &groups,
-            None,
-        )?;
-        md.push_str(&format!("\n![cluster failing fraction]({link})\n"));
+    if !u.rows.is_empty() {
+        md.push_str(&figure(ctx, &u)?);
     }
     Ok((out, Section::new("cluster", md)))
 }

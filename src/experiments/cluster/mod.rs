@@ -17,20 +17,31 @@
 //! Then study A's concurrency check runs against the cluster for the atomic
 //! strategies with hash-tagged keys (`workers` released together, `offered`
 //! decisions, limit `limit`): kind=`concurrency` rows with admitted and exact.
+//!
+//! One sweep over both kinds of cell (`Cell::Users`, `Cell::Concurrency`),
+//! ordered by cluster size: the cluster of a size is started when its first
+//! unfinished cell is set up and serves every cell of that size; a cell's
+//! setup is its strategy, loaded on every master.
 
 pub mod analyze;
+pub mod rows;
+#[cfg(test)]
+mod tests;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use super::study_b_topo_util::{error_text, unique_client};
+pub use rows::{Row, UserRow};
+
 use super::{Experiment, RunContext};
 use crate::clock::Clock;
 use crate::conn::{Conn, key_slot};
 use crate::error::{Error, Result};
 use crate::fleet::{Fleet, ServerConfig};
+use crate::run::keys::unique_client;
+use crate::run::sweep::{self, Sweep, TrialRows};
 use crate::strategy::lua::{LuaStrategy, STANDARD_REPLY};
 use crate::strategy::{Limit, Options, Request, Script, Strategy, client_key, window_index};
 
@@ -60,49 +71,6 @@ struct Params {
     concurrency_trials: u64,
 }
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct Row {
-    pub cell: String,
-    pub trial: u64,
-    pub seed: u64,
-    /// `users` (one decision per user) or `concurrency`.
-    pub kind: String,
-    pub nodes: u64,
-    pub variant: String,
-    pub flags: String,
-    pub users: u64,
-    pub ok: u64,
-    pub failed: u64,
-    pub fraction_ok: f64,
-    /// Users whose derived key is on the same node as the base key.
-    pub same_node: u64,
-    pub ok_same_node: u64,
-    pub ok_other_node: u64,
-    /// Distinct error texts with counts: `text (xN) | ...`.
-    pub errors: String,
-    pub strategy: String,
-    pub workers: u64,
-    pub limit: u64,
-    pub offered: u64,
-    pub admitted: u64,
-    pub exact: bool,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct UserRow {
-    pub cell: String,
-    pub trial: u64,
-    pub user: String,
-    pub base_key: String,
-    pub base_slot: u16,
-    pub base_node: String,
-    pub derived_key: String,
-    pub derived_slot: u16,
-    pub derived_node: String,
-    pub ok: bool,
-    pub error: String,
-}
-
 /// The shebang line for a `flags` value (`none`: no line at all).
 pub fn shebang(flags: &str) -> Result<&'static str> {
     match flags {
@@ -115,7 +83,7 @@ pub fn shebang(flags: &str) -> Result<&'static str> {
     }
 }
 
-/// A variant's base key (what goes in KEYS[1]) and the key the script really writes.
+/// A variant's base key (what goes in `KEYS[1]`) and the key the script really writes.
 pub fn variant_keys(variant: &str, user: &str, window: i64) -> (String, String) {
     match variant {
         "derived-plain" => {
@@ -175,170 +143,304 @@ fn owner(conn: &Conn, key: &str) -> String {
     }
 }
 
-async fn prepare_everywhere(fleet: &Fleet, s: &Arc<dyn Strategy>) -> Result<()> {
-    for mut node in fleet.node_connections().await? {
-        s.prepare(&mut node).await?;
+/// One cell, on a cluster of `nodes` masters.
+enum Cell {
+    /// Every user makes one decision with a script variant and first line.
+    Users {
+        nodes: usize,
+        variant: String,
+        flags: String,
+    },
+    /// Study A's concurrency check with one strategy, hash-tagged keys.
+    Concurrency { nodes: usize, strategy: String },
+}
+
+impl Cell {
+    fn nodes(&self) -> usize {
+        match self {
+            Cell::Users { nodes, .. } | Cell::Concurrency { nodes, .. } => *nodes,
+        }
     }
-    Ok(())
+}
+
+/// Per cluster size: the variant x flags cells, then (for the sizes in
+/// `concurrency_nodes`) the concurrency cells.
+fn cells(p: &Params) -> Vec<Cell> {
+    let mut out = Vec::new();
+    for &nodes in &p.node_counts {
+        for variant in &p.variants {
+            for flags in &p.flags {
+                out.push(Cell::Users {
+                    nodes,
+                    variant: variant.clone(),
+                    flags: flags.clone(),
+                });
+            }
+        }
+        if p.concurrency_nodes.contains(&nodes) {
+            for strategy in &p.concurrency_strategies {
+                out.push(Cell::Concurrency {
+                    nodes,
+                    strategy: strategy.clone(),
+                });
+            }
+        }
+    }
+    out
+}
+
+/// Cross-cell state: the cluster of the size being run (one at a time).
+struct Cluster {
+    p: Params,
+    cluster: Option<(usize, Fleet)>,
+}
+
+impl Cluster {
+    /// The cluster of `nodes` masters, started (and the previous one stopped) if needed.
+    async fn cluster_of(&mut self, ctx: &RunContext, nodes: usize) -> Result<&Fleet> {
+        if self.cluster.as_ref().map(|c| c.0) != Some(nodes) {
+            drop(self.cluster.take());
+            let fleet = Fleet::cluster(ctx.binary()?, ServerConfig::default(), nodes).await?;
+            ctx.note_fleet(&format!("fleet-{nodes}"), &fleet).await?;
+            self.cluster = Some((nodes, fleet));
+        }
+        Ok(&self.cluster.as_ref().expect("set above").1)
+    }
+
+    fn fleet(&self) -> Result<&Fleet> {
+        self.cluster
+            .as_ref()
+            .map(|c| &c.1)
+            .ok_or_else(|| Error::Other("cluster: a trial ran before its cell was set up".into()))
+    }
+
+    /// One decision per user; the row's counts are summed from the users' rows.
+    #[allow(clippy::too_many_arguments)]
+    async fn users_trial(
+        &self,
+        ctx: &RunContext,
+        id: &str,
+        nodes: usize,
+        variant: &str,
+        flags: &str,
+        strategy: &Arc<dyn Strategy>,
+        trial: u64,
+    ) -> Result<TrialRows<Row, UserRow>> {
+        let p = &self.p;
+        let fleet = self.fleet()?;
+        fleet.flush_all().await?;
+        let mut conn = fleet.conn().await?;
+        let limit = Limit::per_window(p.user_limit, p.window_ms);
+        let mut side = Vec::with_capacity(p.users as usize);
+        for u in 0..p.users {
+            let user = format!("user{u}");
+            let mut r = user_decision(&mut conn, strategy.as_ref(), variant, limit, &user, u).await;
+            r.cell = id.to_string();
+            r.trial = trial;
+            side.push(r);
+        }
+        let row = Row {
+            cell: id.to_string(),
+            trial,
+            seed: ctx.seed,
+            kind: "users".into(),
+            nodes: nodes as u64,
+            variant: variant.to_string(),
+            flags: flags.to_string(),
+            ..users_counts(&side)
+        };
+        Ok(TrialRows::with_side(vec![row], side))
+    }
+
+    async fn concurrency_trial(
+        &self,
+        ctx: &RunContext,
+        id: &str,
+        nodes: usize,
+        name: &str,
+        strategy: &Arc<dyn Strategy>,
+        trial: u64,
+    ) -> Result<TrialRows<Row, UserRow>> {
+        let p = &self.p;
+        let client = unique_client("cc", id, trial);
+        let limit = Limit::per_window(p.limit, 3_600_000);
+        let admitted = crate::check::concurrent(
+            strategy.clone(),
+            self.fleet()?,
+            &client,
+            limit,
+            p.workers,
+            p.offered,
+        )
+        .await?;
+        Ok(TrialRows::one(Row {
+            cell: id.to_string(),
+            trial,
+            seed: ctx.seed,
+            kind: "concurrency".into(),
+            nodes: nodes as u64,
+            strategy: name.to_string(),
+            workers: p.workers as u64,
+            limit: p.limit,
+            offered: p.offered,
+            admitted,
+            exact: admitted == p.limit,
+            ..Default::default()
+        }))
+    }
+}
+
+/// One user's decision: where its base and derived keys live, ok or the
+/// exact error (`cell` and `trial` left for the caller).
+async fn user_decision(
+    conn: &mut Conn,
+    strategy: &dyn Strategy,
+    variant: &str,
+    limit: Limit,
+    user: &str,
+    request_id: u64,
+) -> UserRow {
+    let now_us = Clock::system_now_us();
+    let (base, derived) = variant_keys(variant, user, window_index(now_us, limit.window_ms));
+    let req = Request {
+        client: user,
+        limit,
+        cost: 1,
+        now_us,
+        request_id,
+    };
+    let out = strategy.decide(conn, &req).await;
+    // Where the script reported Redis's clock, derive the key from it (the
+    // caller's estimate can miss a window boundary).
+    let derived = match &out {
+        Ok(d) => match d.redis_time_us {
+            Some(t) if t > 0 => variant_keys(variant, user, window_index(t, limit.window_ms)).1,
+            _ => derived,
+        },
+        Err(_) => derived,
+    };
+    UserRow {
+        user: user.to_string(),
+        base_slot: key_slot(base.as_bytes()),
+        derived_slot: key_slot(derived.as_bytes()),
+        base_node: owner(conn, &base),
+        derived_node: owner(conn, &derived),
+        base_key: base,
+        derived_key: derived,
+        ok: out.is_ok(),
+        error: out.err().map(|e| e.caller_text()).unwrap_or_default(),
+        ..Default::default()
+    }
+}
+
+/// A users trial's counts from its users' rows: ok and failed, on the base
+/// key's node or not, and the distinct error texts with counts.
+fn users_counts(side: &[UserRow]) -> Row {
+    let mut row = Row {
+        users: side.len() as u64,
+        ..Default::default()
+    };
+    let mut errors: BTreeMap<&str, u64> = BTreeMap::new();
+    for u in side {
+        let same = u.base_node == u.derived_node;
+        row.same_node += same as u64;
+        if u.ok {
+            row.ok += 1;
+            if same {
+                row.ok_same_node += 1;
+            } else {
+                row.ok_other_node += 1;
+            }
+        } else {
+            row.failed += 1;
+            *errors.entry(&u.error).or_default() += 1;
+        }
+    }
+    row.fraction_ok = row.ok as f64 / row.users.max(1) as f64;
+    row.errors = errors
+        .iter()
+        .map(|(t, n)| format!("{t} (x{n})"))
+        .collect::<Vec<_>>()
+        .join(" | ");
+    row
+}
+
+impl Sweep for Cluster {
+    type Cell = Cell;
+    /// The cell's strategy, loaded on every master.
+    type Setup = Arc<dyn Strategy>;
+    type Row = Row;
+    type Side = UserRow;
+    const SIDE: Option<&'static str> = Some("users");
+
+    fn cell_id(&self, cell: &Cell) -> String {
+        match cell {
+            Cell::Users {
+                nodes,
+                variant,
+                flags,
+            } => format!("users/n{nodes}/{variant}/{flags}"),
+            Cell::Concurrency { nodes, strategy } => format!("concurrency/n{nodes}/{strategy}"),
+        }
+    }
+
+    fn trials(&self, cell: &Cell) -> u64 {
+        match cell {
+            Cell::Users { .. } => self.p.trials,
+            Cell::Concurrency { .. } => self.p.concurrency_trials,
+        }
+    }
+
+    async fn setup(&mut self, ctx: &RunContext, cell: &Cell) -> Result<Arc<dyn Strategy>> {
+        let strategy = match cell {
+            Cell::Users { variant, flags, .. } => variant_strategy(variant, flags)?,
+            Cell::Concurrency { strategy, .. } => {
+                let opts = if strategy == "fixed-window-derived-key" {
+                    Options::default().with("hash_tag", true)
+                } else {
+                    Options::default()
+                };
+                ctx.build_strategy(strategy, &opts)?
+            }
+        };
+        self.cluster_of(ctx, cell.nodes())
+            .await?
+            .prepare(strategy.as_ref())
+            .await?;
+        Ok(strategy)
+    }
+
+    async fn trial(
+        &mut self,
+        ctx: &RunContext,
+        cell: &Cell,
+        strategy: &mut Arc<dyn Strategy>,
+        trial: u64,
+    ) -> Result<TrialRows<Row, UserRow>> {
+        let id = self.cell_id(cell);
+        match cell {
+            Cell::Users {
+                nodes,
+                variant,
+                flags,
+            } => {
+                self.users_trial(ctx, &id, *nodes, variant, flags, strategy, trial)
+                    .await
+            }
+            Cell::Concurrency {
+                nodes,
+                strategy: name,
+            } => {
+                self.concurrency_trial(ctx, &id, *nodes, name, strategy, trial)
+                    .await
+            }
+        }
+    }
 }
 
 async fn run(ctx: &RunContext) -> Result<()> {
     let p: Params = ctx.params()?;
     ctx.note("params", serde_json::to_value(&p).unwrap())?;
-    let mut log = ctx.trial_log(&["users"])?;
-    let mut total = 0;
-    for &n in &p.node_counts {
-        total += (p.variants.len() * p.flags.len()) as u64 * p.trials;
-        if p.concurrency_nodes.contains(&n) {
-            total += p.concurrency_strategies.len() as u64 * p.concurrency_trials;
-        }
-    }
-    let mut prog = ctx.progress(total);
-    for &nodes in &p.node_counts {
-        let fleet = Fleet::cluster(ctx.binary()?, ServerConfig::default(), nodes).await?;
-        ctx.note_fleet(&format!("fleet-{nodes}"), &fleet).await?;
-        let limit = Limit::per_window(p.user_limit, p.window_ms);
-        for variant in &p.variants {
-            for flags in &p.flags {
-                let cell = format!("users/n{nodes}/{variant}/{flags}");
-                let strategy = variant_strategy(variant, flags)?;
-                prepare_everywhere(&fleet, &strategy).await?;
-                for trial in 0..p.trials {
-                    if log.is_done(&cell, trial) {
-                        prog.skip(1);
-                        continue;
-                    }
-                    fleet.flush_all().await?;
-                    let mut conn = fleet.conn().await?;
-                    let mut side = Vec::with_capacity(p.users as usize);
-                    let mut errors: BTreeMap<String, u64> = BTreeMap::new();
-                    let mut row = Row {
-                        cell: cell.clone(),
-                        trial,
-                        seed: ctx.seed,
-                        kind: "users".into(),
-                        nodes: nodes as u64,
-                        variant: variant.clone(),
-                        flags: flags.clone(),
-                        users: p.users,
-                        ..Default::default()
-                    };
-                    for u in 0..p.users {
-                        let user = format!("user{u}");
-                        let now_us = Clock::system_now_us();
-                        let (base, derived) =
-                            variant_keys(variant, &user, window_index(now_us, p.window_ms));
-                        let req = Request {
-                            client: &user,
-                            limit,
-                            cost: 1,
-                            now_us,
-                            request_id: u,
-                        };
-                        let out = strategy.decide(&mut conn, &req).await;
-                        // Where the script reported Redis's clock, derive the key from
-                        // it (the caller's estimate can miss a window boundary).
-                        let derived = match &out {
-                            Ok(d) => match d.redis_time_us {
-                                Some(t) if t > 0 => {
-                                    variant_keys(variant, &user, window_index(t, p.window_ms)).1
-                                }
-                                _ => derived,
-                            },
-                            Err(_) => derived,
-                        };
-                        let (bn, dn) = (owner(&conn, &base), owner(&conn, &derived));
-                        let same = bn == dn;
-                        row.same_node += same as u64;
-                        let (ok, error) = match &out {
-                            Ok(_) => (true, String::new()),
-                            Err(e) => (false, error_text(e)),
-                        };
-                        if ok {
-                            row.ok += 1;
-                            if same {
-                                row.ok_same_node += 1;
-                            } else {
-                                row.ok_other_node += 1;
-                            }
-                        } else {
-                            row.failed += 1;
-                            *errors.entry(error.clone()).or_default() += 1;
-                        }
-                        side.push(UserRow {
-                            cell: cell.clone(),
-                            trial,
-                            user,
-                            base_slot: key_slot(base.as_bytes()),
-                            derived_slot: key_slot(derived.as_bytes()),
-                            base_key: base,
-                            base_node: bn,
-                            derived_key: derived,
-                            derived_node: dn,
-                            ok,
-                            error,
-                        });
-                    }
-                    row.fraction_ok = row.ok as f64 / p.users.max(1) as f64;
-                    row.errors = errors
-                        .iter()
-                        .map(|(t, n)| format!("{t} (x{n})"))
-                        .collect::<Vec<_>>()
-                        .join(" | ");
-                    log.side("users", &side)?;
-                    let msg = format!("{cell} #{trial}: {}/{} ok", row.ok, p.users);
-                    log.commit(&cell, trial, &[row])?;
-                    prog.inc(&msg);
-                }
-            }
-        }
-        if p.concurrency_nodes.contains(&nodes) {
-            let limit = Limit::per_window(p.limit, 3_600_000);
-            for name in &p.concurrency_strategies {
-                let opts = if name == "fixed-window-derived-key" {
-                    Options::default().with("hash_tag", true)
-                } else {
-                    Options::default()
-                };
-                let s = ctx.build_strategy(name, &opts)?;
-                prepare_everywhere(&fleet, &s).await?;
-                let cell = format!("concurrency/n{nodes}/{name}");
-                for trial in 0..p.concurrency_trials {
-                    if log.is_done(&cell, trial) {
-                        prog.skip(1);
-                        continue;
-                    }
-                    let client = unique_client("cc", &cell, trial);
-                    let admitted = crate::check::concurrent(
-                        s.clone(),
-                        &fleet,
-                        &client,
-                        limit,
-                        p.workers,
-                        p.offered,
-                    )
-                    .await?;
-                    let row = Row {
-                        cell: cell.clone(),
-                        trial,
-                        seed: ctx.seed,
-                        kind: "concurrency".into(),
-                        nodes: nodes as u64,
-                        strategy: name.clone(),
-                        workers: p.workers as u64,
-                        limit: p.limit,
-                        offered: p.offered,
-                        admitted,
-                        exact: admitted == p.limit,
-                        ..Default::default()
-                    };
-                    log.commit(&cell, trial, &[row])?;
-                    prog.inc(&format!("{cell} #{trial}: {admitted} admitted"));
-                }
-            }
-        }
-        drop(fleet);
-    }
-    prog.finish();
-    Ok(())
+    let cells = cells(&p);
+    sweep::run(ctx, &mut Cluster { p, cluster: None }, &cells).await
 }

@@ -1,6 +1,6 @@
 //! `fail-open` (claim B8): what a limiter does when Redis is slow or gone.
 //!
-//! `PolicyClient` is the client-side policy the study describes: every
+//! `PolicyClient` (`policy.rs`) is the client-side policy the study describes: every
 //! decision gets a short deadline (`timeout_ms`, connect included); when
 //! Redis does not answer in time or the call fails, the request is admitted
 //! (`fail-open`) or refused (`fail-closed`) and the miss is counted. After a
@@ -16,24 +16,33 @@
 //! Redis, admitted open, refused closed, timeouts, errors, admitted in all
 //! and over the limit. Side table `summary`: per trial, the measured round
 //! trips, the outage totals and the time to recover after Redis returns.
+//!
+//! One server for the whole experiment (killed and restarted by every
+//! trial); a cell is a policy, in front of one strategy (`--strategy` picks it).
 
 pub mod analyze;
+pub mod policy;
+pub mod rows;
+#[cfg(test)]
+mod tests;
 
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::study_b_topo_util::{error_class, unique_client};
+pub use policy::{Policy, PolicyClient, PolicyOutcome};
+pub use rows::{BinRow, SummaryRow};
+
 use super::{Experiment, RunContext};
 use crate::clock::Clock;
-use crate::conn::Conn;
 use crate::error::{Error, Result};
 use crate::fleet::{Fleet, ServerConfig};
 use crate::load::{TrialClock, next_request_id, schedule};
 use crate::proxy::DelayProxy;
+use crate::run::keys::unique_client;
+use crate::run::sweep::{self, Sweep, TrialRows};
 use crate::strategy::{Limit, Options, Request, Strategy};
 
 pub const EXPERIMENT: Experiment = Experiment {
@@ -43,112 +52,6 @@ pub const EXPERIMENT: Experiment = Experiment {
     run: |ctx: &RunContext| Box::pin(run(ctx)),
     analyze: analyze::analyze,
 };
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Policy {
-    FailOpen,
-    FailClosed,
-}
-
-impl Policy {
-    pub fn parse(s: &str) -> Result<Self> {
-        match s {
-            "fail-open" => Ok(Policy::FailOpen),
-            "fail-closed" => Ok(Policy::FailClosed),
-            o => Err(Error::Other(format!(
-                "fail-open: unknown policy `{o}` (fail-open, fail-closed)"
-            ))),
-        }
-    }
-    pub fn as_str(&self) -> &'static str {
-        match self {
-            Policy::FailOpen => "fail-open",
-            Policy::FailClosed => "fail-closed",
-        }
-    }
-}
-
-/// One decision as the policy made it.
-#[derive(Debug, Clone, Default)]
-pub struct PolicyOutcome {
-    pub admitted: bool,
-    /// Redis decided (false: the policy decided because Redis did not).
-    pub by_redis: bool,
-    pub timeout: bool,
-    /// Error class when Redis failed (not a timeout): `io`, `ERR`, ...
-    pub error: Option<String>,
-}
-
-/// A strategy behind a deadline and a fail-open/closed policy.
-pub struct PolicyClient {
-    pub strategy: Arc<dyn Strategy>,
-    pub addr: SocketAddr,
-    pub timeout: Duration,
-    pub policy: Policy,
-    conn: Option<Conn>,
-    /// Decisions the policy made instead of Redis (the "misses" an SDK records).
-    pub misses: u64,
-}
-
-impl PolicyClient {
-    pub fn new(
-        strategy: Arc<dyn Strategy>,
-        addr: SocketAddr,
-        timeout: Duration,
-        policy: Policy,
-    ) -> Self {
-        PolicyClient {
-            strategy,
-            addr,
-            timeout,
-            policy,
-            conn: None,
-            misses: 0,
-        }
-    }
-
-    fn fallback(&mut self, timeout: bool, error: Option<String>) -> PolicyOutcome {
-        self.conn = None;
-        self.misses += 1;
-        PolicyOutcome {
-            admitted: self.policy == Policy::FailOpen,
-            by_redis: false,
-            timeout,
-            error,
-        }
-    }
-
-    pub async fn decide(&mut self, req: &Request<'_>) -> PolicyOutcome {
-        let deadline = Instant::now() + self.timeout;
-        if self.conn.is_none() {
-            match tokio::time::timeout(self.timeout, Conn::connect(self.addr)).await {
-                Ok(Ok(c)) => self.conn = Some(c),
-                Ok(Err(e)) => return self.fallback(false, Some(error_class(&e))),
-                Err(_) => return self.fallback(true, None),
-            }
-        }
-        let left = deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return self.fallback(true, None);
-        }
-        let conn = self.conn.as_mut().unwrap();
-        conn.set_timeout(Some(left));
-        match self.strategy.decide(conn, req).await {
-            Ok(d) => PolicyOutcome {
-                admitted: d.admitted,
-                by_redis: true,
-                timeout: false,
-                error: None,
-            },
-            Err(Error::Timeout(_)) => self.fallback(true, None),
-            Err(e) => {
-                let c = error_class(&e);
-                self.fallback(false, Some(c))
-            }
-        }
-    }
-}
 
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
@@ -168,57 +71,7 @@ struct Params {
     bin_ms: u64,
 }
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct BinRow {
-    pub cell: String,
-    pub trial: u64,
-    pub seed: u64,
-    pub policy: String,
-    pub bin: u64,
-    pub t_start_s: f64,
-    pub phase: String,
-    pub offered: u64,
-    pub by_redis: u64,
-    pub redis_admitted: u64,
-    pub admitted_open: u64,
-    pub refused_closed: u64,
-    pub timeouts: u64,
-    pub errors: u64,
-    pub admitted: u64,
-    pub limit_per_bin: f64,
-    pub over_limit: f64,
-    pub latency_p50_ms: f64,
-    pub latency_max_ms: f64,
-}
-
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct SummaryRow {
-    pub cell: String,
-    pub trial: u64,
-    pub seed: u64,
-    pub policy: String,
-    pub strategy: String,
-    pub offered_per_s: f64,
-    pub limit_per_s: u64,
-    pub timeout_ms: u64,
-    pub normal_rtt_ms: f64,
-    pub slow_rtt_ms: f64,
-    pub slow_start_s: f64,
-    pub gone_start_s: f64,
-    pub back_start_s: f64,
-    pub end_s: f64,
-    /// Restart to the server answering (start_again returning).
-    pub server_ready_ms: f64,
-    /// Restart to the first decision Redis made again.
-    pub recover_ms: f64,
-    pub outage_offered: u64,
-    pub outage_admitted: u64,
-    pub outage_limit: f64,
-    pub outage_over_limit: f64,
-    pub misses: u64,
-    pub decisions: u64,
-}
-
+/// One decision as a driver saw it (times from the trial's start).
 #[derive(Debug, Clone)]
 struct Ev {
     intended_us: i64,
@@ -227,164 +80,163 @@ struct Ev {
     o: PolicyOutcome,
 }
 
-fn phase_at(t_us: i64, b: &[i64; 3]) -> &'static str {
-    if t_us < b[0] {
-        "normal"
-    } else if t_us < b[1] {
-        "slow"
-    } else if t_us < b[2] {
-        "gone"
-    } else {
-        "back"
-    }
+/// When the phases start, from the trial's start (us).
+#[derive(Debug, Clone, Copy)]
+struct Phases {
+    slow: i64,
+    gone: i64,
+    back: i64,
+    end: i64,
 }
 
-async fn run(ctx: &RunContext) -> Result<()> {
-    let p: Params = ctx.params()?;
-    ctx.note("params", serde_json::to_value(&p).unwrap())?;
-    let mut log = ctx.trial_log(&["summary"])?;
-    let mut fleet = Fleet::standalone(ctx.binary()?, ServerConfig::default()).await?;
-    ctx.note_fleet("fleet", &fleet).await?;
-    // The policy sits in front of one strategy: `--strategy` picks it.
-    let name = ctx.strategies(std::slice::from_ref(&p.strategy)).remove(0);
-    let strategy = ctx.build_strategy(&name, &Options::default())?;
-    let limit = Limit::bucket(p.limit_per_s, p.limit_per_s as f64);
-    let mut prog = ctx.progress(p.policies.len() as u64 * p.trials);
-    for pol in &p.policies {
-        let policy = Policy::parse(pol)?;
-        let cell = pol.clone();
-        for trial in 0..p.trials {
-            if log.is_done(&cell, trial) {
-                prog.skip(1);
-                continue;
-            }
-            if !fleet.servers[0].is_running() {
-                fleet.servers[0].start_again().await?;
-            }
-            for mut node in fleet.node_connections().await? {
-                strategy.prepare(&mut node).await?;
-            }
-            let proxy = DelayProxy::start(fleet.primary_addr())?;
-            let normal_rtt = proxy.measure_rtt(50).await?;
-            proxy.set_one_way(Duration::from_millis(p.slow_one_way_ms));
-            let slow_rtt = proxy.measure_rtt(3).await?;
-            proxy.set_one_way(Duration::ZERO);
-            let (rows, summary) = trial_run(
-                &p, policy, &strategy, limit, &proxy, &mut fleet, &cell, trial, ctx.seed,
-            )
-            .await?;
-            let mut summary = summary;
-            summary.normal_rtt_ms = normal_rtt.rtt_median_us / 1e3;
-            summary.slow_rtt_ms = slow_rtt.rtt_median_us / 1e3;
-            log.side("summary", &[summary.clone()])?;
-            log.commit(&cell, trial, &rows)?;
-            prog.inc(&format!(
-                "{cell} #{trial}: outage admitted {} (limit {:.0}), recovered in {:.0} ms",
-                summary.outage_admitted, summary.outage_limit, summary.recover_ms
-            ));
-            drop(proxy);
+impl Phases {
+    fn of(p: &Params) -> Self {
+        let s = |x: f64| (x * 1e6) as i64;
+        let (slow, gone, back) = (
+            s(p.normal_s),
+            s(p.normal_s + p.slow_s),
+            s(p.normal_s + p.slow_s + p.gone_s),
+        );
+        Phases {
+            slow,
+            gone,
+            back,
+            end: back + s(p.back_s),
         }
     }
-    prog.finish();
-    Ok(())
+
+    fn at(&self, t_us: i64) -> &'static str {
+        if t_us < self.slow {
+            "normal"
+        } else if t_us < self.gone {
+            "slow"
+        } else if t_us < self.back {
+            "gone"
+        } else {
+            "back"
+        }
+    }
 }
 
-#[allow(clippy::too_many_arguments)]
-async fn trial_run(
-    p: &Params,
-    policy: Policy,
-    strategy: &Arc<dyn Strategy>,
-    limit: Limit,
-    proxy: &DelayProxy,
-    fleet: &mut Fleet,
-    cell: &str,
-    trial: u64,
-    seed: u64,
-) -> Result<(Vec<BinRow>, SummaryRow)> {
-    let s = |x: f64| (x * 1e6) as i64;
-    let bounds = [
-        s(p.normal_s),
-        s(p.normal_s + p.slow_s),
-        s(p.normal_s + p.slow_s + p.gone_s),
-    ];
-    let end_us = bounds[2] + s(p.back_s);
-    let client = unique_client("fo", cell, trial);
-    let arrivals = Arc::new(schedule::steady(p.offered_per_s, 0, end_us, &client));
-    let next = Arc::new(AtomicU64::new(0));
-    let tc = TrialClock::start();
-    let mut tasks = Vec::new();
-    for _ in 0..p.drivers {
-        let mut pc = PolicyClient::new(
-            strategy.clone(),
-            proxy.listen,
-            Duration::from_millis(p.timeout_ms),
-            policy,
-        );
-        let (arrivals, next) = (arrivals.clone(), next.clone());
-        tasks.push(tokio::spawn(async move {
-            let mut evs = Vec::new();
-            loop {
-                let i = next.fetch_add(1, Ordering::Relaxed) as usize;
-                let Some(a) = arrivals.get(i) else { break };
-                schedule::wait_until(tc.at(a.at_us)).await;
-                let sent_us = tc.us();
-                let req = Request {
-                    client: &a.client,
-                    limit,
-                    cost: 1,
-                    now_us: Clock::system_now_us(),
-                    request_id: next_request_id(),
-                };
-                let o = pc.decide(&req).await;
-                evs.push(Ev {
-                    intended_us: a.at_us,
-                    sent_us,
-                    replied_us: tc.us(),
-                    o,
-                });
-            }
-            (evs, pc.misses)
-        }));
+/// The median by linear interpolation (NaN for none): the run records a
+/// bin's p50 latency itself, as recording code does not use the analysis.
+fn median(values: &[f64]) -> f64 {
+    let mut v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
+    if v.is_empty() {
+        return f64::NAN;
     }
-    // The phases, driven from here while the drivers run.
-    tokio::time::sleep_until(tc.at(bounds[0]).into()).await;
-    proxy.set_one_way(Duration::from_millis(p.slow_one_way_ms));
-    tokio::time::sleep_until(tc.at(bounds[1]).into()).await;
-    proxy.set_one_way(Duration::ZERO);
-    fleet.servers[0].kill();
-    tokio::time::sleep_until(tc.at(bounds[2]).into()).await;
-    let back_at = tc.us();
-    fleet.servers[0].start_again().await?;
-    let ready_us = tc.us();
-    let mut evs = Vec::new();
-    let mut misses = 0;
-    for t in tasks {
-        let (e, m) = t
-            .await
-            .map_err(|e| Error::Other(format!("fail-open driver failed: {e}")))?;
-        evs.extend(e);
-        misses += m;
-    }
-    evs.sort_by_key(|e| e.intended_us);
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    let pos = 0.5 * (v.len() - 1) as f64;
+    let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
+    v[lo] + (v[hi] - v[lo]) * (pos - lo as f64)
+}
 
+/// What the drivers saw while the phases ran.
+struct Drive {
+    /// Every decision, by intended time.
+    evs: Vec<Ev>,
+    /// Decisions the policies made instead of Redis.
+    misses: u64,
+    /// When the server was started again, and when it answered.
+    back_at_us: i64,
+    ready_us: i64,
+}
+
+/// Cross-cell state: the server (killed and restarted by every trial) and
+/// the strategy behind the policy.
+struct FailOpen {
+    p: Params,
+    fleet: Fleet,
+    strategy: Arc<dyn Strategy>,
+}
+
+impl FailOpen {
+    /// Steady arrivals over all phases, sent by `drivers` policy clients
+    /// through the proxy, while this task drives the phases: delay the
+    /// proxy, then kill the server, then start it again.
+    async fn drive(&mut self, policy: Policy, proxy: &DelayProxy, client: &str) -> Result<Drive> {
+        let p = &self.p;
+        let phases = Phases::of(p);
+        let limit = Limit::bucket(p.limit_per_s, p.limit_per_s as f64);
+        let arrivals = Arc::new(schedule::steady(p.offered_per_s, 0, phases.end, client));
+        let next = Arc::new(AtomicU64::new(0));
+        let tc = TrialClock::start();
+        let mut tasks = Vec::new();
+        for _ in 0..p.drivers {
+            let timeout = Duration::from_millis(p.timeout_ms);
+            let mut pc = PolicyClient::new(self.strategy.clone(), proxy.listen, timeout, policy);
+            let (arrivals, next) = (arrivals.clone(), next.clone());
+            tasks.push(tokio::spawn(async move {
+                let mut evs = Vec::new();
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed) as usize;
+                    let Some(a) = arrivals.get(i) else { break };
+                    schedule::wait_until(tc.at(a.at_us)).await;
+                    let sent_us = tc.us();
+                    let req = Request {
+                        client: &a.client,
+                        limit,
+                        cost: 1,
+                        now_us: Clock::system_now_us(),
+                        request_id: next_request_id(),
+                    };
+                    let o = pc.decide(&req).await;
+                    evs.push(Ev {
+                        intended_us: a.at_us,
+                        sent_us,
+                        replied_us: tc.us(),
+                        o,
+                    });
+                }
+                (evs, pc.misses)
+            }));
+        }
+        tokio::time::sleep_until(tc.at(phases.slow).into()).await;
+        proxy.set_one_way(Duration::from_millis(p.slow_one_way_ms));
+        tokio::time::sleep_until(tc.at(phases.gone).into()).await;
+        proxy.set_one_way(Duration::ZERO);
+        self.fleet.servers[0].kill();
+        tokio::time::sleep_until(tc.at(phases.back).into()).await;
+        let back_at_us = tc.us();
+        self.fleet.servers[0].start_again().await?;
+        let ready_us = tc.us();
+        let mut evs = Vec::new();
+        let mut misses = 0;
+        for t in tasks {
+            let (e, m) = t
+                .await
+                .map_err(|e| Error::Other(format!("fail-open driver failed: {e}")))?;
+            evs.extend(e);
+            misses += m;
+        }
+        evs.sort_by_key(|e| e.intended_us);
+        Ok(Drive {
+            evs,
+            misses,
+            back_at_us,
+            ready_us,
+        })
+    }
+}
+
+/// One row per `bin_ms` bin (by intended time): who decided, what was
+/// admitted, the latency.
+fn bin_rows(p: &Params, evs: &[Ev], template: &BinRow) -> Vec<BinRow> {
+    let phases = Phases::of(p);
     let bin_us = (p.bin_ms * 1000) as i64;
-    let n_bins = ((end_us + bin_us - 1) / bin_us) as usize;
+    let n_bins = ((phases.end + bin_us - 1) / bin_us) as usize;
     let limit_per_bin = p.limit_per_s as f64 * p.bin_ms as f64 / 1000.0;
     let mut rows: Vec<BinRow> = (0..n_bins)
         .map(|b| BinRow {
-            cell: cell.into(),
-            trial,
-            seed,
-            policy: policy.as_str().into(),
             bin: b as u64,
             t_start_s: (b as i64 * bin_us) as f64 / 1e6,
-            phase: phase_at(b as i64 * bin_us, &bounds).into(),
+            phase: phases.at(b as i64 * bin_us).into(),
             limit_per_bin,
-            ..Default::default()
+            ..template.clone()
         })
         .collect();
     let mut lat: Vec<Vec<f64>> = vec![Vec::new(); n_bins];
-    for e in &evs {
+    for e in evs {
         let b = ((e.intended_us / bin_us) as usize).min(n_bins - 1);
         let r = &mut rows[b];
         r.offered += 1;
@@ -403,44 +255,132 @@ async fn trial_run(
     }
     for (r, l) in rows.iter_mut().zip(lat.iter()) {
         r.over_limit = (r.admitted as f64 - r.limit_per_bin).max(0.0);
-        r.latency_p50_ms = crate::analysis::stats::quantile(l, 0.5);
+        r.latency_p50_ms = median(l);
         r.latency_max_ms = l.iter().copied().fold(f64::NAN, f64::max);
     }
-    let outage: Vec<&Ev> = evs
+    rows
+}
+
+/// The trial's outage (slow + gone) totals and its recovery times; the
+/// round trips are filled in by the caller.
+fn summary_row(p: &Params, d: &Drive, template: SummaryRow) -> SummaryRow {
+    let phases = Phases::of(p);
+    let outage: Vec<&Ev> = d
+        .evs
         .iter()
-        .filter(|e| e.intended_us >= bounds[0] && e.intended_us < bounds[2])
+        .filter(|e| e.intended_us >= phases.slow && e.intended_us < phases.back)
         .collect();
     let outage_admitted = outage.iter().filter(|e| e.o.admitted).count() as u64;
     let outage_limit = p.limit_per_s as f64 * (p.slow_s + p.gone_s);
-    let recover_ms = evs
+    let recover_ms = d
+        .evs
         .iter()
-        .filter(|e| e.sent_us >= back_at && e.o.by_redis)
+        .filter(|e| e.sent_us >= d.back_at_us && e.o.by_redis)
         .map(|e| e.replied_us)
         .min()
-        .map(|t| (t - back_at) as f64 / 1e3)
+        .map(|t| (t - d.back_at_us) as f64 / 1e3)
         .unwrap_or(f64::NAN);
-    let summary = SummaryRow {
-        cell: cell.into(),
-        trial,
-        seed,
-        policy: policy.as_str().into(),
-        strategy: strategy.info().name.clone(),
+    SummaryRow {
         offered_per_s: p.offered_per_s,
         limit_per_s: p.limit_per_s,
         timeout_ms: p.timeout_ms,
-        slow_start_s: bounds[0] as f64 / 1e6,
-        gone_start_s: bounds[1] as f64 / 1e6,
-        back_start_s: bounds[2] as f64 / 1e6,
-        end_s: end_us as f64 / 1e6,
-        server_ready_ms: (ready_us - back_at) as f64 / 1e3,
+        slow_start_s: phases.slow as f64 / 1e6,
+        gone_start_s: phases.gone as f64 / 1e6,
+        back_start_s: phases.back as f64 / 1e6,
+        end_s: phases.end as f64 / 1e6,
+        server_ready_ms: (d.ready_us - d.back_at_us) as f64 / 1e3,
         recover_ms,
         outage_offered: outage.len() as u64,
         outage_admitted,
         outage_limit,
         outage_over_limit: (outage_admitted as f64 - outage_limit).max(0.0),
-        misses,
-        decisions: evs.len() as u64,
-        ..Default::default()
-    };
-    Ok((rows, summary))
+        misses: d.misses,
+        decisions: d.evs.len() as u64,
+        ..template
+    }
+}
+
+impl Sweep for FailOpen {
+    type Cell = Policy;
+    type Setup = ();
+    type Row = BinRow;
+    type Side = SummaryRow;
+    const SIDE: Option<&'static str> = Some("summary");
+
+    fn cell_id(&self, policy: &Policy) -> String {
+        policy.as_str().to_string()
+    }
+
+    fn trials(&self, _policy: &Policy) -> u64 {
+        self.p.trials
+    }
+
+    async fn setup(&mut self, _ctx: &RunContext, _policy: &Policy) -> Result<()> {
+        Ok(())
+    }
+
+    async fn trial(
+        &mut self,
+        ctx: &RunContext,
+        policy: &Policy,
+        _setup: &mut (),
+        trial: u64,
+    ) -> Result<TrialRows<BinRow, SummaryRow>> {
+        let cell = self.cell_id(policy);
+        // Every trial ends with the server started again; make sure anyway.
+        if !self.fleet.servers[0].is_running() {
+            self.fleet.servers[0].start_again().await?;
+        }
+        // The previous trial's restart emptied the server (no RDB): load the scripts again.
+        self.fleet.prepare(self.strategy.as_ref()).await?;
+        let proxy = DelayProxy::start(self.fleet.primary_addr())?;
+        let normal_rtt = proxy.measure_rtt(50).await?;
+        proxy.set_one_way(Duration::from_millis(self.p.slow_one_way_ms));
+        let slow_rtt = proxy.measure_rtt(3).await?;
+        proxy.set_one_way(Duration::ZERO);
+        let client = unique_client("fo", &cell, trial);
+        let drive = self.drive(*policy, &proxy, &client).await?;
+        let bins = bin_rows(
+            &self.p,
+            &drive.evs,
+            &BinRow {
+                cell: cell.clone(),
+                trial,
+                seed: ctx.seed,
+                policy: policy.as_str().into(),
+                ..Default::default()
+            },
+        );
+        let summary = summary_row(
+            &self.p,
+            &drive,
+            SummaryRow {
+                cell,
+                trial,
+                seed: ctx.seed,
+                policy: policy.as_str().into(),
+                strategy: self.strategy.info().name.clone(),
+                normal_rtt_ms: normal_rtt.rtt_median_us / 1e3,
+                slow_rtt_ms: slow_rtt.rtt_median_us / 1e3,
+                ..Default::default()
+            },
+        );
+        Ok(TrialRows::with_side(bins, vec![summary]))
+    }
+}
+
+async fn run(ctx: &RunContext) -> Result<()> {
+    let p: Params = ctx.params()?;
+    ctx.note("params", serde_json::to_value(&p).unwrap())?;
+    let cells = p
+        .policies
+        .iter()
+        .map(|s| Policy::parse(s))
+        .collect::<Result<Vec<_>>>()?;
+    let fleet = Fleet::standalone(ctx.binary()?, ServerConfig::default()).await?;
+    ctx.note_fleet("fleet", &fleet).await?;
+    // The policy sits in front of one strategy: `--strategy` picks it.
+    let name = ctx.strategies(std::slice::from_ref(&p.strategy)).remove(0);
+    let strategy = ctx.build_strategy(&name, &Options::default())?;
+    sweep::run(ctx, &mut FailOpen { p, fleet, strategy }, &cells).await
 }

@@ -16,8 +16,14 @@
 //! and an admission counts only if one replica acknowledged it (a client
 //! that cannot confirm refuses). Over-admission = admissions the clients saw
 //! in all minus the limit.
+//!
+//! A cell is (strategy, wait, replication delay); its setup is the strategy,
+//! and every trial starts its own pair (a promotion cannot be undone).
 
 pub mod analyze;
+pub mod rows;
+#[cfg(test)]
+mod tests;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -26,14 +32,17 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use super::study_b_topo_util::unique_client;
+pub use rows::Row;
+
 use super::{Experiment, RunContext};
 use crate::clock::Clock;
 use crate::conn::Conn;
 use crate::error::{Error, Result};
-use crate::fleet::{Server, ServerConfig};
+use crate::fleet::{RedisBinary, Server, ServerConfig};
 use crate::load::next_request_id;
 use crate::proxy::DelayProxy;
+use crate::run::keys::unique_client;
+use crate::run::sweep::{self, NoSide, Sweep, TrialRows};
 use crate::strategy::{Limit, Options, Request, Strategy, client_key, window_index};
 
 pub const EXPERIMENT: Experiment = Experiment {
@@ -58,37 +67,6 @@ struct Params {
     wait_timeout_ms: u64,
 }
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct Row {
-    pub cell: String,
-    pub trial: u64,
-    pub seed: u64,
-    pub strategy: String,
-    pub wait: bool,
-    pub repl_delay_ms: f64,
-    /// Measured PING round trip through the replication link's proxy (0 if direct).
-    pub repl_rtt_ms: f64,
-    pub limit: u64,
-    pub workers: u64,
-    /// Decisions with a reply from the primary.
-    pub replies_pre: u64,
-    /// Admissions the clients counted on the primary (with WAIT: confirmed ones).
-    pub admitted_pre: u64,
-    /// Admissions on the primary whose WAIT found no replica in time (counted as refused).
-    pub unconfirmed_pre: u64,
-    /// Calls that failed because the primary died under them.
-    pub lost_calls: u64,
-    pub post_sent: u64,
-    pub admitted_post: u64,
-    pub errors_post: u64,
-    pub admitted_total: u64,
-    pub over_admitted: i64,
-    /// The limiter's use as the promoted replica saw it (count, or capacity - tokens).
-    pub replica_used_at_promotion: f64,
-    pub failover_ms: f64,
-    pub decision_rtt_mean_ms: f64,
-}
-
 const PHASE_PRIMARY: u8 = 0;
 const PHASE_SWITCHING: u8 = 1;
 const PHASE_PROMOTED: u8 = 2;
@@ -100,6 +78,7 @@ struct Shared {
     kill: tokio::sync::Notify,
 }
 
+/// What one worker saw; summed over the workers for the row.
 #[derive(Default)]
 struct WorkerOut {
     replies_pre: u64,
@@ -111,6 +90,20 @@ struct WorkerOut {
     errors_post: u64,
     rtt_sum_ms: f64,
     rtt_n: u64,
+}
+
+impl std::ops::AddAssign for WorkerOut {
+    fn add_assign(&mut self, o: WorkerOut) {
+        self.replies_pre += o.replies_pre;
+        self.admitted_pre += o.admitted_pre;
+        self.unconfirmed_pre += o.unconfirmed_pre;
+        self.lost_calls += o.lost_calls;
+        self.post_sent += o.post_sent;
+        self.admitted_post += o.admitted_post;
+        self.errors_post += o.errors_post;
+        self.rtt_sum_ms += o.rtt_sum_ms;
+        self.rtt_n += o.rtt_n;
+    }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -193,6 +186,204 @@ async fn worker(
     Ok(out)
 }
 
+/// A trial's primary and replica, the replica following through a delay
+/// proxy when the cell's delay is > 0.
+struct Pair {
+    primary: Server,
+    replica: Server,
+    /// Kept alive for the trial: the replication link runs through it.
+    _proxy: Option<DelayProxy>,
+    /// The port the replica follows (the proxy's, or the primary's).
+    upstream: u16,
+    repl_rtt_ms: f64,
+}
+
+impl Pair {
+    async fn start(bin: &RedisBinary, delay_ms: f64) -> Result<Self> {
+        let primary = Server::start(bin, ServerConfig::default(), false, None).await?;
+        let proxy = if delay_ms > 0.0 {
+            Some(DelayProxy::start(primary.addr())?)
+        } else {
+            None
+        };
+        let upstream = proxy
+            .as_ref()
+            .map(|x| x.listen.port())
+            .unwrap_or(primary.port);
+        let replica = Server::start(bin, ServerConfig::default(), false, Some(upstream)).await?;
+        replica.wait_in_sync(Duration::from_secs(30)).await?;
+        let repl_rtt_ms = match &proxy {
+            Some(px) => {
+                px.set_one_way(Duration::from_secs_f64(delay_ms / 1e3));
+                px.measure_rtt(20).await?.rtt_median_us / 1e3
+            }
+            None => 0.0,
+        };
+        Ok(Pair {
+            primary,
+            replica,
+            _proxy: proxy,
+            upstream,
+            repl_rtt_ms,
+        })
+    }
+
+    /// Load the strategy on the primary and prove the replica is streaming
+    /// (not just "in sync"): a write acknowledged by WAIT shows the link is live.
+    async fn arm(&self, strategy: &dyn Strategy, cell: &str) -> Result<()> {
+        let mut c = self.primary.connection().await?;
+        strategy.prepare(&mut c).await?;
+        c.call(&crate::args!["SET", "failover:ready", 1u64]).await?;
+        let acked = c.call(&crate::args!["WAIT", 1u64, 5000u64]).await?;
+        if acked.as_i64().unwrap_or(0) < 1 {
+            return Err(Error::Other(format!(
+                "failover: the replica did not acknowledge a write within 5 s (cell {cell})"
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// One cell: a strategy, with or without WAIT, at a replication delay.
+struct Cell {
+    strategy: String,
+    wait: bool,
+    delay_ms: f64,
+}
+
+/// What the workers and the failover gave: the summed worker counts, the
+/// kill + promote time and the use the promoted replica saw.
+struct Outcome {
+    tot: WorkerOut,
+    failover_ms: f64,
+    used: f64,
+}
+
+struct Failover {
+    p: Arc<Params>,
+    bin: RedisBinary,
+}
+
+impl Failover {
+    /// Start the workers on the primary, kill it when it has made `kill_at`
+    /// admissions (or after 30 s), promote the replica, let the workers finish there.
+    async fn fail_over(
+        &self,
+        pair: &mut Pair,
+        cell: &Cell,
+        strategy: &Arc<dyn Strategy>,
+        client: &str,
+    ) -> Result<Outcome> {
+        let limit = Limit::per_window(self.p.limit, 3_600_000);
+        let sh = Arc::new(Shared {
+            phase: AtomicU8::new(PHASE_PRIMARY),
+            admitted: AtomicU64::new(0),
+            post_claimed: AtomicU64::new(0),
+            kill: tokio::sync::Notify::new(),
+        });
+        let mut tasks = Vec::new();
+        for _ in 0..self.p.workers {
+            tasks.push(tokio::spawn(worker(
+                strategy.clone(),
+                pair.primary.addr(),
+                pair.replica.addr(),
+                client.to_string(),
+                limit,
+                self.p.clone(),
+                cell.wait,
+                sh.clone(),
+            )));
+        }
+        let _ = tokio::time::timeout(Duration::from_secs(30), sh.kill.notified()).await;
+        let t0 = Instant::now();
+        pair.primary.kill();
+        sh.phase.store(PHASE_SWITCHING, Ordering::Release);
+        pair.replica.promote().await?;
+        let failover_ms = t0.elapsed().as_secs_f64() * 1e3;
+        let used = replica_used(&pair.replica, &cell.strategy, client, limit).await?;
+        sh.phase.store(PHASE_PROMOTED, Ordering::Release);
+        let mut tot = WorkerOut::default();
+        for t in tasks {
+            tot += t
+                .await
+                .map_err(|e| Error::Other(format!("failover worker failed: {e}")))??;
+        }
+        Ok(Outcome {
+            tot,
+            failover_ms,
+            used,
+        })
+    }
+}
+
+impl Sweep for Failover {
+    type Cell = Cell;
+    type Setup = Arc<dyn Strategy>;
+    type Row = Row;
+    type Side = NoSide;
+
+    fn cell_id(&self, c: &Cell) -> String {
+        format!("{}/wait={}/delay={}", c.strategy, c.wait, c.delay_ms)
+    }
+
+    fn trials(&self, _c: &Cell) -> u64 {
+        self.p.trials
+    }
+
+    async fn setup(&mut self, ctx: &RunContext, c: &Cell) -> Result<Arc<dyn Strategy>> {
+        ctx.build_strategy(&c.strategy, &Options::default())
+    }
+
+    async fn trial(
+        &mut self,
+        ctx: &RunContext,
+        c: &Cell,
+        strategy: &mut Arc<dyn Strategy>,
+        trial: u64,
+    ) -> Result<TrialRows<Row>> {
+        let cell = self.cell_id(c);
+        let mut pair = Pair::start(&self.bin, c.delay_ms).await?;
+        if trial == 0 {
+            ctx.note(
+                &format!("servers-{cell}"),
+                serde_json::json!({"primary": pair.primary.config_get_all().await?, "replica_of": pair.upstream}),
+            )?;
+        }
+        pair.arm(strategy.as_ref(), &cell).await?;
+        let client = unique_client("fo", &cell, trial);
+        let Outcome {
+            tot,
+            failover_ms,
+            used,
+        } = self.fail_over(&mut pair, c, strategy, &client).await?;
+        let p = &self.p;
+        let admitted_total = tot.admitted_pre + tot.admitted_post;
+        Ok(TrialRows::one(Row {
+            cell,
+            trial,
+            seed: ctx.seed,
+            strategy: c.strategy.clone(),
+            wait: c.wait,
+            repl_delay_ms: c.delay_ms,
+            repl_rtt_ms: pair.repl_rtt_ms,
+            limit: p.limit,
+            workers: p.workers as u64,
+            replies_pre: tot.replies_pre,
+            admitted_pre: tot.admitted_pre,
+            unconfirmed_pre: tot.unconfirmed_pre,
+            lost_calls: tot.lost_calls,
+            post_sent: tot.post_sent,
+            admitted_post: tot.admitted_post,
+            errors_post: tot.errors_post,
+            admitted_total,
+            over_admitted: admitted_total as i64 - p.limit as i64,
+            replica_used_at_promotion: used,
+            failover_ms,
+            decision_rtt_mean_ms: tot.rtt_sum_ms / tot.rtt_n.max(1) as f64,
+        }))
+    }
+}
+
 async fn run(ctx: &RunContext) -> Result<()> {
     let p: Params = ctx.params()?;
     ctx.note("params", serde_json::to_value(&p).unwrap())?;
@@ -201,146 +392,28 @@ async fn run(ctx: &RunContext) -> Result<()> {
             "failover: kill_at must be in 1..=limit".into(),
         ));
     }
-    let p = Arc::new(p);
-    let mut log = ctx.trial_log(&[])?;
-    let bin = ctx.binary()?.clone();
-    let mut cells: Vec<(String, bool, f64)> = Vec::new();
+    let mut cells = Vec::new();
     for s in &p.strategies {
-        for &w in &p.waits {
-            for &d in &p.repl_delays_ms {
-                cells.push((s.clone(), w, d));
+        for &wait in &p.waits {
+            for &delay_ms in &p.repl_delays_ms {
+                cells.push(Cell {
+                    strategy: s.clone(),
+                    wait,
+                    delay_ms,
+                });
             }
         }
     }
-    let mut prog = ctx.progress(cells.len() as u64 * p.trials);
-    let limit = Limit::per_window(p.limit, 3_600_000);
-    for (name, wait, delay) in &cells {
-        let strategy = ctx.build_strategy(name, &Options::default())?;
-        let cell = format!("{name}/wait={wait}/delay={delay}");
-        for trial in 0..p.trials {
-            if log.is_done(&cell, trial) {
-                prog.skip(1);
-                continue;
-            }
-            let mut primary = Server::start(&bin, ServerConfig::default(), false, None).await?;
-            let proxy = if *delay > 0.0 {
-                let px = DelayProxy::start(primary.addr())?;
-                Some(px)
-            } else {
-                None
-            };
-            let upstream = proxy
-                .as_ref()
-                .map(|x| x.listen.port())
-                .unwrap_or(primary.port);
-            let mut replica =
-                Server::start(&bin, ServerConfig::default(), false, Some(upstream)).await?;
-            replica.wait_in_sync(Duration::from_secs(30)).await?;
-            let repl_rtt_ms = match &proxy {
-                Some(px) => {
-                    px.set_one_way(Duration::from_secs_f64(delay / 1e3));
-                    px.measure_rtt(20).await?.rtt_median_us / 1e3
-                }
-                None => 0.0,
-            };
-            if trial == 0 {
-                ctx.note(
-                    &format!("servers-{cell}"),
-                    serde_json::json!({"primary": primary.config_get_all().await?, "replica_of": upstream}),
-                )?;
-            }
-            {
-                let mut c = primary.connection().await?;
-                strategy.prepare(&mut c).await?;
-                // The replica must be streaming (not just "in sync") before the
-                // trial: a write acknowledged by WAIT proves the link is live.
-                c.call(&crate::args!["SET", "failover:ready", 1u64]).await?;
-                let acked = c.call(&crate::args!["WAIT", 1u64, 5000u64]).await?;
-                if acked.as_i64().unwrap_or(0) < 1 {
-                    return Err(Error::Other(format!(
-                        "failover: the replica did not acknowledge a write within 5 s (cell {cell})"
-                    )));
-                }
-            }
-            let client = unique_client("fo", &cell, trial);
-            let sh = Arc::new(Shared {
-                phase: AtomicU8::new(PHASE_PRIMARY),
-                admitted: AtomicU64::new(0),
-                post_claimed: AtomicU64::new(0),
-                kill: tokio::sync::Notify::new(),
-            });
-            let mut tasks = Vec::new();
-            for _ in 0..p.workers {
-                tasks.push(tokio::spawn(worker(
-                    strategy.clone(),
-                    primary.addr(),
-                    replica.addr(),
-                    client.clone(),
-                    limit,
-                    p.clone(),
-                    *wait,
-                    sh.clone(),
-                )));
-            }
-            // Kill when the primary has made kill_at admissions; give up after 30 s.
-            let _ = tokio::time::timeout(Duration::from_secs(30), sh.kill.notified()).await;
-            let t0 = Instant::now();
-            primary.kill();
-            sh.phase.store(PHASE_SWITCHING, Ordering::Release);
-            replica.promote().await?;
-            let failover_ms = t0.elapsed().as_secs_f64() * 1e3;
-            let used = replica_used(&replica, name, &client, limit).await?;
-            sh.phase.store(PHASE_PROMOTED, Ordering::Release);
-            let mut tot = WorkerOut::default();
-            for t in tasks {
-                let o = t
-                    .await
-                    .map_err(|e| Error::Other(format!("failover worker failed: {e}")))??;
-                tot.replies_pre += o.replies_pre;
-                tot.admitted_pre += o.admitted_pre;
-                tot.unconfirmed_pre += o.unconfirmed_pre;
-                tot.lost_calls += o.lost_calls;
-                tot.post_sent += o.post_sent;
-                tot.admitted_post += o.admitted_post;
-                tot.errors_post += o.errors_post;
-                tot.rtt_sum_ms += o.rtt_sum_ms;
-                tot.rtt_n += o.rtt_n;
-            }
-            let admitted_total = tot.admitted_pre + tot.admitted_post;
-            let row = Row {
-                cell: cell.clone(),
-                trial,
-                seed: ctx.seed,
-                strategy: name.clone(),
-                wait: *wait,
-                repl_delay_ms: *delay,
-                repl_rtt_ms,
-                limit: p.limit,
-                workers: p.workers as u64,
-                replies_pre: tot.replies_pre,
-                admitted_pre: tot.admitted_pre,
-                unconfirmed_pre: tot.unconfirmed_pre,
-                lost_calls: tot.lost_calls,
-                post_sent: tot.post_sent,
-                admitted_post: tot.admitted_post,
-                errors_post: tot.errors_post,
-                admitted_total,
-                over_admitted: admitted_total as i64 - p.limit as i64,
-                replica_used_at_promotion: used,
-                failover_ms,
-                decision_rtt_mean_ms: tot.rtt_sum_ms / tot.rtt_n.max(1) as f64,
-            };
-            log.commit(&cell, trial, &[row])?;
-            prog.inc(&format!(
-                "{cell} #{trial}: {admitted_total} admitted (limit {})",
-                p.limit
-            ));
-            drop(proxy);
-            drop(replica);
-        }
-    }
-    prog.finish();
-    Ok(())
+    let bin = ctx.binary()?.clone();
+    sweep::run(
+        ctx,
+        &mut Failover {
+            p: Arc::new(p),
+            bin,
+        },
+        &cells,
+    )
+    .await
 }
 
 /// What the promoted replica holds for the client: the window's count, or

@@ -1,43 +1,77 @@
 //! Analysis of `replication` (B1): buckets compared field by field and by
 //! absolute expiry between primary and replica, per strategy.
+//!
+//! Metrics (rows -> numbers): `compared` (buckets compared and differing)
+//! and `b1` (the claim over the token-bucket rows); presentation:
+//! `strategy_table`, `first_mismatches` and `analyze`.
+//!
+//! Unit tests of the metrics: `tests.rs` in this folder.
 
+use super::rows::{MismatchRow, Row};
+use crate::analysis::stats::Summary;
 use crate::analysis::table::{distinct, f, md_table};
 use crate::analysis::{AnalysisCtx, Measured, Section};
-use crate::analysis::stats::Summary;
 use crate::error::Result;
-use super::{MismatchRow, Row};
 
-pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
-    let mut md = String::new();
-    let Some(rows) = ctx.read_csv::<Row>("replication.csv")? else {
-        return Ok((vec![], Section::new("replication", "Not run.\n")));
-    };
-    let side = ctx
-        .read_csv::<MismatchRow>("replication-mismatches.csv")?
-        .unwrap_or_default();
-    let seeds = distinct(rows.iter().map(|r| r.seed));
-    md.push_str(&format!(
-        "Primary + replica; per trial the decisions below over the buckets below (Poisson arrivals), then every bucket \
-         read on both sides after the replica's offset reached the primary's (HGETALL + PEXPIRETIME). Seed(s): {seeds:?}.\n\n"
-    ));
+/// (buckets compared, buckets that differed) over some trials.
+pub fn compared(rows: &[&Row]) -> (u64, u64) {
+    let compared = rows.iter().map(|r| r.matches + r.mismatches).sum();
+    let mismatched = rows.iter().map(|r| r.mismatches).sum();
+    (compared, mismatched)
+}
+
+/// B1: token-bucket buckets that differed between primary and replica.
+pub fn b1(rows: &[Row]) -> Option<Measured> {
+    let tb: Vec<&Row> = rows
+        .iter()
+        .filter(|r| r.strategy == "token-bucket")
+        .collect();
+    let first = tb.first()?;
+    let (compared, mism) = compared(&tb);
+    let per_trial_decisions =
+        Summary::of(&tb.iter().map(|r| r.decisions as f64).collect::<Vec<_>>());
+    Some(
+        Measured::new(
+            "B1",
+            vec![mism as f64],
+            format!("{mism} of {compared} buckets differ ({} trials)", tb.len()),
+            "replication.csv strategy=token-bucket: sum of mismatches; replication-mismatches.csv",
+        )
+        .condition(
+            "the replica caught up (offset) in every trial",
+            tb.iter().all(|r| r.caught_up),
+        )
+        .condition(
+            "same number of keys on both sides in every trial",
+            tb.iter().all(|r| r.keys_primary == r.keys_replica),
+        )
+        .condition("no decision errored", tb.iter().all(|r| r.errors == 0))
+        .note(format!(
+            "{} decisions per trial on average over {} buckets",
+            f(per_trial_decisions.mean, 0),
+            first.buckets
+        )),
+    )
+}
+
+/// One line per strategy: trials, buckets compared and differing, the
+/// fields that differed, admitted fraction, catch-up time.
+fn strategy_table(rows: &[Row]) -> String {
     let mut table = Vec::new();
     for s in distinct(rows.iter().map(|r| r.strategy.clone())) {
         let rs: Vec<&Row> = rows.iter().filter(|r| r.strategy == s).collect();
-        let compared: u64 = rs.iter().map(|r| r.matches + r.mismatches).sum();
-        let mism: u64 = rs.iter().map(|r| r.mismatches).sum();
+        let (compared, mism) = compared(&rs);
         let cu = Summary::of(&rs.iter().map(|r| r.catch_up_ms).collect::<Vec<_>>());
         let adm = Summary::of(
             &rs.iter()
                 .map(|r| r.admitted as f64 / r.decisions.max(1) as f64)
                 .collect::<Vec<_>>(),
         );
+        let decisions = Summary::of(&rs.iter().map(|r| r.decisions as f64).collect::<Vec<_>>());
         table.push(vec![
             s.clone(),
             rs.len().to_string(),
-            f(
-                Summary::of(&rs.iter().map(|r| r.decisions as f64).collect::<Vec<_>>()).mean,
-                0,
-            ),
+            f(decisions.mean, 0),
             rs.first()
                 .map(|r| r.buckets.to_string())
                 .unwrap_or_default(),
@@ -56,7 +90,7 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
                 .to_string(),
         ]);
     }
-    md.push_str(&md_table(
+    md_table(
         &[
             "strategy",
             "trials",
@@ -70,62 +104,56 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
             "caught up, same key count",
         ],
         &table,
-    ));
+    )
+}
+
+/// The first 20 rows of the side table.
+fn first_mismatches(side: &[MismatchRow]) -> String {
+    let t: Vec<Vec<String>> = side
+        .iter()
+        .take(20)
+        .map(|m| {
+            vec![
+                m.cell.clone(),
+                m.trial.to_string(),
+                m.key.clone(),
+                m.field.clone(),
+                m.primary.clone(),
+                m.replica.clone(),
+            ]
+        })
+        .collect();
+    md_table(&["cell", "trial", "key", "field", "primary", "replica"], &t)
+}
+
+pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
+    let Some(rows) = ctx.read_csv::<Row>("replication.csv")? else {
+        return Ok((vec![], Section::new("replication", "Not run.\n")));
+    };
+    let side = ctx
+        .read_csv::<MismatchRow>("replication-mismatches.csv")?
+        .unwrap_or_default();
+    let seeds = distinct(rows.iter().map(|r| r.seed));
+    let mut md = format!(
+        "Primary + replica; per trial the decisions below over the buckets below (Poisson arrivals), then every bucket \
+         read on both sides after the replica's offset reached the primary's (HGETALL + PEXPIRETIME). Seed(s): {seeds:?}.\n\n"
+    );
+    md.push_str(&strategy_table(&rows));
     if !side.is_empty() {
         md.push_str("\nFirst mismatches (side table `replication-mismatches.csv`):\n\n");
-        let t: Vec<Vec<String>> = side
-            .iter()
-            .take(20)
-            .map(|m| {
-                vec![
-                    m.cell.clone(),
-                    m.trial.to_string(),
-                    m.key.clone(),
-                    m.field.clone(),
-                    m.primary.clone(),
-                    m.replica.clone(),
-                ]
-            })
-            .collect();
-        md.push_str(&md_table(
-            &["cell", "trial", "key", "field", "primary", "replica"],
-            &t,
-        ));
+        md.push_str(&first_mismatches(&side));
     }
     let mut out = Vec::new();
-    let tb: Vec<&Row> = rows
-        .iter()
-        .filter(|r| r.strategy == "token-bucket")
-        .collect();
-    if !tb.is_empty() {
-        let mism: u64 = tb.iter().map(|r| r.mismatches).sum();
-        let compared: u64 = tb.iter().map(|r| r.matches + r.mismatches).sum();
-        let per_trial_decisions =
-            Summary::of(&tb.iter().map(|r| r.decisions as f64).collect::<Vec<_>>());
-        let m = Measured::new(
-            "B1",
-            vec![mism as f64],
-            format!("{mism} of {compared} buckets differ ({} trials)", tb.len()),
-            "replication.csv strategy=token-bucket: sum of mismatches; replication-mismatches.csv",
-        )
-        .condition(
-            "the replica caught up (offset) in every trial",
-            tb.iter().all(|r| r.caught_up),
-        )
-        .condition(
-            "same number of keys on both sides in every trial",
-            tb.iter().all(|r| r.keys_primary == r.keys_replica),
-        )
-        .condition("no decision errored", tb.iter().all(|r| r.errors == 0))
-        .note(format!(
-            "{} decisions per trial on average over {} buckets",
-            f(per_trial_decisions.mean, 0),
-            tb[0].buckets
-        ));
-        out.push(m);
+    if let Some(m) = b1(&rows) {
+        let tb: Vec<&Row> = rows
+            .iter()
+            .filter(|r| r.strategy == "token-bucket")
+            .collect();
+        let (compared, mism) = compared(&tb);
         md.push_str(&format!(
             "\n**B1**: {mism} of {compared} token-bucket buckets differed between primary and replica (tokens, ts or PEXPIRETIME).\n"
         ));
+        out.push(m);
     }
     Ok((out, Section::new("replication", &md)))
 }

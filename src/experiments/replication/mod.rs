@@ -2,32 +2,42 @@
 //! replicate? Redis 7 replicates a script by its effects (the HSET with the
 //! computed values), so the replica should hold exactly the primary's state.
 //!
-//! Per trial: a primary + replica (one pair for the whole experiment, flushed
-//! between trials); `decisions` token-bucket decisions over `buckets` buckets
-//! (Poisson arrivals over `duration_s`, open loop, a pool of drivers); wait
-//! until the replica's offset reaches the primary's; then every bucket is read
-//! on both sides (HGETALL + PEXPIRETIME) and compared field by field.
+//! One primary + replica for the whole experiment, flushed before every
+//! trial. A cell is a strategy (its scripts loaded once per cell). A trial:
+//! `decisions` token-bucket decisions over `buckets` buckets (Poisson
+//! arrivals over `duration_s`, open loop, a pool of drivers); wait until the
+//! replica's offset reaches the primary's; then every bucket is read on both
+//! sides (HGETALL + PEXPIRETIME) and compared field by field.
 //! Main row: matches and mismatches per trial; side table `mismatches`: one
 //! row per differing field. The caller-clock bucket runs too, as a contrast
 //! (its time comes from the caller, so it is trivially deterministic).
 
 pub mod analyze;
+pub mod rows;
+#[cfg(test)]
+mod tests;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
 use rand::RngExt;
 use serde::{Deserialize, Serialize};
 
-use super::study_b_topo_util::{trial_rng, unique_client, wait_caught_up};
+pub use rows::{MismatchRow, Row};
+
 use super::{Experiment, RunContext};
 use crate::clock::Clock;
 use crate::error::{Error, Result};
+use crate::fleet::replication::wait_caught_up;
 use crate::fleet::{Fleet, ServerConfig};
 use crate::load::{Driver, open_loop, schedule};
 use crate::resp::{Connection, Reply};
-use crate::strategy::{Limit, Options, client_key};
+use crate::run::keys::unique_client;
+use crate::run::seeds::{TrialRng, trial_rng};
+use crate::run::sweep::{self, Sweep, TrialRows};
+use crate::strategy::{Limit, Options, Strategy, client_key};
 
 pub const EXPERIMENT: Experiment = Experiment {
     name: "replication",
@@ -50,39 +60,6 @@ struct Params {
     rate_per_s: f64,
     drivers: usize,
     catch_up_timeout_ms: u64,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Row {
-    pub cell: String,
-    pub trial: u64,
-    pub seed: u64,
-    pub strategy: String,
-    pub buckets: u64,
-    pub decisions: u64,
-    pub admitted: u64,
-    pub errors: u64,
-    pub achieved_rate_per_s: f64,
-    pub caught_up: bool,
-    pub catch_up_ms: f64,
-    pub master_offset: u64,
-    pub replica_offset: u64,
-    pub keys_primary: u64,
-    pub keys_replica: u64,
-    pub matches: u64,
-    pub mismatches: u64,
-    /// `field:count` for every field that differed somewhere (empty: none).
-    pub mismatched_fields: String,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct MismatchRow {
-    pub cell: String,
-    pub trial: u64,
-    pub key: String,
-    pub field: String,
-    pub primary: String,
-    pub replica: String,
 }
 
 /// One key's state as a replica comparison sees it: every hash field plus
@@ -112,7 +89,7 @@ pub fn diff_states(
     r: &BTreeMap<String, String>,
 ) -> Vec<(String, String, String)> {
     let mut out = Vec::new();
-    let fields: std::collections::BTreeSet<&String> = p.keys().chain(r.keys()).collect();
+    let fields: BTreeSet<&String> = p.keys().chain(r.keys()).collect();
     for f in fields {
         let (a, b) = (p.get(f), r.get(f));
         if a != b {
@@ -126,133 +103,189 @@ pub fn diff_states(
     out
 }
 
+/// `decisions` Poisson arrivals at `decisions / duration_s` per second, each
+/// on a bucket drawn uniformly from `clients`.
+fn arrivals(p: &Params, clients: &[String], rng: &mut TrialRng) -> Vec<schedule::Arrival> {
+    let rate = p.decisions as f64 / p.duration_s;
+    let mut out = Vec::with_capacity(p.decisions as usize);
+    let mut t = 0.0f64;
+    for _ in 0..p.decisions {
+        let u: f64 = rng.random_range(f64::MIN_POSITIVE..1.0);
+        t += -u.ln() * 1e6 / rate;
+        let b = rng.random_range(0..p.buckets) as usize;
+        out.push(schedule::Arrival {
+            at_us: t as i64,
+            client: clients[b].clone(),
+            cost: 1,
+        });
+    }
+    out
+}
+
+/// Every bucket compared between primary and replica.
+#[derive(Debug, Default)]
+struct Comparison {
+    matches: u64,
+    mismatches: u64,
+    /// How many buckets each field differed in.
+    by_field: BTreeMap<String, u64>,
+    side: Vec<MismatchRow>,
+}
+
+impl Comparison {
+    /// Read every key on both sides and record what differs.
+    async fn of(
+        primary: SocketAddr,
+        replica: SocketAddr,
+        keys: &[String],
+        cell: &str,
+        trial: u64,
+    ) -> Result<Self> {
+        let mut pc = Connection::connect(primary).await?;
+        let mut rc = Connection::connect(replica).await?;
+        let mut out = Comparison::default();
+        for key in keys {
+            let a = key_state(&mut pc, key).await?;
+            let b = key_state(&mut rc, key).await?;
+            let d = diff_states(&a, &b);
+            if d.is_empty() {
+                out.matches += 1;
+                continue;
+            }
+            out.mismatches += 1;
+            for (f, pv, rv) in d {
+                *out.by_field.entry(f.clone()).or_default() += 1;
+                out.side.push(MismatchRow {
+                    cell: cell.into(),
+                    trial,
+                    key: key.clone(),
+                    field: f,
+                    primary: pv,
+                    replica: rv,
+                });
+            }
+        }
+        Ok(out)
+    }
+
+    /// `field:count;...` for the row.
+    fn fields(&self) -> String {
+        self.by_field
+            .iter()
+            .map(|(k, v)| format!("{k}:{v}"))
+            .collect::<Vec<_>>()
+            .join(";")
+    }
+}
+
+async fn dbsize(addr: SocketAddr) -> Result<u64> {
+    let mut c = Connection::connect(addr).await?;
+    let r = c.call(&crate::args!["DBSIZE"]).await?;
+    Ok(r.as_i64().unwrap_or(-1).max(0) as u64)
+}
+
+/// Cross-cell state: the primary + replica pair every trial runs on.
+struct Replication {
+    p: Params,
+    fleet: Fleet,
+    replica: SocketAddr,
+}
+
+impl Sweep for Replication {
+    /// The strategy's name.
+    type Cell = String;
+    /// The strategy, its scripts loaded on the primary.
+    type Setup = Arc<dyn Strategy>;
+    type Row = Row;
+    type Side = MismatchRow;
+    const SIDE: Option<&'static str> = Some("mismatches");
+
+    fn cell_id(&self, cell: &String) -> String {
+        cell.clone()
+    }
+
+    fn trials(&self, _cell: &String) -> u64 {
+        self.p.trials
+    }
+
+    async fn setup(&mut self, ctx: &RunContext, cell: &String) -> Result<Arc<dyn Strategy>> {
+        let strategy = ctx.build_strategy(cell, &Options::default())?;
+        self.fleet.prepare(strategy.as_ref()).await?;
+        Ok(strategy)
+    }
+
+    async fn trial(
+        &mut self,
+        ctx: &RunContext,
+        cell: &String,
+        strategy: &mut Arc<dyn Strategy>,
+        trial: u64,
+    ) -> Result<TrialRows<Row, MismatchRow>> {
+        let p = &self.p;
+        // Scripts and functions survive FLUSHALL.
+        self.fleet.flush_all().await?;
+        let prefix = unique_client("repl", cell, trial);
+        let clients: Vec<String> = (0..p.buckets).map(|b| format!("{prefix}-b{b}")).collect();
+        let arrivals = arrivals(p, &clients, &mut trial_rng(ctx.seed, cell, trial));
+        let mut drivers = Vec::new();
+        for w in 0..p.drivers {
+            let conn = self.fleet.conn().await?;
+            drivers.push(Driver::new(
+                w as u32,
+                strategy.clone(),
+                conn,
+                Clock::default(),
+            ));
+        }
+        let limit = Limit::bucket(p.capacity, p.rate_per_s);
+        let (events, _, _) = open_loop(drivers, Arc::new(arrivals), limit).await?;
+        let pairs: Vec<(i64, i64)> = events.iter().map(|e| (e.intended_us, e.sent_us)).collect();
+        let achieved = schedule::achieved(&pairs);
+        let primary = self.fleet.primary_addr();
+        let timeout = Duration::from_millis(p.catch_up_timeout_ms);
+        let cu = wait_caught_up(primary, self.replica, timeout).await?;
+        let keys_primary = dbsize(primary).await?;
+        let keys_replica = dbsize(self.replica).await?;
+        let suffix = if cell.contains("caller") { "tbc" } else { "tb" };
+        let keys: Vec<String> = clients.iter().map(|c| client_key(c, suffix)).collect();
+        let cmp = Comparison::of(primary, self.replica, &keys, cell, trial).await?;
+        let errors = events.iter().filter(|e| e.error.is_some()).count() as u64;
+        if let Some(e) = events.iter().find_map(|e| e.error.clone()) {
+            eprintln!("[replication] {cell} trial {trial}: {errors} errors, first: {e}");
+        }
+        let row = Row {
+            cell: cell.clone(),
+            trial,
+            seed: ctx.seed,
+            strategy: cell.clone(),
+            buckets: p.buckets,
+            decisions: events.len() as u64,
+            admitted: events.iter().filter(|e| e.admitted).count() as u64,
+            errors,
+            achieved_rate_per_s: achieved.achieved_rate_per_s,
+            caught_up: cu.caught_up,
+            catch_up_ms: cu.waited_ms,
+            master_offset: cu.master_offset,
+            replica_offset: cu.replica_offset,
+            keys_primary,
+            keys_replica,
+            matches: cmp.matches,
+            mismatches: cmp.mismatches,
+            mismatched_fields: cmp.fields(),
+        };
+        Ok(TrialRows::with_side(vec![row], cmp.side))
+    }
+}
+
 async fn run(ctx: &RunContext) -> Result<()> {
     let p: Params = ctx.params()?;
     ctx.note("params", serde_json::to_value(&p).unwrap())?;
-    let strategies = ctx.strategies(&p.strategies);
-    let mut log = ctx.trial_log(&["mismatches"])?;
+    let cells = ctx.strategies(&p.strategies);
     let fleet = Fleet::primary_replica(ctx.binary()?, ServerConfig::default()).await?;
     ctx.note_fleet("fleet", &fleet).await?;
-    let replica_addr = fleet
+    let replica = fleet
         .replica()
         .ok_or_else(|| Error::Other("no replica in the fleet".into()))?
         .addr();
-    let limit = Limit::bucket(p.capacity, p.rate_per_s);
-    let mut prog = ctx.progress(strategies.len() as u64 * p.trials);
-    for name in &strategies {
-        let strategy = ctx.build_strategy(name, &Options::default())?;
-        for mut node in fleet.node_connections().await? {
-            strategy.prepare(&mut node).await?;
-        }
-        let cell = name.clone();
-        for trial in 0..p.trials {
-            if log.is_done(&cell, trial) {
-                prog.skip(1);
-                continue;
-            }
-            fleet.flush_all().await?;
-            // Scripts survive FLUSHALL; functions too (FLUSHALL does not touch them).
-            let prefix = unique_client("repl", &cell, trial);
-            let clients: Vec<String> = (0..p.buckets).map(|b| format!("{prefix}-b{b}")).collect();
-            let mut rng = trial_rng(ctx.seed, &cell, trial);
-            let rate = p.decisions as f64 / p.duration_s;
-            let mut arrivals = Vec::with_capacity(p.decisions as usize);
-            let mut t = 0.0f64;
-            for _ in 0..p.decisions {
-                let u: f64 = rng.random_range(f64::MIN_POSITIVE..1.0);
-                t += -u.ln() * 1e6 / rate;
-                let b = rng.random_range(0..p.buckets) as usize;
-                arrivals.push(schedule::Arrival {
-                    at_us: t as i64,
-                    client: clients[b].clone(),
-                    cost: 1,
-                });
-            }
-            let mut drivers = Vec::new();
-            for w in 0..p.drivers {
-                drivers.push(Driver::new(
-                    w as u32,
-                    strategy.clone(),
-                    fleet.conn().await?,
-                    Clock::default(),
-                ));
-            }
-            let (events, _, _) = open_loop(drivers, Arc::new(arrivals), limit).await?;
-            let pairs: Vec<(i64, i64)> =
-                events.iter().map(|e| (e.intended_us, e.sent_us)).collect();
-            let achieved = schedule::achieved(&pairs);
-            let cu = wait_caught_up(
-                fleet.primary_addr(),
-                replica_addr,
-                Duration::from_millis(p.catch_up_timeout_ms),
-            )
-            .await?;
-            let mut pc = Connection::connect(fleet.primary_addr()).await?;
-            let mut rc = Connection::connect(replica_addr).await?;
-            let dbsize = |r: Reply| r.as_i64().unwrap_or(-1).max(0) as u64;
-            let keys_primary = dbsize(pc.call(&crate::args!["DBSIZE"]).await?);
-            let keys_replica = dbsize(rc.call(&crate::args!["DBSIZE"]).await?);
-            let suffix = if name.contains("caller") { "tbc" } else { "tb" };
-            let (mut matches, mut mismatches) = (0u64, 0u64);
-            let mut by_field: BTreeMap<String, u64> = BTreeMap::new();
-            let mut side = Vec::new();
-            for c in &clients {
-                let key = client_key(c, suffix);
-                let a = key_state(&mut pc, &key).await?;
-                let b = key_state(&mut rc, &key).await?;
-                let d = diff_states(&a, &b);
-                if d.is_empty() {
-                    matches += 1;
-                } else {
-                    mismatches += 1;
-                    for (f, pv, rv) in d {
-                        *by_field.entry(f.clone()).or_default() += 1;
-                        side.push(MismatchRow {
-                            cell: cell.clone(),
-                            trial,
-                            key: key.clone(),
-                            field: f,
-                            primary: pv,
-                            replica: rv,
-                        });
-                    }
-                }
-            }
-            let errors = events.iter().filter(|e| e.error.is_some()).count() as u64;
-            if let Some(e) = events.iter().find_map(|e| e.error.clone()) {
-                eprintln!("[replication] {cell} trial {trial}: {errors} errors, first: {e}");
-            }
-            log.side("mismatches", &side)?;
-            let row = Row {
-                cell: cell.clone(),
-                trial,
-                seed: ctx.seed,
-                strategy: name.clone(),
-                buckets: p.buckets,
-                decisions: events.len() as u64,
-                admitted: events.iter().filter(|e| e.admitted).count() as u64,
-                errors,
-                achieved_rate_per_s: achieved.achieved_rate_per_s,
-                caught_up: cu.caught_up,
-                catch_up_ms: cu.waited_ms,
-                master_offset: cu.master_offset,
-                replica_offset: cu.replica_offset,
-                keys_primary,
-                keys_replica,
-                matches,
-                mismatches,
-                mismatched_fields: by_field
-                    .iter()
-                    .map(|(k, v)| format!("{k}:{v}"))
-                    .collect::<Vec<_>>()
-                    .join(";"),
-            };
-            log.commit(&cell, trial, &[row])?;
-            prog.inc(&format!(
-                "{cell} #{trial}: {matches} match, {mismatches} differ"
-            ));
-        }
-    }
-    prog.finish();
-    Ok(())
+    sweep::run(ctx, &mut Replication { p, fleet, replica }, &cells).await
 }

@@ -17,21 +17,30 @@
 //!
 //! Checks: SCRIPT EXISTS, EVALSHA, EVALSHA_RO, FCALL, FCALL_RO, FUNCTION LIST.
 //! Every reply or error is recorded verbatim. One row per check or client.
+//!
+//! A cell is one `replica_read_only` setting; its setup is the server config,
+//! and every trial starts its own pair with it, so no trial sees a script
+//! cache or a promotion left by another.
 
 pub mod analyze;
+pub mod rows;
+#[cfg(test)]
+mod tests;
 
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::study_b_topo_util::{
-    error_class, error_text, reply_text, unique_client, wait_caught_up,
-};
+pub use rows::Row;
+
 use super::{Experiment, RunContext};
 use crate::conn::Conn;
 use crate::error::{Error, Result};
+use crate::fleet::replication::wait_caught_up;
 use crate::fleet::{Fleet, ServerConfig};
 use crate::resp::{Arg, Connection};
+use crate::run::keys::unique_client;
+use crate::run::sweep::{self, NoSide, Sweep, TrialRows};
 use crate::strategy::{Limit, Options, Request, Script, client_key};
 
 pub const EXPERIMENT: Experiment = Experiment {
@@ -52,31 +61,6 @@ struct Params {
     replica_read_only: Vec<String>,
 }
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct Row {
-    pub cell: String,
-    pub trial: u64,
-    pub seed: u64,
-    pub replica_read_only: String,
-    pub scenario: String,
-    pub target: String,
-    /// `script_exists`, `evalsha`, `evalsha_ro`, `fcall`, `fcall_ro`,
-    /// `function_list`, or `client:<invocation>`.
-    pub check: String,
-    pub script: String,
-    pub ok: bool,
-    /// `ok`, `true`/`false` (SCRIPT EXISTS), or the error's first word.
-    pub outcome: String,
-    /// The reply or error text, verbatim.
-    pub reply: String,
-    pub decisions: u64,
-    pub succeeded: u64,
-    pub failed_calls: u64,
-    pub round_trips: u64,
-    pub extra_round_trips: i64,
-    pub noscript_fallbacks: u64,
-}
-
 /// The read-only probe: declares no writes so it may run on a replica.
 pub fn probe_script() -> Script {
     Script::new(
@@ -87,7 +71,10 @@ pub fn probe_script() -> Script {
 
 /// The token bucket's script, exactly as the strategy runs it.
 pub fn bucket_script() -> Script {
-    Script::new("token-bucket", include_str!("../../../lua/token-bucket.lua"))
+    Script::new(
+        "token-bucket",
+        include_str!("../../../lua/token-bucket.lua"),
+    )
 }
 
 const LIMIT: Limit = Limit {
@@ -98,8 +85,8 @@ const LIMIT: Limit = Limit {
 
 fn outcome_of(r: &Result<crate::resp::Reply>) -> (bool, String, String) {
     match r {
-        Ok(v) => (true, "ok".into(), reply_text(v)),
-        Err(e) => (false, error_class(e), error_text(e)),
+        Ok(v) => (true, "ok".into(), v.one_line()),
+        Err(e) => (false, e.class(), e.caller_text()),
     }
 }
 
@@ -186,8 +173,8 @@ pub async fn server_checks(
             "function_list".into(),
             tb.name.clone(),
             false,
-            error_class(&e),
-            error_text(&e),
+            e.class(),
+            e.caller_text(),
         )),
     }
     out
@@ -242,7 +229,7 @@ pub async fn run_client(
                     out.noscript_fallbacks += 1;
                 }
                 if out.first_error.is_none() {
-                    out.first_error = Some((error_class(&e), error_text(&e)));
+                    out.first_error = Some((e.class(), e.caller_text()));
                 }
             }
         }
@@ -334,97 +321,118 @@ impl Recorder<'_> {
     }
 }
 
+/// A cell is one `replica-read-only` setting; its setup is the server
+/// config every trial starts its fresh primary + replica with.
+struct ScriptSurvival {
+    p: Params,
+}
+
+impl ScriptSurvival {
+    /// The four scenarios on one fresh pair, in order (see the module doc).
+    async fn scenarios(
+        &self,
+        fleet: &mut Fleet,
+        rec: &mut Recorder<'_>,
+        trial_client: &str,
+    ) -> Result<()> {
+        let n = self.p.client_decisions;
+        let key = client_key(trial_client, "tb");
+        {
+            let mut pc = fleet.primary().connection().await?;
+            bucket_script().load(&mut pc).await?;
+            probe_script().load(&mut pc).await?;
+        }
+        let paddr = fleet.primary_addr();
+        let raddr = fleet
+            .replica()
+            .ok_or_else(|| Error::Other("no replica".into()))?
+            .addr();
+        wait_caught_up(paddr, raddr, Duration::from_secs(10)).await?;
+
+        let mut pc = Connection::connect(paddr).await?;
+        rec.checks("primary", "primary", server_checks(&mut pc, &key).await);
+        drop(pc);
+
+        let replica_clients = format!("{trial_client}-r");
+        rec.scenario("replica", "replica", raddr, &key, &replica_clients, n)
+            .await?;
+        let mut rc = Connection::connect(raddr).await?;
+        // The fallback client's EVAL cached the script on the replica; a real
+        // replica that nobody EVALed on has an empty cache.
+        rc.call(&crate::args!["SCRIPT", "FLUSH"]).await?;
+        drop(rc);
+
+        fleet.servers[0].restart_with_rdb().await?;
+        let restart_clients = format!("{trial_client}-s");
+        rec.scenario("restart", "primary", paddr, &key, &restart_clients, n)
+            .await?;
+
+        if let Some(r) = fleet.replica() {
+            r.wait_in_sync(Duration::from_secs(30)).await?;
+        }
+        wait_caught_up(paddr, raddr, Duration::from_secs(10)).await?;
+        fleet.servers[0].kill();
+        fleet.servers[1].promote().await?;
+        let promoted_clients = format!("{trial_client}-p");
+        rec.scenario(
+            "promoted",
+            "promoted-replica",
+            raddr,
+            &key,
+            &promoted_clients,
+            n,
+        )
+        .await
+    }
+}
+
+impl Sweep for ScriptSurvival {
+    /// The `replica-read-only` setting.
+    type Cell = String;
+    type Setup = ServerConfig;
+    type Row = Row;
+    type Side = NoSide;
+
+    fn cell_id(&self, ro: &String) -> String {
+        format!("survival/replica-read-only={ro}")
+    }
+
+    fn trials(&self, _ro: &String) -> u64 {
+        self.p.trials
+    }
+
+    async fn setup(&mut self, _ctx: &RunContext, ro: &String) -> Result<ServerConfig> {
+        Ok(ServerConfig::default().with("replica-read-only", ro))
+    }
+
+    async fn trial(
+        &mut self,
+        ctx: &RunContext,
+        ro: &String,
+        cfg: &mut ServerConfig,
+        trial: u64,
+    ) -> Result<TrialRows<Row>> {
+        let cell = self.cell_id(ro);
+        let mut fleet = Fleet::primary_replica(ctx.binary()?, cfg.clone()).await?;
+        if trial == 0 {
+            ctx.note_fleet(&format!("fleet-{cell}"), &fleet).await?;
+        }
+        let mut rec = Recorder {
+            rows: vec![],
+            trial,
+            seed: ctx.seed,
+            cell: &cell,
+            ro,
+        };
+        let trial_client = unique_client("surv", &cell, trial);
+        self.scenarios(&mut fleet, &mut rec, &trial_client).await?;
+        Ok(TrialRows::with_side(rec.rows, vec![]))
+    }
+}
+
 async fn run(ctx: &RunContext) -> Result<()> {
     let p: Params = ctx.params()?;
     ctx.note("params", serde_json::to_value(&p).unwrap())?;
-    let mut log = ctx.trial_log(&[])?;
-    let mut prog = ctx.progress(p.trials * p.replica_read_only.len() as u64);
-    for ro in &p.replica_read_only {
-        let cell_name = format!("survival/replica-read-only={ro}");
-        let cell = cell_name.as_str();
-        for trial in 0..p.trials {
-            if log.is_done(cell, trial) {
-                prog.skip(1);
-                continue;
-            }
-            let cfg = ServerConfig::default().with("replica-read-only", ro);
-            let mut fleet = Fleet::primary_replica(ctx.binary()?, cfg).await?;
-            if trial == 0 {
-                ctx.note_fleet(&format!("fleet-{cell}"), &fleet).await?;
-            }
-            let mut rec = Recorder {
-                rows: vec![],
-                trial,
-                seed: ctx.seed,
-                cell,
-                ro,
-            };
-            let key_client = unique_client("surv", cell, trial);
-            let key = client_key(&key_client, "tb");
-            {
-                let mut pc = fleet.primary().connection().await?;
-                bucket_script().load(&mut pc).await?;
-                probe_script().load(&mut pc).await?;
-            }
-            let paddr = fleet.primary_addr();
-            let raddr = fleet
-                .replica()
-                .ok_or_else(|| Error::Other("no replica".into()))?
-                .addr();
-            wait_caught_up(paddr, raddr, Duration::from_secs(10)).await?;
-
-            let mut pc = Connection::connect(paddr).await?;
-            rec.checks("primary", "primary", server_checks(&mut pc, &key).await);
-            drop(pc);
-
-            rec.scenario(
-                "replica",
-                "replica",
-                raddr,
-                &key,
-                &format!("{key_client}-r"),
-                p.client_decisions,
-            )
-            .await?;
-            let mut rc = Connection::connect(raddr).await?;
-            // The fallback client's EVAL cached the script on the replica; a real
-            // replica that nobody EVALed on has an empty cache.
-            rc.call(&crate::args!["SCRIPT", "FLUSH"]).await?;
-            drop(rc);
-
-            fleet.servers[0].restart_with_rdb().await?;
-            rec.scenario(
-                "restart",
-                "primary",
-                paddr,
-                &key,
-                &format!("{key_client}-s"),
-                p.client_decisions,
-            )
-            .await?;
-
-            if let Some(r) = fleet.replica() {
-                r.wait_in_sync(Duration::from_secs(30)).await?;
-            }
-            wait_caught_up(paddr, raddr, Duration::from_secs(10)).await?;
-            fleet.servers[0].kill();
-            fleet.servers[1].promote().await?;
-            rec.scenario(
-                "promoted",
-                "promoted-replica",
-                raddr,
-                &key,
-                &format!("{key_client}-p"),
-                p.client_decisions,
-            )
-            .await?;
-            let n_ok = rec.rows.iter().filter(|r| r.ok).count();
-            let n = rec.rows.len();
-            log.commit(cell, trial, &rec.rows)?;
-            prog.inc(&format!("{cell} #{trial}: {n_ok}/{n} checks ok"));
-            drop(fleet);
-        }
-    }
-    prog.finish();
-    Ok(())
+    let cells = p.replica_read_only.clone();
+    sweep::run(ctx, &mut ScriptSurvival { p }, &cells).await
 }

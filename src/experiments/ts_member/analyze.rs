@@ -1,19 +1,27 @@
 //! Analysis of `ts-member` (B5.1-B5.4): over-admission of the timestamp-member
 //! sliding log per rate and member, the pacing/connection sensitivity, and the
 //! closed-loop run.
+//!
+//! Metrics (rows -> numbers): `main_setting`, `OpenRows` (the open-loop
+//! rows by member, rate and setting), `b51`, `b51_band`, `b52`,
+//! `b53`, `b54`. Presentation: `main_table`, `sensitivity_table`,
+//! `closed_table`, `figure`, and `analyze`, which puts them in order.
+//!
+//! Unit tests of the metrics: `tests.rs` in this folder.
 
 use std::collections::BTreeSet;
 
+use super::rows::Row;
 use crate::analysis::chart::{Axes, Series, Style, xy_chart};
-use crate::analysis::table::{distinct, f, md_table};
-use crate::analysis::{AnalysisCtx, Measured, Section};
 use crate::analysis::stats::Summary;
+use crate::analysis::table::{distinct, f, md_table};
+use crate::analysis::{AnalysisCtx, ClaimSpec, Measured, Section};
 use crate::error::Result;
-use super::Row;
 
 /// The rates B5.1 reports, in its order.
 const B51_RATES: [f64; 3] = [100.0, 1000.0, 10000.0];
 
+/// admitted / limit over some trials.
 fn ratios(rows: &[&Row]) -> Summary {
     Summary::of(
         &rows
@@ -23,19 +31,24 @@ fn ratios(rows: &[&Row]) -> Summary {
     )
 }
 
-pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
-    let Some(rows) = ctx.read_csv::<Row>("ts-member.csv")? else {
-        return Ok((vec![], Section::new("ts-member", "Not run.\n")));
-    };
-    let open: Vec<&Row> = rows.iter().filter(|r| r.mode == "open").collect();
-    let closed: Vec<&Row> = rows.iter().filter(|r| r.mode == "closed").collect();
-    let members = distinct(open.iter().map(|r| r.member.clone()));
-    // The main setting: the (pacing, drivers) every member ran at.
+/// The mean of one column over some trials.
+fn mean_of(rows: &[&Row], col: impl Fn(&Row) -> f64) -> f64 {
+    Summary::of(&rows.iter().map(|r| col(r)).collect::<Vec<_>>()).mean
+}
+
+/// Inter-arrival spread of a trial (sd / mean of the gaps; Poisson: 1).
+fn gap_cv(r: &Row) -> f64 {
+    r.gap_sd_us / r.gap_mean_us
+}
+
+/// The main setting: the (pacing, drivers) every open-loop member ran at,
+/// preferring Poisson pacing when several qualify.
+pub fn main_setting(open: &[&Row]) -> Option<(String, u64)> {
     let mut common: Option<BTreeSet<(String, u64)>> = None;
-    for m in &members {
+    for m in distinct(open.iter().map(|r| r.member.clone())) {
         let s: BTreeSet<(String, u64)> = open
             .iter()
-            .filter(|r| &r.member == m)
+            .filter(|r| r.member == m)
             .map(|r| (r.pacing.clone(), r.drivers))
             .collect();
         common = Some(match common {
@@ -43,81 +56,252 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
             Some(c) => c.intersection(&s).cloned().collect(),
         });
     }
-    let main = common
+    common
         .unwrap_or_default()
         .into_iter()
-        .max_by_key(|(p, _)| (p == "poisson") as u8);
-    let mut md = String::new();
-    let seeds = distinct(rows.iter().map(|r| r.seed));
-    md.push_str(&format!(
-        "Open loop: limit {} per {} ms, arrivals for {} s at each rate (one client), a pool of driver connections; \
-         main setting pacing/drivers = {:?}; seed(s) {seeds:?}. Every row records the achieved rate and spread measured from send times.\n\n",
-        open.first().map(|r| r.limit).unwrap_or(0),
-        open.first().map(|r| r.window_ms).unwrap_or(0),
-        open.first().map(|r| r.duration_s).unwrap_or(0.0),
-        main
-    ));
-    let in_main = |r: &&Row| {
-        main.as_ref()
-            .is_some_and(|(p, d)| &r.pacing == p && r.drivers == *d)
-    };
-    let rates = {
-        let mut v = distinct(open.iter().map(|r| r.rate_per_s));
-        v.sort_by(|a, b| a.partial_cmp(b).unwrap());
-        v
-    };
-    let sel = |member: &str, rate: f64| -> Vec<&Row> {
-        open.iter()
+        .max_by_key(|(p, _)| (p == "poisson") as u8)
+}
+
+/// The open-loop rows, with the main setting and the offered rates.
+pub struct OpenRows<'a> {
+    pub rows: Vec<&'a Row>,
+    pub main: Option<(String, u64)>,
+    /// Offered rates, ascending.
+    pub rates: Vec<f64>,
+}
+
+impl<'a> OpenRows<'a> {
+    pub fn of(rows: &'a [Row]) -> Self {
+        let open: Vec<&Row> = rows.iter().filter(|r| r.mode == "open").collect();
+        let main = main_setting(&open);
+        let mut rates = distinct(open.iter().map(|r| r.rate_per_s));
+        rates.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        OpenRows {
+            rows: open,
+            main,
+            rates,
+        }
+    }
+
+    /// Members in first-seen order.
+    fn members(&self) -> Vec<String> {
+        distinct(self.rows.iter().map(|r| r.member.clone()))
+    }
+
+    /// One member at one rate, in the main setting.
+    pub fn main(&self, member: &str, rate: f64) -> Vec<&'a Row> {
+        match &self.main {
+            Some((p, d)) => self.at(member, rate, p, *d),
+            None => Vec::new(),
+        }
+    }
+
+    /// One member at one rate, pacing and driver count.
+    pub fn at(&self, member: &str, rate: f64, pacing: &str, drivers: u64) -> Vec<&'a Row> {
+        self.rows
+            .iter()
             .copied()
-            .filter(|r| r.member == member && r.rate_per_s == rate)
-            .filter(in_main)
+            .filter(|r| {
+                r.member == member
+                    && r.rate_per_s == rate
+                    && r.pacing == pacing
+                    && r.drivers == drivers
+            })
             .collect()
+    }
+
+    /// The (pacing, drivers) settings the timestamp member (redis-ms) ran at.
+    fn redis_ms_settings(&self) -> Vec<(String, u64)> {
+        distinct(
+            self.rows
+                .iter()
+                .filter(|r| r.member == "redis-ms")
+                .map(|r| (r.pacing.clone(), r.drivers)),
+        )
+    }
+}
+
+/// B5.1: admitted / limit of the timestamp member (redis-ms) at each of
+/// `B51_RATES` in the main setting (NaN where a rate did not run).
+pub fn b51(o: &OpenRows) -> Option<Measured> {
+    if o.rows.is_empty() {
+        return None;
+    }
+    let mut values = Vec::new();
+    let mut disp = Vec::new();
+    for &rate in &B51_RATES {
+        let s = ratios(&o.main("redis-ms", rate));
+        values.push(s.mean);
+        disp.push(format!("{}/s: {}", rate, s.show(2)));
+    }
+    let spread = B51_RATES
+        .iter()
+        .map(|&r| f(mean_of(&o.main("redis-ms", r), gap_cv), 2))
+        .collect::<Vec<_>>()
+        .join(", ");
+    Some(
+        Measured::new(
+            "B5.1",
+            values,
+            disp.join("; "),
+            "ts-member.csv mode=open member=redis-ms, main pacing/drivers",
+        )
+        .note(format!(
+            "rates missing at this size show as n/a; measured inter-arrival sd/mean (Poisson: 1) per rate: {spread}"
+        )),
+    )
+}
+
+/// Whether `mean` at `rate` lies within B5.1's tolerance of the published
+/// value there (`None`: not a B5.1 rate).
+pub fn b51_band(spec: &ClaimSpec, rate: f64, mean: f64) -> Option<&'static str> {
+    let i = B51_RATES.iter().position(|x| *x == rate)?;
+    let (p, tol) = (spec.published.at(i), spec.tolerance.at(i));
+    Some(if (mean - p).abs() <= tol * p {
+        "within"
+    } else {
+        "outside"
+    })
+}
+
+/// B5.2: admissions of the timestamp member in the closed-loop run closest
+/// to the study's 2 s.
+pub fn b52(closed: &[&Row]) -> Option<Measured> {
+    let rs: Vec<&Row> = closed
+        .iter()
+        .copied()
+        .filter(|r| r.member == "redis-ms")
+        .collect();
+    let best = rs
+        .iter()
+        .map(|r| r.duration_s)
+        .min_by(|a, b| (a - 2.0).abs().partial_cmp(&(b - 2.0).abs()).unwrap())?;
+    let rs: Vec<&Row> = rs.into_iter().filter(|r| r.duration_s == best).collect();
+    let s = Summary::of(&rs.iter().map(|r| r.admitted as f64).collect::<Vec<_>>());
+    let lim = rs[0].limit as f64;
+    Some(
+        Measured::new(
+            "B5.2",
+            vec![s.mean],
+            format!(
+                "{} admitted, {:.1}x the limit, {} s runs at {} decisions/s",
+                s.show(0),
+                s.mean / lim,
+                best,
+                f(mean_of(&rs, |r| r.achieved_rate_per_s), 0)
+            ),
+            "ts-member.csv mode=closed member=redis-ms",
+        )
+        .condition(
+            "over 10x the limit in every trial",
+            rs.iter().all(|r| r.admitted as f64 > 10.0 * lim),
+        )
+        .note("machine claim: the count scales with the decision rate Redis sustains here"),
+    )
+}
+
+/// B5.3: the largest relative difference in mean over-admission between
+/// the Redis-clock and the caller-clock millisecond member, over the rates.
+pub fn b53(o: &OpenRows) -> Option<Measured> {
+    let mut diffs = Vec::new();
+    let mut shown = Vec::new();
+    let mut caller_less = 0;
+    for &rate in &o.rates {
+        let over = |m: &str| {
+            Summary::of(
+                &o.main(m, rate)
+                    .iter()
+                    .map(|r| r.over_limit as f64)
+                    .collect::<Vec<_>>(),
+            )
+        };
+        let (a, b) = (over("redis-ms"), over("caller-ms"));
+        if a.n > 0 && b.n > 0 && a.mean > 0.0 {
+            let d = (a.mean - b.mean).abs() / a.mean * 100.0;
+            diffs.push(d);
+            caller_less += (b.mean < a.mean) as usize;
+            shown.push(format!(
+                "{rate}/s: {} vs {} over ({}%)",
+                f(a.mean, 1),
+                f(b.mean, 1),
+                f(d, 1)
+            ));
+        }
+    }
+    if diffs.is_empty() {
+        return None;
+    }
+    let worst = diffs.iter().copied().fold(f64::MIN, f64::max);
+    Some(Measured::new(
+        "B5.3",
+        vec![worst],
+        format!("largest {}%: {}", f(worst, 1), shown.join("; ")),
+        "ts-member.csv mode=open, main setting: mean over_limit, member=redis-ms vs caller-ms",
+    ).note(format!(
+        "caller-ms over-admitted less than redis-ms at {} of {} rates; a likely cause: requests that queue at Redis run back to back inside one Redis millisecond, while the caller stamps them when it sends",
+        caller_less, diffs.len()
+    )))
+}
+
+/// B5.4: the worst over-admission of the exact members (microsecond
+/// timestamp, request id), every mode and cell.
+pub fn b54(rows: &[Row]) -> Option<Measured> {
+    let exact: Vec<&Row> = rows
+        .iter()
+        .filter(|r| r.member == "redis-us" || r.member == "request-id")
+        .collect();
+    let worst = exact.iter().map(|r| r.over_limit).max()?;
+    let worst_of = |m: &str| {
+        exact
+            .iter()
+            .filter(|r| r.member == m)
+            .map(|r| r.over_limit)
+            .max()
     };
-    // Main table.
+    Some(
+        Measured::new(
+            "B5.4",
+            vec![worst.max(0) as f64],
+            format!(
+                "max over limit: redis-us {:?}, request-id {:?} ({} trials)",
+                worst_of("redis-us"),
+                worst_of("request-id"),
+                exact.len()
+            ),
+            "ts-member.csv member in {redis-us, request-id}, every mode and cell",
+        )
+        .condition(
+            "no errors in those trials",
+            exact.iter().all(|r| r.errors == 0),
+        ),
+    )
+}
+
+/// Every member at every rate in the main setting.
+fn main_table(o: &OpenRows) -> String {
     let mut t = Vec::new();
-    for m in &members {
-        for &rate in &rates {
-            let rs = sel(m, rate);
+    for m in &o.members() {
+        for &rate in &o.rates {
+            let rs = o.main(m, rate);
             if rs.is_empty() {
                 continue;
             }
-            let ach = Summary::of(&rs.iter().map(|r| r.achieved_rate_per_s).collect::<Vec<_>>());
-            let cv = Summary::of(
-                &rs.iter()
-                    .map(|r| r.gap_sd_us / r.gap_mean_us)
-                    .collect::<Vec<_>>(),
-            );
+            let max_over =
+                Summary::of(&rs.iter().map(|r| r.over_limit as f64).collect::<Vec<_>>()).max;
             t.push(vec![
                 m.clone(),
                 f(rate, 0),
                 ratios(&rs).show(2),
-                f(
-                    Summary::of(&rs.iter().map(|r| r.over_limit as f64).collect::<Vec<_>>()).max,
-                    0,
-                ),
-                f(ach.mean, 0),
-                f(cv.mean, 2),
-                f(
-                    Summary::of(&rs.iter().map(|r| r.lateness_p99_us).collect::<Vec<_>>()).mean,
-                    0,
-                ),
-                f(
-                    Summary::of(
-                        &rs.iter()
-                            .map(|r| r.admitted_distinct_redis_ms as f64)
-                            .collect::<Vec<_>>(),
-                    )
-                    .mean,
-                    0,
-                ),
-                f(
-                    Summary::of(&rs.iter().map(|r| r.zcard_end as f64).collect::<Vec<_>>()).mean,
-                    0,
-                ),
+                f(max_over, 0),
+                f(mean_of(&rs, |r| r.achieved_rate_per_s), 0),
+                f(mean_of(&rs, gap_cv), 2),
+                f(mean_of(&rs, |r| r.lateness_p99_us), 0),
+                f(mean_of(&rs, |r| r.admitted_distinct_redis_ms as f64), 0),
+                f(mean_of(&rs, |r| r.zcard_end as f64), 0),
             ]);
         }
     }
-    md.push_str(&md_table(
+    md_table(
         &[
             "member",
             "offered /s",
@@ -130,318 +314,162 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
             "ZCARD at end",
         ],
         &t,
-    ));
-    let mut out = Vec::new();
+    )
+}
 
-    // B5.1 with the sensitivity table.
-    let spec = ctx.claim("B5.1").cloned();
-    let mut values = Vec::new();
-    let mut disp = Vec::new();
-    for &rate in &B51_RATES {
-        let s = ratios(&sel("redis-ms", rate));
-        values.push(s.mean);
-        disp.push(format!("{}/s: {}", rate, s.show(2)));
-    }
-    if !open.is_empty() {
-        out.push(
-            Measured::new(
-                "B5.1",
-                values.clone(),
-                disp.join("; "),
-                "ts-member.csv mode=open member=redis-ms, main pacing/drivers",
-            )
-            .note(format!(
-                "rates missing at this size show as n/a; measured inter-arrival sd/mean (Poisson: 1) per rate: {}",
-                B51_RATES
-                    .iter()
-                    .map(|&r| {
-                        let rs = sel("redis-ms", r);
-                        f(Summary::of(&rs.iter().map(|x| x.gap_sd_us / x.gap_mean_us).collect::<Vec<_>>()).mean, 2)
-                    })
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )),
-        );
-    }
-    let sweep: Vec<(String, u64)> = distinct(
-        open.iter()
-            .filter(|r| r.member == "redis-ms")
-            .map(|r| (r.pacing.clone(), r.drivers)),
-    );
-    if sweep.len() > 1 {
-        md.push_str("\nSensitivity of the timestamp member (redis-ms) to the unstated pacing and connection count; \
-                     `B5.1 band` says whether the mean lies within the claim's tolerance of the published value at that rate:\n\n");
-        let mut t = Vec::new();
-        for (pacing, drivers) in &sweep {
-            for &rate in &rates {
-                let rs: Vec<&Row> = open
-                    .iter()
-                    .copied()
-                    .filter(|r| {
-                        r.member == "redis-ms"
-                            && r.rate_per_s == rate
-                            && &r.pacing == pacing
-                            && r.drivers == *drivers
-                    })
-                    .collect();
-                if rs.is_empty() {
-                    continue;
-                }
-                let s = ratios(&rs);
-                let band = spec.as_ref().and_then(|c| {
-                    let i = B51_RATES.iter().position(|x| *x == rate)?;
-                    let (p, tol) = (c.published.at(i), c.tolerance.at(i));
-                    Some(if (s.mean - p).abs() <= tol * p {
-                        "within"
-                    } else {
-                        "outside"
-                    })
-                });
-                t.push(vec![
-                    pacing.clone(),
-                    drivers.to_string(),
-                    f(rate, 0),
-                    s.show(2),
-                    f(
-                        Summary::of(&rs.iter().map(|r| r.achieved_rate_per_s).collect::<Vec<_>>())
-                            .mean,
-                        0,
-                    ),
-                    f(
-                        Summary::of(
-                            &rs.iter()
-                                .map(|r| r.gap_sd_us / r.gap_mean_us)
-                                .collect::<Vec<_>>(),
-                        )
-                        .mean,
-                        2,
-                    ),
-                    band.unwrap_or("-").into(),
-                ]);
-            }
-        }
-        md.push_str(&md_table(
-            &[
-                "pacing",
-                "drivers",
-                "offered /s",
-                "admitted / limit",
-                "achieved /s",
-                "gap sd/mean",
-                "B5.1 band",
-            ],
-            &t,
-        ));
-    }
-
-    // B5.2: closed loop.
-    let closed_m =
-        |m: &str| -> Vec<&Row> { closed.iter().copied().filter(|r| r.member == m).collect() };
-    if !closed.is_empty() {
-        md.push_str("\nClosed loop (workers flat out):\n\n");
-        let mut t = Vec::new();
-        for m in distinct(closed.iter().map(|r| r.member.clone())) {
-            for d in distinct(closed_m(&m).iter().map(|r| r.duration_s.to_bits())) {
-                let rs: Vec<&Row> = closed_m(&m)
-                    .into_iter()
-                    .filter(|r| r.duration_s.to_bits() == d)
-                    .collect();
-                t.push(vec![
-                    m.clone(),
-                    rs[0].drivers.to_string(),
-                    rs[0].limit.to_string(),
-                    f(rs[0].duration_s, 1),
-                    Summary::of(&rs.iter().map(|r| r.admitted as f64).collect::<Vec<_>>()).show(0),
-                    f(
-                        Summary::of(&rs.iter().map(|r| r.achieved_rate_per_s).collect::<Vec<_>>())
-                            .mean,
-                        0,
-                    ),
-                ]);
-            }
-        }
-        md.push_str(&md_table(
-            &[
-                "member",
-                "workers",
-                "limit",
-                "duration s",
-                "admitted",
-                "decisions /s",
-            ],
-            &t,
-        ));
-        let rs = closed_m("redis-ms");
-        if !rs.is_empty() {
-            // The run closest to the study's 2 s.
-            let best = rs
-                .iter()
-                .map(|r| r.duration_s)
-                .min_by(|a, b| (a - 2.0).abs().partial_cmp(&(b - 2.0).abs()).unwrap())
-                .unwrap();
-            let rs: Vec<&Row> = rs.into_iter().filter(|r| r.duration_s == best).collect();
-            let s = Summary::of(&rs.iter().map(|r| r.admitted as f64).collect::<Vec<_>>());
-            let lim = rs[0].limit as f64;
-            out.push(
-                Measured::new(
-                    "B5.2",
-                    vec![s.mean],
-                    format!(
-                        "{} admitted, {:.1}x the limit, {} s runs at {} decisions/s",
-                        s.show(0),
-                        s.mean / lim,
-                        best,
-                        f(
-                            Summary::of(
-                                &rs.iter().map(|r| r.achieved_rate_per_s).collect::<Vec<_>>()
-                            )
-                            .mean,
-                            0
-                        )
-                    ),
-                    "ts-member.csv mode=closed member=redis-ms",
-                )
-                .condition(
-                    "over 10x the limit in every trial",
-                    rs.iter().all(|r| r.admitted as f64 > 10.0 * lim),
-                )
-                .note("machine claim: the count scales with the decision rate Redis sustains here"),
-            );
-        }
-    }
-
-    // B5.3: redis-ms vs caller-ms.
-    let mut diffs = Vec::new();
-    let mut dd = Vec::new();
-    let mut dd_less = 0;
-    for &rate in &rates {
-        let a = Summary::of(
-            &sel("redis-ms", rate)
-                .iter()
-                .map(|r| r.over_limit as f64)
-                .collect::<Vec<_>>(),
-        );
-        let b = Summary::of(
-            &sel("caller-ms", rate)
-                .iter()
-                .map(|r| r.over_limit as f64)
-                .collect::<Vec<_>>(),
-        );
-        if a.n > 0 && b.n > 0 && a.mean > 0.0 {
-            let d = (a.mean - b.mean).abs() / a.mean * 100.0;
-            diffs.push(d);
-            dd_less += (b.mean < a.mean) as usize;
-            dd.push(format!(
-                "{rate}/s: {} vs {} over ({}%)",
-                f(a.mean, 1),
-                f(b.mean, 1),
-                f(d, 1)
-            ));
-        }
-    }
-    if !diffs.is_empty() {
-        let worst = diffs.iter().copied().fold(f64::MIN, f64::max);
-        out.push(Measured::new(
-            "B5.3",
-            vec![worst],
-            format!("largest {}%: {}", f(worst, 1), dd.join("; ")),
-            "ts-member.csv mode=open, main setting: mean over_limit, member=redis-ms vs caller-ms",
-        ).note(format!(
-                "caller-ms over-admitted less than redis-ms at {} of {} rates; a likely cause: requests that queue at Redis run back to back inside one Redis millisecond, while the caller stamps them when it sends",
-                dd_less, diffs.len()
-            )));
-    }
-
-    // B5.4: exact members.
-    let exact: Vec<&Row> = rows
-        .iter()
-        .filter(|r| r.member == "redis-us" || r.member == "request-id")
-        .collect();
-    if !exact.is_empty() {
-        let worst = exact.iter().map(|r| r.over_limit).max().unwrap_or(0);
-        let us_worst = exact
-            .iter()
-            .filter(|r| r.member == "redis-us")
-            .map(|r| r.over_limit)
-            .max();
-        let id_worst = exact
-            .iter()
-            .filter(|r| r.member == "request-id")
-            .map(|r| r.over_limit)
-            .max();
-        out.push(
-            Measured::new(
-                "B5.4",
-                vec![worst.max(0) as f64],
-                format!(
-                    "max over limit: redis-us {:?}, request-id {:?} ({} trials)",
-                    us_worst,
-                    id_worst,
-                    exact.len()
-                ),
-                "ts-member.csv member in {redis-us, request-id}, every mode and cell",
-            )
-            .condition(
-                "no errors in those trials",
-                exact.iter().all(|r| r.errors == 0),
-            ),
-        );
-    }
-
-    // Figure: over-admission vs rate.
-    if !open.is_empty() {
-        let (path, link) = ctx.figure("ts-member-overadmission.svg");
-        let mut series = Vec::new();
-        for m in &members {
-            let mut pts = Vec::new();
-            let mut rg = Vec::new();
-            for &rate in &rates {
-                let s = ratios(&sel(m, rate));
-                if s.n > 0 {
-                    pts.push((rate, s.mean));
-                    rg.push((rate, s.min, s.max));
-                }
-            }
-            series.push(Series::new(format!("{m} (main)"), pts, Style::LinePoints).with_ranges(rg));
-        }
-        for (pacing, drivers) in &sweep {
-            if main.as_ref() == Some(&(pacing.clone(), *drivers)) {
+/// The timestamp member at every (pacing, drivers) it ran at, with B5.1's band.
+fn sensitivity_table(o: &OpenRows, spec: Option<&ClaimSpec>) -> String {
+    let mut t = Vec::new();
+    for (pacing, drivers) in &o.redis_ms_settings() {
+        for &rate in &o.rates {
+            let rs = o.at("redis-ms", rate, pacing, *drivers);
+            if rs.is_empty() {
                 continue;
             }
-            let pts: Vec<(f64, f64)> = rates
-                .iter()
-                .filter_map(|&rate| {
-                    let rs: Vec<&Row> = open
-                        .iter()
-                        .copied()
-                        .filter(|r| {
-                            r.member == "redis-ms"
-                                && r.rate_per_s == rate
-                                && &r.pacing == pacing
-                                && r.drivers == *drivers
-                        })
-                        .collect();
-                    (!rs.is_empty()).then(|| (rate, ratios(&rs).mean))
-                })
-                .collect();
-            series.push(Series::new(
-                format!("redis-ms {pacing} d{drivers}"),
-                pts,
-                Style::Dashed,
-            ));
+            let s = ratios(&rs);
+            let band = spec.and_then(|c| b51_band(c, rate, s.mean));
+            t.push(vec![
+                pacing.clone(),
+                drivers.to_string(),
+                f(rate, 0),
+                s.show(2),
+                f(mean_of(&rs, |r| r.achieved_rate_per_s), 0),
+                f(mean_of(&rs, gap_cv), 2),
+                band.unwrap_or("-").into(),
+            ]);
         }
-        xy_chart(
-            &path,
-            &Axes {
-                title: "B5.1-B5.4: admitted / limit vs offered rate (limit 100 per 10 s, 2 s of arrivals)".into(),
-                x_label: "offered rate (requests/s, log)".into(),
-                y_label: "admitted / limit (log)".into(),
-                x_log: true,
-                y_log: true,
-            },
-            &series,
-        )?;
-        md.push_str(&format!("\n![timestamp member over-admission]({link})\n"));
+    }
+    md_table(
+        &[
+            "pacing",
+            "drivers",
+            "offered /s",
+            "admitted / limit",
+            "achieved /s",
+            "gap sd/mean",
+            "B5.1 band",
+        ],
+        &t,
+    )
+}
+
+/// Every closed-loop member and duration.
+fn closed_table(closed: &[&Row]) -> String {
+    let mut t = Vec::new();
+    for m in distinct(closed.iter().map(|r| r.member.clone())) {
+        let of_m: Vec<&Row> = closed.iter().copied().filter(|r| r.member == m).collect();
+        for d in distinct(of_m.iter().map(|r| r.duration_s.to_bits())) {
+            let rs: Vec<&Row> = of_m
+                .iter()
+                .copied()
+                .filter(|r| r.duration_s.to_bits() == d)
+                .collect();
+            t.push(vec![
+                m.clone(),
+                rs[0].drivers.to_string(),
+                rs[0].limit.to_string(),
+                f(rs[0].duration_s, 1),
+                Summary::of(&rs.iter().map(|r| r.admitted as f64).collect::<Vec<_>>()).show(0),
+                f(mean_of(&rs, |r| r.achieved_rate_per_s), 0),
+            ]);
+        }
+    }
+    md_table(
+        &[
+            "member",
+            "workers",
+            "limit",
+            "duration s",
+            "admitted",
+            "decisions /s",
+        ],
+        &t,
+    )
+}
+
+/// admitted / limit against the offered rate: every member in the main
+/// setting, the timestamp member in every other setting (dashed).
+fn figure(ctx: &AnalysisCtx, o: &OpenRows) -> Result<String> {
+    let (path, link) = ctx.figure("ts-member-overadmission.svg");
+    let mut series = Vec::new();
+    for m in &o.members() {
+        let mut pts = Vec::new();
+        let mut rg = Vec::new();
+        for &rate in &o.rates {
+            let s = ratios(&o.main(m, rate));
+            if s.n > 0 {
+                pts.push((rate, s.mean));
+                rg.push((rate, s.min, s.max));
+            }
+        }
+        series.push(Series::new(format!("{m} (main)"), pts, Style::LinePoints).with_ranges(rg));
+    }
+    for (pacing, drivers) in &o.redis_ms_settings() {
+        if o.main.as_ref() == Some(&(pacing.clone(), *drivers)) {
+            continue;
+        }
+        let pts: Vec<(f64, f64)> = o
+            .rates
+            .iter()
+            .filter_map(|&rate| {
+                let rs = o.at("redis-ms", rate, pacing, *drivers);
+                (!rs.is_empty()).then(|| (rate, ratios(&rs).mean))
+            })
+            .collect();
+        series.push(Series::new(
+            format!("redis-ms {pacing} d{drivers}"),
+            pts,
+            Style::Dashed,
+        ));
+    }
+    xy_chart(
+        &path,
+        &Axes {
+            title:
+                "B5.1-B5.4: admitted / limit vs offered rate (limit 100 per 10 s, 2 s of arrivals)"
+                    .into(),
+            x_label: "offered rate (requests/s, log)".into(),
+            y_label: "admitted / limit (log)".into(),
+            x_log: true,
+            y_log: true,
+        },
+        &series,
+    )?;
+    Ok(format!("\n![timestamp member over-admission]({link})\n"))
+}
+
+pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
+    let Some(rows) = ctx.read_csv::<Row>("ts-member.csv")? else {
+        return Ok((vec![], Section::new("ts-member", "Not run.\n")));
+    };
+    let o = OpenRows::of(&rows);
+    let closed: Vec<&Row> = rows.iter().filter(|r| r.mode == "closed").collect();
+    let first = o.rows.first();
+    let mut md = format!(
+        "Open loop: limit {} per {} ms, arrivals for {} s at each rate (one client), a pool of driver connections; \
+         main setting pacing/drivers = {:?}; seed(s) {:?}. Every row records the achieved rate and spread measured from send times.\n\n",
+        first.map(|r| r.limit).unwrap_or(0),
+        first.map(|r| r.window_ms).unwrap_or(0),
+        first.map(|r| r.duration_s).unwrap_or(0.0),
+        o.main,
+        distinct(rows.iter().map(|r| r.seed)),
+    );
+    md.push_str(&main_table(&o));
+    if o.redis_ms_settings().len() > 1 {
+        md.push_str("\nSensitivity of the timestamp member (redis-ms) to the unstated pacing and connection count; \
+                     `B5.1 band` says whether the mean lies within the claim's tolerance of the published value at that rate:\n\n");
+        md.push_str(&sensitivity_table(&o, ctx.claim("B5.1")));
+    }
+    if !closed.is_empty() {
+        md.push_str("\nClosed loop (workers flat out):\n\n");
+        md.push_str(&closed_table(&closed));
+    }
+    let out: Vec<Measured> = [b51(&o), b52(&closed), b53(&o), b54(&rows)]
+        .into_iter()
+        .flatten()
+        .collect();
+    if !o.rows.is_empty() {
+        md.push_str(&figure(ctx, &o)?);
     }
     Ok((out, Section::new("ts-member", md)))
 }

@@ -16,21 +16,31 @@
 //!
 //! Closed loop (B5.2): `closed_workers` workers flat out for each of
 //! `closed_durations_s` against limit `closed_limit`.
+//!
+//! One server for the whole experiment; a cell (mode, member, rate, pacing,
+//! drivers) sets up its strategy and its pool of driver connections once,
+//! and every trial uses a fresh client (key).
 
 pub mod analyze;
+pub mod rows;
+#[cfg(test)]
+mod tests;
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::study_b_topo_util::{trial_rng, unique_client};
+pub use rows::Row;
+
 use super::{Experiment, RunContext};
 use crate::clock::Clock;
-use crate::conn::Conn;
 use crate::error::Result;
 use crate::fleet::{Fleet, ServerConfig};
 use crate::load::{Driver, Event, closed_loop, open_loop, schedule};
+use crate::run::keys::unique_client;
+use crate::run::seeds::trial_rng;
+use crate::run::sweep::{self, NoSide, Sweep, TrialRows};
 use crate::strategy::{Limit, Options, Strategy, client_key};
 
 pub const EXPERIMENT: Experiment = Experiment {
@@ -60,42 +70,7 @@ struct Params {
     closed_trials: u64,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Row {
-    pub cell: String,
-    pub trial: u64,
-    pub seed: u64,
-    /// `open` (scheduled arrivals) or `closed` (workers flat out).
-    pub mode: String,
-    pub member: String,
-    pub strategy: String,
-    /// Offered rate (open loop); 0 for closed loop.
-    pub rate_per_s: f64,
-    pub pacing: String,
-    /// Connections sending (open: driver pool; closed: workers).
-    pub drivers: u64,
-    pub limit: u64,
-    pub window_ms: u64,
-    pub duration_s: f64,
-    pub offered: u64,
-    pub sent: u64,
-    pub admitted: u64,
-    pub errors: u64,
-    pub over_limit: i64,
-    pub admitted_per_limit: f64,
-    pub achieved_rate_per_s: f64,
-    pub gap_mean_us: f64,
-    pub gap_sd_us: f64,
-    pub lateness_mean_us: f64,
-    pub lateness_p99_us: f64,
-    pub lateness_max_us: f64,
-    /// Distinct Redis milliseconds among the admitted decisions.
-    pub admitted_distinct_redis_ms: u64,
-    /// ZCARD of the log after the trial (what the limiter thinks it admitted).
-    pub zcard_end: i64,
-}
-
-/// Build the strategy for a member kind.
+/// Build the strategy for a member kind: (strategy, its name, its key suffix).
 pub fn member_strategy(member: &str) -> Result<(Arc<dyn Strategy>, String, &'static str)> {
     if member == "request-id" {
         let s = crate::strategy::build("sliding-window-log", None, &Options::default())?;
@@ -121,8 +96,9 @@ fn distinct_redis_ms(events: &[Event]) -> u64 {
     v.len() as u64
 }
 
-struct CellSpec {
-    cell: String,
+/// One cell: open loop at a rate and pacing, or closed loop for a duration.
+struct Cell {
+    id: String,
     mode: &'static str,
     member: String,
     rate: f64,
@@ -133,7 +109,9 @@ struct CellSpec {
     trials: u64,
 }
 
-fn cells(p: &Params) -> Vec<CellSpec> {
+/// Every member at the main (first) pacing and driver count, the
+/// `sweep_members` at every combination; then the closed-loop cells.
+fn cells(p: &Params) -> Vec<Cell> {
     let mut v = Vec::new();
     for member in &p.members {
         for &rate in &p.rates {
@@ -143,8 +121,8 @@ fn cells(p: &Params) -> Vec<CellSpec> {
                     if !main && !p.sweep_members.contains(member) {
                         continue;
                     }
-                    v.push(CellSpec {
-                        cell: format!("open/{member}/{rate}/{pacing}/d{drivers}"),
+                    v.push(Cell {
+                        id: format!("open/{member}/{rate}/{pacing}/d{drivers}"),
                         mode: "open",
                         member: member.clone(),
                         rate,
@@ -160,8 +138,8 @@ fn cells(p: &Params) -> Vec<CellSpec> {
     }
     for member in &p.closed_members {
         for &d in &p.closed_durations_s {
-            v.push(CellSpec {
-                cell: format!("closed/{member}/w{}/{d}s", p.closed_workers),
+            v.push(Cell {
+                id: format!("closed/{member}/w{}/{d}s", p.closed_workers),
                 mode: "closed",
                 member: member.clone(),
                 rate: 0.0,
@@ -176,123 +154,149 @@ fn cells(p: &Params) -> Vec<CellSpec> {
     v
 }
 
+/// Cross-cell state: the one server.
+struct TsMember {
+    p: Params,
+    fleet: Fleet,
+}
+
+/// Per cell: the member's strategy and the pool of drivers its trials share.
+struct CellSetup {
+    strategy_name: String,
+    /// The key suffix of the strategy (to read the log's ZCARD).
+    suffix: &'static str,
+    drivers: Vec<Driver>,
+}
+
+impl TsMember {
+    /// Send the trial's requests: the scheduled arrivals (open) or the
+    /// workers flat out for the duration (closed). Returns the events and
+    /// the number of requests offered.
+    async fn send(
+        &self,
+        ctx: &RunContext,
+        cell: &Cell,
+        setup: &mut CellSetup,
+        client: &str,
+        trial: u64,
+    ) -> Result<(Vec<Event>, u64)> {
+        let limit = Limit::per_window(cell.limit, self.p.window_ms);
+        let pool = std::mem::take(&mut setup.drivers);
+        let (events, offered, back) = if cell.mode == "open" {
+            let dur_us = (cell.duration_s * 1e6) as i64;
+            // A short lead so the first arrivals are not sent late by the release.
+            let lead = 5_000;
+            let arrivals = match cell.pacing.as_str() {
+                "even" => schedule::steady(cell.rate, lead, dur_us, client),
+                _ => {
+                    let mut rng = trial_rng(ctx.seed, &cell.id, trial);
+                    schedule::poisson(cell.rate, lead, dur_us, client, &mut rng)
+                }
+            };
+            let n = arrivals.len() as u64;
+            let (ev, _, back) = open_loop(pool, Arc::new(arrivals), limit).await?;
+            (ev, n, back)
+        } else {
+            let run_for = Some(Duration::from_secs_f64(cell.duration_s));
+            let (ev, _, back) = closed_loop(pool, client, limit, 1, u64::MAX, run_for).await?;
+            let n = ev.len() as u64;
+            (ev, n, back)
+        };
+        setup.drivers = back;
+        Ok((events, offered))
+    }
+}
+
+impl Sweep for TsMember {
+    type Cell = Cell;
+    type Setup = CellSetup;
+    type Row = Row;
+    type Side = NoSide;
+
+    fn cell_id(&self, cell: &Cell) -> String {
+        cell.id.clone()
+    }
+
+    fn trials(&self, cell: &Cell) -> u64 {
+        cell.trials
+    }
+
+    async fn setup(&mut self, _ctx: &RunContext, cell: &Cell) -> Result<CellSetup> {
+        let (strategy, strategy_name, suffix) = member_strategy(&cell.member)?;
+        self.fleet.prepare(strategy.as_ref()).await?;
+        let mut drivers = Vec::with_capacity(cell.drivers);
+        for w in 0..cell.drivers {
+            let conn = self.fleet.conn().await?;
+            drivers.push(Driver::new(
+                w as u32,
+                strategy.clone(),
+                conn,
+                Clock::default(),
+            ));
+        }
+        Ok(CellSetup {
+            strategy_name,
+            suffix,
+            drivers,
+        })
+    }
+
+    async fn trial(
+        &mut self,
+        ctx: &RunContext,
+        cell: &Cell,
+        setup: &mut CellSetup,
+        trial: u64,
+    ) -> Result<TrialRows<Row>> {
+        let client = unique_client("tsm", &cell.id, trial);
+        let (events, offered) = self.send(ctx, cell, setup, &client, trial).await?;
+        let pairs: Vec<(i64, i64)> = events.iter().map(|e| (e.intended_us, e.sent_us)).collect();
+        let a = schedule::achieved(&pairs);
+        let admitted = events.iter().filter(|e| e.admitted).count() as u64;
+        let errors = events.iter().filter(|e| e.error.is_some()).count() as u64;
+        let mut c = self.fleet.conn().await?;
+        let key = client_key(&client, setup.suffix);
+        let zcard = c
+            .call(&key, &crate::args!["ZCARD", key.as_str()])
+            .await?
+            .as_i64()
+            .unwrap_or(-1);
+        Ok(TrialRows::one(Row {
+            cell: cell.id.clone(),
+            trial,
+            seed: ctx.seed,
+            mode: cell.mode.into(),
+            member: cell.member.clone(),
+            strategy: setup.strategy_name.clone(),
+            rate_per_s: cell.rate,
+            pacing: cell.pacing.clone(),
+            drivers: cell.drivers as u64,
+            limit: cell.limit,
+            window_ms: self.p.window_ms,
+            duration_s: cell.duration_s,
+            offered,
+            sent: events.len() as u64,
+            admitted,
+            errors,
+            over_limit: admitted as i64 - cell.limit as i64,
+            admitted_per_limit: admitted as f64 / cell.limit as f64,
+            achieved_rate_per_s: a.achieved_rate_per_s,
+            gap_mean_us: a.gap_mean_us,
+            gap_sd_us: a.gap_sd_us,
+            lateness_mean_us: a.lateness_mean_us,
+            lateness_p99_us: a.lateness_p99_us,
+            lateness_max_us: a.lateness_max_us,
+            admitted_distinct_redis_ms: distinct_redis_ms(&events),
+            zcard_end: zcard,
+        }))
+    }
+}
+
 async fn run(ctx: &RunContext) -> Result<()> {
     let p: Params = ctx.params()?;
     ctx.note("params", serde_json::to_value(&p).unwrap())?;
-    let mut log = ctx.trial_log(&[])?;
     let fleet = ctx.standalone(ServerConfig::default()).await?;
     ctx.note_fleet("fleet", &fleet).await?;
-    let specs = cells(&p);
-    let total: u64 = specs.iter().map(|c| c.trials).sum();
-    let mut prog = ctx.progress(total);
-    for spec in &specs {
-        let (strategy, sname, suffix) = member_strategy(&spec.member)?;
-        for mut node in fleet.node_connections().await? {
-            strategy.prepare(&mut node).await?;
-        }
-        let mut drivers: Option<Vec<Driver>> = None;
-        for trial in 0..spec.trials {
-            if log.is_done(&spec.cell, trial) {
-                prog.skip(1);
-                continue;
-            }
-            let pool = match drivers.take() {
-                Some(d) => d,
-                None => make_drivers(&fleet, &strategy, spec.drivers).await?,
-            };
-            let client = unique_client("tsm", &spec.cell, trial);
-            let limit = Limit::per_window(spec.limit, p.window_ms);
-            let dur_us = (spec.duration_s * 1e6) as i64;
-            let (events, offered, back) = if spec.mode == "open" {
-                let mut rng = trial_rng(ctx.seed, &spec.cell, trial);
-                // A short lead so the first arrivals are not sent late by the release.
-                let lead = 5_000;
-                let arrivals = match spec.pacing.as_str() {
-                    "even" => schedule::steady(spec.rate, lead, dur_us, &client),
-                    _ => schedule::poisson(spec.rate, lead, dur_us, &client, &mut rng),
-                };
-                let n = arrivals.len() as u64;
-                let (ev, _, back) = open_loop(pool, Arc::new(arrivals), limit).await?;
-                (ev, n, back)
-            } else {
-                let (ev, _, back) = closed_loop(
-                    pool,
-                    &client,
-                    limit,
-                    1,
-                    u64::MAX,
-                    Some(Duration::from_secs_f64(spec.duration_s)),
-                )
-                .await?;
-                let n = ev.len() as u64;
-                (ev, n, back)
-            };
-            drivers = Some(back);
-            let pairs: Vec<(i64, i64)> =
-                events.iter().map(|e| (e.intended_us, e.sent_us)).collect();
-            let a = schedule::achieved(&pairs);
-            let admitted = events.iter().filter(|e| e.admitted).count() as u64;
-            let errors = events.iter().filter(|e| e.error.is_some()).count() as u64;
-            let mut c = fleet.conn().await?;
-            let key = client_key(&client, suffix);
-            let zcard = c
-                .call(&key, &crate::args!["ZCARD", key.as_str()])
-                .await?
-                .as_i64()
-                .unwrap_or(-1);
-            let row = Row {
-                cell: spec.cell.clone(),
-                trial,
-                seed: ctx.seed,
-                mode: spec.mode.into(),
-                member: spec.member.clone(),
-                strategy: sname.clone(),
-                rate_per_s: spec.rate,
-                pacing: spec.pacing.clone(),
-                drivers: spec.drivers as u64,
-                limit: spec.limit,
-                window_ms: p.window_ms,
-                duration_s: spec.duration_s,
-                offered,
-                sent: events.len() as u64,
-                admitted,
-                errors,
-                over_limit: admitted as i64 - spec.limit as i64,
-                admitted_per_limit: admitted as f64 / spec.limit as f64,
-                achieved_rate_per_s: a.achieved_rate_per_s,
-                gap_mean_us: a.gap_mean_us,
-                gap_sd_us: a.gap_sd_us,
-                lateness_mean_us: a.lateness_mean_us,
-                lateness_p99_us: a.lateness_p99_us,
-                lateness_max_us: a.lateness_max_us,
-                admitted_distinct_redis_ms: distinct_redis_ms(&events),
-                zcard_end: zcard,
-            };
-            log.commit(&spec.cell, trial, &[row])?;
-            prog.inc(&format!(
-                "{} #{trial}: {admitted} admitted (limit {}) at {:.0}/s",
-                spec.cell, spec.limit, a.achieved_rate_per_s
-            ));
-        }
-    }
-    prog.finish();
-    Ok(())
-}
-
-async fn make_drivers(
-    fleet: &Fleet,
-    strategy: &Arc<dyn Strategy>,
-    n: usize,
-) -> Result<Vec<Driver>> {
-    let mut v = Vec::with_capacity(n);
-    for w in 0..n {
-        let conn: Conn = fleet.conn().await?;
-        v.push(Driver::new(
-            w as u32,
-            strategy.clone(),
-            conn,
-            Clock::default(),
-        ));
-    }
-    Ok(v)
+    let cells = cells(&p);
+    sweep::run(ctx, &mut TsMember { p, fleet }, &cells).await
 }

@@ -1,0 +1,142 @@
+//! Unit tests of `cluster`: the analysis's metrics on hand-written rows,
+//! and the pure parts of the run (no Redis; `tests/study_b_topology.rs`
+//! covers the servers).
+
+mod analysis {
+    use crate::experiments::cluster::analyze::*;
+    use crate::experiments::cluster::rows::*;
+
+    const NON_LOCAL: &str = "ERR Script attempted to access a non local key in a cluster node script: abc, on @user_script:4.";
+
+    fn users(
+        nodes: u64,
+        variant: &str,
+        flags: &str,
+        ok: u64,
+        ok_other_node: u64,
+        errors: &str,
+    ) -> Row {
+        Row {
+            kind: "users".into(),
+            nodes,
+            variant: variant.into(),
+            flags: flags.into(),
+            users: 10,
+            ok,
+            failed: 10 - ok,
+            fraction_ok: ok as f64 / 10.0,
+            same_node: ok,
+            ok_same_node: ok - ok_other_node,
+            ok_other_node,
+            errors: errors.into(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn main_nodes_prefers_three_masters() {
+        assert_eq!(main_nodes(&[2, 3, 4]), 3);
+        assert_eq!(main_nodes(&[2, 4]), 2);
+        assert_eq!(main_nodes(&[]), 0);
+    }
+
+    #[test]
+    fn error_cores_drop_counts_and_script_suffixes() {
+        let r = users(
+            3,
+            "derived-plain",
+            "none",
+            5,
+            0,
+            &format!("{NON_LOCAL} (x4) | ERR other (x1)"),
+        );
+        assert_eq!(
+            error_cores(&[&r], true),
+            vec![
+                "ERR Script attempted to access a non local key in a cluster node",
+                "ERR other"
+            ]
+        );
+        assert_eq!(error_cores(&[&r], false)[1], "ERR other (x1)");
+    }
+
+    #[test]
+    fn b71_is_the_mean_fraction_on_three_masters() {
+        let errs = format!("{NON_LOCAL} (x5)");
+        let rows = vec![
+            users(3, "derived-plain", "none", 4, 0, &errs),
+            users(3, "derived-plain", "none", 2, 0, &errs),
+            users(2, "derived-plain", "none", 9, 0, ""),
+        ];
+        let u = UsersRows::of(&rows);
+        let m = b71(&u, Some("non local key")).unwrap();
+        assert!((m.values[0] - 0.3).abs() < 1e-12);
+        assert_eq!(
+            m.conditions.iter().map(|c| c.1).collect::<Vec<_>>(),
+            vec![true, true]
+        );
+        let m = b71(&u, Some("another text")).unwrap();
+        assert!(!m.conditions[0].1);
+    }
+
+    #[test]
+    fn b72_is_the_worst_trial_and_checks_every_flag() {
+        let rows = vec![
+            users(3, "derived-tagged", "none", 10, 0, ""),
+            users(3, "derived-tagged", "none", 9, 0, "ERR x (x1)"),
+            users(3, "derived-tagged", "lua", 10, 0, ""),
+        ];
+        let m = b72(&UsersRows::of(&rows)).unwrap();
+        assert_eq!(m.values, vec![0.9]);
+        assert!(!m.conditions[0].1);
+        assert!(b72(&UsersRows::of(&rows[2..])).is_none());
+    }
+}
+
+mod run {
+    use crate::experiments::cluster::*;
+
+    fn user(ok: bool, base_node: &str, derived_node: &str, error: &str) -> UserRow {
+        UserRow {
+            ok,
+            base_node: base_node.into(),
+            derived_node: derived_node.into(),
+            error: error.into(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn users_counts_sum_the_users_rows() {
+        let side = [
+            user(true, "a", "a", ""),
+            user(true, "a", "b", ""),
+            user(false, "a", "c", "ERR non local"),
+            user(false, "b", "c", "ERR non local"),
+            user(false, "b", "b", "ERR other"),
+        ];
+        let r = users_counts(&side);
+        assert_eq!(
+            (
+                r.users,
+                r.ok,
+                r.failed,
+                r.same_node,
+                r.ok_same_node,
+                r.ok_other_node
+            ),
+            (5, 2, 3, 2, 1, 1)
+        );
+        assert_eq!(r.fraction_ok, 0.4);
+        assert_eq!(r.errors, "ERR non local (x2) | ERR other (x1)");
+    }
+
+    #[test]
+    fn variant_keys_tag_only_the_tagged_variant() {
+        assert_eq!(
+            variant_keys("derived-plain", "u1", 7),
+            ("rl:u1:fwd".into(), "rl:u1:fwd:7".into())
+        );
+        assert_eq!(variant_keys("derived-tagged", "u1", 7).1, "rl:{u1}:fwd:7");
+    }
+}
