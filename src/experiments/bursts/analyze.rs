@@ -9,10 +9,10 @@ use std::collections::BTreeMap;
 use crate::analysis::chart::{Axes, BarGroup, bar_chart};
 use crate::analysis::stats::Summary;
 use crate::analysis::table::{f, md_table};
-use crate::analysis::window::{History, admission_times, by_trial, max_in_window, min_span};
+use crate::analysis::window::{admission_times, by_trial, max_in_window, min_span};
 use crate::analysis::{AnalysisCtx, Measured, Section};
 use crate::error::Result;
-use super::Row;
+use super::rows::{HistoryRow, Row};
 
 struct Trial<'a> {
     row: &'a Row,
@@ -35,7 +35,7 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
         return Ok((out, Section::new("bursts", "Not run.\n")));
     };
     let hist = by_trial(
-        ctx.read_csv::<History>("bursts-history.csv")?
+        ctx.read_csv::<HistoryRow>("bursts-history.csv")?
             .unwrap_or_default(),
     );
     let trials: Vec<Trial> = rows

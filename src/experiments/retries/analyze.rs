@@ -11,7 +11,7 @@ use crate::analysis::stats::Summary;
 use crate::analysis::table::{f, md_table};
 use crate::analysis::{AnalysisCtx, Measured, Section};
 use crate::error::Result;
-use super::Row;
+use super::rows::Row;
 
 const WATCH: &str = "watch-multi";
 

@@ -8,10 +8,10 @@ use std::collections::BTreeMap;
 use crate::analysis::chart::{Axes, BarGroup, bar_chart};
 use crate::analysis::stats::Summary;
 use crate::analysis::table::{f, md_table};
-use crate::analysis::window::{History, by_trial, ideal_bucket};
+use crate::analysis::window::{by_trial, ideal_bucket};
 use crate::analysis::{AnalysisCtx, Measured, Section};
 use crate::error::Result;
-use super::Row;
+use super::rows::{HistoryRow, Row};
 
 const CALLER: &str = "token-bucket-caller-clock";
 const REDIS: &str = "token-bucket";
@@ -29,7 +29,7 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
         return Ok((out, Section::new("skew", "Not run.\n")));
     };
     let hist = by_trial(
-        ctx.read_csv::<History>("skew-history.csv")?
+        ctx.read_csv::<HistoryRow>("skew-history.csv")?
             .unwrap_or_default(),
     );
     // ideal admitted per row, from its own send times.
