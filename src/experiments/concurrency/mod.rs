@@ -14,6 +14,8 @@
 
 pub mod analyze;
 pub mod rows;
+#[cfg(test)]
+mod tests;
 
 use std::collections::BTreeSet;
 use std::time::Duration;
