@@ -11,6 +11,8 @@
 
 pub mod analyze;
 pub mod rows;
+#[cfg(test)]
+mod tests;
 
 use std::time::Duration;
 

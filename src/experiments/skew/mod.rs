@@ -15,6 +15,8 @@
 
 pub mod analyze;
 pub mod rows;
+#[cfg(test)]
+mod tests;
 
 use std::sync::Arc;
 
