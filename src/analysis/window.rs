@@ -117,7 +117,10 @@ mod tests {
             keys,
             vec![("a".into(), 0), ("a".into(), 1), ("b".into(), 0)]
         );
-        let b0: Vec<i64> = g[&("b".to_string(), 0)].iter().map(|r| r.replied_us).collect();
+        let b0: Vec<i64> = g[&("b".to_string(), 0)]
+            .iter()
+            .map(|r| r.replied_us)
+            .collect();
         assert_eq!(b0, vec![1, 3]);
     }
 
@@ -133,7 +136,10 @@ mod tests {
         assert_eq!(admission_times(&rows, false), (vec![100, 300], "reply"));
         let mut one_missing = rows.clone();
         one_missing[0].redis_time_us = None;
-        assert_eq!(admission_times(&one_missing, true), (vec![100, 300], "reply"));
+        assert_eq!(
+            admission_times(&one_missing, true),
+            (vec![100, 300], "reply")
+        );
         assert_eq!(admission_times(&[], true), (vec![], "redis"));
     }
 

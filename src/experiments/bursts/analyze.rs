@@ -11,13 +11,13 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use super::rows::{HistoryRow, Row};
 use crate::analysis::chart::{Axes, BarGroup, bar_chart};
 use crate::analysis::stats::Summary;
 use crate::analysis::table::{distinct, f, md_table};
 use crate::analysis::window::{admission_times, by_trial, max_in_window, min_span};
 use crate::analysis::{AnalysisCtx, Measured, Section};
 use crate::error::Result;
-use super::rows::{HistoryRow, Row};
 
 /// One trial of one strategy, measured from its history.
 #[derive(Debug)]
@@ -111,7 +111,9 @@ pub fn a3_2_trials<'t, 'a>(trials: &'t [Trial<'a>]) -> Vec<&'t Trial<'a>> {
 
 /// A3.3 reads the sliding-window counter on burst-then-sustained.
 pub fn a3_3_trials<'t, 'a>(trials: &'t [Trial<'a>]) -> Vec<&'t Trial<'a>> {
-    pick(trials, "burst-then-sustained", |s| s == "sliding-window-counter")
+    pick(trials, "burst-then-sustained", |s| {
+        s == "sliding-window-counter"
+    })
 }
 
 /// A3.4 reads the sliding-window log on every pattern.

@@ -77,9 +77,15 @@ fn the_window_metric_is_the_most_in_any_window_over_the_limit() {
 
 #[test]
 fn trials_find_their_history_by_cell_and_trial() {
-    let rows = vec![row("token-bucket", "steady/x1", 0), row("token-bucket", "steady/x1", 1)];
+    let rows = vec![
+        row("token-bucket", "steady/x1", 0),
+        row("token-bucket", "steady/x1", 1),
+    ];
     let mut hist = BTreeMap::new();
-    hist.insert((rows[1].cell.clone(), 1), history(&rows[1], &[0, 10, 20], false));
+    hist.insert(
+        (rows[1].cell.clone(), 1),
+        history(&rows[1], &[0, 10, 20], false),
+    );
     let t = trials(&rows, &hist);
     assert!(t[0].ratio.is_nan());
     assert_eq!(t[1].ratio, 0.75);
@@ -87,20 +93,27 @@ fn trials_find_their_history_by_cell_and_trial() {
 
 #[test]
 fn the_table_groups_ratios_by_variant_and_strategy() {
-    let rows = vec![
+    let rows = [
         row("a", "steady/x1", 0),
         row("a", "steady/x1", 1),
         row("b", "steady/x1", 0),
     ];
-    let t: Vec<Trial> = rows.iter().zip([1.0, 1.5, 2.0]).map(|(r, x)| with_ratio(r, x)).collect();
+    let t: Vec<Trial> = rows
+        .iter()
+        .zip([1.0, 1.5, 2.0])
+        .map(|(r, x)| with_ratio(r, x))
+        .collect();
     let m = ratio_table(&t);
-    assert_eq!(m[&("steady/x1".to_string(), "a".to_string())], vec![1.0, 1.5]);
+    assert_eq!(
+        m[&("steady/x1".to_string(), "a".to_string())],
+        vec![1.0, 1.5]
+    );
     assert_eq!(m[&("steady/x1".to_string(), "b".to_string())], vec![2.0]);
 }
 
 #[test]
 fn a3_1_reads_the_fixed_windows_on_straddle() {
-    let rows = vec![
+    let rows = [
         row("fixed-window-lua", "straddle/lead5", 0),
         row("fixed-window-multi", "straddle/lead50", 0),
         row("fixed-window-lua", "steady/x1", 0),
@@ -128,38 +141,58 @@ fn a3_1_reads_the_fixed_windows_on_straddle() {
 
 #[test]
 fn a3_2_reads_the_token_bucket_on_quiet_then_burst() {
-    let rows = vec![
+    let rows = [
         row("token-bucket", "quiet-then-burst/phase0/x3", 0),
         row("token-bucket", "quiet-then-burst/phase500/x3", 0),
         row("token-bucket", "straddle/lead5", 0),
         row("token-bucket-caller-clock", "quiet-then-burst/phase0/x3", 0),
     ];
-    let t: Vec<Trial> = rows.iter().zip([1.9, 1.1, 4.0, 4.0]).map(|(r, x)| with_ratio(r, x)).collect();
+    let t: Vec<Trial> = rows
+        .iter()
+        .zip([1.9, 1.1, 4.0, 4.0])
+        .map(|(r, x)| with_ratio(r, x))
+        .collect();
     let s = ratios(&a3_2_trials(&t));
     assert_eq!((s.n, s.max, s.min), (2, 1.9, 1.1));
 }
 
 #[test]
 fn a3_3_reads_the_sliding_window_counter_on_burst_then_sustained() {
-    let rows = vec![
-        row("sliding-window-counter", "burst-then-sustained/phase0/x1", 0),
-        row("sliding-window-counter", "burst-then-sustained/phase0/x1", 1),
+    let rows = [
+        row(
+            "sliding-window-counter",
+            "burst-then-sustained/phase0/x1",
+            0,
+        ),
+        row(
+            "sliding-window-counter",
+            "burst-then-sustained/phase0/x1",
+            1,
+        ),
         row("sliding-window-counter", "steady/x1", 0),
         row("sliding-window-log", "burst-then-sustained/phase0/x1", 0),
     ];
-    let t: Vec<Trial> = rows.iter().zip([1.0, 1.5, 3.0, 3.0]).map(|(r, x)| with_ratio(r, x)).collect();
+    let t: Vec<Trial> = rows
+        .iter()
+        .zip([1.0, 1.5, 3.0, 3.0])
+        .map(|(r, x)| with_ratio(r, x))
+        .collect();
     let s = ratios(&a3_3_trials(&t));
     assert_eq!((s.n, s.mean, s.max), (2, 1.25, 1.5));
 }
 
 #[test]
 fn a3_4_reads_the_sliding_window_log_on_every_pattern() {
-    let rows = vec![
+    let rows = [
         row("sliding-window-log", "straddle/lead5", 0),
         row("sliding-window-log", "steady/x1", 0),
         row("sliding-window-counter", "steady/x1", 0),
     ];
-    let t: Vec<Trial> = rows.iter().zip([1.0, 0.75, 3.0]).map(|(r, x)| with_ratio(r, x)).collect();
+    let t: Vec<Trial> = rows
+        .iter()
+        .zip([1.0, 0.75, 3.0])
+        .map(|(r, x)| with_ratio(r, x))
+        .collect();
     let s = ratios(&a3_4_trials(&t));
     assert_eq!((s.n, s.max), (2, 1.0));
 }

@@ -11,12 +11,12 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use super::rows::Row;
 use crate::analysis::chart::{Axes, BarGroup, Series, Style, bar_chart, xy_chart};
 use crate::analysis::stats::Summary;
 use crate::analysis::table::{f, md_table};
 use crate::analysis::{AnalysisCtx, Measured, Section};
 use crate::error::Result;
-use super::rows::Row;
 
 const CTA: &str = "check-then-act";
 
@@ -72,7 +72,10 @@ pub fn cta_overshoot(rows: &[Row]) -> Overshoot {
     for r in rows.iter().filter(|r| r.strategy == CTA) {
         let key = ((r.target_rtt_ms * 1000.0).round() as i64, r.workers);
         o.by.entry(key).or_default().push(r.over_admitted as f64);
-        o.rtt_measured.entry(key.0).or_default().push(r.rtt_median_us);
+        o.rtt_measured
+            .entry(key.0)
+            .or_default()
+            .push(r.rtt_median_us);
     }
     o
 }

@@ -156,7 +156,12 @@ impl Sweep for Concurrency {
     async fn setup(&mut self, ctx: &RunContext, cell: &Cell) -> Result<CellSetup> {
         let r = self
             .round_trips
-            .get(ctx, self.fleet.primary_addr(), cell.rtt_ms, self.p.calibrate_samples)
+            .get(
+                ctx,
+                self.fleet.primary_addr(),
+                cell.rtt_ms,
+                self.p.calibrate_samples,
+            )
             .await?;
         let s = ctx.build_strategy(&cell.strategy, &Options::default())?;
         testbed::prepare(&self.fleet, &s).await?;

@@ -10,13 +10,13 @@
 
 use std::collections::BTreeMap;
 
+use super::rows::Row;
 use crate::analysis::chart::{Axes, Series, Style, xy_chart};
 use crate::analysis::stats::Summary;
 use crate::analysis::table::{f, md_table};
 use crate::analysis::{AnalysisCtx, Measured, Section};
 use crate::error::Result;
 use crate::experiments::concurrency::rows::Row as ConcurrencyRow;
-use super::rows::Row;
 
 const WATCH: &str = "watch-multi";
 
@@ -58,7 +58,11 @@ pub fn groups(rows: &[Row]) -> Groups<'_> {
                 .entry((bo, fi, rtt_key(r.target_rtt_ms), b))
                 .or_default()
                 .push(r),
-            _ => g.baseline.entry(rtt_key(r.target_rtt_ms)).or_default().push(r),
+            _ => g
+                .baseline
+                .entry(rtt_key(r.target_rtt_ms))
+                .or_default()
+                .push(r),
         }
     }
     g
@@ -206,8 +210,14 @@ fn figure(ctx: &AnalysisCtx, g: &Groups, limit: u64, workers: u64, md: &mut Stri
             if *fi { ", first counted" } else { "" }
         );
         let a = summary(v, |r| r.admitted as f64);
-        series.entry(name.clone()).or_default().push((*b as f64, a.mean));
-        ranges.entry(name).or_default().push((*b as f64, a.min, a.max));
+        series
+            .entry(name.clone())
+            .or_default()
+            .push((*b as f64, a.mean));
+        ranges
+            .entry(name)
+            .or_default()
+            .push((*b as f64, a.min, a.max));
     }
     if series.is_empty() {
         return Ok(());

@@ -145,7 +145,12 @@ impl Sweep for Retries {
         let p = &self.p;
         let r = self
             .round_trips
-            .get(ctx, self.fleet.primary_addr(), cell.rtt_ms, p.calibrate_samples)
+            .get(
+                ctx,
+                self.fleet.primary_addr(),
+                cell.rtt_ms,
+                p.calibrate_samples,
+            )
             .await?;
         let s = ctx.build_strategy(&cell.strategy, &cell.options())?;
         testbed::prepare(&self.fleet, &s).await?;

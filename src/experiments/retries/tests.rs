@@ -12,7 +12,12 @@ fn row(setting: Option<(u32, u64, bool)>, rtt_ms: f64, admitted: u64, wall_ms: f
         cell: "c".into(),
         trial: 0,
         seed: 1,
-        strategy: if setting.is_some() { "watch-multi" } else { "fixed-window-lua" }.into(),
+        strategy: if setting.is_some() {
+            "watch-multi"
+        } else {
+            "fixed-window-lua"
+        }
+        .into(),
         retry_budget: setting.map(|s| s.0),
         backoff_us: setting.map(|s| s.1),
         budget_includes_first: setting.map(|s| s.2),

@@ -9,13 +9,13 @@
 
 use std::collections::BTreeMap;
 
+use super::rows::{HistoryRow, Row};
 use crate::analysis::chart::{Axes, BarGroup, bar_chart};
 use crate::analysis::stats::Summary;
 use crate::analysis::table::{f, md_table};
 use crate::analysis::window::{by_trial, ideal_bucket};
 use crate::analysis::{AnalysisCtx, Measured, Section};
 use crate::error::Result;
-use super::rows::{HistoryRow, Row};
 
 const CALLER: &str = "token-bucket-caller-clock";
 const REDIS: &str = "token-bucket";
@@ -33,7 +33,11 @@ pub fn setting(r: &Row) -> String {
 /// What the ideal bucket admits of one trial's sends (errored sends do not
 /// count); NaN without any.
 pub fn ideal(r: &Row, history: &[HistoryRow]) -> f64 {
-    let mut t: Vec<i64> = history.iter().filter(|x| !x.error).map(|x| x.sent_us).collect();
+    let mut t: Vec<i64> = history
+        .iter()
+        .filter(|x| !x.error)
+        .map(|x| x.sent_us)
+        .collect();
     t.sort_unstable();
     if t.is_empty() {
         f64::NAN
@@ -167,7 +171,10 @@ pub fn a4_2(rows: &[Row], ideal: &[f64]) -> Option<NearLimit> {
     let mut per_setting: BTreeMap<String, Vec<f64>> = BTreeMap::new();
     for (i, r) in rows.iter().enumerate().filter(|(_, r)| near_limit_at_1s(r)) {
         let pct = 100.0 * r.admitted as f64 / ideal[i];
-        per_duration.entry(r.duration_ms as i64).or_default().push(pct);
+        per_duration
+            .entry(r.duration_ms as i64)
+            .or_default()
+            .push(pct);
         per_setting.entry(setting(r)).or_default().push(pct);
     }
     Some(NearLimit {

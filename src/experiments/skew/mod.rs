@@ -228,7 +228,10 @@ impl Sweep for Skew {
     }
 
     fn keys(&self, st: &Setting) -> Vec<String> {
-        self.strategies.iter().map(|(n, _)| Self::key(n, st)).collect()
+        self.strategies
+            .iter()
+            .map(|(n, _)| Self::key(n, st))
+            .collect()
     }
 
     async fn setup(&mut self, _ctx: &RunContext, _st: &Setting) -> Result<()> {

@@ -64,7 +64,10 @@ fn the_ideal_bucket_runs_on_the_send_times_without_errors() {
     assert!(ideal(&r, &[]).is_nan());
     let mut hist = BTreeMap::new();
     hist.insert((r.cell.clone(), 0), h);
-    assert_eq!(ideals(&[r.clone(), row(REDIS, 0.0, 1.0, 0, 0)], &hist)[0], 3.0);
+    assert_eq!(
+        ideals(&[r.clone(), row(REDIS, 0.0, 1.0, 0, 0)], &hist)[0],
+        3.0
+    );
 }
 
 #[test]
