@@ -20,6 +20,12 @@
 //! `lead_ms` and `phase_ms` are swept. Strategies run side by side (one
 //! driver pool and one key each) on the same arrival times, unless
 //! `parallel = false` or the pattern is in `sequential_patterns`.
+//!
+//! On the sweep engine a cell is a pattern variant and a trial is one rep:
+//! it runs every strategy on the variant's arrivals and returns a row per
+//! strategy under the cell id `<strategy>/<variant>` (`Sweep::keys`), with
+//! every decision in the `history` side table. A trial killed half way is
+//! run again whole; only the rows of strategies not yet committed are kept.
 
 pub mod analyze;
 pub mod rows;

@@ -12,6 +12,12 @@
 //! random, and how long the load lasts are not stated by the study:
 //! `servers`, `clocks`, `durations_ms` and `assign` (random or
 //! round-robin servers) are swept.
+//!
+//! On the sweep engine a cell is a setting and a trial is one rep: it draws
+//! the clocks, arrivals and servers from the trial's seed, runs every
+//! strategy on them side by side and returns a row per strategy under the
+//! cell id `<strategy>/<setting>` (`Sweep::keys`), with every decision in
+//! the `history` side table.
 
 pub mod analyze;
 pub mod rows;
