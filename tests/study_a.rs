@@ -7,12 +7,11 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use limitbench::analysis::window::{
-    History, admission_times, ideal_bucket, max_in_window, min_span,
-};
+use limitbench::analysis::window::{admission_times, ideal_bucket, max_in_window, min_span};
 use limitbench::args;
 use limitbench::clock::Clock;
 use limitbench::conn::Conn;
+use limitbench::experiments::rows::HistoryRow;
 use limitbench::fleet::{Fleet, RedisBinary, ServerConfig};
 use limitbench::load::{Driver, TrialClock};
 use limitbench::proxy::{DelayProxy, rtt_stats};
@@ -136,8 +135,8 @@ async fn proxy_keeps_the_byte_order_of_a_connection() {
     assert_eq!(proxy.connections_open(), 0);
 }
 
-fn h(t: i64, redis: Option<i64>, admitted: bool) -> History {
-    History {
+fn h(t: i64, redis: Option<i64>, admitted: bool) -> HistoryRow {
+    HistoryRow {
         cell: "c".into(),
         trial: 0,
         worker: 0,
@@ -153,7 +152,7 @@ fn h(t: i64, redis: Option<i64>, admitted: bool) -> History {
 #[test]
 fn window_metric_on_hand_made_histories() {
     // Two bursts of 100 straddling a boundary 2 ms apart: 200 in one window.
-    let mut rows: Vec<History> = (0..100)
+    let mut rows: Vec<HistoryRow> = (0..100)
         .map(|i| h(998_000 + i, Some(998_050 + i), true))
         .collect();
     rows.extend((0..100).map(|i| h(1_001_000 + i, Some(1_001_050 + i), true)));

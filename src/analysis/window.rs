@@ -1,6 +1,7 @@
 //! Window metrics over admission histories (study A), computed exactly from
 //! the recorded timestamps, and the ideal token bucket the skew experiment
-//! compares with.
+//! compares with. The rows are `experiments::rows::HistoryRow`, the type the
+//! run side writes.
 //!
 //! A window of length `w` is half open, `[t, t + w)`: two admissions exactly
 //! `w` apart are never in one window. The sweep moves a right edge over the
@@ -10,25 +11,11 @@
 
 use std::collections::BTreeMap;
 
-use serde::Deserialize;
-
-/// One decision of a `<experiment>-history.csv` (the columns the analysis reads).
-#[derive(Debug, Clone, Deserialize)]
-pub struct History {
-    pub cell: String,
-    pub trial: u64,
-    pub worker: u32,
-    pub intended_us: i64,
-    pub sent_us: i64,
-    pub replied_us: i64,
-    pub redis_time_us: Option<i64>,
-    pub admitted: bool,
-    pub error: bool,
-}
+use crate::experiments::rows::HistoryRow;
 
 /// History rows grouped by (cell, trial).
-pub fn by_trial(rows: Vec<History>) -> BTreeMap<(String, u64), Vec<History>> {
-    let mut m: BTreeMap<(String, u64), Vec<History>> = BTreeMap::new();
+pub fn by_trial(rows: Vec<HistoryRow>) -> BTreeMap<(String, u64), Vec<HistoryRow>> {
+    let mut m: BTreeMap<(String, u64), Vec<HistoryRow>> = BTreeMap::new();
     for r in rows {
         m.entry((r.cell.clone(), r.trial)).or_default().push(r);
     }
@@ -37,8 +24,8 @@ pub fn by_trial(rows: Vec<History>) -> BTreeMap<(String, u64), Vec<History>> {
 
 /// Sorted admission times of one trial: Redis's clock where every admitted
 /// decision carries it and `prefer_redis`, else the reply time.
-pub fn admission_times(rows: &[History], prefer_redis: bool) -> (Vec<i64>, &'static str) {
-    let adm: Vec<&History> = rows.iter().filter(|r| r.admitted).collect();
+pub fn admission_times(rows: &[HistoryRow], prefer_redis: bool) -> (Vec<i64>, &'static str) {
+    let adm: Vec<&HistoryRow> = rows.iter().filter(|r| r.admitted).collect();
     let redis = prefer_redis && adm.iter().all(|r| r.redis_time_us.is_some());
     let mut t: Vec<i64> = adm
         .iter()
@@ -102,6 +89,59 @@ pub fn ideal_bucket(arrivals: &[i64], capacity: f64, rate_per_s: f64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn row(cell: &str, trial: u64, replied: i64, redis: Option<i64>, admitted: bool) -> HistoryRow {
+        HistoryRow {
+            cell: cell.into(),
+            trial,
+            worker: 0,
+            intended_us: replied - 10,
+            sent_us: replied - 10,
+            replied_us: replied,
+            redis_time_us: redis,
+            admitted,
+            error: false,
+        }
+    }
+
+    #[test]
+    fn by_trial_groups_by_cell_and_trial_in_order() {
+        let g = by_trial(vec![
+            row("b", 0, 1, None, true),
+            row("a", 1, 2, None, true),
+            row("b", 0, 3, None, false),
+            row("a", 0, 4, None, true),
+        ]);
+        let keys: Vec<(String, u64)> = g.keys().cloned().collect();
+        assert_eq!(
+            keys,
+            vec![("a".into(), 0), ("a".into(), 1), ("b".into(), 0)]
+        );
+        let b0: Vec<i64> = g[&("b".to_string(), 0)]
+            .iter()
+            .map(|r| r.replied_us)
+            .collect();
+        assert_eq!(b0, vec![1, 3]);
+    }
+
+    #[test]
+    fn admission_times_use_redis_only_when_every_admission_has_it() {
+        let rows = vec![
+            row("c", 0, 300, Some(250), true),
+            row("c", 0, 100, Some(50), true),
+            // Refused: neither its time nor its missing Redis time counts.
+            row("c", 0, 200, None, false),
+        ];
+        assert_eq!(admission_times(&rows, true), (vec![50, 250], "redis"));
+        assert_eq!(admission_times(&rows, false), (vec![100, 300], "reply"));
+        let mut one_missing = rows.clone();
+        one_missing[0].redis_time_us = None;
+        assert_eq!(
+            admission_times(&one_missing, true),
+            (vec![100, 300], "reply")
+        );
+        assert_eq!(admission_times(&[], true), (vec![], "redis"));
+    }
 
     #[test]
     fn window_edges_are_half_open() {

@@ -22,15 +22,17 @@ pub mod bursts;
 pub mod cluster;
 pub mod concurrency;
 pub mod cost;
+pub mod decisions;
 pub mod fail_open;
 pub mod failover;
 pub mod memory;
 pub mod replication;
 pub mod retries;
+pub mod rows;
 pub mod script_survival;
 pub mod skew;
 pub mod stalls;
-pub mod study_a_common;
+pub mod testbed;
 pub mod ts_member;
 
 use std::future::Future;

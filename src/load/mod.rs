@@ -6,8 +6,9 @@
 //! trips on the connection, and turns the outcome into an `Event`: one row of
 //! admission history from which any window metric can be recomputed later.
 
+pub mod counts;
+pub mod dispatch;
 pub mod schedule;
-pub mod study_a_load;
 pub mod study_b_cost_hot;
 
 use std::sync::Arc;
@@ -191,7 +192,7 @@ pub async fn closed_loop(
 /// drivers every arrival leaves on time; the events record `intended_us` and
 /// `sent_us`, so the achieved schedule is measured, not assumed. To place a
 /// schedule against an outside clock (Redis's window boundary), make the
-/// trial clock first and use `study_a_load::open_loop_on`.
+/// trial clock first and use `dispatch::open_loop_on`.
 pub async fn open_loop(
     drivers: Vec<Driver>,
     arrivals: Arc<Vec<schedule::Arrival>>,
@@ -199,8 +200,7 @@ pub async fn open_loop(
 ) -> Result<(Vec<Event>, TrialClock, Vec<Driver>)> {
     let tc = TrialClock::start();
     let (events, back) =
-        study_a_load::open_loop_on(drivers, arrivals, study_a_load::Assign::Pool, limit, tc)
-            .await?;
+        dispatch::open_loop_on(drivers, arrivals, dispatch::Assign::Pool, limit, tc).await?;
     Ok((events, tc, back))
 }
 

@@ -3,118 +3,178 @@
 //! (`window::max_in_window`) on Redis's clock where the strategy's script
 //! returns TIME, else on the reply time (the fixed windows, WATCH and
 //! check-then-act read no clock in Redis), divided by L, per trial.
+//!
+//! Layout: the per-trial metric ([`trial`]), which trials each claim reads
+//! and what it takes of them (unit-tested in `tests.rs` beside this file),
+//! then the presentation (table, figure, markdown and one `Measured` per
+//! claim), then [`analyze`].
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
+use super::rows::{HistoryRow, Row};
 use crate::analysis::chart::{Axes, BarGroup, bar_chart};
 use crate::analysis::stats::Summary;
-use crate::analysis::table::{f, md_table};
-use crate::analysis::window::{History, admission_times, by_trial, max_in_window, min_span};
+use crate::analysis::table::{distinct, f, md_table};
+use crate::analysis::window::{admission_times, by_trial, max_in_window, min_span};
 use crate::analysis::{AnalysisCtx, Measured, Section};
 use crate::error::Result;
-use super::Row;
 
-struct Trial<'a> {
-    row: &'a Row,
-    ratio: f64,
+/// One trial of one strategy, measured from its history.
+#[derive(Debug)]
+pub struct Trial<'a> {
+    pub row: &'a Row,
+    /// Most admitted in any window / L (NaN without a history).
+    pub ratio: f64,
     /// Shortest span holding 2L admissions (straddle), us.
-    span_2l_us: Option<i64>,
-    clock: &'static str,
+    pub span_2l_us: Option<i64>,
+    /// The clock the admission times are on: `redis` or `reply`.
+    pub clock: &'static str,
 }
 
-fn variant(r: &Row) -> String {
+/// The pattern variant of a row: its cell without the strategy.
+pub fn variant(r: &Row) -> String {
     r.cell
         .split_once('/')
         .map(|x| x.1.to_string())
         .unwrap_or_default()
 }
 
-pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
-    let mut out = Vec::new();
-    let Some(rows) = ctx.read_csv::<Row>("bursts.csv")? else {
-        return Ok((out, Section::new("bursts", "Not run.\n")));
-    };
-    let hist = by_trial(
-        ctx.read_csv::<History>("bursts-history.csv")?
-            .unwrap_or_default(),
-    );
-    let trials: Vec<Trial> = rows
-        .iter()
-        .map(|r| {
-            let empty = Vec::new();
-            let h = hist.get(&(r.cell.clone(), r.trial)).unwrap_or(&empty);
-            let (times, clock) = admission_times(h, true);
-            let (n, _) = max_in_window(&times, r.window_ms as i64 * 1000);
-            Trial {
-                row: r,
-                ratio: if h.is_empty() {
-                    f64::NAN
-                } else {
-                    n as f64 / r.limit as f64
-                },
-                span_2l_us: min_span(&times, 2 * r.limit as usize),
-                clock,
-            }
-        })
-        .collect();
-    let limit = rows.first().map(|r| r.limit).unwrap_or(100);
-    let window_ms = rows.first().map(|r| r.window_ms).unwrap_or(1000);
-    let mut md = format!(
-        "{} trials (strategy x pattern x phase x rep), limit L={limit} per {window_ms} ms; metric = max admitted in any {window_ms} ms window / L, from the history ({} decisions). Clock: {}. seed {}.\n\n",
-        rows.len(),
-        hist.values().map(|v| v.len()).sum::<usize>(),
-        {
-            let mut c: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
-            for t in &trials {
-                let v = c.entry(t.clock).or_default();
-                if !v.contains(&t.row.strategy.as_str()) {
-                    v.push(&t.row.strategy);
-                }
-            }
-            c.iter()
-                .map(|(k, v)| format!("{k}: {}", v.join(", ")))
-                .collect::<Vec<_>>()
-                .join("; ")
+// ---- Metrics ----
+
+/// The window metric of one trial from its history rows.
+pub fn trial<'a>(row: &'a Row, history: &[HistoryRow]) -> Trial<'a> {
+    let (times, clock) = admission_times(history, true);
+    let (n, _) = max_in_window(&times, row.window_ms as i64 * 1000);
+    Trial {
+        row,
+        ratio: if history.is_empty() {
+            f64::NAN
+        } else {
+            n as f64 / row.limit as f64
         },
-        ctx.manifest["seed"]
-    );
-    // Table: strategy x pattern variant, mean and max ratio.
+        span_2l_us: min_span(&times, 2 * row.limit as usize),
+        clock,
+    }
+}
+
+/// Every row's trial, its history looked up by (cell, trial).
+pub fn trials<'a>(
+    rows: &'a [Row],
+    hist: &BTreeMap<(String, u64), Vec<HistoryRow>>,
+) -> Vec<Trial<'a>> {
+    rows.iter()
+        .map(|r| {
+            let h = hist.get(&(r.cell.clone(), r.trial));
+            trial(r, h.map(Vec::as_slice).unwrap_or(&[]))
+        })
+        .collect()
+}
+
+/// The ratios per (variant, strategy), for the table.
+pub fn ratio_table(trials: &[Trial]) -> BTreeMap<(String, String), Vec<f64>> {
     let mut cells: BTreeMap<(String, String), Vec<f64>> = BTreeMap::new();
-    for t in &trials {
+    for t in trials {
         cells
             .entry((variant(t.row), t.row.strategy.clone()))
             .or_default()
             .push(t.ratio);
     }
-    let strategies: Vec<String> = {
-        let mut v: Vec<String> = Vec::new();
-        for r in &rows {
-            if !v.contains(&r.strategy) {
-                v.push(r.strategy.clone());
-            }
+    cells
+}
+
+/// The trials of `pattern` (every pattern if empty) and of the strategies
+/// `strategy` accepts that have a ratio.
+pub fn pick<'t, 'a>(
+    trials: &'t [Trial<'a>],
+    pattern: &str,
+    strategy: fn(&str) -> bool,
+) -> Vec<&'t Trial<'a>> {
+    trials
+        .iter()
+        .filter(|t| {
+            (pattern.is_empty() || t.row.pattern == pattern)
+                && strategy(&t.row.strategy)
+                && t.ratio.is_finite()
+        })
+        .collect()
+}
+
+/// A3.1 reads the fixed windows on the straddle pattern.
+pub fn a3_1_trials<'t, 'a>(trials: &'t [Trial<'a>]) -> Vec<&'t Trial<'a>> {
+    pick(trials, "straddle", |s| s.starts_with("fixed-window"))
+}
+
+/// A3.2 reads the token bucket on quiet-then-burst.
+pub fn a3_2_trials<'t, 'a>(trials: &'t [Trial<'a>]) -> Vec<&'t Trial<'a>> {
+    pick(trials, "quiet-then-burst", |s| s == "token-bucket")
+}
+
+/// A3.3 reads the sliding-window counter on burst-then-sustained.
+pub fn a3_3_trials<'t, 'a>(trials: &'t [Trial<'a>]) -> Vec<&'t Trial<'a>> {
+    pick(trials, "burst-then-sustained", |s| {
+        s == "sliding-window-counter"
+    })
+}
+
+/// A3.4 reads the sliding-window log on every pattern.
+pub fn a3_4_trials<'t, 'a>(trials: &'t [Trial<'a>]) -> Vec<&'t Trial<'a>> {
+    pick(trials, "", |s| s == "sliding-window-log")
+}
+
+/// The ratios of some trials, summarised.
+pub fn ratios(trials: &[&Trial]) -> Summary {
+    Summary::of(&trials.iter().map(|t| t.ratio).collect::<Vec<_>>())
+}
+
+/// The ratios of some trials per pattern variant.
+pub fn ratios_by_variant(trials: &[&Trial]) -> BTreeMap<String, Vec<f64>> {
+    let mut m: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+    for t in trials {
+        m.entry(variant(t.row)).or_default().push(t.ratio);
+    }
+    m
+}
+
+/// The shortest spans holding 2L admissions (ms) of the trials that reached 2L.
+pub fn spans_2l_ms(trials: &[&Trial]) -> Vec<f64> {
+    trials
+        .iter()
+        .filter_map(|t| t.span_2l_us)
+        .map(|x| x as f64 / 1000.0)
+        .collect()
+}
+
+// ---- Presentation ----
+
+/// Which strategies' admission times are on which clock.
+fn clocks_line(trials: &[Trial]) -> String {
+    let mut c: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for t in trials {
+        let v = c.entry(t.clock).or_default();
+        if !v.contains(&t.row.strategy.as_str()) {
+            v.push(&t.row.strategy);
         }
-        v
-    };
-    let variants: Vec<String> = {
-        let mut v: Vec<String> = Vec::new();
-        for r in &rows {
-            let x = variant(r);
-            if !v.contains(&x) {
-                v.push(x);
-            }
-        }
-        v
-    };
-    md += "Max admitted in any window / L, mean (max) over trials, per pattern variant (lead/phase in ms, rate x L per window):\n\n";
+    }
+    c.iter()
+        .map(|(k, v)| format!("{k}: {}", v.join(", ")))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// The table: strategy x pattern variant, mean and max ratio.
+fn table(rows: &[Row], trials: &[Trial], strategies: &[String], md: &mut String) {
+    let cells = ratio_table(trials);
+    let variants = distinct(rows.iter().map(variant));
+    *md += "Max admitted in any window / L, mean (max) over trials, per pattern variant (lead/phase in ms, rate x L per window):\n\n";
     let mut headers = vec!["pattern"];
     headers.extend(strategies.iter().map(|s| s.as_str()));
-    md += &md_table(
+    *md += &md_table(
         &headers,
         &variants
             .iter()
             .map(|v| {
                 let mut row = vec![v.clone()];
-                for s in &strategies {
+                for s in strategies {
                     let x = cells.get(&(v.clone(), s.clone())).map(|x| Summary::of(x));
                     row.push(
                         x.map(|x| format!("{} ({})", f(x.mean, 2), f(x.max, 2)))
@@ -125,17 +185,18 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
             })
             .collect::<Vec<_>>(),
     );
-    md += "\n";
-    // Figure: max over trials per strategy, grouped by pattern.
-    let patterns: Vec<String> = {
-        let mut v: Vec<String> = Vec::new();
-        for r in &rows {
-            if !v.contains(&r.pattern) {
-                v.push(r.pattern.clone());
-            }
-        }
-        v
-    };
+    *md += "\n";
+}
+
+/// The figure: max over trials per strategy, grouped by pattern.
+fn figure(
+    ctx: &AnalysisCtx,
+    rows: &[Row],
+    trials: &[Trial],
+    strategies: &[String],
+    md: &mut String,
+) -> Result<()> {
+    let patterns = distinct(rows.iter().map(|r| r.pattern.clone()));
     let (path, link) = ctx.figure("a3_max_in_any_window.svg");
     bar_chart(
         &path,
@@ -145,7 +206,7 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
             y_label: "max in any window / L".into(),
             ..Default::default()
         },
-        &strategies,
+        strategies,
         &patterns
             .iter()
             .map(|p| BarGroup {
@@ -166,108 +227,142 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
             .collect::<Vec<_>>(),
         Some((1.0, "the limit")),
     )?;
-    md += &format!("![A3 max in any window]({link})\n\n");
+    *md += &format!("![A3 max in any window]({link})\n\n");
+    Ok(())
+}
 
-    let pick = |pattern: &str, strat: &dyn Fn(&str) -> bool| -> Vec<&Trial> {
-        trials
-            .iter()
-            .filter(|t| {
-                (pattern.is_empty() || t.row.pattern == pattern)
-                    && strat(&t.row.strategy)
-                    && t.ratio.is_finite()
-            })
-            .collect()
-    };
-    // A3.1
-    let fw = pick("straddle", &|s| s.starts_with("fixed-window"));
-    if !fw.is_empty() {
-        let s = Summary::of(&fw.iter().map(|t| t.ratio).collect::<Vec<_>>());
-        let spans: Vec<f64> = fw
-            .iter()
-            .filter_map(|t| t.span_2l_us)
-            .map(|x| x as f64 / 1000.0)
-            .collect();
-        let by_lead: BTreeMap<String, Summary> = {
-            let mut m: BTreeMap<String, Vec<f64>> = BTreeMap::new();
-            for t in &fw {
-                m.entry(variant(t.row)).or_default().push(t.ratio);
-            }
-            m.into_iter().map(|(k, v)| (k, Summary::of(&v))).collect()
-        };
-        out.push(
-            Measured::new(
-                "A3.1",
-                vec![s.max],
-                format!(
-                    "max {:.2}x (mean {:.2}, n={}); 2L admitted within {} ms (shortest span, {} trials reached 2L)",
-                    s.max,
-                    s.mean,
-                    s.n,
-                    f(Summary::of(&spans).min, 1),
-                    spans.len()
-                ),
-                "bursts.csv+history pattern=straddle strategy=fixed-window-*",
-            )
-            .note(format!(
-                "by lead before the boundary: {}",
-                by_lead.iter().map(|(k, v)| format!("{k}: mean {:.2}", v.mean)).collect::<Vec<_>>().join(", ")
-            )),
-        );
+fn measured_a3_1(trials: &[Trial]) -> Option<Measured> {
+    let fw = a3_1_trials(trials);
+    if fw.is_empty() {
+        return None;
     }
-    // A3.2
-    let tb = pick("quiet-then-burst", &|s| s == "token-bucket");
-    if !tb.is_empty() {
-        let s = Summary::of(&tb.iter().map(|t| t.ratio).collect::<Vec<_>>());
-        out.push(Measured::new(
-            "A3.2",
+    let s = ratios(&fw);
+    let spans = spans_2l_ms(&fw);
+    let by_lead: BTreeMap<String, Summary> = ratios_by_variant(&fw)
+        .into_iter()
+        .map(|(k, v)| (k, Summary::of(&v)))
+        .collect();
+    Some(
+        Measured::new(
+            "A3.1",
             vec![s.max],
             format!(
-                "max {:.2}x (mean {:.2}, min {:.2}, n={})",
-                s.max, s.mean, s.min, s.n
-            ),
-            "bursts.csv+history pattern=quiet-then-burst strategy=token-bucket",
-        ));
-    }
-    // A3.3
-    let swc = pick("burst-then-sustained", &|s| s == "sliding-window-counter");
-    if !swc.is_empty() {
-        let s = Summary::of(&swc.iter().map(|t| t.ratio).collect::<Vec<_>>());
-        let mut m: BTreeMap<String, Vec<f64>> = BTreeMap::new();
-        for t in &swc {
-            m.entry(variant(t.row)).or_default().push(t.ratio);
-        }
-        out.push(
-            Measured::new(
-                "A3.3",
-                vec![s.mean, s.max],
-                format!("mean {:.2}x, worst {:.2}x (n={})", s.mean, s.max, s.n),
-                "bursts.csv+history pattern=burst-then-sustained strategy=sliding-window-counter (all rates and phases)",
-            )
-            .note(format!(
-                "per variant mean/max: {}",
-                m.iter().map(|(k, v)| { let s = Summary::of(v); format!("{k}: {:.2}/{:.2}", s.mean, s.max) }).collect::<Vec<_>>().join(", ")
-            )),
-        );
-    }
-    // A3.4
-    let swl = pick("", &|s| s == "sliding-window-log");
-    if !swl.is_empty() {
-        let s = Summary::of(&swl.iter().map(|t| t.ratio).collect::<Vec<_>>());
-        out.push(Measured::new(
-            "A3.4",
-            vec![s.max],
-            format!(
-                "max {:.2}x over {} trials of {} patterns",
+                "max {:.2}x (mean {:.2}, n={}); 2L admitted within {} ms (shortest span, {} trials reached 2L)",
                 s.max,
+                s.mean,
                 s.n,
-                swl.iter()
-                    .map(|t| &t.row.pattern)
-                    .collect::<std::collections::BTreeSet<_>>()
-                    .len()
+                f(Summary::of(&spans).min, 1),
+                spans.len()
             ),
-            "bursts.csv+history strategy=sliding-window-log, every pattern",
-        ));
+            "bursts.csv+history pattern=straddle strategy=fixed-window-*",
+        )
+        .note(format!(
+            "by lead before the boundary: {}",
+            by_lead
+                .iter()
+                .map(|(k, v)| format!("{k}: mean {:.2}", v.mean))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+    )
+}
+
+fn measured_a3_2(trials: &[Trial]) -> Option<Measured> {
+    let tb = a3_2_trials(trials);
+    if tb.is_empty() {
+        return None;
     }
+    let s = ratios(&tb);
+    Some(Measured::new(
+        "A3.2",
+        vec![s.max],
+        format!(
+            "max {:.2}x (mean {:.2}, min {:.2}, n={})",
+            s.max, s.mean, s.min, s.n
+        ),
+        "bursts.csv+history pattern=quiet-then-burst strategy=token-bucket",
+    ))
+}
+
+fn measured_a3_3(trials: &[Trial]) -> Option<Measured> {
+    let swc = a3_3_trials(trials);
+    if swc.is_empty() {
+        return None;
+    }
+    let s = ratios(&swc);
+    Some(
+        Measured::new(
+            "A3.3",
+            vec![s.mean, s.max],
+            format!("mean {:.2}x, worst {:.2}x (n={})", s.mean, s.max, s.n),
+            "bursts.csv+history pattern=burst-then-sustained strategy=sliding-window-counter (all rates and phases)",
+        )
+        .note(format!(
+            "per variant mean/max: {}",
+            ratios_by_variant(&swc)
+                .iter()
+                .map(|(k, v)| {
+                    let s = Summary::of(v);
+                    format!("{k}: {:.2}/{:.2}", s.mean, s.max)
+                })
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+    )
+}
+
+fn measured_a3_4(trials: &[Trial]) -> Option<Measured> {
+    let swl = a3_4_trials(trials);
+    if swl.is_empty() {
+        return None;
+    }
+    let s = ratios(&swl);
+    Some(Measured::new(
+        "A3.4",
+        vec![s.max],
+        format!(
+            "max {:.2}x over {} trials of {} patterns",
+            s.max,
+            s.n,
+            swl.iter()
+                .map(|t| &t.row.pattern)
+                .collect::<BTreeSet<_>>()
+                .len()
+        ),
+        "bursts.csv+history strategy=sliding-window-log, every pattern",
+    ))
+}
+
+pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
+    let Some(rows) = ctx.read_csv::<Row>("bursts.csv")? else {
+        return Ok((Vec::new(), Section::new("bursts", "Not run.\n")));
+    };
+    let hist = by_trial(
+        ctx.read_csv::<HistoryRow>("bursts-history.csv")?
+            .unwrap_or_default(),
+    );
+    let trials = trials(&rows, &hist);
+    let limit = rows.first().map(|r| r.limit).unwrap_or(100);
+    let window_ms = rows.first().map(|r| r.window_ms).unwrap_or(1000);
+    let mut md = format!(
+        "{} trials (strategy x pattern x phase x rep), limit L={limit} per {window_ms} ms; metric = max admitted in any {window_ms} ms window / L, from the history ({} decisions). Clock: {}. seed {}.\n\n",
+        rows.len(),
+        hist.values().map(|v| v.len()).sum::<usize>(),
+        clocks_line(&trials),
+        ctx.manifest["seed"]
+    );
+    let strategies = distinct(rows.iter().map(|r| r.strategy.clone()));
+    table(&rows, &trials, &strategies, &mut md);
+    figure(ctx, &rows, &trials, &strategies, &mut md)?;
+    let out: Vec<Measured> = [
+        measured_a3_1(&trials),
+        measured_a3_2(&trials),
+        measured_a3_3(&trials),
+        measured_a3_4(&trials),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
     let late: Vec<f64> = rows.iter().map(|r| r.lateness_p99_us).collect();
     md += &format!(
         "Send lateness against the schedule, p99 per trial: {} us (bursts queue behind the driver pool).\n",

@@ -20,22 +20,38 @@
 //! `lead_ms` and `phase_ms` are swept. Strategies run side by side (one
 //! driver pool and one key each) on the same arrival times, unless
 //! `parallel = false` or the pattern is in `sequential_patterns`.
+//!
+//! On the sweep engine a cell is a pattern variant and a trial is one rep:
+//! it runs every strategy on the variant's arrivals and returns a row per
+//! strategy under the cell id `<strategy>/<variant>` (`Sweep::keys`), with
+//! every decision in the `history` side table. A trial killed half way is
+//! run again whole; only the rows of strategies not yet committed are kept.
 
 pub mod analyze;
+pub mod rows;
+#[cfg(test)]
+mod tests;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use rand::SeedableRng;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
-use super::study_a_common::{self as common, HistoryRow};
+pub use rows::{HistoryRow, Row};
+
+use super::decisions::history_rows;
+use super::testbed::{self, ms_label};
 use super::{Experiment, RunContext};
 use crate::clock::Clock;
+use crate::conn::Conn;
 use crate::error::{Error, Result};
+use crate::load::counts::count;
+use crate::load::dispatch::{Assign, open_loop_on};
 use crate::load::schedule::{self, Arrival};
-use crate::load::study_a_load::{Assign, open_loop_on};
 use crate::load::{Driver, TrialClock};
+use crate::run::keys::fresh_client;
+use crate::run::seeds::{self, TrialRng, trial_seed};
+use crate::run::sweep::{self, Sweep, TrialRows};
 use crate::strategy::{Limit, Options};
 
 pub const EXPERIMENT: Experiment = Experiment {
@@ -74,34 +90,6 @@ struct Params {
     pin_redis_cpu: Option<usize>,
 }
 
-#[derive(Debug, Serialize, Deserialize, Clone)]
-pub struct Row {
-    pub cell: String,
-    pub trial: u64,
-    pub seed: u64,
-    pub strategy: String,
-    pub pattern: String,
-    /// `lead_ms` for straddle, `phase_ms` for the burst patterns.
-    pub phase_ms: Option<f64>,
-    /// Traffic rate after the burst (or of steady/poisson), x the limit per window.
-    pub rate_x: Option<f64>,
-    pub limit: u64,
-    pub window_ms: u64,
-    /// Where the aligned window boundary fell on the trial clock (us).
-    pub boundary_us: Option<i64>,
-    pub redis_clock_offset_us: i64,
-    pub offered: u64,
-    pub admitted: u64,
-    pub errors: u64,
-    /// Which clock the history's admission times for the window metric use.
-    pub clock: String,
-    pub lateness_p99_us: f64,
-    pub lateness_max_us: f64,
-    pub drivers: u64,
-    pub parallel_strategies: u64,
-    pub first_error: String,
-}
-
 /// One arrival schedule, run for several strategies.
 #[derive(Debug, Clone)]
 struct Variant {
@@ -121,11 +109,11 @@ impl Variant {
                 } else {
                     "phase"
                 },
-                common::ms_label(p)
+                ms_label(p)
             );
         }
         if let Some(r) = self.rate_x {
-            s += &format!("/x{}", common::ms_label(r));
+            s += &format!("/x{}", ms_label(r));
         }
         s
     }
@@ -179,7 +167,7 @@ fn schedule_of(
     v: &Variant,
     tc: &TrialClock,
     offset_us: i64,
-    rng: &mut rand::rngs::StdRng,
+    rng: &mut TrialRng,
 ) -> (Vec<Arrival>, Option<i64>) {
     let per_s = p.limit as f64 * 1000.0 / p.window_ms as f64;
     let ms = |x: f64| (x * 1000.0) as i64;
@@ -237,108 +225,160 @@ fn schedule_of(
     }
 }
 
+/// Cross-cell state: the strategies, a driver pool per strategy (kept for
+/// the whole run), and a connection to read Redis's clock with.
+struct Bursts {
+    p: Params,
+    strategies: Vec<String>,
+    pools: BTreeMap<String, Vec<Driver>>,
+    clock_conn: Conn,
+}
+
+impl Bursts {
+    /// The cell id of one strategy's rows on variant `v`.
+    fn key(strategy: &str, v: &Variant) -> String {
+        format!("{strategy}/{}", v.label())
+    }
+
+    /// Run `batch` side by side on one schedule of `v` (its own trial clock,
+    /// boundary and Redis clock offset), and record each strategy's row and
+    /// history. Every batch of a trial draws from the same seed, so
+    /// strategies run one at a time still get the same random arrivals.
+    async fn batch(
+        &mut self,
+        ctx: &RunContext,
+        v: &Variant,
+        batch: &[String],
+        rep: u64,
+        out: &mut TrialRows<Row, HistoryRow>,
+    ) -> Result<()> {
+        let p = &self.p;
+        let limit = Limit::per_window(p.limit, p.window_ms);
+        let seed = trial_seed(ctx.seed, &v.label(), rep);
+        let mut rng = seeds::rng(seed);
+        let offset = testbed::redis_clock_offset(&mut self.clock_conn).await?;
+        let tc = TrialClock::start();
+        let (times, boundary) = schedule_of(p, v, &tc, offset, &mut rng);
+        let mut tasks = Vec::new();
+        for name in batch {
+            let cell = Self::key(name, v);
+            let client = fresh_client("burst", &cell, rep);
+            let arrivals = schedule::for_client(&times, &client);
+            let drivers = self.pools.remove(name).expect("a pool per strategy");
+            let load = open_loop_on(drivers, Arc::new(arrivals), Assign::Pool, limit, tc);
+            tasks.push((name.clone(), cell, tokio::spawn(load)));
+        }
+        for (name, cell, t) in tasks {
+            let (events, back) = t
+                .await
+                .map_err(|e| Error::Other(format!("bursts: load task failed: {e}")))??;
+            self.pools.insert(name.clone(), back);
+            let n = count(&events);
+            let hist = history_rows(&cell, rep, &name, &events);
+            let redis_clock = hist
+                .iter()
+                .filter(|h| h.admitted)
+                .all(|h| h.redis_time_us.is_some());
+            let ach = schedule::achieved(
+                &events
+                    .iter()
+                    .map(|e| (e.intended_us, e.sent_us))
+                    .collect::<Vec<_>>(),
+            );
+            out.side.extend(hist);
+            out.rows.push(Row {
+                cell,
+                trial: rep,
+                seed,
+                strategy: name,
+                pattern: v.pattern.clone(),
+                phase_ms: v.phase_ms,
+                rate_x: v.rate_x,
+                limit: p.limit,
+                window_ms: p.window_ms,
+                boundary_us: boundary,
+                redis_clock_offset_us: offset,
+                offered: n.offered,
+                admitted: n.admitted,
+                errors: n.errors,
+                clock: if redis_clock { "redis" } else { "reply" }.into(),
+                lateness_p99_us: ach.lateness_p99_us,
+                lateness_max_us: ach.lateness_max_us,
+                drivers: p.drivers as u64,
+                parallel_strategies: batch.len() as u64,
+                first_error: n.first_error.unwrap_or_default(),
+            });
+        }
+        Ok(())
+    }
+}
+
+/// A cell is a pattern variant; one trial runs every strategy on it and
+/// commits a row per strategy, under the cell ids `<strategy>/<variant>`.
+impl Sweep for Bursts {
+    type Cell = Variant;
+    type Setup = ();
+    type Row = Row;
+    type Side = HistoryRow;
+    const SIDE: Option<&'static str> = Some("history");
+
+    fn cell_id(&self, v: &Variant) -> String {
+        v.label()
+    }
+
+    fn trials(&self, _v: &Variant) -> u64 {
+        self.p.reps
+    }
+
+    fn keys(&self, v: &Variant) -> Vec<String> {
+        self.strategies.iter().map(|s| Self::key(s, v)).collect()
+    }
+
+    async fn setup(&mut self, _ctx: &RunContext, _v: &Variant) -> Result<()> {
+        Ok(())
+    }
+
+    async fn trial(
+        &mut self,
+        ctx: &RunContext,
+        v: &Variant,
+        _setup: &mut (),
+        rep: u64,
+    ) -> Result<TrialRows<Row, HistoryRow>> {
+        // Side by side, or one strategy at a time.
+        let batches: Vec<Vec<String>> =
+            if self.p.parallel && !self.p.sequential_patterns.contains(&v.pattern) {
+                vec![self.strategies.clone()]
+            } else {
+                self.strategies.iter().map(|s| vec![s.clone()]).collect()
+            };
+        let mut out = TrialRows::with_side(Vec::new(), Vec::new());
+        for batch in batches.iter().filter(|b| !b.is_empty()) {
+            self.batch(ctx, v, batch, rep, &mut out).await?;
+        }
+        Ok(out)
+    }
+}
+
 async fn run(ctx: &RunContext) -> Result<()> {
     let p: Params = ctx.params()?;
     let strategies = ctx.strategies(&p.strategies);
     let variants = variants(&p)?;
-    let fleet = common::server(ctx, p.pin_redis_cpu).await?;
-    let mut log = ctx.trial_log(&["history"])?;
-    let mut progress = ctx.progress(variants.len() as u64 * p.reps * strategies.len() as u64);
-    let limit = Limit::per_window(p.limit, p.window_ms);
+    let fleet = testbed::server(ctx, p.pin_redis_cpu).await?;
     let mut pools: BTreeMap<String, Vec<Driver>> = BTreeMap::new();
     for name in &strategies {
         let s = ctx.build_strategy(name, &Options::default())?;
-        common::prepare(&fleet, &s).await?;
+        fleet.prepare(s.as_ref()).await?;
         let d =
-            common::drivers(fleet.primary_addr(), &s, &vec![Clock::default(); p.drivers]).await?;
+            testbed::drivers(fleet.primary_addr(), &s, &vec![Clock::default(); p.drivers]).await?;
         pools.insert(name.clone(), d);
     }
-    let mut clock_conn = fleet.conn().await?;
-    for v in &variants {
-        for rep in 0..p.reps {
-            let todo: Vec<String> = strategies
-                .iter()
-                .filter(|s| !log.is_done(&format!("{s}/{}", v.label()), rep))
-                .cloned()
-                .collect();
-            progress.skip((strategies.len() - todo.len()) as u64);
-            // Side by side, or one strategy at a time.
-            let batches: Vec<Vec<String>> =
-                if p.parallel && !p.sequential_patterns.contains(&v.pattern) {
-                    vec![todo.clone()]
-                } else {
-                    todo.iter().map(|s| vec![s.clone()]).collect()
-                };
-            for batch in batches.into_iter().filter(|b| !b.is_empty()) {
-                let seed = common::trial_seed(ctx.seed, &v.label(), rep);
-                let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
-                let offset = common::redis_clock_offset(&mut clock_conn).await?;
-                let tc = TrialClock::start();
-                let (times, boundary) = schedule_of(&p, v, &tc, offset, &mut rng);
-                let mut tasks = Vec::new();
-                for name in &batch {
-                    let cell = format!("{name}/{}", v.label());
-                    let client = common::fresh_client("burst", &cell, rep);
-                    let arrivals = schedule::for_client(&times, &client);
-                    let drivers = pools.remove(name).expect("a pool per strategy");
-                    tasks.push((
-                        name.clone(),
-                        cell,
-                        tokio::spawn(open_loop_on(
-                            drivers,
-                            Arc::new(arrivals),
-                            Assign::Pool,
-                            limit,
-                            tc,
-                        )),
-                    ));
-                }
-                for (name, cell, t) in tasks {
-                    let (events, back) = t
-                        .await
-                        .map_err(|e| Error::Other(format!("bursts: load task failed: {e}")))??;
-                    pools.insert(name.clone(), back);
-                    let n = common::count(&events);
-                    let hist = common::history_rows(&cell, rep, &name, &events);
-                    let redis_clock = hist
-                        .iter()
-                        .filter(|h| h.admitted)
-                        .all(|h| h.redis_time_us.is_some());
-                    let ach = schedule::achieved(
-                        &events
-                            .iter()
-                            .map(|e| (e.intended_us, e.sent_us))
-                            .collect::<Vec<_>>(),
-                    );
-                    log.side::<HistoryRow>("history", &hist)?;
-                    let row = Row {
-                        cell: cell.clone(),
-                        trial: rep,
-                        seed,
-                        strategy: name.clone(),
-                        pattern: v.pattern.clone(),
-                        phase_ms: v.phase_ms,
-                        rate_x: v.rate_x,
-                        limit: p.limit,
-                        window_ms: p.window_ms,
-                        boundary_us: boundary,
-                        redis_clock_offset_us: offset,
-                        offered: n.offered,
-                        admitted: n.admitted,
-                        errors: n.errors,
-                        clock: if redis_clock { "redis" } else { "reply" }.into(),
-                        lateness_p99_us: ach.lateness_p99_us,
-                        lateness_max_us: ach.lateness_max_us,
-                        drivers: p.drivers as u64,
-                        parallel_strategies: batch.len() as u64,
-                        first_error: n.first_error.unwrap_or_default(),
-                    };
-                    log.commit(&cell, rep, &[row])?;
-                    progress.inc(&cell);
-                }
-            }
-        }
-    }
-    progress.finish();
-    Ok(())
+    let clock_conn = fleet.conn().await?;
+    let mut sweep = Bursts {
+        p,
+        strategies,
+        pools,
+        clock_conn,
+    };
+    sweep::run(ctx, &mut sweep, &variants).await
 }

@@ -14,6 +14,8 @@
 
 pub mod analyze;
 pub mod rows;
+#[cfg(test)]
+mod tests;
 
 use std::collections::BTreeSet;
 use std::time::Duration;
@@ -22,11 +24,15 @@ use serde::Deserialize;
 
 pub use rows::Row;
 
-use super::study_a_common as common;
+use super::decisions::atomic_design;
+use super::testbed::{self, RoundTrips, ms_label};
 use super::{Experiment, RunContext};
 use crate::clock::Clock;
 use crate::error::Result;
 use crate::load::closed_loop;
+use crate::load::counts::count;
+use crate::run::keys::fresh_client;
+use crate::run::seeds::trial_seed;
 use crate::run::sweep::{self, NoSide, Sweep, TrialRows};
 use crate::strategy::{self, Limit, Options};
 
@@ -77,7 +83,7 @@ impl Cell {
             "{}/c{}/rtt{}",
             self.strategy,
             self.workers,
-            common::ms_label(self.rtt_ms)
+            ms_label(self.rtt_ms)
         )
     }
 }
@@ -121,7 +127,7 @@ fn cells(ctx: &RunContext, p: &Params) -> Result<Vec<Cell>> {
 struct Concurrency {
     p: Params,
     fleet: crate::fleet::Fleet,
-    round_trips: common::RoundTrips,
+    round_trips: RoundTrips,
 }
 
 /// Per cell: the proxy, the strategy's drivers, the measured round trip.
@@ -154,17 +160,22 @@ impl Sweep for Concurrency {
     async fn setup(&mut self, ctx: &RunContext, cell: &Cell) -> Result<CellSetup> {
         let r = self
             .round_trips
-            .get(ctx, self.fleet.primary_addr(), cell.rtt_ms, self.p.calibrate_samples)
+            .get(
+                ctx,
+                self.fleet.primary_addr(),
+                cell.rtt_ms,
+                self.p.calibrate_samples,
+            )
             .await?;
         let s = ctx.build_strategy(&cell.strategy, &Options::default())?;
-        common::prepare(&self.fleet, &s).await?;
-        let drivers = common::drivers(r.addr, &s, &vec![Clock::default(); cell.workers]).await?;
+        self.fleet.prepare(s.as_ref()).await?;
+        let drivers = testbed::drivers(r.addr, &s, &vec![Clock::default(); cell.workers]).await?;
         let measured = r.measure(self.p.rtt_samples).await?;
         Ok(CellSetup {
             one_way_us: r.one_way_us(),
             measured,
             kind: s.info().kind.as_str().to_string(),
-            atomic: common::atomic_design(s.as_ref()),
+            atomic: atomic_design(s.as_ref()),
             drivers,
         })
     }
@@ -180,16 +191,16 @@ impl Sweep for Concurrency {
         let id = cell.id();
         let limit = Limit::per_window(p.limit, p.window_ms);
         let offered = p.limit + 2 * cell.workers as u64;
-        common::clear_of_boundary(p.window_ms, Duration::from_secs(20)).await;
-        let client = common::fresh_client("conc", &id, trial);
+        testbed::clear_of_boundary(p.window_ms, Duration::from_secs(20)).await;
+        let client = fresh_client("conc", &id, trial);
         let drivers = std::mem::take(&mut setup.drivers);
         let (events, _tc, back) = closed_loop(drivers, &client, limit, 1, offered, None).await?;
         setup.drivers = back;
-        let n = common::count(&events);
+        let n = count(&events);
         Ok(TrialRows::one(Row {
             cell: id.clone(),
             trial,
-            seed: common::trial_seed(ctx.seed, &id, trial),
+            seed: trial_seed(ctx.seed, &id, trial),
             strategy: cell.strategy.clone(),
             kind: setup.kind.clone(),
             atomic_design: setup.atomic,
@@ -228,11 +239,11 @@ fn reject_errors(rows: &TrialRows<Row>) -> Option<String> {
 async fn run(ctx: &RunContext) -> Result<()> {
     let p: Params = ctx.params()?;
     let cells = cells(ctx, &p)?;
-    let fleet = common::server(ctx, p.pin_redis_cpu).await?;
+    let fleet = testbed::server(ctx, p.pin_redis_cpu).await?;
     let mut sweep = Concurrency {
         p,
         fleet,
-        round_trips: common::RoundTrips::default(),
+        round_trips: RoundTrips::default(),
     };
     sweep::run(ctx, &mut sweep, &cells).await
 }

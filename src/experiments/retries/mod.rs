@@ -10,16 +10,25 @@
 //! `budget_includes_first`); the rows say which values each trial used.
 
 pub mod analyze;
+pub mod rows;
+#[cfg(test)]
+mod tests;
 
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
-use super::study_a_common as common;
+pub use rows::Row;
+
+use super::testbed::{self, RoundTrips, ms_label};
 use super::{Experiment, RunContext};
 use crate::clock::Clock;
 use crate::error::Result;
 use crate::load::closed_loop;
+use crate::load::counts::count;
+use crate::run::keys::fresh_client;
+use crate::run::seeds::trial_seed;
+use crate::run::sweep::{self, NoSide, Sweep, TrialRows};
 use crate::strategy::{Limit, Options};
 
 pub const EXPERIMENT: Experiment = Experiment {
@@ -48,32 +57,6 @@ struct Params {
     pin_redis_cpu: Option<usize>,
 }
 
-#[derive(Debug, Serialize, Deserialize, Clone)]
-pub struct Row {
-    pub cell: String,
-    pub trial: u64,
-    pub seed: u64,
-    pub strategy: String,
-    /// Empty for the baseline.
-    pub retry_budget: Option<u32>,
-    pub backoff_us: Option<u64>,
-    pub budget_includes_first: Option<bool>,
-    pub workers: u64,
-    pub target_rtt_ms: f64,
-    pub rtt_median_us: f64,
-    pub rtt_p99_us: f64,
-    pub limit: u64,
-    pub offered: u64,
-    pub admitted: u64,
-    pub refused_by_limit: u64,
-    pub refused_by_retries: u64,
-    pub aborts: u64,
-    pub errors: u64,
-    pub round_trips: u64,
-    pub wall_ms: f64,
-    pub first_error: String,
-}
-
 struct Cell {
     strategy: String,
     opts: Option<(u32, u64, bool)>,
@@ -82,7 +65,7 @@ struct Cell {
 
 impl Cell {
     fn id(&self) -> String {
-        let rtt = common::ms_label(self.rtt_ms);
+        let rtt = ms_label(self.rtt_ms);
         match self.opts {
             Some((b, bo, f)) => format!(
                 "{}/b{b}/backoff{bo}/first{}/rtt{rtt}",
@@ -131,63 +114,102 @@ fn cells(ctx: &RunContext, p: &Params) -> Vec<Cell> {
     out
 }
 
+/// Cross-cell state: the server, and one calibrated proxy per round trip.
+struct Retries {
+    p: Params,
+    fleet: crate::fleet::Fleet,
+    round_trips: RoundTrips,
+}
+
+/// Per cell: the strategy's drivers and the round trip measured before the cell.
+struct CellSetup {
+    measured: crate::proxy::RttStats,
+    drivers: Vec<crate::load::Driver>,
+}
+
+impl Sweep for Retries {
+    type Cell = Cell;
+    type Setup = CellSetup;
+    type Row = Row;
+    type Side = NoSide;
+
+    fn cell_id(&self, cell: &Cell) -> String {
+        cell.id()
+    }
+
+    fn trials(&self, _cell: &Cell) -> u64 {
+        self.p.trials
+    }
+
+    async fn setup(&mut self, ctx: &RunContext, cell: &Cell) -> Result<CellSetup> {
+        let p = &self.p;
+        let r = self
+            .round_trips
+            .get(
+                ctx,
+                self.fleet.primary_addr(),
+                cell.rtt_ms,
+                p.calibrate_samples,
+            )
+            .await?;
+        let s = ctx.build_strategy(&cell.strategy, &cell.options())?;
+        self.fleet.prepare(s.as_ref()).await?;
+        let drivers = testbed::drivers(r.addr, &s, &vec![Clock::default(); p.workers]).await?;
+        let measured = r.measure(p.rtt_samples).await?;
+        Ok(CellSetup { measured, drivers })
+    }
+
+    async fn trial(
+        &mut self,
+        ctx: &RunContext,
+        cell: &Cell,
+        setup: &mut CellSetup,
+        trial: u64,
+    ) -> Result<TrialRows<Row>> {
+        let p = &self.p;
+        let id = cell.id();
+        let limit = Limit::per_window(p.limit, p.window_ms);
+        testbed::clear_of_boundary(p.window_ms, Duration::from_secs(60)).await;
+        let client = fresh_client("retr", &id, trial);
+        // Exactly L requests in all, shared by the workers.
+        let drivers = std::mem::take(&mut setup.drivers);
+        let (events, _tc, back) = closed_loop(drivers, &client, limit, 1, p.limit, None).await?;
+        setup.drivers = back;
+        let n = count(&events);
+        Ok(TrialRows::one(Row {
+            cell: id.clone(),
+            trial,
+            seed: trial_seed(ctx.seed, &id, trial),
+            strategy: cell.strategy.clone(),
+            retry_budget: cell.opts.map(|o| o.0),
+            backoff_us: cell.opts.map(|o| o.1),
+            budget_includes_first: cell.opts.map(|o| o.2),
+            workers: p.workers as u64,
+            target_rtt_ms: cell.rtt_ms,
+            rtt_median_us: setup.measured.rtt_median_us,
+            rtt_p99_us: setup.measured.rtt_p99_us,
+            limit: p.limit,
+            offered: n.offered,
+            admitted: n.admitted,
+            refused_by_limit: n.offered - n.admitted - n.errors - n.retries_exhausted,
+            refused_by_retries: n.retries_exhausted,
+            aborts: n.aborts,
+            errors: n.errors,
+            round_trips: n.round_trips,
+            wall_ms: events.iter().map(|e| e.replied_us).max().unwrap_or(0) as f64 / 1000.0,
+            first_error: n.first_error.unwrap_or_default(),
+        }))
+    }
+}
+
 async fn run(ctx: &RunContext) -> Result<()> {
     let p: Params = ctx.params()?;
     let cells = cells(ctx, &p);
-    let fleet = common::server(ctx, p.pin_redis_cpu).await?;
-    let mut log = ctx.trial_log(&[])?;
-    let mut progress = ctx.progress(cells.len() as u64 * p.trials);
-    let mut round_trips = common::RoundTrips::default();
-    let limit = Limit::per_window(p.limit, p.window_ms);
-    for cell in &cells {
-        let id = cell.id();
-        let todo: Vec<u64> = (0..p.trials).filter(|t| !log.is_done(&id, *t)).collect();
-        progress.skip(p.trials - todo.len() as u64);
-        if todo.is_empty() {
-            continue;
-        }
-        let r = round_trips
-            .get(ctx, fleet.primary_addr(), cell.rtt_ms, p.calibrate_samples)
-            .await?;
-        let s = ctx.build_strategy(&cell.strategy, &cell.options())?;
-        common::prepare(&fleet, &s).await?;
-        let mut drivers = common::drivers(r.addr, &s, &vec![Clock::default(); p.workers]).await?;
-        let measured = r.measure(p.rtt_samples).await?;
-        for trial in todo {
-            common::clear_of_boundary(p.window_ms, Duration::from_secs(60)).await;
-            let client = common::fresh_client("retr", &id, trial);
-            // Exactly L requests in all, shared by the workers.
-            let (events, _tc, back) =
-                closed_loop(drivers, &client, limit, 1, p.limit, None).await?;
-            drivers = back;
-            let n = common::count(&events);
-            let row = Row {
-                cell: id.clone(),
-                trial,
-                seed: common::trial_seed(ctx.seed, &id, trial),
-                strategy: cell.strategy.clone(),
-                retry_budget: cell.opts.map(|o| o.0),
-                backoff_us: cell.opts.map(|o| o.1),
-                budget_includes_first: cell.opts.map(|o| o.2),
-                workers: p.workers as u64,
-                target_rtt_ms: cell.rtt_ms,
-                rtt_median_us: measured.rtt_median_us,
-                rtt_p99_us: measured.rtt_p99_us,
-                limit: p.limit,
-                offered: n.offered,
-                admitted: n.admitted,
-                refused_by_limit: n.offered - n.admitted - n.errors - n.retries_exhausted,
-                refused_by_retries: n.retries_exhausted,
-                aborts: n.aborts,
-                errors: n.errors,
-                round_trips: n.round_trips,
-                wall_ms: events.iter().map(|e| e.replied_us).max().unwrap_or(0) as f64 / 1000.0,
-                first_error: n.first_error.unwrap_or_default(),
-            };
-            log.commit(&id, trial, &[row])?;
-            progress.inc(&id);
-        }
-    }
-    progress.finish();
-    Ok(())
+    let fleet = testbed::server(ctx, p.pin_redis_cpu).await?;
+    let mut sweep = Retries {
+        p,
+        fleet,
+        round_trips: RoundTrips::default(),
+    };
+    sweep::run(ctx, &mut sweep, &cells).await
 }

@@ -12,22 +12,39 @@
 //! random, and how long the load lasts are not stated by the study:
 //! `servers`, `clocks`, `durations_ms` and `assign` (random or
 //! round-robin servers) are swept.
+//!
+//! On the sweep engine a cell is a setting and a trial is one rep: it draws
+//! the clocks, arrivals and servers from the trial's seed, runs every
+//! strategy on them side by side and returns a row per strategy under the
+//! cell id `<strategy>/<setting>` (`Sweep::keys`), with every decision in
+//! the `history` side table.
 
 pub mod analyze;
+pub mod rows;
+#[cfg(test)]
+mod tests;
 
 use std::sync::Arc;
 
-use rand::{RngExt, SeedableRng};
-use serde::{Deserialize, Serialize};
+use rand::RngExt;
+use serde::Deserialize;
 
-use super::study_a_common::{self as common, HistoryRow};
+pub use rows::{HistoryRow, Row};
+
+use super::decisions::history_rows;
+use super::testbed::{self, ms_label};
 use super::{Experiment, RunContext};
 use crate::clock::Clock;
 use crate::error::{Error, Result};
+use crate::fleet::Fleet;
 use crate::load::TrialClock;
-use crate::load::schedule;
-use crate::load::study_a_load::{Assign, open_loop_on};
-use crate::strategy::{Limit, Options};
+use crate::load::counts::count;
+use crate::load::dispatch::{Assign, open_loop_on};
+use crate::load::schedule::{self, Arrival};
+use crate::run::keys::fresh_client;
+use crate::run::seeds::{self, TrialRng, trial_seed};
+use crate::run::sweep::{self, Sweep, TrialRows};
+use crate::strategy::{Limit, Options, Strategy};
 
 pub const EXPERIMENT: Experiment = Experiment {
     name: "skew",
@@ -69,32 +86,6 @@ struct Grid {
     assign: Option<Vec<String>>,
 }
 
-#[derive(Debug, Serialize, Deserialize, Clone)]
-pub struct Row {
-    pub cell: String,
-    pub trial: u64,
-    pub seed: u64,
-    pub strategy: String,
-    pub skew_ms: f64,
-    pub servers: u64,
-    pub clocks: String,
-    /// The servers' clock offsets, us, `;`-separated.
-    pub offsets_us: String,
-    pub load_x: f64,
-    pub arrivals: String,
-    /// `random` or `round-robin`: which server sends each arrival.
-    pub assign: String,
-    pub capacity: u64,
-    pub rate_per_s: f64,
-    pub duration_ms: f64,
-    pub offered: u64,
-    pub admitted: u64,
-    pub errors: u64,
-    pub achieved_rate_per_s: f64,
-    pub lateness_p99_us: f64,
-    pub first_error: String,
-}
-
 #[derive(Debug, Clone)]
 struct Setting {
     skew_ms: f64,
@@ -110,20 +101,19 @@ impl Setting {
     fn label(&self) -> String {
         format!(
             "S{}/W{}/{}/x{}/{}/T{}{}",
-            common::ms_label(self.skew_ms),
+            ms_label(self.skew_ms),
             self.servers,
             self.clocks,
-            common::ms_label(self.load),
+            ms_label(self.load),
             self.arrivals,
-            common::ms_label(self.duration_ms),
+            ms_label(self.duration_ms),
             if self.assign == "random" { "" } else { "/rr" }
         )
     }
 }
 
-async fn run(ctx: &RunContext) -> Result<()> {
-    let p: Params = ctx.params()?;
-    let strategies = ctx.strategies(&p.strategies);
+/// Every setting of every grid, in grid order, each once.
+fn settings(p: &Params) -> Result<Vec<Setting>> {
     let mut settings: Vec<Setting> = Vec::new();
     for g in &p.grids {
         for a in &g.arrivals {
@@ -168,126 +158,184 @@ async fn run(ctx: &RunContext) -> Result<()> {
             }
         }
     }
-    let fleet = common::server(ctx, p.pin_redis_cpu).await?;
-    let mut log = ctx.trial_log(&["history"])?;
-    let mut progress = ctx.progress(settings.len() as u64 * p.reps * strategies.len() as u64);
-    let limit = Limit::bucket(p.capacity, p.rate_per_s);
-    let built: Vec<_> = strategies
+    Ok(settings)
+}
+
+/// What one trial of a setting draws from its seed, in this order: the
+/// servers' clocks, the arrival times, which server sends each arrival.
+struct Draw {
+    clocks: Vec<Clock>,
+    times: Vec<Arrival>,
+    assign: Arc<Vec<u32>>,
+}
+
+fn draw(p: &Params, st: &Setting, rng: &mut TrialRng) -> Draw {
+    let spread_us = (st.skew_ms * 1000.0) as i64;
+    let clocks = if st.clocks == "spread" {
+        Clock::spread(st.servers, spread_us)
+    } else {
+        Clock::random(st.servers, spread_us, rng)
+    };
+    let rate = p.rate_per_s * st.load;
+    let dur = (st.duration_ms * 1000.0) as i64;
+    let times = if st.arrivals == "steady" {
+        schedule::steady(rate, 50_000, dur, "")
+    } else {
+        schedule::poisson(rate, 50_000, dur, "", rng)
+    };
+    let assign: Arc<Vec<u32>> = Arc::new(
+        (0..times.len())
+            .map(|k| {
+                if st.assign == "round-robin" {
+                    (k % st.servers) as u32
+                } else {
+                    rng.random_range(0..st.servers as u32)
+                }
+            })
+            .collect(),
+    );
+    Draw {
+        clocks,
+        times,
+        assign,
+    }
+}
+
+/// Cross-cell state: the server and the strategies (scripts loaded once).
+struct Skew {
+    p: Params,
+    fleet: Fleet,
+    strategies: Vec<(String, Arc<dyn Strategy>)>,
+}
+
+impl Skew {
+    /// The cell id of one strategy's rows on setting `st`.
+    fn key(strategy: &str, st: &Setting) -> String {
+        format!("{strategy}/{}", st.label())
+    }
+}
+
+/// A cell is a setting; one trial runs every strategy side by side on the
+/// same arrivals, servers and clocks and commits a row per strategy, under
+/// the cell ids `<strategy>/<setting>`.
+impl Sweep for Skew {
+    type Cell = Setting;
+    type Setup = ();
+    type Row = Row;
+    type Side = HistoryRow;
+    const SIDE: Option<&'static str> = Some("history");
+
+    fn cell_id(&self, st: &Setting) -> String {
+        st.label()
+    }
+
+    fn trials(&self, _st: &Setting) -> u64 {
+        self.p.reps
+    }
+
+    fn keys(&self, st: &Setting) -> Vec<String> {
+        self.strategies
+            .iter()
+            .map(|(n, _)| Self::key(n, st))
+            .collect()
+    }
+
+    async fn setup(&mut self, _ctx: &RunContext, _st: &Setting) -> Result<()> {
+        Ok(())
+    }
+
+    async fn trial(
+        &mut self,
+        ctx: &RunContext,
+        st: &Setting,
+        _setup: &mut (),
+        rep: u64,
+    ) -> Result<TrialRows<Row, HistoryRow>> {
+        let p = &self.p;
+        let limit = Limit::bucket(p.capacity, p.rate_per_s);
+        let seed = trial_seed(ctx.seed, &st.label(), rep);
+        let d = draw(p, st, &mut seeds::rng(seed));
+        // Every strategy gets drivers with this trial's clocks.
+        let mut pools = Vec::new();
+        for (_, s) in &self.strategies {
+            pools.push(testbed::drivers(self.fleet.primary_addr(), s, &d.clocks).await?);
+        }
+        // The clock starts once every connection is open.
+        let tc = TrialClock::start();
+        let mut tasks = Vec::new();
+        for ((name, _), drivers) in self.strategies.iter().zip(pools) {
+            let cell = Self::key(name, st);
+            let client = fresh_client("skew", &cell, rep);
+            let arrivals = schedule::for_client(&d.times, &client);
+            let assign = Assign::Fixed(d.assign.clone());
+            let load = open_loop_on(drivers, Arc::new(arrivals), assign, limit, tc);
+            tasks.push((name.clone(), cell, tokio::spawn(load)));
+        }
+        let offsets_us = d
+            .clocks
+            .iter()
+            .map(|c| c.offset_us.to_string())
+            .collect::<Vec<_>>()
+            .join(";");
+        let mut out = TrialRows::with_side(Vec::new(), Vec::new());
+        for (name, cell, t) in tasks {
+            let (events, _) = t
+                .await
+                .map_err(|e| Error::Other(format!("skew: load task failed: {e}")))??;
+            let n = count(&events);
+            let ach = schedule::achieved(
+                &events
+                    .iter()
+                    .map(|e| (e.intended_us, e.sent_us))
+                    .collect::<Vec<_>>(),
+            );
+            out.side.extend(history_rows(&cell, rep, &name, &events));
+            out.rows.push(Row {
+                cell,
+                trial: rep,
+                seed,
+                strategy: name,
+                skew_ms: st.skew_ms,
+                servers: st.servers as u64,
+                clocks: st.clocks.clone(),
+                offsets_us: offsets_us.clone(),
+                load_x: st.load,
+                arrivals: st.arrivals.clone(),
+                assign: st.assign.clone(),
+                capacity: p.capacity,
+                rate_per_s: p.rate_per_s,
+                duration_ms: st.duration_ms,
+                offered: n.offered,
+                admitted: n.admitted,
+                errors: n.errors,
+                achieved_rate_per_s: ach.achieved_rate_per_s,
+                lateness_p99_us: ach.lateness_p99_us,
+                first_error: n.first_error.unwrap_or_default(),
+            });
+        }
+        Ok(out)
+    }
+}
+
+async fn run(ctx: &RunContext) -> Result<()> {
+    let p: Params = ctx.params()?;
+    let names = ctx.strategies(&p.strategies);
+    let settings = settings(&p)?;
+    let fleet = testbed::server(ctx, p.pin_redis_cpu).await?;
+    let strategies: Vec<(String, Arc<dyn Strategy>)> = names
         .iter()
         .map(|n| {
             ctx.build_strategy(n, &Options::default())
                 .map(|s| (n.clone(), s))
         })
         .collect::<Result<_>>()?;
-    for (_, s) in &built {
-        common::prepare(&fleet, s).await?;
+    for (_, s) in &strategies {
+        fleet.prepare(s.as_ref()).await?;
     }
-    for st in &settings {
-        for rep in 0..p.reps {
-            let todo: Vec<_> = built
-                .iter()
-                .filter(|(n, _)| !log.is_done(&format!("{n}/{}", st.label()), rep))
-                .cloned()
-                .collect();
-            progress.skip((built.len() - todo.len()) as u64);
-            if todo.is_empty() {
-                continue;
-            }
-            let seed = common::trial_seed(ctx.seed, &st.label(), rep);
-            let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
-            let spread_us = (st.skew_ms * 1000.0) as i64;
-            let clocks = if st.clocks == "spread" {
-                Clock::spread(st.servers, spread_us)
-            } else {
-                Clock::random(st.servers, spread_us, &mut rng)
-            };
-            let rate = p.rate_per_s * st.load;
-            let dur = (st.duration_ms * 1000.0) as i64;
-            let times = if st.arrivals == "steady" {
-                schedule::steady(rate, 50_000, dur, "")
-            } else {
-                schedule::poisson(rate, 50_000, dur, "", &mut rng)
-            };
-            let assign: Arc<Vec<u32>> = Arc::new(
-                (0..times.len())
-                    .map(|k| {
-                        if st.assign == "round-robin" {
-                            (k % st.servers) as u32
-                        } else {
-                            rng.random_range(0..st.servers as u32)
-                        }
-                    })
-                    .collect(),
-            );
-            let mut pools = Vec::new();
-            for (_, s) in &todo {
-                pools.push(common::drivers(fleet.primary_addr(), s, &clocks).await?);
-            }
-            // The clock starts once every connection is open.
-            let tc = TrialClock::start();
-            let mut tasks = Vec::new();
-            for ((name, _), drivers) in todo.iter().zip(pools) {
-                let cell = format!("{name}/{}", st.label());
-                let client = common::fresh_client("skew", &cell, rep);
-                let arrivals = schedule::for_client(&times, &client);
-                tasks.push((
-                    name.clone(),
-                    cell,
-                    tokio::spawn(open_loop_on(
-                        drivers,
-                        Arc::new(arrivals),
-                        Assign::Fixed(assign.clone()),
-                        limit,
-                        tc,
-                    )),
-                ));
-            }
-            for (name, cell, t) in tasks {
-                let (events, _) = t
-                    .await
-                    .map_err(|e| Error::Other(format!("skew: load task failed: {e}")))??;
-                let n = common::count(&events);
-                let ach = schedule::achieved(
-                    &events
-                        .iter()
-                        .map(|e| (e.intended_us, e.sent_us))
-                        .collect::<Vec<_>>(),
-                );
-                log.side::<HistoryRow>(
-                    "history",
-                    &common::history_rows(&cell, rep, &name, &events),
-                )?;
-                let row = Row {
-                    cell: cell.clone(),
-                    trial: rep,
-                    seed,
-                    strategy: name.clone(),
-                    skew_ms: st.skew_ms,
-                    servers: st.servers as u64,
-                    clocks: st.clocks.clone(),
-                    offsets_us: clocks
-                        .iter()
-                        .map(|c| c.offset_us.to_string())
-                        .collect::<Vec<_>>()
-                        .join(";"),
-                    load_x: st.load,
-                    arrivals: st.arrivals.clone(),
-                    assign: st.assign.clone(),
-                    capacity: p.capacity,
-                    rate_per_s: p.rate_per_s,
-                    duration_ms: st.duration_ms,
-                    offered: n.offered,
-                    admitted: n.admitted,
-                    errors: n.errors,
-                    achieved_rate_per_s: ach.achieved_rate_per_s,
-                    lateness_p99_us: ach.lateness_p99_us,
-                    first_error: n.first_error.unwrap_or_default(),
-                };
-                log.commit(&cell, rep, &[row])?;
-                progress.inc(&cell);
-            }
-        }
-    }
-    progress.finish();
-    Ok(())
+    let mut sweep = Skew {
+        p,
+        fleet,
+        strategies,
+    };
+    sweep::run(ctx, &mut sweep, &settings).await
 }

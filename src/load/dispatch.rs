@@ -1,9 +1,11 @@
-//! Open-loop load on a trial clock the caller chose (study A).
+//! Open-loop dispatch on a trial clock the caller chose: which driver sends
+//! which scheduled arrival, and when.
 //!
 //! `load::open_loop` starts its own trial clock when it releases the
 //! drivers, so a schedule cannot be placed against something outside the
 //! harness, such as Redis's next window boundary. Here the caller makes the
-//! `TrialClock` first (and builds the arrivals relative to it), then:
+//! `TrialClock` first (and builds the arrivals relative to it), then says
+//! how arrivals are dispatched to drivers:
 //!
 //! - `Assign::Pool`: any free driver takes the next arrival (a pool that
 //!   keeps a burst on time);
@@ -13,6 +15,8 @@
 //!
 //! Either way every arrival is waited for with `schedule::wait_until` and the
 //! events carry intended, sent and replied times, so lateness is measured.
+//! (Not `open_loop.rs`: `load::open_loop` is the fn that starts the clock
+//! itself and calls [`open_loop_on`] with `Assign::Pool`.)
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -22,8 +26,11 @@ use super::{Driver, Event, TrialClock};
 use crate::error::{Error, Result};
 use crate::strategy::Limit;
 
+/// Which driver sends an arrival.
 pub enum Assign {
+    /// The next free driver.
     Pool,
+    /// Arrival `k` goes to driver `assign[k]`.
     Fixed(Arc<Vec<u32>>),
 }
 

@@ -1,0 +1,36 @@
+//! The rows of `bursts.csv` (one per strategy and trial) and of its side
+//! table `bursts-history.csv` (every decision, the shared [`HistoryRow`]).
+
+use serde::{Deserialize, Serialize};
+
+pub use crate::experiments::rows::HistoryRow;
+
+#[derive(Debug, Serialize, Deserialize, Clone)]
+pub struct Row {
+    pub cell: String,
+    pub trial: u64,
+    pub seed: u64,
+    pub strategy: String,
+    pub pattern: String,
+    /// `lead_ms` for straddle, `phase_ms` for the burst patterns.
+    pub phase_ms: Option<f64>,
+    /// Traffic rate after the burst (or of steady/poisson), x the limit per window.
+    pub rate_x: Option<f64>,
+    pub limit: u64,
+    pub window_ms: u64,
+    /// Where the aligned window boundary fell on the trial clock (us).
+    pub boundary_us: Option<i64>,
+    pub redis_clock_offset_us: i64,
+    pub offered: u64,
+    pub admitted: u64,
+    pub errors: u64,
+    /// Which clock the history's admission times for the window metric use.
+    pub clock: String,
+    pub lateness_p99_us: f64,
+    pub lateness_max_us: f64,
+    pub drivers: u64,
+    pub parallel_strategies: u64,
+    pub first_error: String,
+}
+
+crate::keyed!(Row);

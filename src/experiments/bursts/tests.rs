@@ -1,0 +1,198 @@
+//! Unit tests of the `bursts` analysis: the per-trial window metric on a
+//! hand-written history, and which trials each claim reads, with the exact
+//! values they must give.
+
+use std::collections::BTreeMap;
+
+use super::analyze::*;
+use super::rows::{HistoryRow, Row};
+
+fn row(strategy: &str, variant: &str, trial: u64) -> Row {
+    Row {
+        cell: format!("{strategy}/{variant}"),
+        trial,
+        seed: 1,
+        strategy: strategy.into(),
+        pattern: variant.split('/').next().unwrap().into(),
+        phase_ms: None,
+        rate_x: None,
+        limit: 4,
+        window_ms: 1,
+        boundary_us: None,
+        redis_clock_offset_us: 0,
+        offered: 8,
+        admitted: 8,
+        errors: 0,
+        clock: "reply".into(),
+        lateness_p99_us: 0.0,
+        lateness_max_us: 0.0,
+        drivers: 16,
+        parallel_strategies: 1,
+        first_error: String::new(),
+    }
+}
+
+/// Admissions at `times` (us) on the reply clock, Redis's clock where given.
+fn history(r: &Row, times: &[i64], redis: bool) -> Vec<HistoryRow> {
+    times
+        .iter()
+        .map(|&t| HistoryRow {
+            cell: r.cell.clone(),
+            trial: r.trial,
+            worker: 0,
+            intended_us: t - 100,
+            sent_us: t - 50,
+            replied_us: t,
+            redis_time_us: redis.then_some(t - 20),
+            admitted: true,
+            error: false,
+        })
+        .collect()
+}
+
+/// A trial with a given ratio (no history needed).
+fn with_ratio(r: &Row, ratio: f64) -> Trial<'_> {
+    Trial {
+        row: r,
+        ratio,
+        span_2l_us: None,
+        clock: "reply",
+    }
+}
+
+#[test]
+fn the_window_metric_is_the_most_in_any_window_over_the_limit() {
+    // L = 4 per 1 ms: 6 admissions within 1 ms, 8 within 1.6 ms.
+    let r = row("fixed-window-lua", "straddle/lead0.5", 0);
+    let h = history(&r, &[0, 100, 200, 900, 950, 990, 1500, 1600], false);
+    let t = trial(&r, &h);
+    assert_eq!(t.ratio, 1.5);
+    assert_eq!(t.span_2l_us, Some(1600));
+    assert_eq!(t.clock, "reply");
+    let t = trial(&r, &history(&r, &[0, 2000], true));
+    assert_eq!((t.ratio, t.clock), (0.25, "redis"));
+    // No history: no ratio (not zero).
+    assert!(trial(&r, &[]).ratio.is_nan());
+}
+
+#[test]
+fn trials_find_their_history_by_cell_and_trial() {
+    let rows = vec![
+        row("token-bucket", "steady/x1", 0),
+        row("token-bucket", "steady/x1", 1),
+    ];
+    let mut hist = BTreeMap::new();
+    hist.insert(
+        (rows[1].cell.clone(), 1),
+        history(&rows[1], &[0, 10, 20], false),
+    );
+    let t = trials(&rows, &hist);
+    assert!(t[0].ratio.is_nan());
+    assert_eq!(t[1].ratio, 0.75);
+}
+
+#[test]
+fn the_table_groups_ratios_by_variant_and_strategy() {
+    let rows = [
+        row("a", "steady/x1", 0),
+        row("a", "steady/x1", 1),
+        row("b", "steady/x1", 0),
+    ];
+    let t: Vec<Trial> = rows
+        .iter()
+        .zip([1.0, 1.5, 2.0])
+        .map(|(r, x)| with_ratio(r, x))
+        .collect();
+    let m = ratio_table(&t);
+    assert_eq!(
+        m[&("steady/x1".to_string(), "a".to_string())],
+        vec![1.0, 1.5]
+    );
+    assert_eq!(m[&("steady/x1".to_string(), "b".to_string())], vec![2.0]);
+}
+
+#[test]
+fn a3_1_reads_the_fixed_windows_on_straddle() {
+    let rows = [
+        row("fixed-window-lua", "straddle/lead5", 0),
+        row("fixed-window-multi", "straddle/lead50", 0),
+        row("fixed-window-lua", "steady/x1", 0),
+        row("token-bucket", "straddle/lead5", 0),
+        row("fixed-window-lua", "straddle/lead5", 1),
+    ];
+    let mut t: Vec<Trial> = rows
+        .iter()
+        .zip([2.0, 1.5, 3.0, 3.0, f64::NAN])
+        .map(|(r, x)| with_ratio(r, x))
+        .collect();
+    t[0].span_2l_us = Some(2500);
+    let fw = a3_1_trials(&t);
+    let s = ratios(&fw);
+    assert_eq!((s.n, s.max, s.mean), (2, 2.0, 1.75));
+    assert_eq!(spans_2l_ms(&fw), vec![2.5]);
+    assert_eq!(
+        ratios_by_variant(&fw),
+        BTreeMap::from([
+            ("straddle/lead5".to_string(), vec![2.0]),
+            ("straddle/lead50".to_string(), vec![1.5]),
+        ])
+    );
+}
+
+#[test]
+fn a3_2_reads_the_token_bucket_on_quiet_then_burst() {
+    let rows = [
+        row("token-bucket", "quiet-then-burst/phase0/x3", 0),
+        row("token-bucket", "quiet-then-burst/phase500/x3", 0),
+        row("token-bucket", "straddle/lead5", 0),
+        row("token-bucket-caller-clock", "quiet-then-burst/phase0/x3", 0),
+    ];
+    let t: Vec<Trial> = rows
+        .iter()
+        .zip([1.9, 1.1, 4.0, 4.0])
+        .map(|(r, x)| with_ratio(r, x))
+        .collect();
+    let s = ratios(&a3_2_trials(&t));
+    assert_eq!((s.n, s.max, s.min), (2, 1.9, 1.1));
+}
+
+#[test]
+fn a3_3_reads_the_sliding_window_counter_on_burst_then_sustained() {
+    let rows = [
+        row(
+            "sliding-window-counter",
+            "burst-then-sustained/phase0/x1",
+            0,
+        ),
+        row(
+            "sliding-window-counter",
+            "burst-then-sustained/phase0/x1",
+            1,
+        ),
+        row("sliding-window-counter", "steady/x1", 0),
+        row("sliding-window-log", "burst-then-sustained/phase0/x1", 0),
+    ];
+    let t: Vec<Trial> = rows
+        .iter()
+        .zip([1.0, 1.5, 3.0, 3.0])
+        .map(|(r, x)| with_ratio(r, x))
+        .collect();
+    let s = ratios(&a3_3_trials(&t));
+    assert_eq!((s.n, s.mean, s.max), (2, 1.25, 1.5));
+}
+
+#[test]
+fn a3_4_reads_the_sliding_window_log_on_every_pattern() {
+    let rows = [
+        row("sliding-window-log", "straddle/lead5", 0),
+        row("sliding-window-log", "steady/x1", 0),
+        row("sliding-window-counter", "steady/x1", 0),
+    ];
+    let t: Vec<Trial> = rows
+        .iter()
+        .zip([1.0, 0.75, 3.0])
+        .map(|(r, x)| with_ratio(r, x))
+        .collect();
+    let s = ratios(&a3_4_trials(&t));
+    assert_eq!((s.n, s.max), (2, 1.0));
+}

@@ -1,0 +1,143 @@
+//! Unit tests of the `concurrency` analysis: each metric on a few
+//! hand-written rows, with the exact value it must give.
+
+use std::collections::BTreeMap;
+
+use super::analyze::*;
+use super::rows::Row;
+
+fn row(strategy: &str, workers: u64, rtt_ms: f64, admitted: u64) -> Row {
+    Row {
+        cell: format!("{strategy}/c{workers}/rtt{rtt_ms}"),
+        trial: 0,
+        seed: 1,
+        strategy: strategy.into(),
+        kind: "k".into(),
+        atomic_design: strategy != "check-then-act",
+        workers,
+        target_rtt_ms: rtt_ms,
+        rtt_median_us: rtt_ms * 1000.0 + 50.0,
+        rtt_p99_us: rtt_ms * 1000.0 + 90.0,
+        one_way_delay_us: rtt_ms * 500.0,
+        limit: 100,
+        window_ms: 60_000,
+        offered: 100 + 2 * workers,
+        admitted,
+        over_admitted: admitted as i64 - 100,
+        errors: 0,
+        aborts: 0,
+        retries_exhausted: 0,
+        round_trips: 100 + 2 * workers,
+        wall_ms: 1.0,
+        first_error: String::new(),
+    }
+}
+
+#[test]
+fn lockstep_overshoot_is_c_ceil_l_over_c_minus_l() {
+    assert_eq!(lockstep_overshoot(1, 100), 0);
+    assert_eq!(lockstep_overshoot(3, 100), 2);
+    assert_eq!(lockstep_overshoot(8, 100), 4);
+    assert_eq!(lockstep_overshoot(64, 100), 28);
+}
+
+#[test]
+fn a0_adds_trials_and_the_known_seconds() {
+    let counts = vec![
+        ("concurrency".to_string(), 3, 1.5),
+        ("retries".to_string(), 2, f64::NAN),
+        ("bursts".to_string(), 0, 2.0),
+    ];
+    assert_eq!(study_a_totals(&counts), (5, 3.5));
+}
+
+#[test]
+fn a1_1_takes_check_then_act_at_64_workers_without_delay_only() {
+    let rows = vec![
+        row("check-then-act", 64, 0.0, 120),
+        row("check-then-act", 64, 6.7, 150),
+        row("check-then-act", 32, 0.0, 110),
+        row("token-bucket", 64, 0.0, 100),
+        row("check-then-act", 64, 0.0, 118),
+        row("check-then-act", 64, 0.0, 120),
+    ];
+    let c64 = cta_admitted_at_64(&rows);
+    assert_eq!(c64, vec![120.0, 118.0, 120.0]);
+    assert_eq!(histogram(&c64), BTreeMap::from([(118, 1), (120, 2)]));
+}
+
+#[test]
+fn a1_2_groups_check_then_act_by_round_trip_and_workers() {
+    let rows = vec![
+        row("check-then-act", 8, 0.0, 104),
+        row("check-then-act", 8, 6.7, 103),
+        row("check-then-act", 8, 6.7, 105),
+        row("token-bucket", 8, 6.7, 100),
+    ];
+    let o = cta_overshoot(&rows);
+    assert_eq!(
+        o.by,
+        BTreeMap::from([((0, 8), vec![4.0]), ((6700, 8), vec![3.0, 5.0])])
+    );
+    assert_eq!(
+        o.rtt_measured,
+        BTreeMap::from([(0, vec![50.0]), (6700, vec![6750.0, 6750.0])])
+    );
+}
+
+#[test]
+fn a1_2_deviation_is_at_the_longest_round_trip_for_8_to_64_workers() {
+    let rows = vec![
+        // 0 ms is not the longest: ignored.
+        row("check-then-act", 8, 0.0, 150),
+        // 8 workers: mean over 4 = formula 4.
+        row("check-then-act", 8, 6.7, 103),
+        row("check-then-act", 8, 6.7, 105),
+        // 16 workers: over 10 vs formula 12.
+        row("check-then-act", 16, 6.7, 110),
+        // 2 workers is not one of 8, 16, 32, 64.
+        row("check-then-act", 2, 6.7, 150),
+    ];
+    let o = cta_overshoot(&rows);
+    assert_eq!(
+        formula_deviation(&o, 100),
+        Some((6700, vec![(8, 0.0), (16, 2.0)]))
+    );
+    // Only trials without added delay: no value.
+    let o = cta_overshoot(&rows[..1]);
+    assert_eq!(formula_deviation(&o, 100), None);
+}
+
+#[test]
+fn a3_0_counts_atomic_trials_that_are_not_exact() {
+    let mut failed = row("token-bucket", 8, 0.0, 100);
+    failed.errors = 1;
+    let rows = vec![
+        row("token-bucket", 8, 0.0, 100),
+        failed,
+        row("token-bucket", 64, 0.0, 99),
+        row("check-then-act", 8, 0.0, 120),
+    ];
+    assert_eq!(atomic_not_exact(&rows), (2, 3));
+    let per = per_strategy(&rows);
+    assert_eq!(
+        per["token-bucket"],
+        Tally {
+            atomic: true,
+            trials: 3,
+            not_exact: 2,
+            min_admitted: 99.0,
+            max_admitted: 100.0,
+        }
+    );
+    assert_eq!(
+        per["check-then-act"],
+        Tally {
+            atomic: false,
+            trials: 1,
+            not_exact: 1,
+            min_admitted: 120.0,
+            max_admitted: 120.0,
+        }
+    );
+}

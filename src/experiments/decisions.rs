@@ -1,0 +1,95 @@
+//! Recording decisions: a trial's events as admission-history rows
+//! ([`history_rows`], the `<experiment>-history.csv` side table of `bursts`
+//! and `skew`), and the two facts about a strategy that rows record beside
+//! its decisions: whether its design promises exactly the limit
+//! ([`atomic_design`]) and whether its decisions carry Redis's clock
+//! ([`reports_redis_time`]).
+//!
+//! `reports_redis_time` still decides from the strategy's name; it is meant
+//! to read `strategy::Info` like `atomic_design` does.
+
+use super::rows::HistoryRow;
+use crate::load::Event;
+use crate::strategy::Strategy;
+
+/// Whether a strategy's design promises exactly the limit under concurrency:
+/// atomic and without a known bug (check-then-act, the caller-clock bucket,
+/// the timestamp-member log and the derived-key window are not counted).
+pub fn atomic_design(s: &dyn Strategy) -> bool {
+    s.info().atomic && s.info().known_bug.is_none()
+}
+
+/// Whether the `redis_time_us` a strategy returns is Redis's clock (the
+/// caller-clock bucket returns the caller's time in that slot, and scripts
+/// that read no clock return -1).
+pub fn reports_redis_time(strategy: &str) -> bool {
+    strategy != "token-bucket-caller-clock"
+}
+
+/// A Redis time this far (us) before the trial start is a script's -1
+/// ("no clock read"), which lands ~55 years before the trial.
+const NO_REDIS_TIME_BEFORE_US: i64 = -86_400_000_000;
+
+/// The admission-history rows of one trial of `strategy` under `cell`.
+/// Redis's time is kept only where it is Redis's clock; an errored decision
+/// is never admitted.
+pub fn history_rows(cell: &str, trial: u64, strategy: &str, events: &[Event]) -> Vec<HistoryRow> {
+    let redis_clock = reports_redis_time(strategy);
+    events
+        .iter()
+        .map(|e| HistoryRow {
+            cell: cell.to_string(),
+            trial,
+            worker: e.worker,
+            intended_us: e.intended_us,
+            sent_us: e.sent_us,
+            replied_us: e.replied_us,
+            redis_time_us: e
+                .redis_time_us
+                .filter(|t| redis_clock && *t > NO_REDIS_TIME_BEFORE_US),
+            admitted: e.admitted && e.error.is_none(),
+            error: e.error.is_some(),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn history_keeps_only_real_redis_times_and_never_admits_an_error() {
+        let events = vec![
+            Event {
+                worker: 3,
+                intended_us: 1,
+                sent_us: 2,
+                replied_us: 5,
+                admitted: true,
+                redis_time_us: Some(4),
+                ..Default::default()
+            },
+            // A script that read no clock returned -1 (Unix time).
+            Event {
+                admitted: true,
+                redis_time_us: Some(-1_700_000_000_000_000),
+                ..Default::default()
+            },
+            Event {
+                admitted: true,
+                error: Some("down".into()),
+                ..Default::default()
+            },
+        ];
+        let h = history_rows("s/x", 7, "token-bucket", &events);
+        assert_eq!(h.len(), 3);
+        assert_eq!((h[0].cell.as_str(), h[0].trial, h[0].worker), ("s/x", 7, 3));
+        assert_eq!((h[0].intended_us, h[0].sent_us, h[0].replied_us), (1, 2, 5));
+        assert_eq!(h[0].redis_time_us, Some(4));
+        assert_eq!(h[1].redis_time_us, None);
+        assert!(h[0].admitted && h[1].admitted && !h[2].admitted && h[2].error);
+        // The caller-clock bucket's time slot is the caller's clock.
+        let c = history_rows("s/x", 7, "token-bucket-caller-clock", &events);
+        assert_eq!(c[0].redis_time_us, None);
+    }
+}

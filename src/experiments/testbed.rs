@@ -1,0 +1,193 @@
+//! The testbed of study A's experiments (`concurrency`, `retries`,
+//! `bursts`, `skew`): what they build or wait for around their trials. The
+//! one server, the strategy's scripts on it, a round trip calibrated
+//! through the delay proxy, a pool of drivers, a window boundary out of the
+//! way, and Redis's clock offset.
+//!
+//! It lives in `experiments/`, not in `load/`, because it works with the
+//! run: the server comes from the `RunContext` and every calibration is
+//! written to the run's manifest, while `load/` only sends decisions and
+//! records events. Most of it is what an experiment's `Sweep::setup` builds
+//! for a cell.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use super::RunContext;
+use crate::clock::Clock;
+use crate::conn::Conn;
+use crate::error::{Error, Result};
+use crate::fleet::{Fleet, ServerConfig};
+use crate::load::Driver;
+use crate::proxy::{DelayProxy, RttStats, rtt_stats};
+use crate::resp::Connection;
+use crate::strategy::Strategy;
+
+/// The one server of a study-A experiment (or the external one), optionally pinned.
+pub async fn server(ctx: &RunContext, pin_cpu: Option<usize>) -> Result<Fleet> {
+    let mut cfg = ServerConfig::default();
+    if let Some(c) = pin_cpu {
+        cfg = cfg.pinned(c);
+    }
+    let fleet = ctx.standalone(cfg).await?;
+    ctx.note_fleet("server", &fleet).await?;
+    Ok(fleet)
+}
+
+
+/// One driver per clock, each on its own connection to `addr`.
+pub async fn drivers(
+    addr: SocketAddr,
+    s: &Arc<dyn Strategy>,
+    clocks: &[Clock],
+) -> Result<Vec<Driver>> {
+    let mut v = Vec::with_capacity(clocks.len());
+    for (i, c) in clocks.iter().enumerate() {
+        let conn = Conn::connect(addr).await?;
+        v.push(Driver::new(i as u32, s.clone(), conn, *c));
+    }
+    Ok(v)
+}
+
+/// Where workers connect for a given round trip: straight to Redis for 0,
+/// else through a delay proxy calibrated once for that target.
+pub struct RoundTrip {
+    pub target_ms: f64,
+    pub addr: SocketAddr,
+    proxy: Option<DelayProxy>,
+    pub calibration: RttStats,
+}
+
+/// One calibrated round trip at a time, for experiments whose cells are
+/// ordered by round trip: a new target replaces the proxy (the old one goes
+/// first) and every calibration is recorded in the manifest.
+#[derive(Default)]
+pub struct RoundTrips {
+    current: Option<RoundTrip>,
+    calibrations: serde_json::Map<String, serde_json::Value>,
+}
+
+impl RoundTrips {
+    pub async fn get(
+        &mut self,
+        ctx: &RunContext,
+        redis: SocketAddr,
+        target_ms: f64,
+        calibrate_samples: u32,
+    ) -> Result<&RoundTrip> {
+        if self.current.as_ref().map(|r| r.target_ms) != Some(target_ms) {
+            drop(self.current.take());
+            let r = RoundTrip::new(redis, target_ms, calibrate_samples).await?;
+            self.calibrations.insert(
+                ms_label(target_ms),
+                serde_json::json!({"calibration": r.calibration, "one_way_us": r.one_way_us()}),
+            );
+            ctx.note(
+                "round_trips",
+                serde_json::Value::Object(self.calibrations.clone()),
+            )?;
+            self.current = Some(r);
+        }
+        Ok(self.current.as_ref().expect("set above"))
+    }
+}
+
+impl RoundTrip {
+    pub async fn new(redis: SocketAddr, target_ms: f64, calibrate_samples: u32) -> Result<Self> {
+        if target_ms <= 0.0 {
+            let calibration = measure_rtt(redis, calibrate_samples).await?;
+            return Ok(RoundTrip {
+                target_ms,
+                addr: redis,
+                proxy: None,
+                calibration,
+            });
+        }
+        let proxy = DelayProxy::start(redis)?;
+        let calibration = proxy
+            .calibrate(
+                Duration::from_secs_f64(target_ms / 1000.0),
+                calibrate_samples,
+            )
+            .await?;
+        Ok(RoundTrip {
+            target_ms,
+            addr: proxy.listen,
+            proxy: Some(proxy),
+            calibration,
+        })
+    }
+
+    /// The PING round trip workers get now (measured, one connection).
+    pub async fn measure(&self, samples: u32) -> Result<RttStats> {
+        measure_rtt(self.addr, samples).await
+    }
+
+    pub fn one_way_us(&self) -> f64 {
+        self.proxy
+            .as_ref()
+            .map(|p| p.one_way().as_secs_f64() * 1e6)
+            .unwrap_or(0.0)
+    }
+}
+
+/// PING `samples` times on one new connection to `addr`.
+pub async fn measure_rtt(addr: SocketAddr, samples: u32) -> Result<RttStats> {
+    let mut c = Connection::connect(addr).await?;
+    c.call(&crate::args!["PING"]).await?;
+    let mut v = Vec::with_capacity(samples as usize);
+    for _ in 0..samples.max(1) {
+        let t = Instant::now();
+        c.call(&crate::args!["PING"]).await?;
+        v.push(t.elapsed().as_secs_f64() * 1e6);
+    }
+    Ok(rtt_stats(&mut v))
+}
+
+/// If a window of `window_ms` (on our clock) ends within `margin`, wait until
+/// it has rolled over, so that a trial never straddles a window boundary by
+/// accident (the concurrency and retries trials assume one window).
+pub async fn clear_of_boundary(window_ms: u64, margin: Duration) {
+    let w = window_ms as i64 * 1000;
+    let now = Clock::system_now_us();
+    let left = w - now.rem_euclid(w);
+    if left < margin.as_micros() as i64 {
+        tokio::time::sleep(Duration::from_micros(left as u64 + 2000)).await;
+    }
+}
+
+/// Redis's clock minus ours (us), from TIME at the middle of a round trip.
+pub async fn redis_clock_offset(conn: &mut Conn) -> Result<i64> {
+    let before = Clock::system_now_us();
+    let r = conn.call("", &crate::args!["TIME"]).await?;
+    let after = Clock::system_now_us();
+    let parts = r
+        .into_array()
+        .ok_or_else(|| Error::Protocol("TIME did not reply an array".into()))?;
+    let secs = parts.first().and_then(|p| p.as_i64()).unwrap_or(0);
+    let micros = parts.get(1).and_then(|p| p.as_i64()).unwrap_or(0);
+    Ok(secs * 1_000_000 + micros - (before + after) / 2)
+}
+
+/// A number of milliseconds (or a load factor) as a short label for cell
+/// ids and calibration keys (`6.7`, `0`): cell ids must not change between
+/// runs, or a resumed run would not find its trials.
+pub fn ms_label(ms: f64) -> String {
+    let s = format!("{ms:.3}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ms_labels_are_short_and_stable() {
+        assert_eq!(ms_label(0.0), "0");
+        assert_eq!(ms_label(6.7), "6.7");
+        assert_eq!(ms_label(10.0), "10");
+        assert_eq!(ms_label(0.25), "0.25");
+        assert_eq!(ms_label(1.0 / 3.0), "0.333");
+    }
+}
