@@ -35,7 +35,9 @@ fn analysis_imports_no_redis_fleet_or_load_module() {
     let mut bad = Vec::new();
     for f in analysis_files(root) {
         let text = std::fs::read_to_string(&f).unwrap();
-        for (i, line) in text.lines().enumerate() {
+        // Unit tests below `#[cfg(test)]` may build rows by hand from anywhere.
+        let body = text.split("#[cfg(test)]").next().unwrap_or("");
+        for (i, line) in body.lines().enumerate() {
             let code = line.split("//").next().unwrap_or("");
             let hit = FORBIDDEN.iter().find(|m| {
                 code.contains(&format!("{m}::")) || code.contains(&format!("{m};")) || code.contains(&format!("{m} "))
@@ -75,7 +77,13 @@ fn recording_code_imports_no_analysis() {
     let checked = analysis_files(root);
     let mut bad = Vec::new();
     for f in files {
-        if checked.contains(&f) || f.ends_with("src/main.rs") || f.ends_with("src/experiments/mod.rs") {
+        // Tests (an experiment folder's tests.rs) check the analysis on rows
+        // made by hand; they are neither side.
+        if checked.contains(&f)
+            || f.ends_with("src/main.rs")
+            || f.ends_with("src/experiments/mod.rs")
+            || f.file_name().is_some_and(|n| n == "tests.rs")
+        {
             continue;
         }
         let text = std::fs::read_to_string(&f).unwrap();

@@ -138,49 +138,29 @@ impl RunManifest {
     }
 }
 
-/// The machine: CPU model, cores, kernel, OS, memory.
+/// The machine, from sysinfo: CPU model, logical and physical cores,
+/// memory, OS and kernel; plus the CPUs this process may run on.
 pub fn machine_info() -> serde_json::Value {
-    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
-    let model = cpuinfo
-        .lines()
-        .find_map(|l| {
-            l.strip_prefix("model name")
-                .and_then(|r| r.split(':').nth(1))
-        })
-        .unwrap_or("unknown")
-        .trim();
-    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease")
-        .unwrap_or_default()
-        .trim()
-        .to_string();
-    let os = std::fs::read_to_string("/etc/os-release")
-        .unwrap_or_default()
-        .lines()
-        .find_map(|l| {
-            l.strip_prefix("PRETTY_NAME=")
-                .map(|v| v.trim_matches('"').to_string())
-        })
-        .unwrap_or_default();
-    let mem_kb = std::fs::read_to_string("/proc/meminfo")
-        .unwrap_or_default()
-        .lines()
-        .find_map(|l| {
-            l.strip_prefix("MemTotal:").map(|v| {
-                v.trim()
-                    .trim_end_matches(" kB")
-                    .trim()
-                    .parse::<u64>()
-                    .unwrap_or(0)
-            })
-        })
-        .unwrap_or(0);
+    use sysinfo::{CpuRefreshKind, MemoryRefreshKind, RefreshKind, System};
+    let sys = System::new_with_specifics(
+        RefreshKind::nothing()
+            .with_cpu(CpuRefreshKind::nothing())
+            .with_memory(MemoryRefreshKind::nothing().with_ram()),
+    )
+    .ok();
+    let model = sys
+        .as_ref()
+        .and_then(|s| s.cpus().first().map(|c| c.brand().trim().to_string()))
+        .unwrap_or_else(|| "unknown".into());
     serde_json::json!({
         "cpu_model": model,
-        "cores": crate::pin::num_cpus(),
-        "kernel": kernel,
-        "os": os,
-        "memory_mib": mem_kb / 1024,
+        "cores": sys.as_ref().map(|s| s.cpus().len()).unwrap_or(0),
+        "physical_cores": System::physical_core_count().ok(),
+        "kernel": System::kernel_version().unwrap_or_default(),
+        "os": System::long_os_version().unwrap_or_default(),
+        "memory_mib": sys.as_ref().map(|s| s.total_memory() / (1024 * 1024)).unwrap_or(0),
         "harness_cpus_allowed": crate::pin::allowed_cpus(std::process::id()),
+        "rustc": option_env!("LIMITBENCH_RUSTC_VERSION").unwrap_or("unknown"),
     })
 }
 
