@@ -119,6 +119,13 @@ fn a3_0_counts_atomic_trials_that_are_not_exact() {
         row("check-then-act", 8, 0.0, 120),
     ];
     assert_eq!(atomic_not_exact(&rows), (2, 3));
+    // An external strategy that admits everything does not count: A3.0 is
+    // about the designs the study measured.
+    let mut always = row("always-admit", 64, 0.0, 228);
+    always.kind = "external".into();
+    let mut with_external = rows.clone();
+    with_external.push(always);
+    assert_eq!(atomic_not_exact(&with_external), (2, 3));
     let per = per_strategy(&rows);
     assert_eq!(
         per["token-bucket"],
