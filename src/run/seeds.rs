@@ -21,10 +21,10 @@ pub fn trial_seed(run_seed: u64, cell: &str, trial: u64) -> u64 {
 }
 
 /// The generator every seeded draw uses (schedules, clock offsets, keys).
-/// ChaCha8 from `rand_chacha`, whose output for a seed is fixed across
-/// versions and platforms (rand's `StdRng` is documented as not portable),
+/// ChaCha8 (rand's `chacha` feature), whose output for a seed is fixed
+/// across versions and platforms (rand's `StdRng` is documented as not portable),
 /// so the seed in a CSV row regenerates the same schedule anywhere.
-pub type TrialRng = rand_chacha::ChaCha8Rng;
+pub type TrialRng = rand::rngs::ChaCha8Rng;
 
 /// A generator seeded with `seed` (a value from [`trial_seed`]).
 pub fn rng(seed: u64) -> TrialRng {
