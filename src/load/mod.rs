@@ -6,9 +6,9 @@
 //! trips on the connection, and turns the outcome into an `Event`: one row of
 //! admission history from which any window metric can be recomputed later.
 
+pub mod replay;
 pub mod schedule;
 pub mod study_a_load;
-pub mod study_b_cost_hot;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};

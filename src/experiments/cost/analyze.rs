@@ -11,7 +11,7 @@ use crate::analysis::chart::{Axes, BarGroup, bar_chart};
 use crate::analysis::stats::Summary;
 use crate::analysis::{AnalysisCtx, Measured, Section};
 use crate::error::Result;
-use super::CostRow;
+use super::rows::CostRow;
 
 /// Study B's experiments, for B0's time sum.
 const STUDY_B: &[&str] = &[

@@ -12,7 +12,7 @@ use crate::analysis::chart::{Axes, Series, Style, xy_chart};
 use crate::analysis::claims::Check;
 use crate::analysis::{AnalysisCtx, ClaimSpec, Measured, Section};
 use crate::error::Result;
-use super::MemoryRow;
+use super::rows::MemoryRow;
 
 fn within(spec: Option<&ClaimSpec>, v: f64, i: usize) -> Option<bool> {
     let s = spec?;

@@ -12,7 +12,7 @@ use crate::analysis::chart::{Axes, Series, Style, xy_chart};
 use crate::analysis::stats::Summary;
 use crate::analysis::{AnalysisCtx, Measured, Section};
 use crate::error::Result;
-use super::StallRow;
+use super::rows::StallRow;
 
 pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
     let Some(rows) = ctx.read_csv::<StallRow>("stalls.csv")? else {
