@@ -23,6 +23,8 @@
 
 pub mod analyze;
 pub mod rows;
+#[cfg(test)]
+mod tests;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
