@@ -71,7 +71,13 @@ fn set_process(set: &CpuSet) -> Result<()> {
     for t in tasks.flatten() {
         let tid: i32 = t.file_name().to_string_lossy().parse().unwrap_or(0);
         set_affinity(tid, set).map_err(|e| {
-            Error::io(format!("setting the CPU affinity of thread {tid} to {:?}", cpus_of(set)), e)
+            Error::io(
+                format!(
+                    "setting the CPU affinity of thread {tid} to {:?}",
+                    cpus_of(set)
+                ),
+                e,
+            )
         })?;
     }
     Ok(())

@@ -9,6 +9,11 @@
 //! them into numbers (tested in the folder's `tests.rs` on hand-written rows); the
 //! presentation functions below them write the claim values, the tables and
 //! the figure.
+//!
+//! Why one file of ~600 lines: the layering rule (`tests/layering.rs`) lets
+//! an experiment's analysis import only `super::rows` and `crate::analysis`,
+//! so its metrics and presentation cannot move to a sibling module; each
+//! function stays short instead.
 
 use std::collections::BTreeMap;
 
@@ -123,7 +128,12 @@ pub(super) fn cpu_vs_get(v: &Variants) -> Option<(f64, Vec<(String, f64)>)> {
     if lua.is_empty() || !(g > 0.0) {
         return None;
     }
-    Some((g, lua.iter().map(|(c, l)| ((*c).clone(), l.cpu().mean / g)).collect()))
+    Some((
+        g,
+        lua.iter()
+            .map(|(c, l)| ((*c).clone(), l.cpu().mean / g))
+            .collect(),
+    ))
 }
 
 /// The lowest Redis busy fraction of any Lua run (infinite if none).
@@ -144,7 +154,9 @@ pub(super) fn lua_rates(v: &Variants) -> Vec<f64> {
 pub(super) fn lua_script_times(v: &Variants) -> (Vec<f64>, Vec<f64>) {
     let lua = v.lua();
     (
-        lua.iter().map(|(_, l)| l.s(|r| r.cmd_usec_per_call).mean).collect(),
+        lua.iter()
+            .map(|(_, l)| l.s(|r| r.cmd_usec_per_call).mean)
+            .collect(),
         lua.iter().map(|(_, l)| l.cpu().mean).collect(),
     )
 }
@@ -152,7 +164,10 @@ pub(super) fn lua_script_times(v: &Variants) -> (Vec<f64>, Vec<f64>) {
 /// B2.4: MULTI's throughput against the Lua fixed window's, in %: on the
 /// means, and per run (paired by trial).
 pub(super) fn multi_vs_lua(v: &Variants) -> Option<(f64, Vec<f64>)> {
-    let (m, l) = (v.get("fixed-window-multi")?, v.get("fixed-window-lua|evalsha")?);
+    let (m, l) = (
+        v.get("fixed-window-multi")?,
+        v.get("fixed-window-lua|evalsha")?,
+    );
     let pct = (m.rate().mean / l.rate().mean - 1.0) * 100.0;
     let paired = m
         .rows
@@ -273,7 +288,10 @@ fn what_ran(v: &Variants, rows: &[CostRow]) -> String {
         f.load_cpu,
         v.get("get").map(|x| x.first().keys).unwrap_or(0),
         normal.map(|x| x.first().limit).unwrap_or(0),
-        v.by.values().find(|x| x.first().limit > 0).map(|x| x.first().window_ms).unwrap_or(0),
+        v.by.values()
+            .find(|x| x.first().limit > 0)
+            .map(|x| x.first().window_ms)
+            .unwrap_or(0),
     )
 }
 
@@ -290,7 +308,9 @@ fn variant_table(v: &Variants) -> String {
                 x.first().traffic.clone(),
                 x.rate().show(0),
                 cpu.show(2),
-                get_cpu.map(|g| format!("{:.2}", cpu.mean / g.mean)).unwrap_or_default(),
+                get_cpu
+                    .map(|g| format!("{:.2}", cpu.mean / g.mean))
+                    .unwrap_or_default(),
                 format!("{:.2} (min {:.2})", busy.mean, busy.min),
                 format!("{:.2}", x.s(|r| r.cmd_usec_per_call).mean),
                 format!(
@@ -311,8 +331,16 @@ fn variant_table(v: &Variants) -> String {
         .collect();
     md_table(
         &[
-            "variant", "traffic", "decisions/s", "Redis CPU us/decision", "x GET", "busy",
-            "script/cmd us per call", "p50 / p99 / p99.9 us", "admitted %", "errors",
+            "variant",
+            "traffic",
+            "decisions/s",
+            "Redis CPU us/decision",
+            "x GET",
+            "busy",
+            "script/cmd us per call",
+            "p50 / p99 / p99.9 us",
+            "admitted %",
+            "errors",
             "load-bound runs",
         ],
         &rows,
@@ -332,7 +360,9 @@ fn bench_line(v: &Variants, bench: &Summary) -> String {
     let Some(g) = v.get("get").filter(|_| bench.n > 0) else {
         return String::new();
     };
-    let of = |f: fn(&CostRow) -> Option<f64>| Summary::of(&g.rows.iter().filter_map(|r| f(r)).collect::<Vec<_>>());
+    let of = |f: fn(&CostRow) -> Option<f64>| {
+        Summary::of(&g.rows.iter().filter_map(|r| f(r)).collect::<Vec<_>>())
+    };
     format!(
         "\nGET, harness vs `redis-benchmark -c {} -r {} -t get` in the same runs, same CPU: harness/redis-benchmark throughput {}; redis-benchmark {} req/s, Redis busy {:.2} under it, {:.2} us CPU per GET (harness: {:.2}).\n",
         g.first().conns,
@@ -394,8 +424,13 @@ fn lua_claims(v: &Variants, bench: &Summary) -> Vec<Measured> {
             ),
             "cost.csv: mean decisions_per_s per EVALSHA variant; min redis_busy_fraction",
         )
-        .condition("Redis busy fraction >= 0.9 in every Lua run", busy_min >= 0.9)
-        .note(format!("machine claim: the absolute rate is this machine's.{load_bound_note}")),
+        .condition(
+            "Redis busy fraction >= 0.9 in every Lua run",
+            busy_min >= 0.9,
+        )
+        .note(format!(
+            "machine claim: the absolute rate is this machine's.{load_bound_note}"
+        )),
     );
     let (script, cpu) = lua_script_times(v);
     let below = script.iter().zip(&cpu).all(|(s, c)| s < c);
@@ -412,14 +447,20 @@ fn lua_claims(v: &Variants, bench: &Summary) -> Vec<Measured> {
             ),
             "cost.csv: INFO commandstats usec_per_call of evalsha per EVALSHA variant",
         )
-        .condition("script time < Redis CPU per decision for every Lua variant", below),
+        .condition(
+            "script time < Redis CPU per decision for every Lua variant",
+            below,
+        ),
     );
     out
 }
 
 fn b24(v: &Variants) -> Option<Measured> {
     let (pct, paired) = multi_vs_lua(v)?;
-    let (m, l) = (v.get("fixed-window-multi")?, v.get("fixed-window-lua|evalsha")?);
+    let (m, l) = (
+        v.get("fixed-window-multi")?,
+        v.get("fixed-window-lua|evalsha")?,
+    );
     Some(
         Measured::new(
             "B2.4",
@@ -457,7 +498,10 @@ fn b25(v: &Variants) -> Option<Measured> {
             ),
             "cost.csv: redis_cpu_us_per_decision of the prefilled sliding-log variants",
         )
-        .condition("difference <= 2 x the larger run-to-run relative sd", diff <= 2.0 * spread),
+        .condition(
+            "difference <= 2 x the larger run-to-run relative sd",
+            diff <= 2.0 * spread,
+        ),
     )
 }
 
@@ -468,7 +512,9 @@ fn b26(v: &Variants) -> Option<Measured> {
     }
     let disp: Vec<String> = ab
         .iter()
-        .map(|(s, r, a, n, refused)| format!("{s}: {r:.2} ({a:.2} vs {n:.2} us; {refused:.1}% refused)"))
+        .map(|(s, r, a, n, refused)| {
+            format!("{s}: {r:.2} ({a:.2} vs {n:.2} us; {refused:.1}% refused)")
+        })
         .collect();
     Some(Measured::new(
         "B2.6",
@@ -480,7 +526,10 @@ fn b26(v: &Variants) -> Option<Measured> {
 
 fn b61(v: &Variants) -> Option<Measured> {
     let (extra, lost) = eval_vs_evalsha(v)?;
-    let (sha, ev) = (v.get("token-bucket|evalsha")?.cpu(), v.get("token-bucket|eval")?.cpu());
+    let (sha, ev) = (
+        v.get("token-bucket|evalsha")?.cpu(),
+        v.get("token-bucket|eval")?.cpu(),
+    );
     let mut m = Measured::new(
         "B6.1",
         vec![extra, lost],

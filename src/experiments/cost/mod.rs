@@ -22,6 +22,7 @@
 //! only if a round is left to run.
 
 pub mod analyze;
+mod benchmark;
 pub mod rows;
 #[cfg(test)]
 mod tests;
@@ -32,12 +33,13 @@ use std::time::{Duration, Instant};
 
 use serde::Deserialize;
 
+pub use benchmark::parse_benchmark_csv;
 pub use rows::CostRow;
 
 use super::{Experiment, RunContext};
 use crate::error::{Error, Result};
 use crate::fleet::{Fleet, ServerConfig};
-use crate::load::replay::{self, AdmitRule, CpuCost, HotSpec, LogSpec, RawPipe, Template, Window};
+use crate::load::replay::{self, AdmitRule, HotSpec, LogSpec, RawPipe, Template, Window};
 use crate::pin::PinGuard;
 use crate::resp::Connection;
 use crate::run::seeds;
@@ -99,7 +101,10 @@ struct Plan {
 enum RequestSource {
     /// A plain command (the GET and INCR scale): every reply counts as one
     /// decision; `args` has `{client}` where the key's client id goes.
-    Command { name: &'static str, args: [&'static str; 2] },
+    Command {
+        name: &'static str,
+        args: [&'static str; 2],
+    },
     /// The strategy's own request bytes, by `invocation` for script strategies.
     Strategy { name: String, invocation: String },
 }
@@ -220,7 +225,8 @@ impl Plan {
         s.prepare(admin).await?;
         let limit = Limit::per_window(self.limit, self.window_ms);
         let now = crate::clock::Clock::system_now_us();
-        let tpl = replay::capture(s.as_ref(), limit, now, rule_for(s.as_ref(), limit.limit)).await?;
+        let tpl =
+            replay::capture(s.as_ref(), limit, now, rule_for(s.as_ref(), limit.limit)).await?;
         let (invocation, cmds) = match s.info().kind {
             Kind::Transaction => ("multi".to_string(), vec!["multi".into(), "exec".into()]),
             Kind::Lua | Kind::External => (invocation.clone(), vec![invocation]),
@@ -238,7 +244,12 @@ impl Plan {
 
 /// Prefill: GET's keys, and full sliding logs (window far from passing, so
 /// every call trims nothing and refuses). Not measured.
-async fn prefill(ctx: &RunContext, p: &Params, addr: SocketAddr, variants: &[Variant]) -> Result<()> {
+async fn prefill(
+    ctx: &RunContext,
+    p: &Params,
+    addr: SocketAddr,
+    variants: &[Variant],
+) -> Result<()> {
     let mut pipe = RawPipe::connect(addr).await?;
     let mut buf = Vec::new();
     for i in 0..p.keys {
@@ -254,7 +265,9 @@ async fn prefill(ctx: &RunContext, p: &Params, addr: SocketAddr, variants: &[Var
     for v in variants.iter().filter(|v| v.plan.prefill_entries > 0) {
         // The template's key for client i is exactly what the strategy writes;
         // render it to be sure the prefilled key is the one the loop hits.
-        let keys: Vec<String> = (0..v.plan.keys).map(|i| v.tpl.key(i)).collect::<Result<_>>()?;
+        let keys: Vec<String> = (0..v.plan.keys)
+            .map(|i| v.tpl.key(i))
+            .collect::<Result<_>>()?;
         let now = crate::clock::Clock::system_now_us();
         let entries = v.plan.prefill_entries;
         let spec = LogSpec {
@@ -359,7 +372,16 @@ impl Sweep for Cost {
         let mut rows = Vec::new();
         for v in &bench.variants {
             let load_cpu = bench.pin.cpu;
-            let row = one_run(ctx, &self.p, &mut bench.admin, bench.addr, v, trial, load_cpu).await?;
+            let row = one_run(
+                ctx,
+                &self.p,
+                &mut bench.admin,
+                bench.addr,
+                v,
+                trial,
+                load_cpu,
+            )
+            .await?;
             rows.push(row);
         }
         Ok(TrialRows::with_side(rows, Vec::new()))
@@ -403,7 +425,7 @@ async fn one_run(
     let mut row = cost_row(p, v, trial, ctx.seed, load_cpu, w);
     if v.plan.cell == "get" && p.benchmark {
         let requests = (row.decisions_per_s * p.run_s).max(10_000.0) as u64;
-        match redis_benchmark(admin, addr, p.conns, p.keys, requests, load_cpu).await {
+        match benchmark::redis_benchmark(admin, addr, p.conns, p.keys, requests, load_cpu).await {
             Ok((rps, cpu)) => {
                 row.bench_rps = Some(rps);
                 row.bench_redis_cpu_us_per_request = Some(cpu.cpu_us_per_decision);
@@ -483,64 +505,4 @@ fn cost_row(
         first_error: w.first_error.unwrap_or_default(),
         ..Default::default()
     }
-}
-
-/// `redis-benchmark -t get` with the same connections and key space, on the
-/// load CPU; returns its rate and what it cost Redis.
-async fn redis_benchmark(
-    admin: &mut Connection,
-    addr: SocketAddr,
-    conns: usize,
-    keys: u64,
-    requests: u64,
-    cpu: Option<usize>,
-) -> Result<(f64, CpuCost)> {
-    let port = addr.port().to_string();
-    let (c, r, n) = (conns.to_string(), keys.to_string(), requests.to_string());
-    let args: Vec<&str> = vec![
-        "-h", "127.0.0.1", "-p", &port, "-c", &c, "-r", &r, "-t", "get", "-n", &n, "--csv",
-    ];
-    let mut cmd = match cpu.map(|c| c.to_string()) {
-        Some(c) if which("taskset") => {
-            let mut cmd = tokio::process::Command::new("taskset");
-            cmd.args(["-c", c.as_str(), "redis-benchmark"]).args(&args);
-            cmd
-        }
-        _ => {
-            let mut cmd = tokio::process::Command::new("redis-benchmark");
-            cmd.args(&args);
-            cmd
-        }
-    };
-    let (cpu0, _) = replay::redis_snapshot(admin).await?;
-    let t0 = Instant::now();
-    let out = cmd
-        .output()
-        .await
-        .map_err(|e| Error::io("running redis-benchmark", e))?;
-    let wall = t0.elapsed().as_secs_f64();
-    let (cpu1, _) = replay::redis_snapshot(admin).await?;
-    let text = String::from_utf8_lossy(&out.stdout);
-    let rps = parse_benchmark_csv(&text, "GET").ok_or_else(|| {
-        Error::Other(format!(
-            "cannot read the GET rate from redis-benchmark's output: {} {}",
-            text.trim(),
-            String::from_utf8_lossy(&out.stderr).trim()
-        ))
-    })?;
-    Ok((rps, replay::cpu_cost(&cpu0, &cpu1, requests, wall)))
-}
-
-fn which(bin: &str) -> bool {
-    std::env::var_os("PATH")
-        .map(|p| std::env::split_paths(&p).any(|d| d.join(bin).is_file()))
-        .unwrap_or(false)
-}
-
-/// The rps of `test` in redis-benchmark's `--csv` output.
-pub fn parse_benchmark_csv(text: &str, test: &str) -> Option<f64> {
-    text.lines().find_map(|l| {
-        let mut f = l.split(',').map(|x| x.trim().trim_matches('"'));
-        (f.next()? == test).then(|| f.next()?.parse().ok())?
-    })
 }

@@ -19,7 +19,12 @@ fn row(cell: &str, trial: u64, cpu_us: f64, rate: f64) -> CostRow {
         variant: cell.into(),
         strategy,
         invocation,
-        traffic: if cell.ends_with("|abusive") { "single-key" } else { "uniform" }.into(),
+        traffic: if cell.ends_with("|abusive") {
+            "single-key"
+        } else {
+            "uniform"
+        }
+        .into(),
         redis_cpu_us_per_decision: cpu_us,
         decisions_per_s: rate,
         redis_busy_fraction: 0.95,
@@ -48,7 +53,10 @@ fn b21_each_lua_variant_over_get() {
     assert_eq!(get, 3.0);
     assert_eq!(
         ratios,
-        [("token-bucket|evalsha".to_string(), 2.0), ("gcra|evalsha".to_string(), 3.0)]
+        [
+            ("token-bucket|evalsha".to_string(), 2.0),
+            ("gcra|evalsha".to_string(), 3.0)
+        ]
     );
     // Without GET there is no scale.
     assert!(cpu_vs_get(&Variants::of(&rows[2..])).is_none());
@@ -96,7 +104,10 @@ fn b24_multi_against_lua_on_means_and_paired_runs() {
     let (pct, paired) = multi_vs_lua(&Variants::of(&rows)).unwrap();
     assert!(close(pct, 15.0), "{pct}");
     assert_eq!(paired.len(), 2);
-    assert!(close(paired[0], 10.0) && close(paired[1], 20.0), "{paired:?}");
+    assert!(
+        close(paired[0], 10.0) && close(paired[1], 20.0),
+        "{paired:?}"
+    );
     assert!(multi_vs_lua(&Variants::of(&rows[..2])).is_none());
 }
 

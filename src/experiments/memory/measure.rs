@@ -16,7 +16,12 @@ use crate::strategy::{Kind, Limit, Options, Request, Strategy, client_key};
 
 pub(super) async fn set_listpack_entries(admin: &mut Connection, z: u64) -> Result<()> {
     admin
-        .call(&crate::args!["CONFIG", "SET", "zset-max-listpack-entries", z])
+        .call(&crate::args![
+            "CONFIG",
+            "SET",
+            "zset-max-listpack-entries",
+            z
+        ])
         .await?;
     Ok(())
 }
@@ -257,7 +262,12 @@ pub(super) async fn strategy_bytes(
         Kind::Transaction => AdmitRule::FirstIntAtMost(p.other_limit as i64),
         _ => AdmitRule::FirstIntIsOne,
     };
-    let tpl = capture(s.as_ref(), Limit::per_window(p.other_limit, p.window_ms), rule).await?;
+    let tpl = capture(
+        s.as_ref(),
+        Limit::per_window(p.other_limit, p.window_ms),
+        rule,
+    )
+    .await?;
     admin.call(&crate::args!["FLUSHALL", "SYNC"]).await?;
     s.prepare(admin).await?;
     tokio::time::sleep(Duration::from_millis(20)).await;

@@ -31,6 +31,8 @@
 pub mod analyze;
 mod measure;
 pub mod rows;
+#[cfg(test)]
+mod tests;
 
 use std::net::SocketAddr;
 
@@ -119,9 +121,14 @@ struct LogBytes {
 enum Cell {
     LogBytes(LogBytes),
     /// Another strategy's state, filled by its own requests (pipelined).
-    StrategyBytes { strategy: String },
+    StrategyBytes {
+        strategy: String,
+    },
     /// CPU per decision of logs of `n` entries at zset-max-listpack-entries `z`.
-    LogCpu { n: u64, z: u64 },
+    LogCpu {
+        n: u64,
+        z: u64,
+    },
 }
 
 fn clients_for(p: &Params, limit: u64) -> u64 {
@@ -151,7 +158,13 @@ fn cells(p: &Params) -> Vec<Cell> {
     }
     for &z in p.listpack_entries.iter().filter(|z| **z != 128) {
         for l in [z, z + 1] {
-            out.push(log(l, p.default_member_len, z, p.cliff_clients, Fill::Direct));
+            out.push(log(
+                l,
+                p.default_member_len,
+                z,
+                p.cliff_clients,
+                Fill::Direct,
+            ));
         }
     }
     for s in &p.other_strategies {

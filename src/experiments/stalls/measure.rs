@@ -325,7 +325,13 @@ mod tests {
     #[test]
     fn the_probe_worst_counts_pings_in_flight_during_the_event() {
         // (sent at ms, round trip ms)
-        let pings = [(0.0, 1.0), (5.0, 2.0), (9.0, 12.0), (25.0, 0.5), (30.0, 3.0)];
+        let pings = [
+            (0.0, 1.0),
+            (5.0, 2.0),
+            (9.0, 12.0),
+            (25.0, 0.5),
+            (30.0, 3.0),
+        ];
         // Event 10..20: the ping sent at 9 ends at 21 (in flight); the one at 5 ended at 7.
         assert_eq!(probe_worst(&pings, 10.0, 20.0), (12.0, 2.0));
         // Event 26..28: nothing in flight, the baseline is everything that ended before.

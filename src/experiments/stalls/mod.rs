@@ -27,6 +27,8 @@
 pub mod analyze;
 mod measure;
 pub mod rows;
+#[cfg(test)]
+mod tests;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -131,7 +133,10 @@ struct StallServer {
 async fn start_server(ctx: &RunContext, p: &Params, bio: &str) -> Result<StallServer> {
     let mut cfg = ServerConfig::default()
         .pinned(p.redis_cpu)
-        .with("slowlog-log-slower-than", &p.slowlog_threshold_us.to_string())
+        .with(
+            "slowlog-log-slower-than",
+            &p.slowlog_threshold_us.to_string(),
+        )
         .with("slowlog-max-len", "1024")
         .with("latency-monitor-threshold", "1");
     if !bio.is_empty() {
@@ -219,14 +224,18 @@ impl Sweep for Stalls {
             Cell::Trims { .. } => {
                 for &n in &p.trim_sizes {
                     let strategy = s.strategy.as_ref();
-                    rows.push(measure::trim_once(ctx, p, &mut s.admin, s.addr, strategy, n, trial).await?);
+                    rows.push(
+                        measure::trim_once(ctx, p, &mut s.admin, s.addr, strategy, n, trial)
+                            .await?,
+                    );
                 }
             }
             Cell::Expiries { bio } => {
                 for mode in &p.lazyfree_modes {
                     for &n in &p.expiry_sizes {
                         let mut row =
-                            measure::expire_once(ctx, p, &mut s.admin, s.addr, n, mode, trial).await?;
+                            measure::expire_once(ctx, p, &mut s.admin, s.addr, n, mode, trial)
+                                .await?;
                         row.cell = expire_id(n, mode, bio);
                         row.bio_cpus = bio_label(bio);
                         rows.push(row);

@@ -251,8 +251,7 @@ async fn worker(
                     if s.error && !any_err {
                         note_error(
                             &sh,
-                            String::from_utf8_lossy(&rbuf[pos..pos + s.len.min(200)])
-                                .into_owned(),
+                            String::from_utf8_lossy(&rbuf[pos..pos + s.len.min(200)]).into_owned(),
                         );
                     }
                     any_err |= s.error;

@@ -43,4 +43,6 @@ pub use redis_cpu::{
     redis_snapshot,
 };
 pub use reply::{Scanned, scan_reply};
-pub use template::{AdmitRule, CLIENT_WIDTH, ID_BASE, ID_WIDTH, Template, client_name, write_digits};
+pub use template::{
+    AdmitRule, CLIENT_WIDTH, ID_BASE, ID_WIDTH, Template, client_name, write_digits,
+};

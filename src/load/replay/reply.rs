@@ -204,7 +204,10 @@ mod tests {
         use std::hint::black_box;
         use std::time::Instant;
         let kinds: &[(&str, &[u8])] = &[
-            ("script {1,n,t}", b"*3\r\n:1\r\n:99\r\n:1700000000000000\r\n"),
+            (
+                "script {1,n,t}",
+                b"*3\r\n:1\r\n:99\r\n:1700000000000000\r\n",
+            ),
             ("GET bulk", b"$3\r\nxxx\r\n"),
             ("INCR int", b":12345\r\n"),
             ("MULTI status", b"+QUEUED\r\n"),
