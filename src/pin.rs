@@ -70,7 +70,13 @@ fn set_process(set: &CpuSet) -> Result<()> {
         .map_err(|e| Error::io("reading /proc/self/task", e))?;
     for t in tasks.flatten() {
         let tid: i32 = t.file_name().to_string_lossy().parse().unwrap_or(0);
-        set_affinity(tid, set).map_err(|e| {
+        match set_affinity(tid, set) {
+            // The thread exited since the directory was read (tokio's
+            // blocking threads come and go): nothing to pin.
+            Err(e) if e.raw_os_error() == Some(libc::ESRCH) => continue,
+            r => r,
+        }
+        .map_err(|e| {
             Error::io(
                 format!(
                     "setting the CPU affinity of thread {tid} to {:?}",

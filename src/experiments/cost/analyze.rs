@@ -125,7 +125,7 @@ fn max_of(v: &[f64]) -> f64 {
 pub(super) fn cpu_vs_get(v: &Variants) -> Option<(f64, Vec<(String, f64)>)> {
     let g = v.get("get")?.cpu().mean;
     let lua = v.lua();
-    if lua.is_empty() || !(g > 0.0) {
+    if lua.is_empty() || g.is_nan() || g <= 0.0 {
         return None;
     }
     Some((
@@ -202,15 +202,31 @@ pub(super) fn prefilled_difference(v: &Variants) -> Option<(f64, f64)> {
     Some((diff, rel_sd(&ca).max(rel_sd(&cb))))
 }
 
-/// B2.6: per abusive variant with a normal EVALSHA twin: (strategy, CPU
-/// ratio abusive/normal, abusive CPU, normal CPU, refused %).
-pub(super) fn abusive_ratios(v: &Variants) -> Vec<(String, f64, f64, f64, f64)> {
+/// B2.6: an abusive client (one key, nearly all refused) against normal traffic.
+#[derive(Debug, PartialEq)]
+pub(super) struct Abusive {
+    pub strategy: String,
+    /// Redis CPU per decision, abusive over normal.
+    pub ratio: f64,
+    pub abusive_us: f64,
+    pub normal_us: f64,
+    pub refused_pct: f64,
+}
+
+/// B2.6: every abusive variant with a normal EVALSHA twin.
+pub(super) fn abusive_ratios(v: &Variants) -> Vec<Abusive> {
     let mut out = Vec::new();
     for (_, a) in v.in_order().filter(|(c, _)| c.ends_with("|abusive")) {
         let s = a.first().strategy.clone();
         if let Some(n) = v.get(&format!("{s}|evalsha")) {
             let (ac, nc) = (a.cpu().mean, n.cpu().mean);
-            out.push((s, ac / nc, ac, nc, 100.0 - a.admitted_pct()));
+            out.push(Abusive {
+                strategy: s,
+                ratio: ac / nc,
+                abusive_us: ac,
+                normal_us: nc,
+                refused_pct: 100.0 - a.admitted_pct(),
+            });
         }
     }
     out
@@ -512,13 +528,16 @@ fn b26(v: &Variants) -> Option<Measured> {
     }
     let disp: Vec<String> = ab
         .iter()
-        .map(|(s, r, a, n, refused)| {
-            format!("{s}: {r:.2} ({a:.2} vs {n:.2} us; {refused:.1}% refused)")
+        .map(|a| {
+            format!(
+                "{}: {:.2} ({:.2} vs {:.2} us; {:.1}% refused)",
+                a.strategy, a.ratio, a.abusive_us, a.normal_us, a.refused_pct
+            )
         })
         .collect();
     Some(Measured::new(
         "B2.6",
-        ab.iter().map(|x| x.1).collect(),
+        ab.iter().map(|a| a.ratio).collect(),
         disp.join("; "),
         "cost.csv: redis_cpu_us_per_decision <strategy>|abusive / <strategy>|evalsha",
     ).note("the token bucket (as published) writes its hash on refusals too; GCRA's refusal writes nothing"))

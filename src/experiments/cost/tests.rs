@@ -136,7 +136,16 @@ fn b26_abusive_client_against_normal_traffic() {
     ];
     rows[0].admitted = 10;
     let ab = abusive_ratios(&Variants::of(&rows));
-    assert_eq!(ab, [("gcra".to_string(), 0.5, 2.0, 4.0, 90.0)]);
+    assert_eq!(
+        ab,
+        [Abusive {
+            strategy: "gcra".into(),
+            ratio: 0.5,
+            abusive_us: 2.0,
+            normal_us: 4.0,
+            refused_pct: 90.0
+        }]
+    );
 }
 
 #[test]

@@ -194,8 +194,11 @@ pub(super) fn listpack_vs_skiplist(cpu: &[&MemoryRow]) -> Option<(u64, f64, f64)
     })
 }
 
+/// (log size, Redis CPU us per decision).
+type SizeCpu = (u64, f64);
+
 /// B3.4: (size, CPU per decision) of the smallest and the largest stable listpack.
-pub(super) fn listpack_growth(cpu: &[&MemoryRow]) -> (Option<(u64, f64)>, Option<(u64, f64)>) {
+pub(super) fn listpack_growth(cpu: &[&MemoryRow]) -> (Option<SizeCpu>, Option<SizeCpu>) {
     let lp = || {
         cpu.iter()
             .filter(stable)

@@ -77,9 +77,21 @@ pub(super) fn expiry_stall_ms(r: &StallRow) -> f64 {
         .max(r.latency_expire_cycle_ms.unwrap_or(0.0))
 }
 
-/// B4.2 per background-thread placement, at the biggest log: (bio, worst
-/// stall with lazyfree no, with yes, the probe's worst with no, with yes).
-pub(super) fn b42_by_placement(by_mode: &Expiries) -> (u64, Vec<(String, f64, f64, f64, f64)>) {
+/// B4.2 at one placement of the background threads, at the biggest log.
+#[derive(Debug, PartialEq)]
+pub(super) struct Placement {
+    /// `same` (as the main thread) or `cpuN`.
+    pub bio: String,
+    /// Worst expiry stall with lazyfree-lazy-expire no / yes, ms.
+    pub no_ms: f64,
+    pub yes_ms: f64,
+    /// The probe's worst round trip with no / yes, ms.
+    pub probe_no_ms: f64,
+    pub probe_yes_ms: f64,
+}
+
+/// B4.2: the biggest log size, and each placement measured with both modes.
+pub(super) fn b42_by_placement(by_mode: &Expiries) -> (u64, Vec<Placement>) {
     let biggest = by_mode.keys().map(|k| k.2).max().unwrap_or(0);
     let bios: Vec<String> = {
         let mut b: Vec<String> = by_mode.keys().map(|k| k.1.clone()).collect();
@@ -95,12 +107,14 @@ pub(super) fn b42_by_placement(by_mode: &Expiries) -> (u64, Vec<(String, f64, f6
     let out = bios
         .iter()
         .filter_map(|bio| {
-            let (no, yes) = (
-                worst("no", bio, &expiry_stall_ms)?,
-                worst("yes", bio, &expiry_stall_ms)?,
-            );
             let probe = |m| worst(m, bio, &|r| r.probe_worst_ms).unwrap_or(f64::NAN);
-            Some((bio.clone(), no, yes, probe("no"), probe("yes")))
+            Some(Placement {
+                bio: bio.clone(),
+                no_ms: worst("no", bio, &expiry_stall_ms)?,
+                yes_ms: worst("yes", bio, &expiry_stall_ms)?,
+                probe_no_ms: probe("no"),
+                probe_yes_ms: probe("yes"),
+            })
         })
         .collect();
     (biggest, out)
@@ -213,17 +227,18 @@ fn b42(by_mode: &Expiries) -> Option<Measured> {
     if per_bio.is_empty() {
         return None;
     }
-    let values: Vec<f64> = per_bio.iter().map(|x| x.2).collect();
+    let values: Vec<f64> = per_bio.iter().map(|p| p.yes_ms).collect();
     let disp: Vec<String> = per_bio
         .iter()
-        .map(|(bio, no, yes, pno, pyes)| {
-            format!("bio {bio}: no {no:.0} ms, yes {yes:.0} ms (probe {pno:.1} / {pyes:.1} ms)")
+        .map(|p| {
+            format!(
+                "bio {}: no {:.0} ms, yes {:.0} ms (probe {:.1} / {:.1} ms)",
+                p.bio, p.no_ms, p.yes_ms, p.probe_no_ms, p.probe_yes_ms
+            )
         })
         .collect();
-    let shape_ok = per_bio.iter().all(|(_, no, yes, _, _)| no > yes);
-    let same_bad = per_bio
-        .iter()
-        .any(|(bio, _, yes, _, _)| bio == "same" && *yes >= 1.0);
+    let shape_ok = per_bio.iter().all(|p| p.no_ms > p.yes_ms);
+    let same_bad = per_bio.iter().any(|p| p.bio == "same" && p.yes_ms >= 1.0);
     Some(
         Measured::new(
             "B4.2",

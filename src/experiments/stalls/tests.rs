@@ -70,11 +70,18 @@ fn b42_worst_expiry_stall_per_placement_at_the_biggest_log() {
     assert_eq!(expiry_stall_ms(&rows[0]), 45.0);
     let (biggest, per) = b42_by_placement(&by_mode);
     assert_eq!(biggest, 1_000_000);
+    let p = |bio: &str, no_ms, yes_ms, probe_no_ms, probe_yes_ms| Placement {
+        bio: bio.into(),
+        no_ms,
+        yes_ms,
+        probe_no_ms,
+        probe_yes_ms,
+    };
     assert_eq!(
         per,
         [
-            ("cpu1".to_string(), 41.0, 0.0, 44.0, 0.5),
-            ("same".to_string(), 45.0, 3.0, 60.0, 5.0),
+            p("cpu1", 41.0, 0.0, 44.0, 0.5),
+            p("same", 45.0, 3.0, 60.0, 5.0)
         ]
     );
 }
