@@ -298,7 +298,7 @@ struct Rounds {
 
 /// What the rounds run against: the pinned server, the ready variants, and
 /// the harness pinned to the load CPU until the rounds are done.
-struct Bench {
+struct Testbed {
     _fleet: Fleet,
     addr: SocketAddr,
     admin: Connection,
@@ -312,7 +312,7 @@ struct Cost {
 
 impl Sweep for Cost {
     type Cell = Rounds;
-    type Setup = Bench;
+    type Setup = Testbed;
     type Row = CostRow;
     type Side = NoSide;
 
@@ -328,7 +328,7 @@ impl Sweep for Cost {
         cell.variants.iter().map(|v| v.cell.clone()).collect()
     }
 
-    async fn setup(&mut self, ctx: &RunContext, cell: &Rounds) -> Result<Bench> {
+    async fn setup(&mut self, ctx: &RunContext, cell: &Rounds) -> Result<Testbed> {
         let p = &self.p;
         let fleet = ctx
             .standalone(ServerConfig::default().pinned(p.redis_cpu))
@@ -353,7 +353,7 @@ impl Sweep for Cost {
                 "redis_benchmark": "taskset -c <harness_cpu>",
             }),
         )?;
-        Ok(Bench {
+        Ok(Testbed {
             _fleet: fleet,
             addr,
             admin,
@@ -366,17 +366,17 @@ impl Sweep for Cost {
         &mut self,
         ctx: &RunContext,
         _: &Rounds,
-        bench: &mut Bench,
+        testbed: &mut Testbed,
         trial: u64,
     ) -> Result<TrialRows<CostRow>> {
         let mut rows = Vec::new();
-        for v in &bench.variants {
-            let load_cpu = bench.pin.cpu;
+        for v in &testbed.variants {
+            let load_cpu = testbed.pin.cpu;
             let row = one_run(
                 ctx,
                 &self.p,
-                &mut bench.admin,
-                bench.addr,
+                &mut testbed.admin,
+                testbed.addr,
                 v,
                 trial,
                 load_cpu,
