@@ -18,12 +18,14 @@ pub mod conn;
 pub mod error;
 pub mod experiments;
 pub mod fleet;
+pub mod info;
 pub mod load;
 pub mod paths;
 pub mod pin;
 pub mod proxy;
 pub mod resp;
 pub mod run;
+pub mod stats;
 pub mod strategy;
 
 pub use error::{Error, Result};

@@ -217,12 +217,13 @@ impl DelayProxy {
     }
 }
 
+/// Median, p99 (`crate::stats`' quantile) and mean of round trips, us; sorts `v`.
 pub fn rtt_stats(v: &mut [f64]) -> RttStats {
     if v.is_empty() {
         return RttStats::default();
     }
     v.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    let q = |p: f64| v[((v.len() as f64 - 1.0) * p).round() as usize];
+    let q = |p: f64| crate::stats::quantile_sorted(v, p);
     RttStats {
         samples: v.len() as u32,
         rtt_median_us: q(0.5),

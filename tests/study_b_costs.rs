@@ -9,8 +9,8 @@ use std::time::Duration;
 use limitbench::args;
 use limitbench::conn::Conn;
 use limitbench::fleet::{Fleet, ServerConfig};
-use limitbench::load::study_b_cost_hot::{
-    self as hot, AdmitRule, CpuSample, HotSpec, LogSpec, RawPipe, client_name,
+use limitbench::load::replay::{
+    self, AdmitRule, CpuSample, HotSpec, LogSpec, RawPipe, client_name,
 };
 use limitbench::resp::Connection;
 use limitbench::strategy::{self, Limit, Options, Request, client_key};
@@ -30,13 +30,13 @@ fn cpu_accounting_turns_info_deltas_into_cost_per_decision() {
         main_sys_s: 6.0,
     };
     // 4.5 s of CPU over 5 s of wall time and 300,000 decisions.
-    let c = hot::cpu_cost(&before, &after, 300_000, 5.0);
+    let c = replay::cpu_cost(&before, &after, 300_000, 5.0);
     assert!((c.cpu_us - 4.5e6).abs() < 1e-3, "{c:?}");
     assert!((c.cpu_us_per_decision - 15.0).abs() < 1e-9, "{c:?}");
     assert!((c.busy_fraction - 0.9).abs() < 1e-9, "{c:?}");
     assert!((c.main_thread_busy_fraction - 0.7).abs() < 1e-9, "{c:?}");
     assert!(
-        hot::cpu_cost(&before, &after, 0, 5.0)
+        replay::cpu_cost(&before, &after, 0, 5.0)
             .cpu_us_per_decision
             .is_nan()
     );
@@ -49,7 +49,7 @@ fn cpu_accounting_turns_info_deltas_into_cost_per_decision() {
         (s.user_s, s.sys_s, s.main_user_s, s.main_sys_s),
         (2.25, 1.5, 2.0, 1.0)
     );
-    let stats = hot::command_stats(&info);
+    let stats = replay::command_stats(&info);
     assert_eq!(stats["evalsha"], (1000, 12000.0));
     assert_eq!(
         limitbench::experiments::cost::parse_benchmark_csv(
@@ -61,7 +61,9 @@ fn cpu_accounting_turns_info_deltas_into_cost_per_decision() {
 }
 
 async fn used_memory(admin: &mut Connection) -> f64 {
-    hot::info_f64(admin, "memory", "used_memory").await.unwrap()
+    limitbench::info::read_number(admin, "memory", "used_memory")
+        .await
+        .unwrap()
 }
 
 async fn encoding(admin: &mut Connection, key: &str) -> String {
@@ -81,7 +83,7 @@ async fn log_bytes(fleet: &Fleet, admin: &mut Connection, clients: u64, limit: u
         .map(|i| client_key(&client_name(i), "swl"))
         .collect();
     let mut pipe = RawPipe::connect(fleet.primary_addr()).await.unwrap();
-    hot::fill_logs(
+    replay::fill_logs(
         &mut pipe,
         &keys,
         &LogSpec {
@@ -211,7 +213,7 @@ async fn trimming_a_big_expired_log_shows_in_the_slowlog() {
     let key = client_key("stall", "swl");
     let old = limitbench::clock::Clock::system_now_us() - 3_600_000_000;
     let mut pipe = RawPipe::connect(fleet.primary_addr()).await.unwrap();
-    hot::fill_logs(
+    replay::fill_logs(
         &mut pipe,
         std::slice::from_ref(&key),
         &LogSpec {
@@ -279,7 +281,7 @@ async fn a_tiny_cost_run_counts_decisions_and_redis_cpu() {
     )
     .unwrap();
     s.prepare(&mut admin).await.unwrap();
-    let tpl = hot::capture(
+    let tpl = replay::capture(
         s.as_ref(),
         Limit::per_window(1_000_000, 3_600_000),
         0,
@@ -288,10 +290,10 @@ async fn a_tiny_cost_run_counts_decisions_and_redis_cpu() {
     .await
     .unwrap();
     // The captured request is the strategy's own: EVALSHA of its script on its key.
-    let text = String::from_utf8_lossy(&tpl.render(42, hot::ID_BASE)).into_owned();
+    let text = String::from_utf8_lossy(&tpl.render(42, replay::ID_BASE)).into_owned();
     assert!(text.contains("EVALSHA"), "{text}");
     assert_eq!(tpl.key(42).unwrap(), client_key(&client_name(42), "tb"));
-    let w = hot::measure_window(
+    let w = replay::measure_window(
         &mut admin,
         Arc::new(tpl),
         HotSpec {

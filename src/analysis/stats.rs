@@ -1,6 +1,11 @@
 //! Distribution summaries over trials: what every reported number carries.
+//! The quantile itself is defined once, in `crate::stats`.
 
 use serde::Serialize;
+
+/// The one quantile definition (linear interpolation between closest ranks),
+/// shared with the run side.
+pub use crate::stats::quantile;
 
 #[derive(Debug, Clone, Copy, Default, Serialize, PartialEq)]
 pub struct Summary {
@@ -56,18 +61,6 @@ impl Summary {
             d = digits
         )
     }
-}
-
-/// Linear-interpolated quantile of unsorted values (q in 0..=1).
-pub fn quantile(values: &[f64], q: f64) -> f64 {
-    let mut v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
-    if v.is_empty() {
-        return f64::NAN;
-    }
-    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    let pos = q.clamp(0.0, 1.0) * (v.len() - 1) as f64;
-    let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
-    v[lo] + (v[hi] - v[lo]) * (pos - lo as f64)
 }
 
 #[cfg(test)]

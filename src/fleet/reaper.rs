@@ -36,17 +36,9 @@ pub fn spawn(cmd: Command, pin_cpu: Option<usize>) -> std::io::Result<Child> {
                     unsafe {
                         cmd.pre_exec(move || {
                             libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                            // The child's only thread: pins the server process.
                             if let Some(cpu) = pin {
-                                let mut set: libc::cpu_set_t = std::mem::zeroed();
-                                libc::CPU_SET(cpu, &mut set);
-                                if libc::sched_setaffinity(
-                                    0,
-                                    std::mem::size_of::<libc::cpu_set_t>(),
-                                    &set,
-                                ) != 0
-                                {
-                                    return Err(std::io::Error::last_os_error());
-                                }
+                                crate::pin::pin_current_thread(cpu)?;
                             }
                             Ok(())
                         });

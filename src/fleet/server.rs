@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use crate::conn::Conn;
 use crate::error::{Error, Result};
-use crate::resp::{Connection, info_fields};
+use crate::resp::Connection;
 
 use super::reaper;
 
@@ -309,8 +309,7 @@ impl Server {
     /// `INFO <section>` as fields.
     pub async fn info(&self, section: &str) -> Result<BTreeMap<String, String>> {
         let mut c = self.connection().await?;
-        let r = c.call(&crate::args!["INFO", section]).await?;
-        Ok(info_fields(&r.as_string().unwrap_or_default()))
+        crate::info::read(&mut c, &[section]).await
     }
 
     /// `CONFIG GET *` as a map, for the manifest.

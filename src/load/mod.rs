@@ -8,8 +8,8 @@
 
 pub mod counts;
 pub mod dispatch;
+pub mod replay;
 pub mod schedule;
-pub mod study_b_cost_hot;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};

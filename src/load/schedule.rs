@@ -139,7 +139,7 @@ pub fn achieved(pairs: &[(i64, i64)]) -> Achieved {
         gap_mean_us: mean,
         gap_sd_us: sd,
         lateness_mean_us: late.iter().sum::<f64>() / late.len() as f64,
-        lateness_p99_us: late[((late.len() as f64 * 0.99) as usize).min(late.len() - 1)],
+        lateness_p99_us: crate::stats::quantile_sorted(&late, 0.99),
         lateness_max_us: late[late.len() - 1],
     }
 }

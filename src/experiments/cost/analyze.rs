@@ -4,14 +4,25 @@
 //! were interleaved), on the mean over runs; the tables show mean, min, max
 //! and n per variant. The figure puts every variant's Redis CPU per decision
 //! beside GET's (the scale).
+//!
+//! Layout: [`Variants`] groups the rows; one metric function per claim turns
+//! them into numbers (tested in the folder's `tests.rs` on hand-written rows); the
+//! presentation functions below them write the claim values, the tables and
+//! the figure.
+//!
+//! Why one file of ~600 lines: the layering rule (`tests/layering.rs`) lets
+//! an experiment's analysis import only `super::rows` and `crate::analysis`,
+//! so its metrics and presentation cannot move to a sibling module; each
+//! function stays short instead.
 
 use std::collections::BTreeMap;
 
+use super::rows::CostRow;
 use crate::analysis::chart::{Axes, BarGroup, bar_chart};
 use crate::analysis::stats::Summary;
+use crate::analysis::table::md_table;
 use crate::analysis::{AnalysisCtx, Measured, Section};
 use crate::error::Result;
-use super::CostRow;
 
 /// Study B's experiments, for B0's time sum.
 const STUDY_B: &[&str] = &[
@@ -25,22 +36,70 @@ const STUDY_B: &[&str] = &[
     "fail-open",
 ];
 
-struct V<'a> {
+/// The rows (runs) of one variant.
+pub(super) struct Variant<'a> {
     rows: Vec<&'a CostRow>,
 }
 
-impl V<'_> {
+impl Variant<'_> {
     fn s(&self, f: impl Fn(&CostRow) -> f64) -> Summary {
         Summary::of(&self.rows.iter().map(|r| f(r)).collect::<Vec<_>>())
     }
+    /// Redis CPU per decision over runs.
     fn cpu(&self) -> Summary {
         self.s(|r| r.redis_cpu_us_per_decision)
     }
+    /// Decisions per second over runs.
     fn rate(&self) -> Summary {
         self.s(|r| r.decisions_per_s)
     }
     fn first(&self) -> &CostRow {
         self.rows[0]
+    }
+    /// Admitted decisions in % of all, over every run.
+    fn admitted_pct(&self) -> f64 {
+        let dec: u64 = self.rows.iter().map(|r| r.decisions).sum();
+        let adm: u64 = self.rows.iter().map(|r| r.admitted).sum();
+        100.0 * adm as f64 / dec.max(1) as f64
+    }
+}
+
+/// Rows grouped by variant (`cell`), with the order variants first appear.
+pub(super) struct Variants<'a> {
+    by: BTreeMap<String, Variant<'a>>,
+    order: Vec<String>,
+}
+
+impl<'a> Variants<'a> {
+    pub(super) fn of(rows: &'a [CostRow]) -> Self {
+        let mut by: BTreeMap<String, Variant> = BTreeMap::new();
+        let mut order = Vec::new();
+        for r in rows {
+            if !by.contains_key(&r.cell) {
+                order.push(r.cell.clone());
+            }
+            by.entry(r.cell.clone())
+                .or_insert(Variant { rows: vec![] })
+                .rows
+                .push(r);
+        }
+        Variants { by, order }
+    }
+
+    fn get(&self, id: &str) -> Option<&Variant<'a>> {
+        self.by.get(id)
+    }
+
+    /// Variants in the order they ran.
+    fn in_order(&self) -> impl Iterator<Item = (&String, &Variant<'a>)> {
+        self.order.iter().map(|c| (c, &self.by[c]))
+    }
+
+    /// The Lua variants: EVALSHA, normal (uniform) traffic.
+    fn lua(&self) -> Vec<(&String, &Variant<'a>)> {
+        self.in_order()
+            .filter(|(_, v)| v.first().invocation == "evalsha" && v.first().traffic == "uniform")
+            .collect()
     }
 }
 
@@ -51,6 +110,147 @@ fn rel_sd(s: &Summary) -> f64 {
         0.0
     }
 }
+
+fn min_of(v: &[f64]) -> f64 {
+    v.iter().cloned().fold(f64::INFINITY, f64::min)
+}
+
+fn max_of(v: &[f64]) -> f64 {
+    v.iter().cloned().fold(0.0, f64::max)
+}
+
+// ---- metrics: rows -> numbers ----
+
+/// B2.1: each Lua variant's mean CPU per decision / GET's; (GET's mean, [(variant, ratio)]).
+pub(super) fn cpu_vs_get(v: &Variants) -> Option<(f64, Vec<(String, f64)>)> {
+    let g = v.get("get")?.cpu().mean;
+    let lua = v.lua();
+    if lua.is_empty() || g.is_nan() || g <= 0.0 {
+        return None;
+    }
+    Some((
+        g,
+        lua.iter()
+            .map(|(c, l)| ((*c).clone(), l.cpu().mean / g))
+            .collect(),
+    ))
+}
+
+/// The lowest Redis busy fraction of any Lua run (infinite if none).
+pub(super) fn lua_busy_min(v: &Variants) -> f64 {
+    v.lua()
+        .iter()
+        .flat_map(|(_, l)| l.rows.iter().map(|r| r.redis_busy_fraction))
+        .fold(f64::INFINITY, f64::min)
+}
+
+/// B2.2: mean decisions per second of each Lua variant.
+pub(super) fn lua_rates(v: &Variants) -> Vec<f64> {
+    v.lua().iter().map(|(_, l)| l.rate().mean).collect()
+}
+
+/// B2.3: each Lua variant's mean script time per call (commandstats) and
+/// mean Redis CPU per decision.
+pub(super) fn lua_script_times(v: &Variants) -> (Vec<f64>, Vec<f64>) {
+    let lua = v.lua();
+    (
+        lua.iter()
+            .map(|(_, l)| l.s(|r| r.cmd_usec_per_call).mean)
+            .collect(),
+        lua.iter().map(|(_, l)| l.cpu().mean).collect(),
+    )
+}
+
+/// B2.4: MULTI's throughput against the Lua fixed window's, in %: on the
+/// means, and per run (paired by trial).
+pub(super) fn multi_vs_lua(v: &Variants) -> Option<(f64, Vec<f64>)> {
+    let (m, l) = (
+        v.get("fixed-window-multi")?,
+        v.get("fixed-window-lua|evalsha")?,
+    );
+    let pct = (m.rate().mean / l.rate().mean - 1.0) * 100.0;
+    let paired = m
+        .rows
+        .iter()
+        .filter_map(|a| {
+            l.rows
+                .iter()
+                .find(|b| b.trial == a.trial)
+                .map(|b| (a.decisions_per_s / b.decisions_per_s - 1.0) * 100.0)
+        })
+        .collect();
+    Some((pct, paired))
+}
+
+/// The prefilled sliding-log variants (`sliding-window-log|L<l>|full`), in run order.
+fn prefilled_logs<'v>(v: &'v Variants) -> Vec<&'v String> {
+    v.order
+        .iter()
+        .filter(|c| c.starts_with("sliding-window-log|L") && c.ends_with("|full"))
+        .collect()
+}
+
+/// B2.5: relative CPU difference between the first and last prefilled log,
+/// and the larger run-to-run relative sd of the two.
+pub(super) fn prefilled_difference(v: &Variants) -> Option<(f64, f64)> {
+    let swl = prefilled_logs(v);
+    if swl.len() < 2 {
+        return None;
+    }
+    let (ca, cb) = (v.by[swl[0]].cpu(), v.by[swl[swl.len() - 1]].cpu());
+    let diff = (cb.mean - ca.mean).abs() / ca.mean;
+    Some((diff, rel_sd(&ca).max(rel_sd(&cb))))
+}
+
+/// B2.6: an abusive client (one key, nearly all refused) against normal traffic.
+#[derive(Debug, PartialEq)]
+pub(super) struct Abusive {
+    pub strategy: String,
+    /// Redis CPU per decision, abusive over normal.
+    pub ratio: f64,
+    pub abusive_us: f64,
+    pub normal_us: f64,
+    pub refused_pct: f64,
+}
+
+/// B2.6: every abusive variant with a normal EVALSHA twin.
+pub(super) fn abusive_ratios(v: &Variants) -> Vec<Abusive> {
+    let mut out = Vec::new();
+    for (_, a) in v.in_order().filter(|(c, _)| c.ends_with("|abusive")) {
+        let s = a.first().strategy.clone();
+        if let Some(n) = v.get(&format!("{s}|evalsha")) {
+            let (ac, nc) = (a.cpu().mean, n.cpu().mean);
+            out.push(Abusive {
+                strategy: s,
+                ratio: ac / nc,
+                abusive_us: ac,
+                normal_us: nc,
+                refused_pct: 100.0 - a.admitted_pct(),
+            });
+        }
+    }
+    out
+}
+
+/// B6.1: EVAL's extra CPU per decision over EVALSHA (us) and the throughput
+/// it loses (%).
+pub(super) fn eval_vs_evalsha(v: &Variants) -> Option<(f64, f64)> {
+    let (sha, ev) = (v.get("token-bucket|evalsha")?, v.get("token-bucket|eval")?);
+    let extra = ev.cpu().mean - sha.cpu().mean;
+    let lost = (1.0 - ev.rate().mean / sha.rate().mean) * 100.0;
+    Some((extra, lost))
+}
+
+/// B6.1's FCALL check: |FCALL/EVALSHA - 1| of CPU per decision, and the
+/// noise it is held to (2 x the larger relative sd, at least 3%).
+pub(super) fn fcall_vs_evalsha(v: &Variants) -> Option<(f64, f64)> {
+    let (sha, fc) = (v.get("token-bucket|evalsha")?, v.get("token-bucket|fcall")?);
+    let d = (fc.cpu().mean / sha.cpu().mean - 1.0).abs();
+    let noise = (2.0 * rel_sd(&fc.cpu()).max(rel_sd(&sha.cpu()))).max(0.03);
+    Some((d, noise))
+}
+
+// ---- presentation: claim values, tables, figure ----
 
 pub fn b0(ctx: &AnalysisCtx) -> Option<Measured> {
     let exps = ctx.manifest["experiments"].as_object()?;
@@ -85,125 +285,135 @@ pub fn b0(ctx: &AnalysisCtx) -> Option<Measured> {
     )
 }
 
-pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
-    let mut measured = Vec::new();
-    measured.extend(b0(ctx));
-    let Some(rows) = ctx.read_csv::<CostRow>("cost.csv")? else {
-        return Ok((measured, Section::new("cost", "Not run.\n")));
-    };
-    let mut by: BTreeMap<String, V> = BTreeMap::new();
-    let mut order: Vec<String> = Vec::new();
-    for r in &rows {
-        if !by.contains_key(&r.cell) {
-            order.push(r.cell.clone());
-        }
-        by.entry(r.cell.clone())
-            .or_insert(V { rows: vec![] })
-            .rows
-            .push(r);
-    }
-    let mut md = String::new();
-    let runs = by.values().map(|v| v.rows.len()).max().unwrap_or(0);
+fn what_ran(v: &Variants, rows: &[CostRow]) -> String {
+    let runs = v.by.values().map(|x| x.rows.len()).max().unwrap_or(0);
     let f = &rows[0];
-    md.push_str(&format!(
+    // The limit of normal traffic and the window, from the first variants (by id) that have them.
+    let normal = v.by.values().find(|x| {
+        let r = x.first();
+        r.traffic == "uniform" && r.limit > 0 && r.prefill_entries == 0
+    });
+    format!(
         "What ran: {} variants x up to {} runs of {:.1} s (interleaved), {} connections, closed loop, seed {}; Redis pinned to CPU {:?}, the harness to CPU {:?}. Normal traffic: keys uniform over {} clients, limit {} per {} ms (never reached). CPU per decision = delta(used_cpu_user+used_cpu_sys) / client-counted decisions.\n\n",
-        by.len(),
+        v.by.len(),
         runs,
         Summary::of(&rows.iter().map(|r| r.wall_s).collect::<Vec<_>>()).mean,
         f.conns,
         f.seed,
         f.redis_cpu,
         f.load_cpu,
-        by.get("get").map(|v| v.first().keys).unwrap_or(0),
-        by.values().find(|v| v.first().traffic == "uniform" && v.first().limit > 0 && v.first().prefill_entries == 0).map(|v| v.first().limit).unwrap_or(0),
-        by.values().find(|v| v.first().limit > 0).map(|v| v.first().window_ms).unwrap_or(0),
-    ));
-    let get_cpu = by.get("get").map(|v| v.cpu());
-    md.push_str("| variant | traffic | decisions/s | Redis CPU us/decision | x GET | busy | script/cmd us per call | p50 / p99 / p99.9 us | admitted % | errors | load-bound runs |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
-    for c in &order {
-        let v = &by[c];
-        let cpu = v.cpu();
-        let busy = v.s(|r| r.redis_busy_fraction);
-        let dec: u64 = v.rows.iter().map(|r| r.decisions).sum();
-        let adm: u64 = v.rows.iter().map(|r| r.admitted).sum();
-        let err: u64 = v.rows.iter().map(|r| r.errors).sum();
-        md.push_str(&format!(
-            "| {c} | {} | {} | {} | {} | {:.2} (min {:.2}) | {:.2} | {:.0} / {:.0} / {:.0} | {:.1} | {err} | {} of {} |\n",
-            v.first().traffic,
-            v.rate().show(0),
-            cpu.show(2),
-            get_cpu.map(|g| format!("{:.2}", cpu.mean / g.mean)).unwrap_or_default(),
-            busy.mean,
-            busy.min,
-            v.s(|r| r.cmd_usec_per_call).mean,
-            v.s(|r| r.p50_us).mean,
-            v.s(|r| r.p99_us).mean,
-            v.s(|r| r.p999_us).mean,
-            100.0 * adm as f64 / dec.max(1) as f64,
-            v.rows.iter().filter(|r| r.load_bound).count(),
-            v.rows.len(),
-        ));
-    }
-    // Harness vs redis-benchmark on GET.
-    let bench: Vec<f64> = by
-        .get("get")
-        .map(|v| v.rows.iter().filter_map(|r| r.harness_over_bench).collect())
-        .unwrap_or_default();
-    let bench_s = Summary::of(&bench);
-    if bench_s.n > 0 {
-        let g = &by["get"];
-        md.push_str(&format!(
-            "\nGET, harness vs `redis-benchmark -c {} -r {} -t get` in the same runs, same CPU: harness/redis-benchmark throughput {}; redis-benchmark {} req/s, Redis busy {:.2} under it, {:.2} us CPU per GET (harness: {:.2}).\n",
-            g.first().conns,
-            g.first().keys,
-            bench_s.show(2),
-            Summary::of(&g.rows.iter().filter_map(|r| r.bench_rps).collect::<Vec<_>>()).show(0),
-            Summary::of(&g.rows.iter().filter_map(|r| r.bench_busy_fraction).collect::<Vec<_>>()).mean,
-            Summary::of(&g.rows.iter().filter_map(|r| r.bench_redis_cpu_us_per_request).collect::<Vec<_>>()).mean,
-            g.cpu().mean,
-        ));
-    }
+        v.get("get").map(|x| x.first().keys).unwrap_or(0),
+        normal.map(|x| x.first().limit).unwrap_or(0),
+        v.by.values()
+            .find(|x| x.first().limit > 0)
+            .map(|x| x.first().window_ms)
+            .unwrap_or(0),
+    )
+}
 
-    // The Lua variants: EVALSHA, normal (uniform) traffic.
-    let lua: Vec<&String> = order
-        .iter()
-        .filter(|c| {
-            let r = by[*c].first();
-            r.invocation == "evalsha" && r.traffic == "uniform"
+/// One line per variant: rate, CPU (and x GET), busy, command time, latency, outcomes.
+fn variant_table(v: &Variants) -> String {
+    let get_cpu = v.get("get").map(|g| g.cpu());
+    let rows: Vec<Vec<String>> = v
+        .in_order()
+        .map(|(c, x)| {
+            let cpu = x.cpu();
+            let busy = x.s(|r| r.redis_busy_fraction);
+            vec![
+                c.clone(),
+                x.first().traffic.clone(),
+                x.rate().show(0),
+                cpu.show(2),
+                get_cpu
+                    .map(|g| format!("{:.2}", cpu.mean / g.mean))
+                    .unwrap_or_default(),
+                format!("{:.2} (min {:.2})", busy.mean, busy.min),
+                format!("{:.2}", x.s(|r| r.cmd_usec_per_call).mean),
+                format!(
+                    "{:.0} / {:.0} / {:.0}",
+                    x.s(|r| r.p50_us).mean,
+                    x.s(|r| r.p99_us).mean,
+                    x.s(|r| r.p999_us).mean
+                ),
+                format!("{:.1}", x.admitted_pct()),
+                x.rows.iter().map(|r| r.errors).sum::<u64>().to_string(),
+                format!(
+                    "{} of {}",
+                    x.rows.iter().filter(|r| r.load_bound).count(),
+                    x.rows.len()
+                ),
+            ]
         })
         .collect();
-    let lua_busy_min = lua
-        .iter()
-        .flat_map(|c| by[*c].rows.iter().map(|r| r.redis_busy_fraction))
-        .fold(f64::INFINITY, f64::min);
-    let load_bound_note = if lua_busy_min < 0.9 {
+    md_table(
+        &[
+            "variant",
+            "traffic",
+            "decisions/s",
+            "Redis CPU us/decision",
+            "x GET",
+            "busy",
+            "script/cmd us per call",
+            "p50 / p99 / p99.9 us",
+            "admitted %",
+            "errors",
+            "load-bound runs",
+        ],
+        &rows,
+    )
+}
+
+/// Harness vs redis-benchmark on GET: the ratio over runs (n = 0 without a benchmark).
+fn bench_ratio(v: &Variants) -> Summary {
+    let bench: Vec<f64> = v
+        .get("get")
+        .map(|g| g.rows.iter().filter_map(|r| r.harness_over_bench).collect())
+        .unwrap_or_default();
+    Summary::of(&bench)
+}
+
+fn bench_line(v: &Variants, bench: &Summary) -> String {
+    let Some(g) = v.get("get").filter(|_| bench.n > 0) else {
+        return String::new();
+    };
+    let of = |f: fn(&CostRow) -> Option<f64>| {
+        Summary::of(&g.rows.iter().filter_map(|r| f(r)).collect::<Vec<_>>())
+    };
+    format!(
+        "\nGET, harness vs `redis-benchmark -c {} -r {} -t get` in the same runs, same CPU: harness/redis-benchmark throughput {}; redis-benchmark {} req/s, Redis busy {:.2} under it, {:.2} us CPU per GET (harness: {:.2}).\n",
+        g.first().conns,
+        g.first().keys,
+        bench.show(2),
+        of(|r| r.bench_rps).show(0),
+        of(|r| r.bench_busy_fraction).mean,
+        of(|r| r.bench_redis_cpu_us_per_request).mean,
+        g.cpu().mean,
+    )
+}
+
+/// B2.1, B2.2, B2.3: the Lua variants against GET, their rates and script times.
+fn lua_claims(v: &Variants, bench: &Summary) -> Vec<Measured> {
+    let mut out = Vec::new();
+    let busy_min = lua_busy_min(v);
+    let load_bound_note = if busy_min < 0.9 {
         format!(
-            " Redis was less than 90% busy in some Lua runs (lowest {lua_busy_min:.2}): the load generator (or a busy machine) limited those runs, so rates are lower bounds and CPU per decision may include idle-loop overhead."
+            " Redis was less than 90% busy in some Lua runs (lowest {busy_min:.2}): the load generator (or a busy machine) limited those runs, so rates are lower bounds and CPU per decision may include idle-loop overhead."
         )
     } else {
         String::new()
     };
-    if let Some(g) = get_cpu
-        && !lua.is_empty()
-        && g.mean > 0.0
-    {
-        let ratios: Vec<f64> = lua.iter().map(|c| by[*c].cpu().mean / g.mean).collect();
-        let disp = lua
+    if let Some((get_us, per)) = cpu_vs_get(v) {
+        let ratios: Vec<f64> = per.iter().map(|x| x.1).collect();
+        let disp = per
             .iter()
-            .zip(&ratios)
             .map(|(c, r)| format!("{}: {r:.2}", c.trim_end_matches("|evalsha")))
             .collect::<Vec<_>>()
             .join(", ");
-        measured.push(
+        out.push(
             Measured::new(
                 "B2.1",
                 ratios.clone(),
-                format!(
-                    "{:.2}-{:.2}x ({disp}); GET {:.2} us",
-                    ratios.iter().cloned().fold(f64::INFINITY, f64::min),
-                    ratios.iter().cloned().fold(0.0, f64::max),
-                    g.mean
-                ),
+                format!("{:.2}-{:.2}x ({disp}); GET {get_us:.2} us", min_of(&ratios), max_of(&ratios)),
                 "cost.csv: mean redis_cpu_us_per_decision per EVALSHA variant / variant=get",
             )
             .note(format!(
@@ -211,189 +421,168 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
                  A GET and a script both pay Redis's per-command network work (read, parse, reply, \
                  syscalls); where that share is large, as on this VM, the script's own time weighs \
                  less and the ratio is lower (see B2.3 for the script-only time).",
-                bench_s.show(2)
+                bench.show(2)
             )),
         );
     }
-    if !lua.is_empty() {
-        let rates: Vec<f64> = lua.iter().map(|c| by[*c].rate().mean).collect();
-        measured.push(
-            Measured::new(
-                "B2.2",
-                rates.clone(),
-                format!(
-                    "{:.0}-{:.0} decisions/s; Redis busy >= {:.2}",
-                    rates.iter().cloned().fold(f64::INFINITY, f64::min),
-                    rates.iter().cloned().fold(0.0, f64::max),
-                    lua_busy_min
-                ),
-                "cost.csv: mean decisions_per_s per EVALSHA variant; min redis_busy_fraction",
-            )
-            .condition(
-                "Redis busy fraction >= 0.9 in every Lua run",
-                lua_busy_min >= 0.9,
-            )
-            .note(format!(
-                "machine claim: the absolute rate is this machine's.{load_bound_note}"
-            )),
-        );
-        let script: Vec<f64> = lua
-            .iter()
-            .map(|c| by[*c].s(|r| r.cmd_usec_per_call).mean)
-            .collect();
-        let below = lua
-            .iter()
-            .all(|c| by[*c].s(|r| r.cmd_usec_per_call).mean < by[*c].cpu().mean);
-        measured.push(
-            Measured::new(
-                "B2.3",
-                script.clone(),
-                format!(
-                    "{:.1}-{:.1} us per call (of {:.1}-{:.1} us CPU per decision)",
-                    script.iter().cloned().fold(f64::INFINITY, f64::min),
-                    script.iter().cloned().fold(0.0, f64::max),
-                    lua.iter()
-                        .map(|c| by[*c].cpu().mean)
-                        .fold(f64::INFINITY, f64::min),
-                    lua.iter().map(|c| by[*c].cpu().mean).fold(0.0, f64::max),
-                ),
-                "cost.csv: INFO commandstats usec_per_call of evalsha per EVALSHA variant",
-            )
-            .condition(
-                "script time < Redis CPU per decision for every Lua variant",
-                below,
-            ),
-        );
+    let rates = lua_rates(v);
+    if rates.is_empty() {
+        return out;
     }
-    if let (Some(m), Some(l)) = (
-        by.get("fixed-window-multi"),
-        by.get("fixed-window-lua|evalsha"),
-    ) {
-        let pct = (m.rate().mean / l.rate().mean - 1.0) * 100.0;
-        let paired: Vec<f64> = m
-            .rows
-            .iter()
-            .filter_map(|a| {
-                l.rows
-                    .iter()
-                    .find(|b| b.trial == a.trial)
-                    .map(|b| (a.decisions_per_s / b.decisions_per_s - 1.0) * 100.0)
-            })
-            .collect();
-        measured.push(
-            Measured::new(
-                "B2.4",
-                vec![pct],
-                format!(
-                    "{pct:+.1}% (per run: {}); CPU per decision MULTI {:.2} us vs Lua {:.2} us",
-                    Summary::of(&paired).show(1),
-                    m.cpu().mean,
-                    l.cpu().mean
-                ),
-                "cost.csv: decisions_per_s fixed-window-multi / fixed-window-lua|evalsha - 1",
-            )
-            .note(if m.rows.iter().chain(&l.rows).any(|r| r.load_bound) {
-                "some runs were load-bound: a throughput ratio then partly measures the client; compare the CPU per decision too".to_string()
-            } else {
-                String::new()
-            }),
-        );
-    }
-    let swl: Vec<&String> = order
-        .iter()
-        .filter(|c| c.starts_with("sliding-window-log|L") && c.ends_with("|full"))
-        .collect();
-    if swl.len() >= 2 {
-        let (a, b) = (&by[swl[0]], &by[swl[swl.len() - 1]]);
-        let (ca, cb) = (a.cpu(), b.cpu());
-        let diff = (cb.mean - ca.mean).abs() / ca.mean;
-        let spread = rel_sd(&ca).max(rel_sd(&cb));
-        measured.push(
-            Measured::new(
-                "B2.5",
-                vec![diff * 100.0],
-                format!(
-                    "{:.1}% ({}: {}; {}: {}); larger run-to-run sd {:.1}%",
-                    diff * 100.0,
-                    swl[0],
-                    ca.show(2),
-                    swl[swl.len() - 1],
-                    cb.show(2),
-                    spread * 100.0
-                ),
-                "cost.csv: redis_cpu_us_per_decision of the prefilled sliding-log variants",
-            )
-            .condition(
-                "difference <= 2 x the larger run-to-run relative sd",
-                diff <= 2.0 * spread,
-            ),
-        );
-    }
-    let mut abusive = Vec::new();
-    let mut abusive_disp = Vec::new();
-    for c in order.iter().filter(|c| c.ends_with("|abusive")) {
-        let s = by[c].first().strategy.clone();
-        if let Some(n) = by.get(&format!("{s}|evalsha")) {
-            let r = by[c].cpu().mean / n.cpu().mean;
-            let adm: u64 = by[c].rows.iter().map(|r| r.admitted).sum();
-            let dec: u64 = by[c].rows.iter().map(|r| r.decisions).sum();
-            abusive.push(r);
-            abusive_disp.push(format!(
-                "{s}: {r:.2} ({:.2} vs {:.2} us; {:.1}% refused)",
-                by[c].cpu().mean,
-                n.cpu().mean,
-                100.0 - 100.0 * adm as f64 / dec.max(1) as f64
-            ));
-        }
-    }
-    if !abusive.is_empty() {
-        measured.push(Measured::new(
-            "B2.6",
-            abusive,
-            abusive_disp.join("; "),
-            "cost.csv: redis_cpu_us_per_decision <strategy>|abusive / <strategy>|evalsha",
-        ).note("the token bucket (as published) writes its hash on refusals too; GCRA's refusal writes nothing"));
-    }
-    if let (Some(sha), Some(ev)) = (by.get("token-bucket|evalsha"), by.get("token-bucket|eval")) {
-        let extra = ev.cpu().mean - sha.cpu().mean;
-        let lost = (1.0 - ev.rate().mean / sha.rate().mean) * 100.0;
-        let mut m = Measured::new(
-            "B6.1",
-            vec![extra, lost],
+    out.push(
+        Measured::new(
+            "B2.2",
+            rates.clone(),
             format!(
-                "EVAL {extra:+.2} us CPU per decision, throughput lost {lost:.1}% (EVALSHA {:.2} us, EVAL {:.2} us)",
-                sha.cpu().mean,
-                ev.cpu().mean
+                "{:.0}-{:.0} decisions/s; Redis busy >= {busy_min:.2}",
+                min_of(&rates),
+                max_of(&rates),
             ),
-            "cost.csv: token-bucket|eval vs token-bucket|evalsha (and |fcall)",
-        );
-        if let Some(fc) = by.get("token-bucket|fcall") {
-            let d = (fc.cpu().mean / sha.cpu().mean - 1.0).abs();
-            let noise = (2.0 * rel_sd(&fc.cpu()).max(rel_sd(&sha.cpu()))).max(0.03);
-            m.display.push_str(&format!(
-                "; FCALL {:.2} us ({:+.1}% vs EVALSHA)",
-                fc.cpu().mean,
-                (fc.cpu().mean / sha.cpu().mean - 1.0) * 100.0
-            ));
-            m = m.condition(
-                format!(
-                    "|FCALL/EVALSHA - 1| of CPU per decision within noise (<= {:.1}%)",
-                    noise * 100.0
-                ),
-                d <= noise,
-            );
-        }
-        measured.push(m);
-    }
+            "cost.csv: mean decisions_per_s per EVALSHA variant; min redis_busy_fraction",
+        )
+        .condition(
+            "Redis busy fraction >= 0.9 in every Lua run",
+            busy_min >= 0.9,
+        )
+        .note(format!(
+            "machine claim: the absolute rate is this machine's.{load_bound_note}"
+        )),
+    );
+    let (script, cpu) = lua_script_times(v);
+    let below = script.iter().zip(&cpu).all(|(s, c)| s < c);
+    out.push(
+        Measured::new(
+            "B2.3",
+            script.clone(),
+            format!(
+                "{:.1}-{:.1} us per call (of {:.1}-{:.1} us CPU per decision)",
+                min_of(&script),
+                max_of(&script),
+                min_of(&cpu),
+                max_of(&cpu),
+            ),
+            "cost.csv: INFO commandstats usec_per_call of evalsha per EVALSHA variant",
+        )
+        .condition(
+            "script time < Redis CPU per decision for every Lua variant",
+            below,
+        ),
+    );
+    out
+}
 
-    // Figure: CPU per decision per variant, GET as the reference line.
-    let (path, link) = ctx.figure("cost_cpu_per_decision.svg");
-    let groups: Vec<BarGroup> = order
+fn b24(v: &Variants) -> Option<Measured> {
+    let (pct, paired) = multi_vs_lua(v)?;
+    let (m, l) = (
+        v.get("fixed-window-multi")?,
+        v.get("fixed-window-lua|evalsha")?,
+    );
+    Some(
+        Measured::new(
+            "B2.4",
+            vec![pct],
+            format!(
+                "{pct:+.1}% (per run: {}); CPU per decision MULTI {:.2} us vs Lua {:.2} us",
+                Summary::of(&paired).show(1),
+                m.cpu().mean,
+                l.cpu().mean
+            ),
+            "cost.csv: decisions_per_s fixed-window-multi / fixed-window-lua|evalsha - 1",
+        )
+        .note(if m.rows.iter().chain(&l.rows).any(|r| r.load_bound) {
+            "some runs were load-bound: a throughput ratio then partly measures the client; compare the CPU per decision too".to_string()
+        } else {
+            String::new()
+        }),
+    )
+}
+
+fn b25(v: &Variants) -> Option<Measured> {
+    let (diff, spread) = prefilled_difference(v)?;
+    let swl = prefilled_logs(v);
+    let (a, b) = (swl[0], swl[swl.len() - 1]);
+    Some(
+        Measured::new(
+            "B2.5",
+            vec![diff * 100.0],
+            format!(
+                "{:.1}% ({a}: {}; {b}: {}); larger run-to-run sd {:.1}%",
+                diff * 100.0,
+                v.by[a].cpu().show(2),
+                v.by[b].cpu().show(2),
+                spread * 100.0
+            ),
+            "cost.csv: redis_cpu_us_per_decision of the prefilled sliding-log variants",
+        )
+        .condition(
+            "difference <= 2 x the larger run-to-run relative sd",
+            diff <= 2.0 * spread,
+        ),
+    )
+}
+
+fn b26(v: &Variants) -> Option<Measured> {
+    let ab = abusive_ratios(v);
+    if ab.is_empty() {
+        return None;
+    }
+    let disp: Vec<String> = ab
         .iter()
-        .map(|c| {
-            let v = &by[c];
-            let cpu = v.cpu();
-            let cmd = v.s(|r| r.cmd_usec_per_decision);
+        .map(|a| {
+            format!(
+                "{}: {:.2} ({:.2} vs {:.2} us; {:.1}% refused)",
+                a.strategy, a.ratio, a.abusive_us, a.normal_us, a.refused_pct
+            )
+        })
+        .collect();
+    Some(Measured::new(
+        "B2.6",
+        ab.iter().map(|a| a.ratio).collect(),
+        disp.join("; "),
+        "cost.csv: redis_cpu_us_per_decision <strategy>|abusive / <strategy>|evalsha",
+    ).note("the token bucket (as published) writes its hash on refusals too; GCRA's refusal writes nothing"))
+}
+
+fn b61(v: &Variants) -> Option<Measured> {
+    let (extra, lost) = eval_vs_evalsha(v)?;
+    let (sha, ev) = (
+        v.get("token-bucket|evalsha")?.cpu(),
+        v.get("token-bucket|eval")?.cpu(),
+    );
+    let mut m = Measured::new(
+        "B6.1",
+        vec![extra, lost],
+        format!(
+            "EVAL {extra:+.2} us CPU per decision, throughput lost {lost:.1}% (EVALSHA {:.2} us, EVAL {:.2} us)",
+            sha.mean, ev.mean
+        ),
+        "cost.csv: token-bucket|eval vs token-bucket|evalsha (and |fcall)",
+    );
+    if let (Some(fc), Some((d, noise))) = (v.get("token-bucket|fcall"), fcall_vs_evalsha(v)) {
+        let fc = fc.cpu().mean;
+        m.display.push_str(&format!(
+            "; FCALL {fc:.2} us ({:+.1}% vs EVALSHA)",
+            (fc / sha.mean - 1.0) * 100.0
+        ));
+        m = m.condition(
+            format!(
+                "|FCALL/EVALSHA - 1| of CPU per decision within noise (<= {:.1}%)",
+                noise * 100.0
+            ),
+            d <= noise,
+        );
+    }
+    Some(m)
+}
+
+/// CPU per decision per variant, GET as the reference line.
+fn cpu_figure(ctx: &AnalysisCtx, v: &Variants) -> Result<String> {
+    let (path, link) = ctx.figure("cost_cpu_per_decision.svg");
+    let groups: Vec<BarGroup> = v
+        .in_order()
+        .map(|(c, x)| {
+            let cpu = x.cpu();
+            let cmd = x.s(|r| r.cmd_usec_per_decision);
             BarGroup {
                 category: c.clone(),
                 values: vec![cpu.mean, cmd.mean],
@@ -414,10 +603,29 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
             "command time (commandstats)".to_string(),
         ],
         &groups,
-        get_cpu.map(|g| (g.mean, "GET")),
+        v.get("get").map(|g| (g.cpu().mean, "GET")),
     )?;
-    md.push_str(&format!(
+    Ok(format!(
         "\n![CPU per decision]({link})\n\nBars: mean over runs (whiskers min..max); command time is the top-level command's commandstats usec per decision (the script for Lua, MULTI+EXEC for the transaction).\n"
-    ));
+    ))
+}
+
+pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
+    let mut measured = Vec::new();
+    measured.extend(b0(ctx));
+    let Some(rows) = ctx.read_csv::<CostRow>("cost.csv")? else {
+        return Ok((measured, Section::new("cost", "Not run.\n")));
+    };
+    let v = Variants::of(&rows);
+    let bench = bench_ratio(&v);
+    let mut md = what_ran(&v, &rows);
+    md += &variant_table(&v);
+    md += &bench_line(&v, &bench);
+    measured.extend(lua_claims(&v, &bench));
+    measured.extend(b24(&v));
+    measured.extend(b25(&v));
+    measured.extend(b26(&v));
+    measured.extend(b61(&v));
+    md += &cpu_figure(ctx, &v)?;
     Ok((measured, Section::new("cost", md)))
 }

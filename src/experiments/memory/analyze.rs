@@ -5,24 +5,37 @@
 //! `zset-max-listpack-entries` 128; the sensitivity table shows every member
 //! length measured and whether it lands within the claim's tolerance, since
 //! the study does not say what its members were.
+//!
+//! Layout: [`LogCells`] indexes the directly filled sliding logs and holds
+//! the per-claim metrics on them; `verify_differences`, `listpack_vs_skiplist`
+//! and `listpack_growth` are the other metrics (all tested in the folder's
+//! `tests.rs` on hand-written rows); the presentation functions after them
+//! write the tables, claim values and figures.
+//!
+//! Why one file of ~700 lines: the layering rule (`tests/layering.rs`) lets
+//! an experiment's analysis import only `super::rows` and `crate::analysis`,
+//! so its metrics (five claims) and presentation (six tables, two figures)
+//! cannot move to a sibling module; each function stays short instead.
 
 use std::collections::BTreeMap;
 
+use super::rows::MemoryRow;
 use crate::analysis::chart::{Axes, Series, Style, xy_chart};
-use crate::analysis::claims::Check;
-use crate::analysis::{AnalysisCtx, ClaimSpec, Measured, Section};
+use crate::analysis::claims::{Check, Verdict, verdict};
+use crate::analysis::table::md_table;
+use crate::analysis::{AnalysisCtx, Measured, Section};
 use crate::error::Result;
-use super::MemoryRow;
 
-fn within(spec: Option<&ClaimSpec>, v: f64, i: usize) -> Option<bool> {
-    let s = spec?;
-    let (p, t) = (s.published.at(i), s.tolerance.at(0));
-    Some(match s.check {
-        Check::WithinAbs => (v - p).abs() <= s.tolerance.at(i),
-        Check::WithinRel => (v - p).abs() <= s.tolerance.at(i) * p.abs(),
-        Check::InRange => v >= s.published.at(0) * (1.0 - t) && v <= s.published.at(1) * (1.0 + t),
-        _ => return None,
-    })
+/// Would `v` alone pass claim `id`'s check (`claims::verdict`: published
+/// value and tolerance)? `None` if the claim is unknown or not judged on a
+/// value (the sensitivity table shows `-`).
+fn passes(ctx: &AnalysisCtx, id: &str, v: f64) -> Option<bool> {
+    let spec = ctx.claim(id)?;
+    matches!(
+        spec.check,
+        Check::WithinAbs | Check::WithinRel | Check::InRange
+    )
+    .then(|| verdict(spec, &Measured::new(id, vec![v], "", "")) == Verdict::Pass)
 }
 
 fn yes(b: Option<bool>) -> &'static str {
@@ -33,113 +46,259 @@ fn yes(b: Option<bool>) -> &'static str {
     }
 }
 
-pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
-    let Some(rows) = ctx.read_csv::<MemoryRow>("memory.csv")? else {
-        return Ok((vec![], Section::new("memory", "Not run.\n")));
-    };
-    let mut measured = Vec::new();
-    let mut md = String::new();
-    let log: Vec<&MemoryRow> = rows
-        .iter()
-        .filter(|r| r.kind == "bytes" && r.strategy == "sliding-window-log" && r.fill == "direct")
-        .collect();
-    // (member_len, z, limit) -> the row with the most clients (the main cell).
-    let mut main: BTreeMap<(usize, u64, u64), &MemoryRow> = BTreeMap::new();
-    for r in &log {
-        let k = (r.member_len, r.zset_max_listpack_entries, r.limit);
-        if main.get(&k).map(|o| o.clients < r.clients).unwrap_or(true) {
-            main.insert(k, r);
-        }
-    }
-    let member_lens: Vec<usize> = {
-        let mut v: Vec<usize> = main.keys().map(|k| k.0).collect();
-        v.dedup();
-        v.sort();
-        v.dedup();
-        v
-    };
-    let default_m = member_lens.first().copied().unwrap_or(0);
-    let seed = rows.first().map(|r| r.seed).unwrap_or(0);
-    md.push_str(&format!(
-        "What ran: {} measurements, seed {seed}. Bytes per client = used_memory growth / clients after filling each client to its limit (FLUSHALL before, the filling connection closed; latency-tracking off so per-command histograms are not counted). Claims are judged at member_len {default_m} (the strategy's default: the request id in decimal, ids from {}).\n\n",
-        rows.len(),
-        log.first().map(|r| r.id_base).unwrap_or(1)
-    ));
-    md.push_str("| member_len | limit L | clients | bytes/client | bytes/entry | MEMORY USAGE (sample) | encoding |\n|---|---|---|---|---|---|---|\n");
-    for ((m, z, l), r) in &main {
-        if *z != 128 {
-            continue;
-        }
-        md.push_str(&format!(
-            "| {m} | {l} | {} | {:.0} | {:.1} | {:.0} | {} |\n",
-            r.clients,
-            r.bytes_per_client,
-            r.bytes_per_entry.unwrap_or(f64::NAN),
-            r.memory_usage_mean.unwrap_or(f64::NAN),
-            r.encoding
-        ));
-    }
-    let get = |m: usize, z: u64, l: u64| main.get(&(m, z, l)).copied();
+fn sorted_distinct<T: Ord>(mut v: Vec<T>) -> Vec<T> {
+    v.sort();
+    v.dedup();
+    v
+}
 
-    // Verification: strategy fill vs direct fill at the same clients.
-    let ver: Vec<&MemoryRow> = rows.iter().filter(|r| r.fill == "strategy").collect();
-    if !ver.is_empty() {
-        md.push_str("\nDirect fill vs the strategy itself (EVALSHA, one decision at a time), same clients:\n\n| member_len | L | clients | strategy B/client | direct B/client | difference |\n|---|---|---|---|---|---|\n");
-        let mut worst: f64 = 0.0;
-        for s in &ver {
-            if let Some(d) = log.iter().find(|d| {
+// ---- metrics: rows -> numbers ----
+
+/// A bytes row of a sliding log filled directly (ZADD pipelines).
+fn is_direct_log(r: &MemoryRow) -> bool {
+    r.kind == "bytes" && r.strategy == "sliding-window-log" && r.fill == "direct"
+}
+
+/// The directly filled sliding logs, one per (member_len, Z, limit).
+pub(super) struct LogCells<'a> {
+    /// (member_len, z, limit) -> the row with the most clients (the main cell).
+    main: BTreeMap<(usize, u64, u64), &'a MemoryRow>,
+    /// Member lengths measured, ascending.
+    pub(super) member_lens: Vec<usize>,
+    /// Limits measured past the cliff at Z=128 (L > 128), ascending.
+    pub(super) past: Vec<u64>,
+}
+
+impl<'a> LogCells<'a> {
+    pub(super) fn of(rows: &'a [MemoryRow]) -> Self {
+        let mut main: BTreeMap<(usize, u64, u64), &MemoryRow> = BTreeMap::new();
+        for r in rows.iter().filter(|r| is_direct_log(r)) {
+            let k = (r.member_len, r.zset_max_listpack_entries, r.limit);
+            if main.get(&k).map(|o| o.clients < r.clients).unwrap_or(true) {
+                main.insert(k, r);
+            }
+        }
+        let member_lens = sorted_distinct(main.keys().map(|k| k.0).collect());
+        let past = sorted_distinct(
+            main.keys()
+                .filter(|k| k.1 == 128 && k.2 > 128)
+                .map(|k| k.2)
+                .collect(),
+        );
+        LogCells {
+            main,
+            member_lens,
+            past,
+        }
+    }
+
+    pub(super) fn get(&self, m: usize, z: u64, l: u64) -> Option<&'a MemoryRow> {
+        self.main.get(&(m, z, l)).copied()
+    }
+
+    /// The member length claims are judged at: the smallest measured.
+    pub(super) fn default_member_len(&self) -> usize {
+        self.member_lens.first().copied().unwrap_or(0)
+    }
+
+    /// B3.1: bytes per entry of a log of 128 (a listpack).
+    pub(super) fn b31_bytes_per_entry(&self, m: usize) -> Option<f64> {
+        self.get(m, 128, 128).and_then(|r| r.bytes_per_entry)
+    }
+
+    /// B3.2: bytes per client at L=129 over L=128 (the jump past the cliff).
+    pub(super) fn b32_jump(&self, m: usize) -> Option<f64> {
+        match (self.get(m, 128, 129), self.get(m, 128, 128)) {
+            (Some(a), Some(b)) => Some(a.bytes_per_client / b.bytes_per_client),
+            _ => None,
+        }
+    }
+
+    /// B3.3: (limit, bytes per entry) of every log past the cliff.
+    pub(super) fn b33_bytes_per_entry(&self, m: usize) -> Vec<(u64, f64)> {
+        self.past
+            .iter()
+            .filter_map(|l| {
+                self.get(m, 128, *l)
+                    .and_then(|r| r.bytes_per_entry.map(|v| (*l, v)))
+            })
+            .collect()
+    }
+
+    /// B4.3: MB per client at L=100,000.
+    pub(super) fn b43_mb_per_client(&self, m: usize) -> Option<f64> {
+        self.get(m, 128, 100_000).map(|r| r.bytes_per_client / 1e6)
+    }
+
+    /// B3.4's cliff at each Z: (Z, row at L=Z, row at L=Z+1, jump), where both were measured.
+    pub(super) fn cliffs(
+        &self,
+        m: usize,
+        zs: &[u64],
+    ) -> Vec<(u64, &'a MemoryRow, &'a MemoryRow, f64)> {
+        zs.iter()
+            .filter_map(|&z| {
+                let (a, b) = (self.get(m, z, z)?, self.get(m, z, z + 1)?);
+                Some((z, a, b, b.bytes_per_client / a.bytes_per_client))
+            })
+            .collect()
+    }
+}
+
+/// A cliff as B3.4 expects it: listpack at L=Z, skiplist at Z+1, jump > 2x.
+fn cliff_ok(a: &MemoryRow, b: &MemoryRow, jump: f64) -> bool {
+    a.encoding == "listpack" && b.encoding == "skiplist" && jump > 2.0
+}
+
+/// Strategy-filled cells against the direct fill at the same limit, member
+/// length, clients and Z: (strategy row, direct row, difference in %).
+pub(super) fn verify_differences(rows: &[MemoryRow]) -> Vec<(&MemoryRow, &MemoryRow, f64)> {
+    let direct: Vec<&MemoryRow> = rows.iter().filter(|r| is_direct_log(r)).collect();
+    rows.iter()
+        .filter(|r| r.fill == "strategy")
+        .filter_map(|s| {
+            let d = direct.iter().find(|d| {
                 d.limit == s.limit
                     && d.member_len == s.member_len
                     && d.clients == s.clients
                     && d.zset_max_listpack_entries == s.zset_max_listpack_entries
-            }) {
-                let diff = (d.bytes_per_client / s.bytes_per_client - 1.0) * 100.0;
-                worst = worst.max(diff.abs());
-                md.push_str(&format!(
-                    "| {} | {} | {} | {:.0} | {:.0} | {diff:+.2}% |\n",
-                    s.member_len, s.limit, s.clients, s.bytes_per_client, d.bytes_per_client
-                ));
-            }
-        }
-        md.push_str(&format!(
-            "\nLargest difference {worst:.2}%: the direct fill writes what the strategy writes.\n"
-        ));
-    }
+            })?;
+            Some((
+                s,
+                *d,
+                (d.bytes_per_client / s.bytes_per_client - 1.0) * 100.0,
+            ))
+        })
+        .collect()
+}
 
-    // Sensitivity to the member length.
-    let past: Vec<u64> = {
-        let mut v: Vec<u64> = main
-            .keys()
-            .filter(|k| k.1 == 128 && k.2 > 128)
-            .map(|k| k.2)
-            .collect();
-        v.sort();
-        v.dedup();
-        v
+/// A CPU row whose log kept its encoding through the window.
+fn stable(r: &&&MemoryRow) -> bool {
+    r.encoding == r.encoding_after
+}
+
+/// B3.4: at the largest log size with both encodings (stable through the
+/// window): (n, the worst listpack's and the best skiplist's CPU per decision).
+pub(super) fn listpack_vs_skiplist(cpu: &[&MemoryRow]) -> Option<(u64, f64, f64)> {
+    let ns = sorted_distinct(cpu.iter().map(|r| r.fill_per_client).collect());
+    let at = |n: u64, enc: &'static str| {
+        cpu.iter()
+            .filter(stable)
+            .filter(move |r| r.fill_per_client == n && r.encoding == enc)
+            .map(|r| r.redis_cpu_us_per_decision.unwrap_or(f64::NAN))
     };
-    md.push_str("\nSensitivity to the member length (the study does not state it); `ok` = within the claim's tolerance:\n\n| member_len | B3.1 B/entry at L=128 | ok | B3.2 x at 129/128 | ok | B3.3 B/entry past the cliff | ok | B4.3 MB at L=100,000 | ok |\n|---|---|---|---|---|---|---|---|---|\n");
-    for &m in &member_lens {
-        let b31 = get(m, 128, 128).and_then(|r| r.bytes_per_entry);
-        let b32 = match (get(m, 128, 129), get(m, 128, 128)) {
-            (Some(a), Some(b)) => Some(a.bytes_per_client / b.bytes_per_client),
-            _ => None,
-        };
-        let b33: Vec<f64> = past
-            .iter()
-            .filter_map(|l| get(m, 128, *l).and_then(|r| r.bytes_per_entry))
-            .collect();
-        let b43 = get(m, 128, 100_000).map(|r| r.bytes_per_client / 1e6);
-        let b33ok = (!b33.is_empty()).then(|| {
-            b33.iter()
-                .all(|v| within(ctx.claim("B3.3"), *v, 0).unwrap_or(false))
-        });
-        md.push_str(&format!(
-            "| {m} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
-            b31.map(|v| format!("{v:.1}")).unwrap_or("-".into()),
-            yes(b31.and_then(|v| within(ctx.claim("B3.1"), v, 0))),
-            b32.map(|v| format!("{v:.2}")).unwrap_or("-".into()),
-            yes(b32.and_then(|v| within(ctx.claim("B3.2"), v, 0))),
-            if b33.is_empty() {
+    ns.iter().rev().find_map(|&n| {
+        let lp = at(n, "listpack").fold(f64::NAN, f64::max);
+        let sl = at(n, "skiplist").fold(f64::NAN, f64::min);
+        (lp.is_finite() && sl.is_finite()).then_some((n, lp, sl))
+    })
+}
+
+/// (log size, Redis CPU us per decision).
+type SizeCpu = (u64, f64);
+
+/// B3.4: (size, CPU per decision) of the smallest and the largest stable listpack.
+pub(super) fn listpack_growth(cpu: &[&MemoryRow]) -> (Option<SizeCpu>, Option<SizeCpu>) {
+    let lp = || {
+        cpu.iter()
+            .filter(stable)
+            .filter(|r| r.encoding == "listpack")
+    };
+    let point = |r: &&MemoryRow| r.redis_cpu_us_per_decision.map(|v| (r.fill_per_client, v));
+    (
+        lp().min_by_key(|r| r.fill_per_client).and_then(point),
+        lp().max_by_key(|r| r.fill_per_client).and_then(point),
+    )
+}
+
+// ---- presentation: tables, claim values, figures ----
+
+fn main_table(cells: &LogCells) -> String {
+    let rows: Vec<Vec<String>> = cells
+        .main
+        .iter()
+        .filter(|((_, z, _), _)| *z == 128)
+        .map(|((m, _, l), r)| {
+            vec![
+                m.to_string(),
+                l.to_string(),
+                r.clients.to_string(),
+                format!("{:.0}", r.bytes_per_client),
+                format!("{:.1}", r.bytes_per_entry.unwrap_or(f64::NAN)),
+                format!("{:.0}", r.memory_usage_mean.unwrap_or(f64::NAN)),
+                r.encoding.clone(),
+            ]
+        })
+        .collect();
+    md_table(
+        &[
+            "member_len",
+            "limit L",
+            "clients",
+            "bytes/client",
+            "bytes/entry",
+            "MEMORY USAGE (sample)",
+            "encoding",
+        ],
+        &rows,
+    )
+}
+
+fn verify_table(rows: &[MemoryRow]) -> String {
+    if !rows.iter().any(|r| r.fill == "strategy") {
+        return String::new();
+    }
+    let diffs = verify_differences(rows);
+    let worst = diffs.iter().map(|d| d.2.abs()).fold(0.0, f64::max);
+    let table: Vec<Vec<String>> = diffs
+        .iter()
+        .map(|(s, d, diff)| {
+            vec![
+                s.member_len.to_string(),
+                s.limit.to_string(),
+                s.clients.to_string(),
+                format!("{:.0}", s.bytes_per_client),
+                format!("{:.0}", d.bytes_per_client),
+                format!("{diff:+.2}%"),
+            ]
+        })
+        .collect();
+    format!(
+        "\nDirect fill vs the strategy itself (EVALSHA, one decision at a time), same clients:\n\n{}\nLargest difference {worst:.2}%: the direct fill writes what the strategy writes.\n",
+        md_table(
+            &[
+                "member_len",
+                "L",
+                "clients",
+                "strategy B/client",
+                "direct B/client",
+                "difference"
+            ],
+            &table
+        )
+    )
+}
+
+/// Per member length: each claim's value and whether it is within tolerance.
+fn sensitivity_table(ctx: &AnalysisCtx, cells: &LogCells) -> String {
+    let ok = |id: &str, v: Option<f64>| yes(v.and_then(|v| passes(ctx, id, v))).to_string();
+    let shown =
+        |v: Option<f64>, d: usize| v.map(|v| format!("{v:.d$}")).unwrap_or_else(|| "-".into());
+    let rows: Vec<Vec<String>> = cells
+        .member_lens
+        .iter()
+        .map(|&m| {
+            let b31 = cells.b31_bytes_per_entry(m);
+            let b32 = cells.b32_jump(m);
+            let b33: Vec<f64> = cells
+                .b33_bytes_per_entry(m)
+                .into_iter()
+                .map(|x| x.1)
+                .collect();
+            let b43 = cells.b43_mb_per_client(m);
+            let b33ok = (!b33.is_empty())
+                .then(|| b33.iter().all(|v| passes(ctx, "B3.3", *v).unwrap_or(false)));
+            let b33_range = if b33.is_empty() {
                 "-".into()
             } else {
                 format!(
@@ -147,55 +306,104 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
                     b33.iter().cloned().fold(f64::INFINITY, f64::min),
                     b33.iter().cloned().fold(0.0, f64::max)
                 )
-            },
-            yes(b33ok),
-            b43.map(|v| format!("{v:.2}")).unwrap_or("-".into()),
-            yes(b43.and_then(|v| within(ctx.claim("B4.3"), v, 0))),
-        ));
-    }
-
-    let other: Vec<&MemoryRow> = rows
-        .iter()
-        .filter(|r| r.kind == "bytes" && r.fill == "strategy-pipelined")
+            };
+            vec![
+                m.to_string(),
+                shown(b31, 1),
+                ok("B3.1", b31),
+                shown(b32, 2),
+                ok("B3.2", b32),
+                b33_range,
+                yes(b33ok).to_string(),
+                shown(b43, 2),
+                ok("B4.3", b43),
+            ]
+        })
         .collect();
-    if !other.is_empty() {
-        md.push_str("\nOther strategies, filled by their own scripts (pipelined):\n\n| strategy | clients | decisions per client | bytes/client | per 10,000 clients | MEMORY USAGE (sample) | encoding |\n|---|---|---|---|---|---|---|\n");
-        for r in &other {
-            md.push_str(&format!(
-                "| {} | {} | {} | {:.0} | {:.2} MB | {:.0} | {} |\n",
-                r.strategy,
-                r.clients,
-                r.fill_per_client,
-                r.bytes_per_client,
-                r.bytes_per_client * 1e4 / 1e6,
-                r.memory_usage_mean.unwrap_or(f64::NAN),
-                r.encoding
-            ));
-        }
-    }
+    format!(
+        "\nSensitivity to the member length (the study does not state it); `ok` = within the claim's tolerance:\n\n{}",
+        md_table(
+            &[
+                "member_len",
+                "B3.1 B/entry at L=128",
+                "ok",
+                "B3.2 x at 129/128",
+                "ok",
+                "B3.3 B/entry past the cliff",
+                "ok",
+                "B4.3 MB at L=100,000",
+                "ok",
+            ],
+            &rows
+        )
+    )
+}
 
-    let note_m = |id: &str, f: &dyn Fn(usize) -> Option<f64>| -> String {
-        let ok: Vec<String> = member_lens
-            .iter()
-            .filter(|m| {
-                f(**m)
-                    .and_then(|v| within(ctx.claim(id), v, 0))
-                    .unwrap_or(false)
-            })
-            .map(|m| m.to_string())
-            .collect();
-        if ok.is_empty() {
-            "no member length measured reproduces the published value".into()
-        } else {
-            format!(
-                "member_len {} reproduces the published value",
-                ok.join(", ")
-            )
-        }
-    };
-    if let Some(r) = get(default_m, 128, 128) {
+fn other_table(other: &[&MemoryRow]) -> String {
+    if other.is_empty() {
+        return String::new();
+    }
+    let rows: Vec<Vec<String>> = other
+        .iter()
+        .map(|r| {
+            vec![
+                r.strategy.clone(),
+                r.clients.to_string(),
+                r.fill_per_client.to_string(),
+                format!("{:.0}", r.bytes_per_client),
+                format!("{:.2} MB", r.bytes_per_client * 1e4 / 1e6),
+                format!("{:.0}", r.memory_usage_mean.unwrap_or(f64::NAN)),
+                r.encoding.clone(),
+            ]
+        })
+        .collect();
+    format!(
+        "\nOther strategies, filled by their own scripts (pipelined):\n\n{}",
+        md_table(
+            &[
+                "strategy",
+                "clients",
+                "decisions per client",
+                "bytes/client",
+                "per 10,000 clients",
+                "MEMORY USAGE (sample)",
+                "encoding",
+            ],
+            &rows
+        )
+    )
+}
+
+/// Which member lengths reproduce claim `id` (the `f(m)` of each within tolerance).
+fn member_note(
+    ctx: &AnalysisCtx,
+    cells: &LogCells,
+    id: &str,
+    f: &dyn Fn(usize) -> Option<f64>,
+) -> String {
+    let ok: Vec<String> = cells
+        .member_lens
+        .iter()
+        .filter(|m| f(**m).and_then(|v| passes(ctx, id, v)).unwrap_or(false))
+        .map(|m| m.to_string())
+        .collect();
+    if ok.is_empty() {
+        "no member length measured reproduces the published value".into()
+    } else {
+        format!(
+            "member_len {} reproduces the published value",
+            ok.join(", ")
+        )
+    }
+}
+
+/// B3.1, B3.2: the listpack at L=128 and the jump at 129, at the default member length.
+fn log_claims(ctx: &AnalysisCtx, cells: &LogCells) -> Vec<Measured> {
+    let m = cells.default_member_len();
+    let mut out = Vec::new();
+    if let Some(r) = cells.get(m, 128, 128) {
         let v = r.bytes_per_entry.unwrap_or(f64::NAN);
-        measured.push(
+        out.push(
             Measured::new(
                 "B3.1",
                 vec![v],
@@ -206,14 +414,14 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
                 format!("memory.csv: {}", r.cell),
             )
             .condition("the log at L=128 is a listpack", r.encoding == "listpack")
-            .note(note_m("B3.1", &|m| {
-                get(m, 128, 128).and_then(|r| r.bytes_per_entry)
+            .note(member_note(ctx, cells, "B3.1", &|m| {
+                cells.b31_bytes_per_entry(m)
             })),
         );
     }
-    if let (Some(a), Some(b)) = (get(default_m, 128, 129), get(default_m, 128, 128)) {
+    if let (Some(a), Some(b)) = (cells.get(m, 128, 129), cells.get(m, 128, 128)) {
         let v = a.bytes_per_client / b.bytes_per_client;
-        measured.push(
+        out.push(
             Measured::new(
                 "B3.2",
                 vec![v],
@@ -228,205 +436,206 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
                 "128 is a listpack and 129 a skiplist",
                 b.encoding == "listpack" && a.encoding == "skiplist",
             )
-            .note(note_m(
-                "B3.2",
-                &|m| match (get(m, 128, 129), get(m, 128, 128)) {
-                    (Some(a), Some(b)) => Some(a.bytes_per_client / b.bytes_per_client),
-                    _ => None,
-                },
-            )),
+            .note(member_note(ctx, cells, "B3.2", &|m| cells.b32_jump(m))),
         );
     }
-    let b33: Vec<(u64, f64)> = past
+    out
+}
+
+/// B4.3: a log of 100,000 entries per client, in MB.
+fn b43(ctx: &AnalysisCtx, cells: &LogCells) -> Option<Measured> {
+    let r = cells.get(cells.default_member_len(), 128, 100_000)?;
+    let v = r.bytes_per_client / 1e6;
+    Some(
+        Measured::new(
+            "B4.3",
+            vec![v],
+            format!("{v:.2} MB per client at L=100,000 ({} clients)", r.clients),
+            format!("memory.csv: {}", r.cell),
+        )
+        .note(member_note(ctx, cells, "B4.3", &|m| {
+            cells.b43_mb_per_client(m)
+        })),
+    )
+}
+
+/// B3.3: bytes per entry past the cliff, with L=1,000 extrapolated to
+/// 10,000 clients and the sliding-window counter beside it.
+fn b33(ctx: &AnalysisCtx, cells: &LogCells, other: &[&MemoryRow]) -> Option<Measured> {
+    let m = cells.default_member_len();
+    let b33 = cells.b33_bytes_per_entry(m);
+    if b33.is_empty() {
+        return None;
+    }
+    let mut disp = b33
         .iter()
-        .filter_map(|l| get(default_m, 128, *l).and_then(|r| r.bytes_per_entry.map(|v| (*l, v))))
+        .map(|(l, v)| format!("L={l}: {v:.1}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    if let Some(r) = cells.get(m, 128, 1000) {
+        disp.push_str(&format!(
+            "; L=1,000: {:.1} KB per client, x10,000 clients = {:.2} GB (extrapolated from {} clients)",
+            r.bytes_per_client / 1000.0,
+            r.bytes_per_client * 1e4 / 1e9,
+            r.clients
+        ));
+    }
+    if let Some(s) = other
+        .iter()
+        .find(|r| r.strategy == "sliding-window-counter")
+    {
+        disp.push_str(&format!(
+            "; sliding-window counter {:.2} MB per 10,000 clients (measured at {})",
+            s.bytes_per_client * 1e4 / 1e6,
+            s.clients
+        ));
+    }
+    let note = member_note(ctx, cells, "B3.3", &|m| {
+        let v: Vec<f64> = cells
+            .b33_bytes_per_entry(m)
+            .into_iter()
+            .map(|x| x.1)
+            .collect();
+        // Representative value for the note: all within -> the first.
+        if v.iter().all(|x| passes(ctx, "B3.3", *x).unwrap_or(false)) {
+            v.first().copied()
+        } else {
+            Some(f64::NAN)
+        }
+    });
+    Some(
+        Measured::new(
+            "B3.3",
+            b33.iter().map(|x| x.1).collect(),
+            disp,
+            "memory.csv: sliding-window-log direct fills, L > 128, z128",
+        )
+        .note(note),
+    )
+}
+
+fn cliff_table(cliffs: &[(u64, &MemoryRow, &MemoryRow, f64)]) -> String {
+    let rows: Vec<Vec<String>> = cliffs
+        .iter()
+        .map(|(z, a, b, jump)| {
+            vec![
+                z.to_string(),
+                format!("{:.0}", a.bytes_per_client),
+                a.encoding.clone(),
+                format!("{:.0}", b.bytes_per_client),
+                b.encoding.clone(),
+                format!("{jump:.2}x"),
+            ]
+        })
         .collect();
-    if !b33.is_empty() {
-        let l1000 = get(default_m, 128, 1000);
-        let swc = other
-            .iter()
-            .find(|r| r.strategy == "sliding-window-counter");
-        let mut disp = b33
-            .iter()
-            .map(|(l, v)| format!("L={l}: {v:.1}"))
-            .collect::<Vec<_>>()
-            .join(", ");
-        if let Some(r) = l1000 {
-            disp.push_str(&format!(
-                "; L=1,000: {:.1} KB per client, x10,000 clients = {:.2} GB (extrapolated from {} clients)",
-                r.bytes_per_client / 1000.0,
-                r.bytes_per_client * 1e4 / 1e9,
-                r.clients
-            ));
-        }
-        if let Some(s) = swc {
-            disp.push_str(&format!(
-                "; sliding-window counter {:.2} MB per 10,000 clients (measured at {})",
-                s.bytes_per_client * 1e4 / 1e6,
-                s.clients
-            ));
-        }
-        measured.push(
-            Measured::new(
-                "B3.3",
-                b33.iter().map(|x| x.1).collect(),
-                disp,
-                "memory.csv: sliding-window-log direct fills, L > 128, z128",
-            )
-            .note(note_m("B3.3", &|m| {
-                let v: Vec<f64> = past
-                    .iter()
-                    .filter_map(|l| get(m, 128, *l).and_then(|r| r.bytes_per_entry))
-                    .collect();
-                // Representative value for the note: all within -> the first.
-                if v.iter()
-                    .all(|x| within(ctx.claim("B3.3"), *x, 0).unwrap_or(false))
-                {
-                    v.first().copied()
-                } else {
-                    Some(f64::NAN)
-                }
-            })),
-        );
-    }
-    if let Some(r) = get(default_m, 128, 100_000) {
-        let v = r.bytes_per_client / 1e6;
-        measured.push(
-            Measured::new(
-                "B4.3",
-                vec![v],
-                format!("{v:.2} MB per client at L=100,000 ({} clients)", r.clients),
-                format!("memory.csv: {}", r.cell),
-            )
-            .note(note_m("B4.3", &|m| {
-                get(m, 128, 100_000).map(|r| r.bytes_per_client / 1e6)
-            })),
-        );
-    }
+    format!(
+        "\nThe cliff at other zset-max-listpack-entries (Z):\n\n{}",
+        md_table(
+            &[
+                "Z",
+                "B/client at L=Z",
+                "encoding",
+                "B/client at L=Z+1",
+                "encoding",
+                "jump"
+            ],
+            &rows
+        )
+    )
+}
 
-    // B3.4: the cliff moves, and CPU per decision of listpack vs skiplist.
-    let zs: Vec<u64> = {
-        let mut v: Vec<u64> = rows.iter().map(|r| r.zset_max_listpack_entries).collect();
-        v.sort();
-        v.dedup();
-        v
-    };
-    let mut cliff_ok = true;
-    let mut cliff_disp = Vec::new();
-    md.push_str("\nThe cliff at other zset-max-listpack-entries (Z):\n\n| Z | B/client at L=Z | encoding | B/client at L=Z+1 | encoding | jump |\n|---|---|---|---|---|---|\n");
-    for &z in &zs {
-        let m = default_m;
-        if let (Some(a), Some(b)) = (get(m, z, z), get(m, z, z + 1)) {
-            let jump = b.bytes_per_client / a.bytes_per_client;
-            let ok = a.encoding == "listpack" && b.encoding == "skiplist" && jump > 2.0;
-            cliff_ok &= ok;
-            cliff_disp.push(format!("Z={z}: {jump:.2}x at {}", z + 1));
-            md.push_str(&format!(
-                "| {z} | {:.0} | {} | {:.0} | {} | {jump:.2}x |\n",
-                a.bytes_per_client, a.encoding, b.bytes_per_client, b.encoding
-            ));
-        }
-    }
-    let cpu: Vec<&MemoryRow> = rows.iter().filter(|r| r.kind == "cpu").collect();
-    if !cpu.is_empty() {
-        md.push_str("\nCPU per decision (every call admits: trim of nothing + ZADD) by log size n and Z:\n\n| n | Z | encoding before -> after | size before -> after | us/decision | decisions/s | busy |\n|---|---|---|---|---|---|---|\n");
-        for r in &cpu {
-            md.push_str(&format!(
-                "| {} | {} | {} -> {} | {:.0} -> {:.0} | {:.2} | {:.0} | {:.2} |\n",
-                r.fill_per_client,
-                r.zset_max_listpack_entries,
-                r.encoding,
-                r.encoding_after,
-                r.sample_size_mean.unwrap_or(f64::NAN),
-                r.sample_size_after.unwrap_or(f64::NAN),
-                r.redis_cpu_us_per_decision.unwrap_or(f64::NAN),
-                r.decisions_per_s.unwrap_or(f64::NAN),
-                r.redis_busy_fraction.unwrap_or(f64::NAN)
-            ));
-        }
-        // At the largest n with both encodings (stable through the run): listpack vs skiplist.
-        let stable = |r: &&&MemoryRow| r.encoding == r.encoding_after;
-        let mut ns: Vec<u64> = cpu.iter().map(|r| r.fill_per_client).collect();
-        ns.sort();
-        ns.dedup();
-        let mut cmp = None;
-        for &n in ns.iter().rev() {
-            let lp = cpu
-                .iter()
-                .filter(stable)
-                .filter(|r| r.fill_per_client == n && r.encoding == "listpack")
-                .map(|r| r.redis_cpu_us_per_decision.unwrap_or(f64::NAN))
-                .fold(f64::NAN, f64::max);
-            let sl = cpu
-                .iter()
-                .filter(stable)
-                .filter(|r| r.fill_per_client == n && r.encoding == "skiplist")
-                .map(|r| r.redis_cpu_us_per_decision.unwrap_or(f64::NAN))
-                .fold(f64::NAN, f64::min);
-            if lp.is_finite() && sl.is_finite() {
-                cmp = Some((n, lp, sl));
-                break;
-            }
-        }
-        let lp_small = cpu
-            .iter()
-            .filter(stable)
-            .filter(|r| r.encoding == "listpack")
-            .min_by_key(|r| r.fill_per_client)
-            .and_then(|r| r.redis_cpu_us_per_decision.map(|v| (r.fill_per_client, v)));
-        let lp_big = cpu
-            .iter()
-            .filter(stable)
-            .filter(|r| r.encoding == "listpack")
-            .max_by_key(|r| r.fill_per_client)
-            .and_then(|r| r.redis_cpu_us_per_decision.map(|v| (r.fill_per_client, v)));
-        if let Some((n, lp, sl)) = cmp {
-            let mut m = Measured::new(
-                "B3.4",
-                vec![lp / sl],
+fn cpu_table(cpu: &[&MemoryRow]) -> String {
+    let rows: Vec<Vec<String>> = cpu
+        .iter()
+        .map(|r| {
+            vec![
+                r.fill_per_client.to_string(),
+                r.zset_max_listpack_entries.to_string(),
+                format!("{} -> {}", r.encoding, r.encoding_after),
                 format!(
-                    "cliff moves ({}); at n={n} listpack {lp:.2} us vs skiplist {sl:.2} us per decision ({:.2}x)",
-                    cliff_disp.join(", "),
-                    lp / sl
+                    "{:.0} -> {:.0}",
+                    r.sample_size_mean.unwrap_or(f64::NAN),
+                    r.sample_size_after.unwrap_or(f64::NAN)
                 ),
-                "memory.csv: kind=bytes at L=Z,Z+1 and kind=cpu rows",
-            )
-            .condition("the cliff moves with Z (listpack at L=Z, skiplist at Z+1, jump > 2x)", cliff_ok && !cliff_disp.is_empty())
-            .condition(format!("a listpack of {n} entries costs more CPU per decision than a skiplist of {n}"), lp > sl);
-            if let (Some((n0, c0)), Some((n1, c1))) = (lp_small, lp_big)
-                && n1 > n0
-            {
-                m = m.condition(
-                        format!("listpack CPU per decision grows with its size ({n0}: {c0:.2} us -> {n1}: {c1:.2} us)"),
-                        c1 > c0,
-                    );
-            }
-            measured.push(m);
-        }
-    }
+                format!("{:.2}", r.redis_cpu_us_per_decision.unwrap_or(f64::NAN)),
+                format!("{:.0}", r.decisions_per_s.unwrap_or(f64::NAN)),
+                format!("{:.2}", r.redis_busy_fraction.unwrap_or(f64::NAN)),
+            ]
+        })
+        .collect();
+    format!(
+        "\nCPU per decision (every call admits: trim of nothing + ZADD) by log size n and Z:\n\n{}",
+        md_table(
+            &[
+                "n",
+                "Z",
+                "encoding before -> after",
+                "size before -> after",
+                "us/decision",
+                "decisions/s",
+                "busy",
+            ],
+            &rows
+        )
+    )
+}
 
-    // Figures.
+/// B3.4: the cliff moves with Z, and a big listpack costs more CPU than a skiplist.
+fn b34(cliffs: &[(u64, &MemoryRow, &MemoryRow, f64)], cpu: &[&MemoryRow]) -> Option<Measured> {
+    let (n, lp, sl) = listpack_vs_skiplist(cpu)?;
+    let moves = !cliffs.is_empty() && cliffs.iter().all(|(_, a, b, j)| cliff_ok(a, b, *j));
+    let disp: Vec<String> = cliffs
+        .iter()
+        .map(|(z, _, _, jump)| format!("Z={z}: {jump:.2}x at {}", z + 1))
+        .collect();
+    let mut m = Measured::new(
+        "B3.4",
+        vec![lp / sl],
+        format!(
+            "cliff moves ({}); at n={n} listpack {lp:.2} us vs skiplist {sl:.2} us per decision ({:.2}x)",
+            disp.join(", "),
+            lp / sl
+        ),
+        "memory.csv: kind=bytes at L=Z,Z+1 and kind=cpu rows",
+    )
+    .condition("the cliff moves with Z (listpack at L=Z, skiplist at Z+1, jump > 2x)", moves)
+    .condition(format!("a listpack of {n} entries costs more CPU per decision than a skiplist of {n}"), lp > sl);
+    if let (Some((n0, c0)), Some((n1, c1))) = listpack_growth(cpu)
+        && n1 > n0
+    {
+        m = m.condition(
+            format!("listpack CPU per decision grows with its size ({n0}: {c0:.2} us -> {n1}: {c1:.2} us)"),
+            c1 > c0,
+        );
+    }
+    Some(m)
+}
+
+fn figures(ctx: &AnalysisCtx, cells: &LogCells, zs: &[u64], cpu: &[&MemoryRow]) -> Result<String> {
     let (path, link) = ctx.figure("memory_per_client_vs_limit.svg");
-    let mut series: Vec<Series> = member_lens
+    let bytes_at = |keep: &dyn Fn(&(usize, u64, u64)) -> bool| -> Vec<(f64, f64)> {
+        cells
+            .main
+            .iter()
+            .filter(|(k, _)| keep(k))
+            .map(|(k, r)| (k.2 as f64, r.bytes_per_client))
+            .collect()
+    };
+    let mut series: Vec<Series> = cells
+        .member_lens
         .iter()
         .map(|m| {
             Series::new(
                 format!("member_len {m} (Z=128)"),
-                main.iter()
-                    .filter(|(k, _)| k.0 == *m && k.1 == 128)
-                    .map(|(k, r)| (k.2 as f64, r.bytes_per_client))
-                    .collect(),
+                bytes_at(&|k| k.0 == *m && k.1 == 128),
                 Style::LinePoints,
             )
         })
         .collect();
     for &z in zs.iter().filter(|z| **z != 128) {
         series.push(Series::new(
-            format!("Z={z}, member_len {default_m}"),
-            main.iter()
-                .filter(|(k, _)| k.1 == z)
-                .map(|(k, r)| (k.2 as f64, r.bytes_per_client))
-                .collect(),
+            format!("Z={z}, member_len {}", cells.default_member_len()),
+            bytes_at(&|k| k.1 == z),
             Style::Points,
         ));
     }
@@ -443,38 +652,75 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
         },
         &series,
     )?;
-    md.push_str(&format!("\n![memory per client]({link})\n"));
-    if !cpu.is_empty() {
-        let (path, link) = ctx.figure("memory_cpu_listpack.svg");
-        let series: Vec<Series> = zs
-            .iter()
-            .map(|z| {
-                Series::new(
-                    format!("zset-max-listpack-entries {z}"),
-                    cpu.iter()
-                        .filter(|r| r.zset_max_listpack_entries == *z)
-                        .map(|r| {
-                            (
-                                r.fill_per_client as f64,
-                                r.redis_cpu_us_per_decision.unwrap_or(f64::NAN),
-                            )
-                        })
-                        .collect(),
-                    Style::LinePoints,
-                )
-            })
-            .collect();
-        xy_chart(
-            &path,
-            &Axes {
-                title: "B3.4: Redis CPU per admitted decision vs log size".into(),
-                x_label: "entries in the log".into(),
-                y_label: "us per decision".into(),
-                ..Default::default()
-            },
-            &series,
-        )?;
-        md.push_str(&format!("\n![CPU vs log size]({link})\n"));
+    let mut md = format!("\n![memory per client]({link})\n");
+    if cpu.is_empty() {
+        return Ok(md);
     }
+    let (path, link) = ctx.figure("memory_cpu_listpack.svg");
+    let series: Vec<Series> = zs
+        .iter()
+        .map(|z| {
+            Series::new(
+                format!("zset-max-listpack-entries {z}"),
+                cpu.iter()
+                    .filter(|r| r.zset_max_listpack_entries == *z)
+                    .map(|r| {
+                        (
+                            r.fill_per_client as f64,
+                            r.redis_cpu_us_per_decision.unwrap_or(f64::NAN),
+                        )
+                    })
+                    .collect(),
+                Style::LinePoints,
+            )
+        })
+        .collect();
+    xy_chart(
+        &path,
+        &Axes {
+            title: "B3.4: Redis CPU per admitted decision vs log size".into(),
+            x_label: "entries in the log".into(),
+            y_label: "us per decision".into(),
+            ..Default::default()
+        },
+        &series,
+    )?;
+    md.push_str(&format!("\n![CPU vs log size]({link})\n"));
+    Ok(md)
+}
+
+pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
+    let Some(rows) = ctx.read_csv::<MemoryRow>("memory.csv")? else {
+        return Ok((vec![], Section::new("memory", "Not run.\n")));
+    };
+    let cells = LogCells::of(&rows);
+    let other: Vec<&MemoryRow> = rows
+        .iter()
+        .filter(|r| r.kind == "bytes" && r.fill == "strategy-pipelined")
+        .collect();
+    let cpu: Vec<&MemoryRow> = rows.iter().filter(|r| r.kind == "cpu").collect();
+    let zs = sorted_distinct(rows.iter().map(|r| r.zset_max_listpack_entries).collect());
+    let cliffs = cells.cliffs(cells.default_member_len(), &zs);
+    let first_direct = rows.iter().find(|r| is_direct_log(r));
+    let mut md = format!(
+        "What ran: {} measurements, seed {}. Bytes per client = used_memory growth / clients after filling each client to its limit (FLUSHALL before, the filling connection closed; latency-tracking off so per-command histograms are not counted). Claims are judged at member_len {} (the strategy's default: the request id in decimal, ids from {}).\n\n",
+        rows.len(),
+        rows.first().map(|r| r.seed).unwrap_or(0),
+        cells.default_member_len(),
+        first_direct.map(|r| r.id_base).unwrap_or(1)
+    );
+    md += &main_table(&cells);
+    md += &verify_table(&rows);
+    md += &sensitivity_table(ctx, &cells);
+    md += &other_table(&other);
+    let mut measured = log_claims(ctx, &cells);
+    measured.extend(b33(ctx, &cells, &other));
+    measured.extend(b43(ctx, &cells));
+    md += &cliff_table(&cliffs);
+    if !cpu.is_empty() {
+        md += &cpu_table(&cpu);
+        measured.extend(b34(&cliffs, &cpu));
+    }
+    md += &figures(ctx, &cells, &zs, &cpu)?;
     Ok((measured, Section::new("memory", md)))
 }

@@ -1,43 +1,51 @@
 //! `memory`: bytes per client (claims B3.1-B3.4, B4.3).
 //!
-//! A measurement: FLUSHALL, read `used_memory`, fill K clients to their
-//! limit, close the filling connection (its buffers would count), read
+//! A bytes measurement: FLUSHALL, read `used_memory`, fill K clients to
+//! their limit, close the filling connection (its buffers would count), read
 //! `used_memory` again; bytes per client = growth / K. Sample keys are
 //! cross-checked with MEMORY USAGE (SAMPLES 0) and their OBJECT ENCODING and
 //! size are recorded.
 //!
-//! Cells:
-//! - sliding log, limits x member lengths (the member length is not stated by
-//!   the study and the bytes per entry depend on it), filled directly with
-//!   ZADD pipelines that write exactly the strategy's data (its member format,
-//!   microsecond scores, the TTL); K = entry budget / L within
-//!   [min_clients, max_clients].
-//! - verification: the same limits filled by the strategy itself (EVALSHA,
-//!   one decision at a time) and directly, at the same K, so the report can
-//!   show that the direct fill equals what the strategy produces.
-//! - the cliff at other `zset-max-listpack-entries` values (L = Z and Z+1).
-//! - the other strategies at `other_clients` clients, filled by their own
-//!   scripts (the captured request bytes, pipelined), for B3.3.
-//! - CPU per decision (B3.4): logs of n entries (listpack or skiplist
-//!   depending on Z), every call an admission (trim + ZADD), measured with the
-//!   cost experiment's hot loop (Redis on CPU 0, load on CPU 1).
+//! One sweep, every cell measured once (trial 0), in this order:
+//! - [`Cell::LogBytes`], direct fill: sliding logs, limits x member lengths
+//!   (the member length is not stated by the study and the bytes per entry
+//!   depend on it), filled directly with ZADD pipelines that write exactly
+//!   the strategy's data (its member format, microsecond scores, the TTL);
+//!   K = entry budget / L within [min_clients, max_clients];
+//! - [`Cell::LogBytes`], verification: the same limits filled by the
+//!   strategy itself (EVALSHA, one decision at a time) and directly, at the
+//!   same K, so the report can show that the direct fill equals what the
+//!   strategy produces;
+//! - [`Cell::LogBytes`], the cliff at other `zset-max-listpack-entries`
+//!   values (L = Z and Z+1);
+//! - [`Cell::StrategyBytes`]: the other strategies at `other_clients`
+//!   clients, filled by their own scripts (the captured request bytes,
+//!   pipelined), for B3.3;
+//! - [`Cell::LogCpu`]: CPU per decision (B3.4) of logs of n entries
+//!   (listpack or skiplist depending on Z), every call an admission (trim +
+//!   ZADD), measured with the cost experiment's hot loop (Redis on CPU 0,
+//!   the harness pinned to CPU 1 while the cell runs).
+//!
+//! `measure.rs` holds what one cell does.
 
 pub mod analyze;
+mod measure;
+pub mod rows;
+#[cfg(test)]
+mod tests;
 
-use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::net::SocketAddr;
 
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
+
+pub use rows::MemoryRow;
 
 use super::{Experiment, RunContext};
-use crate::conn::Conn;
-use crate::error::{Error, Result};
-use crate::fleet::ServerConfig;
-use crate::load::study_b_cost_hot::{
-    self as hot, AdmitRule, HotSpec, LogSpec, PinGuard, RawPipe, client_name,
-};
-use crate::resp::{Connection, Reply};
-use crate::strategy::{Kind, Limit, Options, Request, Strategy, client_key};
+use crate::error::Result;
+use crate::fleet::{Fleet, ServerConfig};
+use crate::pin::PinGuard;
+use crate::resp::Connection;
+use crate::run::sweep::{self, NoSide, Sweep, TrialRows};
 
 pub const EXPERIMENT: Experiment = Experiment {
     name: "memory",
@@ -80,48 +88,181 @@ struct Params {
     samples: u64,
 }
 
-/// One measurement (bytes) or one CPU window (cpu).
-#[derive(Debug, Clone, Serialize, Deserialize, Default)]
-pub struct MemoryRow {
-    pub cell: String,
-    pub trial: u64,
-    /// `bytes` or `cpu`.
-    pub kind: String,
-    pub strategy: String,
-    /// `direct` (ZADD pipelines), `strategy` (EVALSHA one decision at a
-    /// time), `strategy-pipelined` (the strategy's request bytes, pipelined).
-    pub fill: String,
-    pub limit: u64,
-    pub member_len: usize,
-    pub id_base: u64,
-    pub zset_max_listpack_entries: u64,
-    pub clients: u64,
-    /// Decisions (or entries) written per client.
-    pub fill_per_client: u64,
-    pub seed: u64,
-    pub used_before: f64,
-    pub used_after: f64,
-    pub bytes_per_client: f64,
-    pub bytes_per_entry: Option<f64>,
-    /// Mean MEMORY USAGE (SAMPLES 0) of sample keys.
-    pub memory_usage_mean: Option<f64>,
-    /// Mean size of sample keys (ZCARD / HLEN / STRLEN).
-    pub sample_size_mean: Option<f64>,
-    pub encoding: String,
-    pub fill_s: f64,
-    // kind = cpu
-    pub decisions: Option<u64>,
-    pub decisions_per_s: Option<f64>,
-    pub redis_cpu_us_per_decision: Option<f64>,
-    pub redis_busy_fraction: Option<f64>,
-    pub encoding_after: String,
-    pub sample_size_after: Option<f64>,
-    pub redis_cpu: Option<usize>,
-    pub load_cpu: Option<usize>,
+/// How a sliding log is filled for a bytes measurement.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Fill {
+    /// ZADD pipelines of the strategy's data.
+    Direct,
+    /// The strategy itself, one EVALSHA decision at a time.
+    Strategy,
+}
+
+impl Fill {
+    fn as_str(&self) -> &'static str {
+        match self {
+            Fill::Direct => "direct",
+            Fill::Strategy => "strategy",
+        }
+    }
+}
+
+/// Sliding logs of `limit` entries for `clients` clients.
+#[derive(Debug, Clone)]
+struct LogBytes {
+    limit: u64,
+    member_len: usize,
+    /// zset-max-listpack-entries.
+    z: u64,
+    clients: u64,
+    fill: Fill,
+}
+
+#[derive(Debug, Clone)]
+enum Cell {
+    LogBytes(LogBytes),
+    /// Another strategy's state, filled by its own requests (pipelined).
+    StrategyBytes {
+        strategy: String,
+    },
+    /// CPU per decision of logs of `n` entries at zset-max-listpack-entries `z`.
+    LogCpu {
+        n: u64,
+        z: u64,
+    },
 }
 
 fn clients_for(p: &Params, limit: u64) -> u64 {
     (p.entry_budget / limit.max(1)).clamp(p.min_clients, p.max_clients)
+}
+
+fn cells(p: &Params) -> Vec<Cell> {
+    let mut out = Vec::new();
+    let log = |limit, member_len, z, clients, fill| {
+        Cell::LogBytes(LogBytes {
+            limit,
+            member_len,
+            z,
+            clients,
+            fill,
+        })
+    };
+    for &m in &p.member_lens {
+        for &l in &p.log_limits {
+            out.push(log(l, m, 128, clients_for(p, l), Fill::Direct));
+        }
+        for &l in &p.verify_limits {
+            for fill in [Fill::Strategy, Fill::Direct] {
+                out.push(log(l, m, 128, p.verify_clients, fill));
+            }
+        }
+    }
+    for &z in p.listpack_entries.iter().filter(|z| **z != 128) {
+        for l in [z, z + 1] {
+            out.push(log(
+                l,
+                p.default_member_len,
+                z,
+                p.cliff_clients,
+                Fill::Direct,
+            ));
+        }
+    }
+    for s in &p.other_strategies {
+        out.push(Cell::StrategyBytes {
+            strategy: s.clone(),
+        });
+    }
+    for &z in &p.listpack_entries {
+        for &n in &p.cpu_sizes {
+            out.push(Cell::LogCpu { n, z });
+        }
+    }
+    // A verification cell can coincide with a main cell (same limit and
+    // clients): it is measured once.
+    let mut seen = std::collections::HashSet::new();
+    out.retain(|c| seen.insert(cell_id(p, c)));
+    out
+}
+
+/// A stable id per cell (the `cell` column).
+fn cell_id(p: &Params, cell: &Cell) -> String {
+    match cell {
+        Cell::LogBytes(c) => format!(
+            "sliding-window-log|L{}|m{}|z{}|k{}|{}",
+            c.limit,
+            c.member_len,
+            c.z,
+            c.clients,
+            c.fill.as_str()
+        ),
+        Cell::StrategyBytes { strategy } => format!(
+            "{strategy}|L{}|k{}|strategy-pipelined",
+            p.other_limit, p.other_clients
+        ),
+        Cell::LogCpu { n, z } => {
+            format!("cpu|sliding-window-log|n{n}|z{z}|k{}", p.cpu_clients)
+        }
+    }
+}
+
+/// Cross-cell state: the one server every cell measures.
+struct Memory {
+    p: Params,
+    _fleet: Fleet,
+    addr: SocketAddr,
+    admin: Connection,
+}
+
+impl Sweep for Memory {
+    type Cell = Cell;
+    /// The harness's pinning while a CPU cell runs.
+    type Setup = Option<PinGuard>;
+    type Row = MemoryRow;
+    type Side = NoSide;
+
+    fn cell_id(&self, cell: &Cell) -> String {
+        cell_id(&self.p, cell)
+    }
+
+    fn trials(&self, _: &Cell) -> u64 {
+        1
+    }
+
+    async fn setup(&mut self, _: &RunContext, cell: &Cell) -> Result<Option<PinGuard>> {
+        match cell {
+            Cell::LogBytes(c) => {
+                measure::set_listpack_entries(&mut self.admin, c.z).await?;
+                Ok(None)
+            }
+            Cell::StrategyBytes { .. } => {
+                measure::set_listpack_entries(&mut self.admin, 128).await?;
+                Ok(None)
+            }
+            Cell::LogCpu { .. } => Ok(Some(PinGuard::pin(self.p.load_cpu)?)),
+        }
+    }
+
+    async fn trial(
+        &mut self,
+        ctx: &RunContext,
+        cell: &Cell,
+        pin: &mut Option<PinGuard>,
+        _trial: u64,
+    ) -> Result<TrialRows<MemoryRow>> {
+        let id = self.cell_id(cell);
+        let (p, admin, addr) = (&self.p, &mut self.admin, self.addr);
+        let row = match cell {
+            Cell::LogBytes(c) => measure::log_bytes(ctx, p, admin, addr, &id, c).await?,
+            Cell::StrategyBytes { strategy } => {
+                measure::strategy_bytes(ctx, p, admin, addr, &id, strategy).await?
+            }
+            Cell::LogCpu { n, z } => {
+                let load_cpu = pin.as_ref().and_then(|g| g.cpu);
+                measure::log_cpu(ctx, p, admin, addr, &id, *n, *z, load_cpu).await?
+            }
+        };
+        Ok(TrialRows::one(row))
+    }
 }
 
 async fn run(ctx: &RunContext) -> Result<()> {
@@ -146,536 +287,14 @@ async fn run(ctx: &RunContext) -> Result<()> {
             "redis_cpu": p.redis_cpu, "load_cpu": p.load_cpu,
         }),
     )?;
-    let mut admin = Connection::connect(addr).await?;
-    let mut log = ctx.trial_log(&[])?;
-
-    struct LogCell {
-        limit: u64,
-        member_len: usize,
-        z: u64,
-        clients: u64,
-        fill: &'static str,
-    }
-    let mut cells: Vec<LogCell> = Vec::new();
-    for &m in &p.member_lens {
-        for &l in &p.log_limits {
-            cells.push(LogCell {
-                limit: l,
-                member_len: m,
-                z: 128,
-                clients: clients_for(&p, l),
-                fill: "direct",
-            });
-        }
-        for &l in &p.verify_limits {
-            for fill in ["strategy", "direct"] {
-                cells.push(LogCell {
-                    limit: l,
-                    member_len: m,
-                    z: 128,
-                    clients: p.verify_clients,
-                    fill,
-                });
-            }
-        }
-    }
-    for &z in p.listpack_entries.iter().filter(|z| **z != 128) {
-        for l in [z, z + 1] {
-            cells.push(LogCell {
-                limit: l,
-                member_len: p.default_member_len,
-                z,
-                clients: p.cliff_clients,
-                fill: "direct",
-            });
-        }
-    }
-    let total =
-        cells.len() + p.other_strategies.len() + p.listpack_entries.len() * p.cpu_sizes.len();
-    let mut progress = ctx.progress(total as u64);
-
-    for c in &cells {
-        let cell = format!(
-            "sliding-window-log|L{}|m{}|z{}|k{}|{}",
-            c.limit, c.member_len, c.z, c.clients, c.fill
-        );
-        if log.is_done(&cell, 0) {
-            progress.skip(1);
-            continue;
-        }
-        set_listpack_entries(&mut admin, c.z).await?;
-        let row = measure_log_bytes(
-            ctx,
-            &p,
-            &mut admin,
-            addr,
-            &cell,
-            c.limit,
-            c.member_len,
-            c.z,
-            c.clients,
-            c.fill,
-        )
-        .await?;
-        let msg = format!(
-            "{cell}: {:.0} B/client, {:.1} B/entry, {}",
-            row.bytes_per_client,
-            row.bytes_per_entry.unwrap_or(f64::NAN),
-            row.encoding
-        );
-        log.commit(&cell, 0, &[row])?;
-        progress.inc(&msg);
-    }
-    set_listpack_entries(&mut admin, 128).await?;
-
-    for s in &p.other_strategies {
-        let cell = format!(
-            "{s}|L{}|k{}|strategy-pipelined",
-            p.other_limit, p.other_clients
-        );
-        if log.is_done(&cell, 0) {
-            progress.skip(1);
-            continue;
-        }
-        let row = measure_other_bytes(ctx, &p, &mut admin, addr, &cell, s).await?;
-        let msg = format!("{cell}: {:.0} B/client", row.bytes_per_client);
-        log.commit(&cell, 0, &[row])?;
-        progress.inc(&msg);
-    }
-
-    {
-        let pin = PinGuard::pin(p.load_cpu)?;
-        for &z in &p.listpack_entries {
-            for &n in &p.cpu_sizes {
-                let cell = format!("cpu|sliding-window-log|n{n}|z{z}|k{}", p.cpu_clients);
-                if log.is_done(&cell, 0) {
-                    progress.skip(1);
-                    continue;
-                }
-                let row = measure_log_cpu(ctx, &p, &mut admin, addr, &cell, n, z, pin.cpu).await?;
-                let msg = format!(
-                    "{cell}: {:.1} us/decision, {} -> {}",
-                    row.redis_cpu_us_per_decision.unwrap_or(f64::NAN),
-                    row.encoding,
-                    row.encoding_after
-                );
-                log.commit(&cell, 0, &[row])?;
-                progress.inc(&msg);
-            }
-        }
-    }
-    set_listpack_entries(&mut admin, 128).await?;
-    progress.finish();
-    Ok(())
-}
-
-async fn set_listpack_entries(admin: &mut Connection, z: u64) -> Result<()> {
-    admin
-        .call(&crate::args![
-            "CONFIG",
-            "SET",
-            "zset-max-listpack-entries",
-            z
-        ])
-        .await?;
-    Ok(())
-}
-
-/// FLUSHALL and the memory baseline.
-async fn baseline(admin: &mut Connection) -> Result<f64> {
-    admin.call(&crate::args!["FLUSHALL", "SYNC"]).await?;
-    tokio::time::sleep(Duration::from_millis(20)).await;
-    hot::info_f64(admin, "memory", "used_memory").await
-}
-
-/// Sample keys: mean MEMORY USAGE, mean size, the encoding (of the first).
-async fn sample_keys(
-    admin: &mut Connection,
-    keys: &[String],
-) -> Result<(Option<f64>, Option<f64>, String)> {
-    let mut usage = Vec::new();
-    let mut sizes = Vec::new();
-    let mut enc = String::new();
-    for k in keys {
-        let u = admin
-            .call(&crate::args![
-                "MEMORY",
-                "USAGE",
-                k.as_str(),
-                "SAMPLES",
-                0i64
-            ])
-            .await?;
-        if let Some(u) = u.as_f64() {
-            usage.push(u);
-        }
-        let t = admin
-            .call(&crate::args!["TYPE", k.as_str()])
-            .await?
-            .as_string()
-            .unwrap_or_default();
-        let size_cmd = match t.as_str() {
-            "zset" => Some("ZCARD"),
-            "hash" => Some("HLEN"),
-            "string" => Some("STRLEN"),
-            _ => None,
-        };
-        if let Some(c) = size_cmd
-            && let Some(n) = admin.call(&crate::args![c, k.as_str()]).await?.as_f64()
-        {
-            sizes.push(n);
-        }
-        if enc.is_empty() {
-            enc = match admin
-                .call(&crate::args!["OBJECT", "ENCODING", k.as_str()])
-                .await
-            {
-                Ok(Reply::Bulk(b)) => String::from_utf8_lossy(&b).into_owned(),
-                Ok(r) => r.as_string().unwrap_or_default(),
-                Err(_) => "missing".into(),
-            };
-        }
-    }
-    let mean = |v: &[f64]| (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);
-    Ok((mean(&usage), mean(&sizes), enc))
-}
-
-fn sample_clients(clients: u64, samples: u64) -> Vec<u64> {
-    let n = samples.clamp(1, clients.max(1));
-    (0..n).map(|i| i * clients / n).collect()
-}
-
-fn swl_strategy(ctx: &RunContext, member_len: usize) -> Result<Arc<dyn Strategy>> {
-    ctx.build_strategy(
-        "sliding-window-log",
-        &Options::default()
-            .with("invocation", "evalsha")
-            .with("member_len", member_len),
-    )
-}
-
-#[allow(clippy::too_many_arguments)]
-async fn measure_log_bytes(
-    ctx: &RunContext,
-    p: &Params,
-    admin: &mut Connection,
-    addr: std::net::SocketAddr,
-    cell: &str,
-    limit: u64,
-    member_len: usize,
-    z: u64,
-    clients: u64,
-    fill: &str,
-) -> Result<MemoryRow> {
-    let strategy = swl_strategy(ctx, member_len)?;
-    let before = baseline(admin).await?;
-    let t0 = Instant::now();
-    let keys: Vec<String> = (0..clients)
-        .map(|i| client_key(&client_name(i), "swl"))
-        .collect();
-    match fill {
-        "direct" => {
-            let mut pipe = RawPipe::connect(addr).await?;
-            hot::fill_logs(
-                &mut pipe,
-                &keys,
-                &LogSpec {
-                    entries: limit,
-                    member_len,
-                    first_id: p.id_base,
-                    first_score_us: crate::clock::Clock::system_now_us(),
-                    score_step_us: 1,
-                    ttl_ms: Some(p.window_ms),
-                    chunk: 100,
-                },
-            )
-            .await?;
-        }
-        _ => {
-            // The strategy itself, one decision at a time. Its script is loaded
-            // (and the memory it takes is part of `before`: load first, then
-            // re-read the baseline).
-            strategy.prepare(admin).await?;
-            let before2 = hot::info_f64(admin, "memory", "used_memory").await?;
-            let mut conn = Conn::connect(addr).await?;
-            let mut id = p.id_base;
-            let lim = Limit::per_window(limit, p.window_ms);
-            for i in 0..clients {
-                let name = client_name(i);
-                for _ in 0..limit {
-                    let d = strategy
-                        .decide(
-                            &mut conn,
-                            &Request {
-                                client: &name,
-                                limit: lim,
-                                cost: 1,
-                                now_us: 0,
-                                request_id: id,
-                            },
-                        )
-                        .await?;
-                    id += 1;
-                    if !d.admitted {
-                        return Err(Error::Other(format!(
-                            "{cell}: the strategy refused a request while filling (client {i})"
-                        )));
-                    }
-                }
-            }
-            drop(conn);
-            return finish_bytes(
-                admin,
-                p,
-                ctx,
-                cell,
-                "sliding-window-log",
-                fill,
-                limit,
-                member_len,
-                z,
-                clients,
-                limit,
-                before2,
-                t0,
-                &keys,
-                true,
-            )
-            .await;
-        }
-    }
-    finish_bytes(
-        admin,
+    let admin = Connection::connect(addr).await?;
+    let cells = cells(&p);
+    let mut sweep = Memory {
         p,
-        ctx,
-        cell,
-        "sliding-window-log",
-        fill,
-        limit,
-        member_len,
-        z,
-        clients,
-        limit,
-        before,
-        t0,
-        &keys,
-        true,
-    )
-    .await
-}
-
-#[allow(clippy::too_many_arguments)]
-async fn finish_bytes(
-    admin: &mut Connection,
-    p: &Params,
-    ctx: &RunContext,
-    cell: &str,
-    strategy: &str,
-    fill: &str,
-    limit: u64,
-    member_len: usize,
-    z: u64,
-    clients: u64,
-    fill_per_client: u64,
-    before: f64,
-    t0: Instant,
-    keys: &[String],
-    per_entry: bool,
-) -> Result<MemoryRow> {
-    let fill_s = t0.elapsed().as_secs_f64();
-    // Let incremental rehashing settle a little (serverCron does 1 ms steps).
-    tokio::time::sleep(Duration::from_millis(150)).await;
-    let after = hot::info_f64(admin, "memory", "used_memory").await?;
-    let sample: Vec<String> = sample_clients(clients, p.samples)
-        .into_iter()
-        .map(|i| keys[i as usize].clone())
-        .collect();
-    let (usage, size, enc) = sample_keys(admin, &sample).await?;
-    let per_client = (after - before) / clients as f64;
-    Ok(MemoryRow {
-        cell: cell.into(),
-        trial: 0,
-        kind: "bytes".into(),
-        strategy: strategy.into(),
-        fill: fill.into(),
-        limit,
-        member_len,
-        id_base: p.id_base,
-        zset_max_listpack_entries: z,
-        clients,
-        fill_per_client,
-        seed: ctx.seed,
-        used_before: before,
-        used_after: after,
-        bytes_per_client: per_client,
-        bytes_per_entry: per_entry.then(|| per_client / limit as f64),
-        memory_usage_mean: usage,
-        sample_size_mean: size,
-        encoding: enc,
-        fill_s,
-        ..Default::default()
-    })
-}
-
-async fn measure_other_bytes(
-    ctx: &RunContext,
-    p: &Params,
-    admin: &mut Connection,
-    addr: std::net::SocketAddr,
-    cell: &str,
-    name: &str,
-) -> Result<MemoryRow> {
-    let probe = ctx.build_strategy(name, &Options::default())?;
-    let opts = if matches!(probe.info().kind, Kind::Lua | Kind::External) {
-        Options::default().with("invocation", "evalsha")
-    } else {
-        Options::default()
-    };
-    let s = ctx.build_strategy(name, &opts)?;
-    let lim = Limit::per_window(p.other_limit, p.window_ms);
-    let rule = match s.info().kind {
-        Kind::Transaction => AdmitRule::FirstIntAtMost(p.other_limit as i64),
-        _ => AdmitRule::FirstIntIsOne,
-    };
-    let tpl = hot::capture(s.as_ref(), lim, crate::clock::Clock::system_now_us(), rule).await?;
-    admin.call(&crate::args!["FLUSHALL", "SYNC"]).await?;
-    s.prepare(admin).await?;
-    tokio::time::sleep(Duration::from_millis(20)).await;
-    let before = hot::info_f64(admin, "memory", "used_memory").await?;
-    let t0 = Instant::now();
-    let mut pipe = RawPipe::connect(addr).await?;
-    let calls = p.other_fill_calls;
-    let reqs = (0..p.other_clients)
-        .flat_map(move |i| (0..calls).map(move |c| (i, hot::ID_BASE + i * calls + c)));
-    let (_admitted, errors, first) = hot::replay_pipelined(&mut pipe, &tpl, reqs, 1000).await?;
-    drop(pipe);
-    if errors > 0 {
-        return Err(Error::Reply(format!(
-            "{cell}: {errors} errors while filling, first: {}",
-            first.unwrap_or_default()
-        )));
-    }
-    // The keys the template wrote: render client i and read its key back from Redis.
-    let keys: Vec<String> = (0..p.other_clients)
-        .map(|i| tpl.key(i))
-        .collect::<Result<_>>()?;
-    finish_bytes(
+        _fleet: fleet,
+        addr,
         admin,
-        p,
-        ctx,
-        cell,
-        name,
-        "strategy-pipelined",
-        p.other_limit,
-        0,
-        128,
-        p.other_clients,
-        calls,
-        before,
-        t0,
-        &keys,
-        false,
-    )
-    .await
-}
-
-#[allow(clippy::too_many_arguments)]
-async fn measure_log_cpu(
-    ctx: &RunContext,
-    p: &Params,
-    admin: &mut Connection,
-    addr: std::net::SocketAddr,
-    cell: &str,
-    n: u64,
-    z: u64,
-    load_cpu: Option<usize>,
-) -> Result<MemoryRow> {
-    let s = swl_strategy(ctx, 16)?;
-    // A limit never reached: every call trims (nothing) and adds one entry.
-    let lim = Limit::per_window(1_000_000_000, p.window_ms);
-    let tpl = hot::capture(
-        s.as_ref(),
-        lim,
-        crate::clock::Clock::system_now_us(),
-        AdmitRule::FirstIntIsOne,
-    )
-    .await?;
-    admin.call(&crate::args!["FLUSHALL", "SYNC"]).await?;
-    set_listpack_entries(admin, z).await?;
-    s.prepare(admin).await?;
-    let keys: Vec<String> = (0..p.cpu_clients)
-        .map(|i| tpl.key(i))
-        .collect::<Result<_>>()?;
-    let t0 = Instant::now();
-    let mut pipe = RawPipe::connect(addr).await?;
-    hot::fill_logs(
-        &mut pipe,
-        &keys,
-        &LogSpec {
-            entries: n,
-            member_len: 16,
-            first_id: hot::ID_BASE * 9,
-            first_score_us: crate::clock::Clock::system_now_us() - n as i64,
-            score_step_us: 1,
-            ttl_ms: Some(p.window_ms),
-            chunk: 100,
-        },
-    )
-    .await?;
-    drop(pipe);
-    let fill_s = t0.elapsed().as_secs_f64();
-    let sample: Vec<String> = sample_clients(p.cpu_clients, p.samples)
-        .into_iter()
-        .map(|i| keys[i as usize].clone())
-        .collect();
-    let (_, size0, enc0) = sample_keys(admin, &sample).await?;
-    let w = hot::measure_window(
-        admin,
-        Arc::new(tpl),
-        HotSpec {
-            addr,
-            conns: p.cpu_conns,
-            keys: p.cpu_clients,
-            single_key: None,
-            seed: ctx.seed ^ n ^ (z << 20),
-            pin_cpu: load_cpu,
-        },
-        Duration::from_secs_f64(p.cpu_warmup_s),
-        Duration::from_secs_f64(p.cpu_run_s),
-    )
-    .await?;
-    let (_, size1, enc1) = sample_keys(admin, &sample).await?;
-    if w.counts.errors > 0 {
-        return Err(Error::Reply(format!(
-            "{cell}: {} errors, first: {}",
-            w.counts.errors,
-            w.first_error.unwrap_or_default()
-        )));
-    }
-    Ok(MemoryRow {
-        cell: cell.into(),
-        trial: 0,
-        kind: "cpu".into(),
-        strategy: "sliding-window-log".into(),
-        fill: "direct".into(),
-        limit: lim.limit,
-        member_len: 16,
-        id_base: hot::ID_BASE * 9,
-        zset_max_listpack_entries: z,
-        clients: p.cpu_clients,
-        fill_per_client: n,
-        seed: ctx.seed,
-        encoding: enc0,
-        sample_size_mean: size0,
-        fill_s,
-        decisions: Some(w.counts.decisions),
-        decisions_per_s: Some(w.counts.decisions as f64 / w.wall_s),
-        redis_cpu_us_per_decision: Some(w.cpu.cpu_us_per_decision),
-        redis_busy_fraction: Some(w.cpu.busy_fraction),
-        encoding_after: enc1,
-        sample_size_after: size1,
-        redis_cpu: Some(p.redis_cpu),
-        load_cpu,
-        ..Default::default()
-    })
+    };
+    sweep::run(ctx, &mut sweep, &cells).await?;
+    measure::set_listpack_entries(&mut sweep.admin, 128).await
 }

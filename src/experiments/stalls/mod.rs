@@ -15,22 +15,34 @@
 //!
 //! The sets are built before any measurement starts, with pipelined ZADD
 //! batches (not counted).
+//!
+//! On the sweep engine: one server per `bio_cpulist` (where Redis's
+//! background threads run), kept across cells. Trials are interleaved across
+//! sizes (trial 1 of every size, then trial 2, ...), so a cell is a
+//! [`Cell::Trims`] or [`Cell::Expiries`] round whose trial measures every
+//! size (and lazyfree mode) once, each under its own id. Trims do not
+//! involve background threads: they run once, on the first server.
+//! `measure.rs` holds what one trim or expiry does.
 
 pub mod analyze;
+mod measure;
+pub mod rows;
+#[cfg(test)]
+mod tests;
 
+use std::net::SocketAddr;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
 
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
+
+pub use rows::StallRow;
 
 use super::{Experiment, RunContext};
-use crate::conn::Conn;
-use crate::error::{Error, Result};
-use crate::fleet::ServerConfig;
-use crate::load::study_b_cost_hot::{self as hot, LogSpec, RawPipe};
-use crate::resp::{Connection, Reply};
-use crate::strategy::{Limit, Options, Request, client_key};
+use crate::error::Result;
+use crate::fleet::{Fleet, ServerConfig};
+use crate::resp::Connection;
+use crate::run::sweep::{self, NoSide, Sweep, TrialRows};
+use crate::strategy::{Options, Strategy};
 
 pub const EXPERIMENT: Experiment = Experiment {
     name: "stalls",
@@ -64,43 +76,61 @@ struct Params {
     bio_cpulists: Vec<String>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, Default)]
-pub struct StallRow {
-    pub cell: String,
-    pub trial: u64,
-    /// `trim` or `expire`.
-    pub kind: String,
-    pub entries: u64,
-    pub lazyfree_lazy_expire: String,
-    /// Background threads' CPUs: `same` (as the main thread) or `cpuN`.
-    pub bio_cpus: String,
-    pub member_len: usize,
-    pub seed: u64,
-    pub redis_cpu: Option<usize>,
-    pub build_s: f64,
-    pub encoding: String,
-    /// SLOWLOG duration of the trimming call (trim), us.
-    pub slowlog_us: Option<f64>,
-    /// LATENCY LATEST max of `command` (trim), ms; 0 = no event >= 1 ms.
-    pub latency_command_ms: Option<f64>,
-    /// LATENCY LATEST max of `expire-del` / `expire-cycle` (expire), ms; 0 = none.
-    pub latency_expire_del_ms: Option<f64>,
-    pub latency_expire_cycle_ms: Option<f64>,
-    /// The probe's worst PING round trip during the event, and before it.
-    pub probe_worst_ms: f64,
-    pub probe_baseline_worst_ms: f64,
-    pub probe_pings: u64,
-    /// Client-side duration of the trimming call (trim) or time from PEXPIRE
-    /// to the key being gone (expire), ms.
-    pub event_ms: f64,
-    /// ZCARD after the call (trim: 1, the new entry) or EXISTS (expire: 0).
-    pub after_size: i64,
-    pub admitted: Option<bool>,
-    /// Background frees still pending right after the key went (expire).
-    pub lazyfree_pending_after: Option<f64>,
+/// A round of measurements; its trial `t` is trial `t` of every size.
+enum Cell {
+    /// Trims of logs of every trim size, on the first server.
+    Trims { bio: String },
+    /// Expiries of logs of every expiry size under every lazyfree mode, on
+    /// the server whose background threads run at `bio`.
+    Expiries { bio: String },
 }
 
-async fn start_server(ctx: &RunContext, p: &Params, bio: &str) -> Result<crate::fleet::Fleet> {
+impl Cell {
+    fn bio(&self) -> &str {
+        match self {
+            Cell::Trims { bio } | Cell::Expiries { bio } => bio,
+        }
+    }
+}
+
+/// `same` (background threads inherit the main thread's pinning) or `cpuN`.
+fn bio_label(bio: &str) -> String {
+    if bio.is_empty() {
+        "same".into()
+    } else {
+        format!("cpu{bio}")
+    }
+}
+
+fn trim_id(n: u64) -> String {
+    format!("trim|n{n}")
+}
+
+fn expire_id(n: u64, mode: &str, bio: &str) -> String {
+    format!("expire|n{n}|lazyfree-{mode}|bio-{}", bio_label(bio))
+}
+
+fn cells(p: &Params) -> Vec<Cell> {
+    let mut out = Vec::new();
+    for (i, bio) in p.bio_cpulists.iter().enumerate() {
+        if i == 0 {
+            out.push(Cell::Trims { bio: bio.clone() });
+        }
+        out.push(Cell::Expiries { bio: bio.clone() });
+    }
+    out
+}
+
+/// A server with background threads at `bio`, and the strategy loaded on it.
+struct StallServer {
+    bio: String,
+    _fleet: Fleet,
+    addr: SocketAddr,
+    admin: Connection,
+    strategy: Arc<dyn Strategy>,
+}
+
+async fn start_server(ctx: &RunContext, p: &Params, bio: &str) -> Result<StallServer> {
     let mut cfg = ServerConfig::default()
         .pinned(p.redis_cpu)
         .with(
@@ -112,14 +142,108 @@ async fn start_server(ctx: &RunContext, p: &Params, bio: &str) -> Result<crate::
     if !bio.is_empty() {
         cfg = cfg.with("bio_cpulist", bio);
     }
-    ctx.standalone(cfg).await
+    let fleet = ctx.standalone(cfg).await?;
+    let addr = fleet.primary_addr();
+    ctx.note_fleet(&format!("server_bio_{}", bio_label(bio)), &fleet)
+        .await?;
+    let strategy = ctx.build_strategy(
+        "sliding-window-log",
+        &Options::default()
+            .with("invocation", "evalsha")
+            .with("member_len", p.member_len),
+    )?;
+    let mut admin = Connection::connect(addr).await?;
+    strategy.prepare(&mut admin).await?;
+    Ok(StallServer {
+        bio: bio.to_string(),
+        _fleet: fleet,
+        addr,
+        admin,
+        strategy,
+    })
 }
 
-fn bio_label(bio: &str) -> String {
-    if bio.is_empty() {
-        "same".into()
-    } else {
-        format!("cpu{bio}")
+/// Cross-cell state: the current server (replaced when the bio placement changes).
+struct Stalls {
+    p: Params,
+    server: Option<StallServer>,
+}
+
+impl Sweep for Stalls {
+    type Cell = Cell;
+    type Setup = ();
+    type Row = StallRow;
+    type Side = NoSide;
+
+    fn cell_id(&self, cell: &Cell) -> String {
+        match cell {
+            Cell::Trims { .. } => "trims".into(),
+            Cell::Expiries { bio } => format!("expiries|bio-{}", bio_label(bio)),
+        }
+    }
+
+    fn trials(&self, cell: &Cell) -> u64 {
+        match cell {
+            Cell::Trims { .. } => self.p.trim_trials,
+            Cell::Expiries { .. } => self.p.expiry_trials,
+        }
+    }
+
+    fn keys(&self, cell: &Cell) -> Vec<String> {
+        let p = &self.p;
+        match cell {
+            Cell::Trims { .. } => p.trim_sizes.iter().map(|&n| trim_id(n)).collect(),
+            Cell::Expiries { bio } => p
+                .lazyfree_modes
+                .iter()
+                .flat_map(|m| p.expiry_sizes.iter().map(move |&n| expire_id(n, m, bio)))
+                .collect(),
+        }
+    }
+
+    async fn setup(&mut self, ctx: &RunContext, cell: &Cell) -> Result<()> {
+        if self.server.as_ref().map(|s| s.bio.as_str()) != Some(cell.bio()) {
+            // The previous server stops before the next starts (one Redis at a time).
+            self.server = None;
+            self.server = Some(start_server(ctx, &self.p, cell.bio()).await?);
+        }
+        Ok(())
+    }
+
+    async fn trial(
+        &mut self,
+        ctx: &RunContext,
+        cell: &Cell,
+        _: &mut (),
+        trial: u64,
+    ) -> Result<TrialRows<StallRow>> {
+        let p = &self.p;
+        let s = self.server.as_mut().expect("set up");
+        let mut rows = Vec::new();
+        match cell {
+            Cell::Trims { .. } => {
+                for &n in &p.trim_sizes {
+                    let strategy = s.strategy.as_ref();
+                    rows.push(
+                        measure::trim_once(ctx, p, &mut s.admin, s.addr, strategy, n, trial)
+                            .await?,
+                    );
+                }
+            }
+            Cell::Expiries { bio } => {
+                for mode in &p.lazyfree_modes {
+                    for &n in &p.expiry_sizes {
+                        let mut row =
+                            measure::expire_once(ctx, p, &mut s.admin, s.addr, n, mode, trial)
+                                .await?;
+                        row.cell = expire_id(n, mode, bio);
+                        row.bio_cpus = bio_label(bio);
+                        rows.push(row);
+                    }
+                }
+            }
+        }
+        Ok(TrialRows::with_side(rows, Vec::new()))
     }
 }
 
@@ -135,373 +259,6 @@ async fn run(ctx: &RunContext) -> Result<()> {
             "bio_note": "'' = background (lazy-free) threads inherit the server's pinning (same CPU as the main thread); otherwise bio_cpulist",
         }),
     )?;
-    let mut log = ctx.trial_log(&[])?;
-    let total = p.trim_sizes.len() as u64 * p.trim_trials
-        + p.bio_cpulists.len() as u64
-            * p.expiry_sizes.len() as u64
-            * p.lazyfree_modes.len() as u64
-            * p.expiry_trials;
-    let mut progress = ctx.progress(total);
-
-    for (bi, bio) in p.bio_cpulists.iter().enumerate() {
-        let fleet = start_server(ctx, &p, bio).await?;
-        let addr = fleet.primary_addr();
-        ctx.note_fleet(&format!("server_bio_{}", bio_label(bio)), &fleet)
-            .await?;
-        let strategy = ctx.build_strategy(
-            "sliding-window-log",
-            &Options::default()
-                .with("invocation", "evalsha")
-                .with("member_len", p.member_len),
-        )?;
-        let mut admin = Connection::connect(addr).await?;
-        strategy.prepare(&mut admin).await?;
-        // Trims do not involve background threads: run them on the first server only.
-        if bi == 0 {
-            for trial in 0..p.trim_trials {
-                for &n in &p.trim_sizes {
-                    let cell = format!("trim|n{n}");
-                    if log.is_done(&cell, trial) {
-                        progress.skip(1);
-                        continue;
-                    }
-                    let row =
-                        trim_once(ctx, &p, &mut admin, addr, strategy.as_ref(), n, trial).await?;
-                    let msg = format!(
-                        "{cell} #{trial}: slowlog {:.1} ms, probe {:.1} ms",
-                        row.slowlog_us.unwrap_or(f64::NAN) / 1000.0,
-                        row.probe_worst_ms
-                    );
-                    log.commit(&cell, trial, &[row])?;
-                    progress.inc(&msg);
-                }
-            }
-        }
-        for trial in 0..p.expiry_trials {
-            for mode in &p.lazyfree_modes {
-                for &n in &p.expiry_sizes {
-                    let cell = format!("expire|n{n}|lazyfree-{mode}|bio-{}", bio_label(bio));
-                    if log.is_done(&cell, trial) {
-                        progress.skip(1);
-                        continue;
-                    }
-                    let mut row = expire_once(ctx, &p, &mut admin, addr, n, mode, trial).await?;
-                    row.cell = cell.clone();
-                    row.bio_cpus = bio_label(bio);
-                    let msg = format!(
-                        "{cell} #{trial}: expire-del {:.0} ms, probe {:.1} ms",
-                        row.latency_expire_del_ms.unwrap_or(f64::NAN),
-                        row.probe_worst_ms
-                    );
-                    log.commit(&cell, trial, &[row])?;
-                    progress.inc(&msg);
-                }
-            }
-        }
-    }
-    progress.finish();
-    Ok(())
-}
-
-/// A PING loop on its own connection; records every round trip with the
-/// time it started (relative to `origin`).
-pub struct Probe {
-    stop: Arc<AtomicBool>,
-    task: tokio::task::JoinHandle<Result<Vec<(f64, f64)>>>,
-}
-
-impl Probe {
-    pub async fn start(addr: std::net::SocketAddr, origin: Instant) -> Result<Self> {
-        let mut c = Connection::connect(addr).await?;
-        c.call(&crate::args!["PING"]).await?;
-        let stop = Arc::new(AtomicBool::new(false));
-        let s = stop.clone();
-        let task = tokio::spawn(async move {
-            let mut out = Vec::with_capacity(1 << 16);
-            while !s.load(Ordering::Relaxed) {
-                let t0 = Instant::now();
-                c.call(&crate::args!["PING"]).await?;
-                let rtt_ms = t0.elapsed().as_secs_f64() * 1000.0;
-                out.push(((t0 - origin).as_secs_f64() * 1000.0, rtt_ms));
-            }
-            Ok(out)
-        });
-        Ok(Probe { stop, task })
-    }
-
-    /// (sent at ms, round trip ms) of every PING.
-    pub async fn stop(self) -> Result<Vec<(f64, f64)>> {
-        self.stop.store(true, Ordering::Relaxed);
-        self.task
-            .await
-            .map_err(|e| Error::Other(format!("probe task: {e}")))?
-    }
-}
-
-/// Worst round trip of PINGs in flight at any time in [from, to] ms, and
-/// the worst of those that ended before `from`.
-pub fn probe_worst(pings: &[(f64, f64)], from_ms: f64, to_ms: f64) -> (f64, f64) {
-    let during = pings
-        .iter()
-        .filter(|(s, r)| s + r >= from_ms && *s <= to_ms)
-        .map(|x| x.1)
-        .fold(0.0, f64::max);
-    let before = pings
-        .iter()
-        .filter(|(s, r)| s + r < from_ms)
-        .map(|x| x.1)
-        .fold(0.0, f64::max);
-    (during, before)
-}
-
-async fn build(
-    addr: std::net::SocketAddr,
-    key: &str,
-    n: u64,
-    p: &Params,
-    first_score_us: i64,
-) -> Result<f64> {
-    let t0 = Instant::now();
-    let mut pipe = RawPipe::connect(addr).await?;
-    hot::fill_logs(
-        &mut pipe,
-        std::slice::from_ref(&key.to_string()),
-        &LogSpec {
-            entries: n,
-            member_len: p.member_len,
-            first_id: 1,
-            first_score_us,
-            score_step_us: 1,
-            ttl_ms: None,
-            chunk: p.build_chunk,
-        },
-    )
-    .await?;
-    Ok(t0.elapsed().as_secs_f64())
-}
-
-async fn encoding(admin: &mut Connection, key: &str) -> String {
-    match admin.call(&crate::args!["OBJECT", "ENCODING", key]).await {
-        Ok(r) => r.as_string().unwrap_or_default(),
-        Err(_) => "missing".into(),
-    }
-}
-
-/// LATENCY LATEST -> event -> max ms.
-async fn latency_latest(admin: &mut Connection) -> Result<std::collections::BTreeMap<String, f64>> {
-    let r = admin.call(&crate::args!["LATENCY", "LATEST"]).await?;
-    let mut out = std::collections::BTreeMap::new();
-    for e in r.into_array().unwrap_or_default() {
-        let f = e.into_array().unwrap_or_default();
-        if let (Some(name), Some(max)) = (f.first().and_then(|x| x.as_string()), f.get(3)) {
-            out.insert(name, max.as_f64().unwrap_or(0.0));
-        }
-    }
-    Ok(out)
-}
-
-/// The longest SLOWLOG entry whose command is a script call, us.
-async fn slowlog_script_us(admin: &mut Connection) -> Result<Option<f64>> {
-    let r = admin.call(&crate::args!["SLOWLOG", "GET", 1024i64]).await?;
-    let mut worst: Option<f64> = None;
-    for e in r.into_array().unwrap_or_default() {
-        let f = e.into_array().unwrap_or_default();
-        let dur = f.get(2).and_then(|x| x.as_f64());
-        let cmd = match f.get(3) {
-            Some(Reply::Array(a)) => a
-                .first()
-                .and_then(|x| x.as_string())
-                .unwrap_or_default()
-                .to_ascii_lowercase(),
-            _ => String::new(),
-        };
-        if matches!(cmd.as_str(), "evalsha" | "eval" | "fcall")
-            && let Some(d) = dur
-        {
-            worst = Some(worst.map_or(d, |w: f64| w.max(d)));
-        }
-    }
-    Ok(worst)
-}
-
-#[allow(clippy::too_many_arguments)]
-async fn trim_once(
-    ctx: &RunContext,
-    p: &Params,
-    admin: &mut Connection,
-    addr: std::net::SocketAddr,
-    strategy: &dyn crate::strategy::Strategy,
-    n: u64,
-    trial: u64,
-) -> Result<StallRow> {
-    let client = format!("trim-{n}-{trial}");
-    let key = client_key(&client, "swl");
-    admin.call(&crate::args!["DEL", key.as_str()]).await?;
-    // Entries older than the window by a margin, so the next call trims all.
-    let old = crate::clock::Clock::system_now_us() - (p.window_ms as i64 * 1000) * 2 - n as i64;
-    let build_s = build(addr, &key, n, p, old).await?;
-    let enc = encoding(admin, &key).await;
-    let size: i64 = admin
-        .call(&crate::args!["ZCARD", key.as_str()])
-        .await?
-        .as_i64()
-        .unwrap_or(-1);
-    if size != n as i64 {
-        return Err(Error::Other(format!("built {size} entries, wanted {n}")));
-    }
-    let mut conn = Conn::connect(addr).await?;
-    admin.call(&crate::args!["SLOWLOG", "RESET"]).await?;
-    admin.call(&crate::args!["LATENCY", "RESET"]).await?;
-    let origin = Instant::now();
-    let probe = Probe::start(addr, origin).await?;
-    tokio::time::sleep(Duration::from_millis(p.probe_lead_ms)).await;
-    let from = origin.elapsed().as_secs_f64() * 1000.0;
-    let d = strategy
-        .decide(
-            &mut conn,
-            &Request {
-                client: &client,
-                limit: Limit::per_window(n.max(1), p.window_ms),
-                cost: 1,
-                now_us: 0,
-                request_id: n + 1,
-            },
-        )
-        .await?;
-    let to = origin.elapsed().as_secs_f64() * 1000.0;
-    tokio::time::sleep(Duration::from_millis(p.probe_tail_ms)).await;
-    let pings = probe.stop().await?;
-    let (worst, base) = probe_worst(&pings, from, to);
-    let slow = slowlog_script_us(admin).await?;
-    let lat = latency_latest(admin).await?;
-    let after: i64 = admin
-        .call(&crate::args!["ZCARD", key.as_str()])
-        .await?
-        .as_i64()
-        .unwrap_or(-1);
-    admin.call(&crate::args!["UNLINK", key.as_str()]).await?;
-    Ok(StallRow {
-        cell: format!("trim|n{n}"),
-        trial,
-        kind: "trim".into(),
-        entries: n,
-        lazyfree_lazy_expire: "n/a".into(),
-        bio_cpus: "n/a".into(),
-        member_len: p.member_len,
-        seed: ctx.seed,
-        redis_cpu: Some(p.redis_cpu),
-        build_s,
-        encoding: enc,
-        slowlog_us: slow,
-        latency_command_ms: Some(lat.get("command").copied().unwrap_or(0.0)),
-        probe_worst_ms: worst,
-        probe_baseline_worst_ms: base,
-        probe_pings: pings.len() as u64,
-        event_ms: to - from,
-        after_size: after,
-        admitted: Some(d.admitted),
-        ..Default::default()
-    })
-}
-
-#[allow(clippy::too_many_arguments)]
-async fn expire_once(
-    ctx: &RunContext,
-    p: &Params,
-    admin: &mut Connection,
-    addr: std::net::SocketAddr,
-    n: u64,
-    mode: &str,
-    trial: u64,
-) -> Result<StallRow> {
-    admin
-        .call(&crate::args!["CONFIG", "SET", "lazyfree-lazy-expire", mode])
-        .await?;
-    let key = client_key(&format!("expire-{n}-{mode}-{trial}"), "swl");
-    admin.call(&crate::args!["DEL", key.as_str()]).await?;
-    let now = crate::clock::Clock::system_now_us();
-    let build_s = build(addr, &key, n, p, now - n as i64).await?;
-    let enc = encoding(admin, &key).await;
-    // Nothing pending from earlier trials.
-    wait_lazyfree_done(admin).await?;
-    let expired0 = hot::info_f64(admin, "stats", "expired_keys").await?;
-    admin.call(&crate::args!["LATENCY", "RESET"]).await?;
-    let origin = Instant::now();
-    let probe = Probe::start(addr, origin).await?;
-    tokio::time::sleep(Duration::from_millis(p.probe_lead_ms)).await;
-    let from = origin.elapsed().as_secs_f64() * 1000.0;
-    let set = admin
-        .call(&crate::args!["PEXPIRE", key.as_str(), 1i64])
-        .await?
-        .as_i64();
-    if set != Some(1) {
-        return Err(Error::Other(format!(
-            "PEXPIRE on {key} replied {set:?}: the log was not there after the build"
-        )));
-    }
-    // Poll without touching the key (a lookup would expire it lazily).
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let e = hot::info_f64(admin, "stats", "expired_keys").await?;
-        if e > expired0 {
-            break;
-        }
-        if Instant::now() > deadline {
-            let pttl = admin
-                .call(&crate::args!["PTTL", key.as_str()])
-                .await
-                .map(|r| format!("{r:?}"))
-                .unwrap_or_default();
-            return Err(Error::Timeout(format!(
-                "{key} not expired within 30 s of PEXPIRE 1 (expired_keys {expired0} -> {e}, PTTL {pttl})"
-            )));
-        }
-        tokio::time::sleep(Duration::from_millis(2)).await;
-    }
-    let to = origin.elapsed().as_secs_f64() * 1000.0;
-    let pending = hot::info_f64(admin, "memory", "lazyfree_pending_objects")
-        .await
-        .ok();
-    wait_lazyfree_done(admin).await?;
-    tokio::time::sleep(Duration::from_millis(p.probe_tail_ms)).await;
-    let pings = probe.stop().await?;
-    let (worst, base) = probe_worst(&pings, from, to + p.probe_tail_ms as f64);
-    let lat = latency_latest(admin).await?;
-    let exists = admin
-        .call(&crate::args!["EXISTS", key.as_str()])
-        .await?
-        .as_i64()
-        .unwrap_or(-1);
-    Ok(StallRow {
-        cell: format!("expire|n{n}|lazyfree-{mode}"),
-        trial,
-        kind: "expire".into(),
-        entries: n,
-        lazyfree_lazy_expire: mode.into(),
-        member_len: p.member_len,
-        seed: ctx.seed,
-        redis_cpu: Some(p.redis_cpu),
-        build_s,
-        encoding: enc,
-        latency_expire_del_ms: Some(lat.get("expire-del").copied().unwrap_or(0.0)),
-        latency_expire_cycle_ms: Some(lat.get("expire-cycle").copied().unwrap_or(0.0)),
-        probe_worst_ms: worst,
-        probe_baseline_worst_ms: base,
-        probe_pings: pings.len() as u64,
-        event_ms: to - from,
-        after_size: exists,
-        lazyfree_pending_after: pending,
-        ..Default::default()
-    })
-}
-
-async fn wait_lazyfree_done(admin: &mut Connection) -> Result<()> {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while hot::info_f64(admin, "memory", "lazyfree_pending_objects").await? > 0.0 {
-        if Instant::now() > deadline {
-            return Err(Error::Timeout("lazy free still pending after 30 s".into()));
-        }
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
-    Ok(())
+    let cells = cells(&p);
+    sweep::run(ctx, &mut Stalls { p, server: None }, &cells).await
 }

@@ -1,0 +1,165 @@
+//! The cost analysis's metrics on hand-written rows: one test per claim's
+//! metric, each with exact expected values.
+
+use super::analyze::*;
+use super::rows::CostRow;
+
+/// A row of `cell`, run `trial`, with CPU per decision and rate; EVALSHA
+/// over uniform traffic unless the cell says otherwise.
+fn row(cell: &str, trial: u64, cpu_us: f64, rate: f64) -> CostRow {
+    let strategy = cell.split('|').next().unwrap().to_string();
+    let invocation = match cell.split('|').nth(1) {
+        Some(inv @ ("eval" | "evalsha" | "fcall")) => inv.to_string(),
+        Some(_) => "evalsha".into(),
+        None => "command".into(),
+    };
+    CostRow {
+        cell: cell.into(),
+        trial,
+        variant: cell.into(),
+        strategy,
+        invocation,
+        traffic: if cell.ends_with("|abusive") {
+            "single-key"
+        } else {
+            "uniform"
+        }
+        .into(),
+        redis_cpu_us_per_decision: cpu_us,
+        decisions_per_s: rate,
+        redis_busy_fraction: 0.95,
+        decisions: 100,
+        admitted: 100,
+        ..Default::default()
+    }
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() < 1e-9
+}
+
+#[test]
+fn b21_each_lua_variant_over_get() {
+    let rows = [
+        row("get", 0, 2.0, 0.0),
+        row("get", 1, 4.0, 0.0),
+        row("token-bucket|evalsha", 0, 6.0, 0.0),
+        row("gcra|evalsha", 0, 9.0, 0.0),
+        // Not EVALSHA over uniform traffic: left out.
+        row("token-bucket|eval", 0, 30.0, 0.0),
+        row("gcra|abusive", 0, 30.0, 0.0),
+    ];
+    let (get, ratios) = cpu_vs_get(&Variants::of(&rows)).unwrap();
+    assert_eq!(get, 3.0);
+    assert_eq!(
+        ratios,
+        [
+            ("token-bucket|evalsha".to_string(), 2.0),
+            ("gcra|evalsha".to_string(), 3.0)
+        ]
+    );
+    // Without GET there is no scale.
+    assert!(cpu_vs_get(&Variants::of(&rows[2..])).is_none());
+}
+
+#[test]
+fn b22_lua_rates_and_the_lowest_busy_fraction() {
+    let mut rows = vec![
+        row("token-bucket|evalsha", 0, 6.0, 1000.0),
+        row("token-bucket|evalsha", 1, 6.0, 3000.0),
+        row("gcra|evalsha", 0, 6.0, 5000.0),
+        row("get", 0, 1.0, 90000.0),
+    ];
+    rows[1].redis_busy_fraction = 0.8;
+    // GET is not a Lua variant: its lower busy fraction does not count.
+    rows[3].redis_busy_fraction = 0.1;
+    let v = Variants::of(&rows);
+    assert_eq!(lua_rates(&v), [2000.0, 5000.0]);
+    assert_eq!(lua_busy_min(&v), 0.8);
+}
+
+#[test]
+fn b23_script_time_and_cpu_per_lua_variant() {
+    let mut rows = vec![
+        row("token-bucket|evalsha", 0, 6.0, 0.0),
+        row("token-bucket|evalsha", 1, 8.0, 0.0),
+        row("gcra|evalsha", 0, 5.0, 0.0),
+    ];
+    rows[0].cmd_usec_per_call = 3.0;
+    rows[1].cmd_usec_per_call = 4.0;
+    rows[2].cmd_usec_per_call = 2.5;
+    let (script, cpu) = lua_script_times(&Variants::of(&rows));
+    assert_eq!(script, [3.5, 2.5]);
+    assert_eq!(cpu, [7.0, 5.0]);
+}
+
+#[test]
+fn b24_multi_against_lua_on_means_and_paired_runs() {
+    let rows = [
+        row("fixed-window-multi", 0, 1.0, 110.0),
+        row("fixed-window-multi", 1, 1.0, 120.0),
+        row("fixed-window-lua|evalsha", 0, 1.0, 100.0),
+        row("fixed-window-lua|evalsha", 1, 1.0, 100.0),
+    ];
+    let (pct, paired) = multi_vs_lua(&Variants::of(&rows)).unwrap();
+    assert!(close(pct, 15.0), "{pct}");
+    assert_eq!(paired.len(), 2);
+    assert!(
+        close(paired[0], 10.0) && close(paired[1], 20.0),
+        "{paired:?}"
+    );
+    assert!(multi_vs_lua(&Variants::of(&rows[..2])).is_none());
+}
+
+#[test]
+fn b25_difference_between_the_prefilled_logs() {
+    let rows = [
+        row("sliding-window-log|L100|full", 0, 10.0, 0.0),
+        row("sliding-window-log|L100|full", 1, 10.0, 0.0),
+        row("sliding-window-log|L10000|full", 0, 11.0, 0.0),
+        row("sliding-window-log|L10000|full", 1, 13.0, 0.0),
+    ];
+    let (diff, spread) = prefilled_difference(&Variants::of(&rows)).unwrap();
+    assert!(close(diff, 0.2), "{diff}");
+    // sd of {11, 13} is sqrt(2), over the mean 12; L100's sd is 0.
+    assert!(close(spread, 2f64.sqrt() / 12.0), "{spread}");
+    assert!(prefilled_difference(&Variants::of(&rows[..2])).is_none());
+}
+
+#[test]
+fn b26_abusive_client_against_normal_traffic() {
+    let mut rows = vec![
+        row("gcra|abusive", 0, 2.0, 0.0),
+        row("gcra|evalsha", 0, 4.0, 0.0),
+        // No normal twin: left out.
+        row("token-bucket|abusive", 0, 9.0, 0.0),
+    ];
+    rows[0].admitted = 10;
+    let ab = abusive_ratios(&Variants::of(&rows));
+    assert_eq!(
+        ab,
+        [Abusive {
+            strategy: "gcra".into(),
+            ratio: 0.5,
+            abusive_us: 2.0,
+            normal_us: 4.0,
+            refused_pct: 90.0
+        }]
+    );
+}
+
+#[test]
+fn b61_eval_against_evalsha_and_fcall_within_noise() {
+    let rows = [
+        row("token-bucket|evalsha", 0, 10.0, 1000.0),
+        row("token-bucket|eval", 0, 12.0, 900.0),
+        row("token-bucket|fcall", 0, 10.2, 1000.0),
+    ];
+    let v = Variants::of(&rows);
+    let (extra, lost) = eval_vs_evalsha(&v).unwrap();
+    assert!(close(extra, 2.0) && close(lost, 10.0), "{extra} {lost}");
+    let (d, noise) = fcall_vs_evalsha(&v).unwrap();
+    // One run each: no spread, so the 3% floor is the noise.
+    assert!(close(d, 0.02) && close(noise, 0.03), "{d} {noise}");
+    assert!(eval_vs_evalsha(&Variants::of(&rows[..1])).is_none());
+}

@@ -1,0 +1,45 @@
+//! The rows of `memory.csv`: one per cell (each cell is measured once).
+
+use serde::{Deserialize, Serialize};
+
+/// One measurement (bytes) or one CPU window (cpu).
+#[derive(Debug, Clone, Serialize, Deserialize, Default)]
+pub struct MemoryRow {
+    pub cell: String,
+    pub trial: u64,
+    /// `bytes` or `cpu`.
+    pub kind: String,
+    pub strategy: String,
+    /// `direct` (ZADD pipelines), `strategy` (EVALSHA one decision at a
+    /// time), `strategy-pipelined` (the strategy's request bytes, pipelined).
+    pub fill: String,
+    pub limit: u64,
+    pub member_len: usize,
+    pub id_base: u64,
+    pub zset_max_listpack_entries: u64,
+    pub clients: u64,
+    /// Decisions (or entries) written per client.
+    pub fill_per_client: u64,
+    pub seed: u64,
+    pub used_before: f64,
+    pub used_after: f64,
+    pub bytes_per_client: f64,
+    pub bytes_per_entry: Option<f64>,
+    /// Mean MEMORY USAGE (SAMPLES 0) of sample keys.
+    pub memory_usage_mean: Option<f64>,
+    /// Mean size of sample keys (ZCARD / HLEN / STRLEN).
+    pub sample_size_mean: Option<f64>,
+    pub encoding: String,
+    pub fill_s: f64,
+    // kind = cpu
+    pub decisions: Option<u64>,
+    pub decisions_per_s: Option<f64>,
+    pub redis_cpu_us_per_decision: Option<f64>,
+    pub redis_busy_fraction: Option<f64>,
+    pub encoding_after: String,
+    pub sample_size_after: Option<f64>,
+    pub redis_cpu: Option<usize>,
+    pub load_cpu: Option<usize>,
+}
+
+crate::keyed!(MemoryRow);

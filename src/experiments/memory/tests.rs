@@ -1,0 +1,138 @@
+//! The memory analysis's metrics on hand-written rows: one test per claim's
+//! metric, each with exact expected values.
+
+use super::analyze::*;
+use super::rows::MemoryRow;
+
+/// A directly filled sliding log: member length, Z, limit, clients, bytes per client.
+fn log(m: usize, z: u64, limit: u64, clients: u64, bytes_per_client: f64) -> MemoryRow {
+    MemoryRow {
+        cell: format!("sliding-window-log|L{limit}|m{m}|z{z}|k{clients}|direct"),
+        kind: "bytes".into(),
+        strategy: "sliding-window-log".into(),
+        fill: "direct".into(),
+        limit,
+        member_len: m,
+        zset_max_listpack_entries: z,
+        clients,
+        bytes_per_client,
+        bytes_per_entry: Some(bytes_per_client / limit as f64),
+        encoding: if limit <= z { "listpack" } else { "skiplist" }.into(),
+        ..Default::default()
+    }
+}
+
+/// A CPU row: log size n, Z, encoding before and after, us per decision.
+fn cpu(n: u64, z: u64, before: &str, after: &str, us: f64) -> MemoryRow {
+    MemoryRow {
+        kind: "cpu".into(),
+        fill_per_client: n,
+        zset_max_listpack_entries: z,
+        encoding: before.into(),
+        encoding_after: after.into(),
+        redis_cpu_us_per_decision: Some(us),
+        ..Default::default()
+    }
+}
+
+#[test]
+fn the_main_cell_is_the_one_with_most_clients() {
+    let rows = [
+        log(16, 128, 128, 10, 9999.0),
+        log(0, 128, 128, 100, 1280.0),
+        log(0, 128, 128, 50, 7777.0),
+    ];
+    let cells = LogCells::of(&rows);
+    assert_eq!(cells.member_lens, [0, 16]);
+    assert_eq!(cells.default_member_len(), 0);
+    assert_eq!(cells.get(0, 128, 128).unwrap().clients, 100);
+}
+
+#[test]
+fn b31_bytes_per_entry_of_a_full_listpack() {
+    let rows = [
+        log(0, 128, 128, 100, 1280.0),
+        log(16, 128, 128, 100, 2560.0),
+    ];
+    let cells = LogCells::of(&rows);
+    assert_eq!(cells.b31_bytes_per_entry(0), Some(10.0));
+    assert_eq!(cells.b31_bytes_per_entry(16), Some(20.0));
+    assert_eq!(cells.b31_bytes_per_entry(24), None);
+}
+
+#[test]
+fn b32_jump_from_128_to_129() {
+    let rows = [log(0, 128, 128, 100, 1280.0), log(0, 128, 129, 100, 8960.0)];
+    assert_eq!(LogCells::of(&rows).b32_jump(0), Some(7.0));
+    assert_eq!(LogCells::of(&rows[..1]).b32_jump(0), None);
+}
+
+#[test]
+fn b33_bytes_per_entry_past_the_cliff_only() {
+    let rows = [
+        log(0, 128, 128, 100, 1280.0),
+        log(0, 128, 1000, 100, 64_000.0),
+        log(0, 128, 256, 100, 16_384.0),
+        // Another Z: not past the cliff at 128.
+        log(0, 256, 257, 100, 99_999.0),
+    ];
+    let cells = LogCells::of(&rows);
+    assert_eq!(cells.past, [256, 1000]);
+    assert_eq!(cells.b33_bytes_per_entry(0), [(256, 64.0), (1000, 64.0)]);
+}
+
+#[test]
+fn b43_megabytes_per_client_at_100k() {
+    let rows = [log(0, 128, 100_000, 10, 6_500_000.0)];
+    assert_eq!(LogCells::of(&rows).b43_mb_per_client(0), Some(6.5));
+}
+
+#[test]
+fn b34_cliff_jump_at_each_z() {
+    let rows = [
+        log(0, 128, 128, 100, 1000.0),
+        log(0, 128, 129, 100, 7000.0),
+        log(0, 256, 256, 50, 2000.0),
+        log(0, 256, 257, 50, 5000.0),
+        // Z=512 without L=513: no cliff.
+        log(0, 512, 512, 50, 4000.0),
+    ];
+    let cliffs = LogCells::of(&rows).cliffs(0, &[128, 256, 512]);
+    let jumps: Vec<(u64, f64)> = cliffs.iter().map(|c| (c.0, c.3)).collect();
+    assert_eq!(jumps, [(128, 7.0), (256, 2.5)]);
+}
+
+#[test]
+fn the_verification_compares_at_equal_clients() {
+    let mut by_strategy = log(0, 128, 16, 10, 400.0);
+    by_strategy.fill = "strategy".into();
+    let rows = [
+        by_strategy,
+        log(0, 128, 16, 10, 410.0),
+        // Other clients: not the twin.
+        log(0, 128, 16, 1000, 1.0),
+    ];
+    let d = verify_differences(&rows);
+    assert_eq!(d.len(), 1);
+    assert_eq!(d[0].1.clients, 10);
+    assert!((d[0].2 - 2.5).abs() < 1e-9, "{}", d[0].2);
+}
+
+#[test]
+fn b34_listpack_against_skiplist_at_the_largest_common_size() {
+    let rows = [
+        cpu(64, 128, "listpack", "listpack", 3.0),
+        cpu(64, 256, "listpack", "listpack", 3.2),
+        cpu(160, 128, "skiplist", "skiplist", 2.0),
+        cpu(160, 256, "listpack", "listpack", 5.0),
+        cpu(160, 512, "listpack", "listpack", 5.5),
+        // Changed encoding during the window: left out.
+        cpu(400, 256, "listpack", "skiplist", 9.0),
+        cpu(400, 128, "skiplist", "skiplist", 2.1),
+    ];
+    let refs: Vec<&MemoryRow> = rows.iter().collect();
+    // n=400 has no stable listpack; at n=160 the worst listpack is 5.5, the best skiplist 2.0.
+    assert_eq!(listpack_vs_skiplist(&refs), Some((160, 5.5, 2.0)));
+    // Smallest and largest stable listpack (the first of equals at the small end).
+    assert_eq!(listpack_growth(&refs), (Some((64, 3.0)), Some((160, 5.5))));
+}

@@ -1,0 +1,41 @@
+//! The rows of `stalls.csv`: one per (cell, trial), a trim or an expiry.
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Serialize, Deserialize, Default)]
+pub struct StallRow {
+    pub cell: String,
+    pub trial: u64,
+    /// `trim` or `expire`.
+    pub kind: String,
+    pub entries: u64,
+    pub lazyfree_lazy_expire: String,
+    /// Background threads' CPUs: `same` (as the main thread) or `cpuN`.
+    pub bio_cpus: String,
+    pub member_len: usize,
+    pub seed: u64,
+    pub redis_cpu: Option<usize>,
+    pub build_s: f64,
+    pub encoding: String,
+    /// SLOWLOG duration of the trimming call (trim), us.
+    pub slowlog_us: Option<f64>,
+    /// LATENCY LATEST max of `command` (trim), ms; 0 = no event >= 1 ms.
+    pub latency_command_ms: Option<f64>,
+    /// LATENCY LATEST max of `expire-del` / `expire-cycle` (expire), ms; 0 = none.
+    pub latency_expire_del_ms: Option<f64>,
+    pub latency_expire_cycle_ms: Option<f64>,
+    /// The probe's worst PING round trip during the event, and before it.
+    pub probe_worst_ms: f64,
+    pub probe_baseline_worst_ms: f64,
+    pub probe_pings: u64,
+    /// Client-side duration of the trimming call (trim) or time from PEXPIRE
+    /// to the key being gone (expire), ms.
+    pub event_ms: f64,
+    /// ZCARD after the call (trim: 1, the new entry) or EXISTS (expire: 0).
+    pub after_size: i64,
+    pub admitted: Option<bool>,
+    /// Background frees still pending right after the key went (expire).
+    pub lazyfree_pending_after: Option<f64>,
+}
+
+crate::keyed!(StallRow);

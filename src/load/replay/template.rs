@@ -1,0 +1,169 @@
+//! Templates: the exact bytes of one decision with slots where the client id
+//! and the request id go, so that a replayed decision is a copy of those
+//! bytes and a few digits written in place.
+//!
+//! Ids have a fixed width (`CLIENT_WIDTH`, `ID_WIDTH`), so filling a slot
+//! never moves a byte and never changes a RESP length prefix.
+
+use crate::error::{Error, Result};
+use crate::resp::{self, Arg};
+
+/// Client ids in templates are this many decimal digits (`00001234`).
+pub const CLIENT_WIDTH: usize = 8;
+/// Request ids in templates are this many decimal digits; ids start at
+/// `ID_BASE` so they always have exactly this width.
+pub const ID_WIDTH: usize = 16;
+pub const ID_BASE: u64 = 1_000_000_000_000_000;
+/// Placeholders a capture passes to the strategy and then looks for in its
+/// bytes: a client name of `CLIENT_WIDTH` characters and a request id of
+/// `ID_WIDTH` digits that no real argument contains.
+pub(super) const CLIENT_MARK: &str = "ZQXJZQXJ";
+pub(super) const ID_MARK: u64 = 5_432_109_876_543_210;
+
+/// The client name used for client index `i` everywhere in study B's cost
+/// experiments (the key is `rl:{00001234}:...`).
+pub fn client_name(i: u64) -> String {
+    format!("{i:0w$}", w = CLIENT_WIDTH)
+}
+
+/// How a decision's outcome is read from its last reply.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum AdmitRule {
+    /// Not a decision (GET, INCR): every reply counts as admitted.
+    Always,
+    /// The first integer of the last reply is 1 (Lua `{admitted, ...}`).
+    FirstIntIsOne,
+    /// The first integer of the last reply is a counter <= limit (EXEC of INCRBY).
+    FirstIntAtMost(i64),
+}
+
+impl AdmitRule {
+    /// Was the decision admitted, given the first integer of its last reply?
+    pub fn admits(&self, first_int: Option<i64>) -> bool {
+        match *self {
+            AdmitRule::Always => true,
+            AdmitRule::FirstIntIsOne => first_int == Some(1),
+            AdmitRule::FirstIntAtMost(l) => first_int.is_some_and(|c| c <= l),
+        }
+    }
+}
+
+/// The bytes of one decision, with slots for the client id and request id.
+#[derive(Debug, Clone)]
+pub struct Template {
+    pub bytes: Vec<u8>,
+    /// Offsets of `CLIENT_WIDTH`-digit client ids.
+    pub client_slots: Vec<usize>,
+    /// Offsets of `ID_WIDTH`-digit request ids.
+    pub id_slots: Vec<usize>,
+    /// Commands in the request (= replies to read).
+    pub frames: usize,
+    pub rule: AdmitRule,
+}
+
+fn find_all(hay: &[u8], needle: &[u8]) -> Vec<usize> {
+    if needle.is_empty() || hay.len() < needle.len() {
+        return vec![];
+    }
+    (0..=hay.len() - needle.len())
+        .filter(|&i| &hay[i..i + needle.len()] == needle)
+        .collect()
+}
+
+/// Write `v` as exactly `dst.len()` decimal digits (zero-padded, truncated high digits).
+pub fn write_digits(dst: &mut [u8], mut v: u64) {
+    for b in dst.iter_mut().rev() {
+        *b = b'0' + (v % 10) as u8;
+        v /= 10;
+    }
+}
+
+impl Template {
+    /// A template from bytes holding the capture's placeholders.
+    pub(super) fn from_bytes(bytes: Vec<u8>, frames: usize, rule: AdmitRule) -> Self {
+        let client_slots = find_all(&bytes, CLIENT_MARK.as_bytes());
+        let id_slots = find_all(&bytes, ID_MARK.to_string().as_bytes());
+        Template {
+            bytes,
+            client_slots,
+            id_slots,
+            frames,
+            rule,
+        }
+    }
+
+    /// A plain command; `{client}` in an argument becomes the client slot.
+    pub fn command(args: &[&str], rule: AdmitRule) -> Self {
+        let owned: Vec<String> = args
+            .iter()
+            .map(|a| a.replace("{client}", CLIENT_MARK))
+            .collect();
+        let argv: Vec<Arg<'_>> = owned.iter().map(|s| Arg::S(s)).collect();
+        let mut bytes = Vec::new();
+        resp::encode(&mut bytes, &argv);
+        Self::from_bytes(bytes, 1, rule)
+    }
+
+    /// Put client `client` and request id `id` into `buf` (a copy of `bytes`).
+    pub fn fill(&self, buf: &mut [u8], client: u64, id: u64) {
+        for &o in &self.client_slots {
+            write_digits(&mut buf[o..o + CLIENT_WIDTH], client);
+        }
+        for &o in &self.id_slots {
+            write_digits(&mut buf[o..o + ID_WIDTH], id);
+        }
+    }
+
+    /// The key (the bulk string holding the client id) this template writes
+    /// for client `i`: what a direct fill must write to be hit by the loop.
+    pub fn key(&self, i: u64) -> Result<String> {
+        let bytes = self.render(i, ID_BASE);
+        let slot = *self
+            .client_slots
+            .first()
+            .ok_or_else(|| Error::Protocol("template without a client slot".into()))?;
+        let start = bytes[..slot]
+            .windows(2)
+            .rposition(|w| w == b"\r\n")
+            .map(|x| x + 2)
+            .ok_or_else(|| Error::Protocol("template without a key".into()))?;
+        let end = slot
+            + bytes[slot..]
+                .windows(2)
+                .position(|w| w == b"\r\n")
+                .ok_or_else(|| Error::Protocol("template without a key end".into()))?;
+        Ok(String::from_utf8_lossy(&bytes[start..end]).into_owned())
+    }
+
+    /// The request for one decision, as an owned buffer (for fills).
+    pub fn render(&self, client: u64, id: u64) -> Vec<u8> {
+        let mut b = self.bytes.clone();
+        self.fill(&mut b, client, id);
+        b
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn templates_fill_slots() {
+        let t = Template::command(&["GET", "key:{client}"], AdmitRule::Always);
+        assert_eq!(t.client_slots.len(), 1);
+        let b = t.render(42, 0);
+        assert_eq!(b, b"*2\r\n$3\r\nGET\r\n$12\r\nkey:00000042\r\n");
+        assert_eq!(t.key(42).unwrap(), "key:00000042");
+    }
+
+    #[test]
+    fn admit_rules_read_the_first_integer() {
+        assert!(AdmitRule::Always.admits(None));
+        assert!(AdmitRule::FirstIntIsOne.admits(Some(1)));
+        assert!(!AdmitRule::FirstIntIsOne.admits(Some(0)));
+        assert!(!AdmitRule::FirstIntIsOne.admits(None));
+        assert!(AdmitRule::FirstIntAtMost(5).admits(Some(5)));
+        assert!(!AdmitRule::FirstIntAtMost(5).admits(Some(6)));
+        assert!(!AdmitRule::FirstIntAtMost(5).admits(None));
+    }
+}
