@@ -18,6 +18,7 @@ pub mod conn;
 pub mod error;
 pub mod experiments;
 pub mod fleet;
+pub mod hdr;
 pub mod info;
 pub mod load;
 pub mod paths;

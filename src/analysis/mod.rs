@@ -14,6 +14,7 @@
 
 pub mod chart;
 pub mod claims;
+pub mod latency;
 pub mod stats;
 pub mod table;
 pub mod window;
@@ -229,6 +230,11 @@ pub fn analyze(
             }
             Err(e) => failures.push(format!("{name}: {e}")),
         }
+    }
+    match latency::section(&ctx) {
+        Ok(Some(section)) => sections.push(section),
+        Ok(None) => {}
+        Err(e) => failures.push(format!("latency: {e}")),
     }
     if let Some(section) = noise_section(&ctx)? {
         sections.push(section);

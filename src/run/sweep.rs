@@ -25,7 +25,9 @@ use serde::Serialize;
 
 use super::context::RunContext;
 use crate::error::{Error, Result};
+use super::latency;
 use super::noise::NoiseSampler;
+use super::rows::LatencyRow;
 use super::record::CsvAppender;
 use crate::fleet::reaper;
 
@@ -64,6 +66,9 @@ pub struct TrialRows<R, S = NoSide> {
     pub rows: Vec<R>,
     /// Rows of `<experiment>-<side>.csv` (see [`Sweep::SIDE`]).
     pub side: Vec<S>,
+    /// Per-decision latency histograms (`<experiment>-latency.csv`), for
+    /// experiments that time decisions (see [`Sweep::TIMED`]).
+    pub latency: Vec<LatencyRow>,
 }
 
 impl<R, S> TrialRows<R, S> {
@@ -71,11 +76,22 @@ impl<R, S> TrialRows<R, S> {
         TrialRows {
             rows: vec![row],
             side: Vec::new(),
+            latency: Vec::new(),
         }
     }
 
     pub fn with_side(rows: Vec<R>, side: Vec<S>) -> Self {
-        TrialRows { rows, side }
+        TrialRows {
+            rows,
+            side,
+            latency: Vec::new(),
+        }
+    }
+
+    /// Add the latency histogram of `strategy`'s decisions in this trial.
+    pub fn with_latency(mut self, row: LatencyRow) -> Self {
+        self.latency.push(row);
+        self
     }
 }
 
@@ -90,6 +106,8 @@ pub trait Sweep {
     type Side: Serialize + Keyed;
     /// The name of the side table (`<experiment>-<SIDE>.csv`), if any.
     const SIDE: Option<&'static str> = None;
+    /// Does a trial time its decisions (and fill `TrialRows::latency`)?
+    const TIMED: bool = false;
 
     /// A stable id, unique within the experiment (the `cell` column).
     fn cell_id(&self, cell: &Self::Cell) -> String;
@@ -125,7 +143,10 @@ pub trait Sweep {
 
 /// Run every cell's unfinished trials, in order, committing as they finish.
 pub async fn run<S: Sweep>(ctx: &RunContext, sweep: &mut S, cells: &[S::Cell]) -> Result<()> {
-    let sides: Vec<&str> = S::SIDE.into_iter().collect();
+    let mut sides: Vec<&str> = S::SIDE.into_iter().collect();
+    if S::TIMED {
+        sides.push(latency::SIDE);
+    }
     let mut log = ctx.trial_log(&sides)?;
     let mut seen = HashSet::new();
     for c in cells {
@@ -184,8 +205,12 @@ pub async fn run<S: Sweep>(ctx: &RunContext, sweep: &mut S, cells: &[S::Cell]) -
             let fresh = |k: &str| !log.is_done(k, trial);
             let side: Vec<&S::Side> = out.side.iter().filter(|r| fresh(r.cell())).collect();
             let rows: Vec<&S::Row> = out.rows.iter().filter(|r| fresh(r.cell())).collect();
+            let lat: Vec<&LatencyRow> = out.latency.iter().filter(|r| fresh(r.cell())).collect();
             if let Some(name) = S::SIDE {
                 log.side(name, &side)?;
+            }
+            if S::TIMED {
+                log.side(latency::SIDE, &lat)?;
             }
             let mut committed: Vec<&str> = rows.iter().map(|r| r.cell()).collect();
             committed.dedup();

@@ -51,6 +51,7 @@ use crate::load::schedule::{self, Arrival};
 use crate::load::{Driver, TrialClock};
 use crate::run::keys::fresh_client;
 use crate::run::seeds::{self, TrialRng, trial_seed};
+use crate::run::latency;
 use crate::run::sweep::{self, Sweep, TrialRows};
 use crate::strategy::{Limit, Options};
 
@@ -286,6 +287,7 @@ impl Bursts {
                     .collect::<Vec<_>>(),
             );
             out.side.extend(hist);
+            out.latency.push(latency::row(&cell, rep, &name, &latency::from_events(&events))?);
             out.rows.push(Row {
                 cell,
                 trial: rep,
@@ -321,6 +323,7 @@ impl Sweep for Bursts {
     type Row = Row;
     type Side = HistoryRow;
     const SIDE: Option<&'static str> = Some("history");
+    const TIMED: bool = true;
 
     fn cell_id(&self, v: &Variant) -> String {
         v.label()

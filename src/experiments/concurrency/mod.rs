@@ -33,6 +33,7 @@ use crate::load::closed_loop;
 use crate::load::counts::count;
 use crate::run::keys::fresh_client;
 use crate::run::seeds::trial_seed;
+use crate::run::latency;
 use crate::run::sweep::{self, NoSide, Sweep, TrialRows};
 use crate::strategy::{self, Limit, Options};
 
@@ -144,6 +145,7 @@ impl Sweep for Concurrency {
     type Setup = CellSetup;
     type Row = Row;
     type Side = NoSide;
+    const TIMED: bool = true;
 
     fn cell_id(&self, cell: &Cell) -> String {
         cell.id()
@@ -197,6 +199,7 @@ impl Sweep for Concurrency {
         let (events, _tc, back) = closed_loop(drivers, &client, limit, 1, offered, None).await?;
         setup.drivers = back;
         let n = count(&events);
+        let lat = latency::row(&id, trial, &cell.strategy, &latency::from_events(&events))?;
         Ok(TrialRows::one(Row {
             cell: id.clone(),
             trial,
@@ -220,7 +223,8 @@ impl Sweep for Concurrency {
             round_trips: n.round_trips,
             wall_ms: events.iter().map(|e| e.replied_us).max().unwrap_or(0) as f64 / 1000.0,
             first_error: n.first_error.unwrap_or_default(),
-        }))
+        })
+        .with_latency(lat))
     }
 }
 

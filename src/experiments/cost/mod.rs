@@ -43,6 +43,7 @@ use crate::load::replay::{self, AdmitRule, HotSpec, LogSpec, RawPipe, Template, 
 use crate::pin::PinGuard;
 use crate::resp::Connection;
 use crate::run::seeds;
+use crate::run::latency;
 use crate::run::sweep::{self, NoSide, Sweep, TrialRows};
 use crate::stats::histogram_quantile_us;
 use crate::strategy::{Kind, Limit, Options, Strategy};
@@ -315,6 +316,7 @@ impl Sweep for Cost {
     type Setup = Testbed;
     type Row = CostRow;
     type Side = NoSide;
+    const TIMED: bool = true;
 
     fn cell_id(&self, _: &Rounds) -> String {
         "rounds".into()
@@ -370,9 +372,10 @@ impl Sweep for Cost {
         trial: u64,
     ) -> Result<TrialRows<CostRow>> {
         let mut rows = Vec::new();
+        let mut lat = Vec::new();
         for v in &testbed.variants {
             let load_cpu = testbed.pin.cpu;
-            let row = one_run(
+            let (row, h) = one_run(
                 ctx,
                 &self.p,
                 &mut testbed.admin,
@@ -382,9 +385,12 @@ impl Sweep for Cost {
                 load_cpu,
             )
             .await?;
+            lat.push(latency::row(&row.cell, trial, &row.variant, &h)?);
             rows.push(row);
         }
-        Ok(TrialRows::with_side(rows, Vec::new()))
+        let mut out = TrialRows::with_side(rows, Vec::new());
+        out.latency = lat;
+        Ok(out)
     }
 }
 
@@ -405,7 +411,7 @@ async fn one_run(
     v: &Variant,
     trial: u64,
     load_cpu: Option<usize>,
-) -> Result<CostRow> {
+) -> Result<(CostRow, hdrhistogram::Histogram<u64>)> {
     let spec = HotSpec {
         addr,
         conns: p.conns,
@@ -422,6 +428,11 @@ async fn one_run(
         Duration::from_secs_f64(p.run_s),
     )
     .await?;
+    // The hot loop records nanoseconds; the latency table is in µs.
+    let mut latency_us = latency::new_histogram();
+    for it in w.latency.iter_recorded() {
+        latency_us.saturating_record_n((it.value_iterated_to() / 1000).max(1), it.count_at_value());
+    }
     let mut row = cost_row(p, v, trial, ctx.seed, load_cpu, w);
     if v.plan.cell == "get" && p.benchmark {
         let requests = (row.decisions_per_s * p.run_s).max(10_000.0) as u64;
@@ -437,7 +448,7 @@ async fn one_run(
             }
         }
     }
-    Ok(row)
+    Ok((row, latency_us))
 }
 
 /// The row of one window: client counts, Redis CPU, the variant's

@@ -42,6 +42,7 @@ use crate::fleet::{Fleet, ServerConfig};
 use crate::load::{TrialClock, next_request_id, schedule};
 use crate::proxy::DelayProxy;
 use crate::run::keys::unique_client;
+use crate::run::latency;
 use crate::run::sweep::{self, Sweep, TrialRows};
 use crate::strategy::{Limit, Options, Request, Strategy};
 
@@ -306,6 +307,7 @@ impl Sweep for FailOpen {
     type Row = BinRow;
     type Side = SummaryRow;
     const SIDE: Option<&'static str> = Some("summary");
+    const TIMED: bool = true;
 
     fn cell_id(&self, policy: &Policy) -> String {
         policy.as_str().to_string()
@@ -365,7 +367,13 @@ impl Sweep for FailOpen {
                 ..Default::default()
             },
         );
-        Ok(TrialRows::with_side(bins, vec![summary]))
+        // Latency as the caller saw it, fail-open timeouts included.
+        let mut h = latency::new_histogram();
+        for e in &drive.evs {
+            h.saturating_record((e.replied_us - e.sent_us).max(1) as u64);
+        }
+        let lat = latency::row(&self.cell_id(policy), trial, &self.strategy.info().name, &h)?;
+        Ok(TrialRows::with_side(bins, vec![summary]).with_latency(lat))
     }
 }
 

@@ -43,6 +43,7 @@ use crate::load::dispatch::{Assign, open_loop_on};
 use crate::load::schedule::{self, Arrival};
 use crate::run::keys::fresh_client;
 use crate::run::seeds::{self, TrialRng, trial_seed};
+use crate::run::latency;
 use crate::run::sweep::{self, Sweep, TrialRows};
 use crate::strategy::{Limit, Options, Strategy};
 
@@ -224,6 +225,7 @@ impl Sweep for Skew {
     type Row = Row;
     type Side = HistoryRow;
     const SIDE: Option<&'static str> = Some("history");
+    const TIMED: bool = true;
 
     fn cell_id(&self, st: &Setting) -> String {
         st.label()
@@ -290,6 +292,7 @@ impl Sweep for Skew {
                     .collect::<Vec<_>>(),
             );
             out.side.extend(history_rows(&cell, rep, &name, &events));
+            out.latency.push(latency::row(&cell, rep, &name, &latency::from_events(&events))?);
             out.rows.push(Row {
                 cell,
                 trial: rep,

@@ -40,6 +40,7 @@ use crate::fleet::{Fleet, ServerConfig};
 use crate::load::{Driver, Event, closed_loop, open_loop, schedule};
 use crate::run::keys::unique_client;
 use crate::run::seeds::trial_rng;
+use crate::run::latency;
 use crate::run::sweep::{self, NoSide, Sweep, TrialRows};
 use crate::strategy::{Limit, Options, Strategy, client_key};
 
@@ -212,6 +213,7 @@ impl Sweep for TsMember {
     type Setup = CellSetup;
     type Row = Row;
     type Side = NoSide;
+    const TIMED: bool = true;
 
     fn cell_id(&self, cell: &Cell) -> String {
         cell.id.clone()
@@ -261,6 +263,7 @@ impl Sweep for TsMember {
             .await?
             .as_i64()
             .unwrap_or(-1);
+        let lat = latency::row(&cell.id, trial, &setup.strategy_name, &latency::from_events(&events))?;
         Ok(TrialRows::one(Row {
             cell: cell.id.clone(),
             trial,
@@ -288,7 +291,8 @@ impl Sweep for TsMember {
             lateness_max_us: a.lateness_max_us,
             admitted_distinct_redis_ms: distinct_redis_ms(&events),
             zcard_end: zcard,
-        }))
+        })
+        .with_latency(lat))
     }
 }
 
