@@ -96,6 +96,67 @@ impl RunDir {
     }
 }
 
+/// Side tables and CSVs at least this large are stored gzip-compressed
+/// (`.csv.gz`) once a run has finished; the analysis reads either form.
+pub const COMPRESS_AT_BYTES: u64 = 1 << 20;
+
+impl RunDir {
+    /// Compress every CSV of at least [`COMPRESS_AT_BYTES`] to `.csv.gz`
+    /// (removing the plain file), for a run that finished. Returns the
+    /// files compressed.
+    pub fn compress_large_csvs(&self) -> Result<Vec<PathBuf>> {
+        let mut done = Vec::new();
+        for e in std::fs::read_dir(&self.path).map_err(|e| Error::io("listing the run folder", e))?.flatten() {
+            let p = e.path();
+            let big = e.metadata().map(|m| m.len() >= COMPRESS_AT_BYTES).unwrap_or(false);
+            if big && p.extension().is_some_and(|x| x == "csv") {
+                let gz = PathBuf::from(format!("{}.gz", p.display()));
+                let tmp = PathBuf::from(format!("{}.gz.tmp", p.display()));
+                {
+                    let mut input = File::open(&p).map_err(|e| Error::io(format!("opening {}", p.display()), e))?;
+                    let out = File::create(&tmp).map_err(|e| Error::io(format!("creating {}", tmp.display()), e))?;
+                    let mut enc = flate2::write::GzEncoder::new(out, flate2::Compression::best());
+                    std::io::copy(&mut input, &mut enc).map_err(|e| Error::io(format!("compressing {}", p.display()), e))?;
+                    enc.finish().map_err(|e| Error::io(format!("compressing {}", p.display()), e))?;
+                }
+                std::fs::rename(&tmp, &gz).map_err(|e| Error::io(format!("writing {}", gz.display()), e))?;
+                std::fs::remove_file(&p).map_err(|e| Error::io(format!("removing {}", p.display()), e))?;
+                done.push(gz);
+            }
+        }
+        Ok(done)
+    }
+
+    /// Undo [`compress_large_csvs`](Self::compress_large_csvs) so a resumed
+    /// run can append again.
+    pub fn decompress_csvs(&self) -> Result<()> {
+        for e in std::fs::read_dir(&self.path).map_err(|e| Error::io("listing the run folder", e))?.flatten() {
+            let p = e.path();
+            let name = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            if let Some(plain) = name.strip_suffix(".csv.gz") {
+                let bytes = read_maybe_gz(&p)?;
+                let out = self.path.join(format!("{plain}.csv"));
+                std::fs::write(&out, bytes).map_err(|e| Error::io(format!("writing {}", out.display()), e))?;
+                std::fs::remove_file(&p).map_err(|e| Error::io(format!("removing {}", p.display()), e))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A file's bytes, gunzipped when its name ends in `.gz`.
+pub fn read_maybe_gz(path: &Path) -> Result<Vec<u8>> {
+    let raw = std::fs::read(path).map_err(|e| Error::io(format!("reading {}", path.display()), e))?;
+    if path.extension().is_some_and(|x| x == "gz") {
+        let mut out = Vec::new();
+        std::io::Read::read_to_end(&mut flate2::read::MultiGzDecoder::new(raw.as_slice()), &mut out)
+            .map_err(|e| Error::io(format!("decompressing {}", path.display()), e))?;
+        Ok(out)
+    } else {
+        Ok(raw)
+    }
+}
+
 /// Now in UTC as (year, month, day, hour, minute, second).
 fn utc_now() -> (i64, u32, u32, i64, i64, i64) {
     let secs = std::time::SystemTime::now()
