@@ -10,7 +10,8 @@ use crate::clock::Clock;
 use crate::conn::Conn;
 use crate::error::Result;
 use crate::fleet::Fleet;
-use crate::strategy::{Limit, Request, Strategy};
+use crate::load::next_request_id;
+use crate::strategy::{ClockSource, Limit, Request, Strategy};
 
 #[derive(Debug, Clone)]
 pub struct CheckResult {
@@ -19,14 +20,8 @@ pub struct CheckResult {
     pub detail: String,
 }
 
-static REQUEST_IDS: AtomicU64 = AtomicU64::new(1);
-
-fn next_id() -> u64 {
-    REQUEST_IDS.fetch_add(1, Ordering::Relaxed)
-}
-
 fn unique_client(tag: &str) -> String {
-    format!("check-{tag}-{}-{}", std::process::id(), next_id())
+    format!("check-{tag}-{}-{}", std::process::id(), next_request_id())
 }
 
 /// Make `n` sequential decisions with `cost` each; the admitted flags.
@@ -46,7 +41,7 @@ pub async fn sequential(
             limit,
             cost,
             now_us: clock.now_us(),
-            request_id: next_id(),
+            request_id: next_request_id(),
         };
         out.push(s.decide(conn, &req).await?.admitted);
     }
@@ -86,7 +81,7 @@ pub async fn concurrent(
                     limit,
                     cost: 1,
                     now_us: Clock::system_now_us(),
-                    request_id: next_id(),
+                    request_id: next_request_id(),
                 };
                 if s.decide(&mut conn, &req).await?.admitted {
                     admitted += 1;
@@ -102,6 +97,62 @@ pub async fn concurrent(
             .map_err(|e| crate::Error::Other(format!("worker panicked: {e}")))??;
     }
     Ok(total)
+}
+
+/// How far a reported Redis time may be from Redis's `TIME` read just after.
+const CLOCK_TOLERANCE_US: i64 = 5_000_000;
+
+/// Tries what the strategy declares about its clock (`Info::clock`,
+/// `Info::reports_redis_time`). One decision on a fresh key, limit 1 per
+/// hour: its reported time must be within 5 s of Redis's `TIME` read right
+/// after (or absent, if it declares none). Then a decision from a caller
+/// whose clock is two hours ahead: on the caller's clock that caller is in a
+/// new window (or a refilled bucket) and is admitted; on Redis's clock, or
+/// none, it is refused like any second request.
+pub async fn clock_check(s: &dyn Strategy, conn: &mut Conn) -> Result<CheckResult> {
+    let info = s.info();
+    let client = unique_client("clock");
+    let hour_us = 3_600_000_000;
+    let req = |now_us| Request {
+        client: &client,
+        limit: Limit::per_window(1, hour_us as u64 / 1000),
+        cost: 1,
+        now_us,
+        request_id: next_request_id(),
+    };
+    let now = Clock::system_now_us();
+    let first = s.decide(conn, &req(now)).await?;
+    let time = conn.call("", &crate::args!["TIME"]).await?.into_array();
+    let part = |i: usize| {
+        time.as_ref()
+            .and_then(|t| t.get(i))
+            .and_then(|r| r.as_i64())
+    };
+    let redis_now = part(0).zip(part(1)).map(|(s, us)| s * 1_000_000 + us);
+    let ahead = s.decide(conn, &req(now + 2 * hour_us)).await?;
+    let time_ok = match (info.reports_redis_time, first.redis_time_us, redis_now) {
+        (true, Some(t), Some(r)) => (t - r).abs() <= CLOCK_TOLERANCE_US,
+        (false, None, _) => true,
+        _ => false,
+    };
+    let caller_clock = info.clock == ClockSource::Caller;
+    Ok(CheckResult {
+        name: "clock",
+        passed: first.admitted && time_ok && ahead.admitted == caller_clock,
+        detail: format!(
+            "declares clock {} and {}: first request admitted {}, reported time {:?} (Redis TIME {:?}); a caller 2 h ahead admitted {} (expected {caller_clock})",
+            info.clock.as_str(),
+            if info.reports_redis_time {
+                "reports Redis's time"
+            } else {
+                "reports no Redis time"
+            },
+            first.admitted,
+            first.redis_time_us,
+            redis_now,
+            ahead.admitted,
+        ),
+    })
 }
 
 /// Every key whose name contains `client`, with its PTTL.
@@ -232,5 +283,8 @@ pub async fn run_checks(strategy: Arc<dyn Strategy>, fleet: &Fleet) -> Result<Ve
             "limit 100, 64 workers on their own connections, 200 requests: {admitted} admitted"
         ),
     });
+
+    // 6. The clock it declares.
+    results.push(clock_check(s, &mut conn).await?);
     Ok(results)
 }

@@ -11,7 +11,7 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use crate::error::{Error, Result};
-use crate::resp::{Arg, Connection, Reply};
+use crate::resp::{Arg, ArgList, Connection, Reply};
 
 pub const CLUSTER_SLOTS: usize = 16384;
 
@@ -30,6 +30,39 @@ impl Conn {
         match self {
             Conn::Single(c) => c.call(args).await,
             Conn::Cluster(c) => c.call(route_key, args).await,
+        }
+    }
+
+    /// `call` of `head` followed by the arguments in `tail` (a script call
+    /// whose KEYS and ARGV were built into `ArgList`s).
+    pub async fn call_with(
+        &mut self,
+        route_key: &str,
+        head: &[Arg<'_>],
+        tail: &[&ArgList],
+    ) -> Result<Reply> {
+        match self {
+            Conn::Single(c) => c.call_with(head, tail).await,
+            Conn::Cluster(c) => c.node_for(route_key)?.call_with(head, tail).await,
+        }
+    }
+
+    /// An empty argument list to build a command in. Lists given back with
+    /// `give_back` are kept and lent again, so a worker that builds its
+    /// arguments at run time stops allocating once its lists have grown.
+    pub fn take_arg_list(&mut self) -> ArgList {
+        self.spare_args().pop().unwrap_or_default()
+    }
+
+    pub fn give_back(&mut self, mut list: ArgList) {
+        list.clear();
+        self.spare_args().push(list);
+    }
+
+    fn spare_args(&mut self) -> &mut Vec<ArgList> {
+        match self {
+            Conn::Single(c) => &mut c.spare_args,
+            Conn::Cluster(c) => &mut c.spare_args,
         }
     }
 
@@ -69,6 +102,7 @@ impl Conn {
 pub struct ClusterConn {
     nodes: Vec<Connection>,
     slot_owner: Vec<u16>,
+    spare_args: Vec<ArgList>,
 }
 
 impl ClusterConn {
@@ -83,6 +117,7 @@ impl ClusterConn {
         Ok(ClusterConn {
             nodes,
             slot_owner: owner,
+            spare_args: Vec::new(),
         })
     }
 

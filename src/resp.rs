@@ -4,7 +4,10 @@
 //! over the wire. Here a decision is the commands the strategy writes and
 //! nothing else: no hidden multiplexer task, no response timeout we did not
 //! set, no reconnects, no background `PING`s, and encoding into one reused
-//! buffer so that the load generator does not allocate per command. Every
+//! write buffer and reading into one reused read buffer, so that sending a
+//! command allocates nothing (an `ArgList` holds arguments built at run
+//! time, also reused); parsing allocates only what a reply holds (an array's
+//! `Vec`, a bulk string's bytes). Every
 //! round trip is counted (`round_trips`), which is how the harness counts
 //! decisions and retries on the client side (Redis's own counters also count
 //! the commands run inside scripts and `MULTI`).
@@ -147,12 +150,69 @@ fn push_arg(buf: &mut Vec<u8>, arg: &Arg<'_>) {
 
 /// Append one command in RESP to `buf`.
 pub fn encode(buf: &mut Vec<u8>, args: &[Arg<'_>]) {
+    encode_with(buf, args, &[]);
+}
+
+/// Append one command whose arguments are `head` followed by every argument
+/// of each list in `tail` (a script call: EVALSHA, sha, numkeys, then KEYS
+/// and ARGV), without collecting them into one slice first.
+pub fn encode_with(buf: &mut Vec<u8>, head: &[Arg<'_>], tail: &[&ArgList]) {
+    let n = head.len() + tail.iter().map(|l| l.len()).sum::<usize>();
     let mut ib = itoa::Buffer::new();
     buf.push(b'*');
-    buf.extend_from_slice(ib.format(args.len()).as_bytes());
+    buf.extend_from_slice(ib.format(n).as_bytes());
     buf.extend_from_slice(b"\r\n");
-    for a in args {
+    for a in head {
         push_arg(buf, a);
+    }
+    for a in tail.iter().flat_map(|l| l.iter()) {
+        push_arg(buf, &Arg::B(a));
+    }
+}
+
+/// Arguments built at run time (keys, numbers), written one after another
+/// into one byte buffer: `push` formats a value exactly as `Display` does
+/// (`to_string()` gives the same text) but without a `String` per argument.
+/// Cleared and reused, a list allocates only while it grows.
+#[derive(Debug, Clone, Default)]
+pub struct ArgList {
+    bytes: Vec<u8>,
+    /// Where each argument ends in `bytes`.
+    ends: Vec<usize>,
+}
+
+impl ArgList {
+    pub fn clear(&mut self) {
+        self.bytes.clear();
+        self.ends.clear();
+    }
+
+    /// Append one argument: `value` as `Display` writes it (a number, a
+    /// `&str`, or `format_args!(..)` for a key built from parts).
+    pub fn push(&mut self, value: impl std::fmt::Display) {
+        use std::io::Write;
+        // Writing into a Vec cannot fail.
+        let _ = write!(self.bytes, "{value}");
+        self.ends.push(self.bytes.len());
+    }
+
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    /// The `i`th argument.
+    pub fn get(&self, i: usize) -> Option<&[u8]> {
+        let end = *self.ends.get(i)?;
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        Some(&self.bytes[start..end])
+    }
+
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = &[u8]> + '_ {
+        (0..self.len()).map(|i| self.get(i).unwrap_or_default())
     }
 }
 
@@ -220,6 +280,9 @@ fn find_crlf(buf: &[u8]) -> Option<usize> {
     buf.windows(2).position(|w| w == b"\r\n")
 }
 
+/// Room the read buffer keeps free for one read from the socket.
+const READ_CHUNK: usize = 16 * 1024;
+
 /// One connection to one Redis (or to the delay proxy in front of it).
 pub struct Connection {
     stream: TcpStream,
@@ -227,6 +290,8 @@ pub struct Connection {
     wbuf: Vec<u8>,
     rbuf: Vec<u8>,
     rpos: usize,
+    /// Argument lists lent to callers between commands (`Conn::take_arg_list`).
+    pub(crate) spare_args: Vec<ArgList>,
     /// Round trips made on this connection (a pipeline is one).
     pub round_trips: u64,
     /// If set, a round trip that takes longer fails with `Error::Timeout`
@@ -254,8 +319,9 @@ impl Connection {
             stream,
             addr,
             wbuf: Vec::with_capacity(256),
-            rbuf: Vec::with_capacity(4096),
+            rbuf: Vec::with_capacity(READ_CHUNK),
             rpos: 0,
+            spare_args: Vec::new(),
             round_trips: 0,
             timeout: None,
         })
@@ -267,10 +333,20 @@ impl Connection {
 
     /// One command, one round trip. An error reply is `Err(Error::Reply)`.
     pub async fn call(&mut self, args: &[Arg<'_>]) -> Result<Reply> {
+        self.call_with(args, &[]).await
+    }
+
+    /// `call` of `head` followed by the arguments in `tail` (`encode_with`).
+    pub async fn call_with(&mut self, head: &[Arg<'_>], tail: &[&ArgList]) -> Result<Reply> {
         self.wbuf.clear();
-        encode(&mut self.wbuf, args);
-        let mut out = self.round_trip(1).await?;
-        match out.pop().unwrap() {
+        encode_with(&mut self.wbuf, head, tail);
+        self.round_trips += 1;
+        let reply = within(self.timeout, self.addr, async {
+            self.write().await?;
+            self.read_reply().await
+        })
+        .await?;
+        match reply {
             Reply::Error(e) => Err(Error::Reply(e)),
             r => Ok(r),
         }
@@ -283,33 +359,23 @@ impl Connection {
         for c in cmds {
             encode(&mut self.wbuf, c);
         }
-        self.round_trip(cmds.len()).await
-    }
-
-    async fn round_trip(&mut self, n: usize) -> Result<Vec<Reply>> {
         self.round_trips += 1;
-        let timeout = self.timeout;
-        let fut = async {
-            self.stream
-                .write_all(&self.wbuf)
-                .await
-                .map_err(|e| Error::io(format!("writing to {}", self.addr), e))?;
-            let mut out = Vec::with_capacity(n);
-            while out.len() < n {
+        within(self.timeout, self.addr, async {
+            self.write().await?;
+            let mut out = Vec::with_capacity(cmds.len());
+            while out.len() < cmds.len() {
                 out.push(self.read_reply().await?);
             }
             Ok(out)
-        };
-        match timeout {
-            None => fut.await,
-            Some(t) => match tokio::time::timeout(t, fut).await {
-                Ok(r) => r,
-                Err(_) => Err(Error::Timeout(format!(
-                    "no reply from {} within {:?}",
-                    self.addr, t
-                ))),
-            },
-        }
+        })
+        .await
+    }
+
+    async fn write(&mut self) -> Result<()> {
+        self.stream
+            .write_all(&self.wbuf)
+            .await
+            .map_err(|e| Error::io(format!("writing to {}", self.addr), e))
     }
 
     async fn read_reply(&mut self) -> Result<Reply> {
@@ -326,14 +392,15 @@ impl Connection {
                 self.rbuf.drain(..self.rpos);
                 self.rpos = 0;
             }
-            let len = self.rbuf.len();
-            self.rbuf.resize(len + 16 * 1024, 0);
+            // Read into the buffer's spare capacity: `read_buf` neither zeroes
+            // it nor grows the buffer once it holds READ_CHUNK bytes of room,
+            // which it keeps (the buffer is cleared, not shrunk, when drained).
+            self.rbuf.reserve(READ_CHUNK);
             let got = self
                 .stream
-                .read(&mut self.rbuf[len..])
+                .read_buf(&mut self.rbuf)
                 .await
                 .map_err(|e| Error::io(format!("reading from {}", self.addr), e))?;
-            self.rbuf.truncate(len + got);
             if got == 0 {
                 return Err(Error::io(
                     format!("reading from {}", self.addr),
@@ -344,6 +411,21 @@ impl Connection {
                 ));
             }
         }
+    }
+}
+
+/// `round_trip` bounded by the connection's `timeout`, if it has one.
+async fn within<T>(
+    timeout: Option<Duration>,
+    addr: SocketAddr,
+    round_trip: impl std::future::Future<Output = Result<T>>,
+) -> Result<T> {
+    match timeout {
+        None => round_trip.await,
+        Some(t) => match tokio::time::timeout(t, round_trip).await {
+            Ok(r) => r,
+            Err(_) => Err(Error::Timeout(format!("no reply from {addr} within {t:?}"))),
+        },
     }
 }
 
@@ -382,6 +464,21 @@ mod tests {
                 ])
             ])
         );
+        let mut keys = ArgList::default();
+        keys.push(format_args!("rl:{{{}}}:tb", "c1"));
+        let mut argv = ArgList::default();
+        argv.push(100u64);
+        argv.push(0.5f64);
+        argv.push(1e12f64);
+        assert_eq!(argv.get(2), Some(1e12f64.to_string().as_bytes()));
+        let mut b = Vec::new();
+        encode_with(&mut b, &args!["EVALSHA", "ab", 1u64], &[&keys, &argv]);
+        assert_eq!(
+            b,
+            b"*7\r\n$7\r\nEVALSHA\r\n$2\r\nab\r\n$1\r\n1\r\n$10\r\nrl:{c1}:tb\r\n$3\r\n100\r\n$3\r\n0.5\r\n$13\r\n1000000000000\r\n"
+        );
+        argv.clear();
+        assert!(argv.is_empty() && argv.get(0).is_none());
         assert!(parse(b"$5\r\nab").unwrap().is_none());
         assert!(parse(b"*2\r\n:1\r\n").unwrap().is_none());
     }

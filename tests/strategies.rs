@@ -1,7 +1,8 @@
 //! Every strategy, built-in and external, through the same correctness
 //! suite on a real redis-server. `strategy_tests!` generates one module of
 //! tests per strategy; `the_macro_covers_every_strategy` fails when a new
-//! strategy is registered without being listed here.
+//! strategy (a built-in, or an external one in `lua/external/`) is not
+//! listed there, and names the line to add.
 
 mod common;
 
@@ -32,9 +33,10 @@ async fn suite(name: &str) {
             // Sequential requests on loopback share milliseconds: the log undercounts.
             assert!(!result(&r, "exact-limit").passed, "{show}");
             assert!(result(&r, "expiry").passed, "{show}");
+            assert!(result(&r, "clock").passed, "{show}");
         }
         "check-then-act" => {
-            for c in ["exact-limit", "expiry", "cost", "refill"] {
+            for c in ["exact-limit", "expiry", "cost", "refill", "clock"] {
                 assert!(result(&r, c).passed, "{show}");
             }
             // The race: over-admission must be observed (try a few times; one
@@ -147,11 +149,76 @@ strategy_tests! {
 fn the_macro_covers_every_strategy() {
     // Tests run in the crate root, where lua/external is found.
     let all = strategy::all_names(None).unwrap();
-    assert_eq!(
-        all,
-        LISTED.iter().map(|s| s.to_string()).collect::<Vec<_>>()
+    let missing: Vec<String> = all
+        .iter()
+        .filter(|n| !LISTED.contains(&n.as_str()))
+        .map(|n| {
+            format!(
+                "add `{n}` to the `strategy_tests!` list in tests/strategies.rs: `{} => \"{n}\",`",
+                n.replace('-', "_")
+            )
+        })
+        .collect();
+    assert!(missing.is_empty(), "{}", missing.join("\n"));
+    let stale: Vec<&&str> = LISTED
+        .iter()
+        .filter(|n| !all.contains(&n.to_string()))
+        .collect();
+    assert!(
+        stale.is_empty(),
+        "listed in `strategy_tests!` but not a strategy (renamed or removed?): {stale:?}"
     );
-    assert_eq!(all.len(), 12);
+}
+
+/// Each strategy's declared clock (`Info::clock`, `Info::reports_redis_time`)
+/// holds: the check that `limitbench check` runs as "clock", here on every
+/// strategy and on the options that change a clock.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn declared_clocks_hold() {
+    let fleet = common::standalone().await;
+    let mut conn = fleet.conn().await.unwrap();
+    let mut cases: Vec<(String, Options)> = strategy::all_names(None)
+        .unwrap()
+        .into_iter()
+        .map(|n| (n, Options::default()))
+        .collect();
+    for clock in ["redis-us", "caller-ms"] {
+        cases.push((
+            "sliding-log-ts-member".into(),
+            Options::default().with("member_clock", clock),
+        ));
+    }
+    for (name, opts) in cases {
+        let s = build(&name, &opts);
+        for mut n in fleet.node_connections().await.unwrap() {
+            s.prepare(&mut n).await.unwrap();
+        }
+        let r = check::clock_check(s.as_ref(), &mut conn).await.unwrap();
+        assert!(r.passed, "{name} {opts:?}: {}", r.detail);
+    }
+}
+
+/// The clock check can fail: a script on Redis's clock declared as `caller`.
+#[tokio::test]
+async fn a_wrong_clock_declaration_fails_the_check() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::copy("lua/external/leaky-bucket.lua", d.path().join("lb.lua")).unwrap();
+    std::fs::write(
+        d.path().join("lb.toml"),
+        "name = \"lying-bucket\"\nscript = \"lb.lua\"\nkeys = [\"rl:{${client}}:lying\"]\n\
+         args = [\"${capacity}\", \"${rate_per_s}\", \"${cost}\", \"${now_ms}\"]\n\
+         clock = \"caller\"\n[reply]\nadmitted = 1\nredis_time_us = 3\n",
+    )
+    .unwrap();
+    let s = strategy::build("lying-bucket", Some(d.path()), &Options::default()).unwrap();
+    assert_eq!(s.info().clock, strategy::ClockSource::Caller);
+    let fleet = common::standalone().await;
+    for mut n in fleet.node_connections().await.unwrap() {
+        s.prepare(&mut n).await.unwrap();
+    }
+    let mut conn = fleet.conn().await.unwrap();
+    let r = check::clock_check(s.as_ref(), &mut conn).await.unwrap();
+    assert!(!r.passed, "{}", r.detail);
 }
 
 #[tokio::test]

@@ -7,7 +7,9 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 
-use super::{Builtin, Decision, Info, Kind, Options, Request, Strategy, client_key, window_index};
+use super::{
+    Builtin, ClientKey, ClockSource, Decision, Info, Kind, Options, Request, Strategy, window_index,
+};
 use crate::args;
 use crate::conn::Conn;
 use crate::error::{Error, Result};
@@ -31,6 +33,8 @@ pub const BUILTIN: Builtin = Builtin {
                 known_bug: Some(
                     "read and write are separate round trips: concurrent callers over-admit",
                 ),
+                clock: ClockSource::Caller,
+                reports_redis_time: false,
             },
         }))
     },
@@ -43,10 +47,8 @@ impl Strategy for CheckThenAct {
     }
 
     async fn decide(&self, conn: &mut Conn, req: &Request<'_>) -> Result<Decision> {
-        let key = client_key(
-            req.client,
-            &format!("fw:{}", window_index(req.now_us, req.limit.window_ms)),
-        );
+        let w = window_index(req.now_us, req.limit.window_ms);
+        let key = ClientKey(req.client, format_args!("fw:{w}")).to_string();
         let seen = conn
             .call(&key, &args!["GET", &key])
             .await?

@@ -8,15 +8,24 @@
 //! keys = ["rl:{${client}}:lb"]     # KEYS, templated
 //! args = ["${limit}", "${rate_per_s}", "${cost}"]            # ARGV, templated
 //!
+//! clock = "redis"                  # optional: redis | caller | none (see below)
+//!
 //! [reply]                          # 1-based positions in the reply array
 //! admitted = 1                     # 1 = admitted, 0 = refused
 //! remaining = 2                    # optional
-//! redis_time_us = 3                # optional
+//! redis_time_us = 3                # optional: Redis's TIME (us) as the script read it
 //! ```
 //!
 //! Placeholders: `${client}`, `${limit}`, `${capacity}` (= limit),
 //! `${window_ms}`, `${window_s}`, `${rate_per_s}`, `${cost}`, `${now_s}`,
 //! `${now_ms}`, `${now_us}` (the harness's caller clock), `${request_id}`.
+//!
+//! `clock` is whose "now" the script decides on (`strategy::ClockSource`).
+//! Without it: `redis` if `reply.redis_time_us` is mapped, else `caller` if
+//! an argument or key uses a `${now_*}` placeholder, else `none`. `caller`
+//! needs a `${now_*}` placeholder. The strategy reports Redis's time
+//! (`Info::reports_redis_time`) exactly when `reply.redis_time_us` is mapped;
+//! a script that returns -1 there reports none for that decision.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -24,7 +33,7 @@ use std::sync::Arc;
 use serde::Deserialize;
 
 use super::lua::{LuaStrategy, ReplyMap};
-use super::{Info, Invocation, Kind, Options, Request, Script, Strategy};
+use super::{ClockSource, Info, Invocation, Kind, Options, Request, Script, Strategy};
 use crate::error::{Error, Result};
 
 pub const PLACEHOLDERS: &[&str] = &[
@@ -53,6 +62,8 @@ struct RawManifest {
     keys: Vec<String>,
     #[serde(default)]
     args: Vec<String>,
+    #[serde(default)]
+    clock: Option<String>,
     reply: RawReply,
 }
 
@@ -74,6 +85,7 @@ pub struct Manifest {
     pub description: Option<String>,
     pub source: String,
     pub modes: Vec<Invocation>,
+    pub clock: ClockSource,
     keys: Vec<Template>,
     args: Vec<Template>,
     reply: ReplyMap,
@@ -129,31 +141,41 @@ impl Template {
         Ok(Template(pieces))
     }
 
-    fn render(&self, req: &Request<'_>) -> String {
-        let mut out = String::new();
-        for p in &self.0 {
+    /// Whether the template uses the caller's clock (`${now_*}`).
+    fn uses_caller_clock(&self) -> bool {
+        self.0
+            .iter()
+            .any(|p| matches!(p, Piece::Var(i) if PLACEHOLDERS[*i].starts_with("now_")))
+    }
+}
+
+/// A template filled in for one request, as a value to format straight into
+/// an argument list (no String per argument).
+struct Rendered<'a>(&'a Template, &'a Request<'a>);
+
+impl std::fmt::Display for Rendered<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let Rendered(template, req) = self;
+        let l = &req.limit;
+        for p in &template.0 {
             match p {
-                Piece::Text(t) => out.push_str(t),
-                Piece::Var(i) => {
-                    let l = &req.limit;
-                    let v = match PLACEHOLDERS[*i] {
-                        "client" => req.client.to_string(),
-                        "limit" | "capacity" => l.limit.to_string(),
-                        "window_ms" => l.window_ms.to_string(),
-                        "window_s" => (l.window_ms as f64 / 1000.0).to_string(),
-                        "rate_per_s" => l.rate_per_s.to_string(),
-                        "cost" => req.cost.to_string(),
-                        "now_s" => req.now_us.div_euclid(1_000_000).to_string(),
-                        "now_ms" => req.now_us.div_euclid(1000).to_string(),
-                        "now_us" => req.now_us.to_string(),
-                        "request_id" => req.request_id.to_string(),
-                        _ => unreachable!("placeholders are checked at load time"),
-                    };
-                    out.push_str(&v);
-                }
+                Piece::Text(t) => f.write_str(t)?,
+                Piece::Var(i) => match PLACEHOLDERS[*i] {
+                    "client" => f.write_str(req.client)?,
+                    "limit" | "capacity" => write!(f, "{}", l.limit)?,
+                    "window_ms" => write!(f, "{}", l.window_ms)?,
+                    "window_s" => write!(f, "{}", l.window_ms as f64 / 1000.0)?,
+                    "rate_per_s" => write!(f, "{}", l.rate_per_s)?,
+                    "cost" => write!(f, "{}", req.cost)?,
+                    "now_s" => write!(f, "{}", req.now_us.div_euclid(1_000_000))?,
+                    "now_ms" => write!(f, "{}", req.now_us.div_euclid(1000))?,
+                    "now_us" => write!(f, "{}", req.now_us)?,
+                    "request_id" => write!(f, "{}", req.request_id)?,
+                    _ => unreachable!("placeholders are checked at load time"),
+                },
             }
         }
-        out
+        Ok(())
     }
 }
 
@@ -223,12 +245,12 @@ impl Manifest {
             .keys
             .iter()
             .map(|k| Template::parse(k, file, "keys"))
-            .collect::<Result<_>>()?;
+            .collect::<Result<Vec<_>>>()?;
         let args = raw
             .args
             .iter()
             .map(|a| Template::parse(a, file, "args"))
-            .collect::<Result<_>>()?;
+            .collect::<Result<Vec<_>>>()?;
         let pos = |v: usize, field: &str| -> Result<usize> {
             if v == 0 {
                 Err(bad(file, field, "positions are 1-based"))
@@ -249,12 +271,14 @@ impl Manifest {
                 .map(|v| pos(v, "reply.redis_time_us"))
                 .transpose()?,
         };
+        let clock = manifest_clock(raw.clock.as_deref(), &reply, &keys, &args, file)?;
         Ok(Manifest {
             name: raw.name,
             file: file.to_path_buf(),
             description: raw.description,
             source,
             modes,
+            clock,
             keys,
             args,
             reply,
@@ -275,23 +299,54 @@ impl Manifest {
             keys: keys_doc,
             atomic: true,
             known_bug: None,
+            clock: self.clock,
+            reports_redis_time: self.reply.redis_time_us.is_some(),
         };
         let (keys, args) = (self.keys.clone(), self.args.clone());
-        LuaStrategy::new(
+        LuaStrategy::with_writer(
             info,
             Script::new(&self.name, &self.source),
             self.reply,
             opts,
-            move |_| {
-                Ok(Box::new(
-                    move |req: &Request<'_>, k: &mut Vec<String>, a: &mut Vec<String>| {
-                        k.extend(keys.iter().map(|t| t.render(req)));
-                        a.extend(args.iter().map(|t| t.render(req)));
-                    },
-                ))
+            move |_, _| {
+                Ok(Box::new(move |req, call| {
+                    keys.iter().for_each(|t| call.keys.push(Rendered(t, req)));
+                    args.iter().for_each(|t| call.args.push(Rendered(t, req)));
+                }))
             },
         )
     }
+}
+
+/// The manifest's `clock`, or the one its reply map and placeholders imply.
+fn manifest_clock(
+    declared: Option<&str>,
+    reply: &ReplyMap,
+    keys: &[Template],
+    args: &[Template],
+    file: &Path,
+) -> Result<ClockSource> {
+    let takes_caller_time = keys.iter().chain(args).any(Template::uses_caller_clock);
+    let clock = match declared {
+        Some(c) => ClockSource::parse(c).ok_or_else(|| {
+            bad(
+                file,
+                "clock",
+                format!("`{c}` is not one of redis, caller, none"),
+            )
+        })?,
+        None if reply.redis_time_us.is_some() => ClockSource::Redis,
+        None if takes_caller_time => ClockSource::Caller,
+        None => ClockSource::None,
+    };
+    if clock == ClockSource::Caller && !takes_caller_time {
+        return Err(bad(
+            file,
+            "clock",
+            "`caller` needs the caller's time: pass ${now_s}, ${now_ms} or ${now_us} in args",
+        ));
+    }
+    Ok(clock)
 }
 
 fn describe(t: &Template) -> String {
@@ -343,4 +398,72 @@ pub fn load_dir(dir: Option<&Path>) -> Result<Vec<Manifest>> {
         out.push(m);
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Load a manifest with `extra` lines (top-level fields, then `[reply]`)
+    /// beside a trivial script.
+    fn load(extra: &str, reply: &str) -> Result<Manifest> {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join("x.lua"), "return {1, 0, -1}").unwrap();
+        let file = d.path().join("x.toml");
+        std::fs::write(
+            &file,
+            format!("name = \"x\"\nscript = \"x.lua\"\nkeys = [\"k:${{client}}\"]\n{extra}\n[reply]\nadmitted = 1\n{reply}\n"),
+        )
+        .unwrap();
+        Manifest::load(&file)
+    }
+
+    #[test]
+    fn the_clock_is_derived_from_the_reply_and_the_placeholders() {
+        assert_eq!(
+            load("", "redis_time_us = 3").unwrap().clock,
+            ClockSource::Redis
+        );
+        let caller = load("args = [\"${now_ms}\"]", "").unwrap();
+        assert_eq!(caller.clock, ClockSource::Caller);
+        assert_eq!(
+            load("args = [\"${limit}\"]", "").unwrap().clock,
+            ClockSource::None
+        );
+        // Declared wins: a script that reads TIME without returning it.
+        assert_eq!(
+            load("clock = \"redis\"", "").unwrap().clock,
+            ClockSource::Redis
+        );
+    }
+
+    #[test]
+    fn a_bad_clock_names_the_field() {
+        let e = load("clock = \"caller\"", "").unwrap_err().to_string();
+        assert!(e.contains("clock") && e.contains("${now_ms}"), "{e}");
+        let e = load("clock = \"wall\"", "").unwrap_err().to_string();
+        assert!(e.contains("clock") && e.contains("`wall`"), "{e}");
+    }
+
+    #[test]
+    fn templates_render_as_to_string_would() {
+        let t = Template::parse(
+            "rl:{${client}}:${window_s}:${rate_per_s}",
+            Path::new("x"),
+            "keys",
+        )
+        .unwrap();
+        let req = Request {
+            client: "c",
+            limit: crate::strategy::Limit::per_window(5, 300),
+            cost: 1,
+            now_us: 0,
+            request_id: 7,
+        };
+        let rate = (5.0f64 * 1000.0 / 300.0).to_string();
+        assert_eq!(
+            Rendered(&t, &req).to_string(),
+            format!("rl:{{c}}:0.3:{rate}")
+        );
+    }
 }

@@ -4,15 +4,16 @@
 //! `rl:client:fwd`, which keeps the derived keys in the base key's slot.
 
 use super::lua::{LuaStrategy, STANDARD_REPLY};
-use super::{Builtin, Options, Script};
+use super::{Builtin, ClientKey, ClockSource, Options, Script};
 
 pub const BUILTIN: Builtin = Builtin {
     name: "fixed-window-derived-key",
     build: |opts: &Options| {
-        LuaStrategy::new(
-            LuaStrategy::builtin_info(
+        LuaStrategy::with_writer(
+            LuaStrategy::info(
                 "fixed-window-derived-key",
                 "rl:client:fwd:<window index> (counter; built inside the script, undeclared)",
+                ClockSource::Redis,
                 Some(
                     "writes a key it does not declare: fails on Redis Cluster when that key lives on another node",
                 ),
@@ -23,17 +24,17 @@ pub const BUILTIN: Builtin = Builtin {
             ),
             STANDARD_REPLY,
             opts,
-            |r| {
+            |r, _| {
                 let tagged: bool = r.get("hash_tag", false)?;
-                Ok(Box::new(move |req, keys, args| {
-                    keys.push(if tagged {
-                        format!("rl:{{{}}}:fwd", req.client)
+                Ok(Box::new(move |req, call| {
+                    if tagged {
+                        call.keys.push(ClientKey(req.client, "fwd"));
                     } else {
-                        format!("rl:{}:fwd", req.client)
-                    });
-                    args.push(req.limit.limit.to_string());
-                    args.push(req.limit.window_ms.to_string());
-                    args.push(req.cost.to_string());
+                        call.keys.push(format_args!("rl:{}:fwd", req.client));
+                    }
+                    call.args.push(req.limit.limit);
+                    call.args.push(req.limit.window_ms);
+                    call.args.push(req.cost);
                 }))
             },
         )

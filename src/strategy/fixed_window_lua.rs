@@ -1,31 +1,34 @@
 //! `fixed-window-lua`: INCRBY + PEXPIRE of the current window's counter in a
 //! script. The caller computes the window from its clock and declares the key.
 
-use super::lua::{LuaStrategy, STANDARD_REPLY};
-use super::{Builtin, Options, Script, client_key, window_index};
+use super::lua::{LuaStrategy, NO_TIME_REPLY};
+use super::{Builtin, ClientKey, ClockSource, Options, Script, window_index};
 
 pub const BUILTIN: Builtin = Builtin {
     name: "fixed-window-lua",
     build: |opts: &Options| {
-        LuaStrategy::new(
-            LuaStrategy::builtin_info(
+        LuaStrategy::with_writer(
+            LuaStrategy::info(
                 "fixed-window-lua",
                 "rl:{client}:fw:<window index> (counter)",
+                ClockSource::Caller,
                 None,
             ),
             Script::new(
                 "fixed-window-lua",
                 include_str!("../../lua/fixed-window-lua.lua"),
             ),
-            STANDARD_REPLY,
+            // The script reads no clock and returns -1 in the time slot.
+            NO_TIME_REPLY,
             opts,
-            |_| {
-                Ok(Box::new(|req, keys, args| {
+            |_, _| {
+                Ok(Box::new(|req, call| {
                     let w = window_index(req.now_us, req.limit.window_ms);
-                    keys.push(client_key(req.client, &format!("fw:{w}")));
-                    args.push(req.limit.limit.to_string());
-                    args.push(req.limit.window_ms.to_string());
-                    args.push(req.cost.to_string());
+                    call.keys
+                        .push(ClientKey(req.client, format_args!("fw:{w}")));
+                    call.args.push(req.limit.limit);
+                    call.args.push(req.limit.window_ms);
+                    call.args.push(req.cost);
                 }))
             },
         )

@@ -6,7 +6,9 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 
-use super::{Builtin, Decision, Info, Kind, Options, Request, Strategy, client_key, window_index};
+use super::{
+    Builtin, ClientKey, ClockSource, Decision, Info, Kind, Options, Request, Strategy, window_index,
+};
 use crate::args;
 use crate::conn::Conn;
 use crate::error::{Error, Result};
@@ -28,6 +30,8 @@ pub const BUILTIN: Builtin = Builtin {
                 keys: "rl:{client}:fw:<window index> (counter)".into(),
                 atomic: true,
                 known_bug: None,
+                clock: ClockSource::Caller,
+                reports_redis_time: false,
             },
         }))
     },
@@ -50,10 +54,8 @@ impl Strategy for FixedWindowMulti {
     }
 
     async fn decide(&self, conn: &mut Conn, req: &Request<'_>) -> Result<Decision> {
-        let key = client_key(
-            req.client,
-            &format!("fw:{}", window_index(req.now_us, req.limit.window_ms)),
-        );
+        let w = window_index(req.now_us, req.limit.window_ms);
+        let key = ClientKey(req.client, format_args!("fw:{w}")).to_string();
         let mut replies = conn
             .pipeline(
                 &key,

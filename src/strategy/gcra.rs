@@ -2,26 +2,27 @@
 //! Burst = `limit`, emission interval = 1 / `rate_per_s`.
 
 use super::lua::{LuaStrategy, STANDARD_REPLY};
-use super::{Builtin, Options, Script, client_key};
+use super::{Builtin, ClientKey, ClockSource, Options, Script};
 
 pub const BUILTIN: Builtin = Builtin {
     name: "gcra",
     build: |opts: &Options| {
-        LuaStrategy::new(
-            LuaStrategy::builtin_info(
+        LuaStrategy::with_writer(
+            LuaStrategy::info(
                 "gcra",
                 "rl:{client}:gcra (string: theoretical arrival time us)",
+                ClockSource::Redis,
                 None,
             ),
             Script::new("gcra", include_str!("../../lua/gcra.lua")),
             STANDARD_REPLY,
             opts,
-            |_| {
-                Ok(Box::new(|req, keys, args| {
-                    keys.push(client_key(req.client, "gcra"));
-                    args.push(req.limit.limit.to_string());
-                    args.push(req.limit.rate_per_s.to_string());
-                    args.push(req.cost.to_string());
+            |_, _| {
+                Ok(Box::new(|req, call| {
+                    call.keys.push(ClientKey(req.client, "gcra"));
+                    call.args.push(req.limit.limit);
+                    call.args.push(req.limit.rate_per_s);
+                    call.args.push(req.cost);
                 }))
             },
         )

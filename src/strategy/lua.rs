@@ -1,17 +1,32 @@
 //! `LuaStrategy`: one script plus how a request becomes KEYS and ARGV and how
 //! the reply becomes a decision. Built-in Lua strategies and external ones
 //! (manifest-driven) are both this type.
+//!
+//! The reply is an array; a `ReplyMap` says where in it (0-based) the
+//! admitted flag (1 admitted, anything else refused), the remaining allowance
+//! and Redis's `TIME` in microseconds are. The built-in scripts return
+//! `{admitted, remaining, redis time us}` (`STANDARD_REPLY`); a script that
+//! reads no Redis clock returns -1 in the time slot or is mapped with
+//! `NO_TIME_REPLY`. A negative time is taken as "no time" for this decision.
 
 use std::sync::Arc;
 
 use async_trait::async_trait;
 
-use super::{Decision, Info, Invocation, Kind, Options, Request, Script, Strategy};
+use super::{
+    ClockSource, Decision, Info, Invocation, Kind, Options, Request, Script, ScriptArgs, Strategy,
+};
 use crate::conn::Conn;
 use crate::error::{Error, Result};
 use crate::resp::{Connection, Reply};
 
-/// Fills KEYS and ARGV for one request.
+/// Writes KEYS and ARGV for one request into `ScriptArgs`:
+/// `call.keys.push(ClientKey(req.client, "tb"))`, `call.args.push(req.cost)`.
+pub type WriteCall = Box<dyn Fn(&Request<'_>, &mut ScriptArgs) + Send + Sync>;
+
+/// Fills KEYS and ARGV as Strings: the older form of `WriteCall`, one
+/// allocation per argument per decision. Taken by `LuaStrategy::new` for
+/// callers written against it; built-in strategies use `WriteCall`.
 pub type BuildCall = Box<dyn Fn(&Request<'_>, &mut Vec<String>, &mut Vec<String>) + Send + Sync>;
 
 /// Where the decision is in the reply array (0-based).
@@ -19,37 +34,51 @@ pub type BuildCall = Box<dyn Fn(&Request<'_>, &mut Vec<String>, &mut Vec<String>
 pub struct ReplyMap {
     pub admitted: usize,
     pub remaining: Option<usize>,
+    /// Redis's `TIME` in microseconds, as the script read it. Mapped exactly
+    /// when the strategy's `Info::reports_redis_time` is true.
     pub redis_time_us: Option<usize>,
 }
 
-/// The built-in scripts' convention: `{admitted 0|1, remaining, now_us}`.
+/// The built-in scripts' convention: `{admitted 0|1, remaining, redis time us}`.
 pub const STANDARD_REPLY: ReplyMap = ReplyMap {
     admitted: 0,
     remaining: Some(1),
     redis_time_us: Some(2),
 };
 
+/// The same layout for scripts whose third slot is not Redis's time (the
+/// caller's time, or -1): that slot is not read.
+pub const NO_TIME_REPLY: ReplyMap = ReplyMap {
+    admitted: 0,
+    remaining: Some(1),
+    redis_time_us: None,
+};
+
 pub struct LuaStrategy {
     info: Info,
     pub script: Script,
     pub mode: Invocation,
-    build_call: BuildCall,
+    write_call: WriteCall,
     reply: ReplyMap,
 }
 
 impl LuaStrategy {
     /// Returns the strategy ready to share (`Arc<dyn Strategy>`), which is
-    /// what the registry wants. `opts` may carry `invocation`; other options are for `extra` to read
-    /// (it gets the reader), then unknown ones are rejected.
+    /// what the registry wants. `opts` may carry `invocation`; other options
+    /// are for `extra` to read (it gets the reader, and the info, for options
+    /// that change what the strategy is, e.g. its clock), then unknown ones
+    /// are rejected. `info.reports_redis_time` must agree with `reply`.
     #[allow(clippy::new_ret_no_self)]
-    pub fn new(
-        info: Info,
+    pub fn with_writer(
+        mut info: Info,
         script: Script,
         reply: ReplyMap,
         opts: &Options,
-        extra: impl FnOnce(&mut super::OptionReader<'_>) -> Result<BuildCall>,
+        extra: impl FnOnce(&mut super::OptionReader<'_>, &mut Info) -> Result<WriteCall>,
     ) -> Result<Arc<dyn Strategy>> {
-        let mut r = opts.reader(&info.name);
+        // The reader borrows the name while `extra` may change the info.
+        let name = info.name.clone();
+        let mut r = opts.reader(&name);
         let mode_s: String = r.get("invocation", "evalsha-fallback".to_string())?;
         let mode = Invocation::parse(&mode_s).ok_or_else(|| Error::BadOption {
             strategy: info.name.clone(),
@@ -68,19 +97,58 @@ impl LuaStrategy {
                     .join(", "),
             });
         }
-        let build_call = extra(&mut r)?;
+        let write_call = extra(&mut r, &mut info)?;
         r.finish()?;
+        if info.reports_redis_time != reply.redis_time_us.is_some() {
+            return Err(Error::Other(format!(
+                "{}: Info::reports_redis_time is {} but the reply map {} a Redis time slot",
+                info.name,
+                info.reports_redis_time,
+                if reply.redis_time_us.is_some() {
+                    "has"
+                } else {
+                    "has no"
+                }
+            )));
+        }
         Ok(Arc::new(LuaStrategy {
             info,
             script,
             mode,
-            build_call,
+            write_call,
             reply,
         }))
     }
 
-    /// Info for a built-in Lua strategy (all four modes).
-    pub fn builtin_info(name: &str, keys: &str, known_bug: Option<&'static str>) -> Info {
+    /// `with_writer` for a `BuildCall` that fills Strings (kept for callers
+    /// written before `WriteCall`; each decision then allocates its arguments).
+    #[allow(clippy::new_ret_no_self)]
+    pub fn new(
+        info: Info,
+        script: Script,
+        reply: ReplyMap,
+        opts: &Options,
+        extra: impl FnOnce(&mut super::OptionReader<'_>) -> Result<BuildCall>,
+    ) -> Result<Arc<dyn Strategy>> {
+        Self::with_writer(info, script, reply, opts, |r, _| {
+            let build = extra(r)?;
+            Ok(Box::new(move |req: &Request<'_>, call: &mut ScriptArgs| {
+                let (mut keys, mut args) = (Vec::new(), Vec::new());
+                build(req, &mut keys, &mut args);
+                keys.iter().for_each(|k| call.keys.push(k));
+                args.iter().for_each(|a| call.args.push(a));
+            }))
+        })
+    }
+
+    /// Info for a built-in Lua strategy (all four modes) on `clock`; it
+    /// reports Redis's time when it runs on Redis's clock.
+    pub fn info(
+        name: &str,
+        keys: &str,
+        clock: ClockSource,
+        known_bug: Option<&'static str>,
+    ) -> Info {
         Info {
             name: name.into(),
             kind: Kind::Lua,
@@ -88,7 +156,14 @@ impl LuaStrategy {
             keys: keys.into(),
             atomic: true,
             known_bug,
+            clock,
+            reports_redis_time: clock == ClockSource::Redis,
         }
+    }
+
+    /// `info` on Redis's clock (kept for callers written before `clock`).
+    pub fn builtin_info(name: &str, keys: &str, known_bug: Option<&'static str>) -> Info {
+        Self::info(name, keys, ClockSource::Redis, known_bug)
     }
 }
 
@@ -107,10 +182,11 @@ impl Strategy for LuaStrategy {
     }
 
     async fn decide(&self, conn: &mut Conn, req: &Request<'_>) -> Result<Decision> {
-        let mut keys = Vec::with_capacity(2);
-        let mut args = Vec::with_capacity(6);
-        (self.build_call)(req, &mut keys, &mut args);
-        let (reply, fallbacks) = self.script.invoke(conn, self.mode, &keys, &args).await?;
+        let mut call = ScriptArgs::take(conn);
+        (self.write_call)(req, &mut call);
+        let out = self.script.invoke(conn, self.mode, &call).await;
+        call.give_back(conn);
+        let (reply, fallbacks) = out?;
         let items = match reply {
             Reply::Array(items) => items,
             other => vec![other],
@@ -124,7 +200,7 @@ impl Strategy for LuaStrategy {
         Ok(Decision {
             admitted: admitted == 1,
             remaining: self.reply.remaining.and_then(|i| reply_i64(&items, i)),
-            // Scripts that do not read Redis's clock put -1 in that slot.
+            // A script that did not read Redis's clock puts -1 in that slot.
             redis_time_us: self
                 .reply
                 .redis_time_us

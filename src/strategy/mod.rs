@@ -5,11 +5,13 @@
 //! wrapper in `crate::load` owns every clock, counter, timer and error series.
 //!
 //! Layout:
-//! - this file: the `Strategy` trait, `Request`/`Decision`, options, and the
-//!   registry of built-in strategies (one line each).
+//! - this file: the `Strategy` trait, `Request`/`Decision`, `Info` (what a
+//!   caller needs to know, including whose clock it runs on: `ClockSource`),
+//!   options, and the registry of built-in strategies (one line each).
 //! - `script.rs`: a Lua script, its SHA (computed once), loading it as a
 //!   script and as a function library, and the four invocation modes, with
-//!   NOSCRIPT handled in one place.
+//!   NOSCRIPT handled in one place; `ScriptArgs`, the KEYS and ARGV of one
+//!   call, formatted into argument lists the connection reuses.
 //! - `lua.rs`: `LuaStrategy`, a strategy that is one script plus a mapping of
 //!   the request to KEYS/ARGV; built-in Lua strategies and external ones both
 //!   use it.
@@ -42,7 +44,7 @@ use crate::conn::Conn;
 use crate::error::{Error, Result};
 use crate::resp::Connection;
 
-pub use script::{Invocation, Script};
+pub use script::{Invocation, Script, ScriptArgs};
 
 /// How much traffic a key may take. Windowed strategies read `limit` per
 /// `window_ms`; buckets read `limit` as the capacity (burst) and `rate_per_s`
@@ -129,7 +131,40 @@ impl Kind {
     }
 }
 
-/// What `limitbench strategies` prints about a strategy.
+/// Whose "now" a strategy's decision runs on: what moves its windows,
+/// refills its buckets and trims its logs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ClockSource {
+    /// Redis's `TIME`, read inside the script: every caller sees one clock,
+    /// and a caller's own clock (`Request::now_us`) changes nothing.
+    Redis,
+    /// The caller's clock, `Request::now_us` (skewed per worker in the skew
+    /// experiment): a window index computed by the caller, or "now" passed
+    /// as an argument. Callers whose clocks disagree disagree on the state.
+    Caller,
+    /// No clock: the decision does not depend on time.
+    None,
+}
+
+impl ClockSource {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            ClockSource::Redis => "redis",
+            ClockSource::Caller => "caller",
+            ClockSource::None => "none",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        [ClockSource::Redis, ClockSource::Caller, ClockSource::None]
+            .into_iter()
+            .find(|c| c.as_str() == s)
+    }
+}
+
+/// What `limitbench strategies` prints about a strategy, and what a caller
+/// needs to know to interpret its decisions.
 #[derive(Debug, Clone)]
 pub struct Info {
     pub name: String,
@@ -142,6 +177,15 @@ pub struct Info {
     pub atomic: bool,
     /// For the deliberately buggy variants: the bug.
     pub known_bug: Option<&'static str>,
+    /// Whose clock the decision runs on.
+    pub clock: ClockSource,
+    /// Whether every decision returns Redis's `TIME` as the script read it
+    /// (`Decision::redis_time_us`), so that admissions can be placed on
+    /// Redis's time axis. Usually `clock == Redis`; not always: the
+    /// timestamp-member log with `member_clock=caller-ms` runs on the
+    /// caller's clock and still returns Redis's time. For a Lua strategy it
+    /// is whether its reply map has a time slot (`lua::ReplyMap`).
+    pub reports_redis_time: bool,
 }
 
 #[async_trait]
@@ -304,7 +348,18 @@ pub fn build(name: &str, dir: Option<&Path>, opts: &Options) -> Result<Arc<dyn S
 
 /// `rl:{client}:suffix`, hash-tagged so that all of a client's keys share a slot.
 pub fn client_key(client: &str, suffix: &str) -> String {
-    format!("rl:{{{client}}}:{suffix}")
+    ClientKey(client, suffix).to_string()
+}
+
+/// `rl:{client}:suffix` as a value to format, for building the key straight
+/// into an argument list (`ArgList::push`) or one `String`; `suffix` may be
+/// `format_args!(..)` (e.g. a window index) so no intermediate string is made.
+pub struct ClientKey<'a, S: std::fmt::Display>(pub &'a str, pub S);
+
+impl<S: std::fmt::Display> std::fmt::Display for ClientKey<'_, S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "rl:{{{}}}:{}", self.0, self.1)
+    }
 }
 
 /// The index of the fixed window that `now_us` falls in.

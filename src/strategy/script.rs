@@ -10,7 +10,7 @@ use sha1::{Digest, Sha1};
 
 use crate::conn::Conn;
 use crate::error::{Error, Result};
-use crate::resp::{Arg, Connection, Reply};
+use crate::resp::{Arg, ArgList, Connection, Reply};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -50,6 +50,30 @@ impl Invocation {
 impl std::fmt::Display for Invocation {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
+    }
+}
+
+/// KEYS and ARGV of one script call, formatted into argument lists that the
+/// connection lends (`Conn::take_arg_list`), so building them allocates
+/// nothing per decision. Push every key to `keys`, every argument to `args`.
+#[derive(Debug, Default)]
+pub struct ScriptArgs {
+    pub keys: ArgList,
+    pub args: ArgList,
+}
+
+impl ScriptArgs {
+    /// Empty lists borrowed from `conn`; `give_back` returns them.
+    pub fn take(conn: &mut Conn) -> Self {
+        ScriptArgs {
+            keys: conn.take_arg_list(),
+            args: conn.take_arg_list(),
+        }
+    }
+
+    pub fn give_back(self, conn: &mut Conn) {
+        conn.give_back(self.keys);
+        conn.give_back(self.args);
     }
 }
 
@@ -138,38 +162,34 @@ impl Script {
         Ok(())
     }
 
-    /// Run the script once. Returns the reply and the number of NOSCRIPT
-    /// fallbacks taken (0 or 1).
+    /// Run the script once with `call`'s KEYS and ARGV, routed by KEYS[1].
+    /// Returns the reply and the number of NOSCRIPT fallbacks taken (0 or 1).
     pub async fn invoke(
         &self,
         conn: &mut Conn,
         mode: Invocation,
-        keys: &[String],
-        args: &[String],
+        call: &ScriptArgs,
     ) -> Result<(Reply, u32)> {
-        let route = keys.first().map(String::as_str).unwrap_or("");
-        let mut cmd: Vec<Arg<'_>> = Vec::with_capacity(3 + keys.len() + args.len());
-        let numkeys = keys.len() as u64;
-        let head = match mode {
-            Invocation::Eval => Arg::S("EVAL"),
-            Invocation::Evalsha | Invocation::EvalshaFallback => Arg::S("EVALSHA"),
-            Invocation::Fcall => Arg::S("FCALL"),
+        // Keys are formatted from `&str`s and numbers: valid UTF-8.
+        let route = call
+            .keys
+            .get(0)
+            .and_then(|k| std::str::from_utf8(k).ok())
+            .unwrap_or("");
+        let (head, body) = match mode {
+            Invocation::Eval => ("EVAL", self.source.as_str()),
+            Invocation::Evalsha | Invocation::EvalshaFallback => ("EVALSHA", self.sha.as_str()),
+            Invocation::Fcall => ("FCALL", self.function.as_str()),
         };
-        let body = match mode {
-            Invocation::Eval => self.source.as_str(),
-            Invocation::Evalsha | Invocation::EvalshaFallback => self.sha.as_str(),
-            Invocation::Fcall => self.function.as_str(),
-        };
-        cmd.push(head);
-        cmd.push(Arg::S(body));
-        cmd.push(Arg::U(numkeys));
-        cmd.extend(keys.iter().map(|k| Arg::S(k)));
-        cmd.extend(args.iter().map(|a| Arg::S(a)));
-        match conn.call(route, &cmd).await {
+        let numkeys = Arg::U(call.keys.len() as u64);
+        let tail = [&call.keys, &call.args];
+        match conn
+            .call_with(route, &[Arg::S(head), Arg::S(body), numkeys], &tail)
+            .await
+        {
             Err(e) if mode == Invocation::EvalshaFallback && e.is_noscript() => {
-                cmd[0] = Arg::S("EVAL");
-                cmd[1] = Arg::S(&self.source);
-                Ok((conn.call(route, &cmd).await?, 1))
+                let eval = [Arg::S("EVAL"), Arg::S(&self.source), numkeys];
+                Ok((conn.call_with(route, &eval, &tail).await?, 1))
             }
             Err(e) => Err(e),
             Ok(r) => Ok((r, 0)),

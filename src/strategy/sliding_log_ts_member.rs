@@ -1,16 +1,20 @@
 //! `sliding-log-ts-member`: THE TIMESTAMP-MEMBER BUG: `ZADD key now now`.
 //! Option `member_clock`: `redis-ms` (default), `redis-us` or `caller-ms`.
+//! With `caller-ms` the entries are stamped and trimmed on the caller's
+//! clock (`Info::clock` is then `Caller`); the script reads and returns
+//! Redis's `TIME` in every mode, so it always reports Redis's time.
 
 use super::lua::{LuaStrategy, STANDARD_REPLY};
-use super::{Builtin, Options, Script, client_key};
+use super::{Builtin, ClientKey, ClockSource, Options, Script};
 
 pub const BUILTIN: Builtin = Builtin {
     name: "sliding-log-ts-member",
     build: |opts: &Options| {
-        LuaStrategy::new(
-            LuaStrategy::builtin_info(
+        LuaStrategy::with_writer(
+            LuaStrategy::info(
                 "sliding-log-ts-member",
                 "rl:{client}:tsm (zset: timestamp -> timestamp)",
+                ClockSource::Redis,
                 Some(
                     "the timestamp is the member: requests in the same tick share one entry and the log undercounts",
                 ),
@@ -21,19 +25,22 @@ pub const BUILTIN: Builtin = Builtin {
             ),
             STANDARD_REPLY,
             opts,
-            |r| {
+            |r, info| {
                 let clock = r.one_of(
                     "member_clock",
                     "redis-ms",
                     &["redis-ms", "redis-us", "caller-ms"],
                 )?;
-                Ok(Box::new(move |req, keys, args| {
-                    keys.push(client_key(req.client, "tsm"));
-                    args.push(req.limit.limit.to_string());
-                    args.push(req.limit.window_ms.to_string());
-                    args.push(req.cost.to_string());
-                    args.push(clock.to_string());
-                    args.push(req.now_us.div_euclid(1000).to_string());
+                if clock == "caller-ms" {
+                    info.clock = ClockSource::Caller;
+                }
+                Ok(Box::new(move |req, call| {
+                    call.keys.push(ClientKey(req.client, "tsm"));
+                    call.args.push(req.limit.limit);
+                    call.args.push(req.limit.window_ms);
+                    call.args.push(req.cost);
+                    call.args.push(clock);
+                    call.args.push(req.now_us.div_euclid(1000));
                 }))
             },
         )

@@ -1,15 +1,16 @@
 //! `sliding-window-counter`: current + weighted previous window, one hash.
 
 use super::lua::{LuaStrategy, STANDARD_REPLY};
-use super::{Builtin, Options, Script, client_key};
+use super::{Builtin, ClientKey, ClockSource, Options, Script};
 
 pub const BUILTIN: Builtin = Builtin {
     name: "sliding-window-counter",
     build: |opts: &Options| {
-        LuaStrategy::new(
-            LuaStrategy::builtin_info(
+        LuaStrategy::with_writer(
+            LuaStrategy::info(
                 "sliding-window-counter",
                 "rl:{client}:swc (hash: w, cur, prev)",
+                ClockSource::Redis,
                 None,
             ),
             Script::new(
@@ -18,12 +19,12 @@ pub const BUILTIN: Builtin = Builtin {
             ),
             STANDARD_REPLY,
             opts,
-            |_| {
-                Ok(Box::new(|req, keys, args| {
-                    keys.push(client_key(req.client, "swc"));
-                    args.push(req.limit.limit.to_string());
-                    args.push(req.limit.window_ms.to_string());
-                    args.push(req.cost.to_string());
+            |_, _| {
+                Ok(Box::new(|req, call| {
+                    call.keys.push(ClientKey(req.client, "swc"));
+                    call.args.push(req.limit.limit);
+                    call.args.push(req.limit.window_ms);
+                    call.args.push(req.cost);
                 }))
             },
         )

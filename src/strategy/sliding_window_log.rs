@@ -4,15 +4,16 @@
 //! depends on it, so it is a parameter).
 
 use super::lua::{LuaStrategy, STANDARD_REPLY};
-use super::{Builtin, Options, Script, client_key};
+use super::{Builtin, ClientKey, ClockSource, Options, Script};
 
 pub const BUILTIN: Builtin = Builtin {
     name: "sliding-window-log",
     build: |opts: &Options| {
-        LuaStrategy::new(
-            LuaStrategy::builtin_info(
+        LuaStrategy::with_writer(
+            LuaStrategy::info(
                 "sliding-window-log",
                 "rl:{client}:swl (zset: request id -> redis time us)",
+                ClockSource::Redis,
                 None,
             ),
             Script::new(
@@ -21,14 +22,18 @@ pub const BUILTIN: Builtin = Builtin {
             ),
             STANDARD_REPLY,
             opts,
-            |r| {
+            |r, _| {
                 let member_len: usize = r.get("member_len", 0)?;
-                Ok(Box::new(move |req, keys, args| {
-                    keys.push(client_key(req.client, "swl"));
-                    args.push(req.limit.limit.to_string());
-                    args.push(req.limit.window_ms.to_string());
-                    args.push(req.cost.to_string());
-                    args.push(format!("{:0>width$}", req.request_id, width = member_len));
+                Ok(Box::new(move |req, call| {
+                    call.keys.push(ClientKey(req.client, "swl"));
+                    call.args.push(req.limit.limit);
+                    call.args.push(req.limit.window_ms);
+                    call.args.push(req.cost);
+                    call.args.push(format_args!(
+                        "{:0>width$}",
+                        req.request_id,
+                        width = member_len
+                    ));
                 }))
             },
         )

@@ -16,7 +16,9 @@ use std::time::Duration;
 use async_trait::async_trait;
 
 use super::fixed_window_multi::exec_results;
-use super::{Builtin, Decision, Info, Kind, Options, Request, Strategy, client_key, window_index};
+use super::{
+    Builtin, ClientKey, ClockSource, Decision, Info, Kind, Options, Request, Strategy, window_index,
+};
 use crate::args;
 use crate::conn::Conn;
 use crate::error::Result;
@@ -49,6 +51,8 @@ pub const BUILTIN: Builtin = Builtin {
                 keys: "rl:{client}:fw:<window index> (counter)".into(),
                 atomic: true,
                 known_bug: None,
+                clock: ClockSource::Caller,
+                reports_redis_time: false,
             },
             backoff: Duration::from_micros(backoff_us),
             max_aborts,
@@ -63,10 +67,8 @@ impl Strategy for WatchMulti {
     }
 
     async fn decide(&self, conn: &mut Conn, req: &Request<'_>) -> Result<Decision> {
-        let key = client_key(
-            req.client,
-            &format!("fw:{}", window_index(req.now_us, req.limit.window_ms)),
-        );
+        let w = window_index(req.now_us, req.limit.window_ms);
+        let key = ClientKey(req.client, format_args!("fw:{w}")).to_string();
         let limit = req.limit.limit as i64;
         let mut aborts = 0u32;
         loop {
