@@ -246,6 +246,9 @@ pub fn parse(buf: &[u8]) -> Result<Option<(Reply, usize)>> {
             if buf.len() < after + n + 2 {
                 return Ok(None);
             }
+            if &buf[after + n..after + n + 2] != b"\r\n" {
+                return Err(Error::Protocol("a bulk string does not end in CRLF".into()));
+            }
             Ok(Some((
                 Reply::Bulk(buf[after..after + n].to_vec()),
                 after + n + 2,
@@ -256,7 +259,10 @@ pub fn parse(buf: &[u8]) -> Result<Option<(Reply, usize)>> {
             if n < 0 {
                 return Ok(Some((Reply::Nil, after)));
             }
-            let mut items = Vec::with_capacity(n as usize);
+            // Trust the header's count only as far as the bytes at hand can
+            // hold it (every element takes at least 3 bytes): a hostile or
+            // huge count must not allocate before its elements arrive.
+            let mut items = Vec::with_capacity((n as usize).min((buf.len() - after) / 3));
             let mut pos = after;
             for _ in 0..n {
                 match parse(&buf[pos..])? {
@@ -440,6 +446,17 @@ pub fn info_fields(text: &str) -> std::collections::BTreeMap<String, String> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn hostile_headers_neither_allocate_nor_pass() {
+        // A huge count waits for its elements instead of allocating them.
+        assert!(parse(b"*9223372036854775807\r\n").unwrap().is_none());
+        assert!(parse(b"*1000000000\r\n:1\r\n").unwrap().is_none());
+        // A bulk string must end where its length says.
+        assert!(parse(b"$3\r\nabcXY").is_err());
+        assert!(parse(b"$3\r\nabc\r\n").unwrap().is_some());
+    }
+
     use super::*;
 
     #[test]

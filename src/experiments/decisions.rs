@@ -2,11 +2,8 @@
 //! ([`history_rows`], the `<experiment>-history.csv` side table of `bursts`
 //! and `skew`), and the two facts about a strategy that rows record beside
 //! its decisions: whether its design promises exactly the limit
-//! ([`atomic_design`]) and whether its decisions carry Redis's clock
-//! ([`reports_redis_time`]).
-//!
-//! `reports_redis_time` still decides from the strategy's name; it is meant
-//! to read `strategy::Info` like `atomic_design` does.
+//! ([`atomic_design`]); whether its decisions carry Redis's clock is its
+//! `Info::reports_redis_time`.
 
 use super::rows::HistoryRow;
 use crate::load::Event;
@@ -19,22 +16,14 @@ pub fn atomic_design(s: &dyn Strategy) -> bool {
     s.info().atomic && s.info().known_bug.is_none()
 }
 
-/// Whether the `redis_time_us` a strategy returns is Redis's clock (the
-/// caller-clock bucket returns the caller's time in that slot, and scripts
-/// that read no clock return -1).
-pub fn reports_redis_time(strategy: &str) -> bool {
-    strategy != "token-bucket-caller-clock"
-}
-
 /// A Redis time this far (us) before the trial start is a script's -1
 /// ("no clock read"), which lands ~55 years before the trial.
 const NO_REDIS_TIME_BEFORE_US: i64 = -86_400_000_000;
 
-/// The admission-history rows of one trial of `strategy` under `cell`.
-/// Redis's time is kept only where it is Redis's clock; an errored decision
-/// is never admitted.
-pub fn history_rows(cell: &str, trial: u64, strategy: &str, events: &[Event]) -> Vec<HistoryRow> {
-    let redis_clock = reports_redis_time(strategy);
+/// The admission-history rows of one trial under `cell`. Redis's time is
+/// kept only where the strategy reports Redis's clock (`redis_clock`, from
+/// its `Info::reports_redis_time`); an errored decision is never admitted.
+pub fn history_rows(cell: &str, trial: u64, redis_clock: bool, events: &[Event]) -> Vec<HistoryRow> {
     events
         .iter()
         .map(|e| HistoryRow {
@@ -81,7 +70,7 @@ mod tests {
                 ..Default::default()
             },
         ];
-        let h = history_rows("s/x", 7, "token-bucket", &events);
+        let h = history_rows("s/x", 7, true, &events);
         assert_eq!(h.len(), 3);
         assert_eq!((h[0].cell.as_str(), h[0].trial, h[0].worker), ("s/x", 7, 3));
         assert_eq!((h[0].intended_us, h[0].sent_us, h[0].replied_us), (1, 2, 5));
@@ -89,7 +78,7 @@ mod tests {
         assert_eq!(h[1].redis_time_us, None);
         assert!(h[0].admitted && h[1].admitted && !h[2].admitted && h[2].error);
         // The caller-clock bucket's time slot is the caller's clock.
-        let c = history_rows("s/x", 7, "token-bucket-caller-clock", &events);
+        let c = history_rows("s/x", 7, false, &events);
         assert_eq!(c[0].redis_time_us, None);
     }
 }

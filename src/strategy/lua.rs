@@ -24,11 +24,6 @@ use crate::resp::{Connection, Reply};
 /// `call.keys.push(ClientKey(req.client, "tb"))`, `call.args.push(req.cost)`.
 pub type WriteCall = Box<dyn Fn(&Request<'_>, &mut ScriptArgs) + Send + Sync>;
 
-/// Fills KEYS and ARGV as Strings: the older form of `WriteCall`, one
-/// allocation per argument per decision. Taken by `LuaStrategy::new` for
-/// callers written against it; built-in strategies use `WriteCall`.
-pub type BuildCall = Box<dyn Fn(&Request<'_>, &mut Vec<String>, &mut Vec<String>) + Send + Sync>;
-
 /// Where the decision is in the reply array (0-based).
 #[derive(Debug, Clone, Copy)]
 pub struct ReplyMap {
@@ -120,27 +115,6 @@ impl LuaStrategy {
         }))
     }
 
-    /// `with_writer` for a `BuildCall` that fills Strings (kept for callers
-    /// written before `WriteCall`; each decision then allocates its arguments).
-    #[allow(clippy::new_ret_no_self)]
-    pub fn new(
-        info: Info,
-        script: Script,
-        reply: ReplyMap,
-        opts: &Options,
-        extra: impl FnOnce(&mut super::OptionReader<'_>) -> Result<BuildCall>,
-    ) -> Result<Arc<dyn Strategy>> {
-        Self::with_writer(info, script, reply, opts, |r, _| {
-            let build = extra(r)?;
-            Ok(Box::new(move |req: &Request<'_>, call: &mut ScriptArgs| {
-                let (mut keys, mut args) = (Vec::new(), Vec::new());
-                build(req, &mut keys, &mut args);
-                keys.iter().for_each(|k| call.keys.push(k));
-                args.iter().for_each(|a| call.args.push(a));
-            }))
-        })
-    }
-
     /// Info for a built-in Lua strategy (all four modes) on `clock`; it
     /// reports Redis's time when it runs on Redis's clock.
     pub fn info(
@@ -159,11 +133,6 @@ impl LuaStrategy {
             clock,
             reports_redis_time: clock == ClockSource::Redis,
         }
-    }
-
-    /// `info` on Redis's clock (kept for callers written before `clock`).
-    pub fn builtin_info(name: &str, keys: &str, known_bug: Option<&'static str>) -> Info {
-        Self::info(name, keys, ClockSource::Redis, known_bug)
     }
 }
 

@@ -232,6 +232,8 @@ struct Bursts {
     p: Params,
     strategies: Vec<String>,
     pools: BTreeMap<String, Vec<Driver>>,
+    /// Per strategy: does it report Redis's clock (`Info::reports_redis_time`)?
+    redis_clock: BTreeMap<String, bool>,
     clock_conn: Conn,
 }
 
@@ -275,7 +277,7 @@ impl Bursts {
                 .map_err(|e| Error::Other(format!("bursts: load task failed: {e}")))??;
             self.pools.insert(name.clone(), back);
             let n = count(&events);
-            let hist = history_rows(&cell, rep, &name, &events);
+            let hist = history_rows(&cell, rep, self.redis_clock[&name], &events);
             let redis_clock = hist
                 .iter()
                 .filter(|h| h.admitted)
@@ -369,8 +371,10 @@ async fn run(ctx: &RunContext) -> Result<()> {
     let variants = variants(&p)?;
     let fleet = testbed::server(ctx, p.pin_redis_cpu).await?;
     let mut pools: BTreeMap<String, Vec<Driver>> = BTreeMap::new();
+    let mut redis_clock = BTreeMap::new();
     for name in &strategies {
         let s = ctx.build_strategy(name, &Options::default())?;
+        redis_clock.insert(name.clone(), s.info().reports_redis_time);
         fleet.prepare(s.as_ref()).await?;
         let d =
             testbed::drivers(fleet.primary_addr(), &s, &vec![Clock::default(); p.drivers]).await?;
@@ -381,6 +385,7 @@ async fn run(ctx: &RunContext) -> Result<()> {
         p,
         strategies,
         pools,
+        redis_clock,
         clock_conn,
     };
     sweep::run(ctx, &mut sweep, &variants).await

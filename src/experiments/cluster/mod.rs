@@ -42,8 +42,10 @@ use crate::error::{Error, Result};
 use crate::fleet::{Fleet, ServerConfig};
 use crate::run::keys::unique_client;
 use crate::run::sweep::{self, Sweep, TrialRows};
-use crate::strategy::lua::{LuaStrategy, STANDARD_REPLY};
-use crate::strategy::{Limit, Options, Request, Script, Strategy, client_key, window_index};
+use crate::strategy::lua::{LuaStrategy, NO_TIME_REPLY, STANDARD_REPLY};
+use crate::strategy::{
+    ClockSource, Limit, Options, Request, Script, ScriptArgs, Strategy, client_key, window_index,
+};
 
 pub const EXPERIMENT: Experiment = Experiment {
     name: "cluster",
@@ -117,21 +119,26 @@ pub fn variant_strategy(variant: &str, flags: &str) -> Result<Arc<dyn Strategy>>
     let name = format!("cluster-{variant}-{flags}");
     let script = Script::new(&name, &format!("{}{source}", shebang(flags)?));
     let variant = variant.to_string();
-    LuaStrategy::new(
-        LuaStrategy::builtin_info(&name, "see variant_keys", None),
+    // The derived-key script reads Redis's clock and returns it; the
+    // declared-key one (fixed-window-lua) reads none.
+    let (clock, reply) = if variant == "declared" {
+        (ClockSource::Caller, NO_TIME_REPLY)
+    } else {
+        (ClockSource::Redis, STANDARD_REPLY)
+    };
+    LuaStrategy::with_writer(
+        LuaStrategy::info(&name, "see variant_keys", clock, None),
         script,
-        STANDARD_REPLY,
+        reply,
         &Options::default().with("invocation", "evalsha"),
-        move |_| {
-            Ok(Box::new(
-                move |req: &Request<'_>, keys: &mut Vec<String>, args: &mut Vec<String>| {
-                    let w = window_index(req.now_us, req.limit.window_ms);
-                    keys.push(variant_keys(&variant, req.client, w).0);
-                    args.push(req.limit.limit.to_string());
-                    args.push(req.limit.window_ms.to_string());
-                    args.push(req.cost.to_string());
-                },
-            ))
+        move |_, _| {
+            Ok(Box::new(move |req: &Request<'_>, call: &mut ScriptArgs| {
+                let w = window_index(req.now_us, req.limit.window_ms);
+                call.keys.push(&variant_keys(&variant, req.client, w).0);
+                call.args.push(req.limit.limit);
+                call.args.push(req.limit.window_ms);
+                call.args.push(req.cost);
+            }))
         },
     )
 }

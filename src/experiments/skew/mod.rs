@@ -265,13 +265,13 @@ impl Sweep for Skew {
         // The clock starts once every connection is open.
         let tc = TrialClock::start();
         let mut tasks = Vec::new();
-        for ((name, _), drivers) in self.strategies.iter().zip(pools) {
+        for ((name, s), drivers) in self.strategies.iter().zip(pools) {
             let cell = Self::key(name, st);
             let client = fresh_client("skew", &cell, rep);
             let arrivals = schedule::for_client(&d.times, &client);
             let assign = Assign::Fixed(d.assign.clone());
             let load = open_loop_on(drivers, Arc::new(arrivals), assign, limit, tc);
-            tasks.push((name.clone(), cell, tokio::spawn(load)));
+            tasks.push((name.clone(), cell, s.info().reports_redis_time, tokio::spawn(load)));
         }
         let offsets_us = d
             .clocks
@@ -280,7 +280,7 @@ impl Sweep for Skew {
             .collect::<Vec<_>>()
             .join(";");
         let mut out = TrialRows::with_side(Vec::new(), Vec::new());
-        for (name, cell, t) in tasks {
+        for (name, cell, redis_clock, t) in tasks {
             let (events, _) = t
                 .await
                 .map_err(|e| Error::Other(format!("skew: load task failed: {e}")))??;
@@ -291,7 +291,7 @@ impl Sweep for Skew {
                     .map(|e| (e.intended_us, e.sent_us))
                     .collect::<Vec<_>>(),
             );
-            out.side.extend(history_rows(&cell, rep, &name, &events));
+            out.side.extend(history_rows(&cell, rep, redis_clock, &events));
             out.latency.push(latency::row(&cell, rep, &name, &latency::from_events(&events))?);
             out.rows.push(Row {
                 cell,
