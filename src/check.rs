@@ -18,6 +18,39 @@ pub struct CheckResult {
     pub name: &'static str,
     pub passed: bool,
     pub detail: String,
+    /// The check could not finish: what it sent and what Redis answered.
+    pub error: Option<String>,
+}
+
+impl CheckResult {
+    fn new(name: &'static str, passed: bool, detail: String) -> Self {
+        CheckResult {
+            name,
+            passed,
+            detail,
+            error: None,
+        }
+    }
+
+    /// `pass`, `FAIL` or `ERROR`.
+    pub fn verdict(&self) -> &'static str {
+        match (&self.error, self.passed) {
+            (Some(_), _) => "ERROR",
+            (None, true) => "pass",
+            (None, false) => "FAIL",
+        }
+    }
+}
+
+/// A check's outcome; a Redis or harness error becomes an `ERROR` result
+/// that says what the check sent, so the other checks still run.
+fn outcome(name: &'static str, sent: &str, r: Result<CheckResult>) -> CheckResult {
+    r.unwrap_or_else(|e| CheckResult {
+        name,
+        passed: false,
+        detail: format!("sent {sent}"),
+        error: Some(e.to_string()),
+    })
 }
 
 fn unique_client(tag: &str) -> String {
@@ -152,6 +185,7 @@ pub async fn clock_check(s: &dyn Strategy, conn: &mut Conn) -> Result<CheckResul
             redis_now,
             ahead.admitted,
         ),
+        error: None,
     })
 }
 
@@ -197,94 +231,117 @@ pub async fn keys_of(conn: &mut Conn, fleet: &Fleet, client: &str) -> Result<Vec
 
 /// Run every check on `strategy` against `fleet`. Scripts are loaded first.
 pub async fn run_checks(strategy: Arc<dyn Strategy>, fleet: &Fleet) -> Result<Vec<CheckResult>> {
-    for mut node in fleet.node_connections().await? {
-        strategy.prepare(&mut node).await?;
-    }
+    // Loading the scripts is not a check: without them nothing can run.
+    fleet.prepare(strategy.as_ref()).await?;
     let s = strategy.as_ref();
     let mut conn = fleet.conn().await?;
-    let mut results = Vec::new();
     let hour = 3_600_000;
+    let mut results = Vec::new();
 
-    // 1. Exactly the limit on a fresh key, then refusals.
-    let client = unique_client("exact");
-    let got = sequential(s, &mut conn, &client, Limit::per_window(10, hour), 1, 15).await?;
+    let exact = unique_client("exact");
+    results.push(outcome(
+        "exact-limit",
+        "15 sequential requests, limit 10 per hour, cost 1",
+        check_exact(s, &mut conn, &exact, hour).await,
+    ));
+    results.push(outcome(
+        "expiry",
+        "TTL of every key of the exact-limit client",
+        check_expiry(&mut conn, fleet, &exact).await,
+    ));
+    results.push(outcome(
+        "cost",
+        "5 requests of cost 3, limit 10 per hour",
+        check_cost(s, &mut conn, hour).await,
+    ));
+    results.push(outcome(
+        "refill",
+        "6 requests, limit 5 per 300 ms, then 1 more after 650 ms",
+        check_refill(s, &mut conn).await,
+    ));
+    results.push(outcome(
+        "concurrent-64",
+        "200 requests from 64 connections, limit 100 per hour",
+        check_concurrent(strategy.clone(), fleet, hour).await,
+    ));
+    results.push(outcome(
+        "clock",
+        "one decision, compared with the server's TIME",
+        clock_check(s, &mut conn).await,
+    ));
+    Ok(results)
+}
+
+/// 1. Exactly the limit on a fresh key, then refusals.
+async fn check_exact(s: &dyn Strategy, conn: &mut Conn, client: &str, hour: u64) -> Result<CheckResult> {
+    let got = sequential(s, conn, client, Limit::per_window(10, hour), 1, 15).await?;
     let admitted = got.iter().filter(|a| **a).count();
     let pattern_ok = got[..10].iter().all(|a| *a) && got[10..].iter().all(|a| !*a);
-    results.push(CheckResult {
-        name: "exact-limit",
-        passed: admitted == 10 && pattern_ok,
-        detail: format!("limit 10, 15 sequential requests: {admitted} admitted, the first 10 admitted and the rest refused: {pattern_ok}"),
-    });
+    Ok(CheckResult::new(
+        "exact-limit",
+        admitted == 10 && pattern_ok,
+        format!("limit 10, 15 sequential requests: {admitted} admitted, the first 10 admitted and the rest refused: {pattern_ok}"),
+    ))
+}
 
-    // 2. Every key written has an expiry.
-    let keys = keys_of(&mut conn, fleet, &client).await?;
+/// 2. Every key written has an expiry.
+async fn check_expiry(conn: &mut Conn, fleet: &Fleet, client: &str) -> Result<CheckResult> {
+    let keys = keys_of(conn, fleet, client).await?;
     let forever: Vec<&String> = keys
         .iter()
         .filter(|(_, ttl)| *ttl < 0)
         .map(|(k, _)| k)
         .collect();
-    results.push(CheckResult {
-        name: "expiry",
-        passed: !keys.is_empty() && forever.is_empty(),
-        detail: if keys.is_empty() {
+    Ok(CheckResult::new(
+        "expiry",
+        !keys.is_empty() && forever.is_empty(),
+        if keys.is_empty() {
             "no key found for the client (does the key contain the client id?)".into()
         } else {
-            format!(
-                "{} key(s) written; without expiry: {:?}",
-                keys.len(),
-                forever
-            )
+            format!("{} key(s) written; without expiry: {:?}", keys.len(), forever)
         },
-    });
+    ))
+}
 
-    // 3. Cost > 1.
+/// 3. Cost > 1.
+async fn check_cost(s: &dyn Strategy, conn: &mut Conn, hour: u64) -> Result<CheckResult> {
     let client = unique_client("cost");
-    let got = sequential(s, &mut conn, &client, Limit::per_window(10, hour), 3, 5).await?;
+    let got = sequential(s, conn, &client, Limit::per_window(10, hour), 3, 5).await?;
     let admitted = got.iter().filter(|a| **a).count();
-    results.push(CheckResult {
-        name: "cost",
-        passed: got == [true, true, true, false, false],
-        detail: format!(
+    Ok(CheckResult::new(
+        "cost",
+        got == [true, true, true, false, false],
+        format!(
             "limit 10, cost 3, 5 requests: {admitted} admitted ({} units), pattern {got:?}",
             admitted * 3
         ),
-    });
+    ))
+}
 
-    // 4. Refill / reset once time passes.
+/// 4. Refill / reset once time passes.
+async fn check_refill(s: &dyn Strategy, conn: &mut Conn) -> Result<CheckResult> {
     let client = unique_client("refill");
     let window = 300;
-    let before = sequential(s, &mut conn, &client, Limit::per_window(5, window), 1, 6).await?;
+    let before = sequential(s, conn, &client, Limit::per_window(5, window), 1, 6).await?;
     tokio::time::sleep(Duration::from_millis(2 * window + 50)).await;
-    let after = sequential(s, &mut conn, &client, Limit::per_window(5, window), 1, 1).await?;
-    results.push(CheckResult {
-        name: "refill",
-        passed: before.iter().filter(|a| **a).count() == 5 && !before[5] && after[0],
-        detail: format!(
+    let after = sequential(s, conn, &client, Limit::per_window(5, window), 1, 1).await?;
+    Ok(CheckResult::new(
+        "refill",
+        before.iter().filter(|a| **a).count() == 5 && !before[5] && after[0],
+        format!(
             "limit 5 per {window} ms: before {before:?}, after {} ms: {after:?}",
             2 * window + 50
         ),
-    });
+    ))
+}
 
-    // 5. Exact under 64 concurrent clients.
+/// 5. Exact under 64 concurrent clients.
+async fn check_concurrent(strategy: Arc<dyn Strategy>, fleet: &Fleet, hour: u64) -> Result<CheckResult> {
     let client = unique_client("concurrent");
-    let admitted = concurrent(
-        strategy.clone(),
-        fleet,
-        &client,
-        Limit::per_window(100, hour),
-        64,
-        200,
-    )
-    .await?;
-    results.push(CheckResult {
-        name: "concurrent-64",
-        passed: admitted == 100,
-        detail: format!(
-            "limit 100, 64 workers on their own connections, 200 requests: {admitted} admitted"
-        ),
-    });
-
-    // 6. The clock it declares.
-    results.push(clock_check(s, &mut conn).await?);
-    Ok(results)
+    let admitted = concurrent(strategy, fleet, &client, Limit::per_window(100, hour), 64, 200).await?;
+    Ok(CheckResult::new(
+        "concurrent-64",
+        admitted == 100,
+        format!("limit 100, 64 workers on their own connections, 200 requests: {admitted} admitted"),
+    ))
 }

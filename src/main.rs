@@ -181,19 +181,22 @@ async fn run(cli: Cli) -> Result<i32> {
             let results = limitbench::check::run_checks(s.clone(), &fleet).await?;
             let mut failed = 0;
             for r in &results {
-                println!(
-                    "{:<4} {:<14} {}",
-                    if r.passed { "pass" } else { "FAIL" },
-                    r.name,
-                    r.detail
-                );
+                match &r.error {
+                    None => println!("{:<5} {:<14} {}", r.verdict(), r.name, r.detail),
+                    Some(e) => println!(
+                        "{:<5} {:<14} {}; Redis or the harness answered: {e}",
+                        r.verdict(),
+                        r.name,
+                        r.detail
+                    ),
+                }
                 failed += usize::from(!r.passed);
             }
             if let Some(bug) = s.info().known_bug {
                 println!("note: {name} is a deliberately buggy design: {bug}");
             }
             if failed > 0 {
-                println!("{failed} of {} checks failed for {name}", results.len());
+                println!("{failed} of {} checks failed or could not run for {name}", results.len());
                 return Ok(1);
             }
             println!("all {} checks passed for {name}", results.len());

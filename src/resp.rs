@@ -82,6 +82,27 @@ impl Reply {
     }
 }
 
+impl Reply {
+    /// The reply as `redis-cli` prints it, on one line:
+    /// `1) (integer) 1  2) "abc"  3) (nil)`.
+    pub fn as_redis_cli(&self) -> String {
+        match self {
+            Reply::Nil => "(nil)".into(),
+            Reply::Status(s) => s.clone(),
+            Reply::Error(s) => format!("(error) {s}"),
+            Reply::Int(i) => format!("(integer) {i}"),
+            Reply::Bulk(b) => format!("{:?}", String::from_utf8_lossy(b)),
+            Reply::Array(a) if a.is_empty() => "(empty array)".into(),
+            Reply::Array(a) => a
+                .iter()
+                .enumerate()
+                .map(|(i, r)| format!("{}) {}", i + 1, r.as_redis_cli()))
+                .collect::<Vec<_>>()
+                .join("  "),
+        }
+    }
+}
+
 /// One command argument, encoded without allocating.
 #[derive(Debug, Clone, Copy)]
 pub enum Arg<'a> {

@@ -16,6 +16,16 @@ pub fn atomic_design(s: &dyn Strategy) -> bool {
     s.info().atomic && s.info().known_bug.is_none()
 }
 
+/// Why a trial with failed decisions is not a measurement (for
+/// `Sweep::reject`): in experiments that count admissions, a failed decision
+/// (a refused connection, a script error, a reply the strategy cannot read)
+/// is not an outcome of the limiter. Names the strategy and Redis's answer.
+pub fn reject_failed(strategy: &str, errors: u64, offered: u64, first_error: &str) -> Option<String> {
+    (errors > 0).then(|| {
+        format!("{errors} of {offered} decisions of strategy `{strategy}` failed; the first: {first_error}")
+    })
+}
+
 /// A Redis time this far (us) before the trial start is a script's -1
 /// ("no clock read"), which lands ~55 years before the trial.
 const NO_REDIS_TIME_BEFORE_US: i64 = -86_400_000_000;

@@ -156,14 +156,26 @@ impl Strategy for LuaStrategy {
         let out = self.script.invoke(conn, self.mode, &call).await;
         call.give_back(conn);
         let (reply, fallbacks) = out?;
+        // Positions are 1-based in messages, as in an external manifest's
+        // `[reply]` table (the ReplyMap itself is 0-based).
         let items = match reply {
             Reply::Array(items) => items,
-            other => vec![other],
+            other => {
+                return Err(Error::Protocol(format!(
+                    "strategy `{}`: the script must return an array ({{admitted, ...}}); Redis replied: {}",
+                    self.info.name,
+                    other.as_redis_cli()
+                )));
+            }
         };
         let admitted = reply_i64(&items, self.reply.admitted).ok_or_else(|| {
             Error::Protocol(format!(
-                "{}: reply has no admitted flag at {}: {items:?}",
-                self.info.name, self.reply.admitted
+                "strategy `{}`: no integer admitted flag at position {} of the reply (`reply.admitted = {}` \
+                 in an external manifest); Redis replied: {}",
+                self.info.name,
+                self.reply.admitted + 1,
+                self.reply.admitted + 1,
+                Reply::Array(items.clone()).as_redis_cli()
             ))
         })?;
         Ok(Decision {

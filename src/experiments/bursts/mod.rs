@@ -331,6 +331,12 @@ impl Sweep for Bursts {
         v.label()
     }
 
+
+    fn reject(&self, _cell: &Self::Cell, out: &TrialRows<Row, HistoryRow>) -> Option<String> {
+        out.rows
+            .iter()
+            .find_map(|r| super::decisions::reject_failed(&r.strategy, r.errors, r.offered, &r.first_error))
+    }
     fn trials(&self, _v: &Variant) -> u64 {
         self.p.reps
     }

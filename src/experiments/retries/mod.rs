@@ -139,6 +139,12 @@ impl Sweep for Retries {
         cell.id()
     }
 
+
+    fn reject(&self, _cell: &Self::Cell, out: &TrialRows<Row, NoSide>) -> Option<String> {
+        out.rows
+            .iter()
+            .find_map(|r| super::decisions::reject_failed(&r.strategy, r.errors, r.offered, &r.first_error))
+    }
     fn trials(&self, _cell: &Cell) -> u64 {
         self.p.trials
     }

@@ -231,6 +231,12 @@ impl Sweep for Skew {
         st.label()
     }
 
+
+    fn reject(&self, _cell: &Self::Cell, out: &TrialRows<Row, HistoryRow>) -> Option<String> {
+        out.rows
+            .iter()
+            .find_map(|r| super::decisions::reject_failed(&r.strategy, r.errors, r.offered, &r.first_error))
+    }
     fn trials(&self, _st: &Setting) -> u64 {
         self.p.reps
     }

@@ -219,6 +219,12 @@ impl Sweep for TsMember {
         cell.id.clone()
     }
 
+
+    fn reject(&self, _cell: &Self::Cell, out: &TrialRows<Row, NoSide>) -> Option<String> {
+        out.rows
+            .iter()
+            .find_map(|r| super::decisions::reject_failed(&r.strategy, r.errors, r.offered, "see the strategy's `check` output"))
+    }
     fn trials(&self, cell: &Cell) -> u64 {
         cell.trials
     }
