@@ -141,6 +141,27 @@ pub trait Sweep {
     }
 }
 
+/// An error while a cell was set up or torn down: if one of the harness's
+/// servers died, say so (the connection error alone does not).
+async fn server_death(ctx: &RunContext, id: &str, trial: Option<u64>, e: Error) -> Error {
+    // A killed server becomes a zombie within moments of its socket closing.
+    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    let died = reaper::died_unexpectedly();
+    if died.is_empty() {
+        return e;
+    }
+    let when = match trial {
+        Some(t) => format!("trial {t} of cell `{id}`"),
+        None => format!("cell `{id}`"),
+    };
+    Error::Other(format!(
+        "{} died during {when} of `{}` ({e}); nothing of it was committed. Resume the run (--resume {}) to redo it",
+        died.join(", "),
+        ctx.experiment,
+        ctx.run.run_id,
+    ))
+}
+
 /// Run every cell's unfinished trials, in order, committing as they finish.
 pub async fn run<S: Sweep>(ctx: &RunContext, sweep: &mut S, cells: &[S::Cell]) -> Result<()> {
     let mut sides: Vec<&str> = S::SIDE.into_iter().collect();
@@ -175,26 +196,30 @@ pub async fn run<S: Sweep>(ctx: &RunContext, sweep: &mut S, cells: &[S::Cell]) -
         }
         // Other processes' CPU while this cell runs (noise.csv, one row per cell).
         let noise = NoiseSampler::start();
-        let mut setup = sweep.setup(ctx, cell).await?;
+        let mut setup = match sweep.setup(ctx, cell).await {
+            Ok(s) => s,
+            Err(e) => return Err(server_death(ctx, &id, None, e).await),
+        };
         for trial in todo {
             let out = sweep.trial(ctx, cell, &mut setup, trial).await;
             // A server that died under the trial makes whatever it returned
             // (rows full of refused connections, or an error) not a measurement.
-            let died = reaper::died_unexpectedly();
-            if !died.is_empty() {
-                let during = match &out {
-                    Ok(_) => String::new(),
-                    Err(e) => format!(" (the trial failed with: {e})"),
-                };
-                return Err(Error::Other(format!(
-                    "{} died during trial {trial} of cell `{id}` of `{}`{during}; the trial was not committed. \
-                     Resume the run (--resume {}) to redo it",
-                    died.join(", "),
-                    ctx.experiment,
-                    ctx.run.run_id,
-                )));
-            }
-            let out = out?;
+            let out = match out {
+                Err(e) => return Err(server_death(ctx, &id, Some(trial), e).await),
+                Ok(out) => {
+                    let died = reaper::died_unexpectedly();
+                    if !died.is_empty() {
+                        return Err(Error::Other(format!(
+                            "{} died during trial {trial} of cell `{id}` of `{}`; the trial was not committed. \
+                             Resume the run (--resume {}) to redo it",
+                            died.join(", "),
+                            ctx.experiment,
+                            ctx.run.run_id,
+                        )));
+                    }
+                    out
+                }
+            };
             if let Some(why) = sweep.reject(cell, &out) {
                 return Err(Error::Other(format!(
                     "trial {trial} of cell `{id}` of `{}` is not a measurement: {why}; it was not committed",
@@ -218,7 +243,9 @@ pub async fn run<S: Sweep>(ctx: &RunContext, sweep: &mut S, cells: &[S::Cell]) -
             ctx.record_time()?;
             progress.inc(&id);
         }
-        sweep.finish_cell(ctx, setup).await?;
+        if let Err(e) = sweep.finish_cell(ctx, setup).await {
+            return Err(server_death(ctx, &id, None, e).await);
+        }
         noise_log.append(&[noise.stop(ctx.experiment, &id)])?;
     }
     progress.finish();
