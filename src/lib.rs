@@ -17,6 +17,7 @@ pub mod clock;
 pub mod conn;
 pub mod error;
 pub mod experiments;
+pub mod files;
 pub mod fleet;
 pub mod hdr;
 pub mod info;

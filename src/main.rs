@@ -291,7 +291,12 @@ async fn run_experiments(a: RunArgs, root: &std::path::Path) -> Result<i32> {
     std::fs::create_dir_all(&data_dir)
         .with_context(|| format!("creating {}", data_dir.display()))?;
     let run = match &a.resume {
-        Some(id) => RunDir::open(&data_dir, id)?,
+        Some(id) => {
+            let run = RunDir::open(&data_dir, id)?;
+            // A finished run's large tables are compressed; appending needs them plain.
+            run.decompress_csvs()?;
+            run
+        }
         None => RunDir::create(&data_dir, a.run_id.as_deref())?,
     };
     let mut manifest = RunManifest::load(&run)?.unwrap_or_default();
@@ -385,6 +390,12 @@ async fn run_experiments(a: RunArgs, root: &std::path::Path) -> Result<i32> {
         let mut m = manifest.lock().unwrap();
         m.ended = Some(now_rfc3339());
         m.save(&run)?;
+    }
+    // A finished run keeps its large tables compressed (the analysis reads both).
+    if failures == 0 {
+        for f in run.compress_large_csvs()? {
+            eprintln!("limitbench: compressed {}", f.display());
+        }
     }
     // `data/latest` names the newest run that measured something.
     if run.has_committed_trials() {

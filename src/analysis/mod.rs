@@ -43,18 +43,22 @@ impl AnalysisCtx {
         self.run_dir.join(name)
     }
 
-    /// All rows of `name` (e.g. `concurrency.csv`) as `T`; `Ok(None)` if the
-    /// file does not exist (the experiment did not run).
+    /// All rows of `name` (e.g. `concurrency.csv`, or its compressed form
+    /// `concurrency.csv.gz`) as `T`; `Ok(None)` if neither exists (the
+    /// experiment did not run).
     ///
     /// A torn last line (no newline at the end, the only damage a kill can
     /// do) is skipped with a warning; any other row that does not parse is an
     /// error naming the file and line.
     pub fn read_csv<T: DeserializeOwned>(&self, name: &str) -> Result<Option<Vec<T>>> {
-        let p = self.csv_path(name);
-        if !p.exists() {
-            return Ok(None);
-        }
-        let bytes = std::fs::read(&p).map_err(|e| Error::io(format!("reading {}", p.display()), e))?;
+        let plain = self.csv_path(name);
+        let gz = self.csv_path(&format!("{name}.gz"));
+        let p = match (plain.exists(), gz.exists()) {
+            (true, _) => plain,
+            (false, true) => gz,
+            (false, false) => return Ok(None),
+        };
+        let bytes = crate::files::read_maybe_gz(&p)?;
         let (rows, torn) = parse_csv_rows(&bytes).map_err(|e| Error::Other(format!("{}: {e}", p.display())))?;
         if let Some(line) = torn {
             self.warnings.borrow_mut().push(format!(

@@ -134,26 +134,13 @@ impl RunDir {
             let p = e.path();
             let name = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
             if let Some(plain) = name.strip_suffix(".csv.gz") {
-                let bytes = read_maybe_gz(&p)?;
+                let bytes = crate::files::read_maybe_gz(&p)?;
                 let out = self.path.join(format!("{plain}.csv"));
                 std::fs::write(&out, bytes).map_err(|e| Error::io(format!("writing {}", out.display()), e))?;
                 std::fs::remove_file(&p).map_err(|e| Error::io(format!("removing {}", p.display()), e))?;
             }
         }
         Ok(())
-    }
-}
-
-/// A file's bytes, gunzipped when its name ends in `.gz`.
-pub fn read_maybe_gz(path: &Path) -> Result<Vec<u8>> {
-    let raw = std::fs::read(path).map_err(|e| Error::io(format!("reading {}", path.display()), e))?;
-    if path.extension().is_some_and(|x| x == "gz") {
-        let mut out = Vec::new();
-        std::io::Read::read_to_end(&mut flate2::read::MultiGzDecoder::new(raw.as_slice()), &mut out)
-            .map_err(|e| Error::io(format!("decompressing {}", path.display()), e))?;
-        Ok(out)
-    } else {
-        Ok(raw)
     }
 }
 
