@@ -15,9 +15,9 @@
 //! `analysis/claims.toml` (`experiment = "<name>"`).
 //!
 //! Adding an experiment: a new folder with those three files, one line in
-//! [`REGISTRY`], and the TOML file (see `example` in the tests for the
-//! smallest complete one).
+//! [`REGISTRY`], and the TOML file; `baseline/` is the smallest complete one.
 
+pub mod baseline;
 pub mod bursts;
 pub mod cluster;
 pub mod concurrency;
@@ -71,6 +71,7 @@ pub const REGISTRY: &[Experiment] = &[
     cluster::EXPERIMENT,
     fail_open::EXPERIMENT,
     failover::EXPERIMENT,
+    baseline::EXPERIMENT,
 ];
 
 pub fn find(name: &str) -> Result<&'static Experiment> {
