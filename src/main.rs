@@ -75,6 +75,14 @@ enum Command {
         #[arg(long)]
         claims: Option<PathBuf>,
     },
+    /// Compare a run's claims with a reference run's (both analysed): values
+    /// and verdicts per claim; exits 1 when any verdict differs.
+    Compare {
+        /// The run to check, e.g. data/latest.
+        run_dir: PathBuf,
+        /// The run to compare with; default data/reference in the project.
+        reference: Option<PathBuf>,
+    },
     /// Recompute every claim from a run folder's CSVs (no Redis needed):
     /// writes claims.csv, report.md and figures/.
     Analyze {
@@ -221,6 +229,19 @@ async fn run(cli: Cli) -> Result<i32> {
             Ok(0)
         }
         Command::Run(args) => run_experiments(args, &project("")).await,
+        Command::Compare { run_dir, reference } => {
+            use limitbench::analysis::compare;
+            let reference = reference.unwrap_or_else(|| project("data/reference"));
+            let pairs = compare::pair(
+                &compare::read_claims(&run_dir)?,
+                &compare::read_claims(&reference)?,
+            );
+            println!("{} against {}:\n", run_dir.display(), reference.display());
+            print!("{}", compare::table(&pairs));
+            let differ = pairs.iter().filter(|p| !p.agrees()).count();
+            println!("\n{differ} of {} verdicts differ", pairs.len());
+            Ok(if differ > 0 { 1 } else { 0 })
+        }
         Command::Analyze { run_dir, claims } => {
             let claims = claims.unwrap_or_else(|| project("analysis/claims.toml"));
             if !run_dir.is_dir() {

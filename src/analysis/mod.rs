@@ -14,6 +14,7 @@
 
 pub mod chart;
 pub mod claims;
+pub mod compare;
 pub mod latency;
 pub mod stats;
 pub mod table;
