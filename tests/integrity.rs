@@ -92,7 +92,7 @@ fn a_server_killed_mid_trial_commits_nothing_bad_and_resume_redoes_it() {
 
     // The same run, its redis-server killed once some trials are committed.
     let killed = args(&["--run-id", "killed"]);
-    let mut child = Command::new(env!("CARGO_BIN_EXE_limitbench"))
+    let child = Command::new(env!("CARGO_BIN_EXE_limitbench"))
         .args(&killed)
         .current_dir(ROOT)
         .stdout(Stdio::piped())

@@ -57,7 +57,7 @@ pub fn pair(
     reference: &BTreeMap<String, (String, String)>,
 ) -> Vec<Pair> {
     let mut ids: Vec<&String> = run.keys().chain(reference.keys()).collect();
-    ids.sort_by(|a, b| claim_order(a).cmp(&claim_order(b)));
+    ids.sort_by_key(|id| claim_order(id));
     ids.dedup();
     ids.into_iter()
         .map(|id| Pair {
