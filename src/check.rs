@@ -42,6 +42,11 @@ impl CheckResult {
     }
 }
 
+/// A time in µs as a reader writes it, or "none".
+fn us_or_none(t: Option<i64>) -> String {
+    t.map(|t| format!("{t} µs")).unwrap_or_else(|| "none".into())
+}
+
 /// A check's outcome; a Redis or harness error becomes an `ERROR` result
 /// that says what the check sent, so the other checks still run.
 fn outcome(name: &'static str, sent: &str, r: Result<CheckResult>) -> CheckResult {
@@ -173,7 +178,7 @@ pub async fn clock_check(s: &dyn Strategy, conn: &mut Conn) -> Result<CheckResul
         name: "clock",
         passed: first.admitted && time_ok && ahead.admitted == caller_clock,
         detail: format!(
-            "declares clock {} and {}: first request admitted {}, reported time {:?} (Redis TIME {:?}); a caller 2 h ahead admitted {} (expected {caller_clock})",
+            "declares clock {} and {}: first request admitted {}, reported time {} (Redis TIME {}); a caller 2 h ahead admitted {} (expected {caller_clock})",
             info.clock.as_str(),
             if info.reports_redis_time {
                 "reports Redis's time"
@@ -181,8 +186,8 @@ pub async fn clock_check(s: &dyn Strategy, conn: &mut Conn) -> Result<CheckResul
                 "reports no Redis time"
             },
             first.admitted,
-            first.redis_time_us,
-            redis_now,
+            us_or_none(first.redis_time_us),
+            us_or_none(redis_now),
             ahead.admitted,
         ),
         error: None,

@@ -46,7 +46,7 @@ fn check_passes_a_good_strategy_and_fails_the_race() {
     .expect_code(0);
     // The race baseline fails the concurrency check (exit 1, not an error).
     let r = limitbench(&["check", "check-then-act"], None);
-    r.expect_code(1).expect_output("FAIL concurrent-64");
+    r.expect_code(1).expect_output("FAIL  concurrent-64");
 }
 
 #[test]
