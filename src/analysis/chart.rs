@@ -97,6 +97,7 @@ fn bounds(vals: impl Iterator<Item = f64>, log: bool) -> (f64, f64) {
 
 /// Lines and/or points over a numeric x axis (log axes optional).
 pub fn xy_chart(path: &Path, axes: &Axes, series: &[Series]) -> Result<()> {
+    super::figure::register_font();
     let xs = series.iter().flat_map(|s| s.points.iter().map(|p| p.0));
     let ys = series.iter().flat_map(|s| {
         s.points
@@ -209,6 +210,7 @@ pub fn bar_chart(
     groups: &[BarGroup],
     reference: Option<(f64, &str)>,
 ) -> Result<()> {
+    super::figure::register_font();
     let n_groups = groups.len().max(1);
     let n_series = series_names.len().max(1);
     let ys = groups

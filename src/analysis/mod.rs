@@ -14,6 +14,7 @@
 
 pub mod chart;
 pub mod claims;
+pub mod figure;
 pub mod stats;
 pub mod table;
 pub mod window;
@@ -35,6 +36,17 @@ pub struct AnalysisCtx {
     /// Problems that did not stop the analysis (a torn last line), for
     /// stderr and the report.
     pub warnings: std::cell::RefCell<Vec<String>>,
+    /// Every figure written, for the claims table's links.
+    pub figures: std::cell::RefCell<Vec<FigureInfo>>,
+}
+
+/// A written figure: its PNG (relative to the run folder), the claims it
+/// supports and its title.
+#[derive(Debug, Clone)]
+pub struct FigureInfo {
+    pub file: String,
+    pub claims: Vec<String>,
+    pub title: String,
 }
 
 impl AnalysisCtx {
@@ -115,7 +127,12 @@ fn csv_error_text(e: &csv::Error) -> String {
 #[derive(Debug, Clone, Default)]
 pub struct Section {
     pub experiment: String,
+    /// One line: what the run shows, from its own numbers.
+    pub finding: String,
+    /// Figure(s), caption and a compact table.
     pub markdown: String,
+    /// Long tables, printed at the end of the report.
+    pub appendix: String,
 }
 
 impl Section {
@@ -123,7 +140,16 @@ impl Section {
         Section {
             experiment: experiment.to_string(),
             markdown: markdown.into(),
+            ..Default::default()
         }
+    }
+    pub fn finding(mut self, f: impl Into<String>) -> Self {
+        self.finding = f.into();
+        self
+    }
+    pub fn appendix(mut self, a: impl Into<String>) -> Self {
+        self.appendix = a.into();
+        self
     }
 }
 
@@ -216,6 +242,7 @@ pub fn analyze(
         claims: claims.clone(),
         manifest,
         warnings: Default::default(),
+        figures: Default::default(),
     };
     let mut measured: Vec<Measured> = Vec::new();
     let mut sections = Vec::new();
@@ -261,7 +288,7 @@ pub fn analyze(
         .unwrap_or_default();
     std::fs::write(
         run_dir.join("claims-table.md"),
-        claims::readme_table(&rows, &ctx.manifest, &rel),
+        claims::readme_table(&rows, &ctx.manifest, &rel, &ctx.figures.borrow()),
     )
     .map_err(|e| Error::io("writing claims-table.md", e))?;
     Ok(rows)
