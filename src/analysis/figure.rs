@@ -112,14 +112,16 @@ pub struct Reference {
     pub value: Option<f64>,
     pub band: Option<(f64, f64)>,
     pub x: Option<(f64, f64)>,
+    /// Lines drawn when there is no single value (a published range's ends).
+    pub lines: Vec<f64>,
 }
 
 impl Reference {
     pub fn limit(label: impl Into<String>, value: f64) -> Self {
-        Reference { kind: RefKind::Limit, label: label.into(), value: Some(value), band: None, x: None }
+        Reference { kind: RefKind::Limit, label: label.into(), value: Some(value), band: None, x: None, lines: vec![] }
     }
     pub fn expected(label: impl Into<String>, value: f64) -> Self {
-        Reference { kind: RefKind::Expected, label: label.into(), value: Some(value), band: None, x: None }
+        Reference { kind: RefKind::Expected, label: label.into(), value: Some(value), band: None, x: None, lines: vec![] }
     }
     /// Only over `x0..x1`.
     pub fn over(mut self, x0: f64, x1: f64) -> Self {
@@ -136,6 +138,7 @@ impl Reference {
             value,
             band,
             x: None,
+            lines: if spec.check == Check::InRange { vec![spec.published.at(0), spec.published.at(1)] } else { vec![] },
         }
     }
     /// The published value `i` scaled (e.g. a fraction shown in %), same rule.
@@ -143,6 +146,7 @@ impl Reference {
         let mut r = Reference::published(spec, i);
         r.value = r.value.map(|v| v * k);
         r.band = r.band.map(|(a, b)| (a * k, b * k));
+        r.lines = r.lines.iter().map(|v| v * k).collect();
         r
     }
     /// A short label instead of the default one.
@@ -474,8 +478,17 @@ pub fn text_width(s: &str, size: f64) -> f64 {
 pub fn wrap(s: &str, width: f64, size: f64) -> Vec<String> {
     let mut lines: Vec<String> = Vec::new();
     let mut cur = String::new();
+    // Break at spaces and after hyphens.
+    let mut words: Vec<String> = Vec::new();
     for w in s.split(' ') {
-        let cand = if cur.is_empty() { w.to_string() } else { format!("{cur} {w}") };
+        let parts: Vec<&str> = w.split_inclusive('-').collect();
+        for (i, p) in parts.iter().enumerate() {
+            words.push(if i == 0 { format!(" {p}") } else { p.to_string() });
+        }
+    }
+    for w in words {
+        let cand = if cur.is_empty() { w.trim_start().to_string() } else { format!("{cur}{w}") };
+        let w = w.trim_start().to_string();
         if text_width(&cand, size) > width && !cur.is_empty() {
             lines.push(std::mem::take(&mut cur));
             cur = w.to_string();
@@ -527,13 +540,13 @@ fn cat_lines(p: &Panel, panel_w: u32) -> Vec<Vec<String>> {
 }
 
 /// Legend entries: series names in first-seen order (one look each), then references.
-fn legend_entries(f: &Figure) -> (Vec<String>, Vec<(RefKind, String)>) {
-    let mut names: Vec<String> = Vec::new();
+fn legend_entries(f: &Figure) -> (Vec<(String, Draw)>, Vec<(RefKind, String)>) {
+    let mut names: Vec<(String, Draw)> = Vec::new();
     let mut refs: Vec<(RefKind, String)> = Vec::new();
     for p in &f.panels {
         for s in &p.series {
-            if !names.contains(&s.name) {
-                names.push(s.name.clone());
+            if !names.iter().any(|n| n.0 == s.name) {
+                names.push((s.name.clone(), s.draw));
             }
         }
         for r in &p.refs {
@@ -551,6 +564,7 @@ fn legend_height(f: &Figure) -> u32 {
     let (names, refs) = legend_entries(f);
     let lines: usize = names
         .iter()
+        .map(|n| &n.0)
         .chain(refs.iter().map(|r| &r.1))
         .map(|s| wrap(s, LEGEND_TEXT_W, SMALL).len())
         .sum();
@@ -599,7 +613,8 @@ fn range_of(vals: &[f64], axis: &Axis, zero: bool) -> (f64, f64) {
         let (lo, hi) = if zero && lo >= 0.0 { (0.0, hi) } else if zero && hi <= 0.0 { (lo, 0.0) } else { (lo, hi) };
         let span = (hi - lo).max(hi.abs() * 0.1).max(1e-9);
         let pad = span * 0.07;
-        (if lo == 0.0 { 0.0 } else { lo - pad }, hi + pad)
+        // Zero itself stays off the axis line so a value of 0 is seen.
+        (if lo == 0.0 { -span * 0.04 } else { lo - pad }, hi + pad)
     }
 }
 
@@ -756,14 +771,16 @@ fn dashed<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, pts: &[(i32, i32)],
     Ok(())
 }
 
-fn legend<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, x: i32, y0: i32, names: &[String], refs: &[(RefKind, String)]) -> Result<()> {
+fn legend<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, x: i32, y0: i32, names: &[(String, Draw)], refs: &[(RefKind, String)]) -> Result<()> {
     let mut y = y0;
     let st = font(SMALL).pos(Pos::new(HPos::Left, VPos::Center));
-    for (i, n) in names.iter().enumerate() {
+    for (i, (n, d)) in names.iter().enumerate() {
         let lk = look(i);
         let lines = wrap(n, LEGEND_TEXT_W, SMALL);
         let mid = y + 8;
-        dashed(root, &[(x, mid), (x + 40, mid)], lk.dash, lk.color.stroke_width(2))?;
+        if *d == Draw::LinePoints {
+            dashed(root, &[(x, mid), (x + 40, mid)], lk.dash, lk.color.stroke_width(2))?;
+        }
         marker(root, (x + 20, mid), lk.marker, lk.color)?;
         for (j, line) in lines.iter().enumerate() {
             text(root, line, (x + 50, mid + j as i32 * 16), &st)?;
@@ -786,7 +803,7 @@ fn legend<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, x: i32, y0: i32, na
     Ok(())
 }
 
-fn panel<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, area: &DrawingArea<DB, Shift>, p: &Panel, names: &[String], panel_w: u32) -> Result<()> {
+fn panel<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, area: &DrawingArea<DB, Shift>, p: &Panel, names: &[(String, Draw)], panel_w: u32) -> Result<()> {
     let cat = !p.categories.is_empty();
     let clines = cat_lines(p, panel_w);
     // Ranges in drawn units.
@@ -858,7 +875,7 @@ fn panel<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, area: &DrawingArea<D
         }
         let lines: Vec<f64> = match (r.value, r.kind, r.band) {
             (Some(v), _, _) => vec![v],
-            (None, RefKind::Published, Some((lo, hi))) => vec![lo, hi],
+            (None, RefKind::Published, Some(_)) => r.lines.clone(),
             _ => vec![],
         };
         for v in lines.into_iter().filter(|v| v.is_finite() && (!ylog || *v > 0.0)) {
@@ -873,7 +890,7 @@ fn panel<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, area: &DrawingArea<D
     // Series: whiskers, lines, markers.
     let k = p.series.len().max(1);
     for (si, s) in p.series.iter().enumerate() {
-        let idx = names.iter().position(|n| *n == s.name).unwrap_or(si);
+        let idx = names.iter().position(|n| n.0 == s.name).unwrap_or(si);
         let lk = look(idx);
         let dodge = if cat && k > 1 { (si as f64 - (k as f64 - 1.0) / 2.0) * (0.7 / k as f64) } else { 0.0 };
         let pts: Vec<(f64, f64, Option<f64>, Option<f64>)> = s
