@@ -75,6 +75,8 @@ pub enum Draw {
     LinePoints,
     /// Markers only.
     Points,
+    /// A line only (many points, e.g. a timeline).
+    Line,
 }
 
 #[derive(Debug, Clone)]
@@ -90,6 +92,9 @@ impl Series {
     }
     pub fn points(name: impl Into<String>, points: Vec<Pt>) -> Self {
         Series { name: name.into(), points, draw: Draw::Points }
+    }
+    pub fn plain(name: impl Into<String>, points: Vec<Pt>) -> Self {
+        Series { name: name.into(), points, draw: Draw::Line }
     }
 }
 
@@ -224,9 +229,16 @@ pub struct Panel {
     pub series: Vec<Series>,
     pub refs: Vec<Reference>,
     pub shades: Vec<Shade>,
+    /// Set series slightly apart on a numeric x so equal values do not hide
+    /// each other (the CSV keeps the true x).
+    pub dodge: bool,
 }
 
 impl Panel {
+    pub fn dodge(mut self) -> Self {
+        self.dodge = true;
+        self
+    }
     pub fn new(title: impl Into<String>, x: Axis, y: Axis) -> Self {
         Panel { title: title.into(), x, y, ..Default::default() }
     }
@@ -401,7 +413,7 @@ pub fn num(v: f64) -> String {
 
 // ---- Styles ----
 
-const PALETTE: [RGBColor; 8] = [
+const PALETTE: [RGBColor; 10] = [
     RGBColor(0, 114, 178),
     RGBColor(213, 94, 0),
     RGBColor(0, 158, 115),
@@ -410,10 +422,12 @@ const PALETTE: [RGBColor; 8] = [
     RGBColor(230, 159, 0),
     RGBColor(90, 90, 90),
     RGBColor(140, 80, 20),
+    RGBColor(150, 0, 90),
+    RGBColor(20, 20, 20),
 ];
 const MARKERS: usize = 6;
 /// (dash, gap) in pixels; (0, 0) is solid.
-const DASHES: [(u32, u32); 4] = [(0, 0), (9, 5), (2, 4), (14, 4)];
+const DASHES: [(u32, u32); 3] = [(0, 0), (9, 5), (2, 4)];
 
 #[derive(Clone, Copy)]
 struct Look {
@@ -778,10 +792,12 @@ fn legend<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, x: i32, y0: i32, na
         let lk = look(i);
         let lines = wrap(n, LEGEND_TEXT_W, SMALL);
         let mid = y + 8;
-        if *d == Draw::LinePoints {
+        if *d != Draw::Points {
             dashed(root, &[(x, mid), (x + 40, mid)], lk.dash, lk.color.stroke_width(2))?;
         }
-        marker(root, (x + 20, mid), lk.marker, lk.color)?;
+        if *d != Draw::Line {
+            marker(root, (x + 20, mid), lk.marker, lk.color)?;
+        }
         for (j, line) in lines.iter().enumerate() {
             text(root, line, (x + 50, mid + j as i32 * 16), &st)?;
         }
@@ -892,7 +908,13 @@ fn panel<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, area: &DrawingArea<D
     for (si, s) in p.series.iter().enumerate() {
         let idx = names.iter().position(|n| n.0 == s.name).unwrap_or(si);
         let lk = look(idx);
-        let dodge = if cat && k > 1 { (si as f64 - (k as f64 - 1.0) / 2.0) * (0.7 / k as f64) } else { 0.0 };
+        let dodge = if cat && k > 1 {
+            (si as f64 - (k as f64 - 1.0) / 2.0) * (0.7 / k as f64)
+        } else if p.dodge && k > 1 {
+            (si as f64 - (k as f64 - 1.0) / 2.0) * (x1 - x0) * 0.012
+        } else {
+            0.0
+        };
         let pts: Vec<(f64, f64, Option<f64>, Option<f64>)> = s
             .points
             .iter()
@@ -913,11 +935,13 @@ fn panel<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, area: &DrawingArea<D
             }
         }
         let pix: Vec<(i32, i32)> = pts.iter().map(|(x, y, _, _)| px(&chart, *x, clampy(*y))).collect();
-        if s.draw == Draw::LinePoints && pix.len() > 1 {
+        if s.draw != Draw::Points && pix.len() > 1 {
             dashed(root, &pix, lk.dash, lk.color.stroke_width(2))?;
         }
-        for q in &pix {
-            marker(root, *q, lk.marker, lk.color)?;
+        if s.draw != Draw::Line {
+            for q in &pix {
+                marker(root, *q, lk.marker, lk.color)?;
+            }
         }
     }
     // Category labels (wrapped) and the x description below them.
