@@ -137,9 +137,14 @@ impl Reference {
     /// with a legend label saying both.
     pub fn published(spec: &ClaimSpec, i: usize) -> Self {
         let (value, band, rule) = pass_region(spec, i);
+        let label = if band.is_none() {
+            format!("{} published: {} (judged on its shape, not on this value)", spec.id, spec.published_text)
+        } else {
+            format!("{} published: {}; shaded: passes ({rule})", spec.id, spec.published_text)
+        };
         Reference {
             kind: RefKind::Published,
-            label: format!("{} published: {}; shaded: passes ({rule})", spec.id, spec.published_text),
+            label,
             value,
             band,
             x: None,
