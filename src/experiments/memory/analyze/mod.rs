@@ -19,8 +19,9 @@
 
 use std::collections::BTreeMap;
 
+mod figures;
+
 use super::rows::MemoryRow;
-use crate::analysis::chart::{Axes, Series, Style, xy_chart};
 use crate::analysis::claims::{Check, Verdict, verdict};
 use crate::analysis::table::md_table;
 use crate::analysis::{AnalysisCtx, Measured, Section};
@@ -571,7 +572,7 @@ fn cpu_table(cpu: &[&MemoryRow]) -> String {
                 "Z",
                 "encoding before -> after",
                 "size before -> after",
-                "us/decision",
+                "µs/decision",
                 "decisions/s",
                 "busy",
             ],
@@ -592,7 +593,7 @@ fn b34(cliffs: &[(u64, &MemoryRow, &MemoryRow, f64)], cpu: &[&MemoryRow]) -> Opt
         "B3.4",
         vec![lp / sl],
         format!(
-            "cliff moves ({}); at n={n} listpack {lp:.2} us vs skiplist {sl:.2} us per decision ({:.2}x)",
+            "cliff moves ({}); at n={n} listpack {lp:.2} µs vs skiplist {sl:.2} µs per decision ({:.2}x)",
             disp.join(", "),
             lp / sl
         ),
@@ -604,89 +605,11 @@ fn b34(cliffs: &[(u64, &MemoryRow, &MemoryRow, f64)], cpu: &[&MemoryRow]) -> Opt
         && n1 > n0
     {
         m = m.condition(
-            format!("listpack CPU per decision grows with its size ({n0}: {c0:.2} us -> {n1}: {c1:.2} us)"),
+            format!("listpack CPU per decision grows with its size ({n0}: {c0:.2} µs -> {n1}: {c1:.2} µs)"),
             c1 > c0,
         );
     }
     Some(m)
-}
-
-fn figures(ctx: &AnalysisCtx, cells: &LogCells, zs: &[u64], cpu: &[&MemoryRow]) -> Result<String> {
-    let (path, link) = ctx.figure("memory_per_client_vs_limit.svg");
-    let bytes_at = |keep: &dyn Fn(&(usize, u64, u64)) -> bool| -> Vec<(f64, f64)> {
-        cells
-            .main
-            .iter()
-            .filter(|(k, _)| keep(k))
-            .map(|(k, r)| (k.2 as f64, r.bytes_per_client))
-            .collect()
-    };
-    let mut series: Vec<Series> = cells
-        .member_lens
-        .iter()
-        .map(|m| {
-            Series::new(
-                format!("member_len {m} (Z=128)"),
-                bytes_at(&|k| k.0 == *m && k.1 == 128),
-                Style::LinePoints,
-            )
-        })
-        .collect();
-    for &z in zs.iter().filter(|z| **z != 128) {
-        series.push(Series::new(
-            format!("Z={z}, member_len {}", cells.default_member_len()),
-            bytes_at(&|k| k.1 == z),
-            Style::Points,
-        ));
-    }
-    xy_chart(
-        &path,
-        &Axes {
-            title:
-                "B3.1-B3.3/B4.3: sliding-log memory per client vs limit (listpack cliff at 128/129)"
-                    .into(),
-            x_label: "limit L (entries per client)".into(),
-            y_label: "bytes per client".into(),
-            x_log: true,
-            y_log: true,
-        },
-        &series,
-    )?;
-    let mut md = format!("\n![memory per client]({link})\n");
-    if cpu.is_empty() {
-        return Ok(md);
-    }
-    let (path, link) = ctx.figure("memory_cpu_listpack.svg");
-    let series: Vec<Series> = zs
-        .iter()
-        .map(|z| {
-            Series::new(
-                format!("zset-max-listpack-entries {z}"),
-                cpu.iter()
-                    .filter(|r| r.zset_max_listpack_entries == *z)
-                    .map(|r| {
-                        (
-                            r.fill_per_client as f64,
-                            r.redis_cpu_us_per_decision.unwrap_or(f64::NAN),
-                        )
-                    })
-                    .collect(),
-                Style::LinePoints,
-            )
-        })
-        .collect();
-    xy_chart(
-        &path,
-        &Axes {
-            title: "B3.4: Redis CPU per admitted decision vs log size".into(),
-            x_label: "entries in the log".into(),
-            y_label: "us per decision".into(),
-            ..Default::default()
-        },
-        &series,
-    )?;
-    md.push_str(&format!("\n![CPU vs log size]({link})\n"));
-    Ok(md)
 }
 
 pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
@@ -709,18 +632,32 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
         cells.default_member_len(),
         first_direct.map(|r| r.id_base).unwrap_or(1)
     );
-    md += &main_table(&cells);
-    md += &verify_table(&rows);
+    let mut appendix = main_table(&cells);
+    appendix += &verify_table(&rows);
+    md += &figures::bytes_per_entry(ctx, &cells)?;
+    md += &figures::per_client(ctx, &cells, &zs)?;
     md += &sensitivity_table(ctx, &cells);
     md += &other_table(&other);
     let mut measured = log_claims(ctx, &cells);
     measured.extend(b33(ctx, &cells, &other));
     measured.extend(b43(ctx, &cells));
+    md += &figures::cpu(ctx, &cliffs, &zs, &cpu)?;
     md += &cliff_table(&cliffs);
     if !cpu.is_empty() {
         md += &cpu_table(&cpu);
         measured.extend(b34(&cliffs, &cpu));
     }
-    md += &figures(ctx, &cells, &zs, &cpu)?;
-    Ok((measured, Section::new("memory", md)))
+    let m = cells.default_member_len();
+    let finding = format!(
+        "with the strategy's default members (decimal request ids) a 128-entry log took {} B per entry and jumped {}x at 129 entries; past the cliff {} B per entry; the published listpack figures match members of about 24 bytes (see the member-length sweep).",
+        cells.b31_bytes_per_entry(m).map(|v| format!("{v:.1}")).unwrap_or_else(|| "n/a".into()),
+        cells.b32_jump(m).map(|v| format!("{v:.2}")).unwrap_or_else(|| "n/a".into()),
+        {
+            let v: Vec<f64> = cells.b33_bytes_per_entry(m).iter().map(|x| x.1).collect();
+            if v.is_empty() { "n/a".to_string() } else {
+                format!("{:.0} to {:.0}", v.iter().copied().fold(f64::MAX, f64::min), v.iter().copied().fold(f64::MIN, f64::max))
+            }
+        },
+    );
+    Ok((measured, Section::new("memory", md).finding(finding).appendix(appendix)))
 }
