@@ -630,6 +630,12 @@ fn range_of(vals: &[f64], axis: &Axis, zero: bool) -> (f64, f64) {
         (a - pad, b + pad)
     } else {
         let (lo, hi) = if zero && lo >= 0.0 { (0.0, hi) } else if zero && hi <= 0.0 { (lo, 0.0) } else { (lo, hi) };
+        // All values equal (e.g. every one 0): a readable unit range around them.
+        let (lo, hi) = if hi - lo < 1e-9 * hi.abs().max(1.0) {
+            if hi == 0.0 { (0.0, 1.0) } else { (lo.min(0.0), hi * 1.2) }
+        } else {
+            (lo, hi)
+        };
         let span = (hi - lo).max(hi.abs() * 0.1).max(1e-9);
         let pad = span * 0.07;
         // Zero itself stays off the axis line so a value of 0 is seen.
