@@ -1007,6 +1007,7 @@ pub fn text_boxes(svg: &str) -> ((f64, f64), Vec<TextBox>) {
         let tag = &after[..end];
         let close = after.find("</text>").unwrap_or(after.len());
         let body = after[end + 1..close].replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&").replace("&quot;", "\"").replace("&#39;", "'");
+        let body = body.trim().to_string();
         rest = &after[close.min(after.len())..];
         if body.trim().is_empty() {
             continue;

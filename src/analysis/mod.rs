@@ -9,10 +9,10 @@
 //!   claims, draws its figures and writes its report section. Missing CSV ->
 //!   its claims are `not-run`.
 //! - `table.rs`: markdown tables and number formatting for report sections.
-//! - `chart.rs`: SVG line/point and bar charts.
+//! - `figure.rs`: figures (panels of points with whiskers, the published
+//!   value and pass region, phases), written as SVG, PNG and CSV.
 //! - `stats.rs`: mean/min/max/quantiles over trials.
 
-pub mod chart;
 pub mod claims;
 pub mod figure;
 pub mod stats;
