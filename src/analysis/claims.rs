@@ -293,9 +293,14 @@ pub fn write_csv(path: &Path, rows: &[(ClaimSpec, Option<Measured>, Verdict)]) -
 }
 
 /// The value(s) a claim's check compares, as a reader writes them.
-/// More than three values read as their range.
-pub fn headline(m: &Measured) -> String {
+/// More than three values read as their range; a behaviour claim (whose
+/// value is a placeholder) reads as its conditions.
+pub fn headline(c: &ClaimSpec, m: &Measured) -> String {
     let n = super::figure::num;
+    if c.check == Check::Behaviour {
+        let held = m.conditions.iter().filter(|c| c.1).count();
+        return format!("{held} of {} conditions hold", m.conditions.len());
+    }
     if m.values.len() > 3 {
         let lo = m.values.iter().copied().fold(f64::MAX, f64::min);
         let hi = m.values.iter().copied().fold(f64::MIN, f64::max);
@@ -346,7 +351,7 @@ pub fn margin_text(c: &ClaimSpec, m: &Measured) -> String {
     let mut out = match margins(c, m).iter().copied().reduce(f64::min) {
         Some(x) if x >= -1e-9 => format!("inside by {}", super::figure::num(x.max(0.0))),
         Some(x) => format!("outside by {}", super::figure::num(-x)),
-        None if m.conditions.is_empty() => "-".into(),
+        None if m.conditions.is_empty() || c.check == Check::Behaviour => "-".into(),
         None => format!("{} of {} conditions hold", m.conditions.len() - failed.len(), m.conditions.len()),
     };
     if !failed.is_empty() && !matches!(c.check, Check::Shape | Check::Behaviour) {
@@ -380,7 +385,7 @@ pub fn readme_table(
             c.id,
             md_escape(&c.statement),
             md_escape(&c.published_text),
-            md_escape(&m.as_ref().map(|m| format!("{} {}", headline(m), unit_short(c))).unwrap_or_else(|| "-".into())),
+            md_escape(&m.as_ref().map(|m| format!("{} {}", headline(c, m), unit_short(c)).trim().to_string()).unwrap_or_else(|| "-".into())),
             md_escape(&check_text(c)),
             v.as_str(),
             figure_of(figures, &c.id)
@@ -446,7 +451,7 @@ pub fn write_report(
             md_escape(&c.statement),
             c.kind,
             md_escape(&c.published_text),
-            md_escape(&me.as_ref().map(headline).filter(|h| !h.is_empty()).unwrap_or_else(|| "-".into())),
+            md_escape(&me.as_ref().map(|m| headline(c, m)).filter(|h| !h.is_empty()).unwrap_or_else(|| "-".into())),
             md_escape(&unit_short(c)),
             md_escape(&check_text(c)),
             md_escape(&me.as_ref().map(|m| margin_text(c, m)).unwrap_or_else(|| "-".into())),

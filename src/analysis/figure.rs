@@ -309,6 +309,21 @@ impl Figure {
         self.panels.iter().map(|p| p.points()).sum()
     }
 
+    /// The trial counts behind the points: `n = 5` or `n = 2 to 6`.
+    pub fn n_text(&self) -> String {
+        let ns: Vec<usize> = self.panels.iter().flat_map(|p| p.series.iter().flat_map(|s| s.points.iter().filter_map(|q| q.n))).collect();
+        match (ns.iter().min(), ns.iter().max()) {
+            (Some(a), Some(b)) if a == b => format!("n = {a}"),
+            (Some(a), Some(b)) => format!("n = {a} to {b}"),
+            _ => "n not recorded".into(),
+        }
+    }
+
+    /// The caption with `{n}` replaced by [`Figure::n_text`].
+    pub fn caption_text(&self) -> String {
+        self.caption.replace("{n}", &self.n_text())
+    }
+
     /// Write SVG, PNG and CSV into the run's figures/, record the figure for
     /// the claims table, and return its markdown (image, caption, links).
     pub fn write(&self, ctx: &AnalysisCtx) -> Result<String> {
@@ -327,7 +342,7 @@ impl Figure {
             "![{}](figures/{n}.png)\n\n*Figure {}.* {} ([SVG](figures/{n}.svg), [numbers drawn](figures/{n}.csv))\n\n",
             self.full_title().replace(['[', ']'], ""),
             n,
-            self.caption
+            self.caption_text()
         )
     }
 
@@ -534,7 +549,7 @@ impl Layout {
             _ => 290,
         } + 16 * cats.saturating_sub(1) as u32;
         let title_lines = wrap(&f.full_title(), (W - 30) as f64, TITLE_SIZE);
-        let caption_lines = wrap(&f.caption, (W - 30) as f64, SMALL);
+        let caption_lines = wrap(&f.caption_text(), (W - 30) as f64, SMALL);
         let top = 14 + title_lines.len() as u32 * 24;
         let legend_h = legend_height(f);
         let body = (rows as u32 * panel_h).max(legend_h);

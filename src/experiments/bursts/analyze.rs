@@ -226,7 +226,7 @@ fn figure_a3_1(ctx: &AnalysisCtx, rows: &[Row], trials: &[Trial], hist: &Hist, m
         "a3_1-straddle-boundary",
         &["A3.1"],
         "two bursts straddling a fixed window's boundary: 2L admitted within a few ms",
-        "Left: max admitted in any window / L per trial, mean with min-max whiskers over the trials of each strategy and lead (n = 3 each). Other panels: cumulative admissions of the first trial of the Lua fixed window, against time from the window boundary (reply clock); shaded: the shortest span holding 2L admissions.",
+        "Left: max admitted in any window / L per trial, mean with min-max whiskers over the trials of each strategy and lead ({n} per point). Other panels: cumulative admissions of the first trial of the Lua fixed window, against time from the window boundary (reply clock); shaded: the shortest span holding 2L admissions.",
     )
     .columns(2)
     .panel(left);
@@ -303,7 +303,7 @@ fn figure_a3_2_a3_3(ctx: &AnalysisCtx, trials: &[Trial], md: &mut String) -> Res
         "a3_2-a3_3-burst-phase",
         &["A3.2", "A3.3"],
         "max admitted in any window / L against where the burst falls in the window",
-        "Max admitted in any window / L per trial, mean with min-max whiskers over n = 3 trials per point; A3.2 takes the token bucket's largest value, A3.3 the sliding-window counter's mean and worst over every phase and rate.",
+        "Max admitted in any window / L per trial, mean with min-max whiskers over {n} trials per point; A3.2 takes the token bucket's largest value, A3.3 the sliding-window counter's mean and worst over every phase and rate.",
     )
     .columns(2)
     .panel(a)
@@ -338,7 +338,7 @@ fn figure_a3_4(ctx: &AnalysisCtx, rows: &[Row], trials: &[Trial], strategies: &[
         "a3_4-every-pattern",
         &["A3.4"],
         "the sliding-window log never exceeds the limit in any window; the others per pattern",
-        "Max admitted in any window / L per trial, mean with min-max whiskers over every trial of the pattern (its phases, leads and rates pooled; n = 9 to 24 per point); A3.4 takes the sliding-window log's largest value.",
+        "Max admitted in any window / L per trial, mean with min-max whiskers over every trial of the pattern (its phases, leads and rates pooled; {n} per point); A3.4 takes the sliding-window log's largest value.",
     )
     .panel(p)
     .write(ctx)?;
@@ -486,7 +486,7 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
     );
     let get = |id: &str| out.iter().find(|m| m.id == id).map(|m| m.values.clone()).unwrap_or_default();
     let finding = format!(
-        "fixed windows admitted {}x L in some 1 s window when two bursts straddle the boundary; the token bucket {}x after a quiet spell; the sliding-window counter {}x on average ({}x at worst) and grows with the burst's phase; the sliding-window log at most {}x under every pattern.",
+        "fixed windows admitted {}x L in some 1 s window when two bursts straddle the boundary; the token bucket {}x after a quiet spell; the sliding-window counter {}x on average ({}x at worst, over every phase and rate); the sliding-window log at most {}x under every pattern.",
         get("A3.1").first().map(|v| f(*v, 2)).unwrap_or_else(|| "n/a".into()),
         get("A3.2").first().map(|v| f(*v, 2)).unwrap_or_else(|| "n/a".into()),
         get("A3.3").first().map(|v| f(*v, 2)).unwrap_or_else(|| "n/a".into()),

@@ -280,7 +280,7 @@ fn figure(ctx: &AnalysisCtx, rows: &Rows) -> Result<String> {
         &["B6.2", "B6.3", "B6.4", "B6.5"],
         "what survives a restart, a replica and a promotion: scripts (EVALSHA) and functions (FCALL)",
         format!(
-            "Share of trials in which the check succeeded (0: failed in every trial, e.g. NOSCRIPT), one value per check and scenario over its trials (n = 5 or 10); these are behaviour claims (published: {}), judged on the conditions listed in the section.",
+            "Share of trials in which the check succeeded (0: failed in every trial, e.g. NOSCRIPT), one value per check and scenario over its trials ({{n}}); these are behaviour claims (published: {}), judged on the conditions listed in the section.",
             ["B6.2", "B6.3", "B6.4", "B6.5"].iter().filter_map(|id| ctx.claim(id).map(|c| format!("{} {}", c.id, c.published_text))).collect::<Vec<_>>().join("; ")
         ),
     );
@@ -297,7 +297,7 @@ fn figure(ctx: &AnalysisCtx, rows: &Rows) -> Result<String> {
                 .enumerate()
                 .filter_map(|(i, c)| {
                     let v = rows.sel(Some(&ro), sc, c);
-                    (!v.is_empty()).then(|| Pt::new(i as f64, v.iter().filter(|r| r.ok).count() as f64 / v.len() as f64))
+                    (!v.is_empty()).then(|| Pt { n: Some(v.len()), ..Pt::new(i as f64, v.iter().filter(|r| r.ok).count() as f64 / v.len() as f64) })
                 })
                 .collect();
             p = p.series(Series::points(sc.clone(), pts));

@@ -304,7 +304,7 @@ fn tables_and_figures(
         "a4_1-caller-clock-under-overload",
         &["A4.1"],
         "token bucket on the caller's clock under overload (load >= 2x the refill), against the same bucket on Redis's clock",
-        "|admitted(caller clock) - admitted(Redis clock)| / admitted(Redis clock) per trial pair (same arrivals), mean with min-max whiskers over the pairs of every load and arrival process of a skew (n = 2 to 6); A4.1 takes the largest.",
+        "|admitted(caller clock) - admitted(Redis clock)| / admitted(Redis clock) per trial pair (same arrivals), mean with min-max whiskers over the pairs of every load and arrival process of a skew ({n} pairs per point); A4.1 takes the largest.",
     )
     .panel(p1)
     .write(ctx)?;
@@ -362,7 +362,7 @@ fn tables_and_figures(
             &["A4.2"],
             "what the caller-clock token bucket admits of what it should",
             format!(
-                "Admitted / what an ideal bucket admits of the same send times, per trial, mean with min-max whiskers (n = 2 per setting on the right; pooled settings on the left); A4.2 is read on the {} s runs.",
+                "Admitted / what an ideal bucket admits of the same send times, per trial, mean with min-max whiskers ({{n}} trials per point; the right panel splits the pooled points of the left at ±1000 ms by setting); A4.2 is read on the {} s runs.",
                 num(n.longest_ms / 1000.0)
             ),
         )

@@ -340,8 +340,17 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
     md = figure(ctx, &by_n, &by_mode)? + &md;
     let finding = match b41_trim_growth(&by_n) {
         Some((a, b, r)) => format!(
-            "trimming 100,000 entries blocked Redis {:.1} ms and 1,000,000 entries {:.1} ms ({:.1}x for 10x the entries); expiry with lazyfree-lazy-expire yes blocked less than with no in every placement of the background threads.",
-            a.mean, b.mean, r
+            "trimming 100,000 entries blocked Redis {:.1} ms and 1,000,000 entries {:.1} ms ({:.1}x for 10x the entries); expiring {} entries: {}.",
+            a.mean,
+            b.mean,
+            r,
+            num(b42_by_placement(&by_mode).0 as f64),
+            b42_by_placement(&by_mode)
+                .1
+                .iter()
+                .map(|p| format!("with {}, lazyfree no {:.0} ms and yes {:.0} ms", bio_words(&p.bio), p.no_ms, p.yes_ms))
+                .collect::<Vec<_>>()
+                .join("; ")
         ),
         None => String::new(),
     };

@@ -75,8 +75,8 @@ pub(super) fn lua(ctx: &AnalysisCtx, v: &Variants) -> Result<String> {
         &["B2.1", "B2.2", "B2.3"],
         "the Lua strategies (EVALSHA, uniform keys): CPU against GET, throughput, script time",
         format!(
-            "Means over n = {} interleaved runs of 5 s with min-max whiskers over runs; x GET divides each run's CPU per decision by GET's mean; B2.2 and B2.3 are machine claims (the published values are the authors' machine's, judged on shape only).",
-            lua.iter().map(|(_, l)| l.rows.len()).max().unwrap_or(0)
+            "Means over interleaved runs of {} s ({{n}} per point) with min-max whiskers over runs; x GET divides each run's CPU per decision by GET's mean; B2.2 and B2.3 are machine claims (the published values are the authors' machine's, judged on shape only).",
+            crate::analysis::figure::num(lua.iter().flat_map(|(_, l)| l.rows.iter().map(|r| r.wall_s)).sum::<f64>() / lua.iter().map(|(_, l)| l.rows.len()).sum::<usize>().max(1) as f64)
         ),
     );
     if let Some((g, _)) = cpu_vs_get(v) {
@@ -140,10 +140,7 @@ pub(super) fn overview(ctx: &AnalysisCtx, v: &Variants) -> Result<String> {
         "cost_cpu_per_decision",
         &[],
         "Redis CPU per decision of every variant (uniform keys unless one abusive key)",
-        format!(
-            "Means over n = {} interleaved runs with min-max whiskers over runs; command time is the script for Lua, MULTI+EXEC for the transaction.",
-            v.by.values().map(|x| x.rows.len()).max().unwrap_or(0)
-        ),
+        "Means over interleaved runs ({n} per point) with min-max whiskers over runs; command time is the script for Lua, MULTI+EXEC for the transaction.",
     )
     .panel(p)
     .write(ctx)
@@ -155,7 +152,7 @@ pub(super) fn ratios(ctx: &AnalysisCtx, v: &Variants) -> Result<String> {
         "b2_4-b6_1-cost-ratios",
         &["B2.4", "B2.5", "B2.6", "B6.1"],
         "throughput and CPU ratios between variants of the same runs",
-        "Each point is the ratio of the two variants' means over runs; whiskers where shown: the same ratio per run (paired by run), min to max; n = 5 runs.",
+        "Each point is the ratio of the two variants' means over runs; whiskers where shown: the same ratio per run (paired by run), min to max, {n} runs.",
     )
     .columns(3);
     let pub_ref = |id: &str, i: usize| ctx.claim(id).map(|c| Reference::published(c, i));

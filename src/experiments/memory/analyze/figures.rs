@@ -51,7 +51,9 @@ pub(super) fn bytes_per_entry(ctx: &AnalysisCtx, cells: &LogCells) -> Result<Str
         "b3_1-b3_3-bytes-per-entry",
         &["B3.1", "B3.3"],
         "sliding-log memory per entry: listpack up to 128 entries, skiplist past it, per member length",
-        "One measurement per point (used_memory growth over 13 to 10,000 clients filled to L, zset-max-listpack-entries 128); the claims are judged on the default members; the study does not state its member length, so 16, 24 and 36 bytes are drawn too.",
+        format!("One measurement per point (used_memory growth over {} to {} clients filled to L, zset-max-listpack-entries 128); the claims are judged on the default members; the study does not state its member length, so the other member lengths are drawn too.",
+        cells.main.values().map(|r| r.clients).min().unwrap_or(0),
+        cells.main.values().map(|r| r.clients).max().unwrap_or(0)),
     )
     .panel(p)
     .write(ctx)

@@ -649,7 +649,7 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
     }
     let m = cells.default_member_len();
     let finding = format!(
-        "with the strategy's default members (decimal request ids) a 128-entry log took {} B per entry and jumped {}x at 129 entries; past the cliff {} B per entry; the published listpack figures match members of about 24 bytes (see the member-length sweep).",
+        "with the strategy's default members (decimal request ids) a 128-entry log took {} B per entry and jumped {}x at 129 entries; past the cliff {} B per entry; member lengths that reproduce B3.1, B3.2 and B4.3 together: {}.",
         cells.b31_bytes_per_entry(m).map(|v| format!("{v:.1}")).unwrap_or_else(|| "n/a".into()),
         cells.b32_jump(m).map(|v| format!("{v:.2}")).unwrap_or_else(|| "n/a".into()),
         {
@@ -657,6 +657,19 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
             if v.is_empty() { "n/a".to_string() } else {
                 format!("{:.0} to {:.0}", v.iter().copied().fold(f64::MAX, f64::min), v.iter().copied().fold(f64::MIN, f64::max))
             }
+        },
+        {
+            let ok: Vec<String> = cells
+                .member_lens
+                .iter()
+                .filter(|m| {
+                    [("B3.1", cells.b31_bytes_per_entry(**m)), ("B3.2", cells.b32_jump(**m)), ("B4.3", cells.b43_mb_per_client(**m))]
+                        .iter()
+                        .all(|(id, v)| v.and_then(|v| passes(ctx, id, v)).unwrap_or(false))
+                })
+                .map(|m| figures::member(*m))
+                .collect();
+            if ok.is_empty() { "none".to_string() } else { ok.join(", ") }
         },
     );
     Ok((measured, Section::new("memory", md).finding(finding).appendix(appendix)))
