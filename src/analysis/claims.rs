@@ -406,7 +406,18 @@ pub fn unit_short(c: &ClaimSpec) -> String {
 }
 
 fn md_escape(s: &str) -> String {
-    s.replace('|', "\\|").replace('\n', " ")
+    micro(s).replace('|', "\\|").replace('\n', " ")
+}
+
+/// The claims table writes microseconds as `us`; a reader gets `µs`.
+pub fn micro(s: &str) -> String {
+    s.split(' ')
+        .map(|w| {
+            let core = w.trim_end_matches([';', ',', '.', ')']);
+            if core == "us" { format!("µs{}", &w[2..]) } else { w.to_string() }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 const HOW_TO_READ: &str = "How to read this report. Every claim of the two studies has a row below: what the study \
@@ -469,7 +480,7 @@ pub fn write_report(
             out.push_str(&format!(
                 "- **{}** ({}): ours {}; {}. {}\n",
                 c.id,
-                c.statement,
+                micro(&c.statement),
                 me.display,
                 margin_text(c, me),
                 me.note,
@@ -507,16 +518,16 @@ pub fn write_report(
         out.push_str(&format!("\n## {}\n\n", s.experiment));
         for (c, me, v) in &mine {
             let Some(me) = me else {
-                out.push_str(&format!("- **{} {}**: {}\n", c.id, v.as_str(), c.statement));
+                out.push_str(&format!("- **{} {}**: {}\n", c.id, v.as_str(), micro(&c.statement)));
                 continue;
             };
             out.push_str(&format!(
                 "- **{} {}** ({}): ours {} against published {}; {} ({}).\n",
                 c.id,
                 v.as_str(),
-                c.statement,
+                micro(&c.statement),
                 me.display,
-                c.published_text,
+                micro(&c.published_text),
                 margin_text(c, me),
                 check_text(c),
             ));

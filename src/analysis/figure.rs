@@ -138,9 +138,9 @@ impl Reference {
     pub fn published(spec: &ClaimSpec, i: usize) -> Self {
         let (value, band, rule) = pass_region(spec, i);
         let label = if band.is_none() {
-            format!("{} published: {} (judged on its shape, not on this value)", spec.id, spec.published_text)
+            format!("{} published: {} (judged on its shape, not on this value)", spec.id, super::claims::micro(&spec.published_text))
         } else {
-            format!("{} published: {}; shaded: passes ({rule})", spec.id, spec.published_text)
+            format!("{} published: {}; shaded: passes ({rule})", spec.id, super::claims::micro(&spec.published_text))
         };
         Reference {
             kind: RefKind::Published,
