@@ -327,6 +327,11 @@ impl Figure {
     /// Write SVG, PNG and CSV into the run's figures/, record the figure for
     /// the claims table, and return its markdown (image, caption, links).
     pub fn write(&self, ctx: &AnalysisCtx) -> Result<String> {
+        if self.points() == 0 {
+            // A partial run: say so instead of drawing an empty figure.
+            ctx.warnings.borrow_mut().push(format!("figure {} has no data points in this run; not drawn", self.name));
+            return Ok(String::new());
+        }
         self.write_to(&ctx.figures_dir)?;
         ctx.figures.borrow_mut().push(FigureInfo {
             file: format!("figures/{}.png", self.name),
