@@ -10,12 +10,17 @@
 //!   its claims are `not-run`.
 //! - `table.rs`: markdown tables and number formatting for report sections.
 //! - `figure.rs`: figures (panels of points with whiskers, the published
-//!   value and pass region, phases), written as SVG, PNG and CSV.
+//!   value and pass region, phases), written as SVG, PNG and CSV; `draw.rs`
+//!   draws them, `svg_text.rs` reads their text back for the figure test.
+//! - `report.rs`: report.md and the README's claims table.
 //! - `stats.rs`: mean/min/max/quantiles over trials.
 
 pub mod claims;
+pub mod draw;
 pub mod figure;
+pub mod report;
 pub mod stats;
+pub mod svg_text;
 pub mod table;
 pub mod window;
 
@@ -281,14 +286,14 @@ pub fn analyze(
     }
     let rows = claims::judge(&claims, measured);
     claims::write_csv(&run_dir.join("claims.csv"), &rows)?;
-    claims::write_report(&run_dir.join("report.md"), &ctx, &rows, &sections)?;
+    report::write_report(&run_dir.join("report.md"), &ctx, &rows, &sections)?;
     let rel = run_dir
         .file_name()
         .map(|n| format!("data/{}", n.to_string_lossy()))
         .unwrap_or_default();
     std::fs::write(
         run_dir.join("claims-table.md"),
-        claims::readme_table(&rows, &ctx.manifest, &rel, &ctx.figures.borrow()),
+        report::readme_table(&rows, &ctx.manifest, &rel, &ctx.figures.borrow()),
     )
     .map_err(|e| Error::io("writing claims-table.md", e))?;
     Ok(rows)

@@ -102,8 +102,8 @@ pub(super) fn lua(ctx: &AnalysisCtx, v: &Variants) -> Result<String> {
         .categories(cats.clone())
         .series(Series::points("decisions/s", rates));
     if let Some(c) = ctx.claim("B2.2") {
-        p = p.reference(Reference::published(c, 0).labelled(format!("B2.2 published: {} (machine claim)", crate::analysis::claims::micro(&c.published_text))));
-        p = p.reference(Reference::published(c, 1).labelled(format!("B2.2 published: {} (machine claim)", crate::analysis::claims::micro(&c.published_text))));
+        p = p.reference(Reference::published(c, 0).labelled(format!("B2.2 published: {} (machine claim)", crate::analysis::report::micro(&c.published_text))));
+        p = p.reference(Reference::published(c, 1).labelled(format!("B2.2 published: {} (machine claim)", crate::analysis::report::micro(&c.published_text))));
     }
     fig = fig.panel(p);
     let script = lua.iter().enumerate().map(|(i, (_, l))| Pt::summary(i as f64, &l.s(|r| r.cmd_usec_per_call))).collect();
@@ -114,7 +114,7 @@ pub(super) fn lua(ctx: &AnalysisCtx, v: &Variants) -> Result<String> {
         .series(Series::points("Redis CPU per decision", cpu));
     if let Some(c) = ctx.claim("B2.3") {
         for i in 0..2 {
-            p = p.reference(Reference::published(c, i).labelled(format!("B2.3 published: {} (machine claim)", crate::analysis::claims::micro(&c.published_text))));
+            p = p.reference(Reference::published(c, i).labelled(format!("B2.3 published: {} (machine claim)", crate::analysis::report::micro(&c.published_text))));
         }
     }
     fig = fig.panel(p);
@@ -191,14 +191,14 @@ pub(super) fn ratios(ctx: &AnalysisCtx, v: &Variants) -> Result<String> {
             .categories(vec!["token bucket".into()])
             .series(Series::points("ours", vec![Pt::new(0.0, extra)]));
         if let Some(c) = ctx.claim("B6.1") {
-            p = p.reference(Reference::published(c, 0).labelled(format!("B6.1 published: {}; shaded: passes", crate::analysis::claims::micro(&c.published_text))));
+            p = p.reference(Reference::published(c, 0).labelled(format!("B6.1 published: {}; shaded: passes", crate::analysis::report::micro(&c.published_text))));
         }
         fig = fig.panel(p);
         let mut q = Panel::new("B6.1: EVAL vs EVALSHA, throughput", Axis::new(""), Axis::new("% of EVALSHA's decisions/s lost"))
             .categories(vec!["token bucket".into()])
             .series(Series::points("ours", vec![Pt::new(0.0, lost)]));
         if let Some(c) = ctx.claim("B6.1") {
-            q = q.reference(Reference::published(c, 1).labelled(format!("B6.1 published: {}; shaded: passes", crate::analysis::claims::micro(&c.published_text))));
+            q = q.reference(Reference::published(c, 1).labelled(format!("B6.1 published: {}; shaded: passes", crate::analysis::report::micro(&c.published_text))));
         }
         fig = fig.panel(q);
     }
