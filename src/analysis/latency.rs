@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use hdrhistogram::Histogram;
 
-use super::chart::{Axes, Series, Style, xy_chart};
+use super::figure::{Axis, Figure, Panel, Pt, Series};
 use super::table::md_table;
 use super::{AnalysisCtx, Section};
 use crate::error::{Error, Result};
@@ -112,26 +112,25 @@ pub fn section(ctx: &AnalysisCtx) -> Result<Option<Section>> {
         return Ok(None);
     }
     if let Some((exp, merged)) = cdf_source {
-        let series: Vec<Series> = merged
-            .iter()
-            .map(|(s, m)| Series::new(s.clone(), cdf(&m.hist), Style::Line))
-            .collect();
-        let (path, link) = ctx.figure("latency_cdf.svg");
-        xy_chart(
-            &path,
-            &Axes {
-                title: format!("Decision latency CDF ({exp}, merged over trials)"),
-                x_label: "latency (µs, log scale)".into(),
-                y_label: "fraction of decisions at or below".into(),
-                x_log: true,
-                y_log: false,
-            },
-            &series,
-        )?;
-        md += &format!(
-            "![latency CDF]({link})\n\n*Cumulative distribution of per-decision latency in `{exp}`, \
-             one line per strategy, every trial's histogram merged.*\n\n"
+        let mut panel = Panel::new(
+            format!("{exp}: every trial's histogram merged, one line per strategy"),
+            Axis::log("decision latency (µs, log scale)"),
+            Axis::new("fraction of decisions at or below").range(0.0, 1.0),
         );
+        for (s, m) in &merged {
+            let pts: Vec<Pt> = cdf(&m.hist).into_iter().map(|(x, y)| Pt::new(x, y)).collect();
+            panel = panel.series(Series::line(s.clone(), pts));
+        }
+        let fig = Figure::new(
+            "latency_cdf",
+            &[],
+            format!("Decision latency CDF ({exp}; beyond the studies)"),
+            format!(
+                "Cumulative distribution of per-decision latency (send to reply) in `{exp}`, from HdrHistograms merged over every trial of each strategy; {{n}}."
+            ),
+        )
+        .panel(panel);
+        md += &fig.write(ctx)?;
     }
     Ok(Some(Section::new("latency", md)))
 }

@@ -9,14 +9,20 @@
 //!   claims, draws its figures and writes its report section. Missing CSV ->
 //!   its claims are `not-run`.
 //! - `table.rs`: markdown tables and number formatting for report sections.
-//! - `chart.rs`: SVG line/point and bar charts.
+//! - `figure.rs`: figures (panels of points with whiskers, the published
+//!   value and pass region, phases), written as SVG, PNG and CSV; `draw.rs`
+//!   draws them, `svg_text.rs` reads their text back for the figure test.
+//! - `report.rs`: report.md and the README's claims table.
 //! - `stats.rs`: mean/min/max/quantiles over trials.
 
-pub mod chart;
 pub mod claims;
 pub mod compare;
+pub mod draw;
+pub mod figure;
 pub mod latency;
+pub mod report;
 pub mod stats;
+pub mod svg_text;
 pub mod table;
 pub mod window;
 
@@ -37,6 +43,17 @@ pub struct AnalysisCtx {
     /// Problems that did not stop the analysis (a torn last line), for
     /// stderr and the report.
     pub warnings: std::cell::RefCell<Vec<String>>,
+    /// Every figure written, for the claims table's links.
+    pub figures: std::cell::RefCell<Vec<FigureInfo>>,
+}
+
+/// A written figure: its PNG (relative to the run folder), the claims it
+/// supports and its title.
+#[derive(Debug, Clone)]
+pub struct FigureInfo {
+    pub file: String,
+    pub claims: Vec<String>,
+    pub title: String,
 }
 
 impl AnalysisCtx {
@@ -121,7 +138,12 @@ fn csv_error_text(e: &csv::Error) -> String {
 #[derive(Debug, Clone, Default)]
 pub struct Section {
     pub experiment: String,
+    /// One line: what the run shows, from its own numbers.
+    pub finding: String,
+    /// Figure(s), caption and a compact table.
     pub markdown: String,
+    /// Long tables, printed at the end of the report.
+    pub appendix: String,
 }
 
 impl Section {
@@ -129,7 +151,16 @@ impl Section {
         Section {
             experiment: experiment.to_string(),
             markdown: markdown.into(),
+            ..Default::default()
         }
+    }
+    pub fn finding(mut self, f: impl Into<String>) -> Self {
+        self.finding = f.into();
+        self
+    }
+    pub fn appendix(mut self, a: impl Into<String>) -> Self {
+        self.appendix = a.into();
+        self
     }
 }
 
@@ -222,6 +253,7 @@ pub fn analyze(
         claims: claims.clone(),
         manifest,
         warnings: Default::default(),
+        figures: Default::default(),
     };
     let mut measured: Vec<Measured> = Vec::new();
     let mut sections = Vec::new();
@@ -265,14 +297,14 @@ pub fn analyze(
     }
     let rows = claims::judge(&claims, measured);
     claims::write_csv(&run_dir.join("claims.csv"), &rows)?;
-    claims::write_report(&run_dir.join("report.md"), &ctx, &rows, &sections)?;
+    report::write_report(&run_dir.join("report.md"), &ctx, &rows, &sections)?;
     let rel = run_dir
         .file_name()
         .map(|n| format!("data/{}", n.to_string_lossy()))
         .unwrap_or_default();
     std::fs::write(
         run_dir.join("claims-table.md"),
-        claims::readme_table(&rows, &ctx.manifest, &rel),
+        report::readme_table(&rows, &ctx.manifest, &rel, &ctx.figures.borrow()),
     )
     .map_err(|e| Error::io("writing claims-table.md", e))?;
     Ok(rows)

@@ -9,7 +9,7 @@
 //! Unit tests of the metrics: `tests.rs` in this folder.
 
 use super::rows::Row;
-use crate::analysis::chart::{Axes, BarGroup, bar_chart};
+use crate::analysis::figure::{Axis, Figure, Panel, Pt, Reference, Series};
 use crate::analysis::stats::Summary;
 use crate::analysis::table::{distinct, error_core, f, md_table};
 use crate::analysis::{AnalysisCtx, Measured, Section};
@@ -214,47 +214,88 @@ fn concurrency_table(conc: &[&Row]) -> String {
     )
 }
 
-/// The failing fraction per variant / flags, one bar per cluster size.
+/// A script's first line in words.
+fn flags_words(fl: &str) -> String {
+    match fl {
+        "none" => "no shebang".into(),
+        "lua" => "#!lua".into(),
+        "allow-cross-slot" => "#!lua flags=allow-cross-slot-keys".into(),
+        x => x.to_string(),
+    }
+}
+
+/// The fraction of users that work per cluster size: a panel per variant,
+/// a series per script first line, the expected 1/N marked.
 fn figure(ctx: &AnalysisCtx, u: &UsersRows) -> Result<String> {
-    let (path, link) = ctx.figure("cluster-failing-fraction.svg");
-    let series: Vec<String> = u.nodes.iter().map(|n| format!("{n} masters")).collect();
-    let mut groups = Vec::new();
+    let ns: Vec<f64> = u.nodes.iter().map(|n| *n as f64).collect();
+    let mut fig = Figure::new(
+        "cluster-users-that-work",
+        &["B7.1", "B7.2"],
+        "Redis Cluster: the fraction of users whose decision works, per cluster size and key design",
+        format!(
+            "Fraction of {} users per trial whose decision succeeded, mean with min-max whiskers over n = {} trials per point; grey dashes: 1/N, the share of derived keys that land on the base key's node by chance; the claims are judged at 3 masters.",
+            u.rows.first().map(|r| r.users).unwrap_or(0),
+            u.rows.iter().map(|r| r.trial).max().map(|t| t + 1).unwrap_or(0)
+        ),
+    )
+    .columns(3);
+    for v in &u.variants {
+        let mut p = Panel::new(
+            match v.as_str() {
+                "derived-plain" => "key derived inside the script".to_string(),
+                "derived-tagged" => "derived, base key hash-tagged".to_string(),
+                "declared" => "every key declared".to_string(),
+                x => x.to_string(),
+            },
+            Axis::new("masters N").ticks(ns.clone()),
+            Axis::new("fraction of users that work").range(-0.04, 1.08),
+        )
+        .dodge();
+        for fl in &u.flags {
+            let pts = u
+                .nodes
+                .iter()
+                .filter_map(|n| {
+                    let s = Summary::of(&u.sel(*n, v, fl).iter().map(|r| r.fraction_ok).collect::<Vec<_>>());
+                    (s.n > 0).then(|| Pt::summary(*n as f64, &s))
+                })
+                .collect();
+            p = p.series(Series::line(flags_words(fl), pts));
+        }
+        if v == "derived-plain" {
+            for n in &u.nodes {
+                p = p.reference(Reference::expected("1/N (by chance on the base key's node)", 1.0 / *n as f64).over(*n as f64 - 0.35, *n as f64 + 0.35));
+            }
+            if let Some(c) = ctx.claim("B7.1") {
+                p = p.reference(Reference::published(c, 0).over(2.6, 3.4));
+            }
+        }
+        if v == "derived-tagged"
+            && let Some(c) = ctx.claim("B7.2")
+        {
+            p = p.reference(Reference::published(c, 0).over(2.6, 3.4));
+        }
+        fig = fig.panel(p);
+    }
+    fig.write(ctx)
+}
+
+/// Compact: fraction that works per variant/flags (rows) and size (columns).
+fn pivot(u: &UsersRows) -> String {
+    let mut header = vec!["key design".to_string(), "script first line".to_string()];
+    header.extend(u.nodes.iter().map(|n| format!("{n} masters")));
+    let mut t = Vec::new();
     for v in &u.variants {
         for fl in &u.flags {
-            let mut vals = Vec::new();
-            let mut rg = Vec::new();
-            for &n in &u.nodes {
-                let s = Summary::of(
-                    &u.sel(n, v, fl)
-                        .iter()
-                        .map(|r| 1.0 - r.fraction_ok)
-                        .collect::<Vec<_>>(),
-                );
-                vals.push(if s.n > 0 { s.mean } else { f64::NAN });
-                rg.push((s.n > 0).then_some((s.min, s.max)));
-            }
-            groups.push(BarGroup {
-                category: format!("{v} / {fl}"),
-                values: vals,
-                ranges: rg,
-            });
+            let mut row = vec![v.clone(), flags_words(fl)];
+            row.extend(u.nodes.iter().map(|n| {
+                let s = Summary::of(&u.sel(*n, v, fl).iter().map(|r| r.fraction_ok).collect::<Vec<_>>());
+                if s.n > 0 { format!("{:.3}", s.mean) } else { String::new() }
+            }));
+            t.push(row);
         }
     }
-    bar_chart(
-        &path,
-        &Axes {
-            title:
-                "B7.1/B7.2: fraction of users whose decision fails, by variant / script first line"
-                    .into(),
-            x_label: "variant / shebang flags".into(),
-            y_label: "fraction of users failing".into(),
-            ..Default::default()
-        },
-        &series,
-        &groups,
-        None,
-    )?;
-    Ok(format!("\n![cluster failing fraction]({link})\n"))
+    md_table(&header.iter().map(|s| s.as_str()).collect::<Vec<_>>(), &t)
 }
 
 pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
@@ -265,13 +306,18 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
     let conc: Vec<&Row> = rows.iter().filter(|r| r.kind == "concurrency").collect();
     let mut md = format!(
         "Redis Cluster of n masters (slots split evenly), one decision per user, window keys derived from Redis's clock. \
-         Seed(s): {:?}. Users per trial: {:?}.\n\n",
-        distinct(rows.iter().map(|r| r.seed)),
-        distinct(u.rows.iter().map(|r| r.users))
+         Seed(s): {}. Users per trial: {}.\n\n",
+        distinct(rows.iter().map(|r| r.seed.to_string())).join(", "),
+        distinct(u.rows.iter().map(|r| r.users.to_string())).join(", ")
     );
-    md.push_str("Fraction of users whose decision worked, per cluster size, variant and script first line \
+    let mut appendix = String::from("Fraction of users whose decision worked, per cluster size, variant and script first line \
                  (`none`: no shebang; `lua`: `#!lua`; `allow-cross-slot`: `#!lua flags=allow-cross-slot-keys`):\n\n");
-    md.push_str(&variant_table(&u));
+    appendix.push_str(&variant_table(&u));
+    if !u.rows.is_empty() {
+        md.push_str(&figure(ctx, &u)?);
+        md.push_str("Mean fraction of users that work:\n\n");
+        md.push_str(&pivot(&u));
+    }
     let published_error = ctx.claim("B7.1").and_then(|c| quoted(&c.statement));
     let out = [b71(&u, published_error.as_deref()), b72(&u)]
         .into_iter()
@@ -281,8 +327,15 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
         md.push_str("\nStudy A's concurrency check on the cluster, hash-tagged keys (every worker released together):\n\n");
         md.push_str(&concurrency_table(&conc));
     }
-    if !u.rows.is_empty() {
-        md.push_str(&figure(ctx, &u)?);
-    }
-    Ok((out, Section::new("cluster", md)))
+    let at3 = |v: &str, fl: &str| {
+        let s = Summary::of(&u.sel(3, v, fl).iter().map(|r| r.fraction_ok).collect::<Vec<_>>());
+        if s.n > 0 { format!("{:.3}", s.mean) } else { "n/a".into() }
+    };
+    let finding = format!(
+        "on 3 masters a script that builds its key inside worked for a fraction {} of the users (1/N by chance), {} with a hash tag on the base key, and {} with the first line `#!lua` and no flags.",
+        at3("derived-plain", "none"),
+        at3("derived-tagged", "none"),
+        at3("derived-plain", "lua"),
+    );
+    Ok((out, Section::new("cluster", md).finding(finding).appendix(appendix)))
 }

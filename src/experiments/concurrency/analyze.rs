@@ -12,7 +12,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::rows::Row;
-use crate::analysis::chart::{Axes, BarGroup, Series, Style, bar_chart, xy_chart};
+use crate::analysis::figure::{Axis, Figure, Panel, Pt, Reference, Series, num, pass_region};
 use crate::analysis::stats::Summary;
 use crate::analysis::table::{f, md_table};
 use crate::analysis::{AnalysisCtx, Measured, Section};
@@ -159,7 +159,7 @@ fn count_rows(ctx: &AnalysisCtx, name: &str) -> usize {
 }
 
 /// A0: trials and times of study A's four experiments.
-fn a0(ctx: &AnalysisCtx, md: &mut String, out: &mut Vec<Measured>) {
+fn a0(ctx: &AnalysisCtx, md: &mut String, out: &mut Vec<Measured>) -> Result<()> {
     let counts: Vec<(String, usize, f64)> = STUDY_A
         .iter()
         .map(|e| {
@@ -174,9 +174,26 @@ fn a0(ctx: &AnalysisCtx, md: &mut String, out: &mut Vec<Measured>) {
         .collect();
     let (total, secs) = study_a_totals(&counts);
     if total == 0 {
-        return;
+        return Ok(());
     }
-    *md += "Study A trials and times (rows of each CSV; seconds from manifest.json):\n\n";
+    let mut cats: Vec<String> = counts.iter().map(|c| c.0.clone()).collect();
+    cats.push("all four".into());
+    let mut pts: Vec<Pt> = counts.iter().enumerate().map(|(i, c)| Pt::new(i as f64, c.1 as f64)).collect();
+    pts.push(Pt::new(counts.len() as f64, total as f64));
+    let mut panel = Panel::new("", Axis::new("experiment of study A"), Axis::new("trials (rows of its CSV)"))
+        .categories(cats)
+        .series(Series::points("trials in this run", pts));
+    if let Some(c) = ctx.claim("A0") {
+        panel = panel.reference(Reference::published(c, 0).over(counts.len() as f64 - 0.45, counts.len() as f64 + 0.45));
+    }
+    *md += &Figure::new(
+        "a0-study-a-trials",
+        &["A0"],
+        "trials of study A's four experiments in this run",
+        format!("Trials per experiment and in all four ({total}, {:.1} min of run time); one value each, no spread.", secs / 60.0),
+    )
+    .panel(panel)
+    .write(ctx)?;
     *md += &md_table(
         &["experiment", "trials", "seconds"],
         &counts
@@ -197,9 +214,11 @@ fn a0(ctx: &AnalysisCtx, md: &mut String, out: &mut Vec<Measured>) {
             ctx.manifest["size"].as_str().unwrap_or("?")
         )),
     );
+    Ok(())
 }
 
-/// A1.1: the distribution at 64 workers without added delay.
+/// A1.1: admitted per worker count without added delay, the published
+/// value at 64 workers.
 fn a1_1(
     ctx: &AnalysisCtx,
     rows: &[Row],
@@ -227,50 +246,52 @@ fn a1_1(
             (s64.mean / limit as f64 - 1.0) * 100.0
         )),
     );
-    let (path, link) = ctx.figure("a1_1_check_then_act_64_workers.svg");
-    bar_chart(
-        &path,
-        &Axes {
-            title: "A1.1 check-then-act, 64 workers, no added delay: admitted per trial".into(),
-            x_label: "admitted in the trial (limit 100)".into(),
-            y_label: "trials".into(),
-            ..Default::default()
-        },
-        &["trials".to_string()],
-        &histogram(&c64)
-            .iter()
-            .map(|(k, n)| BarGroup {
-                category: k.to_string(),
-                values: vec![*n as f64],
-                ranges: vec![None],
-            })
-            .collect::<Vec<_>>(),
-        None,
-    )?;
-    *md += &format!(
-        "**A1.1** check-then-act, 64 workers, no added delay: admitted {} ![A1.1]({link})\n\n",
-        s64.show(1)
-    );
+    let mut by: BTreeMap<u64, Vec<f64>> = BTreeMap::new();
+    for r in rows.iter().filter(|r| r.strategy == CTA && r.target_rtt_ms == 0.0) {
+        by.entry(r.workers).or_default().push(r.admitted as f64);
+    }
+    let pts: Vec<Pt> = by.iter().map(|(c, v)| Pt::summary(*c as f64, &Summary::of(v))).collect();
+    let mut panel = Panel::new(
+        "",
+        Axis::log("concurrent workers c").ticks(by.keys().map(|c| *c as f64).collect()),
+        Axis::new("admitted of one key's limit (requests)"),
+    )
+    .series(Series::line("check-then-act, no added delay", pts))
+    .reference(Reference::limit(format!("limit L = {limit}"), limit as f64));
+    if let Some(c) = ctx.claim("A1.1") {
+        panel = panel.reference(Reference::published(c, 0).over(64.0 / 1.35, 64.0 * 1.35));
+    }
+    let n = by.values().map(|v| v.len()).max().unwrap_or(0);
+    *md += &Figure::new(
+        "a1_1-check-then-act-admitted",
+        &["A1.1"],
+        format!("check-then-act admits more than L={limit} as workers race (no added delay)"),
+        format!("Admitted per trial, mean with min-max whiskers over n = {n} trials per worker count; the published mean at 64 workers is drawn over that point."),
+    )
+    .panel(panel)
+    .write(ctx)?;
     Ok(())
 }
 
-/// A1.2's figure and table: overshoot per worker count, a series per round trip.
+/// A1.2's figure (a panel per round trip, the formula marked at each worker
+/// count) and its compact table (workers x round trip).
 fn a1_2_figure_and_table(
     ctx: &AnalysisCtx,
     o: &Overshoot,
     limit: u64,
     md: &mut String,
+    appendix: &mut String,
 ) -> Result<()> {
     let mut table = Vec::new();
-    let mut series = Vec::new();
+    let mut panels = Vec::new();
+    let longest = o.rtt_measured.keys().last().copied().unwrap_or(0);
+    let ws: BTreeSet<u64> = o.by.keys().map(|k| k.1).collect();
     for &rtt in o.rtt_measured.keys() {
         let mut pts = Vec::new();
-        let mut ranges = Vec::new();
         for ((_, c), v) in o.by.iter().filter(|((r2, _), _)| *r2 == rtt) {
             let s = Summary::of(v);
             let formula = lockstep_overshoot(*c, limit) as f64;
-            pts.push((*c as f64, s.mean));
-            ranges.push((*c as f64, s.min, s.max));
+            pts.push(Pt::summary(*c as f64, &s));
             table.push(vec![
                 f(rtt as f64 / 1000.0, 1),
                 f(Summary::of(&o.rtt_measured[&rtt]).median / 1000.0, 2),
@@ -283,44 +304,61 @@ fn a1_2_figure_and_table(
                 f(s.mean - formula, 2),
             ]);
         }
-        series.push(
-            Series::new(
-                format!("measured, {} ms round trip", rtt as f64 / 1000.0),
-                pts,
-                Style::LinePoints,
-            )
-            .with_ranges(ranges),
-        );
+        let mut p = Panel::new(
+            format!("{} ms added round trip", num(rtt as f64 / 1000.0)),
+            Axis::log("concurrent workers c").ticks(ws.iter().map(|c| *c as f64).collect()),
+            Axis::new("admitted - L (requests)"),
+        )
+        .series(Series::line("check-then-act, measured", pts));
+        for c in &ws {
+            let formula = lockstep_overshoot(*c, limit) as f64;
+            p = p.reference(Reference::expected("c*ceil(L/c) - L (lockstep formula)", formula).over(*c as f64 / 1.3, *c as f64 * 1.3));
+            if rtt == longest && A1_2_WORKERS.contains(c)
+                && let Some(spec) = ctx.claim("A1.2")
+            {
+                let t = pass_region(spec, 0).1.map(|b| b.1).unwrap_or(f64::NAN);
+                let mut r = Reference::published(spec, 0).over(*c as f64 / 1.3, *c as f64 * 1.3);
+                r.value = None;
+                r.band = Some((formula - t, formula + t));
+                r.lines = vec![formula - t, formula + t];
+                r.label = format!("A1.2 published: {}; shaded: passes (within {} of the formula)", spec.published_text, num(t));
+                p = p.reference(r);
+            }
+        }
+        panels.push(p);
     }
-    let ws: BTreeSet<u64> = o.by.keys().map(|k| k.1).collect();
-    series.push(Series::new(
-        "c*ceil(L/c) - L",
-        ws.iter()
-            .map(|c| (*c as f64, lockstep_overshoot(*c, limit) as f64))
-            .collect(),
-        Style::Dashed,
-    ));
-    let (path, link) = ctx.figure("a1_2_overshoot_vs_workers.svg");
-    xy_chart(
-        &path,
-        &Axes {
-            title: "A1.2 check-then-act overshoot vs workers (mean, min-max over trials)".into(),
-            x_label: "concurrent workers c".into(),
-            y_label: "admitted - L (requests)".into(),
-            x_log: true,
-            ..Default::default()
-        },
-        &series,
-    )?;
-    *md += &format!(
-        "**A1.2** check-then-act overshoot per worker count and round trip, against c*ceil(L/c)-L:\n\n![A1.2]({link})\n\n"
-    );
-    *md += &md_table(
+    let n = o.by.values().map(|v| v.len()).max().unwrap_or(0);
+    let mut fig = Figure::new(
+        "a1_2-overshoot-vs-formula",
+        &["A1.2"],
+        "check-then-act overshoot against c*ceil(L/c) - L, per added round trip",
+        format!("Admitted - L per trial, mean with min-max whiskers over n = {n} trials per point; grey dashes mark the formula at each worker count; the claim is judged in the longest-round-trip panel."),
+    )
+    .columns(3);
+    fig.panels = panels;
+    *md += &fig.write(ctx)?;
+    // Compact: mean overshoot per workers (rows) and round trip (columns).
+    let rtts: Vec<i64> = o.rtt_measured.keys().copied().collect();
+    let mut header = vec!["workers c".to_string(), "formula".to_string()];
+    header.extend(rtts.iter().map(|r| format!("{} ms", num(*r as f64 / 1000.0))));
+    let pivot: Vec<Vec<String>> = ws
+        .iter()
+        .map(|c| {
+            let mut row = vec![c.to_string(), lockstep_overshoot(*c, limit).to_string()];
+            row.extend(rtts.iter().map(|r| o.by.get(&(*r, *c)).map(|v| f(Summary::of(v).mean, 1)).unwrap_or_default()));
+            row
+        })
+        .collect();
+    *md += "Mean admitted - L per worker count (rows) and added round trip (columns), with the formula:\n\n";
+    *md += &md_table(&header.iter().map(|s| s.as_str()).collect::<Vec<_>>(), &pivot);
+    *md += "\n";
+    *appendix += "Check-then-act overshoot per round trip and worker count (A1.2):\n\n";
+    *appendix += &md_table(
         &[
-            "target rtt ms",
-            "measured rtt ms (median)",
+            "added round trip ms",
+            "measured round trip ms (median)",
             "workers",
-            "mean over",
+            "mean admitted - L",
             "min",
             "max",
             "n",
@@ -329,7 +367,7 @@ fn a1_2_figure_and_table(
         ],
         &table,
     );
-    *md += "\n";
+    *appendix += "\n";
     Ok(())
 }
 
@@ -339,13 +377,14 @@ fn a1_2(
     rows: &[Row],
     limit: u64,
     md: &mut String,
+    appendix: &mut String,
     out: &mut Vec<Measured>,
 ) -> Result<()> {
     let o = cta_overshoot(rows);
     if o.by.is_empty() {
         return Ok(());
     }
-    a1_2_figure_and_table(ctx, &o, limit, md)?;
+    a1_2_figure_and_table(ctx, &o, limit, md, appendix)?;
     let Some((longest, devs)) = formula_deviation(&o, limit) else {
         return Ok(());
     };
@@ -376,9 +415,33 @@ fn a1_2(
 }
 
 /// A3.0: every atomic strategy admits exactly the limit.
-fn a3_0(rows: &[Row], md: &mut String, out: &mut Vec<Measured>) {
-    *md += "Admitted per strategy (all worker counts and round trips; `atomic` = design promises exactness; \
-            strategies of kind `external` are listed but not counted in A3.0, which is about the built-in designs):\n\n";
+fn a3_0(ctx: &AnalysisCtx, rows: &[Row], md: &mut String, out: &mut Vec<Measured>) -> Result<()> {
+    let per = per_strategy(rows);
+    let names: Vec<&String> = per.keys().collect();
+    let series = |atomic: bool| {
+        per.values()
+            .enumerate()
+            .filter(|(_, t)| t.atomic == atomic)
+            .map(|(i, t)| Pt::new(i as f64, t.not_exact as f64))
+            .collect::<Vec<_>>()
+    };
+    let mut panel = Panel::new("", Axis::new("strategy"), Axis::new("trials not admitting exactly L"))
+        .categories(names.iter().map(|s| s.to_string()).collect())
+        .series(Series::points("atomic design (A3.0 counts these)", series(true)))
+        .series(Series::points("not atomic (for contrast)", series(false)));
+    if let Some(c) = ctx.claim("A3.0") {
+        panel = panel.reference(Reference::published(c, 0));
+    }
+    let n = per.values().map(|t| t.trials).min().unwrap_or(0);
+    *md += &Figure::new(
+        "a3_0-atomic-exactness",
+        &["A3.0"],
+        "trials per strategy that did not admit exactly the limit (all worker counts and round trips)",
+        format!("Count of trials (at least {n} per strategy) whose admitted count differs from L or that had errors; one count per strategy, so no whiskers."),
+    )
+    .panel(panel)
+    .write(ctx)?;
+    *md += "Admitted per strategy over every worker count and round trip (`atomic`: the design promises exactness; strategies of kind `external` are listed but not counted in A3.0, which is about the built-in designs):\n\n";
     *md += &md_table(
         &[
             "strategy",
@@ -388,12 +451,12 @@ fn a3_0(rows: &[Row], md: &mut String, out: &mut Vec<Measured>) {
             "min admitted",
             "max admitted",
         ],
-        &per_strategy(rows)
+        &per
             .iter()
             .map(|(s, t)| {
                 vec![
                     s.clone(),
-                    t.atomic.to_string(),
+                    if t.atomic { "yes" } else { "no" }.into(),
                     t.trials.to_string(),
                     t.not_exact.to_string(),
                     f(t.min_admitted, 0),
@@ -411,13 +474,15 @@ fn a3_0(rows: &[Row], md: &mut String, out: &mut Vec<Measured>) {
             "concurrency.csv atomic_design=true kind!=external: admitted != limit or errors > 0",
         ));
     }
+    Ok(())
 }
 
 pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
     let mut md = String::new();
+    let mut appendix = String::new();
     let mut out = Vec::new();
-    a0(ctx, &mut md, &mut out);
     let Some(rows) = ctx.read_csv::<Row>("concurrency.csv")? else {
+        a0(ctx, &mut md, &mut out)?;
         return Ok((out, Section::new("concurrency", md + "Not run.\n")));
     };
     let limit = rows.first().map(|r| r.limit).unwrap_or(100);
@@ -432,7 +497,17 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
         md += &format!("**{errors} decisions failed with errors** (counted as not admitted).\n\n");
     }
     a1_1(ctx, &rows, limit, &mut md, &mut out)?;
-    a1_2(ctx, &rows, limit, &mut md, &mut out)?;
-    a3_0(&rows, &mut md, &mut out);
-    Ok((out, Section::new("concurrency", md)))
+    a1_2(ctx, &rows, limit, &mut md, &mut appendix, &mut out)?;
+    a3_0(ctx, &rows, &mut md, &mut out)?;
+    a0(ctx, &mut md, &mut out)?;
+    let s64 = Summary::of(&cta_admitted_at_64(&rows));
+    let dev = formula_deviation(&cta_overshoot(&rows), limit)
+        .map(|(_, d)| d.iter().map(|x| x.1).fold(0.0, f64::max));
+    let (not_exact, atomic) = atomic_not_exact(&rows);
+    let finding = format!(
+        "check-then-act admitted {} of L={limit} on average at 64 workers without added delay{}; {not_exact} of {atomic} trials of the atomic designs admitted other than exactly L.",
+        f(s64.mean, 1),
+        dev.map(|d| format!(", and with the longest added round trip its mean overshoot is within {} of c*ceil(L/c)-L", f(d, 2))).unwrap_or_default(),
+    );
+    Ok((out, Section::new("concurrency", md).finding(finding).appendix(appendix)))
 }

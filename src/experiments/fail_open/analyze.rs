@@ -8,7 +8,7 @@
 //! Unit tests of the metrics: `tests.rs` in this folder.
 
 use super::rows::{BinRow, SummaryRow};
-use crate::analysis::chart::{Axes, Series, Style, xy_chart};
+use crate::analysis::figure::{Axis, Figure, Panel, Pt, Reference, Series, Shade, num};
 use crate::analysis::stats::Summary;
 use crate::analysis::table::{distinct, f, md_table};
 use crate::analysis::{AnalysisCtx, Measured, Section};
@@ -168,74 +168,55 @@ fn outage_table(sums: &[SummaryRow], policies: &[String]) -> String {
     )
 }
 
-/// The timeline of trial 0 of each policy, per second, with the limit.
-fn figure(ctx: &AnalysisCtx, bins: &[BinRow], policies: &[String]) -> Result<String> {
-    let (path, link) = ctx.figure("fail-open-timeline.svg");
-    let mut series = Vec::new();
+/// The timeline per policy: admitted, decided by Redis, refused or failed
+/// per second, mean over trials per bin, with the phases shaded.
+fn figure(ctx: &AnalysisCtx, bins: &[BinRow], sums: &[SummaryRow], policies: &[String]) -> Result<String> {
+    let trials = bins.iter().map(|b| b.trial).max().map(|t| t + 1).unwrap_or(0);
+    let bin_s = bins.iter().find(|x| x.bin == 1).map(|x| x.t_start_s - bins.iter().find(|y| y.bin == 0 && y.policy == x.policy && y.trial == x.trial).map(|y| y.t_start_s).unwrap_or(0.0)).unwrap_or(1.0).max(1e-9);
+    let mut fig = Figure::new(
+        "fail-open-timeline",
+        &["B8"],
+        "when Redis is slow or gone: fail open admits everything, fail closed refuses; both recover when it is back",
+        format!(
+            "Requests per second in bins of {} s, mean with min-max whiskers over n = {trials} trials per policy; shaded: the phases (slow: replies delayed past the policy's timeout; gone: server killed; back: restarted empty). B8 is a behaviour claim (published: {}); it is judged on the conditions listed in the section.",
+            num(bin_s),
+            ctx.claim("B8").map(|c| c.published_text.clone()).unwrap_or_default()
+        ),
+    )
+    .columns(2);
     for pol in policies {
-        let rs: Vec<&BinRow> = bins
-            .iter()
-            .filter(|b| &b.policy == pol && b.trial == 0)
-            .collect();
-        let bin_s = rs
-            .get(1)
-            .map(|b| b.t_start_s - rs[0].t_start_s)
-            .unwrap_or(1.0)
-            .max(1e-9);
-        let pts = |g: &dyn Fn(&BinRow) -> u64| -> Vec<(f64, f64)> {
-            rs.iter()
-                .map(|b| (b.t_start_s, g(b) as f64 / bin_s))
+        let mut per_bin: std::collections::BTreeMap<u64, Vec<&BinRow>> = Default::default();
+        for b in bins.iter().filter(|b| &b.policy == pol) {
+            per_bin.entry(b.bin).or_default().push(b);
+        }
+        let series = |g: &dyn Fn(&BinRow) -> f64| -> Vec<Pt> {
+            per_bin
+                .values()
+                .map(|v| {
+                    let t = v.iter().map(|b| b.t_start_s).sum::<f64>() / v.len() as f64 + bin_s / 2.0;
+                    Pt::summary(t, &Summary::of(&v.iter().map(|b| g(b) / bin_s).collect::<Vec<_>>()))
+                })
                 .collect()
         };
-        series.push(Series::new(
-            format!("{pol}: admitted"),
-            pts(&|b| b.admitted),
-            Style::LinePoints,
-        ));
-        series.push(Series::new(
-            format!("{pol}: decided by Redis"),
-            pts(&|b| b.by_redis),
-            Style::Line,
-        ));
+        let mut p = Panel::new(pol.clone(), Axis::new("time since the trial started (s)"), Axis::new("requests per second"))
+            .dodge()
+            .series(Series::line("admitted", series(&|b| b.admitted as f64)))
+            .series(Series::line("decided by Redis", series(&|b| b.by_redis as f64)))
+            .series(Series::line("timed out or failed (a miss)", series(&|b| (b.timeouts + b.errors) as f64)));
         if pol == "fail-closed" {
-            series.push(Series::new(
-                format!("{pol}: refused (closed)"),
-                pts(&|b| b.refused_closed),
-                Style::Dashed,
-            ));
+            p = p.series(Series::line("refused because Redis did not answer", series(&|b| b.refused_closed as f64)));
         }
-        series.push(Series::new(
-            format!("{pol}: timeouts"),
-            pts(&|b| b.timeouts),
-            Style::Points,
-        ));
+        if let Some(b) = bins.first() {
+            p = p.reference(Reference::limit(format!("limit {}/s", num(b.limit_per_bin / bin_s)), b.limit_per_bin / bin_s));
+        }
+        if let Some(s) = sums.iter().find(|s| &s.policy == pol) {
+            for (x0, x1, l) in [(s.slow_start_s, s.gone_start_s, "slow"), (s.gone_start_s, s.back_start_s, "gone"), (s.back_start_s, s.end_s, "back")] {
+                p.shades.push(Shade { x0, x1, label: l.into() });
+            }
+        }
+        fig = fig.panel(p);
     }
-    if let Some(b) = bins.first() {
-        let lim = b.limit_per_bin;
-        let bin_s = bins
-            .iter()
-            .find(|x| x.bin == 1)
-            .map(|x| x.t_start_s)
-            .unwrap_or(1.0)
-            .max(1e-9);
-        let end = bins.iter().map(|x| x.t_start_s).fold(0.0, f64::max) + bin_s;
-        series.push(Series::new(
-            "limit",
-            vec![(0.0, lim / bin_s), (end, lim / bin_s)],
-            Style::Dashed,
-        ));
-    }
-    xy_chart(
-        &path,
-        &Axes {
-            title: "B8: fail-open vs fail-closed; normal, slow, gone, back (trial 0)".into(),
-            x_label: "time since trial start (s)".into(),
-            y_label: "requests per second".into(),
-            ..Default::default()
-        },
-        &series,
-    )?;
-    Ok(format!("\n![fail-open timeline]({link})\n"))
+    fig.write(ctx)
 }
 
 pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
@@ -250,20 +231,28 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
     if let Some(s) = sums.first() {
         md.push_str(&format!(
             "Steady {} req/s on one client's {} (limit {}/s); policy timeout {} ms; phases normal / slow (proxy delay, measured RTT {} ms) / \
-             gone (SIGKILL) / back (restarted empty, same port); {} trials per policy; seed(s) {:?}.\n\n",
+             gone (SIGKILL) / back (restarted empty, same port); {} trials per policy; seed(s) {}.\n\n",
             s.offered_per_s, s.strategy, s.limit_per_s, s.timeout_ms,
             f(Summary::of(&sums.iter().map(|x| x.slow_rtt_ms).collect::<Vec<_>>()).mean, 1),
             sums.iter().filter(|x| x.policy == s.policy).count(),
-            distinct(sums.iter().map(|x| x.seed))
+            distinct(sums.iter().map(|x| x.seed.to_string())).join(", ")
         ));
     }
     md.push_str("Per phase, mean per trial:\n\n");
     md.push_str(&phase_table(&bins, &policies));
     md.push_str("\nOutage (slow + gone) and recovery:\n\n");
     md.push_str(&outage_table(&sums, &policies));
-    let out = b8(&bins, &sums).into_iter().collect();
+    let out: Vec<Measured> = b8(&bins, &sums).into_iter().collect();
     if !bins.is_empty() {
-        md.push_str(&figure(ctx, &bins, &policies)?);
+        md = figure(ctx, &bins, &sums, &policies)? + &md;
     }
-    Ok((out, Section::new("fail-open", md)))
+    let outage = |pol: &str| Summary::of(&sums.iter().filter(|s| s.policy == pol).map(|s| s.outage_admitted as f64).collect::<Vec<_>>());
+    let finding = format!(
+        "while Redis was slow or gone, fail open admitted {} requests per trial (limit over the outage {}), fail closed {}; both were deciding through Redis again {} ms after the restart.",
+        f(outage("fail-open").mean, 0),
+        f(Summary::of(&sums.iter().map(|s| s.outage_limit).collect::<Vec<_>>()).mean, 0),
+        f(outage("fail-closed").mean, 0),
+        f(Summary::of(&sums.iter().map(|s| s.recover_ms).collect::<Vec<_>>()).mean, 1),
+    );
+    Ok((out, Section::new("fail-open", md).finding(finding)))
 }

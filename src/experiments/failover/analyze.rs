@@ -8,7 +8,7 @@
 //! Unit tests of the metrics: `tests.rs` in this folder.
 
 use super::rows::Row;
-use crate::analysis::chart::{Axes, Series, Style, xy_chart};
+use crate::analysis::figure::{Axis, Figure, Panel, Pt, Reference, Series};
 use crate::analysis::stats::Summary;
 use crate::analysis::table::{distinct, f, md_table};
 use crate::analysis::{AnalysisCtx, Measured, Section};
@@ -96,40 +96,40 @@ fn cell_table(rows: &[Row], cells: &[CellKey]) -> String {
     )
 }
 
-/// Over-admission against the replication delay, one line per strategy and WAIT.
+/// Over-admission against the replication delay: a panel per strategy, a
+/// series with and without WAIT.
 fn figure(ctx: &AnalysisCtx, rows: &[Row], cells: &[CellKey]) -> Result<String> {
-    let (path, link) = ctx.figure("failover-overadmission.svg");
-    let mut series = Vec::new();
-    for (s, w) in distinct(cells.iter().map(|c| (c.0.clone(), c.1))) {
-        let mut pts = Vec::new();
-        let mut rg = Vec::new();
-        for d in distinct(cells.iter().filter(|c| c.0 == s && c.1 == w).map(|c| c.2)) {
-            let sm = CellStats::of(rows, &(s.clone(), w, d)).over;
-            let x = f64::from_bits(d);
-            pts.push((x, sm.mean));
-            rg.push((x, sm.min, sm.max));
+    let mut fig = Figure::new(
+        "failover-overadmission",
+        &[],
+        "failover (beyond the studies): admitted above the limit when the primary dies and its replica takes over",
+        format!(
+            "Admitted - limit per trial (negative: fewer than the limit admitted), mean with min-max whiskers over n = {} trials per point.",
+            cells.iter().map(|c| CellStats::of(rows, c).trials).max().unwrap_or(0)
+        ),
+    )
+    .columns(2);
+    for s in distinct(cells.iter().map(|c| c.0.clone())) {
+        let mut p = Panel::new(
+            s.clone(),
+            Axis::new("replication link one-way delay (ms)").ticks(distinct(cells.iter().map(|c| f64::from_bits(c.2).to_bits())).into_iter().map(f64::from_bits).collect()),
+            Axis::new("admitted - limit (requests)"),
+        )
+        .dodge()
+        .reference(Reference::limit("the limit (0 over)", 0.0));
+        for w in [false, true] {
+            let pts: Vec<Pt> = cells
+                .iter()
+                .filter(|c| c.0 == s && c.1 == w)
+                .map(|c| Pt::summary(f64::from_bits(c.2), &CellStats::of(rows, c).over))
+                .collect();
+            if !pts.is_empty() {
+                p = p.series(Series::line(if w { "WAIT 1 after each decision" } else { "no WAIT" }, pts));
+            }
         }
-        series.push(
-            Series::new(
-                format!("{s}{}", if w { " + WAIT 1" } else { "" }),
-                pts,
-                if w { Style::Dashed } else { Style::LinePoints },
-            )
-            .with_ranges(rg),
-        );
+        fig = fig.panel(p);
     }
-    xy_chart(
-        &path,
-        &Axes {
-            title: "Failover (beyond the studies): admitted above the limit vs replication delay"
-                .into(),
-            x_label: "replication link one-way delay (ms)".into(),
-            y_label: "admitted - limit (mean, min..max)".into(),
-            ..Default::default()
-        },
-        &series,
-    )?;
-    Ok(format!("\n![failover over-admission]({link})\n"))
+    fig.write(ctx)
 }
 
 /// Distinct values of a column joined with `/`.
@@ -148,13 +148,38 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
     let mut md = format!(
         "Per trial a fresh primary + replica (replication link through a delay proxy when the delay is > 0), {} workers on one \
          client's limiter (limit {}), the primary SIGKILLed when it had admitted the limit and the \
-         replica promoted at once; then the clients continue on it. Seed(s) {:?}.\n\n",
+         replica promoted at once; then the clients continue on it. Seed(s) {}.\n\n",
         joined(rows.iter().map(|r| r.workers)),
         joined(rows.iter().map(|r| r.limit)),
-        distinct(rows.iter().map(|r| r.seed))
+        joined(rows.iter().map(|r| r.seed))
     );
     let cells = cells(&rows);
+    md = figure(ctx, &rows, &cells)? + &md;
     md.push_str(&cell_table(&rows, &cells));
-    md.push_str(&figure(ctx, &rows, &cells)?);
-    Ok((vec![], Section::new("failover", md)))
+    let lost = Summary::of(&rows.iter().map(|r| r.lost_calls as f64).collect::<Vec<_>>());
+    md.push_str(&format!(
+        "\nNegative values mean fewer than the limit were admitted in all: calls in flight when the primary was killed ({} per trial on average, at most {}) got no reply, so no client counted them, while a decision the primary took and replicated before dying still counts against the limit on the promoted replica.\n",
+        f(lost.mean, 1),
+        f(lost.max, 0)
+    ));
+    let worst = cells
+        .iter()
+        .map(|c| (c, CellStats::of(&rows, c)))
+        .max_by(|a, b| a.1.over.mean.total_cmp(&b.1.over.mean));
+    let finding = worst
+        .map(|(c, st)| {
+            format!(
+                "the most over-admission was {} requests on average ({} of {} trials over the limit) with {} and a {} ms one-way replication delay{}; with WAIT 1 after each decision no trial went over the limit in {} of {} settings.",
+                f(st.over.mean, 1),
+                st.trials_over,
+                st.trials,
+                c.0,
+                f(f64::from_bits(c.2), 1),
+                if c.1 { ", WAIT 1 after each decision" } else { ", no WAIT" },
+                cells.iter().filter(|c| c.1 && CellStats::of(&rows, c).trials_over == 0).count(),
+                cells.iter().filter(|c| c.1).count(),
+            )
+        })
+        .unwrap_or_default();
+    Ok((vec![], Section::new("failover", md).finding(finding)))
 }

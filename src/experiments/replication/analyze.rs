@@ -8,6 +8,7 @@
 //! Unit tests of the metrics: `tests.rs` in this folder.
 
 use super::rows::{MismatchRow, Row};
+use crate::analysis::figure::{Axis, Figure, Panel, Pt, Reference, Series};
 use crate::analysis::stats::Summary;
 use crate::analysis::table::{distinct, f, md_table};
 use crate::analysis::{AnalysisCtx, Measured, Section};
@@ -126,6 +127,34 @@ fn first_mismatches(side: &[MismatchRow]) -> String {
     md_table(&["cell", "trial", "key", "field", "primary", "replica"], &t)
 }
 
+/// B1: mismatched buckets per trial and strategy.
+fn figure(ctx: &AnalysisCtx, rows: &[Row]) -> Result<String> {
+    let strategies = distinct(rows.iter().map(|r| r.strategy.clone()));
+    let trials = distinct(rows.iter().map(|r| r.trial));
+    let mut p = Panel::new("", Axis::new("trial").ticks(trials.iter().map(|t| *t as f64).collect()), Axis::new("buckets that differ, replica vs primary"))
+        .dodge();
+    for s in &strategies {
+        p = p.series(Series::line(
+            format!("{s} ({} buckets per trial)", rows.iter().find(|r| &r.strategy == s).map(|r| r.buckets).unwrap_or(0)),
+            rows.iter().filter(|r| &r.strategy == s).map(|r| Pt::new(r.trial as f64, r.mismatches as f64)).collect(),
+        ));
+    }
+    if let Some(c) = ctx.claim("B1") {
+        p = p.reference(Reference::published(c, 0));
+    }
+    Figure::new(
+        "b1-replica-matches-primary",
+        &["B1"],
+        "TIME inside a script on Redis 7: buckets on the replica against the primary's",
+        format!(
+            "Per trial, buckets whose tokens, timestamp or PEXPIRETIME differ after the replica caught up ({} decisions per trial on average); one count per trial, no spread.",
+            f(Summary::of(&rows.iter().map(|r| r.decisions as f64).collect::<Vec<_>>()).mean, 0)
+        ),
+    )
+    .panel(p)
+    .write(ctx)
+}
+
 pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
     let Some(rows) = ctx.read_csv::<Row>("replication.csv")? else {
         return Ok((vec![], Section::new("replication", "Not run.\n")));
@@ -136,8 +165,10 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
     let seeds = distinct(rows.iter().map(|r| r.seed));
     let mut md = format!(
         "Primary + replica; per trial the decisions below over the buckets below (Poisson arrivals), then every bucket \
-         read on both sides after the replica's offset reached the primary's (HGETALL + PEXPIRETIME). Seed(s): {seeds:?}.\n\n"
+         read on both sides after the replica's offset reached the primary's (HGETALL + PEXPIRETIME). Seed(s): {}.\n\n",
+        seeds.iter().map(|s| s.to_string()).collect::<Vec<_>>().join(", ")
     );
+    md = figure(ctx, &rows)? + &md;
     md.push_str(&strategy_table(&rows));
     if !side.is_empty() {
         md.push_str("\nFirst mismatches (side table `replication-mismatches.csv`):\n\n");
@@ -150,10 +181,9 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
             .filter(|r| r.strategy == "token-bucket")
             .collect();
         let (compared, mism) = compared(&tb);
-        md.push_str(&format!(
-            "\n**B1**: {mism} of {compared} token-bucket buckets differed between primary and replica (tokens, ts or PEXPIRETIME).\n"
-        ));
+        let finding = format!("{mism} of {compared} token-bucket buckets differed between primary and replica (tokens, ts or PEXPIRETIME).");
         out.push(m);
+        return Ok((out, Section::new("replication", &md).finding(finding)));
     }
     Ok((out, Section::new("replication", &md)))
 }

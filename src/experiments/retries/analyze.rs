@@ -11,7 +11,7 @@
 use std::collections::BTreeMap;
 
 use super::rows::Row;
-use crate::analysis::chart::{Axes, Series, Style, xy_chart};
+use crate::analysis::figure::{Axis, Figure, Panel, Pt, Reference, Series, num};
 use crate::analysis::stats::Summary;
 use crate::analysis::table::{f, md_table};
 use crate::analysis::{AnalysisCtx, Measured, Section};
@@ -143,8 +143,21 @@ fn budget_counting(first_counted: bool) -> &'static str {
     }
 }
 
-/// The table of every setting and the baseline line.
-fn table(g: &Groups, md: &mut String) {
+/// A setting in words: backoff and what the budget counts.
+fn setting(bo: u64, first: bool) -> String {
+    format!(
+        "{}, budget counts {}",
+        if bo == 0 { "no backoff".to_string() } else { format!("backoff {} µs", bo) },
+        if first { "the first try too" } else { "retries only" }
+    )
+}
+
+fn ms(rtt: i64) -> String {
+    format!("{} ms", num(rtt as f64 / 1000.0))
+}
+
+/// The full table (appendix) and the baseline line.
+fn table(g: &Groups, appendix: &mut String) {
     let mut table = Vec::new();
     for ((bo, fi, rtt, b), v) in &g.watch {
         let w = summary(v, |r| r.wall_ms);
@@ -166,83 +179,201 @@ fn table(g: &Groups, md: &mut String) {
             f(w.mean / lua, 1),
         ]);
     }
-    *md += "WATCH/MULTI per round trip, backoff, budget counting and retry budget (admitted: mean (min, max, n); wall per trial; slowdown = wall / Lua fixed window's wall at the same round trip):\n\n";
-    *md += &md_table(
+    *appendix += "WATCH/MULTI per round trip, backoff, budget counting and retry budget (admitted: mean (min, max, n); wall per trial; slowdown = wall / Lua fixed window's wall at the same round trip):\n\n";
+    *appendix += &md_table(
         &[
-            "rtt ms",
-            "measured rtt ms",
-            "backoff us",
-            "budget",
+            "added round trip ms",
+            "measured round trip ms",
+            "backoff µs",
+            "budget counts",
             "retry budget",
             "admitted",
-            "refused (retries)",
+            "refused (retries exhausted)",
             "aborts",
             "wall ms",
             "x Lua",
         ],
         &table,
     );
-    *md += "\nLua fixed window on the same trials: ";
-    *md += &g
+    *appendix += "\nLua fixed window on the same trials: ";
+    *appendix += &g
         .baseline
         .iter()
         .map(|(rtt, v)| {
             format!(
-                "{} ms: admitted {}, wall {} ms",
-                *rtt as f64 / 1000.0,
+                "{}: admitted {}, wall {} ms",
+                ms(*rtt),
                 summary(v, |r| r.admitted as f64).show(1),
                 f(summary(v, |r| r.wall_ms).mean, 1)
             )
         })
         .collect::<Vec<_>>()
         .join("; ");
-    *md += "\n\n";
+    *appendix += "\n\n";
 }
 
-/// Admitted vs budget, a series per round trip and setting.
-fn figure(ctx: &AnalysisCtx, g: &Groups, limit: u64, workers: u64, md: &mut String) -> Result<()> {
-    let mut series: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
-    let mut ranges: BTreeMap<String, Vec<(f64, f64, f64)>> = BTreeMap::new();
-    for ((bo, fi, rtt, b), v) in &g.watch {
-        let name = format!(
-            "{} ms, backoff {bo} us{}",
-            *rtt as f64 / 1000.0,
-            if *fi { ", first counted" } else { "" }
-        );
-        let a = summary(v, |r| r.admitted as f64);
-        series
-            .entry(name.clone())
-            .or_default()
-            .push((*b as f64, a.mean));
-        ranges
-            .entry(name)
-            .or_default()
-            .push((*b as f64, a.min, a.max));
+/// The settings (backoff, first counted) in key order.
+fn settings(g: &Groups) -> Vec<(u64, bool)> {
+    let mut s: Vec<(u64, bool)> = g.watch.keys().map(|k| (k.0, k.1)).collect();
+    s.sort();
+    s.dedup();
+    s
+}
+
+/// A2.1: admitted vs budget, a panel per round trip, a series per setting.
+fn figure_a2_1(ctx: &AnalysisCtx, g: &Groups, limit: u64, workers: u64, md: &mut String) -> Result<()> {
+    let rtts: Vec<i64> = g.baseline.keys().chain(g.watch.keys().map(|k| &k.2)).copied().collect::<std::collections::BTreeSet<_>>().into_iter().collect();
+    let budgets: Vec<f64> = g.watch.keys().map(|k| k.3).collect::<std::collections::BTreeSet<_>>().into_iter().map(|b| b as f64).collect::<Vec<_>>();
+    let longest = g.watch.keys().map(|k| k.2).max().unwrap_or(0);
+    let mut fig = Figure::new(
+        "a2_1-watch-admitted-vs-budget",
+        &["A2.1"],
+        format!("WATCH/MULTI: admitted of L={limit} vs retry budget, {workers} workers, per added round trip and retry setting"),
+        format!(
+            "Admitted per trial, mean with min-max whiskers over n = {} trials per point; the study does not state its backoff or what its budget counts, so every setting is drawn; the claim is read at budget {A2_1_BUDGET}, {} round trip, no backoff, budget counting retries only.",
+            g.watch.values().map(|v| v.len()).max().unwrap_or(0),
+            ms(longest)
+        ),
+    )
+    .columns(3);
+    for rtt in rtts.iter().filter(|r| g.watch.keys().any(|k| k.2 == **r)) {
+        let mut p = Panel::new(
+            format!("{} added round trip", ms(*rtt)),
+            Axis::log("retry budget").ticks(budgets.clone()),
+            Axis::new("admitted (requests)"),
+        )
+        .reference(Reference::limit(format!("limit L = {limit}"), limit as f64));
+        for (bo, fi) in settings(g) {
+            let pts: Vec<Pt> = g
+                .watch
+                .iter()
+                .filter(|(k, _)| k.0 == bo && k.1 == fi && k.2 == *rtt)
+                .map(|(k, v)| Pt::summary(k.3 as f64, &summary(v, |r| r.admitted as f64)))
+                .collect();
+            p = p.series(Series::line(setting(bo, fi), pts));
+        }
+        if *rtt == longest
+            && let Some(c) = ctx.claim("A2.1")
+        {
+            let b = A2_1_BUDGET as f64;
+            p = p.reference(Reference::published(c, 0).over(b / 1.5, b * 1.5));
+        }
+        fig = fig.panel(p);
     }
-    if series.is_empty() {
-        return Ok(());
+    if fig.points() > 0 {
+        *md += &fig.write(ctx)?;
     }
-    let (path, link) = ctx.figure("a2_watch_admitted_vs_budget.svg");
-    xy_chart(
-        &path,
-        &Axes {
-            title: format!(
-                "A2.1/A2.2 WATCH/MULTI admitted of {limit} vs retry budget, {workers} workers"
-            ),
-            x_label: "retry budget".into(),
-            y_label: "admitted (mean, min-max)".into(),
-            x_log: true,
-            ..Default::default()
-        },
-        &series
-            .iter()
-            .map(|(n, p)| {
-                Series::new(n.clone(), p.clone(), Style::LinePoints).with_ranges(ranges[n].clone())
-            })
-            .collect::<Vec<_>>(),
-    )?;
-    *md += &format!("![A2 admitted vs budget]({link})\n\n");
     Ok(())
+}
+
+/// A2.2: the slowdown against the Lua fixed window per round trip, a
+/// series per setting at budget 1000.
+fn figure_a2_2(ctx: &AnalysisCtx, g: &Groups, md: &mut String) -> Result<()> {
+    let rtts: Vec<f64> = g.baseline.keys().map(|r| *r as f64 / 1000.0).collect();
+    let mut p = Panel::new(
+        "",
+        Axis::new("added round trip (ms)").ticks(rtts),
+        Axis::log("WATCH/MULTI wall time per trial / Lua's (x)"),
+    );
+    for (bo, fi) in settings(g) {
+        let pts: Vec<Pt> = g
+            .watch
+            .iter()
+            .filter(|(k, _)| k.0 == bo && k.1 == fi && k.3 == A2_2_BUDGET)
+            .filter_map(|(k, v)| {
+                let lua = summary(g.baseline.get(&k.2)?, |r| r.wall_ms).mean;
+                let w = summary(v, |r| r.wall_ms);
+                Some(Pt::spread(k.2 as f64 / 1000.0, w.mean / lua, w.min / lua, w.max / lua, w.n))
+            })
+            .collect();
+        p = p.series(Series::line(setting(bo, fi), pts));
+    }
+    if let Some(c) = ctx.claim("A2.2") {
+        p = p.reference(Reference::published(c, 0));
+    }
+    let fig = Figure::new(
+        "a2_2-watch-slowdown-vs-lua",
+        &["A2.2"],
+        format!("WATCH/MULTI with a budget of {A2_2_BUDGET} retries: how much slower than the Lua fixed window"),
+        "Mean wall time per trial of WATCH/MULTI divided by the mean of the Lua fixed window at the same round trip; whiskers: the WATCH/MULTI trials' min and max over the same Lua mean; {n} trials per point; the claim is read on the no-backoff, retries-only setting.",
+    )
+    .panel(p);
+    if fig.points() > 0 {
+        *md += &fig.write(ctx)?;
+    }
+    Ok(())
+}
+
+/// A2.3: the largest over-admission of WATCH/MULTI per budget (retries) and
+/// per worker count (concurrency).
+fn figure_a2_3(ctx: &AnalysisCtx, g: &Groups, concurrency: &[ConcurrencyRow], md: &mut String) -> Result<()> {
+    let mut p = Panel::new("retries experiment", Axis::log("retry budget"), Axis::new("admitted - L, per trial (requests)"));
+    let mut budgets: BTreeMap<u32, Vec<f64>> = BTreeMap::new();
+    for (k, v) in &g.watch {
+        budgets.entry(k.3).or_default().extend(v.iter().map(|r| r.admitted as f64 - r.limit as f64));
+    }
+    p.x = p.x.ticks(budgets.keys().map(|b| *b as f64).collect());
+    p = p.series(Series::line(
+        "WATCH/MULTI (mean, whiskers min-max)",
+        budgets.iter().map(|(b, v)| Pt::summary(*b as f64, &Summary::of(v))).collect(),
+    ));
+    let mut by_w: BTreeMap<u64, Vec<f64>> = BTreeMap::new();
+    for r in concurrency.iter().filter(|r| r.strategy == WATCH) {
+        by_w.entry(r.workers).or_default().push(r.over_admitted as f64);
+    }
+    let mut q = Panel::new(
+        "concurrency experiment",
+        Axis::log("concurrent workers").ticks(by_w.keys().map(|w| *w as f64).collect()),
+        Axis::new("admitted - L, per trial (requests)"),
+    )
+    .series(Series::line(
+        "WATCH/MULTI (mean, whiskers min-max)",
+        by_w.iter().map(|(w, v)| Pt::summary(*w as f64, &Summary::of(v))).collect(),
+    ));
+    if let Some(c) = ctx.claim("A2.3") {
+        p = p.reference(Reference::published(c, 0));
+        q = q.reference(Reference::published(c, 0));
+    }
+    let fig = Figure::new(
+        "a2_3-watch-never-over",
+        &["A2.3"],
+        "WATCH/MULTI never admits more than the limit",
+        "Admitted - L per trial, mean with min-max whiskers, over every round trip and retry setting (left) and every round trip (right); negative values are requests refused because the retry budget ran out.",
+    )
+    .panel(p)
+    .panel(q)
+    .columns(2);
+    *md += &fig.write(ctx)?;
+    Ok(())
+}
+
+/// The compact tables: admitted at budget 10 and the slowdown at budget
+/// 1000, per round trip (rows) and setting (columns).
+fn pivots(g: &Groups, md: &mut String) {
+    let sets = settings(g);
+    let rtts: Vec<i64> = g.watch.keys().map(|k| k.2).collect::<std::collections::BTreeSet<_>>().into_iter().collect();
+    let mut header = vec!["added round trip".to_string()];
+    header.extend(sets.iter().map(|(bo, fi)| setting(*bo, *fi)));
+    let h: Vec<&str> = header.iter().map(|s| s.as_str()).collect();
+    let rows = |budget: u32, val: &dyn Fn(&[&Row], i64) -> String| -> Vec<Vec<String>> {
+        rtts.iter()
+            .map(|rtt| {
+                let mut row = vec![ms(*rtt)];
+                row.extend(sets.iter().map(|(bo, fi)| g.watch.get(&(*bo, *fi, *rtt, budget)).map(|v| val(v, *rtt)).unwrap_or_default()));
+                row
+            })
+            .collect()
+    };
+    *md += &format!("Mean admitted at a retry budget of {A2_1_BUDGET} (A2.1):\n\n");
+    *md += &md_table(&h, &rows(A2_1_BUDGET, &|v, _| f(summary(v, |r| r.admitted as f64).mean, 1)));
+    *md += &format!("\nSlowdown against the Lua fixed window at a retry budget of {A2_2_BUDGET} (A2.2), x:\n\n");
+    *md += &md_table(
+        &h,
+        &rows(A2_2_BUDGET, &|v, rtt| {
+            g.baseline.get(&rtt).map(|l| f(summary(v, |r| r.wall_ms).mean / summary(l, |r| r.wall_ms).mean, 1)).unwrap_or_default()
+        }),
+    );
+    *md += "\n";
 }
 
 /// A2.1: the default setting is the value, the others are the sensitivity.
@@ -256,30 +387,20 @@ fn measured_a2_1(ctx: &AnalysisCtx, g: &Groups) -> Option<Measured> {
             c.map(|c| (s.mean - c.published.at(0)).abs() <= c.tolerance.at(0))
                 .unwrap_or(false)
         })
-        .map(|(k, _)| {
-            format!(
-                "backoff {} us/{}",
-                k.0,
-                if k.1 { "first counted" } else { "retries only" }
-            )
-        })
+        .map(|(k, _)| setting(k.0, k.1))
         .collect();
     Some(
         Measured::new(
             "A2.1",
             vec![value.mean],
             format!(
-                "{} (backoff 0, budget = retries); all settings: {}",
+                "{} (no backoff, budget counts retries only); other settings: {}",
                 value.show(1),
                 at.iter()
-                    .map(|(k, s)| format!(
-                        "bo{}/{}: {:.1}",
-                        k.0,
-                        if k.1 { "first" } else { "retries" },
-                        s.mean
-                    ))
+                    .filter(|(k, _)| !is_default(k))
+                    .map(|(k, s)| format!("{}: {:.1}", setting(k.0, k.1), s.mean))
                     .collect::<Vec<_>>()
-                    .join(", ")
+                    .join("; ")
             ),
             format!(
                 "retries.csv strategy=watch-multi retry_budget=10 target_rtt_ms={}",
@@ -342,15 +463,34 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
         rows.len(),
         ctx.manifest["seed"]
     );
+    let mut appendix = String::new();
     let g = groups(&rows);
-    table(&g, &mut md);
-    figure(ctx, &g, limit, workers, &mut md)?;
-    out.extend(measured_a2_1(ctx, &g));
-    out.extend(measured_a2_2(&g));
     let concurrency = ctx
         .read_csv::<ConcurrencyRow>("concurrency.csv")?
         .unwrap_or_default();
+    figure_a2_1(ctx, &g, limit, workers, &mut md)?;
+    figure_a2_2(ctx, &g, &mut md)?;
+    pivots(&g, &mut md);
+    figure_a2_3(ctx, &g, &concurrency, &mut md)?;
+    table(&g, &mut appendix);
+    let m1 = measured_a2_1(ctx, &g);
+    let m2 = measured_a2_2(&g);
     let over = a2_3(&rows, &concurrency);
+    let finding = format!(
+        "{}{}{}",
+        m1.as_ref().map(|m| format!("at a budget of 10 retries WATCH/MULTI admitted {} of {limit} with no backoff; ", f(m.values[0], 1))).unwrap_or_default(),
+        m2.as_ref()
+            .map(|m| format!(
+                "with 1,000 retries it was {} and {} times slower than the Lua script at the round trips {}; ",
+                if m.conditions.iter().all(|c| c.1) { "exact in every trial" } else { "not exact in every trial" },
+                m.values.iter().map(|v| f(*v, 0)).collect::<Vec<_>>().join(", "),
+                g.baseline.keys().filter(|k| g.watch.keys().any(|w| w.2 == **k)).map(|k| ms(*k)).collect::<Vec<_>>().join(", ")
+            ))
+            .unwrap_or_default(),
+        over.iter().max().map(|m| format!("its largest over-admission in {} trials was {m}.", over.len())).unwrap_or_default(),
+    );
+    out.extend(m1);
+    out.extend(m2);
     if let Some(m) = over.iter().max() {
         out.push(Measured::new(
             "A2.3",
@@ -359,5 +499,5 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
             "retries.csv + concurrency.csv strategy=watch-multi: max(admitted - limit)",
         ));
     }
-    Ok((out, Section::new("retries", md)))
+    Ok((out, Section::new("retries", md).finding(finding).appendix(appendix)))
 }

@@ -8,6 +8,7 @@
 //! Unit tests of the metrics: `tests.rs` in this folder.
 
 use super::rows::Row;
+use crate::analysis::figure::{Axis, Figure, Panel, Pt, Series};
 use crate::analysis::table::{distinct, md_table};
 use crate::analysis::{AnalysisCtx, Measured, Section};
 use crate::error::Result;
@@ -39,6 +40,15 @@ fn is_noscript(r: &Row) -> bool {
 }
 
 /// `ok/n` of some rows.
+/// Distinct values read as a list: `a or b`; reply texts in quotes.
+fn list<T: std::fmt::Display>(v: Vec<T>) -> String {
+    v.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(" or ")
+}
+
+fn quoted(v: Vec<String>) -> String {
+    list(v.into_iter().map(|s| format!("\"{s}\"")).collect())
+}
+
 fn ok_of(v: &[&Row]) -> String {
     format!("{}/{}", v.iter().filter(|r| r.ok).count(), v.len())
 }
@@ -60,9 +70,9 @@ pub fn b62(rows: &Rows) -> Option<Measured> {
             "B6.2",
             vec![1.0],
             format!(
-                "after restart: SCRIPT EXISTS {:?}; EVALSHA: {:?}",
-                distinct(exists.iter().map(|r| r.outcome.clone())),
-                distinct(evalsha.iter().map(|r| r.reply.clone()))
+                "after restart: SCRIPT EXISTS {}; EVALSHA: {}",
+                list(distinct(exists.iter().map(|r| r.outcome.clone()))),
+                quoted(distinct(evalsha.iter().map(|r| r.reply.clone())))
             ),
             "script-survival.csv scenario=restart check in {script_exists, evalsha}",
         )
@@ -96,9 +106,9 @@ pub fn b63(rows: &Rows) -> Option<Measured> {
             "B6.3",
             vec![1.0],
             format!(
-                "EVALSHA on replica: {:?}; after promotion: {:?}",
-                distinct(rep_evalsha.iter().map(|r| r.reply.clone())),
-                distinct(prom_evalsha.iter().map(|r| r.reply.clone()))
+                "EVALSHA on replica: {}; after promotion: {}",
+                quoted(distinct(rep_evalsha.iter().map(|r| r.reply.clone()))),
+                quoted(distinct(prom_evalsha.iter().map(|r| r.reply.clone())))
             ),
             "script-survival.csv scenario in {replica, promoted} check=evalsha",
         )
@@ -117,7 +127,7 @@ pub fn b63(rows: &Rows) -> Option<Measured> {
         .note(if readonly_fcall.is_empty() {
             String::new()
         } else {
-            format!("on a read-only replica a writing script or function is refused anyway: {readonly_fcall:?}")
+            format!("on a read-only replica a writing script or function is refused anyway: {}", quoted(readonly_fcall))
         }),
     )
 }
@@ -160,7 +170,8 @@ pub fn b64(rows: &Rows) -> Option<Measured> {
             all(&fcall_rw_rep, &|r| r.ok),
         )
         .note(format!(
-            "on Redis's default read-only replica, FCALL of the (writing) token-bucket function answered {ro_texts:?}: the function is there, the write is refused"
+            "on Redis's default read-only replica, FCALL of the (writing) token-bucket function answered {}: the function is there, the write is refused",
+            quoted(ro_texts)
         )),
     )
 }
@@ -185,11 +196,11 @@ pub fn b65(rows: &Rows) -> Option<Measured> {
             "B6.5",
             vec![1.0],
             format!(
-                "fallback client: failed calls {:?}, extra round trips {:?}, all decisions succeeded: {}; without fallback: {:?}",
-                distinct(fb.iter().map(|r| r.failed_calls)),
-                distinct(fb.iter().map(|r| r.extra_round_trips)),
-                fb.iter().all(|r| r.succeeded == r.decisions),
-                distinct(nofb.iter().map(|r| r.reply.clone()))
+                "fallback client: failed calls {}, extra round trips {}, all decisions succeeded: {}; without fallback: {}",
+                list(distinct(fb.iter().map(|r| r.failed_calls))),
+                list(distinct(fb.iter().map(|r| r.extra_round_trips))),
+                if fb.iter().all(|r| r.succeeded == r.decisions) { "yes" } else { "no" },
+                quoted(distinct(nofb.iter().map(|r| r.reply.clone())))
             ),
             "script-survival.csv scenario in {restart, promoted} check in {client:evalsha-fallback, client:evalsha}",
         )
@@ -259,6 +270,43 @@ fn outcome_table(rows: &Rows) -> String {
     )
 }
 
+/// B6.2-B6.5: the share of trials in which each check succeeded, per
+/// scenario, a panel per `replica-read-only` setting.
+fn figure(ctx: &AnalysisCtx, rows: &Rows) -> Result<String> {
+    let checks = distinct(rows.0.iter().map(|r| r.check.clone()));
+    let scenarios = distinct(rows.0.iter().map(|r| r.scenario.clone()));
+    let mut fig = Figure::new(
+        "b6_2-b6_5-script-survival",
+        &["B6.2", "B6.3", "B6.4", "B6.5"],
+        "what survives a restart, a replica and a promotion: scripts (EVALSHA) and functions (FCALL)",
+        format!(
+            "Share of trials in which the check succeeded (0: failed in every trial, e.g. NOSCRIPT), one value per check and scenario over its trials ({{n}}); these are behaviour claims (published: {}), judged on the conditions listed in the section.",
+            ["B6.2", "B6.3", "B6.4", "B6.5"].iter().filter_map(|id| ctx.claim(id).map(|c| format!("{} {}", c.id, c.published_text))).collect::<Vec<_>>().join("; ")
+        ),
+    );
+    for ro in distinct(rows.0.iter().map(|r| r.replica_read_only.clone())) {
+        let mut p = Panel::new(
+            format!("replica-read-only {ro}"),
+            Axis::new("check"),
+            Axis::new("share of trials that succeeded").range(-0.05, 1.08),
+        )
+        .categories(checks.iter().map(|c| c.replace('_', " ").replace("client:", "client ")).collect());
+        for sc in &scenarios {
+            let pts = checks
+                .iter()
+                .enumerate()
+                .filter_map(|(i, c)| {
+                    let v = rows.sel(Some(&ro), sc, c);
+                    (!v.is_empty()).then(|| Pt { n: Some(v.len()), ..Pt::new(i as f64, v.iter().filter(|r| r.ok).count() as f64 / v.len() as f64) })
+                })
+                .collect();
+            p = p.series(Series::points(sc.clone(), pts));
+        }
+        fig = fig.panel(p);
+    }
+    fig.write(ctx)
+}
+
 pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
     let Some(rows) = ctx.read_csv::<Row>("script-survival.csv")? else {
         return Ok((vec![], Section::new("script-survival", "Not run.\n")));
@@ -266,14 +314,18 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
     let trials = distinct(rows.iter().map(|r| (r.cell.clone(), r.trial))).len();
     let mut md = format!(
         "Fresh primary + replica per trial ({trials} trials over the `replica-read-only` settings); the token-bucket script \
-         (writes) and a `no-writes` probe loaded on the primary with SCRIPT LOAD and FUNCTION LOAD. Seed(s): {:?}.\n\n",
-        distinct(rows.iter().map(|r| r.seed))
+         (writes) and a `no-writes` probe loaded on the primary with SCRIPT LOAD and FUNCTION LOAD. Seed(s): {}.\n\n",
+        list(distinct(rows.iter().map(|r| r.seed)))
     );
     let rows = Rows(&rows);
-    md.push_str(&outcome_table(&rows));
-    let out = [b62(&rows), b63(&rows), b64(&rows), b65(&rows)]
+    md = figure(ctx, &rows)? + &md;
+    let appendix = outcome_table(&rows);
+    md.push_str("Every setting, scenario and check with its outcome and error text is in the appendix.\n");
+    let out: Vec<Measured> = [b62(&rows), b63(&rows), b64(&rows), b65(&rows)]
         .into_iter()
         .flatten()
         .collect();
-    Ok((out, Section::new("script-survival", md)))
+    let all_hold = out.iter().all(|m: &Measured| m.conditions.iter().all(|c| c.1));
+    let finding = if !all_hold { "some of the checked behaviours did not hold; see the claims above and the appendix." } else { "after a restart and on a replica the script cache is empty (EVALSHA answers NOSCRIPT), while a function library survives the restart and is on the replica; a client that falls back to EVAL on NOSCRIPT succeeds." };
+    Ok((out, Section::new("script-survival", md).finding(finding).appendix(appendix)))
 }

@@ -10,7 +10,7 @@
 use std::collections::BTreeMap;
 
 use super::rows::{HistoryRow, Row};
-use crate::analysis::chart::{Axes, BarGroup, bar_chart};
+use crate::analysis::figure::{Axis, Figure, Panel, Pt, Reference, Series, num};
 use crate::analysis::stats::Summary;
 use crate::analysis::table::{f, md_table};
 use crate::analysis::window::{by_trial, ideal_bucket};
@@ -195,25 +195,46 @@ pub fn a4_3(rows: &[Row], ideal: &[f64]) -> Vec<f64> {
 
 // ---- Presentation ----
 
-/// The table per setting, and the figure per (skew, load).
-fn table_and_figure(
+/// A setting in words.
+pub fn words(r: &Row) -> String {
+    format!(
+        "skew ±{} ms, {} servers ({} clocks), load {}x, {} arrivals{}, {} s",
+        num(r.skew_ms),
+        r.servers,
+        r.clocks,
+        num(r.load_x),
+        r.arrivals,
+        if r.assign == "round-robin" { ", round-robin" } else { "" },
+        num(r.duration_ms / 1000.0)
+    )
+}
+
+fn words_of(rows: &[Row], key: &str) -> String {
+    rows.iter().find(|r| setting(r) == key).map(words).unwrap_or_else(|| key.to_string())
+}
+
+fn skew_label(ms: f64) -> String {
+    if ms == 0.0 { "none".into() } else { format!("±{} ms", num(ms)) }
+}
+
+/// The full table (appendix), the pivot (section) and the three figures.
+fn tables_and_figures(
     ctx: &AnalysisCtx,
     rows: &[Row],
-    by_setting: &BTreeMap<String, PerSetting>,
+    ideal: &[f64],
+    pairs: &BTreeMap<(String, u64), Pair>,
     md: &mut String,
+    appendix: &mut String,
 ) -> Result<()> {
-    *md += &md_table(
-        &[
-            "skew / servers / clocks / load / arrivals",
-            "caller clock % of ideal",
-            "Redis clock % of ideal",
-            "|caller - Redis| / Redis %",
-        ],
+    let by_setting = per_setting(pairs);
+    *appendix += "Per setting, mean (min, max, n) over trials:\n\n";
+    *appendix += &md_table(
+        &["setting", "caller clock % of ideal", "Redis clock % of ideal", "max |caller - Redis| / Redis %"],
         &by_setting
-            .iter()
-            .map(|(s, e)| {
+            .values()
+            .map(|e| {
                 vec![
-                    s.clone(),
+                    words(&rows[e.row]),
                     Summary::of(&e.caller_pct).show(1),
                     Summary::of(&e.redis_pct).show(2),
                     f(Summary::of(&e.difference_pct).max, 1),
@@ -221,41 +242,155 @@ fn table_and_figure(
             })
             .collect::<Vec<_>>(),
     );
+    *appendix += "\n";
+    let skews: Vec<f64> = {
+        let mut v: Vec<f64> = rows.iter().map(|r| r.skew_ms).collect();
+        v.sort_by(f64::total_cmp);
+        v.dedup();
+        v
+    };
+    let loads: Vec<f64> = {
+        let mut v: Vec<f64> = rows.iter().map(|r| r.load_x).collect();
+        v.sort_by(f64::total_cmp);
+        v.dedup();
+        v
+    };
+    let cats: Vec<String> = skews.iter().map(|s| skew_label(*s)).collect();
+    let sk = |x: f64| skews.iter().position(|s| *s == x).unwrap_or(0) as f64;
+    // Pivot: caller clock % of ideal per skew and load.
+    let mut header = vec!["clock skew".to_string()];
+    header.extend(loads.iter().map(|l| format!("load {}x: caller clock % of ideal", num(*l))));
+    let pivot: Vec<Vec<String>> = skews
+        .iter()
+        .map(|s| {
+            let mut row = vec![skew_label(*s)];
+            row.extend(loads.iter().map(|l| {
+                let v: Vec<f64> = rows
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, r)| r.strategy == CALLER && r.skew_ms == *s && r.load_x == *l)
+                    .map(|(i, r)| 100.0 * r.admitted as f64 / ideal[i])
+                    .collect();
+                f(Summary::of(&v).mean, 1)
+            }));
+            row
+        })
+        .collect();
+    *md += "Caller-clock bucket, % of the ideal bucket, mean over every server count, clock draw, arrival process and run length:\n\n";
+    *md += &md_table(&header.iter().map(|s| s.as_str()).collect::<Vec<_>>(), &pivot);
     *md += "\n";
-    // Mean % of ideal per (skew, load), caller vs Redis clock.
-    let mut groups: BTreeMap<(i64, i64), (Vec<f64>, Vec<f64>)> = BTreeMap::new();
-    for e in by_setting.values() {
-        let r = &rows[e.row];
-        let g = groups
-            .entry(((r.skew_ms * 1000.0) as i64, (r.load_x * 100.0) as i64))
-            .or_default();
-        g.0.extend(&e.caller_pct);
-        g.1.extend(&e.redis_pct);
+    // A4.1: overload, per skew, a series per servers/clocks.
+    let groups = |f: &dyn Fn(&Row) -> bool| {
+        let mut g: Vec<(u64, String)> = rows.iter().filter(|r| f(r)).map(|r| (r.servers, r.clocks.clone())).collect();
+        g.sort();
+        g.dedup();
+        g
+    };
+    let mut p1 = Panel::new("", Axis::new("clock skew between the callers"), Axis::new("|caller - Redis clock| / Redis clock admitted (%)"))
+        .categories(cats.clone());
+    for (w, c) in groups(&|r| r.load_x >= 2.0) {
+        let mut by: BTreeMap<i64, Vec<f64>> = BTreeMap::new();
+        for ((_, _), pr) in pairs.iter().filter(|(_, p)| rows[p.row].load_x >= 2.0 && rows[p.row].servers == w && rows[p.row].clocks == c) {
+            if let Some(d) = pr.difference_pct() {
+                by.entry(sk(rows[pr.row].skew_ms) as i64).or_default().push(d);
+            }
+        }
+        p1 = p1.series(Series::points(format!("{w} servers, {c} clocks"), by.iter().map(|(k, v)| Pt::summary(*k as f64, &Summary::of(v))).collect()));
     }
-    let (path, link) = ctx.figure("a4_skew_admitted_vs_ideal.svg");
-    bar_chart(
-        &path,
-        &Axes {
-            title: "A4.1-A4.3 token bucket admitted, % of the ideal bucket (mean, min-max)".into(),
-            x_label: "clock skew +/-S ms, load x refill rate".into(),
-            y_label: "% of ideal admitted".into(),
-            ..Default::default()
-        },
-        &["caller clock".to_string(), "Redis clock".to_string()],
-        &groups
+    if let Some(c) = ctx.claim("A4.1") {
+        p1 = p1.reference(Reference::published(c, 0));
+    }
+    *md += &Figure::new(
+        "a4_1-caller-clock-under-overload",
+        &["A4.1"],
+        "token bucket on the caller's clock under overload (load >= 2x the refill), against the same bucket on Redis's clock",
+        "|admitted(caller clock) - admitted(Redis clock)| / admitted(Redis clock) per trial pair (same arrivals), mean with min-max whiskers over the pairs of every load and arrival process of a skew ({n} pairs per point); A4.1 takes the largest.",
+    )
+    .panel(p1)
+    .write(ctx)?;
+    // A4.2: near the limit at 1 s skew, per servers/clocks, a series per variant.
+    if let Some(n) = a4_2(rows, ideal) {
+        let combos = groups(&|r| near_limit_at_1s(r));
+        let mut p2 = Panel::new(
+            "skew ±1000 ms, load near the refill rate",
+            Axis::new("callers' servers and clocks"),
+            Axis::new("caller-clock bucket admitted, % of the ideal bucket"),
+        )
+        .categories(combos.iter().map(|(w, c)| format!("{w} servers, {c} clocks")).collect());
+        let mut variants: Vec<(i64, String, String, i64)> = rows
             .iter()
-            .map(|((s, l), (c, r))| {
-                let (c, r) = (Summary::of(c), Summary::of(r));
-                BarGroup {
-                    category: format!("S={}ms x{}", *s as f64 / 1000.0, *l as f64 / 100.0),
-                    values: vec![c.mean, r.mean],
-                    ranges: vec![Some((c.min, c.max)), Some((r.min, r.max))],
-                }
-            })
-            .collect::<Vec<_>>(),
-        Some((100.0, "ideal")),
-    )?;
-    *md += &format!("![A4 skew]({link})\n\n");
+            .filter(|r| near_limit_at_1s(r))
+            .map(|r| ((r.load_x * 100.0) as i64, r.arrivals.clone(), r.assign.clone(), r.duration_ms as i64))
+            .collect();
+        variants.sort();
+        variants.dedup();
+        for v in &variants {
+            let pts: Vec<Pt> = combos
+                .iter()
+                .enumerate()
+                .filter_map(|(i, (w, c))| {
+                    let vals: Vec<f64> = rows
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, r)| {
+                            near_limit_at_1s(r) && r.servers == *w && r.clocks == *c && (r.load_x * 100.0) as i64 == v.0 && r.arrivals == v.1 && r.assign == v.2 && r.duration_ms as i64 == v.3
+                        })
+                        .map(|(j, r)| 100.0 * r.admitted as f64 / ideal[j])
+                        .collect();
+                    (!vals.is_empty()).then(|| Pt::summary(i as f64, &Summary::of(&vals)))
+                })
+                .collect();
+            p2 = p2.series(Series::points(
+                format!("load {}x, {}{}, {} s", num(v.0 as f64 / 100.0), v.1, if v.2 == "round-robin" { ", round-robin" } else { "" }, num(v.3 as f64 / 1000.0)),
+                pts,
+            ));
+        }
+        if let Some(c) = ctx.claim("A4.2") {
+            p2 = p2.reference(Reference::published(c, 0));
+        }
+        let mut p0 = Panel::new("every skew and load", Axis::new("clock skew between the callers"), Axis::new("caller-clock bucket admitted, % of the ideal bucket"))
+            .categories(cats.clone());
+        for l in &loads {
+            let mut by: BTreeMap<i64, Vec<f64>> = BTreeMap::new();
+            for (i, r) in rows.iter().enumerate().filter(|(_, r)| r.strategy == CALLER && r.load_x == *l) {
+                by.entry(sk(r.skew_ms) as i64).or_default().push(100.0 * r.admitted as f64 / ideal[i]);
+            }
+            p0 = p0.series(Series::points(format!("load {}x (every setting pooled)", num(*l)), by.iter().map(|(k, v)| Pt::summary(*k as f64, &Summary::of(v))).collect()));
+        }
+        *md += &Figure::new(
+            "a4_2-caller-clock-near-the-limit",
+            &["A4.2"],
+            "what the caller-clock token bucket admits of what it should",
+            format!(
+                "Admitted / what an ideal bucket admits of the same send times, per trial, mean with min-max whiskers ({{n}} trials per point; the right panel splits the pooled points of the left at ±1000 ms by setting); A4.2 is read on the {} s runs.",
+                num(n.longest_ms / 1000.0)
+            ),
+        )
+        .columns(2)
+        .panel(p0)
+        .panel(p2)
+        .write(ctx)?;
+    }
+    // A4.3: the Redis clock against the ideal bucket.
+    let mut p3 = Panel::new("", Axis::new("clock skew between the callers"), Axis::new("|Redis-clock bucket - ideal| / ideal (%)")).categories(cats);
+    for l in &loads {
+        let mut by: BTreeMap<i64, Vec<f64>> = BTreeMap::new();
+        for (i, r) in rows.iter().enumerate().filter(|(_, r)| r.strategy == REDIS && r.load_x == *l) {
+            by.entry(sk(r.skew_ms) as i64).or_default().push(100.0 * (r.admitted as f64 - ideal[i]).abs() / ideal[i]);
+        }
+        p3 = p3.series(Series::points(format!("load {}x", num(*l)), by.iter().map(|(k, v)| Pt::summary(*k as f64, &Summary::of(v))).collect()));
+    }
+    if let Some(c) = ctx.claim("A4.3") {
+        p3 = p3.reference(Reference::published(c, 0));
+    }
+    *md += &Figure::new(
+        "a4_3-redis-clock-exact",
+        &["A4.3"],
+        "the same bucket on Redis's TIME against the ideal bucket",
+        "|admitted - ideal| / ideal per trial of the Redis-clock bucket, mean with min-max whiskers over every server count, clock draw, arrival process and run length of a skew and load; A4.3 takes the largest.",
+    )
+    .panel(p3)
+    .write(ctx)?;
     Ok(())
 }
 
@@ -272,16 +407,16 @@ fn measured_a4_1(rows: &[Row], pairs: &BTreeMap<(String, u64), Pair>) -> Option<
         Measured::new(
             "A4.1",
             vec![worst.1],
-            format!("max {:.1}% ({}), over {} trial pairs", worst.1, worst.0, over.len()),
+            format!("max {:.1}% ({}), over {} trial pairs", worst.1, words_of(rows, &worst.0), over.len()),
             "skew.csv load_x>=2: |admitted(caller clock) - admitted(Redis clock)| / Redis, per trial pair",
         )
         .note(format!(
-            "worst difference per skew (S in ms): {}; under overload the bucket is empty most of \
+            "worst difference per skew: {}; under overload the bucket is empty most of \
              the time, so the clock error only matters at the largest skew, where refills computed \
              from clocks up to 2S apart add or remove whole seconds of tokens",
             worst_by_skew(&over)
                 .iter()
-                .map(|(k, v)| format!("{k}: {v:.1}%"))
+                .map(|(k, v)| format!("±{} ms: {v:.1}%", k.trim_start_matches('S')))
                 .collect::<Vec<_>>()
                 .join(", ")
         )),
@@ -314,9 +449,9 @@ fn measured_a4_2(rows: &[Row], ideal: &[f64]) -> Option<Measured> {
             "run lengths are listed because the bucket starts full (its first capacity requests pass whatever the clocks); per setting: {}",
             n.per_setting
                 .iter()
-                .map(|(k, v)| format!("{k}: {:.1}%", Summary::of(v).mean))
+                .map(|(k, v)| format!("{}: {:.1}%", words_of(rows, k), Summary::of(v).mean))
                 .collect::<Vec<_>>()
-                .join(", ")
+                .join("; ")
         )),
     )
 }
@@ -355,7 +490,8 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
         ctx.manifest["seed"]
     );
     let pairs = pairs(&rows, &ideal);
-    table_and_figure(ctx, &rows, &per_setting(&pairs), &mut md)?;
+    let mut appendix = String::new();
+    tables_and_figures(ctx, &rows, &ideal, &pairs, &mut md, &mut appendix)?;
     let out: Vec<Measured> = [
         measured_a4_1(&rows, &pairs),
         measured_a4_2(&rows, &ideal),
@@ -364,5 +500,12 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
     .into_iter()
     .flatten()
     .collect();
-    Ok((out, Section::new("skew", md)))
+    let get = |id: &str| out.iter().find(|m| m.id == id).and_then(|m| m.values.first().copied());
+    let finding = format!(
+        "on the caller's clock the bucket stayed within {}% of the Redis-clock bucket under overload, and admitted {}% of what it should near the limit at ±1 s skew; on Redis's clock it was at most {}% off the ideal bucket.",
+        get("A4.1").map(|v| f(v, 1)).unwrap_or_else(|| "n/a".into()),
+        get("A4.2").map(|v| f(v, 1)).unwrap_or_else(|| "n/a".into()),
+        get("A4.3").map(|v| f(v, 2)).unwrap_or_else(|| "n/a".into()),
+    );
+    Ok((out, Section::new("skew", md).finding(finding).appendix(appendix)))
 }

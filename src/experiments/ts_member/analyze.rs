@@ -12,7 +12,7 @@
 use std::collections::BTreeSet;
 
 use super::rows::Row;
-use crate::analysis::chart::{Axes, Series, Style, xy_chart};
+use crate::analysis::figure::{Axis, Figure, Panel, Pt, Reference, Series, num};
 use crate::analysis::stats::Summary;
 use crate::analysis::table::{distinct, f, md_table};
 use crate::analysis::{AnalysisCtx, ClaimSpec, Measured, Section};
@@ -263,9 +263,9 @@ pub fn b54(rows: &[Row]) -> Option<Measured> {
             "B5.4",
             vec![worst.max(0) as f64],
             format!(
-                "max over limit: redis-us {:?}, request-id {:?} ({} trials)",
-                worst_of("redis-us"),
-                worst_of("request-id"),
+                "max over limit: redis-us {}, request-id {} ({} trials)",
+                worst_of("redis-us").map(|v| v.to_string()).unwrap_or_else(|| "n/a".into()),
+                worst_of("request-id").map(|v| v.to_string()).unwrap_or_else(|| "n/a".into()),
                 exact.len()
             ),
             "ts-member.csv member in {redis-us, request-id}, every mode and cell",
@@ -309,7 +309,7 @@ fn main_table(o: &OpenRows) -> String {
             "max over limit",
             "achieved /s",
             "gap sd/mean",
-            "lateness p99 us",
+            "lateness p99 µs",
             "distinct Redis ms among admitted",
             "ZCARD at end",
         ],
@@ -387,55 +387,108 @@ fn closed_table(closed: &[&Row]) -> String {
     )
 }
 
-/// admitted / limit against the offered rate: every member in the main
-/// setting, the timestamp member in every other setting (dashed).
+/// B5.1, B5.3, B5.4: admitted / limit against the offered rate per member,
+/// the timestamp member per pacing, the clocks' difference and the exact
+/// members' over-admission.
 fn figure(ctx: &AnalysisCtx, o: &OpenRows) -> Result<String> {
-    let (path, link) = ctx.figure("ts-member-overadmission.svg");
-    let mut series = Vec::new();
+    let rates = o.rates.clone();
+    let mut a = Panel::new("every member, main setting", Axis::log("offered rate (requests/s)").ticks(rates.clone()), Axis::log("admitted / limit"));
     for m in &o.members() {
-        let mut pts = Vec::new();
-        let mut rg = Vec::new();
-        for &rate in &o.rates {
-            let s = ratios(&o.main(m, rate));
-            if s.n > 0 {
-                pts.push((rate, s.mean));
-                rg.push((rate, s.min, s.max));
-            }
-        }
-        series.push(Series::new(format!("{m} (main)"), pts, Style::LinePoints).with_ranges(rg));
+        let pts = rates.iter().map(|r| Pt::summary(*r, &ratios(&o.main(m, *r)))).filter(|p| p.n.unwrap_or(0) > 0).collect();
+        a = a.series(Series::line(m.clone(), pts));
     }
+    let mut d = Panel::new("redis-ms, per pacing and connection count", Axis::log("offered rate (requests/s)").ticks(rates.clone()), Axis::log("admitted / limit"));
     for (pacing, drivers) in &o.redis_ms_settings() {
-        if o.main.as_ref() == Some(&(pacing.clone(), *drivers)) {
-            continue;
-        }
-        let pts: Vec<(f64, f64)> = o
-            .rates
+        let pts = rates
             .iter()
-            .filter_map(|&rate| {
-                let rs = o.at("redis-ms", rate, pacing, *drivers);
-                (!rs.is_empty()).then(|| (rate, ratios(&rs).mean))
+            .filter_map(|r| {
+                let rs = o.at("redis-ms", *r, pacing, *drivers);
+                (!rs.is_empty()).then(|| Pt::summary(*r, &ratios(&rs)))
             })
             .collect();
-        series.push(Series::new(
-            format!("redis-ms {pacing} d{drivers}"),
-            pts,
-            Style::Dashed,
-        ));
+        d = d.series(Series::line(format!("redis-ms, {pacing} arrivals, {drivers} connections"), pts));
     }
-    xy_chart(
-        &path,
-        &Axes {
-            title:
-                "B5.1-B5.4: admitted / limit vs offered rate (limit 100 per 10 s, 2 s of arrivals)"
-                    .into(),
-            x_label: "offered rate (requests/s, log)".into(),
-            y_label: "admitted / limit (log)".into(),
-            x_log: true,
-            y_log: true,
-        },
-        &series,
-    )?;
-    Ok(format!("\n![timestamp member over-admission]({link})\n"))
+    if let Some(c) = ctx.claim("B5.1") {
+        for (i, r) in B51_RATES.iter().enumerate() {
+            let label = format!("B5.1 published: {}; shaded: passes (within ±{}% at 100/s, ±{}% at 1,000/s, ±{}% at 10,000/s)", c.published_text, num(c.tolerance.at(0) * 100.0), num(c.tolerance.at(1) * 100.0), num(c.tolerance.at(2) * 100.0));
+            a = a.reference(Reference::published(c, i).over(r / 1.5, r * 1.5).labelled(label.clone()));
+            d = d.reference(Reference::published(c, i).over(r / 1.5, r * 1.5).labelled(label));
+        }
+    }
+    let mut b = Panel::new("B5.3: Redis's clock or the caller's", Axis::log("offered rate (requests/s)").ticks(rates.clone()), Axis::new("difference in over-admission (%)"));
+    let diff: Vec<Pt> = rates
+        .iter()
+        .filter_map(|r| {
+            let over = |m: &str| Summary::of(&o.main(m, *r).iter().map(|x| x.over_limit as f64).collect::<Vec<_>>()).mean;
+            let (x, y) = (over("redis-ms"), over("caller-ms"));
+            (x > 0.0 && y.is_finite()).then(|| Pt::new(*r, (x - y).abs() / x * 100.0))
+        })
+        .collect();
+    b = b.series(Series::line("|over(redis-ms) - over(caller-ms)| / over(redis-ms)", diff));
+    if let Some(c) = ctx.claim("B5.3") {
+        b = b.reference(Reference::published(c, 0));
+    }
+    let mut e = Panel::new("B5.4: the exact members", Axis::log("offered rate (requests/s)").ticks(rates.clone()), Axis::new("requests over the limit (max over trials)"));
+    for m in ["redis-us", "request-id"] {
+        let pts: Vec<Pt> = rates
+            .iter()
+            .filter_map(|r| {
+                let rs = o.main(m, *r);
+                (!rs.is_empty()).then(|| Pt::new(*r, rs.iter().map(|x| x.over_limit.max(0) as f64).fold(0.0, f64::max)))
+            })
+            .collect();
+        e = e.series(Series::line(format!("{m} (max over the limit)"), pts));
+    }
+    if let Some(c) = ctx.claim("B5.4") {
+        e = e.reference(Reference::published(c, 0));
+    }
+    let fig = Figure::new(
+        "ts-member-overadmission",
+        &["B5.1", "B5.3", "B5.4"],
+        "a sliding log whose member is a millisecond timestamp over-admits; microseconds or a request id do not",
+        format!("Admitted / limit per trial (limit {} per {} s, {} s of open-loop arrivals), mean with min-max whiskers over {{n}} trials per point; B5.1 is judged on redis-ms in the main setting (top left); the study does not state its pacing or connection count (top right).",
+            o.rows.first().map(|r| r.limit).unwrap_or(0),
+            num(o.rows.first().map(|r| r.window_ms as f64 / 1000.0).unwrap_or(0.0)),
+            num(o.rows.first().map(|r| r.duration_s).unwrap_or(0.0))
+        ),
+    )
+    .columns(2)
+    .panel(a)
+    .panel(d)
+    .panel(b)
+    .panel(e);
+    fig.write(ctx)
+}
+
+/// B5.2: the closed loop, every member.
+fn figure_closed(ctx: &AnalysisCtx, closed: &[&Row]) -> Result<String> {
+    let members = distinct(closed.iter().map(|r| r.member.clone()));
+    let pts: Vec<Pt> = members
+        .iter()
+        .enumerate()
+        .map(|(i, m)| Pt::summary(i as f64, &Summary::of(&closed.iter().filter(|r| &r.member == m).map(|r| r.admitted as f64).collect::<Vec<_>>())))
+        .collect();
+    let limit = closed.first().map(|r| r.limit).unwrap_or(0);
+    let workers = closed.first().map(|r| r.drivers).unwrap_or(0);
+    let mut p = Panel::new("", Axis::new("member"), Axis::log("admitted in the run"))
+        .categories(members)
+        .series(Series::points(format!("{workers} workers flat out"), pts))
+        .reference(Reference::limit(format!("limit {limit}"), limit as f64));
+    if let Some(c) = ctx.claim("B5.2") {
+        p = p.reference(Reference::published(c, 0).over(-0.45, 0.45));
+    }
+    Figure::new(
+        "b5_2-closed-loop",
+        &["B5.2"],
+        format!("the timestamp member with {workers} workers flat out, limit {limit}"),
+        format!(
+            "Admitted per run of {} s, mean with min-max whiskers over n = {} runs; the published count is the authors' machine's (it scales with the decision rate), judged on being over 10x the limit.",
+            num(closed.first().map(|r| r.duration_s).unwrap_or(0.0)),
+            closed.iter().filter(|r| r.member == "redis-ms").count()
+        ),
+    )
+    .panel(p)
+    .write(ctx)
 }
 
 pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
@@ -447,12 +500,12 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
     let first = o.rows.first();
     let mut md = format!(
         "Open loop: limit {} per {} ms, arrivals for {} s at each rate (one client), a pool of driver connections; \
-         main setting pacing/drivers = {:?}; seed(s) {:?}. Every row records the achieved rate and spread measured from send times.\n\n",
+         main setting: {}; seed(s) {}. Every row records the achieved rate and spread measured from send times.\n\n",
         first.map(|r| r.limit).unwrap_or(0),
         first.map(|r| r.window_ms).unwrap_or(0),
         first.map(|r| r.duration_s).unwrap_or(0.0),
-        o.main,
-        distinct(rows.iter().map(|r| r.seed)),
+        o.main.as_ref().map(|(p, d)| format!("{p} arrivals over {d} connections")).unwrap_or_else(|| "none".into()),
+        distinct(rows.iter().map(|r| r.seed.to_string())).join(", "),
     );
     md.push_str(&main_table(&o));
     if o.redis_ms_settings().len() > 1 {
@@ -468,8 +521,19 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
         .into_iter()
         .flatten()
         .collect();
+    let mut figs = String::new();
     if !o.rows.is_empty() {
-        md.push_str(&figure(ctx, &o)?);
+        figs += &figure(ctx, &o)?;
     }
-    Ok((out, Section::new("ts-member", md)))
+    if !closed.is_empty() {
+        figs += &figure_closed(ctx, &closed)?;
+    }
+    let get = |id: &str| out.iter().find(|m| m.id == id).map(|m| m.values.clone()).unwrap_or_default();
+    let finding = format!(
+        "with a millisecond timestamp as member the log admitted {} times the limit at 100, 1,000 and 10,000 requests/s; the caller's millisecond differed from Redis's by up to {}% in over-admission; microseconds and request ids went over the limit by at most {} requests.",
+        get("B5.1").iter().map(|v| f(*v, 2)).collect::<Vec<_>>().join(", "),
+        get("B5.3").first().map(|v| f(*v, 1)).unwrap_or_else(|| "n/a".into()),
+        get("B5.4").first().map(|v| f(*v, 0)).unwrap_or_else(|| "n/a".into()),
+    );
+    Ok((out, Section::new("ts-member", figs + &md).finding(finding)))
 }

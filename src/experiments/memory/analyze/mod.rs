@@ -19,10 +19,11 @@
 
 use std::collections::BTreeMap;
 
+mod figures;
+mod tables;
+
 use super::rows::MemoryRow;
-use crate::analysis::chart::{Axes, Series, Style, xy_chart};
 use crate::analysis::claims::{Check, Verdict, verdict};
-use crate::analysis::table::md_table;
 use crate::analysis::{AnalysisCtx, Measured, Section};
 use crate::error::Result;
 
@@ -213,167 +214,6 @@ pub(super) fn listpack_growth(cpu: &[&MemoryRow]) -> (Option<SizeCpu>, Option<Si
 
 // ---- presentation: tables, claim values, figures ----
 
-fn main_table(cells: &LogCells) -> String {
-    let rows: Vec<Vec<String>> = cells
-        .main
-        .iter()
-        .filter(|((_, z, _), _)| *z == 128)
-        .map(|((m, _, l), r)| {
-            vec![
-                m.to_string(),
-                l.to_string(),
-                r.clients.to_string(),
-                format!("{:.0}", r.bytes_per_client),
-                format!("{:.1}", r.bytes_per_entry.unwrap_or(f64::NAN)),
-                format!("{:.0}", r.memory_usage_mean.unwrap_or(f64::NAN)),
-                r.encoding.clone(),
-            ]
-        })
-        .collect();
-    md_table(
-        &[
-            "member_len",
-            "limit L",
-            "clients",
-            "bytes/client",
-            "bytes/entry",
-            "MEMORY USAGE (sample)",
-            "encoding",
-        ],
-        &rows,
-    )
-}
-
-fn verify_table(rows: &[MemoryRow]) -> String {
-    if !rows.iter().any(|r| r.fill == "strategy") {
-        return String::new();
-    }
-    let diffs = verify_differences(rows);
-    let worst = diffs.iter().map(|d| d.2.abs()).fold(0.0, f64::max);
-    let table: Vec<Vec<String>> = diffs
-        .iter()
-        .map(|(s, d, diff)| {
-            vec![
-                s.member_len.to_string(),
-                s.limit.to_string(),
-                s.clients.to_string(),
-                format!("{:.0}", s.bytes_per_client),
-                format!("{:.0}", d.bytes_per_client),
-                format!("{diff:+.2}%"),
-            ]
-        })
-        .collect();
-    format!(
-        "\nDirect fill vs the strategy itself (EVALSHA, one decision at a time), same clients:\n\n{}\nLargest difference {worst:.2}%: the direct fill writes what the strategy writes.\n",
-        md_table(
-            &[
-                "member_len",
-                "L",
-                "clients",
-                "strategy B/client",
-                "direct B/client",
-                "difference"
-            ],
-            &table
-        )
-    )
-}
-
-/// Per member length: each claim's value and whether it is within tolerance.
-fn sensitivity_table(ctx: &AnalysisCtx, cells: &LogCells) -> String {
-    let ok = |id: &str, v: Option<f64>| yes(v.and_then(|v| passes(ctx, id, v))).to_string();
-    let shown =
-        |v: Option<f64>, d: usize| v.map(|v| format!("{v:.d$}")).unwrap_or_else(|| "-".into());
-    let rows: Vec<Vec<String>> = cells
-        .member_lens
-        .iter()
-        .map(|&m| {
-            let b31 = cells.b31_bytes_per_entry(m);
-            let b32 = cells.b32_jump(m);
-            let b33: Vec<f64> = cells
-                .b33_bytes_per_entry(m)
-                .into_iter()
-                .map(|x| x.1)
-                .collect();
-            let b43 = cells.b43_mb_per_client(m);
-            let b33ok = (!b33.is_empty())
-                .then(|| b33.iter().all(|v| passes(ctx, "B3.3", *v).unwrap_or(false)));
-            let b33_range = if b33.is_empty() {
-                "-".into()
-            } else {
-                format!(
-                    "{:.1}-{:.1}",
-                    b33.iter().cloned().fold(f64::INFINITY, f64::min),
-                    b33.iter().cloned().fold(0.0, f64::max)
-                )
-            };
-            vec![
-                m.to_string(),
-                shown(b31, 1),
-                ok("B3.1", b31),
-                shown(b32, 2),
-                ok("B3.2", b32),
-                b33_range,
-                yes(b33ok).to_string(),
-                shown(b43, 2),
-                ok("B4.3", b43),
-            ]
-        })
-        .collect();
-    format!(
-        "\nSensitivity to the member length (the study does not state it); `ok` = within the claim's tolerance:\n\n{}",
-        md_table(
-            &[
-                "member_len",
-                "B3.1 B/entry at L=128",
-                "ok",
-                "B3.2 x at 129/128",
-                "ok",
-                "B3.3 B/entry past the cliff",
-                "ok",
-                "B4.3 MB at L=100,000",
-                "ok",
-            ],
-            &rows
-        )
-    )
-}
-
-fn other_table(other: &[&MemoryRow]) -> String {
-    if other.is_empty() {
-        return String::new();
-    }
-    let rows: Vec<Vec<String>> = other
-        .iter()
-        .map(|r| {
-            vec![
-                r.strategy.clone(),
-                r.clients.to_string(),
-                r.fill_per_client.to_string(),
-                format!("{:.0}", r.bytes_per_client),
-                format!("{:.2} MB", r.bytes_per_client * 1e4 / 1e6),
-                format!("{:.0}", r.memory_usage_mean.unwrap_or(f64::NAN)),
-                r.encoding.clone(),
-            ]
-        })
-        .collect();
-    format!(
-        "\nOther strategies, filled by their own scripts (pipelined):\n\n{}",
-        md_table(
-            &[
-                "strategy",
-                "clients",
-                "decisions per client",
-                "bytes/client",
-                "per 10,000 clients",
-                "MEMORY USAGE (sample)",
-                "encoding",
-            ],
-            &rows
-        )
-    )
-}
-
 /// Which member lengths reproduce claim `id` (the `f(m)` of each within tolerance).
 fn member_note(
     ctx: &AnalysisCtx,
@@ -514,72 +354,6 @@ fn b33(ctx: &AnalysisCtx, cells: &LogCells, other: &[&MemoryRow]) -> Option<Meas
     )
 }
 
-fn cliff_table(cliffs: &[(u64, &MemoryRow, &MemoryRow, f64)]) -> String {
-    let rows: Vec<Vec<String>> = cliffs
-        .iter()
-        .map(|(z, a, b, jump)| {
-            vec![
-                z.to_string(),
-                format!("{:.0}", a.bytes_per_client),
-                a.encoding.clone(),
-                format!("{:.0}", b.bytes_per_client),
-                b.encoding.clone(),
-                format!("{jump:.2}x"),
-            ]
-        })
-        .collect();
-    format!(
-        "\nThe cliff at other zset-max-listpack-entries (Z):\n\n{}",
-        md_table(
-            &[
-                "Z",
-                "B/client at L=Z",
-                "encoding",
-                "B/client at L=Z+1",
-                "encoding",
-                "jump"
-            ],
-            &rows
-        )
-    )
-}
-
-fn cpu_table(cpu: &[&MemoryRow]) -> String {
-    let rows: Vec<Vec<String>> = cpu
-        .iter()
-        .map(|r| {
-            vec![
-                r.fill_per_client.to_string(),
-                r.zset_max_listpack_entries.to_string(),
-                format!("{} -> {}", r.encoding, r.encoding_after),
-                format!(
-                    "{:.0} -> {:.0}",
-                    r.sample_size_mean.unwrap_or(f64::NAN),
-                    r.sample_size_after.unwrap_or(f64::NAN)
-                ),
-                format!("{:.2}", r.redis_cpu_us_per_decision.unwrap_or(f64::NAN)),
-                format!("{:.0}", r.decisions_per_s.unwrap_or(f64::NAN)),
-                format!("{:.2}", r.redis_busy_fraction.unwrap_or(f64::NAN)),
-            ]
-        })
-        .collect();
-    format!(
-        "\nCPU per decision (every call admits: trim of nothing + ZADD) by log size n and Z:\n\n{}",
-        md_table(
-            &[
-                "n",
-                "Z",
-                "encoding before -> after",
-                "size before -> after",
-                "us/decision",
-                "decisions/s",
-                "busy",
-            ],
-            &rows
-        )
-    )
-}
-
 /// B3.4: the cliff moves with Z, and a big listpack costs more CPU than a skiplist.
 fn b34(cliffs: &[(u64, &MemoryRow, &MemoryRow, f64)], cpu: &[&MemoryRow]) -> Option<Measured> {
     let (n, lp, sl) = listpack_vs_skiplist(cpu)?;
@@ -592,7 +366,7 @@ fn b34(cliffs: &[(u64, &MemoryRow, &MemoryRow, f64)], cpu: &[&MemoryRow]) -> Opt
         "B3.4",
         vec![lp / sl],
         format!(
-            "cliff moves ({}); at n={n} listpack {lp:.2} us vs skiplist {sl:.2} us per decision ({:.2}x)",
+            "cliff moves ({}); at n={n} listpack {lp:.2} µs vs skiplist {sl:.2} µs per decision ({:.2}x)",
             disp.join(", "),
             lp / sl
         ),
@@ -604,89 +378,11 @@ fn b34(cliffs: &[(u64, &MemoryRow, &MemoryRow, f64)], cpu: &[&MemoryRow]) -> Opt
         && n1 > n0
     {
         m = m.condition(
-            format!("listpack CPU per decision grows with its size ({n0}: {c0:.2} us -> {n1}: {c1:.2} us)"),
+            format!("listpack CPU per decision grows with its size ({n0}: {c0:.2} µs -> {n1}: {c1:.2} µs)"),
             c1 > c0,
         );
     }
     Some(m)
-}
-
-fn figures(ctx: &AnalysisCtx, cells: &LogCells, zs: &[u64], cpu: &[&MemoryRow]) -> Result<String> {
-    let (path, link) = ctx.figure("memory_per_client_vs_limit.svg");
-    let bytes_at = |keep: &dyn Fn(&(usize, u64, u64)) -> bool| -> Vec<(f64, f64)> {
-        cells
-            .main
-            .iter()
-            .filter(|(k, _)| keep(k))
-            .map(|(k, r)| (k.2 as f64, r.bytes_per_client))
-            .collect()
-    };
-    let mut series: Vec<Series> = cells
-        .member_lens
-        .iter()
-        .map(|m| {
-            Series::new(
-                format!("member_len {m} (Z=128)"),
-                bytes_at(&|k| k.0 == *m && k.1 == 128),
-                Style::LinePoints,
-            )
-        })
-        .collect();
-    for &z in zs.iter().filter(|z| **z != 128) {
-        series.push(Series::new(
-            format!("Z={z}, member_len {}", cells.default_member_len()),
-            bytes_at(&|k| k.1 == z),
-            Style::Points,
-        ));
-    }
-    xy_chart(
-        &path,
-        &Axes {
-            title:
-                "B3.1-B3.3/B4.3: sliding-log memory per client vs limit (listpack cliff at 128/129)"
-                    .into(),
-            x_label: "limit L (entries per client)".into(),
-            y_label: "bytes per client".into(),
-            x_log: true,
-            y_log: true,
-        },
-        &series,
-    )?;
-    let mut md = format!("\n![memory per client]({link})\n");
-    if cpu.is_empty() {
-        return Ok(md);
-    }
-    let (path, link) = ctx.figure("memory_cpu_listpack.svg");
-    let series: Vec<Series> = zs
-        .iter()
-        .map(|z| {
-            Series::new(
-                format!("zset-max-listpack-entries {z}"),
-                cpu.iter()
-                    .filter(|r| r.zset_max_listpack_entries == *z)
-                    .map(|r| {
-                        (
-                            r.fill_per_client as f64,
-                            r.redis_cpu_us_per_decision.unwrap_or(f64::NAN),
-                        )
-                    })
-                    .collect(),
-                Style::LinePoints,
-            )
-        })
-        .collect();
-    xy_chart(
-        &path,
-        &Axes {
-            title: "B3.4: Redis CPU per admitted decision vs log size".into(),
-            x_label: "entries in the log".into(),
-            y_label: "us per decision".into(),
-            ..Default::default()
-        },
-        &series,
-    )?;
-    md.push_str(&format!("\n![CPU vs log size]({link})\n"));
-    Ok(md)
 }
 
 pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
@@ -709,18 +405,45 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
         cells.default_member_len(),
         first_direct.map(|r| r.id_base).unwrap_or(1)
     );
-    md += &main_table(&cells);
-    md += &verify_table(&rows);
-    md += &sensitivity_table(ctx, &cells);
-    md += &other_table(&other);
+    let mut appendix = tables::main_table(&cells);
+    appendix += &tables::verify_table(&rows);
+    md += &figures::bytes_per_entry(ctx, &cells)?;
+    md += &figures::per_client(ctx, &cells, &zs)?;
+    md += &tables::sensitivity_table(ctx, &cells);
+    md += &tables::other_table(&other);
     let mut measured = log_claims(ctx, &cells);
     measured.extend(b33(ctx, &cells, &other));
     measured.extend(b43(ctx, &cells));
-    md += &cliff_table(&cliffs);
+    md += &figures::cpu(ctx, &cliffs, &zs, &cpu)?;
+    md += &tables::cliff_table(&cliffs);
     if !cpu.is_empty() {
-        md += &cpu_table(&cpu);
+        md += &tables::cpu_table(&cpu);
         measured.extend(b34(&cliffs, &cpu));
     }
-    md += &figures(ctx, &cells, &zs, &cpu)?;
-    Ok((measured, Section::new("memory", md)))
+    let m = cells.default_member_len();
+    let finding = format!(
+        "with the strategy's default members (decimal request ids) a 128-entry log took {} B per entry and jumped {}x at 129 entries; past the cliff {} B per entry; member lengths that reproduce B3.1, B3.2 and B4.3 together: {}.",
+        cells.b31_bytes_per_entry(m).map(|v| format!("{v:.1}")).unwrap_or_else(|| "n/a".into()),
+        cells.b32_jump(m).map(|v| format!("{v:.2}")).unwrap_or_else(|| "n/a".into()),
+        {
+            let v: Vec<f64> = cells.b33_bytes_per_entry(m).iter().map(|x| x.1).collect();
+            if v.is_empty() { "n/a".to_string() } else {
+                format!("{:.0} to {:.0}", v.iter().copied().fold(f64::MAX, f64::min), v.iter().copied().fold(f64::MIN, f64::max))
+            }
+        },
+        {
+            let ok: Vec<String> = cells
+                .member_lens
+                .iter()
+                .filter(|m| {
+                    [("B3.1", cells.b31_bytes_per_entry(**m)), ("B3.2", cells.b32_jump(**m)), ("B4.3", cells.b43_mb_per_client(**m))]
+                        .iter()
+                        .all(|(id, v)| v.and_then(|v| passes(ctx, id, v)).unwrap_or(false))
+                })
+                .map(|m| figures::member(*m))
+                .collect();
+            if ok.is_empty() { "none".to_string() } else { ok.join(", ") }
+        },
+    );
+    Ok((measured, Section::new("memory", md).finding(finding).appendix(appendix)))
 }

@@ -10,17 +10,16 @@
 //! presentation functions below them write the claim values, the tables and
 //! the figure.
 //!
-//! Why one file of ~600 lines: the layering rule (`tests/layering.rs`) lets
-//! an experiment's analysis import only `super::rows` and `crate::analysis`,
-//! so its metrics and presentation cannot move to a sibling module; each
-//! function stays short instead.
+//! The figures are in `figures.rs` beside this file (`tests/layering.rs`
+//! lets the files of an `analyze/` folder reach each other and the rows).
 
 use std::collections::BTreeMap;
 
+mod figures;
+mod tables;
+
 use super::rows::CostRow;
-use crate::analysis::chart::{Axes, BarGroup, bar_chart};
 use crate::analysis::stats::Summary;
-use crate::analysis::table::md_table;
 use crate::analysis::{AnalysisCtx, Measured, Section};
 use crate::error::Result;
 
@@ -285,84 +284,6 @@ pub fn b0(ctx: &AnalysisCtx) -> Option<Measured> {
     )
 }
 
-fn what_ran(v: &Variants, rows: &[CostRow]) -> String {
-    let runs = v.by.values().map(|x| x.rows.len()).max().unwrap_or(0);
-    let f = &rows[0];
-    // The limit of normal traffic and the window, from the first variants (by id) that have them.
-    let normal = v.by.values().find(|x| {
-        let r = x.first();
-        r.traffic == "uniform" && r.limit > 0 && r.prefill_entries == 0
-    });
-    format!(
-        "What ran: {} variants x up to {} runs of {:.1} s (interleaved), {} connections, closed loop, seed {}; Redis pinned to CPU {:?}, the harness to CPU {:?}. Normal traffic: keys uniform over {} clients, limit {} per {} ms (never reached). CPU per decision = delta(used_cpu_user+used_cpu_sys) / client-counted decisions.\n\n",
-        v.by.len(),
-        runs,
-        Summary::of(&rows.iter().map(|r| r.wall_s).collect::<Vec<_>>()).mean,
-        f.conns,
-        f.seed,
-        f.redis_cpu,
-        f.load_cpu,
-        v.get("get").map(|x| x.first().keys).unwrap_or(0),
-        normal.map(|x| x.first().limit).unwrap_or(0),
-        v.by.values()
-            .find(|x| x.first().limit > 0)
-            .map(|x| x.first().window_ms)
-            .unwrap_or(0),
-    )
-}
-
-/// One line per variant: rate, CPU (and x GET), busy, command time, latency, outcomes.
-fn variant_table(v: &Variants) -> String {
-    let get_cpu = v.get("get").map(|g| g.cpu());
-    let rows: Vec<Vec<String>> = v
-        .in_order()
-        .map(|(c, x)| {
-            let cpu = x.cpu();
-            let busy = x.s(|r| r.redis_busy_fraction);
-            vec![
-                c.clone(),
-                x.first().traffic.clone(),
-                x.rate().show(0),
-                cpu.show(2),
-                get_cpu
-                    .map(|g| format!("{:.2}", cpu.mean / g.mean))
-                    .unwrap_or_default(),
-                format!("{:.2} (min {:.2})", busy.mean, busy.min),
-                format!("{:.2}", x.s(|r| r.cmd_usec_per_call).mean),
-                format!(
-                    "{:.0} / {:.0} / {:.0}",
-                    x.s(|r| r.p50_us).mean,
-                    x.s(|r| r.p99_us).mean,
-                    x.s(|r| r.p999_us).mean
-                ),
-                format!("{:.1}", x.admitted_pct()),
-                x.rows.iter().map(|r| r.errors).sum::<u64>().to_string(),
-                format!(
-                    "{} of {}",
-                    x.rows.iter().filter(|r| r.load_bound).count(),
-                    x.rows.len()
-                ),
-            ]
-        })
-        .collect();
-    md_table(
-        &[
-            "variant",
-            "traffic",
-            "decisions/s",
-            "Redis CPU us/decision",
-            "x GET",
-            "busy",
-            "script/cmd us per call",
-            "p50 / p99 / p99.9 us",
-            "admitted %",
-            "errors",
-            "load-bound runs",
-        ],
-        &rows,
-    )
-}
-
 /// Harness vs redis-benchmark on GET: the ratio over runs (n = 0 without a benchmark).
 fn bench_ratio(v: &Variants) -> Summary {
     let bench: Vec<f64> = v
@@ -370,25 +291,6 @@ fn bench_ratio(v: &Variants) -> Summary {
         .map(|g| g.rows.iter().filter_map(|r| r.harness_over_bench).collect())
         .unwrap_or_default();
     Summary::of(&bench)
-}
-
-fn bench_line(v: &Variants, bench: &Summary) -> String {
-    let Some(g) = v.get("get").filter(|_| bench.n > 0) else {
-        return String::new();
-    };
-    let of = |f: fn(&CostRow) -> Option<f64>| {
-        Summary::of(&g.rows.iter().filter_map(|r| f(r)).collect::<Vec<_>>())
-    };
-    format!(
-        "\nGET, harness vs `redis-benchmark -c {} -r {} -t get` in the same runs, same CPU: harness/redis-benchmark throughput {}; redis-benchmark {} req/s, Redis busy {:.2} under it, {:.2} us CPU per GET (harness: {:.2}).\n",
-        g.first().conns,
-        g.first().keys,
-        bench.show(2),
-        of(|r| r.bench_rps).show(0),
-        of(|r| r.bench_busy_fraction).mean,
-        of(|r| r.bench_redis_cpu_us_per_request).mean,
-        g.cpu().mean,
-    )
 }
 
 /// B2.1, B2.2, B2.3: the Lua variants against GET, their rates and script times.
@@ -406,14 +308,14 @@ fn lua_claims(v: &Variants, bench: &Summary) -> Vec<Measured> {
         let ratios: Vec<f64> = per.iter().map(|x| x.1).collect();
         let disp = per
             .iter()
-            .map(|(c, r)| format!("{}: {r:.2}", c.trim_end_matches("|evalsha")))
+            .map(|(c, r)| format!("{}: {r:.2}", figures::words(c.trim_end_matches("|evalsha"))))
             .collect::<Vec<_>>()
             .join(", ");
         out.push(
             Measured::new(
                 "B2.1",
                 ratios.clone(),
-                format!("{:.2}-{:.2}x ({disp}); GET {get_us:.2} us", min_of(&ratios), max_of(&ratios)),
+                format!("{:.2}-{:.2}x ({disp}); GET {get_us:.2} µs", min_of(&ratios), max_of(&ratios)),
                 "cost.csv: mean redis_cpu_us_per_decision per EVALSHA variant / variant=get",
             )
             .note(format!(
@@ -455,7 +357,7 @@ fn lua_claims(v: &Variants, bench: &Summary) -> Vec<Measured> {
             "B2.3",
             script.clone(),
             format!(
-                "{:.1}-{:.1} us per call (of {:.1}-{:.1} us CPU per decision)",
+                "{:.1}-{:.1} µs per call (of {:.1}-{:.1} µs CPU per decision)",
                 min_of(&script),
                 max_of(&script),
                 min_of(&cpu),
@@ -482,7 +384,7 @@ fn b24(v: &Variants) -> Option<Measured> {
             "B2.4",
             vec![pct],
             format!(
-                "{pct:+.1}% (per run: {}); CPU per decision MULTI {:.2} us vs Lua {:.2} us",
+                "{pct:+.1}% (per run: {}); CPU per decision MULTI {:.2} µs vs Lua {:.2} µs",
                 Summary::of(&paired).show(1),
                 m.cpu().mean,
                 l.cpu().mean
@@ -506,9 +408,11 @@ fn b25(v: &Variants) -> Option<Measured> {
             "B2.5",
             vec![diff * 100.0],
             format!(
-                "{:.1}% ({a}: {}; {b}: {}); larger run-to-run sd {:.1}%",
+                "{:.1}% ({}: {}; {}: {}); larger run-to-run sd {:.1}%",
                 diff * 100.0,
+                figures::words(a),
                 v.by[a].cpu().show(2),
+                figures::words(b),
                 v.by[b].cpu().show(2),
                 spread * 100.0
             ),
@@ -530,7 +434,7 @@ fn b26(v: &Variants) -> Option<Measured> {
         .iter()
         .map(|a| {
             format!(
-                "{}: {:.2} ({:.2} vs {:.2} us; {:.1}% refused)",
+                "{}: {:.2} ({:.2} vs {:.2} µs; {:.1}% refused)",
                 a.strategy, a.ratio, a.abusive_us, a.normal_us, a.refused_pct
             )
         })
@@ -553,7 +457,7 @@ fn b61(v: &Variants) -> Option<Measured> {
         "B6.1",
         vec![extra, lost],
         format!(
-            "EVAL {extra:+.2} us CPU per decision, throughput lost {lost:.1}% (EVALSHA {:.2} us, EVAL {:.2} us)",
+            "EVAL {extra:+.2} µs CPU per decision, throughput lost {lost:.1}% (EVALSHA {:.2} µs, EVAL {:.2} µs)",
             sha.mean, ev.mean
         ),
         "cost.csv: token-bucket|eval vs token-bucket|evalsha (and |fcall)",
@@ -561,7 +465,7 @@ fn b61(v: &Variants) -> Option<Measured> {
     if let (Some(fc), Some((d, noise))) = (v.get("token-bucket|fcall"), fcall_vs_evalsha(v)) {
         let fc = fc.cpu().mean;
         m.display.push_str(&format!(
-            "; FCALL {fc:.2} us ({:+.1}% vs EVALSHA)",
+            "; FCALL {fc:.2} µs ({:+.1}% vs EVALSHA)",
             (fc / sha.mean - 1.0) * 100.0
         ));
         m = m.condition(
@@ -575,57 +479,37 @@ fn b61(v: &Variants) -> Option<Measured> {
     Some(m)
 }
 
-/// CPU per decision per variant, GET as the reference line.
-fn cpu_figure(ctx: &AnalysisCtx, v: &Variants) -> Result<String> {
-    let (path, link) = ctx.figure("cost_cpu_per_decision.svg");
-    let groups: Vec<BarGroup> = v
-        .in_order()
-        .map(|(c, x)| {
-            let cpu = x.cpu();
-            let cmd = x.s(|r| r.cmd_usec_per_decision);
-            BarGroup {
-                category: c.clone(),
-                values: vec![cpu.mean, cmd.mean],
-                ranges: vec![Some((cpu.min, cpu.max)), Some((cmd.min, cmd.max))],
-            }
-        })
-        .collect();
-    bar_chart(
-        &path,
-        &Axes {
-            title: "B2.1/B2.4/B2.6/B6.1: Redis CPU per decision (GET = dashed line)".into(),
-            x_label: "variant".into(),
-            y_label: "us per decision".into(),
-            ..Default::default()
-        },
-        &[
-            "Redis CPU (INFO cpu)".to_string(),
-            "command time (commandstats)".to_string(),
-        ],
-        &groups,
-        v.get("get").map(|g| (g.cpu().mean, "GET")),
-    )?;
-    Ok(format!(
-        "\n![CPU per decision]({link})\n\nBars: mean over runs (whiskers min..max); command time is the top-level command's commandstats usec per decision (the script for Lua, MULTI+EXEC for the transaction).\n"
-    ))
-}
-
 pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
     let mut measured = Vec::new();
     measured.extend(b0(ctx));
     let Some(rows) = ctx.read_csv::<CostRow>("cost.csv")? else {
-        return Ok((measured, Section::new("cost", "Not run.\n")));
+        let md = figures::b0(ctx)? + "Not run.\n";
+        return Ok((measured, Section::new("cost", md)));
     };
     let v = Variants::of(&rows);
     let bench = bench_ratio(&v);
-    let mut md = what_ran(&v, &rows);
-    md += &variant_table(&v);
-    md += &bench_line(&v, &bench);
+    let mut md = tables::what_ran(&v, &rows);
+    md += &tables::variant_table(&v);
+    md += &tables::bench_line(&v, &bench);
     measured.extend(lua_claims(&v, &bench));
     measured.extend(b24(&v));
     measured.extend(b25(&v));
     measured.extend(b26(&v));
     measured.extend(b61(&v));
-    md += &cpu_figure(ctx, &v)?;
-    Ok((measured, Section::new("cost", md)))
+    let mut figs = figures::lua(ctx, &v)?;
+    figs += &figures::ratios(ctx, &v)?;
+    figs += &figures::overview(ctx, &v)?;
+    figs += &figures::b0(ctx)?;
+    md = figs + &md;
+    let get = |id: &str| measured.iter().find(|m| m.id == id).map(|m| m.values.clone()).unwrap_or_default();
+    let range = |v: &[f64]| if v.is_empty() { "n/a".to_string() } else {
+        format!("{:.2} to {:.2}", min_of(v), max_of(v))
+    };
+    let finding = format!(
+        "a Lua decision cost {} times a GET's Redis CPU here; MULTI made {}% more decisions/s than the same logic in Lua; EVAL cost {} µs more CPU per decision than EVALSHA.",
+        range(&get("B2.1")),
+        get("B2.4").first().map(|x| format!("{x:.0}")).unwrap_or_else(|| "n/a".into()),
+        get("B6.1").first().map(|x| format!("{x:.2}")).unwrap_or_else(|| "n/a".into()),
+    );
+    Ok((measured, Section::new("cost", md).finding(finding)))
 }

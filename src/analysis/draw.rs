@@ -1,0 +1,604 @@
+//! Drawing a [`Figure`]: the layout (title, a grid of panels, the legend
+//! right of them, the caption below), axes with ticks at readable values,
+//! whiskers, markers, dashes, reference lines and bands, shaded phases; the
+//! same code draws the SVG and the PNG.
+
+use std::path::Path;
+use std::sync::Once;
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+use super::figure::{Axis, Draw, Figure, Panel, RefKind, num};
+use crate::error::{Error, Result};
+
+/// The bundled font (DejaVu Sans, Bitstream Vera license: see
+/// `assets/fonts/DejaVuSans-LICENSE.txt`).
+static FONT: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans.ttf");
+const FAMILY: &str = "sans-serif";
+
+/// Register the bundled font once per process for every text plotters draws.
+pub fn register_font() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        if plotters::style::register_font(FAMILY, FontStyle::Normal, FONT).is_err() {
+            panic!("the bundled font assets/fonts/DejaVuSans.ttf does not parse");
+        }
+    });
+}
+
+/// Write `<name>.svg` and `<name>.png` of a figure into `dir`.
+pub(super) fn render(f: &Figure, dir: &Path) -> Result<()> {
+    register_font();
+    let layout = Layout::of(f);
+    let svg = dir.join(format!("{}.svg", f.name));
+    {
+        let root = SVGBackend::new(&svg, (layout.w, layout.h)).into_drawing_area();
+        draw(&root, f, &layout)?;
+        root.present().map_err(err)?;
+    }
+    let png = dir.join(format!("{}.png", f.name));
+    {
+        let root = BitMapBackend::new(&png, (layout.w, layout.h)).into_drawing_area();
+        draw(&root, f, &layout)?;
+        root.present().map_err(err)?;
+    }
+    Ok(())
+}
+
+// ---- Styles ----
+
+const PALETTE: [RGBColor; 10] = [
+    RGBColor(0, 114, 178),
+    RGBColor(213, 94, 0),
+    RGBColor(0, 158, 115),
+    RGBColor(204, 121, 167),
+    RGBColor(86, 180, 233),
+    RGBColor(230, 159, 0),
+    RGBColor(90, 90, 90),
+    RGBColor(140, 80, 20),
+    RGBColor(150, 0, 90),
+    RGBColor(20, 20, 20),
+];
+const MARKERS: usize = 6;
+/// (dash, gap) in pixels; (0, 0) is solid.
+const DASHES: [(u32, u32); 3] = [(0, 0), (9, 5), (2, 4)];
+
+#[derive(Clone, Copy)]
+struct Look {
+    color: RGBColor,
+    marker: usize,
+    dash: (u32, u32),
+}
+
+fn look(i: usize) -> Look {
+    Look { color: PALETTE[i % PALETTE.len()], marker: i % MARKERS, dash: DASHES[i % DASHES.len()] }
+}
+
+fn ref_look(k: RefKind) -> (RGBColor, (u32, u32), f64) {
+    match k {
+        RefKind::Published => (RGBColor(0, 0, 0), (14, 4), 0.10),
+        RefKind::Expected => (RGBColor(110, 110, 110), (6, 4), 0.0),
+        RefKind::Limit => (RGBColor(170, 0, 0), (2, 3), 0.0),
+    }
+}
+
+const SHADE_TONES: [RGBColor; 4] = [
+    RGBColor(255, 196, 120),
+    RGBColor(240, 120, 120),
+    RGBColor(140, 210, 140),
+    RGBColor(170, 170, 220),
+];
+
+// ---- Layout ----
+
+const W: u32 = 1180;
+const LEGEND_W: u32 = 300;
+const TITLE_SIZE: f64 = 19.0;
+const TEXT: f64 = 14.0;
+const SMALL: f64 = 13.0;
+const LINE: i32 = 18;
+
+struct Layout {
+    w: u32,
+    h: u32,
+    title_lines: Vec<String>,
+    caption_lines: Vec<String>,
+    rows: usize,
+    panel_h: u32,
+    panel_w: u32,
+}
+
+/// An upper estimate of the width of `s` at font size `size` in pixels
+/// (DejaVu Sans: digits and most letters about 0.6 em, spaces 0.32 em).
+pub fn text_width(s: &str, size: f64) -> f64 {
+    s.chars()
+        .map(|c| match c {
+            ' ' | 'i' | 'l' | 'j' | '.' | ',' | ':' | ';' | '\'' | '|' | '!' => 0.34,
+            'm' | 'w' | 'M' | 'W' | '%' | '@' => 0.95,
+            c if c.is_uppercase() => 0.74,
+            _ => 0.62,
+        })
+        .sum::<f64>()
+        * size
+}
+
+/// Words of `s` in lines no wider than `width` px at `size`.
+pub fn wrap(s: &str, width: f64, size: f64) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    let mut cur = String::new();
+    // Break at spaces and after hyphens.
+    let mut words: Vec<String> = Vec::new();
+    for w in s.split(' ') {
+        let parts: Vec<&str> = w.split_inclusive('-').collect();
+        for (i, p) in parts.iter().enumerate() {
+            words.push(if i == 0 { format!(" {p}") } else { p.to_string() });
+        }
+    }
+    for w in words {
+        let cand = if cur.is_empty() { w.trim_start().to_string() } else { format!("{cur}{w}") };
+        let w = w.trim_start().to_string();
+        if text_width(&cand, size) > width && !cur.is_empty() {
+            lines.push(std::mem::take(&mut cur));
+            cur = w.to_string();
+        } else {
+            cur = cand;
+        }
+    }
+    if !cur.is_empty() {
+        lines.push(cur);
+    }
+    lines
+}
+
+impl Layout {
+    fn of(f: &Figure) -> Self {
+        let cols = f.columns.min(f.panels.len()).max(1);
+        let rows = f.panels.len().div_ceil(cols);
+        let plot_w = W - LEGEND_W;
+        let panel_w = plot_w / cols as u32;
+        let cats = f.panels.iter().map(|p| cat_lines(p, panel_w).len()).max().unwrap_or(0);
+        let panel_h = match rows {
+            1 => 430,
+            2 => 330,
+            _ => 290,
+        } + 16 * cats.saturating_sub(1) as u32;
+        let title_lines = wrap(&f.full_title(), (W - 30) as f64, TITLE_SIZE);
+        let caption_lines = wrap(&f.caption_text(), (W - 30) as f64, SMALL);
+        let top = 14 + title_lines.len() as u32 * 24;
+        let legend_h = legend_height(f);
+        let body = (rows as u32 * panel_h).max(legend_h);
+        let h = top + body + 10 + caption_lines.len() as u32 * LINE as u32 + 8;
+        Layout { w: W, h, title_lines, caption_lines, rows, panel_h, panel_w }
+    }
+    fn top(&self) -> i32 {
+        14 + self.title_lines.len() as i32 * 24
+    }
+}
+
+/// The category labels of a panel, wrapped to the width of a category.
+fn cat_lines(p: &Panel, panel_w: u32) -> Vec<Vec<String>> {
+    if p.categories.is_empty() {
+        return vec![];
+    }
+    let plot_w = panel_w as f64 - 100.0;
+    let each = (plot_w / p.categories.len() as f64 - 6.0).max(30.0);
+    let wrapped: Vec<Vec<String>> = p.categories.iter().map(|c| wrap(c, each, SMALL)).collect();
+    let lines = wrapped.iter().map(|w| w.len()).max().unwrap_or(0);
+    (0..lines).map(|i| wrapped.iter().map(|w| w.get(i).cloned().unwrap_or_default()).collect()).collect()
+}
+
+/// Legend entries: series names in first-seen order (one look each), then references.
+fn legend_entries(f: &Figure) -> (Vec<(String, Draw)>, Vec<(RefKind, String)>) {
+    let mut names: Vec<(String, Draw)> = Vec::new();
+    let mut refs: Vec<(RefKind, String)> = Vec::new();
+    for p in &f.panels {
+        for s in &p.series {
+            if !names.iter().any(|n| n.0 == s.name) {
+                names.push((s.name.clone(), s.draw));
+            }
+        }
+        for r in &p.refs {
+            if !refs.iter().any(|x| x.1 == r.label) {
+                refs.push((r.kind, r.label.clone()));
+            }
+        }
+    }
+    (names, refs)
+}
+
+const LEGEND_TEXT_W: f64 = (LEGEND_W - 60) as f64;
+
+fn legend_height(f: &Figure) -> u32 {
+    let (names, refs) = legend_entries(f);
+    let lines: usize = names
+        .iter()
+        .map(|n| &n.0)
+        .chain(refs.iter().map(|r| &r.1))
+        .map(|s| wrap(s, LEGEND_TEXT_W, SMALL).len())
+        .sum();
+    let entries = names.len() + refs.len();
+    (lines as u32 * 16 + entries as u32 * 8 + 30).max(100)
+}
+
+// ---- Drawing ----
+
+fn err<T: std::fmt::Display>(e: T) -> Error {
+    Error::Other(format!("drawing figure: {e}"))
+}
+
+fn font(size: f64) -> TextStyle<'static> {
+    TextStyle::from((FAMILY, size).into_font()).color(&BLACK)
+}
+
+fn text<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, s: &str, at: (i32, i32), style: &TextStyle) -> Result<()> {
+    if s.is_empty() {
+        return Ok(());
+    }
+    area.draw(&Text::new(s.to_string(), at, style.clone())).map_err(err)
+}
+
+/// A value on an axis as drawn (log10 for log axes).
+fn tr(v: f64, log: bool) -> f64 {
+    if log { v.log10() } else { v }
+}
+
+/// The drawn range of an axis from its values (already finite).
+fn range_of(vals: &[f64], axis: &Axis, zero: bool) -> (f64, f64) {
+    if let Some((a, b)) = axis.range {
+        return (tr(a, axis.log), tr(b, axis.log));
+    }
+    let v: Vec<f64> = vals.iter().copied().filter(|v| v.is_finite() && (!axis.log || *v > 0.0)).collect();
+    if v.is_empty() {
+        return if axis.log { (0.0, 1.0) } else { (0.0, 1.0) };
+    }
+    let lo = v.iter().copied().fold(f64::MAX, f64::min);
+    let hi = v.iter().copied().fold(f64::MIN, f64::max);
+    if axis.log {
+        let (a, b) = (lo.log10(), hi.log10());
+        let pad = ((b - a) * 0.06).max(0.08);
+        (a - pad, b + pad)
+    } else {
+        let (lo, hi) = if zero && lo >= 0.0 { (0.0, hi) } else if zero && hi <= 0.0 { (lo, 0.0) } else { (lo, hi) };
+        // All values equal (e.g. every one 0): a readable unit range around them.
+        let (lo, hi) = if hi - lo < 1e-9 * hi.abs().max(1.0) {
+            if hi == 0.0 { (0.0, 1.0) } else { (lo.min(0.0), hi * 1.2) }
+        } else {
+            (lo, hi)
+        };
+        let span = (hi - lo).max(hi.abs() * 0.1).max(1e-9);
+        let pad = span * 0.07;
+        // Zero itself stays off the axis line so a value of 0 is seen.
+        (if lo == 0.0 { -span * 0.04 } else { lo - pad }, hi + pad)
+    }
+}
+
+/// Tick positions (drawn units) for an axis over `r` with room for about `max` labels.
+fn ticks(r: (f64, f64), axis: &Axis, max: usize) -> Vec<f64> {
+    if let Some(t) = &axis.ticks {
+        return t.iter().filter(|v| !axis.log || **v > 0.0).map(|v| tr(*v, axis.log)).filter(|v| *v >= r.0 - 1e-9 && *v <= r.1 + 1e-9).collect();
+    }
+    if axis.log {
+        let (a, b) = (r.0.ceil() as i32, r.1.floor() as i32);
+        let decades: Vec<f64> = (a..=b).map(|d| d as f64).collect();
+        if decades.len() >= 3 {
+            let step = decades.len().div_ceil(max).max(1);
+            return decades.into_iter().step_by(step).collect();
+        }
+        // Less than three decades: 1, 2, 5 multiples, or every multiple
+        // when that gives fewer than three ticks.
+        for ms in [&[1.0, 2.0, 5.0][..], &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0][..]] {
+            let mut out = Vec::new();
+            for d in (r.0.floor() as i32)..=(r.1.ceil() as i32) {
+                for m in ms {
+                    let v = (m * 10f64.powi(d)).log10();
+                    if v >= r.0 && v <= r.1 {
+                        out.push(v);
+                    }
+                }
+            }
+            if out.len() >= 3 || ms.len() > 3 {
+                return out;
+            }
+        }
+        return vec![];
+    }
+    let span = r.1 - r.0;
+    let raw = span / max.max(2) as f64;
+    let mag = 10f64.powf(raw.log10().floor());
+    let step = [1.0, 2.0, 2.5, 5.0, 10.0].iter().map(|m| m * mag).find(|s| span / s <= max as f64).unwrap_or(10.0 * mag);
+    let mut v = (r.0 / step).ceil() * step;
+    let mut out = Vec::new();
+    while v <= r.1 + step * 1e-9 {
+        out.push(if v.abs() < step * 1e-9 { 0.0 } else { v });
+        v += step;
+    }
+    out
+}
+
+/// Drop ticks whose labels would touch (pixel positions from the fraction of the range).
+fn thin(t: Vec<f64>, r: (f64, f64), px: f64, log: bool) -> Vec<f64> {
+    let mut out: Vec<f64> = Vec::new();
+    let mut last_end = f64::MIN;
+    for v in t {
+        let pos = (v - r.0) / (r.1 - r.0) * px;
+        let w = text_width(&num(if log { 10f64.powf(v) } else { v }), SMALL) + 8.0;
+        if pos - w / 2.0 >= last_end {
+            out.push(v);
+            last_end = pos + w / 2.0;
+        }
+    }
+    out
+}
+
+/// A linear axis in drawn units with exactly the given tick positions.
+struct Ax {
+    lo: f64,
+    hi: f64,
+    keys: Vec<f64>,
+}
+
+impl Ranged for Ax {
+    type ValueType = f64;
+    type FormatOption = plotters::coord::ranged1d::DefaultFormatting;
+    fn map(&self, v: &f64, limit: (i32, i32)) -> i32 {
+        let t = (v - self.lo) / (self.hi - self.lo);
+        (limit.0 as f64 + t * (limit.1 - limit.0) as f64).round() as i32
+    }
+    fn key_points<H: plotters::coord::ranged1d::KeyPointHint>(&self, hint: H) -> Vec<f64> {
+        if hint.weight().allow_light_points() { vec![] } else { self.keys.clone() }
+    }
+    fn range(&self) -> std::ops::Range<f64> {
+        self.lo..self.hi
+    }
+}
+
+fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, f: &Figure, l: &Layout) -> Result<()> {
+    root.fill(&WHITE).map_err(err)?;
+    let mut y = 10;
+    for t in &l.title_lines {
+        text(root, t, (15, y), &font(TITLE_SIZE).pos(Pos::new(HPos::Left, VPos::Top)))?;
+        y += 24;
+    }
+    let (names, refs) = legend_entries(f);
+    let body_h = l.rows as u32 * l.panel_h;
+    let plots = root.margin(l.top(), 0, 0, 0);
+    let plots = plots.shrink((0, 0), (W - LEGEND_W, body_h));
+    let cols = f.columns.min(f.panels.len()).max(1);
+    let areas = plots.split_evenly((l.rows, cols));
+    for (p, area) in f.panels.iter().zip(areas.iter()) {
+        panel(root, area, p, &names, l.panel_w)?;
+    }
+    legend(root, (W - LEGEND_W + 10) as i32, l.top() + 6, &names, &refs)?;
+    let mut y = l.top() + body_h.max(legend_height(f)) as i32 + 10;
+    for c in &l.caption_lines {
+        text(root, c, (15, y), &font(SMALL).color(&RGBColor(60, 60, 60)).pos(Pos::new(HPos::Left, VPos::Top)))?;
+        y += LINE;
+    }
+    Ok(())
+}
+
+fn marker<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, at: (i32, i32), m: usize, c: RGBColor) -> Result<()> {
+    let s = 5;
+    let st = c.stroke_width(2);
+    let (x, y) = at;
+    match m {
+        0 => area.draw(&Circle::new(at, s, st)).map_err(err),
+        1 => area.draw(&Rectangle::new([(x - s + 1, y - s + 1), (x + s - 1, y + s - 1)], st)).map_err(err),
+        2 => area.draw(&PathElement::new(vec![(x, y - s - 1), (x + s + 1, y + s), (x - s - 1, y + s), (x, y - s - 1)], st)).map_err(err),
+        3 => area.draw(&PathElement::new(vec![(x, y - s - 1), (x + s + 1, y), (x, y + s + 1), (x - s - 1, y), (x, y - s - 1)], st)).map_err(err),
+        4 => {
+            area.draw(&PathElement::new(vec![(x - s, y), (x + s, y)], st)).map_err(err)?;
+            area.draw(&PathElement::new(vec![(x, y - s), (x, y + s)], st)).map_err(err)
+        }
+        _ => {
+            area.draw(&PathElement::new(vec![(x - s, y - s), (x + s, y + s)], st)).map_err(err)?;
+            area.draw(&PathElement::new(vec![(x - s, y + s), (x + s, y - s)], st)).map_err(err)
+        }
+    }
+}
+
+/// A polyline in pixels with a dash pattern ((0, 0) = solid).
+fn dashed<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, pts: &[(i32, i32)], dash: (u32, u32), style: ShapeStyle) -> Result<()> {
+    if dash.0 == 0 {
+        return area.draw(&PathElement::new(pts.to_vec(), style)).map_err(err);
+    }
+    let (on, off) = (dash.0 as f64, dash.1 as f64);
+    let mut phase = 0.0; // distance into the current on+off period
+    for w in pts.windows(2) {
+        let (a, b) = ((w[0].0 as f64, w[0].1 as f64), (w[1].0 as f64, w[1].1 as f64));
+        let len = ((b.0 - a.0).powi(2) + (b.1 - a.1).powi(2)).sqrt();
+        if len == 0.0 {
+            continue;
+        }
+        let mut d = 0.0;
+        while d < len {
+            let in_on = phase < on;
+            let step = if in_on { on - phase } else { on + off - phase }.min(len - d);
+            if in_on {
+                let p = |t: f64| ((a.0 + (b.0 - a.0) * t / len).round() as i32, (a.1 + (b.1 - a.1) * t / len).round() as i32);
+                area.draw(&PathElement::new(vec![p(d), p(d + step)], style)).map_err(err)?;
+            }
+            d += step;
+            phase = (phase + step) % (on + off);
+        }
+    }
+    Ok(())
+}
+
+fn legend<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, x: i32, y0: i32, names: &[(String, Draw)], refs: &[(RefKind, String)]) -> Result<()> {
+    let mut y = y0;
+    let st = font(SMALL).pos(Pos::new(HPos::Left, VPos::Center));
+    for (i, (n, d)) in names.iter().enumerate() {
+        let lk = look(i);
+        let lines = wrap(n, LEGEND_TEXT_W, SMALL);
+        let mid = y + 8;
+        if *d != Draw::Points {
+            dashed(root, &[(x, mid), (x + 40, mid)], lk.dash, lk.color.stroke_width(2))?;
+        }
+        if *d != Draw::Line {
+            marker(root, (x + 20, mid), lk.marker, lk.color)?;
+        }
+        for (j, line) in lines.iter().enumerate() {
+            text(root, line, (x + 50, mid + j as i32 * 16), &st)?;
+        }
+        y += lines.len() as i32 * 16 + 8;
+    }
+    for (k, label) in refs {
+        let (c, dash, band) = ref_look(*k);
+        let lines = wrap(label, LEGEND_TEXT_W, SMALL);
+        let mid = y + 8;
+        if band > 0.0 {
+            root.draw(&Rectangle::new([(x, mid - 7), (x + 40, mid + 7)], RGBAColor(0, 0, 0, band).filled())).map_err(err)?;
+        }
+        dashed(root, &[(x, mid), (x + 40, mid)], dash, c.stroke_width(2))?;
+        for (j, line) in lines.iter().enumerate() {
+            text(root, line, (x + 50, mid + j as i32 * 16), &st)?;
+        }
+        y += lines.len() as i32 * 16 + 8;
+    }
+    Ok(())
+}
+
+fn panel<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, area: &DrawingArea<DB, Shift>, p: &Panel, names: &[(String, Draw)], panel_w: u32) -> Result<()> {
+    let cat = !p.categories.is_empty();
+    let clines = cat_lines(p, panel_w);
+    // Ranges in drawn units.
+    let (x0, x1) = if cat {
+        (-0.5, p.categories.len() as f64 - 0.5)
+    } else {
+        let xs: Vec<f64> = p.series.iter().flat_map(|s| s.points.iter().map(|q| q.x)).chain(p.shades.iter().flat_map(|s| [s.x0, s.x1])).collect();
+        let (a, b) = range_of(&xs, &p.x, false);
+        if p.x.log { (a, b) } else { let pad = (b - a) * 0.03; (a - pad, b + pad) }
+    };
+    let ys: Vec<f64> = p
+        .series
+        .iter()
+        .flat_map(|s| s.points.iter().flat_map(|q| [Some(q.y), q.lo, q.hi]).flatten())
+        .chain(p.refs.iter().flat_map(|r| [r.value, r.band.map(|b| b.0), r.band.map(|b| b.1)]).flatten().filter(|v| v.is_finite()))
+        .collect();
+    let (y0, y1) = range_of(&ys, &p.y, true);
+    let x_area = if cat { 20 + 16 * clines.len() as u32 + 22 } else { 58 };
+    let (pw, ph) = area.dim_in_pixel();
+    let plot_px = (pw as f64 - 100.0, ph as f64 - x_area as f64 - 40.0);
+    let xt = if cat { vec![] } else { thin(ticks((x0, x1), &p.x, 8), (x0, x1), plot_px.0, p.x.log) };
+    let yt = thin(ticks((y0, y1), &p.y, (plot_px.1 / 40.0).max(3.0) as usize), (y0, y1), plot_px.1, p.y.log);
+    let mut b = ChartBuilder::on(area);
+    b.margin_left(8).margin_right(16).margin_top(6).margin_bottom(4).x_label_area_size(x_area).y_label_area_size(84);
+    if !p.title.is_empty() {
+        b.caption(&p.title, font(15.0));
+    }
+    let mut chart = b
+        .build_cartesian_2d(Ax { lo: x0, hi: x1, keys: xt }, Ax { lo: y0, hi: y1, keys: yt })
+        .map_err(err)?;
+    let (xlog, ylog) = (p.x.log, p.y.log);
+    let xf = move |v: &f64| num(if xlog { 10f64.powf(*v) } else { *v });
+    let yf = move |v: &f64| num(if ylog { 10f64.powf(*v) } else { *v });
+    let mut mesh = chart.configure_mesh();
+    mesh.x_label_formatter(&xf)
+        .y_label_formatter(&yf)
+        .label_style(font(SMALL))
+        .axis_desc_style(font(TEXT))
+        .y_desc(p.y.label.as_str())
+        .bold_line_style(RGBColor(225, 225, 225).stroke_width(1));
+    if cat {
+        mesh.disable_x_mesh();
+    } else {
+        mesh.x_desc(p.x.label.as_str());
+    }
+    mesh.draw().map_err(err)?;
+    let px = |chart: &ChartContext<DB, _>, x: f64, y: f64| chart.backend_coord(&(x, y));
+    let clampy = |v: f64| v.clamp(y0, y1);
+    // Shaded phases, with their labels at the top of the plot.
+    for (i, s) in p.shades.iter().enumerate() {
+        let (a, b) = (tr(s.x0, xlog).max(x0), tr(s.x1, xlog).min(x1));
+        if b <= a {
+            continue;
+        }
+        chart.draw_series(std::iter::once(Rectangle::new([(a, y0), (b, y1)], SHADE_TONES[i % 4].mix(0.22).filled()))).map_err(err)?;
+        let (l, t) = px(&chart, a, y1);
+        let (r, _) = px(&chart, b, y1);
+        text(root, &s.label, ((l + r) / 2, t + 4), &font(SMALL).pos(Pos::new(HPos::Center, VPos::Top)))?;
+    }
+    // References: bands first, then lines.
+    for r in &p.refs {
+        let (c, dash, band) = ref_look(r.kind);
+        let (a, b) = r.x.map(|(a, b)| (tr(a, xlog).max(x0), tr(b, xlog).min(x1))).unwrap_or((x0, x1));
+        if let (Some((lo, hi)), true) = (r.band, band > 0.0) {
+            let (lo, hi) = (clampy(tr(lo.max(if ylog { 1e-300 } else { f64::MIN }), ylog)), clampy(tr(hi, ylog)));
+            if hi > lo {
+                chart.draw_series(std::iter::once(Rectangle::new([(a, lo), (b, hi)], RGBAColor(0, 0, 0, band).filled()))).map_err(err)?;
+            }
+        }
+        let lines: Vec<f64> = match (r.value, r.kind, r.band) {
+            (Some(v), _, _) => vec![v],
+            (None, RefKind::Published, Some(_)) => r.lines.clone(),
+            _ => vec![],
+        };
+        for v in lines.into_iter().filter(|v| v.is_finite() && (!ylog || *v > 0.0)) {
+            let v = tr(v, ylog);
+            if v < y0 || v > y1 {
+                continue;
+            }
+            let (pa, pb) = (px(&chart, a, v), px(&chart, b, v));
+            dashed(root, &[pa, pb], dash, c.stroke_width(2))?;
+        }
+    }
+    // Series: whiskers, lines, markers.
+    let k = p.series.len().max(1);
+    for (si, s) in p.series.iter().enumerate() {
+        let idx = names.iter().position(|n| n.0 == s.name).unwrap_or(si);
+        let lk = look(idx);
+        let dodge = if cat && k > 1 {
+            (si as f64 - (k as f64 - 1.0) / 2.0) * (0.7 / k as f64)
+        } else if p.dodge && k > 1 {
+            (si as f64 - (k as f64 - 1.0) / 2.0) * (x1 - x0) * 0.012
+        } else {
+            0.0
+        };
+        let pts: Vec<(f64, f64, Option<f64>, Option<f64>)> = s
+            .points
+            .iter()
+            .filter(|q| q.y.is_finite() && (!ylog || q.y > 0.0) && (!xlog || q.x > 0.0))
+            .map(|q| (tr(q.x, xlog) + dodge, tr(q.y, ylog), q.lo.map(|v| tr(v, ylog)), q.hi.map(|v| tr(v, ylog))))
+            .collect();
+        for (x, _, lo, hi) in &pts {
+            if let (Some(lo), Some(hi)) = (lo, hi)
+                && lo.is_finite()
+                && hi.is_finite()
+                && hi > lo
+            {
+                let (a, b) = (px(&chart, *x, clampy(*lo)), px(&chart, *x, clampy(*hi)));
+                let st = lk.color.stroke_width(1);
+                root.draw(&PathElement::new(vec![a, b], st)).map_err(err)?;
+                root.draw(&PathElement::new(vec![(a.0 - 4, a.1), (a.0 + 4, a.1)], st)).map_err(err)?;
+                root.draw(&PathElement::new(vec![(b.0 - 4, b.1), (b.0 + 4, b.1)], st)).map_err(err)?;
+            }
+        }
+        let pix: Vec<(i32, i32)> = pts.iter().map(|(x, y, _, _)| px(&chart, *x, clampy(*y))).collect();
+        if s.draw != Draw::Points && pix.len() > 1 {
+            dashed(root, &pix, lk.dash, lk.color.stroke_width(2))?;
+        }
+        if s.draw != Draw::Line {
+            for q in &pix {
+                marker(root, *q, lk.marker, lk.color)?;
+            }
+        }
+    }
+    // Category labels (wrapped) and the x description below them.
+    if cat {
+        let (_, bottom) = px(&chart, x0, y0);
+        for (i, _) in p.categories.iter().enumerate() {
+            let (cx, _) = px(&chart, i as f64, y0);
+            for (j, line) in clines.iter().enumerate() {
+                text(root, &line[i], (cx, bottom + 8 + j as i32 * 16), &font(SMALL).pos(Pos::new(HPos::Center, VPos::Top)))?;
+            }
+        }
+        let (l, _) = px(&chart, x0, y0);
+        let (r, _) = px(&chart, x1, y0);
+        text(root, &p.x.label, ((l + r) / 2, bottom + 12 + clines.len() as i32 * 16), &font(TEXT).pos(Pos::new(HPos::Center, VPos::Top)))?;
+    }
+    Ok(())
+}
+

@@ -1,0 +1,477 @@
+//! Figures: one model, three outputs. A [`Figure`] is drawn twice from the
+//! same code, as SVG (text left to the viewer's fonts) and as PNG (text
+//! rendered with the bundled DejaVu Sans through `ab_glyph`, so no system
+//! font is needed), and its numbers are written as `<name>.csv`: every point,
+//! whisker and reference line exactly as drawn.
+//!
+//! Conventions every figure follows:
+//! - the title starts with the claim IDs it supports;
+//! - the published value is drawn from the claims table (a line at the
+//!   published value, the region the check passes shaded), never typed in;
+//! - our value is the mean over trials with whiskers (the caption says which:
+//!   min-max over trials unless stated) and n;
+//! - each series has its own colour, dash and marker, and the legend (right
+//!   of the panels, never over data) shows the same line, dash and marker;
+//! - log scales are drawn on log10 of the values, with decade ticks.
+//!
+//! The drawing (layout, axes, legend, markers) is in `draw.rs`; reading a
+//! written SVG's text back for the figure test ([`text_boxes`],
+//! [`text_problems`]) in `svg_text.rs`.
+
+use std::path::Path;
+
+use super::claims::{Check, ClaimSpec};
+use super::{AnalysisCtx, FigureInfo};
+use crate::error::{Error, Result};
+
+pub use super::draw::{register_font, text_width, wrap};
+pub use super::svg_text::{TextBox, text_boxes, text_problems};
+
+// ---- The model ----
+
+/// One plotted value: the mean (`y`) with its spread (`lo`..`hi`) over `n` trials.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Pt {
+    pub x: f64,
+    pub y: f64,
+    pub lo: Option<f64>,
+    pub hi: Option<f64>,
+    pub n: Option<usize>,
+}
+
+impl Pt {
+    pub fn new(x: f64, y: f64) -> Self {
+        Pt { x, y, lo: None, hi: None, n: None }
+    }
+    /// A point with its min-max (or interval) whisker and trial count.
+    pub fn spread(x: f64, y: f64, lo: f64, hi: f64, n: usize) -> Self {
+        Pt { x, y, lo: Some(lo), hi: Some(hi), n: Some(n) }
+    }
+    /// From a summary over trials: mean, min..max, n.
+    pub fn summary(x: f64, s: &super::stats::Summary) -> Self {
+        Pt::spread(x, s.mean, s.min, s.max, s.n)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Draw {
+    /// Markers joined by a line.
+    LinePoints,
+    /// Markers only.
+    Points,
+    /// A line only (many points, e.g. a timeline).
+    Line,
+}
+
+#[derive(Debug, Clone)]
+pub struct Series {
+    pub name: String,
+    pub points: Vec<Pt>,
+    pub draw: Draw,
+}
+
+impl Series {
+    pub fn line(name: impl Into<String>, points: Vec<Pt>) -> Self {
+        Series { name: name.into(), points, draw: Draw::LinePoints }
+    }
+    pub fn points(name: impl Into<String>, points: Vec<Pt>) -> Self {
+        Series { name: name.into(), points, draw: Draw::Points }
+    }
+    pub fn plain(name: impl Into<String>, points: Vec<Pt>) -> Self {
+        Series { name: name.into(), points, draw: Draw::Line }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum RefKind {
+    /// The study's value (line) and where the check passes (shaded band).
+    Published,
+    /// What a formula or a design predicts.
+    Expected,
+    /// A configured limit.
+    Limit,
+}
+
+/// A horizontal reference: a line at `value` and/or a shaded `band`,
+/// across the panel or only over `x` (data coordinates).
+#[derive(Debug, Clone)]
+pub struct Reference {
+    pub kind: RefKind,
+    pub label: String,
+    pub value: Option<f64>,
+    pub band: Option<(f64, f64)>,
+    pub x: Option<(f64, f64)>,
+    /// Lines drawn when there is no single value (a published range's ends).
+    pub lines: Vec<f64>,
+}
+
+impl Reference {
+    pub fn limit(label: impl Into<String>, value: f64) -> Self {
+        Reference { kind: RefKind::Limit, label: label.into(), value: Some(value), band: None, x: None, lines: vec![] }
+    }
+    pub fn expected(label: impl Into<String>, value: f64) -> Self {
+        Reference { kind: RefKind::Expected, label: label.into(), value: Some(value), band: None, x: None, lines: vec![] }
+    }
+    /// Only over `x0..x1`.
+    pub fn over(mut self, x0: f64, x1: f64) -> Self {
+        self.x = Some((x0, x1));
+        self
+    }
+    /// The claim's `i`-th published value and the region its check passes,
+    /// with a legend label saying both.
+    pub fn published(spec: &ClaimSpec, i: usize) -> Self {
+        let (value, band, rule) = pass_region(spec, i);
+        let label = if band.is_none() {
+            format!("{} published: {} (judged on its shape, not on this value)", spec.id, super::report::micro(&spec.published_text))
+        } else {
+            format!("{} published: {}; shaded: passes ({rule})", spec.id, super::report::micro(&spec.published_text))
+        };
+        Reference {
+            kind: RefKind::Published,
+            label,
+            value,
+            band,
+            x: None,
+            lines: if spec.check == Check::InRange { vec![spec.published.at(0), spec.published.at(1)] } else { vec![] },
+        }
+    }
+    /// The published value `i` scaled (e.g. a fraction shown in %), same rule.
+    pub fn published_scaled(spec: &ClaimSpec, i: usize, k: f64) -> Self {
+        let mut r = Reference::published(spec, i);
+        r.value = r.value.map(|v| v * k);
+        r.band = r.band.map(|(a, b)| (a * k, b * k));
+        r.lines = r.lines.iter().map(|v| v * k).collect();
+        r
+    }
+    /// A short label instead of the default one.
+    pub fn labelled(mut self, label: impl Into<String>) -> Self {
+        self.label = label.into();
+        self
+    }
+}
+
+/// The published value `i` of a claim, the interval where its check passes
+/// (infinite ends allowed) and the rule in words.
+pub fn pass_region(spec: &ClaimSpec, i: usize) -> (Option<f64>, Option<(f64, f64)>, String) {
+    let p = spec.published.at(i);
+    let t = spec.tolerance.at(i);
+    let t = if t.is_finite() { t } else { spec.tolerance.at(0) };
+    match spec.check {
+        Check::Equals | Check::WithinAbs => {
+            (Some(p), Some((p - t, p + t)), if t == 0.0 { "exactly".into() } else { format!("within ±{}", num(t)) })
+        }
+        Check::WithinRel => (Some(p), Some((p - t * p.abs(), p + t * p.abs())), format!("within ±{}%", num(t * 100.0))),
+        Check::AtMost => (Some(p), Some((f64::NEG_INFINITY, p + t)), format!("at most {}", num(p + t))),
+        Check::AtLeast => (Some(p), Some((p - t, f64::INFINITY)), format!("at least {}", num(p - t))),
+        Check::InRange => {
+            let (lo, hi, t) = (spec.published.at(0), spec.published.at(1), spec.tolerance.at(0));
+            (None, Some((lo * (1.0 - t), hi * (1.0 + t))), format!("{}..{}", num(lo * (1.0 - t)), num(hi * (1.0 + t))))
+        }
+        Check::Shape | Check::Behaviour => (Some(p), None, "not judged on this value".into()),
+    }
+}
+
+/// A shaded interval of x (a phase), labelled at the top of the panel.
+#[derive(Debug, Clone)]
+pub struct Shade {
+    pub x0: f64,
+    pub x1: f64,
+    pub label: String,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Axis {
+    /// What and unit, e.g. `CPU per decision (µs)`.
+    pub label: String,
+    pub log: bool,
+    /// Force the range (otherwise from the data and references).
+    pub range: Option<(f64, f64)>,
+    /// Ticks at these values only (e.g. the worker counts that ran).
+    pub ticks: Option<Vec<f64>>,
+}
+
+impl Axis {
+    pub fn new(label: impl Into<String>) -> Self {
+        Axis { label: label.into(), ..Default::default() }
+    }
+    pub fn log(label: impl Into<String>) -> Self {
+        Axis { label: label.into(), log: true, ..Default::default() }
+    }
+    pub fn range(mut self, lo: f64, hi: f64) -> Self {
+        self.range = Some((lo, hi));
+        self
+    }
+    pub fn ticks(mut self, t: Vec<f64>) -> Self {
+        self.ticks = Some(t);
+        self
+    }
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Panel {
+    pub title: String,
+    pub x: Axis,
+    pub y: Axis,
+    /// Categorical x: point `x = i` is category `i`; series are set side by
+    /// side within a category so none hides another.
+    pub categories: Vec<String>,
+    pub series: Vec<Series>,
+    pub refs: Vec<Reference>,
+    pub shades: Vec<Shade>,
+    /// Set series slightly apart on a numeric x so equal values do not hide
+    /// each other (the CSV keeps the true x).
+    pub dodge: bool,
+}
+
+impl Panel {
+    pub fn dodge(mut self) -> Self {
+        self.dodge = true;
+        self
+    }
+    pub fn new(title: impl Into<String>, x: Axis, y: Axis) -> Self {
+        Panel { title: title.into(), x, y, ..Default::default() }
+    }
+    pub fn categories(mut self, c: Vec<String>) -> Self {
+        self.categories = c;
+        self
+    }
+    pub fn series(mut self, s: Series) -> Self {
+        self.series.push(s);
+        self
+    }
+    pub fn reference(mut self, r: Reference) -> Self {
+        self.refs.push(r);
+        self
+    }
+    pub fn points(&self) -> usize {
+        self.series.iter().map(|s| s.points.len()).sum()
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Figure {
+    /// File stem: `<name>.svg`, `.png`, `.csv`.
+    pub name: String,
+    /// The claim IDs it supports; the title starts with them.
+    pub claims: Vec<String>,
+    pub title: String,
+    /// One line: what is plotted, what the whiskers are, n.
+    pub caption: String,
+    pub panels: Vec<Panel>,
+    /// Panels per row.
+    pub columns: usize,
+}
+
+impl Figure {
+    pub fn new(name: &str, claims: &[&str], title: impl Into<String>, caption: impl Into<String>) -> Self {
+        Figure {
+            name: name.into(),
+            claims: claims.iter().map(|c| c.to_string()).collect(),
+            title: title.into(),
+            caption: caption.into(),
+            panels: vec![],
+            columns: 1,
+        }
+    }
+    pub fn panel(mut self, p: Panel) -> Self {
+        self.panels.push(p);
+        self
+    }
+    pub fn columns(mut self, c: usize) -> Self {
+        self.columns = c.max(1);
+        self
+    }
+    /// The title as drawn: claim IDs first.
+    pub fn full_title(&self) -> String {
+        if self.claims.is_empty() {
+            self.title.clone()
+        } else {
+            format!("{}: {}", self.claims.join(", "), self.title)
+        }
+    }
+    pub fn points(&self) -> usize {
+        self.panels.iter().map(|p| p.points()).sum()
+    }
+
+    /// The trial counts behind the points: `n = 5` or `n = 2 to 6`.
+    pub fn n_text(&self) -> String {
+        let ns: Vec<usize> = self.panels.iter().flat_map(|p| p.series.iter().flat_map(|s| s.points.iter().filter_map(|q| q.n))).collect();
+        match (ns.iter().min(), ns.iter().max()) {
+            (Some(a), Some(b)) if a == b => format!("n = {a}"),
+            (Some(a), Some(b)) => format!("n = {a} to {b}"),
+            _ => "n not recorded".into(),
+        }
+    }
+
+    /// The caption with `{n}` replaced by [`Figure::n_text`].
+    pub fn caption_text(&self) -> String {
+        self.caption.replace("{n}", &self.n_text())
+    }
+
+    /// Write SVG, PNG and CSV into the run's figures/, record the figure for
+    /// the claims table, and return its markdown (image, caption, links).
+    pub fn write(&self, ctx: &AnalysisCtx) -> Result<String> {
+        if self.points() == 0 {
+            // A partial run: say so instead of drawing an empty figure.
+            ctx.warnings.borrow_mut().push(format!("figure {} has no data points in this run; not drawn", self.name));
+            return Ok(String::new());
+        }
+        self.write_to(&ctx.figures_dir)?;
+        ctx.figures.borrow_mut().push(FigureInfo {
+            file: format!("figures/{}.png", self.name),
+            claims: self.claims.clone(),
+            title: self.full_title(),
+        });
+        Ok(self.markdown())
+    }
+
+    pub fn markdown(&self) -> String {
+        let n = &self.name;
+        format!(
+            "![{}](figures/{n}.png)\n\n*Figure {}.* {} ([SVG](figures/{n}.svg), [numbers drawn](figures/{n}.csv))\n\n",
+            self.full_title().replace(['[', ']'], ""),
+            n,
+            self.caption_text()
+        )
+    }
+
+    pub fn write_to(&self, dir: &Path) -> Result<()> {
+        register_font();
+        if self.points() == 0 {
+            return Err(Error::Other(format!("figure {}: no data points", self.name)));
+        }
+        super::draw::render(self, dir)?;
+        std::fs::write(dir.join(format!("{}.csv", self.name)), self.csv())
+            .map_err(|e| Error::io(format!("writing figure {}.csv", self.name), e))
+    }
+
+    /// The numbers drawn, one row per point, reference or shaded phase.
+    pub fn csv(&self) -> String {
+        let mut w = csv::Writer::from_writer(vec![]);
+        let _ = w.write_record(["panel", "kind", "series", "x", "x_category", "y", "low", "high", "n", "x_end"]);
+        let o = |v: Option<f64>| v.filter(|v| v.is_finite()).map(|v| format!("{v}")).unwrap_or_default();
+        for p in &self.panels {
+            for s in &p.series {
+                for pt in &s.points {
+                    let cat = p.categories.get(pt.x as usize).cloned().filter(|_| !p.categories.is_empty()).unwrap_or_default();
+                    let _ = w.write_record([
+                        p.title.clone(), "data".into(), s.name.clone(), format!("{}", pt.x), cat,
+                        format!("{}", pt.y), o(pt.lo), o(pt.hi), pt.n.map(|n| n.to_string()).unwrap_or_default(), String::new(),
+                    ]);
+                }
+            }
+            for r in &p.refs {
+                let kind = match r.kind {
+                    RefKind::Published => "published",
+                    RefKind::Expected => "expected",
+                    RefKind::Limit => "limit",
+                };
+                let _ = w.write_record([
+                    p.title.clone(), kind.into(), r.label.clone(), o(r.x.map(|x| x.0)), String::new(),
+                    o(r.value), o(r.band.map(|b| b.0)), o(r.band.map(|b| b.1)), String::new(), o(r.x.map(|x| x.1)),
+                ]);
+            }
+            for s in &p.shades {
+                let _ = w.write_record([
+                    p.title.clone(), "phase".into(), s.label.clone(), format!("{}", s.x0), String::new(),
+                    String::new(), String::new(), String::new(), String::new(), format!("{}", s.x1),
+                ]);
+            }
+        }
+        String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
+    }
+}
+
+/// A number as a reader writes it: integers without `.0`, k/M for round
+/// thousands and millions, at most 3 significant decimals otherwise.
+pub fn num(v: f64) -> String {
+    if !v.is_finite() {
+        return "n/a".into();
+    }
+    if v == 0.0 {
+        return "0".into();
+    }
+    let a = v.abs();
+    if (v - v.round()).abs() < 1e-9 * a.max(1.0) {
+        let i = v.round() as i64;
+        return if a >= 1e6 && i % 1_000_000 == 0 {
+            format!("{}M", i / 1_000_000)
+        } else if a >= 1e4 && i % 1000 == 0 {
+            format!("{}k", i / 1000)
+        } else {
+            i.to_string()
+        };
+    }
+    let d = if a >= 1000.0 { 0 } else if a >= 100.0 { 1 } else if a >= 1.0 { 2 } else { (2.0 - a.log10().floor()).min(6.0) as usize };
+    let s = format!("{v:.d$}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    s.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_read_as_a_person_writes_them() {
+        assert_eq!(num(1.0), "1");
+        assert_eq!(num(10_000_000.0), "10M");
+        assert_eq!(num(20_000.0), "20k");
+        assert_eq!(num(12_345.0), "12345");
+        assert_eq!(num(1.5), "1.5");
+        assert_eq!(num(0.05), "0.05");
+        assert_eq!(num(128.7), "128.7");
+    }
+
+    fn fig() -> Figure {
+        let mut p = Panel::new("6.7 ms round trip", Axis::log("workers").ticks(vec![1.0, 8.0, 64.0]), Axis::new("admitted - L (requests)"))
+            .series(Series::line("measured", vec![Pt::spread(1.0, 0.0, 0.0, 0.0, 20), Pt::spread(8.0, 4.0, 3.0, 5.0, 20), Pt::spread(64.0, 28.0, 26.0, 30.0, 20)]))
+            .reference(Reference::limit("limit L = 100", 20.0));
+        p.shades.push(Shade { x0: 2.0, x1: 6.0, label: "slow".into() });
+        let q = Panel::new("by strategy", Axis::new("strategy"), Axis::log("µs per decision"))
+            .categories(vec!["GET".into(), "fixed window in Lua".into(), "token bucket".into()])
+            .series(Series::points("ours", vec![Pt::new(0.0, 6.5), Pt::new(1.0, 11.8), Pt::new(2.0, 14.2)]))
+            .series(Series::points("theirs", vec![Pt::new(0.0, 7.0), Pt::new(1.0, 12.0), Pt::new(2.0, 15.0)]));
+        Figure::new("t", &["A1.2"], "check-then-act overshoot", "mean over trials; whiskers min-max; n = 20 per point").panel(p).panel(q).columns(2)
+    }
+
+    #[test]
+    fn a_figure_renders_to_svg_png_and_csv_without_text_problems() {
+        let d = tempfile::tempdir().unwrap();
+        let f = fig();
+        f.write_to(d.path()).unwrap();
+        if let Ok(dir) = std::env::var("LIMITBENCH_FIGURE_OUT") {
+            f.write_to(Path::new(&dir)).unwrap();
+        }
+        let svg = std::fs::read_to_string(d.path().join("t.svg")).unwrap();
+        assert!(svg.contains("A1.2: check-then-act overshoot"));
+        let problems = text_problems(&svg);
+        assert!(problems.is_empty(), "{problems:#?}");
+        let png = std::fs::read(d.path().join("t.png")).unwrap();
+        assert_eq!(&png[1..4], b"PNG");
+        let csv = std::fs::read_to_string(d.path().join("t.csv")).unwrap();
+        assert!(csv.lines().count() == 1 + 3 + 1 + 1 + 6, "{csv}");
+    }
+
+    #[test]
+    fn overlapping_and_clipped_text_is_found() {
+        let svg = r#"<svg width="100" height="50" viewBox="0 0 100 50" xmlns="http://www.w3.org/2000/svg">
+<text x="10" y="20" dy="0.5ex" text-anchor="start" font-size="10">hello</text>
+<text x="20" y="20" dy="0.5ex" text-anchor="start" font-size="10">world</text>
+<text x="95" y="40" dy="0.5ex" text-anchor="start" font-size="10">clipped</text>
+<text x="5" y="25" dy="0.5ex" text-anchor="middle" font-size="10" transform="rotate(270, 5, 25)">up</text>
+</svg>"#;
+        let p = text_problems(svg);
+        assert!(p.iter().any(|s| s.contains("`hello` overlaps `world`")), "{p:?}");
+        assert!(p.iter().any(|s| s.contains("`clipped` outside")), "{p:?}");
+        assert!(!p.iter().any(|s| s.contains("`up`")), "{p:?}");
+    }
+
+    #[test]
+    fn an_empty_figure_is_an_error() {
+        let d = tempfile::tempdir().unwrap();
+        let f = Figure::new("e", &["X"], "nothing", "");
+        assert!(f.write_to(d.path()).is_err());
+    }
+}
+
