@@ -17,10 +17,13 @@ fn copy_of_reference(tmp: &Path, max_rows: usize) -> std::path::PathBuf {
     for e in std::fs::read_dir(root.join("data/reference")).unwrap() {
         let p = e.unwrap().path();
         let name = p.file_name().unwrap().to_string_lossy().to_string();
-        if name.ends_with(".csv") && name != "claims.csv" {
-            let text = std::fs::read_to_string(&p).unwrap();
+        // Large tables are committed compressed (`.csv.gz`); the copy is plain.
+        let plain = name.strip_suffix(".gz").unwrap_or(&name).to_string();
+        if plain.ends_with(".csv") && plain != "claims.csv" {
+            let bytes = limitbench::files::read_maybe_gz(&p).unwrap();
+            let text = String::from_utf8(bytes).unwrap();
             let kept: String = text.lines().take(max_rows + 1).map(|l| format!("{l}\n")).collect();
-            std::fs::write(run.join(&name), kept).unwrap();
+            std::fs::write(run.join(&plain), kept).unwrap();
         } else if name == "manifest.json" {
             std::fs::copy(&p, run.join(&name)).unwrap();
         }
