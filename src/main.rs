@@ -320,45 +320,7 @@ async fn run_experiments(a: RunArgs, root: &std::path::Path) -> Result<i32> {
         }
         None => RunDir::create(&data_dir, a.run_id.as_deref())?,
     };
-    let mut manifest = RunManifest::load(&run)?.unwrap_or_default();
-    if manifest.run_id.is_empty() {
-        let (commit, dirty) = mf::git_state();
-        manifest = RunManifest {
-            run_id: run.run_id.clone(),
-            git_commit: commit,
-            git_dirty: dirty,
-            seed: a.seed,
-            size: a.size.as_str().into(),
-            command: std::env::args().collect::<Vec<_>>().join(" "),
-            machine: mf::machine_info(),
-            redis_server: match &redis {
-                Some(b) => serde_json::json!({"path": b.path, "version": b.version}),
-                None => serde_json::json!({"external": a.target.redis_url}),
-            },
-            started: now_rfc3339(),
-            inputs: Some(inputs),
-            ..Default::default()
-        };
-    } else {
-        if manifest.size != a.size.as_str() || manifest.seed != a.seed {
-            anyhow::bail!(
-                "run {} was started with --size {} --seed {}; resume it with the same size and seed",
-                run.run_id,
-                manifest.size,
-                manifest.seed
-            );
-        }
-        if let Some(before) = &manifest.inputs {
-            let differs = before.differences(&inputs);
-            if !differs.is_empty() {
-                anyhow::bail!(
-                    "run {} cannot be resumed with different inputs ({}); start a new run instead",
-                    run.run_id,
-                    differs.join("; ")
-                );
-            }
-        }
-    }
+    let mut manifest = start_manifest(&run, &a, redis.as_ref(), inputs)?;
     manifest.ended = None;
     manifest.save(&run)?;
     let manifest = std::sync::Arc::new(std::sync::Mutex::new(manifest));
@@ -428,6 +390,56 @@ async fn run_experiments(a: RunArgs, root: &std::path::Path) -> Result<i32> {
     }
     println!("{}", run.path.display());
     Ok(if failures > 0 { 1 } else { 0 })
+}
+
+/// The run's manifest: a new one, or the resumed run's after checking that
+/// the resume uses the same size, seed and inputs.
+fn start_manifest(
+    run: &RunDir,
+    a: &RunArgs,
+    redis: Option<&RedisBinary>,
+    inputs: RunInputs,
+) -> Result<RunManifest> {
+    let mut manifest = RunManifest::load(run)?.unwrap_or_default();
+    if manifest.run_id.is_empty() {
+        let (commit, dirty) = mf::git_state();
+        manifest = RunManifest {
+            run_id: run.run_id.clone(),
+            git_commit: commit,
+            git_dirty: dirty,
+            seed: a.seed,
+            size: a.size.as_str().into(),
+            command: std::env::args().collect::<Vec<_>>().join(" "),
+            machine: mf::machine_info(),
+            redis_server: match redis {
+                Some(b) => serde_json::json!({"path": b.path, "version": b.version}),
+                None => serde_json::json!({"external": a.target.redis_url}),
+            },
+            started: now_rfc3339(),
+            inputs: Some(inputs),
+            ..Default::default()
+        };
+    } else {
+        if manifest.size != a.size.as_str() || manifest.seed != a.seed {
+            anyhow::bail!(
+                "run {} was started with --size {} --seed {}; resume it with the same size and seed",
+                run.run_id,
+                manifest.size,
+                manifest.seed
+            );
+        }
+        if let Some(before) = &manifest.inputs {
+            let differs = before.differences(&inputs);
+            if !differs.is_empty() {
+                anyhow::bail!(
+                    "run {} cannot be resumed with different inputs ({}); start a new run instead",
+                    run.run_id,
+                    differs.join("; ")
+                );
+            }
+        }
+    }
+    Ok(manifest)
 }
 
 /// Check every experiment file (at this size, into its parameter type) and
