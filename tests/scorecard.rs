@@ -1,0 +1,77 @@
+//! The scorecard on real redis-server, smoke size: values that could fail.
+//! An exact strategy (token-bucket) is exact at 0 and 6.7 ms and shows no
+//! clock drift; check-then-act over-admits at 6.7 ms; the caller-clock
+//! bucket drifts under a 1 s skew; a strategy that errors on every call
+//! gets an `error` row, not a crash; a Lua-only fixed window keyed by
+//! `${window_index}` passes `check` and is exact in the scorecard.
+
+mod common;
+
+use limitbench::run::Size;
+use limitbench::scorecard::{self as sc, Config, PROPERTIES, Target, Verdict};
+
+fn failing_strategy(dir: &std::path::Path) {
+    std::fs::write(dir.join("always-fails.lua"), "return redis.error_reply('ERR always fails')\n").unwrap();
+    std::fs::write(
+        dir.join("always-fails.toml"),
+        "name = \"always-fails\"\nscript = \"always-fails.lua\"\nkeys = [\"rl:{${client}}:af\"]\nargs = [\"${limit}\"]\n[reply]\nadmitted = 1\n",
+    )
+    .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn smoke_scorecard_judges_what_it_measures() {
+    let dir = tempfile::tempdir().unwrap();
+    failing_strategy(dir.path());
+    let cfg = Config {
+        strategies: ["token-bucket", "check-then-act", "token-bucket-caller-clock", "always-fails"]
+            .map(String::from)
+            .to_vec(),
+        dir: Some(dir.path().to_path_buf()),
+        size: Size::Smoke,
+        target: Target::Own(common::redis()),
+        key_prefix: "limitbench:test:".into(),
+    };
+    let card = sc::run(&cfg, |_| {}).await.expect("the scorecard runs");
+    let get = |s: &str, p: &str| card.cell(s, p).unwrap_or_else(|| panic!("no cell {s}/{p}")).clone();
+
+    // Exact: exactly the limit at 0 and 6.7 ms, no drift on Redis's clock.
+    for p in ["exact-0ms", "exact-6.7ms"] {
+        let c = get("token-bucket", p);
+        assert_eq!((c.value, c.verdict), (Some(1.0), Verdict::Pass), "{c:?}");
+    }
+    let c = get("token-bucket", "clock-1s");
+    assert!(c.value.unwrap() <= 2.0 && c.verdict == Verdict::Pass, "{c:?}");
+
+    // The race baseline must fail exactness at 6.7 ms.
+    let c = get("check-then-act", "exact-6.7ms");
+    assert!(c.value.unwrap() > 1.0 && c.verdict == Verdict::Fail, "{c:?}");
+
+    // The caller-clock bucket drifts at +/-1 s, and says whose clock it is on.
+    let c = get("token-bucket-caller-clock", "clock-1s");
+    assert!(c.value.unwrap() > 5.0 && c.verdict == Verdict::Fail, "{c:?}");
+    assert!(c.detail.contains("clock caller"), "{c:?}");
+
+    // Slow properties are not run at smoke size, and say so.
+    let c = get("token-bucket", "replication");
+    assert_eq!(c.verdict, Verdict::NotRun);
+    assert_eq!(c.detail, "size smoke");
+
+    // A strategy that errors on every call: an error row, the rest not-run.
+    let c = get("always-fails", "works");
+    assert_eq!(c.verdict, Verdict::Error, "{c:?}");
+    assert!(c.detail.contains("always fails"), "{c:?}");
+    assert_eq!(get("always-fails", "exact-0ms").verdict, Verdict::NotRun);
+
+    // Every strategy has every property, and the files are written.
+    for r in &card.results {
+        assert_eq!(r.cells.len(), PROPERTIES.len(), "{}", r.strategy);
+    }
+    let out = tempfile::tempdir().unwrap();
+    sc::output::write_all(out.path(), &card).unwrap();
+    let csv = std::fs::read_to_string(out.path().join("scorecard.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 1 + 4 * PROPERTIES.len());
+    let md = std::fs::read_to_string(out.path().join("scorecard.md")).unwrap();
+    assert!(md.contains("| always-fails |") && md.contains("| error |"), "{md}");
+    assert!(out.path().join("scorecard.svg").exists());
+}
