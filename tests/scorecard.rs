@@ -3,7 +3,8 @@
 //! clock drift; check-then-act over-admits at 6.7 ms; the caller-clock
 //! bucket drifts under a 1 s skew; a strategy that errors on every call
 //! gets an `error` row, not a crash; a Lua-only fixed window keyed by
-//! `${window_index}` passes `check` and is exact in the scorecard.
+//! `${window_index}` (tests/fixtures/window-keyed) passes `check` and is in
+//! the scorecard: exact, on the caller's clock, failing the straddle.
 
 mod common;
 
@@ -23,8 +24,19 @@ fn failing_strategy(dir: &std::path::Path) {
 async fn smoke_scorecard_judges_what_it_measures() {
     let dir = tempfile::tempdir().unwrap();
     failing_strategy(dir.path());
+    // The Lua-only fixed window keyed by ${window_index}: `check` passes.
+    let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/window-keyed");
+    for f in ["fixed-window-keyed.lua", "fixed-window-keyed.toml"] {
+        std::fs::copy(fixture.join(f), dir.path().join(f)).unwrap();
+    }
+    let keyed = sc::build("fixed-window-keyed", Some(dir.path()), &Default::default()).unwrap();
+    assert_eq!(keyed.info().clock.as_str(), "caller");
+    let fleet = common::standalone().await;
+    let checks = limitbench::check::run_checks(keyed, &fleet).await.unwrap();
+    assert!(checks.iter().all(|c| c.passed), "{checks:?}");
+    drop(fleet);
     let cfg = Config {
-        strategies: ["token-bucket", "check-then-act", "token-bucket-caller-clock", "always-fails"]
+        strategies: ["token-bucket", "check-then-act", "token-bucket-caller-clock", "always-fails", "fixed-window-keyed"]
             .map(String::from)
             .to_vec(),
         dir: Some(dir.path().to_path_buf()),
@@ -63,6 +75,14 @@ async fn smoke_scorecard_judges_what_it_measures() {
     assert!(c.detail.contains("always fails"), "{c:?}");
     assert_eq!(get("always-fails", "exact-0ms").verdict, Verdict::NotRun);
 
+    // The window-keyed fixture is in the scorecard, exact, on the caller's
+    // clock, and fails the straddle (two windows' worth around a boundary).
+    let c = get("fixed-window-keyed", "exact-0ms");
+    assert_eq!((c.value, c.verdict), (Some(1.0), Verdict::Pass), "{c:?}");
+    let c = get("fixed-window-keyed", "straddle");
+    assert!(c.value.unwrap() > 1.5 && c.verdict == Verdict::Fail, "{c:?}");
+    assert!(get("fixed-window-keyed", "works").detail.contains("clock: caller"));
+
     // Every strategy has every property, and the files are written.
     for r in &card.results {
         assert_eq!(r.cells.len(), PROPERTIES.len(), "{}", r.strategy);
@@ -70,7 +90,7 @@ async fn smoke_scorecard_judges_what_it_measures() {
     let out = tempfile::tempdir().unwrap();
     sc::output::write_all(out.path(), &card).unwrap();
     let csv = std::fs::read_to_string(out.path().join("scorecard.csv")).unwrap();
-    assert_eq!(csv.lines().count(), 1 + 4 * PROPERTIES.len());
+    assert_eq!(csv.lines().count(), 1 + 5 * PROPERTIES.len());
     let md = std::fs::read_to_string(out.path().join("scorecard.md")).unwrap();
     assert!(md.contains("| always-fails |") && md.contains("| error |"), "{md}");
     assert!(out.path().join("scorecard.svg").exists());
