@@ -95,3 +95,100 @@ async fn smoke_scorecard_judges_what_it_measures() {
     assert!(md.contains("| always-fails |") && md.contains("| error |"), "{md}");
     assert!(out.path().join("scorecard.svg").exists());
 }
+
+/// A Redis "you run": the fleet starts it, a password is set, and it is
+/// passed in by URL as if it were external; a cluster the same way.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_external_redis_and_cluster_by_url_with_auth() {
+    use limitbench::fleet::{Fleet, ServerConfig};
+    let bin = common::redis();
+    let server = common::standalone().await;
+    let port = server.primary_addr().port();
+    let mut c = server.primary().connection().await.unwrap();
+    c.call(&limitbench::args!["ACL", "SETUSER", "bench", "on", ">b3nch", "~*", "&*", "+@all"]).await.unwrap();
+    c.call(&limitbench::args!["CONFIG", "SET", "requirepass", "s3cret"]).await.unwrap();
+    let cluster = Fleet::cluster(&bin, ServerConfig::default(), 3).await.unwrap();
+    for s in &cluster.servers {
+        let mut c = s.connection().await.unwrap();
+        c.call(&limitbench::args!["CONFIG", "SET", "requirepass", "cl0ster"]).await.unwrap();
+    }
+    let cport = cluster.primary_addr().port();
+    let url = format!("redis://bench:b3nch@127.0.0.1:{port}/2");
+    let curl = format!("redis://:cl0ster@127.0.0.1:{cport}");
+    let prefix = "limitbench:ext-test:";
+
+    let x = sc::External::connect(&url, Some(&curl), prefix).await.expect("a good URL is accepted");
+    let cfg = Config {
+        strategies: vec!["token-bucket".into()],
+        dir: None,
+        size: Size::Smoke,
+        target: Target::External(x),
+        key_prefix: prefix.into(),
+    };
+    let card = sc::run(&cfg, |_| {}).await.unwrap();
+    let get = |p: &str| card.cell("token-bucket", p).unwrap().clone();
+    for p in ["exact-0ms", "exact-6.7ms"] {
+        let c = get(p);
+        assert_eq!((c.value, c.verdict), (Some(1.0), Verdict::Pass), "{c:?}");
+    }
+    let c = get("cluster");
+    assert_eq!((c.value, c.verdict), (Some(1.0), Verdict::Pass), "{c:?}");
+    assert!(get("memory").value.unwrap() > 0.0);
+    for p in ["replication", "survive-restart", "gone-redis"] {
+        let c = get(p);
+        assert_eq!(c.verdict, Verdict::NotRun, "{c:?}");
+        assert!(c.detail.contains("external Redis"), "{c:?}");
+    }
+    let header = card.target.to_string();
+    assert!(header.contains("redis_version") && header.contains("rtt_median_us") && header.contains("maxmemory_policy"), "{header}");
+    assert!(!header.contains("b3nch") && !header.contains("cl0ster"), "a password leaked: {header}");
+
+    // Only keys under the prefix were written, in db 2, and all are gone.
+    let mut admin = server.primary().connection().await.unwrap();
+    admin.call(&limitbench::args!["AUTH", "s3cret"]).await.unwrap();
+    for db in [0u64, 2] {
+        admin.call(&limitbench::args!["SELECT", db]).await.unwrap();
+        let n = admin.call(&limitbench::args!["DBSIZE"]).await.unwrap().as_i64().unwrap();
+        assert_eq!(n, 0, "db {db} still holds {n} keys");
+    }
+    for s in &cluster.servers {
+        let mut c = s.connection().await.unwrap();
+        c.call(&limitbench::args!["AUTH", "cl0ster"]).await.unwrap();
+        assert_eq!(c.call(&limitbench::args!["DBSIZE"]).await.unwrap().as_i64(), Some(0));
+    }
+
+    // A server that already holds a key under the prefix is refused.
+    admin.call(&limitbench::args!["SET", "rl:{limitbench:ext-test:x}:k", "1"]).await.unwrap();
+    let e = sc::External::connect(&url, None, prefix).await.err().expect("refused");
+    assert!(e.to_string().contains("already holds 1 key"), "{e}");
+
+    // Bad input through the binary: a clear cause and a non-zero exit.
+    let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let free_port = free.local_addr().unwrap().port();
+    drop(free);
+    let not_redis = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let np = not_redis.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for s in not_redis.incoming().flatten() {
+            use std::io::Write;
+            let mut s = s;
+            let _ = s.write_all(b"HTTP/1.1 400 Bad Request\r\n\r\n");
+        }
+    });
+    let cases = [
+        (format!("redis://127.0.0.1:{free_port}"), None, "cannot reach"),
+        (format!("redis://bench:wrong@127.0.0.1:{port}"), None, "refused the credentials"),
+        (format!("redis://127.0.0.1:{port}"), None, "needs a password"),
+        (format!("redis://127.0.0.1:{np}"), None, "not Redis"),
+        (url.clone(), Some(format!("redis://bench:b3nch@127.0.0.1:{port}")), "not a Redis Cluster node"),
+    ];
+    for (u, cu, want) in cases {
+        let mut args = vec!["scorecard", "--size", "smoke", "--strategy", "token-bucket", "--run-id", "never", "--data-dir", "/nonexistent/never", "--key-prefix", "limitbench:bad-input:", "--redis-url", u.as_str()];
+        if let Some(cu) = &cu {
+            args.extend(["--cluster-url", cu.as_str()]);
+        }
+        common::limitbench(&args, None).expect_code(2).expect_output(want);
+    }
+    drop(cluster);
+    drop(server);
+}

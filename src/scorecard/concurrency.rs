@@ -9,7 +9,8 @@ use std::time::Duration;
 use super::{Bench, Outcome, Verdict};
 use crate::clock::Clock;
 use crate::error::Result;
-use crate::experiments::testbed::{self, RoundTrip};
+use crate::experiments::testbed;
+use crate::proxy::DelayProxy;
 use crate::load::closed_loop;
 use crate::strategy::Limit;
 
@@ -18,9 +19,19 @@ pub const LIMIT: u64 = 100;
 pub const OFFERED: u64 = 300;
 
 pub async fn exact(b: &Bench<'_>, rtt_ms: f64) -> Result<Outcome> {
-    let rt = RoundTrip::new(b.addr(), rtt_ms, 20).await?;
+    // Through a delay proxy calibrated to the round trip (as
+    // `testbed::RoundTrip`), built here so that connections through it
+    // authenticate as those to the server do (`--redis-url` with a password).
+    let (addr, calibration, _proxy) = if rtt_ms <= 0.0 {
+        (b.addr(), testbed::measure_rtt(b.addr(), 20).await?, None)
+    } else {
+        let p = DelayProxy::start(b.addr())?;
+        crate::resp::inherit_auth(&b.addr(), p.listen);
+        let cal = p.calibrate(Duration::from_secs_f64(rtt_ms / 1000.0), 20).await?;
+        (p.listen, cal, Some(p))
+    };
     let clocks = vec![Clock::default(); WORKERS];
-    let drivers = testbed::drivers(rt.addr, &b.strategy, &clocks).await?;
+    let drivers = testbed::drivers(addr, &b.strategy, &clocks).await?;
     let client = b.client(&format!("exact{}", testbed::ms_label(rtt_ms)));
     let limit = Limit::per_window(LIMIT, 3_600_000);
     let (events, _, _) =
@@ -32,7 +43,7 @@ pub async fn exact(b: &Bench<'_>, rtt_ms: f64) -> Result<Outcome> {
     let ratio = admitted as f64 / LIMIT as f64;
     let detail = format!(
         "limit {LIMIT}, {WORKERS} workers, {OFFERED} offered, round trip {:.2} ms (median PING): {admitted} admitted, {} errors{}, {aborts} WATCH aborts, {exhausted} refused for retries exhausted",
-        rt.calibration.rtt_median_us / 1000.0,
+        calibration.rtt_median_us / 1000.0,
         errors.len(),
         errors.first().map(|e| format!(" (first: {e})")).unwrap_or_default(),
     );

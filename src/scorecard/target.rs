@@ -32,19 +32,42 @@ pub fn redact(url: &str) -> String {
     }
 }
 
+/// Parse a user-named URL, allow its address and register its credentials.
+fn register(url: &str) -> Result<SocketAddr> {
+    let u = crate::fleet::parse_redis_url_full(url)?;
+    if !u.addr.ip().is_loopback() {
+        crate::resp::allow_remote(u.addr);
+    }
+    crate::resp::register_auth(u.addr, u.auth);
+    Ok(u.addr)
+}
+
 async fn check_redis(addr: SocketAddr, url: &str) -> Result<Connection> {
-    let mut c = Connection::connect(addr)
-        .await
-        .map_err(|e| Error::Other(format!("cannot reach {}: {e}", redact(url))))?;
-    match c.call(&crate::args!["PING"]).await {
+    let connect = tokio::time::timeout(std::time::Duration::from_secs(5), Connection::connect(addr));
+    let mut c = match connect.await {
+        Err(_) => return Err(Error::Other(format!("cannot reach {}: no answer in 5 s (not Redis?)", redact(url)))),
+        Ok(Err(e)) if e.to_string().contains("AUTH") => {
+            return Err(Error::Other(format!("{} refused the credentials: {e}", redact(url))));
+        }
+        Ok(Err(e)) => return Err(Error::Other(format!("cannot reach {}: {e}", redact(url)))),
+        Ok(Ok(c)) => c,
+    };
+    c.timeout = Some(std::time::Duration::from_secs(5));
+    let r = c.call(&crate::args!["PING"]).await;
+    c.timeout = None;
+    match r {
         Ok(r) if r.as_string().as_deref() == Some("PONG") => Ok(c),
         Ok(r) => Err(Error::Other(format!(
             "{} did not answer PING like Redis: {}",
             redact(url),
             r.one_line()
         ))),
+        Err(e) if e.to_string().contains("NOAUTH") => Err(Error::Other(format!(
+            "{} needs a password (redis://user:password@host:port): {e}",
+            redact(url)
+        ))),
         Err(e) => Err(Error::Other(format!(
-            "{} did not answer PING like Redis (wrong password, or not Redis?): {e}",
+            "{} did not answer PING like Redis (not Redis?): {e}",
             redact(url)
         ))),
     }
@@ -53,12 +76,12 @@ async fn check_redis(addr: SocketAddr, url: &str) -> Result<Connection> {
 impl External {
     /// Check the servers and the prefix; an error names the cause.
     pub async fn connect(url: &str, cluster_url: Option<&str>, prefix: &str) -> Result<Self> {
-        let addr = crate::fleet::parse_redis_url(url)?;
+        let addr = register(url)?;
         let mut c = check_redis(addr, url).await?;
         let cluster = match cluster_url {
             None => None,
             Some(cu) => {
-                let a = crate::fleet::parse_redis_url(cu)?;
+                let a = register(cu)?;
                 let mut cc = check_redis(a, cu).await?;
                 let ci = cc.call(&crate::args!["CLUSTER", "INFO"]).await;
                 let enabled = match &ci {
