@@ -5,7 +5,9 @@
 //! ideal_bucket`) is computed from the recorded send times. The value is the
 //! admitted % of ideal at +/-S minus the same at no skew, in points: a design
 //! that differs from a bucket (a fixed window) is compared with itself, so
-//! only the clock's effect is left. A strategy on Redis's clock should show
+//! only the clock's effect is left; each run starts at the same phase of a
+//! 1 s window of Redis's clock, so a windowed design's result does not
+//! move with the phase. A strategy on Redis's clock should show
 //! none; the detail states which clock it runs on (`Info::clock`).
 
 use std::sync::Arc;
@@ -34,8 +36,16 @@ async fn once(b: &Bench<'_>, skew_ms: i64, duration_ms: i64) -> Result<(u64, u64
     let clocks = Clock::spread(SERVERS, skew_ms * 1000);
     let drivers = testbed::drivers(b.addr(), &b.strategy, &clocks).await?;
     let client = b.client(&format!("skew{skew_ms}"));
+    let mut conn = b.fleet.conn().await?;
+    let offset = testbed::redis_clock_offset(&mut conn).await?;
+    drop(conn);
     let tc = TrialClock::start();
-    let a = schedule::steady(RATE * LOAD_X, tc.us() + 20_000, duration_ms * 1000, &client);
+    // Every run starts 20 ms after a boundary of Redis's clock (of the
+    // bucket's 1 s "window"), so a windowed design sees the same phase in
+    // the skewed run and in the baseline: the difference is the skew's.
+    let window_ms = (CAPACITY as f64 * 1000.0 / RATE) as u64;
+    let start = super::promise::next_boundary(&tc, offset, window_ms, 20_000) + 20_000;
+    let a = schedule::steady(RATE * LOAD_X, start, duration_ms * 1000, &client);
     let assign: Vec<u32> = (0..a.len()).map(|k| (k % SERVERS) as u32).collect();
     let (events, _) = open_loop_on(
         drivers,

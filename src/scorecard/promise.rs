@@ -40,7 +40,7 @@ fn limit_window(size: Size) -> (u64, u64) {
 }
 
 /// The first window boundary (Redis's clock) at least `ahead_us` from now, on `tc`.
-fn next_boundary(tc: &TrialClock, offset_us: i64, window_ms: u64, ahead_us: i64) -> i64 {
+pub(super) fn next_boundary(tc: &TrialClock, offset_us: i64, window_ms: u64, ahead_us: i64) -> i64 {
     let w = window_ms as i64 * 1000;
     let redis_now = Clock::system_now_us() + offset_us;
     let b = (redis_now + ahead_us).div_euclid(w) * w + w;
