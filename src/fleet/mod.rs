@@ -346,3 +346,27 @@ impl Fleet {
         }))
     }
 }
+
+#[cfg(test)]
+mod url_tests {
+    use super::*;
+
+    #[test]
+    fn urls_carry_user_password_and_database() {
+        let u = parse_redis_url_full("redis://bench:p%40ss@127.0.0.1:7000/3").unwrap();
+        assert_eq!(u.addr, "127.0.0.1:7000".parse().unwrap());
+        assert_eq!(u.auth.user.as_deref(), Some("bench"));
+        assert_eq!(u.auth.password.as_deref(), Some("p@ss"));
+        assert_eq!(u.auth.db, Some(3));
+        let u = parse_redis_url_full("redis://:secret@localhost").unwrap();
+        assert_eq!(u.addr, "127.0.0.1:6379".parse().unwrap());
+        assert_eq!((u.auth.user, u.auth.password.as_deref(), u.auth.db), (None, Some("secret"), None));
+        assert_eq!(parse_redis_url_full("127.0.0.1:6380").unwrap().auth, crate::resp::Auth::default());
+        // Any host for a user-named URL; the harness's own stays loopback.
+        assert!(parse_redis_url_full("redis://10.0.0.1:6379").is_ok());
+        assert!(matches!(parse_redis_url("redis://10.0.0.1:6379"), Err(Error::NotLoopback(_))));
+        let e = parse_redis_url_full("redis://:pw@127.0.0.1:1/x").unwrap_err().to_string();
+        assert!(e.contains("database") && !e.contains("pw@"), "{e}");
+        assert!(parse_redis_url_full("rediss://127.0.0.1:1").is_err());
+    }
+}
