@@ -330,6 +330,15 @@ fn cell(name: &str, property: &'static str, r: Result<Outcome>) -> Cell {
     }
 }
 
+/// A property that does not finish in `limit` (a strategy whose calls hang)
+/// is an error, not a hung scorecard.
+async fn bounded(limit: std::time::Duration, f: impl std::future::Future<Output = Result<Outcome>>) -> Result<Outcome> {
+    match tokio::time::timeout(limit, f).await {
+        Ok(r) => r,
+        Err(_) => Err(Error::Timeout(format!("the property did not finish in {} s", limit.as_secs()))),
+    }
+}
+
 /// The server for one strategy's non-destructive properties.
 async fn fleet_for(cfg: &Config) -> Result<Fleet> {
     match &cfg.target {
@@ -391,11 +400,12 @@ async fn battery(cfg: &Config, name: &str) -> Result<(String, Vec<Cell>)> {
     let mut cells = Vec::new();
     // Load its scripts, then one decision: a strategy that errors here
     // errors everywhere; one row says so and the rest are not run.
-    let first = async {
+    let first = tokio::time::timeout(std::time::Duration::from_secs(30), async {
         b.fleet.prepare(s.as_ref()).await?;
         probe(s.as_ref(), &b.fleet, &b.client("probe")).await
-    }
-    .await;
+    })
+    .await
+    .unwrap_or_else(|_| Err(Error::Timeout("no reply in 30 s".into())));
     if let Err(e) = first {
         cells.push(cell(name, "works", Err(Error::Other(format!("the strategy's first decision failed: {e}")))));
         for (p, _) in &PROPERTIES[1..] {
@@ -417,10 +427,15 @@ async fn battery(cfg: &Config, name: &str) -> Result<(String, Vec<Cell>)> {
     let quick = b.size() != Size::Smoke;
     let smoke = || Ok(Outcome::NotRun("size smoke".into()));
     let ext = |what: &str| Ok(Outcome::NotRun(format!("external Redis: needs control of the servers ({what})")));
-    cells.push(cell(name, "exact-0ms", concurrency::exact(&b, 0.0).await));
-    cells.push(cell(name, "exact-6.7ms", concurrency::exact(&b, 6.7).await));
+    let limit = std::time::Duration::from_secs(match b.size() {
+        Size::Smoke => 60,
+        Size::Quick => 180,
+        Size::Full => 600,
+    });
+    cells.push(cell(name, "exact-0ms", bounded(limit, concurrency::exact(&b, 0.0)).await));
+    cells.push(cell(name, "exact-6.7ms", bounded(limit, concurrency::exact(&b, 6.7)).await));
     for p in promise::PATTERNS {
-        cells.push(cell(name, p, promise::max_in_window(&b, p).await));
+        cells.push(cell(name, p, bounded(limit, promise::max_in_window(&b, p)).await));
     }
     let clocks = clock::drift(&b).await;
     for (p, r) in clocks {
@@ -429,17 +444,17 @@ async fn battery(cfg: &Config, name: &str) -> Result<(String, Vec<Cell>)> {
     let (c, d) = cost::measure(&b).await;
     cells.push(cell(name, "cost-x-get", c));
     cells.push(cell(name, "decisions-per-s", d));
-    cells.push(cell(name, "memory", memory::per_client(&b).await));
+    cells.push(cell(name, "memory", bounded(limit, memory::per_client(&b)).await));
     let own = b.own().is_some();
     cells.push(cell(
         name,
         "replication",
-        if !own { ext("a primary + replica") } else if !quick { smoke() } else { servers::replication(&b).await },
+        if !own { ext("a primary + replica") } else if !quick { smoke() } else { bounded(limit, servers::replication(&b)).await },
     ));
     cells.push(cell(
         name,
         "cluster",
-        if !quick && own { smoke() } else { servers::cluster(&b).await },
+        if !quick && own { smoke() } else { bounded(limit, servers::cluster(&b)).await },
     ));
     let (r, p) = if !own {
         (ext("restart"), ext("failover"))
