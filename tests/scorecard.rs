@@ -13,7 +13,7 @@ use limitbench::scorecard::{self as sc, Config, PROPERTIES, Target, Verdict};
 
 /// The two tests measure timing (bursts around a window boundary) on two
 /// shared cores: they take turns.
-static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 fn failing_strategy(dir: &std::path::Path) {
     std::fs::write(dir.join("always-fails.lua"), "return redis.error_reply('ERR always fails')\n").unwrap();
@@ -26,7 +26,7 @@ fn failing_strategy(dir: &std::path::Path) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn smoke_scorecard_judges_what_it_measures() {
-    let _turn = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _turn = SERIAL.lock().await;
     let dir = tempfile::tempdir().unwrap();
     failing_strategy(dir.path());
     // The Lua-only fixed window keyed by ${window_index}: `check` passes.
@@ -105,7 +105,7 @@ async fn smoke_scorecard_judges_what_it_measures() {
 /// passed in by URL as if it were external; a cluster the same way.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_external_redis_and_cluster_by_url_with_auth() {
-    let _turn = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _turn = SERIAL.lock().await;
     use limitbench::fleet::{Fleet, ServerConfig};
     let bin = common::redis();
     let server = common::standalone().await;

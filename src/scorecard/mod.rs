@@ -17,7 +17,7 @@
 //! - `cost.rs`: Redis CPU per decision as a multiple of GET; decisions/s;
 //! - `memory.rs`: bytes per busy client (MEMORY USAGE), growth with the limit;
 //! - `servers.rs`: the properties that need control of the servers
-//!   (replication, cluster, script survival, slow/gone Redis);
+//!   (replication, failover, cluster, script survival, slow/gone Redis);
 //! - `output.rs`: the CSV, markdown table and SVG figure;
 //! - `target.rs`: a Redis you run (`--redis-url`, `--cluster-url`): its INFO,
 //!   the key prefix check and the clean-up.
@@ -165,6 +165,7 @@ pub const PROPERTIES: &[(&str, &str)] = &[
     ("decisions-per-s", "decisions/s of 16 closed-loop connections, as a fraction of GETs/s"),
     ("memory", "bytes per busy client (at its limit, 100 per 60 s), MEMORY USAGE"),
     ("replication", "fraction of keys whose replica state (DUMP, PEXPIRETIME) equals the primary's"),
+    ("failover", "admitted above the limit across a failover (primary killed, replica promoted, 5 ms replication link) / limit"),
     ("cluster", "fraction of users that work on a 3-master cluster"),
     ("survive-restart", "fraction of invocation modes that still decide after SHUTDOWN SAVE + restart"),
     ("survive-promotion", "fraction of invocation modes that decide on a promoted replica"),
@@ -450,6 +451,11 @@ async fn battery(cfg: &Config, name: &str) -> Result<(String, Vec<Cell>)> {
         name,
         "replication",
         if !own { ext("a primary + replica") } else if !quick { smoke() } else { bounded(limit, servers::replication(&b)).await },
+    ));
+    cells.push(cell(
+        name,
+        "failover",
+        if !own { ext("killing the primary") } else if !quick { smoke() } else { bounded(limit, servers::failover(&b)).await },
     ));
     cells.push(cell(
         name,

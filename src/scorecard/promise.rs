@@ -85,7 +85,7 @@ pub async fn max_in_window(b: &Bench<'_>, pattern: &str) -> Result<Outcome> {
     let mut conn = b.fleet.conn().await?;
     let offset = testbed::redis_clock_offset(&mut conn).await?;
     drop(conn);
-    let drivers = testbed::drivers(b.addr(), &b.strategy, &vec![Clock::default(); 16]).await?;
+    let drivers = testbed::drivers(b.addr(), &b.strategy, &[Clock::default(); 16]).await?;
     let tc = TrialClock::start();
     let a: Vec<Arrival> = schedule::for_client(&arrivals(pattern, l, window_ms, &tc, offset), &client);
     let offered = a.len();

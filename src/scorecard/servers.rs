@@ -105,6 +105,55 @@ pub async fn replication(b: &Bench<'_>) -> Result<Outcome> {
     ))
 }
 
+/// Over-admission across a failover with a lagging link: a primary and a
+/// replica that follows it through a delay proxy (5 ms each way, as the
+/// `failover` experiment does: on loopback the stream is otherwise never
+/// behind). 16 connections take 50 decisions on one client (limit 100 per
+/// hour) on the primary; the primary is SIGKILLed at once and the replica
+/// promoted; 300 more decisions go to it. Admitted in all minus the limit,
+/// over the limit.
+pub async fn failover(b: &Bench<'_>) -> Result<Outcome> {
+    use crate::fleet::Server;
+    use crate::proxy::DelayProxy;
+    let bin = own(b)?;
+    let mut primary = Server::start(bin, ServerConfig::default(), false, None).await?;
+    let proxy = DelayProxy::start(primary.addr())?;
+    let mut replica = Server::start(bin, ServerConfig::default(), false, Some(proxy.listen.port())).await?;
+    replica.wait_in_sync(Duration::from_secs(30)).await?;
+    proxy.set_one_way(Duration::from_millis(5));
+    let mut c = primary.connection().await?;
+    b.strategy.prepare(&mut c).await?;
+    let acked = c.call(&crate::args!["WAIT", 1u64, 5000u64]).await?.as_i64().unwrap_or(0);
+    if acked < 1 {
+        return Err(Error::Other("the replica did not acknowledge a write within 5 s".into()));
+    }
+    let client = vec![b.client("failover")];
+    let limit = 100;
+    let l = Limit::per_window(limit, 3_600_000);
+    let before = spray(primary.addr(), &b.strategy, &client, l, 16, Some(50), None).await?;
+    let t = Instant::now();
+    primary.kill();
+    replica.promote().await?;
+    let promote_ms = t.elapsed().as_secs_f64() * 1e3;
+    let after = spray(replica.addr(), &b.strategy, &client, l, 16, Some(300), None).await?;
+    let admitted = before.admitted + after.admitted;
+    let over = admitted.saturating_sub(limit) as f64 / limit as f64;
+    Ok(Outcome::at_most(
+        over,
+        "x limit over",
+        0.0,
+        0.05,
+        format!(
+            "limit {limit} per hour, replication link 5 ms each way: {} of 50 admitted on the primary ({} errors), killed, replica promoted in {promote_ms:.1} ms, {} of 300 admitted on it ({} errors{}): {admitted} in all",
+            before.admitted,
+            before.errors,
+            after.admitted,
+            after.errors,
+            after.first_error.map(|e| format!(", first: {}", first_line(&e))).unwrap_or_default()
+        ),
+    ))
+}
+
 /// Users that work on a 3-master cluster (ours, or `--cluster-url`).
 pub async fn cluster(b: &Bench<'_>) -> Result<Outcome> {
     let owned;

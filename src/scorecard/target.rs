@@ -86,8 +86,7 @@ impl External {
                 let ci = cc.call(&crate::args!["CLUSTER", "INFO"]).await;
                 let enabled = match &ci {
                     Ok(r) => crate::resp::info_fields(&r.as_string().unwrap_or_default())
-                        .get("cluster_state")
-                        .is_some(),
+                        .contains_key("cluster_state"),
                     Err(_) => false,
                 };
                 if !enabled {
