@@ -165,7 +165,7 @@ pub const PROPERTIES: &[(&str, &str)] = &[
     ("decisions-per-s", "decisions/s of 16 closed-loop connections, as a fraction of GETs/s"),
     ("memory", "bytes per busy client (at its limit, 100 per 60 s), MEMORY USAGE"),
     ("replication", "fraction of keys whose replica state (DUMP, PEXPIRETIME) equals the primary's"),
-    ("failover", "admitted above the limit across a failover (primary killed, replica promoted, 5 ms replication link) / limit"),
+    ("failover", "admitted above the limit across a failover (primary killed, replica promoted, 50 ms replication link) / limit"),
     ("cluster", "fraction of users that work on a 3-master cluster"),
     ("survive-restart", "fraction of invocation modes that still decide after SHUTDOWN SAVE + restart"),
     ("survive-promotion", "fraction of invocation modes that decide on a promoted replica"),
