@@ -169,6 +169,11 @@ async fn slot_map(c: &mut Connection) -> Result<(Vec<SocketAddr>, Vec<u16>)> {
         let addr: SocketAddr = format!("{ip}:{port}")
             .parse()
             .map_err(|_| Error::Protocol(format!("CLUSTER SLOTS: bad address {ip}:{port}")))?;
+        // The nodes a user-named seed lists are the user's too.
+        if crate::resp::is_allowed_remote(&c.addr()) {
+            crate::resp::allow_remote(addr);
+        }
+        crate::resp::inherit_auth(&c.addr(), addr);
         crate::resp::require_loopback(&addr)?;
         let i = *index.entry(addr).or_insert_with(|| {
             addrs.push(addr);

@@ -27,6 +27,7 @@ pub mod pin;
 pub mod proxy;
 pub mod resp;
 pub mod run;
+pub mod scorecard;
 pub mod stats;
 pub mod strategy;
 

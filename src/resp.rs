@@ -326,9 +326,60 @@ pub struct Connection {
     pub timeout: Option<Duration>,
 }
 
-/// Refuse anything but loopback: the harness only ever talks to 127.0.0.1/::1.
+/// Credentials and database for connections to one address (a Redis the
+/// user named with `redis://user:password@host:port/db`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Auth {
+    pub user: Option<String>,
+    pub password: Option<String>,
+    pub db: Option<u32>,
+}
+
+fn auth_table() -> &'static std::sync::RwLock<std::collections::HashMap<SocketAddr, Auth>> {
+    static T: std::sync::OnceLock<std::sync::RwLock<std::collections::HashMap<SocketAddr, Auth>>> =
+        std::sync::OnceLock::new();
+    T.get_or_init(Default::default)
+}
+
+fn remote_table() -> &'static std::sync::RwLock<std::collections::HashSet<SocketAddr>> {
+    static T: std::sync::OnceLock<std::sync::RwLock<std::collections::HashSet<SocketAddr>>> =
+        std::sync::OnceLock::new();
+    T.get_or_init(Default::default)
+}
+
+/// Every later connection to `addr` sends AUTH (and SELECT) first.
+pub fn register_auth(addr: SocketAddr, auth: Auth) {
+    auth_table().write().unwrap().insert(addr, auth);
+}
+
+/// The credentials registered for `addr`, if any.
+pub fn auth_for(addr: &SocketAddr) -> Option<Auth> {
+    auth_table().read().unwrap().get(addr).cloned()
+}
+
+/// Connections to `to` (a delay proxy in front of `from`, a cluster node
+/// found from a seed) authenticate as those to `from` do.
+pub fn inherit_auth(from: &SocketAddr, to: SocketAddr) {
+    if let Some(a) = auth_for(from) {
+        register_auth(to, a);
+    }
+}
+
+/// Allow connections to `addr`, which need not be loopback: only for a Redis
+/// the user named (`--redis-url`, `--cluster-url`, and the cluster nodes
+/// its seed lists). The harness's own servers stay on loopback.
+pub fn allow_remote(addr: SocketAddr) {
+    remote_table().write().unwrap().insert(addr);
+}
+
+pub fn is_allowed_remote(addr: &SocketAddr) -> bool {
+    remote_table().read().unwrap().contains(addr)
+}
+
+/// Refuse anything but loopback: the harness only ever talks to 127.0.0.1/::1,
+/// and to the addresses a user named explicitly (`allow_remote`).
 pub fn require_loopback(addr: &SocketAddr) -> Result<()> {
-    if addr.ip().is_loopback() {
+    if addr.ip().is_loopback() || is_allowed_remote(addr) {
         Ok(())
     } else {
         Err(Error::NotLoopback(addr.to_string()))
@@ -342,7 +393,7 @@ impl Connection {
             .await
             .map_err(|e| Error::io(format!("connecting to {addr}"), e))?;
         stream.set_nodelay(true).ok();
-        Ok(Connection {
+        let mut c = Connection {
             stream,
             addr,
             wbuf: Vec::with_capacity(256),
@@ -351,7 +402,25 @@ impl Connection {
             spare_args: Vec::new(),
             round_trips: 0,
             timeout: None,
-        })
+        };
+        if let Some(a) = auth_for(&addr) {
+            c.timeout = Some(Duration::from_secs(5));
+            if let Some(p) = &a.password {
+                let r = match &a.user {
+                    Some(u) => c.call(&crate::args!["AUTH", u.as_str(), p.as_str()]).await,
+                    None => c.call(&crate::args!["AUTH", p.as_str()]).await,
+                };
+                r.map_err(|e| Error::Other(format!("AUTH at {addr} failed: {e}")))?;
+            }
+            if let Some(db) = a.db {
+                c.call(&crate::args!["SELECT", db as u64])
+                    .await
+                    .map_err(|e| Error::Other(format!("SELECT {db} at {addr} failed: {e}")))?;
+            }
+            c.round_trips = 0;
+            c.timeout = None;
+        }
+        Ok(c)
     }
 
     pub fn addr(&self) -> SocketAddr {

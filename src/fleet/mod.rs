@@ -40,24 +40,100 @@ pub struct Fleet {
     external: Option<SocketAddr>,
 }
 
-/// Parse `redis://127.0.0.1:6379` (or `host:port`), refusing non-loopback hosts.
-pub fn parse_redis_url(url: &str) -> Result<SocketAddr> {
+/// A Redis URL: `redis://[user:password@]host:port[/db]` (or `host:port`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RedisUrl {
+    pub addr: SocketAddr,
+    pub auth: crate::resp::Auth,
+}
+
+fn percent_decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%'
+            && i + 2 < b.len()
+            && let Some(Ok(v)) = s.get(i + 1..i + 3).map(|h| u8::from_str_radix(h, 16))
+        {
+            out.push(v);
+            i += 3;
+            continue;
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Parse a URL with optional user, password (percent-encoded) and database;
+/// any host (a name is resolved here). No loopback check: see
+/// [`parse_redis_url`] for the harness's own `--redis-url`.
+pub fn parse_redis_url_full(url: &str) -> Result<RedisUrl> {
+    let bad = |why: &str| {
+        Error::Other(format!(
+            "cannot parse redis url `{}`: {why}; expected redis://[user:password@]host:port[/db]",
+            crate::scorecard::target::redact(url)
+        ))
+    };
+    if url.contains("://") && !url.starts_with("redis://") {
+        return Err(bad("only redis:// is supported (no TLS)"));
+    }
     let rest = url.strip_prefix("redis://").unwrap_or(url);
-    let rest = rest.split('/').next().unwrap_or(rest);
-    let rest = rest.rsplit('@').next().unwrap_or(rest);
-    let hostport = if rest.contains(':') {
-        rest.to_string()
+    let (rest, db) = match rest.split_once('/') {
+        Some((r, "")) => (r, None),
+        Some((r, d)) => (r, Some(d.parse::<u32>().map_err(|_| bad("the database must be a number"))?)),
+        None => (rest, None),
+    };
+    let (creds, hostport) = match rest.rsplit_once('@') {
+        Some((c, h)) => (Some(c), h),
+        None => (None, rest),
+    };
+    let (user, password) = match creds {
+        None => (None, None),
+        Some(c) => match c.split_once(':') {
+            Some((u, p)) => (
+                (!u.is_empty()).then(|| percent_decode(u)),
+                Some(percent_decode(p)),
+            ),
+            // `redis://password@host` is how some clients write a bare password.
+            None => (None, Some(percent_decode(c))),
+        },
+    };
+    let hostport = if hostport.starts_with('[') || hostport.matches(':').count() == 1 {
+        hostport.to_string()
     } else {
-        format!("{rest}:6379")
+        format!("{hostport}:6379")
     };
     let hostport = hostport.replace("localhost", "127.0.0.1");
-    let addr: SocketAddr = hostport.parse().map_err(|_| {
-        Error::Other(format!(
-            "cannot parse redis url `{url}`: expected redis://127.0.0.1:PORT"
-        ))
-    })?;
-    crate::resp::require_loopback(&addr)?;
-    Ok(addr)
+    let addr: SocketAddr = match hostport.parse() {
+        Ok(a) => a,
+        Err(_) => {
+            use std::net::ToSocketAddrs;
+            hostport
+                .to_socket_addrs()
+                .map_err(|e| bad(&format!("cannot resolve the host: {e}")))?
+                .next()
+                .ok_or_else(|| bad("the host resolves to no address"))?
+        }
+    };
+    Ok(RedisUrl {
+        addr,
+        auth: crate::resp::Auth { user, password, db },
+    })
+}
+
+/// Parse `redis://127.0.0.1:6379` (or `host:port`), refusing non-loopback
+/// hosts (the harness's `--redis-url` for `run` and `check`). Credentials
+/// and a database are registered for the address, so connections to it
+/// authenticate.
+pub fn parse_redis_url(url: &str) -> Result<SocketAddr> {
+    let u = parse_redis_url_full(url)?;
+    crate::resp::require_loopback(&u.addr)?;
+    if u.auth != crate::resp::Auth::default() {
+        crate::resp::register_auth(u.addr, u.auth);
+    }
+    Ok(u.addr)
 }
 
 impl Fleet {
@@ -268,5 +344,29 @@ impl Fleet {
             })).collect::<Vec<_>>(),
             "config": cfg,
         }))
+    }
+}
+
+#[cfg(test)]
+mod url_tests {
+    use super::*;
+
+    #[test]
+    fn urls_carry_user_password_and_database() {
+        let u = parse_redis_url_full("redis://bench:p%40ss@127.0.0.1:7000/3").unwrap();
+        assert_eq!(u.addr, "127.0.0.1:7000".parse().unwrap());
+        assert_eq!(u.auth.user.as_deref(), Some("bench"));
+        assert_eq!(u.auth.password.as_deref(), Some("p@ss"));
+        assert_eq!(u.auth.db, Some(3));
+        let u = parse_redis_url_full("redis://:secret@localhost").unwrap();
+        assert_eq!(u.addr, "127.0.0.1:6379".parse().unwrap());
+        assert_eq!((u.auth.user, u.auth.password.as_deref(), u.auth.db), (None, Some("secret"), None));
+        assert_eq!(parse_redis_url_full("127.0.0.1:6380").unwrap().auth, crate::resp::Auth::default());
+        // Any host for a user-named URL; the harness's own stays loopback.
+        assert!(parse_redis_url_full("redis://10.0.0.1:6379").is_ok());
+        assert!(matches!(parse_redis_url("redis://10.0.0.1:6379"), Err(Error::NotLoopback(_))));
+        let e = parse_redis_url_full("redis://:pw@127.0.0.1:1/x").unwrap_err().to_string();
+        assert!(e.contains("database") && !e.contains("pw@"), "{e}");
+        assert!(parse_redis_url_full("rediss://127.0.0.1:1").is_err());
     }
 }

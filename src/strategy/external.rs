@@ -18,12 +18,22 @@
 //!
 //! Placeholders: `${client}`, `${limit}`, `${capacity}` (= limit),
 //! `${window_ms}`, `${window_s}`, `${rate_per_s}`, `${cost}`, `${now_s}`,
-//! `${now_ms}`, `${now_us}` (the harness's caller clock), `${request_id}`.
+//! `${now_ms}`, `${now_us}` (the harness's caller clock), `${request_id}`,
+//! and for limiters that build the key from the window on the caller's side
+//! (`rl:user:<window>`): `${window_index}` (the caller's now in ms divided
+//! by `window_ms`, `strategy::window_index`), `${window_start_ms}` (that
+//! window's start, ms since the epoch) and `${prev_window_index}` (the one
+//! before). The window placeholders read the caller's clock too, e.g.
+//!
+//! ```toml
+//! keys = ["rl:{${client}}:fw:${window_index}"]
+//! args = ["${limit}", "${window_ms}", "${cost}"]
+//! ```
 //!
 //! `clock` is whose "now" the script decides on (`strategy::ClockSource`).
 //! Without it: `redis` if `reply.redis_time_us` is mapped, else `caller` if
-//! an argument or key uses a `${now_*}` placeholder, else `none`. `caller`
-//! needs a `${now_*}` placeholder. The strategy reports Redis's time
+//! an argument or key uses a `${now_*}` or window placeholder, else `none`.
+//! `caller` needs one of those placeholders. The strategy reports Redis's time
 //! (`Info::reports_redis_time`) exactly when `reply.redis_time_us` is mapped;
 //! a script that returns -1 there reports none for that decision.
 
@@ -48,7 +58,15 @@ pub const PLACEHOLDERS: &[&str] = &[
     "now_ms",
     "now_us",
     "request_id",
+    "window_index",
+    "window_start_ms",
+    "prev_window_index",
 ];
+
+/// The placeholders that read the caller's clock.
+fn reads_caller_clock(name: &str) -> bool {
+    name.starts_with("now_") || matches!(name, "window_index" | "window_start_ms" | "prev_window_index")
+}
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -141,11 +159,11 @@ impl Template {
         Ok(Template(pieces))
     }
 
-    /// Whether the template uses the caller's clock (`${now_*}`).
+    /// Whether the template uses the caller's clock (`${now_*}`, `${window_index}`, ...).
     fn uses_caller_clock(&self) -> bool {
         self.0
             .iter()
-            .any(|p| matches!(p, Piece::Var(i) if PLACEHOLDERS[*i].starts_with("now_")))
+            .any(|p| matches!(p, Piece::Var(i) if reads_caller_clock(PLACEHOLDERS[*i])))
     }
 }
 
@@ -171,6 +189,15 @@ impl std::fmt::Display for Rendered<'_> {
                     "now_ms" => write!(f, "{}", req.now_us.div_euclid(1000))?,
                     "now_us" => write!(f, "{}", req.now_us)?,
                     "request_id" => write!(f, "{}", req.request_id)?,
+                    "window_index" => write!(f, "{}", super::window_index(req.now_us, l.window_ms))?,
+                    "window_start_ms" => write!(
+                        f,
+                        "{}",
+                        super::window_index(req.now_us, l.window_ms) * l.window_ms.max(1) as i64
+                    )?,
+                    "prev_window_index" => {
+                        write!(f, "{}", super::window_index(req.now_us, l.window_ms) - 1)?
+                    }
                     _ => unreachable!("placeholders are checked at load time"),
                 },
             }
@@ -343,7 +370,7 @@ fn manifest_clock(
         return Err(bad(
             file,
             "clock",
-            "`caller` needs the caller's time: pass ${now_s}, ${now_ms} or ${now_us} in args",
+            "`caller` needs the caller's time: pass ${now_s}, ${now_ms}, ${now_us} or a window placeholder (${window_index}, ${window_start_ms}, ${prev_window_index}) in keys or args",
         ));
     }
     Ok(clock)
@@ -443,6 +470,29 @@ mod tests {
         assert!(e.contains("clock") && e.contains("${now_ms}"), "{e}");
         let e = load("clock = \"wall\"", "").unwrap_err().to_string();
         assert!(e.contains("clock") && e.contains("`wall`"), "{e}");
+    }
+
+    #[test]
+    fn window_placeholders_render_the_callers_window() {
+        let t = Template::parse(
+            "rl:{${client}}:${window_index}:${prev_window_index}:${window_start_ms}",
+            Path::new("x"),
+            "keys",
+        )
+        .unwrap();
+        let req = Request {
+            client: "c",
+            limit: crate::strategy::Limit::per_window(5, 1000),
+            cost: 1,
+            now_us: 12_345_678_901,
+            request_id: 7,
+        };
+        assert_eq!(Rendered(&t, &req).to_string(), "rl:{c}:12345:12344:12345000");
+        assert!(t.uses_caller_clock());
+        assert_eq!(
+            load("args = [\"${window_start_ms}\"]", "").unwrap().clock,
+            ClockSource::Caller
+        );
     }
 
     #[test]

@@ -1,0 +1,152 @@
+//! The scorecard's files: `scorecard.csv` (one row per cell), `scorecard.md`
+//! (strategies as rows, properties as columns, value + verdict; then every
+//! cell's threshold and detail), `scorecard.svg` (the table coloured by
+//! verdict) and `scorecard.json` (the header: size, target, times).
+
+use std::path::Path;
+
+use plotters::prelude::*;
+
+use super::{Cell, PROPERTIES, Scorecard, Verdict, num};
+use crate::error::{Error, Result};
+
+fn io(what: &Path, e: impl std::fmt::Display) -> Error {
+    Error::Other(format!("writing {}: {e}", what.display()))
+}
+
+/// A cell as the table shows it: `1 pass`, `not-run`, `error`.
+pub fn short(c: &Cell) -> String {
+    match (c.verdict, c.value) {
+        (Verdict::NotRun, _) => "not-run".into(),
+        (Verdict::Error, _) => "error".into(),
+        (v, Some(x)) => format!("{} {}", num(x), v.as_str()),
+        (v, None) => v.as_str().into(),
+    }
+}
+
+pub fn write_all(dir: &Path, sc: &Scorecard) -> Result<()> {
+    std::fs::create_dir_all(dir).map_err(|e| io(dir, e))?;
+    let p = dir.join("scorecard.csv");
+    let mut w = csv::Writer::from_path(&p).map_err(|e| io(&p, e))?;
+    w.write_record(["strategy", "property", "value", "unit", "threshold", "verdict", "detail"])
+        .map_err(|e| io(&p, e))?;
+    for r in &sc.results {
+        for c in &r.cells {
+            w.write_record([
+                c.strategy.as_str(),
+                c.property,
+                &c.value.map(|v| v.to_string()).unwrap_or_default(),
+                c.unit,
+                &c.threshold,
+                c.verdict.as_str(),
+                &c.detail,
+            ])
+            .map_err(|e| io(&p, e))?;
+        }
+    }
+    w.flush().map_err(|e| io(&p, e))?;
+    let p = dir.join("scorecard.md");
+    std::fs::write(&p, markdown(sc)).map_err(|e| io(&p, e))?;
+    let p = dir.join("scorecard.json");
+    let header = serde_json::json!({
+        "size": sc.size,
+        "target": sc.target,
+        "total_seconds": sc.total_seconds,
+        "seconds_per_strategy": sc.results.iter().map(|r| (r.strategy.clone(), r.seconds)).collect::<std::collections::BTreeMap<_, _>>(),
+        "clock_per_strategy": sc.results.iter().map(|r| (r.strategy.clone(), r.clock.clone())).collect::<std::collections::BTreeMap<_, _>>(),
+    });
+    std::fs::write(&p, serde_json::to_string_pretty(&header).unwrap_or_default()).map_err(|e| io(&p, e))?;
+    svg(&dir.join("scorecard.svg"), sc)
+}
+
+pub fn markdown(sc: &Scorecard) -> String {
+    let mut s = String::new();
+    s.push_str(&format!(
+        "# Scorecard\n\nSize {}, {:.0} s in all. Target: `{}`.\n\nEach cell is the measured value and its verdict; `not-run` and `error` cells say why below. Columns:\n\n",
+        sc.size, sc.total_seconds, sc.target
+    ));
+    for (p, what) in PROPERTIES {
+        s.push_str(&format!("- `{p}`: {what}\n"));
+    }
+    s.push('\n');
+    let mut head = vec!["strategy".to_string(), "clock".into(), "time (s)".into()];
+    head.extend(PROPERTIES.iter().map(|(p, _)| p.to_string()));
+    s.push_str(&format!("| {} |\n", head.join(" | ")));
+    s.push_str(&format!("|{}\n", "---|".repeat(head.len())));
+    for r in &sc.results {
+        let mut row = vec![r.strategy.clone(), r.clock.clone(), format!("{:.1}", r.seconds)];
+        for (p, _) in PROPERTIES {
+            row.push(r.cells.iter().find(|c| c.property == *p).map(short).unwrap_or_else(|| "-".into()));
+        }
+        s.push_str(&format!("| {} |\n", row.join(" | ")));
+    }
+    s.push_str("\n## Every cell: threshold and detail\n\n");
+    for r in &sc.results {
+        s.push_str(&format!("### {} (clock: {}, {:.1} s)\n\n", r.strategy, r.clock, r.seconds));
+        for c in &r.cells {
+            s.push_str(&format!(
+                "- `{}` **{}**{}{}: {}\n",
+                c.property,
+                short(c),
+                if c.unit.is_empty() { String::new() } else { format!(" {}", c.unit) },
+                if c.threshold.is_empty() { String::new() } else { format!(" ({})", c.threshold) },
+                c.detail.replace('\n', " ")
+            ));
+        }
+        s.push('\n');
+    }
+    s
+}
+
+fn colour(v: Verdict) -> RGBColor {
+    match v {
+        Verdict::Pass => RGBColor(120, 200, 120),
+        Verdict::Warn => RGBColor(240, 200, 90),
+        Verdict::Fail => RGBColor(230, 110, 100),
+        Verdict::NotRun => RGBColor(220, 220, 220),
+        Verdict::Error => RGBColor(150, 120, 200),
+    }
+}
+
+/// The table as an SVG heatmap: one row per strategy, one column per property.
+pub fn svg(path: &Path, sc: &Scorecard) -> Result<()> {
+    let (lw, cw, rh, top) = (230i32, 92i32, 26i32, 120i32);
+    let w = lw + cw * PROPERTIES.len() as i32 + 10;
+    let h = top + rh * sc.results.len() as i32 + 40;
+    let root = SVGBackend::new(path, (w as u32, h as u32)).into_drawing_area();
+    let e = |e: &dyn std::fmt::Display| io(path, e);
+    root.fill(&WHITE).map_err(|x| e(&x))?;
+    let font = ("sans-serif", 12).into_font();
+    let small = ("sans-serif", 11).into_font();
+    root.draw(&Text::new(
+        format!("limitbench scorecard (size {}): green pass, yellow warn, red fail, grey not-run, purple error", sc.size),
+        (5, 5),
+        font.clone(),
+    ))
+    .map_err(|x| e(&x))?;
+    for (j, (p, _)) in PROPERTIES.iter().enumerate() {
+        let x = lw + cw * j as i32 + 4;
+        root.draw(&Text::new(p.to_string(), (x, top - 12), small.clone().transform(FontTransform::Rotate270)))
+            .map_err(|x| e(&x))?;
+    }
+    for (i, r) in sc.results.iter().enumerate() {
+        let y = top + rh * i as i32;
+        root.draw(&Text::new(format!("{} ({})", r.strategy, r.clock), (5, y + 7), font.clone()))
+            .map_err(|x| e(&x))?;
+        for (j, (p, _)) in PROPERTIES.iter().enumerate() {
+            let x = lw + cw * j as i32;
+            let Some(c) = r.cells.iter().find(|c| c.property == *p) else { continue };
+            root.draw(&Rectangle::new([(x, y), (x + cw - 2, y + rh - 2)], colour(c.verdict).filled()))
+                .map_err(|x| e(&x))?;
+            let label = match (c.verdict, c.value) {
+                (Verdict::NotRun, _) => "not-run".to_string(),
+                (Verdict::Error, _) => "error".to_string(),
+                (_, Some(v)) => num(v),
+                _ => String::new(),
+            };
+            root.draw(&Text::new(label, (x + 4, y + 7), small.clone())).map_err(|x| e(&x))?;
+        }
+    }
+    root.present().map_err(|x| e(&x))?;
+    Ok(())
+}

@@ -1,0 +1,200 @@
+//! The scorecard on real redis-server, smoke size: values that could fail.
+//! An exact strategy (token-bucket) is exact at 0 and 6.7 ms and shows no
+//! clock drift; check-then-act over-admits at 6.7 ms; the caller-clock
+//! bucket drifts under a 1 s skew; a strategy that errors on every call
+//! gets an `error` row, not a crash; a Lua-only fixed window keyed by
+//! `${window_index}` (tests/fixtures/window-keyed) passes `check` and is in
+//! the scorecard: exact, on the caller's clock, failing the straddle.
+
+mod common;
+
+use limitbench::run::Size;
+use limitbench::scorecard::{self as sc, Config, PROPERTIES, Target, Verdict};
+
+/// The two tests measure timing (bursts around a window boundary) on two
+/// shared cores: they take turns.
+static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+fn failing_strategy(dir: &std::path::Path) {
+    std::fs::write(dir.join("always-fails.lua"), "return redis.error_reply('ERR always fails')\n").unwrap();
+    std::fs::write(
+        dir.join("always-fails.toml"),
+        "name = \"always-fails\"\nscript = \"always-fails.lua\"\nkeys = [\"rl:{${client}}:af\"]\nargs = [\"${limit}\"]\n[reply]\nadmitted = 1\n",
+    )
+    .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn smoke_scorecard_judges_what_it_measures() {
+    let _turn = SERIAL.lock().await;
+    let dir = tempfile::tempdir().unwrap();
+    failing_strategy(dir.path());
+    // The Lua-only fixed window keyed by ${window_index}: `check` passes.
+    let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/window-keyed");
+    for f in ["fixed-window-keyed.lua", "fixed-window-keyed.toml"] {
+        std::fs::copy(fixture.join(f), dir.path().join(f)).unwrap();
+    }
+    let keyed = sc::build("fixed-window-keyed", Some(dir.path()), &Default::default()).unwrap();
+    assert_eq!(keyed.info().clock.as_str(), "caller");
+    let fleet = common::standalone().await;
+    let checks = limitbench::check::run_checks(keyed, &fleet).await.unwrap();
+    assert!(checks.iter().all(|c| c.passed), "{checks:?}");
+    drop(fleet);
+    let cfg = Config {
+        strategies: ["token-bucket", "check-then-act", "token-bucket-caller-clock", "always-fails", "fixed-window-keyed"]
+            .map(String::from)
+            .to_vec(),
+        dir: Some(dir.path().to_path_buf()),
+        size: Size::Smoke,
+        target: Target::Own(common::redis()),
+        key_prefix: "limitbench:test:".into(),
+    };
+    let card = sc::run(&cfg, |_| {}).await.expect("the scorecard runs");
+    let get = |s: &str, p: &str| card.cell(s, p).unwrap_or_else(|| panic!("no cell {s}/{p}")).clone();
+
+    // Exact: exactly the limit at 0 and 6.7 ms, no drift on Redis's clock.
+    for p in ["exact-0ms", "exact-6.7ms"] {
+        let c = get("token-bucket", p);
+        assert_eq!((c.value, c.verdict), (Some(1.0), Verdict::Pass), "{c:?}");
+    }
+    let c = get("token-bucket", "clock-1s");
+    assert!(c.value.unwrap() <= 2.0 && c.verdict == Verdict::Pass, "{c:?}");
+
+    // The race baseline must fail exactness at 6.7 ms.
+    let c = get("check-then-act", "exact-6.7ms");
+    assert!(c.value.unwrap() > 1.0 && c.verdict == Verdict::Fail, "{c:?}");
+
+    // The caller-clock bucket drifts at +/-1 s, and says whose clock it is on.
+    let c = get("token-bucket-caller-clock", "clock-1s");
+    assert!(c.value.unwrap() > 5.0 && c.verdict == Verdict::Fail, "{c:?}");
+    assert!(c.detail.contains("clock caller"), "{c:?}");
+
+    // Slow properties are not run at smoke size, and say so.
+    let c = get("token-bucket", "replication");
+    assert_eq!(c.verdict, Verdict::NotRun);
+    assert_eq!(c.detail, "size smoke");
+
+    // A strategy that errors on every call: an error row, the rest not-run.
+    let c = get("always-fails", "works");
+    assert_eq!(c.verdict, Verdict::Error, "{c:?}");
+    assert!(c.detail.contains("always fails"), "{c:?}");
+    assert_eq!(get("always-fails", "exact-0ms").verdict, Verdict::NotRun);
+
+    // The window-keyed fixture is in the scorecard, exact, on the caller's
+    // clock, and fails the straddle (two windows' worth around a boundary).
+    let c = get("fixed-window-keyed", "exact-0ms");
+    assert_eq!((c.value, c.verdict), (Some(1.0), Verdict::Pass), "{c:?}");
+    let c = get("fixed-window-keyed", "straddle");
+    assert!(c.value.unwrap() > 1.5 && c.verdict == Verdict::Fail, "{c:?}");
+    assert!(get("fixed-window-keyed", "works").detail.contains("clock: caller"));
+
+    // Every strategy has every property, and the files are written.
+    for r in &card.results {
+        assert_eq!(r.cells.len(), PROPERTIES.len(), "{}", r.strategy);
+    }
+    let out = tempfile::tempdir().unwrap();
+    sc::output::write_all(out.path(), &card).unwrap();
+    let csv = std::fs::read_to_string(out.path().join("scorecard.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 1 + 5 * PROPERTIES.len());
+    let md = std::fs::read_to_string(out.path().join("scorecard.md")).unwrap();
+    assert!(md.contains("| always-fails |") && md.contains("| error |"), "{md}");
+    assert!(out.path().join("scorecard.svg").exists());
+}
+
+/// A Redis "you run": the fleet starts it, a password is set, and it is
+/// passed in by URL as if it were external; a cluster the same way.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_external_redis_and_cluster_by_url_with_auth() {
+    let _turn = SERIAL.lock().await;
+    use limitbench::fleet::{Fleet, ServerConfig};
+    let bin = common::redis();
+    let server = common::standalone().await;
+    let port = server.primary_addr().port();
+    let mut c = server.primary().connection().await.unwrap();
+    c.call(&limitbench::args!["ACL", "SETUSER", "bench", "on", ">b3nch", "~*", "&*", "+@all"]).await.unwrap();
+    c.call(&limitbench::args!["CONFIG", "SET", "requirepass", "s3cret"]).await.unwrap();
+    let cluster = Fleet::cluster(&bin, ServerConfig::default(), 3).await.unwrap();
+    for s in &cluster.servers {
+        let mut c = s.connection().await.unwrap();
+        c.call(&limitbench::args!["CONFIG", "SET", "requirepass", "cl0ster"]).await.unwrap();
+    }
+    let cport = cluster.primary_addr().port();
+    let url = format!("redis://bench:b3nch@127.0.0.1:{port}/2");
+    let curl = format!("redis://:cl0ster@127.0.0.1:{cport}");
+    let prefix = "limitbench:ext-test:";
+
+    let x = sc::External::connect(&url, Some(&curl), prefix).await.expect("a good URL is accepted");
+    let cfg = Config {
+        strategies: vec!["token-bucket".into()],
+        dir: None,
+        size: Size::Smoke,
+        target: Target::External(x),
+        key_prefix: prefix.into(),
+    };
+    let card = sc::run(&cfg, |_| {}).await.unwrap();
+    let get = |p: &str| card.cell("token-bucket", p).unwrap().clone();
+    for p in ["exact-0ms", "exact-6.7ms"] {
+        let c = get(p);
+        assert_eq!((c.value, c.verdict), (Some(1.0), Verdict::Pass), "{c:?}");
+    }
+    let c = get("cluster");
+    assert_eq!((c.value, c.verdict), (Some(1.0), Verdict::Pass), "{c:?}");
+    assert!(get("memory").value.unwrap() > 0.0);
+    for p in ["replication", "survive-restart", "gone-redis"] {
+        let c = get(p);
+        assert_eq!(c.verdict, Verdict::NotRun, "{c:?}");
+        assert!(c.detail.contains("external Redis"), "{c:?}");
+    }
+    let header = card.target.to_string();
+    assert!(header.contains("redis_version") && header.contains("rtt_median_us") && header.contains("maxmemory_policy"), "{header}");
+    assert!(!header.contains("b3nch") && !header.contains("cl0ster"), "a password leaked: {header}");
+
+    // Only keys under the prefix were written, in db 2, and all are gone.
+    let mut admin = server.primary().connection().await.unwrap();
+    admin.call(&limitbench::args!["AUTH", "s3cret"]).await.unwrap();
+    for db in [0u64, 2] {
+        admin.call(&limitbench::args!["SELECT", db]).await.unwrap();
+        let n = admin.call(&limitbench::args!["DBSIZE"]).await.unwrap().as_i64().unwrap();
+        assert_eq!(n, 0, "db {db} still holds {n} keys");
+    }
+    for s in &cluster.servers {
+        let mut c = s.connection().await.unwrap();
+        c.call(&limitbench::args!["AUTH", "cl0ster"]).await.unwrap();
+        assert_eq!(c.call(&limitbench::args!["DBSIZE"]).await.unwrap().as_i64(), Some(0));
+    }
+
+    // A server that already holds a key under the prefix is refused.
+    admin.call(&limitbench::args!["SET", "rl:{limitbench:ext-test:x}:k", "1"]).await.unwrap();
+    let e = sc::External::connect(&url, None, prefix).await.err().expect("refused");
+    assert!(e.to_string().contains("already holds 1 key"), "{e}");
+
+    // Bad input through the binary: a clear cause and a non-zero exit.
+    let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let free_port = free.local_addr().unwrap().port();
+    drop(free);
+    let not_redis = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let np = not_redis.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for s in not_redis.incoming().flatten() {
+            use std::io::Write;
+            let mut s = s;
+            let _ = s.write_all(b"HTTP/1.1 400 Bad Request\r\n\r\n");
+        }
+    });
+    let cases = [
+        (format!("redis://127.0.0.1:{free_port}"), None, "cannot reach"),
+        (format!("redis://bench:wrong@127.0.0.1:{port}"), None, "refused the credentials"),
+        (format!("redis://127.0.0.1:{port}"), None, "needs a password"),
+        (format!("redis://127.0.0.1:{np}"), None, "not Redis"),
+        (url.clone(), Some(format!("redis://bench:b3nch@127.0.0.1:{port}")), "not a Redis Cluster node"),
+    ];
+    for (u, cu, want) in cases {
+        let mut args = vec!["scorecard", "--size", "smoke", "--strategy", "token-bucket", "--run-id", "never", "--data-dir", "/nonexistent/never", "--key-prefix", "limitbench:bad-input:", "--redis-url", u.as_str()];
+        if let Some(cu) = &cu {
+            args.extend(["--cluster-url", cu.as_str()]);
+        }
+        common::limitbench(&args, None).expect_code(2).expect_output(want);
+    }
+    drop(cluster);
+    drop(server);
+}
