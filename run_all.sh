@@ -73,7 +73,13 @@ if [ -z "$run_dir" ] || [ ! -d "$run_dir" ]; then
   exit 1
 fi
 
-# 4. Analyse (CSV only; can be rerun with: limitbench analyze $run_dir).
+# 4. The scorecard: every strategy against every property, into the same folder.
+if [ ! -f "$run_dir/scorecard.csv" ]; then
+  echo "run_all.sh: scorecard ($size)"
+  "$bin" scorecard --size "$size" --data-dir "$(dirname "$run_dir")" --run-id "$(basename "$run_dir")" >/dev/null || run_status=1
+fi
+
+# 5. Analyse (CSV only; can be rerun with: limitbench analyze $run_dir).
 "$bin" analyze "$run_dir" | tail -n 1 > "$run_dir/.verdicts"
 echo
 echo "report:  $run_dir/report.md"

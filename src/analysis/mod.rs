@@ -273,6 +273,18 @@ pub fn analyze(
         Ok(None) => {}
         Err(e) => failures.push(format!("latency: {e}")),
     }
+    // The scorecard (`limitbench scorecard`, run by run_all.sh into the same
+    // folder) is its own table: the report shows it as written.
+    if let Ok(card) = std::fs::read_to_string(run_dir.join("scorecard.md")) {
+        sections.push(Section::new(
+            "scorecard",
+            format!(
+                "Every strategy against every property the studies measured, each cell measured in this run \
+                 (`scorecard.csv` has the value, unit, threshold and detail of every cell).\n\n{}",
+                card.lines().skip_while(|l| l.starts_with("# ")).collect::<Vec<_>>().join("\n")
+            ),
+        ));
+    }
     if let Some(section) = noise_section(&ctx)? {
         sections.push(section);
     }
