@@ -212,9 +212,18 @@ impl Manifest {
         let text = std::fs::read_to_string(file)
             .map_err(|e| Error::io(format!("reading {}", file.display()), e))?;
         let raw: RawManifest = toml::from_str(&text).map_err(|e| {
+            // Where it is: the line of the error's span; which field: the
+            // key serde names (unknown or missing field), else syntax.
+            let line = e
+                .span()
+                .map(|sp| text[..sp.start.min(text.len())].matches('\n').count() + 1);
             let msg = e.message().to_string();
-            let field = msg.split('`').nth(1).unwrap_or("(document)").to_string();
-            bad(file, &field, msg)
+            let field = match msg.split('`').nth(1) {
+                Some(f) if msg.contains("field") => f.to_string(),
+                _ => "(TOML syntax)".to_string(),
+            };
+            let at = line.map(|l| format!("line {l}: ")).unwrap_or_default();
+            bad(file, &field, format!("{at}{msg}"))
         })?;
         if raw.name.is_empty()
             || !raw
