@@ -20,7 +20,10 @@ use sysinfo::{ProcessRefreshKind, ProcessesToUpdate, System};
 
 use crate::fleet::reaper;
 
+#[derive(Clone)]
 struct Interval {
+    /// When the interval ended.
+    end: Instant,
     seconds: f64,
     other_cores: f64,
     busiest: Option<(String, f64)>,
@@ -89,9 +92,16 @@ impl NoiseSampler {
                 let mut last = Instant::now();
                 loop {
                     let stopping = wait_or_stop(&flag, Duration::from_secs(1));
+                    // sysinfo updates a process's CPU only between refreshes
+                    // at least ~0.2 s apart: a short last interval waits.
+                    let min = Duration::from_millis(250);
+                    if last.elapsed() < min {
+                        std::thread::sleep(min - last.elapsed());
+                    }
                     refresh(&mut sys);
                     let (other_cores, busiest) = others(&sys);
                     out.push(Interval {
+                        end: Instant::now(),
                         seconds: last.elapsed().as_secs_f64(),
                         other_cores,
                         busiest,
@@ -111,14 +121,40 @@ impl NoiseSampler {
     }
 
     /// Stop and summarise as a row of `noise.csv`.
-    pub fn stop(mut self, experiment: &str, cell: &str) -> NoiseRow {
+    pub fn stop(self, experiment: &str, cell: &str) -> NoiseRow {
+        let started = self.started;
+        let intervals = self.finish();
+        summarise(experiment, cell, started.elapsed().as_secs_f64(), &intervals)
+    }
+
+    fn finish(mut self) -> Vec<Interval> {
         self.stop.store(true, Ordering::Relaxed);
-        let intervals = self
-            .handle
+        self.handle
             .take()
             .and_then(|h| h.join().ok())
-            .unwrap_or_default();
-        summarise(experiment, cell, self.started.elapsed().as_secs_f64(), &intervals)
+            .unwrap_or_default()
+    }
+
+    /// Stop, and summarise each `(cell, start, end)` span from the sampling
+    /// intervals that overlap it. One sampler runs for a whole experiment,
+    /// because a process's CPU is only measured between refreshes at least
+    /// ~0.2 s apart: a cell shorter than a second gets the second around it.
+    pub fn stop_spans(self, experiment: &str, spans: &[(String, Instant, Instant)]) -> Vec<NoiseRow> {
+        let intervals = self.finish();
+        spans
+            .iter()
+            .map(|(cell, start, end)| {
+                let over: Vec<Interval> = intervals
+                    .iter()
+                    .filter(|i| {
+                        let i_start = i.end - std::time::Duration::from_secs_f64(i.seconds);
+                        i.end > *start && i_start < *end
+                    })
+                    .cloned()
+                    .collect();
+                summarise(experiment, cell, (*end - *start).as_secs_f64(), &over)
+            })
+            .collect()
     }
 }
 
@@ -199,8 +235,8 @@ mod tests {
             "c",
             2.0,
             &[
-                Interval { seconds: 1.0, other_cores: 0.2, busiest: Some(("a (1)".into(), 0.2)) },
-                Interval { seconds: 3.0, other_cores: 0.6, busiest: Some(("b (2)".into(), 0.5)) },
+                Interval { end: Instant::now(), seconds: 1.0, other_cores: 0.2, busiest: Some(("a (1)".into(), 0.2)) },
+                Interval { end: Instant::now(), seconds: 3.0, other_cores: 0.6, busiest: Some(("b (2)".into(), 0.5)) },
             ],
         );
         assert_eq!(row.other_cpu_cores_mean, 0.5);

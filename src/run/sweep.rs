@@ -181,7 +181,11 @@ pub async fn run<S: Sweep>(ctx: &RunContext, sweep: &mut S, cells: &[S::Cell]) -
         }
     }
     let total: u64 = cells.iter().map(|c| sweep.trials(c)).sum();
+    // Other processes' CPU while each cell ran (noise.csv, one row per cell),
+    // from one sampler for the whole experiment, written at its end.
     let mut noise_log = CsvAppender::open(&ctx.run.file(NOISE_CSV))?;
+    let noise = NoiseSampler::start();
+    let mut spans: Vec<(String, std::time::Instant, std::time::Instant)> = Vec::new();
     let mut progress = ctx.progress(total);
     for cell in cells {
         let id = sweep.cell_id(cell);
@@ -194,8 +198,7 @@ pub async fn run<S: Sweep>(ctx: &RunContext, sweep: &mut S, cells: &[S::Cell]) -
         if todo.is_empty() {
             continue;
         }
-        // Other processes' CPU while this cell runs (noise.csv, one row per cell).
-        let noise = NoiseSampler::start();
+        let cell_started = std::time::Instant::now();
         let mut setup = match sweep.setup(ctx, cell).await {
             Ok(s) => s,
             Err(e) => return Err(server_death(ctx, &id, None, e).await),
@@ -246,8 +249,9 @@ pub async fn run<S: Sweep>(ctx: &RunContext, sweep: &mut S, cells: &[S::Cell]) -
         if let Err(e) = sweep.finish_cell(ctx, setup).await {
             return Err(server_death(ctx, &id, None, e).await);
         }
-        noise_log.append(&[noise.stop(ctx.experiment, &id)])?;
+        spans.push((id.clone(), cell_started, std::time::Instant::now()));
     }
     progress.finish();
+    noise_log.append(&noise.stop_spans(ctx.experiment, &spans))?;
     Ok(())
 }
