@@ -44,7 +44,8 @@ impl CheckResult {
 
 /// A time in µs as a reader writes it, or "none".
 fn us_or_none(t: Option<i64>) -> String {
-    t.map(|t| format!("{t} µs")).unwrap_or_else(|| "none".into())
+    t.map(|t| format!("{t} µs"))
+        .unwrap_or_else(|| "none".into())
 }
 
 /// A check's outcome; a Redis or harness error becomes an `ERROR` result
@@ -278,14 +279,21 @@ pub async fn run_checks(strategy: Arc<dyn Strategy>, fleet: &Fleet) -> Result<Ve
 }
 
 /// 1. Exactly the limit on a fresh key, then refusals.
-async fn check_exact(s: &dyn Strategy, conn: &mut Conn, client: &str, hour: u64) -> Result<CheckResult> {
+async fn check_exact(
+    s: &dyn Strategy,
+    conn: &mut Conn,
+    client: &str,
+    hour: u64,
+) -> Result<CheckResult> {
     let got = sequential(s, conn, client, Limit::per_window(10, hour), 1, 15).await?;
     let admitted = got.iter().filter(|a| **a).count();
     let pattern_ok = got[..10].iter().all(|a| *a) && got[10..].iter().all(|a| !*a);
     Ok(CheckResult::new(
         "exact-limit",
         admitted == 10 && pattern_ok,
-        format!("limit 10, 15 sequential requests: {admitted} admitted, the first 10 admitted and the rest refused: {pattern_ok}"),
+        format!(
+            "limit 10, 15 sequential requests: {admitted} admitted, the first 10 admitted and the rest refused: {pattern_ok}"
+        ),
     ))
 }
 
@@ -303,7 +311,11 @@ async fn check_expiry(conn: &mut Conn, fleet: &Fleet, client: &str) -> Result<Ch
         if keys.is_empty() {
             "no key found for the client (does the key contain the client id?)".into()
         } else {
-            format!("{} key(s) written; without expiry: {:?}", keys.len(), forever)
+            format!(
+                "{} key(s) written; without expiry: {:?}",
+                keys.len(),
+                forever
+            )
         },
     ))
 }
@@ -341,12 +353,26 @@ async fn check_refill(s: &dyn Strategy, conn: &mut Conn) -> Result<CheckResult> 
 }
 
 /// 5. Exact under 64 concurrent clients.
-async fn check_concurrent(strategy: Arc<dyn Strategy>, fleet: &Fleet, hour: u64) -> Result<CheckResult> {
+async fn check_concurrent(
+    strategy: Arc<dyn Strategy>,
+    fleet: &Fleet,
+    hour: u64,
+) -> Result<CheckResult> {
     let client = unique_client("concurrent");
-    let admitted = concurrent(strategy, fleet, &client, Limit::per_window(100, hour), 64, 200).await?;
+    let admitted = concurrent(
+        strategy,
+        fleet,
+        &client,
+        Limit::per_window(100, hour),
+        64,
+        200,
+    )
+    .await?;
     Ok(CheckResult::new(
         "concurrent-64",
         admitted == 100,
-        format!("limit 100, 64 workers on their own connections, 200 requests: {admitted} admitted"),
+        format!(
+            "limit 100, 64 workers on their own connections, 200 requests: {admitted} admitted"
+        ),
     ))
 }

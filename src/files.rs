@@ -8,14 +8,17 @@ use crate::error::{Error, Result};
 /// A file's bytes, gunzipped when its name ends in `.gz` (large tables of a
 /// finished run are stored compressed).
 pub fn read_maybe_gz(path: &Path) -> Result<Vec<u8>> {
-    let raw = std::fs::read(path).map_err(|e| Error::io(format!("reading {}", path.display()), e))?;
+    let raw =
+        std::fs::read(path).map_err(|e| Error::io(format!("reading {}", path.display()), e))?;
     if path.extension().is_some_and(|x| x == "gz") {
         let mut out = Vec::new();
-        std::io::Read::read_to_end(&mut flate2::read::MultiGzDecoder::new(raw.as_slice()), &mut out)
-            .map_err(|e| Error::io(format!("decompressing {}", path.display()), e))?;
+        std::io::Read::read_to_end(
+            &mut flate2::read::MultiGzDecoder::new(raw.as_slice()),
+            &mut out,
+        )
+        .map_err(|e| Error::io(format!("decompressing {}", path.display()), e))?;
         Ok(out)
     } else {
         Ok(raw)
     }
 }
-

@@ -183,7 +183,11 @@ async fn run(cli: Cli) -> Result<i32> {
         }
         _ => Some(limitbench::paths::locate(cli.project_dir.as_deref())?),
     };
-    let project = |rel: &str| root.as_ref().map(|r| r.join(rel)).unwrap_or_else(|| PathBuf::from(rel));
+    let project = |rel: &str| {
+        root.as_ref()
+            .map(|r| r.join(rel))
+            .unwrap_or_else(|| PathBuf::from(rel))
+    };
     match cli.command {
         Command::Strategies { dir } => {
             let names = strategy::all_names(dir.as_deref())?;
@@ -240,7 +244,10 @@ async fn run(cli: Cli) -> Result<i32> {
                 println!("note: {name} is a deliberately buggy design: {bug}");
             }
             if failed > 0 {
-                println!("{failed} of {} checks failed or could not run for {name}", results.len());
+                println!(
+                    "{failed} of {} checks failed or could not run for {name}",
+                    results.len()
+                );
                 return Ok(1);
             }
             println!("all {} checks passed for {name}", results.len());
@@ -490,14 +497,25 @@ async fn scorecard(a: ScorecardArgs, root: &std::path::Path) -> Result<i32> {
         sc::build(s, a.dir.as_deref(), &Options::default())?;
     }
     let data_dir = a.data_dir.clone().unwrap_or_else(|| root.join("data"));
-    let run_id = a
-        .run_id
-        .clone()
-        .unwrap_or_else(|| format!("scorecard-{}", now_rfc3339().replace([':', '-'], "").replace('T', "-").trim_end_matches('Z')));
-    if !run_id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.') {
+    let run_id = a.run_id.clone().unwrap_or_else(|| {
+        format!(
+            "scorecard-{}",
+            now_rfc3339()
+                .replace([':', '-'], "")
+                .replace('T', "-")
+                .trim_end_matches('Z')
+        )
+    });
+    if !run_id
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.')
+    {
         anyhow::bail!("--run-id `{run_id}` may hold only letters, digits, -, _ and .");
     }
-    let key_prefix = a.key_prefix.clone().unwrap_or_else(|| format!("limitbench:{run_id}:"));
+    let key_prefix = a
+        .key_prefix
+        .clone()
+        .unwrap_or_else(|| format!("limitbench:{run_id}:"));
     if key_prefix.contains(['*', '?', '[', ']', '\\', '{', '}']) {
         anyhow::bail!("--key-prefix `{key_prefix}` may not hold glob characters or braces");
     }
@@ -511,7 +529,10 @@ async fn scorecard(a: ScorecardArgs, root: &std::path::Path) -> Result<i32> {
     };
     let out = data_dir.join(&run_id);
     if out.join("scorecard.csv").exists() {
-        anyhow::bail!("{} already holds a scorecard; choose another --run-id", out.display());
+        anyhow::bail!(
+            "{} already holds a scorecard; choose another --run-id",
+            out.display()
+        );
     }
     let cfg = Config {
         strategies,
@@ -542,7 +563,10 @@ async fn scorecard(a: ScorecardArgs, root: &std::path::Path) -> Result<i32> {
     })
     .await?;
     sc::output::write_all(&out, &card)?;
-    eprintln!("limitbench: scorecard took {:.1} s in all", card.total_seconds);
+    eprintln!(
+        "limitbench: scorecard took {:.1} s in all",
+        card.total_seconds
+    );
     println!("{}", out.join("scorecard.md").display());
     Ok(0)
 }
@@ -632,11 +656,14 @@ fn script_digests(
         folders.push(d.to_path_buf());
     }
     for f in folders {
-        let Ok(rd) = std::fs::read_dir(&f) else { continue };
+        let Ok(rd) = std::fs::read_dir(&f) else {
+            continue;
+        };
         for e in rd.flatten() {
             let p = e.path();
             if p.extension().is_some_and(|x| x == "lua" || x == "toml") {
-                let bytes = std::fs::read(&p).with_context(|| format!("reading {}", p.display()))?;
+                let bytes =
+                    std::fs::read(&p).with_context(|| format!("reading {}", p.display()))?;
                 out.insert(
                     p.display().to_string(),
                     limitbench::strategy::script::sha1_hex(&bytes),

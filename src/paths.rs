@@ -20,7 +20,10 @@ pub fn is_project(dir: &Path) -> bool {
 }
 
 fn nearest_project(start: &Path) -> Option<PathBuf> {
-    start.ancestors().find(|d| is_project(d)).map(Path::to_path_buf)
+    start
+        .ancestors()
+        .find(|d| is_project(d))
+        .map(Path::to_path_buf)
 }
 
 /// Find the project root (see the module doc) and remember it.
@@ -39,7 +42,11 @@ pub fn locate(explicit: Option<&Path>) -> Result<PathBuf> {
             .ok()
             .and_then(|exe| exe.canonicalize().ok())
             .and_then(|exe| exe.parent().and_then(nearest_project))
-            .or_else(|| std::env::current_dir().ok().and_then(|d| nearest_project(&d))),
+            .or_else(|| {
+                std::env::current_dir()
+                    .ok()
+                    .and_then(|d| nearest_project(&d))
+            }),
     };
     let root = found.ok_or_else(|| {
         Error::Other(

@@ -22,7 +22,11 @@ fn copy_of_reference(tmp: &Path, max_rows: usize) -> std::path::PathBuf {
         if plain.ends_with(".csv") && plain != "claims.csv" {
             let bytes = limitbench::files::read_maybe_gz(&p).unwrap();
             let text = String::from_utf8(bytes).unwrap();
-            let kept: String = text.lines().take(max_rows + 1).map(|l| format!("{l}\n")).collect();
+            let kept: String = text
+                .lines()
+                .take(max_rows + 1)
+                .map(|l| format!("{l}\n"))
+                .collect();
             std::fs::write(run.join(&plain), kept).unwrap();
         } else if name == "manifest.json" {
             std::fs::copy(&p, run.join(&name)).unwrap();
@@ -50,7 +54,12 @@ fn check_figures(run: &Path) -> (Vec<String>, String) {
             problems.push(format!("{name}: {p}"));
         }
         let (_, boxes) = text_boxes(&text);
-        titles += &boxes.iter().take(3).map(|b| b.text.clone()).collect::<Vec<_>>().join(" ");
+        titles += &boxes
+            .iter()
+            .take(3)
+            .map(|b| b.text.clone())
+            .collect::<Vec<_>>()
+            .join(" ");
         titles.push('\n');
         let data_rows = csv::Reader::from_path(figures.join(format!("{name}.csv")))
             .unwrap()
@@ -76,7 +85,12 @@ fn figures_of_a_small_fixture_run_render_without_text_problems() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     limitbench::analysis::analyze(&run, &root.join("analysis/claims.toml")).unwrap();
     let (problems, _) = check_figures(&run);
-    assert!(problems.is_empty(), "{} problems:\n{}", problems.len(), problems.join("\n"));
+    assert!(
+        problems.is_empty(),
+        "{} problems:\n{}",
+        problems.len(),
+        problems.join("\n")
+    );
 }
 
 #[test]
@@ -85,7 +99,16 @@ fn every_figure_of_the_reference_run_renders_without_text_problems() {
     let tmp = tempfile::tempdir().unwrap();
     let run = copy_of_reference(tmp.path(), usize::MAX - 1);
     let rows = limitbench::analysis::analyze(&run, &root.join("analysis/claims.toml")).unwrap();
-    let n = std::fs::read_dir(run.join("figures")).unwrap().filter(|e| e.as_ref().unwrap().path().extension().is_some_and(|x| x == "svg")).count();
+    let n = std::fs::read_dir(run.join("figures"))
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .path()
+                .extension()
+                .is_some_and(|x| x == "svg")
+        })
+        .count();
     assert!(n >= 20, "only {n} figures");
     let (mut problems, titles) = check_figures(&run);
     for (c, _, _) in &rows {
@@ -97,5 +120,10 @@ fn every_figure_of_the_reference_run_renders_without_text_problems() {
     if report.contains("has no data points") {
         problems.push("the report warns of a figure without data points".into());
     }
-    assert!(problems.is_empty(), "{} problems:\n{}", problems.len(), problems.join("\n"));
+    assert!(
+        problems.is_empty(),
+        "{} problems:\n{}",
+        problems.len(),
+        problems.join("\n")
+    );
 }

@@ -28,7 +28,11 @@ fn small_experiments(dir: &Path) -> PathBuf {
     let start = conc.find("[smoke]").unwrap();
     let end = conc[start..].find("\n[quick]").map(|i| start + i).unwrap();
     let smoke = "[smoke]\ntrials = 4\nworkers = [1, 8]\ngroups = [\n  { strategies = [\"*\"], rtts_ms = [0] },\n]\n";
-    std::fs::write(exp.join("concurrency.toml"), format!("{}{smoke}{}", &conc[..start], &conc[end..])).unwrap();
+    std::fs::write(
+        exp.join("concurrency.toml"),
+        format!("{}{smoke}{}", &conc[..start], &conc[end..]),
+    )
+    .unwrap();
     exp
 }
 
@@ -48,7 +52,12 @@ fn trials(csv: &Path) -> (BTreeSet<(String, u64)>, u64) {
         errors += r[ei].parse::<u64>().unwrap();
         rows += 1;
     }
-    assert_eq!(rows, keys.len(), "a (cell, trial) committed twice in {}", csv.display());
+    assert_eq!(
+        rows,
+        keys.len(),
+        "a (cell, trial) committed twice in {}",
+        csv.display()
+    );
     (keys, errors)
 }
 
@@ -56,10 +65,20 @@ fn trials(csv: &Path) -> (BTreeSet<(String, u64)>, u64) {
 fn child_servers(pid: u32) -> Vec<u32> {
     let mut out = Vec::new();
     for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(child) = e.file_name().to_string_lossy().parse::<u32>() else { continue };
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{child}/stat")) else { continue };
-        let Some((name, rest)) = stat.split_once(") ") else { continue };
-        let ppid: u32 = rest.split_whitespace().nth(1).and_then(|p| p.parse().ok()).unwrap_or(0);
+        let Ok(child) = e.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{child}/stat")) else {
+            continue;
+        };
+        let Some((name, rest)) = stat.split_once(") ") else {
+            continue;
+        };
+        let ppid: u32 = rest
+            .split_whitespace()
+            .nth(1)
+            .and_then(|p| p.parse().ok())
+            .unwrap_or(0);
         if ppid == pid && name.ends_with("(redis-server") {
             out.push(child);
         }
@@ -102,11 +121,16 @@ fn a_server_killed_mid_trial_commits_nothing_bad_and_resume_redoes_it() {
     let csv = data.join("killed/concurrency.csv");
     let t0 = Instant::now();
     loop {
-        let lines = std::fs::read_to_string(&csv).map(|t| t.lines().count()).unwrap_or(0);
+        let lines = std::fs::read_to_string(&csv)
+            .map(|t| t.lines().count())
+            .unwrap_or(0);
         if lines > 12 {
             break;
         }
-        assert!(t0.elapsed() < Duration::from_secs(60), "the run committed no trials in 60 s");
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "the run committed no trials in 60 s"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
     let servers = child_servers(child.id());
@@ -119,17 +143,30 @@ fn a_server_killed_mid_trial_commits_nothing_bad_and_resume_redoes_it() {
     let out = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "stderr:\n{stderr}");
-    assert!(stderr.contains("redis-server on 127.0.0.1:") && stderr.contains(" died during "), "the error must say which Redis died:\n{stderr}");
+    assert!(
+        stderr.contains("redis-server on 127.0.0.1:") && stderr.contains(" died during "),
+        "the error must say which Redis died:\n{stderr}"
+    );
     let (before, errors) = trials(&csv);
-    assert_eq!(errors, 0, "a trial cut short by the dead server was committed");
+    assert_eq!(
+        errors, 0,
+        "a trial cut short by the dead server was committed"
+    );
     assert!(before.len() < want.len());
 
     // Resume redoes what was not committed and ends like the whole run.
     let resumed = args(&["--resume", "killed"]);
-    limitbench(&resumed.iter().map(String::as_str).collect::<Vec<_>>(), None).expect_code(0);
+    limitbench(
+        &resumed.iter().map(String::as_str).collect::<Vec<_>>(),
+        None,
+    )
+    .expect_code(0);
     let (after, errors) = trials(&csv);
     assert_eq!(errors, 0);
-    assert_eq!(after, want, "resumed rows differ from an uninterrupted run's");
+    assert_eq!(
+        after, want,
+        "resumed rows differ from an uninterrupted run's"
+    );
 
     // A resume with another strategy filter is refused.
     let other = args(&["--resume", "killed", "--strategy", "token-bucket"]);
@@ -144,8 +181,20 @@ fn analyze_skips_a_torn_line_and_rejects_ragged_rows_and_non_runs() {
     let exp = small_experiments(tmp.path());
     let data = tmp.path().join("data");
     limitbench(
-        &["run", "concurrency", "--size", "smoke", "--strategy", "token-bucket", "--run-id", "r",
-          "--experiments-dir", exp.to_str().unwrap(), "--data-dir", data.to_str().unwrap()],
+        &[
+            "run",
+            "concurrency",
+            "--size",
+            "smoke",
+            "--strategy",
+            "token-bucket",
+            "--run-id",
+            "r",
+            "--experiments-dir",
+            exp.to_str().unwrap(),
+            "--data-dir",
+            data.to_str().unwrap(),
+        ],
         None,
     )
     .expect_code(0);
@@ -191,8 +240,20 @@ fn a_strategy_whose_every_decision_fails_is_an_error_of_the_run() {
     let exp = small_experiments(tmp.path());
     let data = tmp.path().join("data");
     limitbench(
-        &["run", "concurrency", "--size", "smoke", "--strategy", "bad5", "--dir", dir.to_str().unwrap(),
-          "--experiments-dir", exp.to_str().unwrap(), "--data-dir", data.to_str().unwrap()],
+        &[
+            "run",
+            "concurrency",
+            "--size",
+            "smoke",
+            "--strategy",
+            "bad5",
+            "--dir",
+            dir.to_str().unwrap(),
+            "--experiments-dir",
+            exp.to_str().unwrap(),
+            "--data-dir",
+            data.to_str().unwrap(),
+        ],
         None,
     )
     .expect_code(1)
@@ -200,7 +261,9 @@ fn a_strategy_whose_every_decision_fails_is_an_error_of_the_run() {
     .expect_output("position 5");
     // `check` reports every check, each as an ERROR, and exits 1.
     let r = limitbench(&["check", "bad5", "--dir", dir.to_str().unwrap()], None);
-    r.expect_code(1).expect_output("ERROR exact-limit").expect_output("ERROR cost");
+    r.expect_code(1)
+        .expect_output("ERROR exact-limit")
+        .expect_output("ERROR cost");
 }
 
 #[test]
@@ -209,18 +272,34 @@ fn a_broken_file_of_a_later_experiment_stops_the_run_before_it_starts() {
     let exp = small_experiments(tmp.path());
     let failover = exp.join("failover.toml");
     let text = std::fs::read_to_string(&failover).unwrap();
-    std::fs::write(&failover, text.replacen("trials = 1", "trials = \"one\"", 1)).unwrap();
+    std::fs::write(
+        &failover,
+        text.replacen("trials = 1", "trials = \"one\"", 1),
+    )
+    .unwrap();
     let data = tmp.path().join("data");
     limitbench(
-        &["run", "concurrency", "failover", "--size", "smoke",
-          "--experiments-dir", exp.to_str().unwrap(), "--data-dir", data.to_str().unwrap()],
+        &[
+            "run",
+            "concurrency",
+            "failover",
+            "--size",
+            "smoke",
+            "--experiments-dir",
+            exp.to_str().unwrap(),
+            "--data-dir",
+            data.to_str().unwrap(),
+        ],
         None,
     )
     .expect_code(2)
     .expect_output("the run was not started")
     .expect_output("failover.toml")
     .expect_output("[smoke] trials");
-    assert!(!data.exists() || std::fs::read_dir(&data).unwrap().count() == 0, "a run folder was written");
+    assert!(
+        !data.exists() || std::fs::read_dir(&data).unwrap().count() == 0,
+        "a run folder was written"
+    );
 }
 
 #[test]
@@ -230,11 +309,24 @@ fn a_run_started_from_another_directory_finds_the_project() {
     // The current directory is an empty temp folder: the binary finds the
     // project's experiments/ and claims table from its own location.
     limitbench(
-        &["run", "replication", "--size", "smoke", "--run-id", "elsewhere", "--data-dir", data.to_str().unwrap()],
+        &[
+            "run",
+            "replication",
+            "--size",
+            "smoke",
+            "--run-id",
+            "elsewhere",
+            "--data-dir",
+            data.to_str().unwrap(),
+        ],
         Some(tmp.path()),
     )
     .expect_code(0);
     assert!(data.join("elsewhere/replication.csv").exists());
     assert!(!tmp.path().join("experiments").exists());
-    limitbench(&["analyze", data.join("elsewhere").to_str().unwrap()], Some(tmp.path())).expect_code(0);
+    limitbench(
+        &["analyze", data.join("elsewhere").to_str().unwrap()],
+        Some(tmp.path()),
+    )
+    .expect_code(0);
 }

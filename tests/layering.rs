@@ -8,9 +8,19 @@ use std::path::{Path, PathBuf};
 
 /// Modules analysis code may not use.
 const FORBIDDEN: &[&str] = &[
-    "crate::resp", "crate::conn", "crate::fleet", "crate::load", "crate::proxy", "crate::pin",
-    "crate::strategy", "crate::clock", "crate::check", "crate::run::context", "crate::run::sweep",
-    "crate::run::record", "tokio",
+    "crate::resp",
+    "crate::conn",
+    "crate::fleet",
+    "crate::load",
+    "crate::proxy",
+    "crate::pin",
+    "crate::strategy",
+    "crate::clock",
+    "crate::check",
+    "crate::run::context",
+    "crate::run::sweep",
+    "crate::run::record",
+    "tokio",
 ];
 
 fn analysis_files(root: &Path) -> Vec<PathBuf> {
@@ -46,11 +56,14 @@ fn analysis_imports_no_redis_fleet_or_load_module() {
         for (i, line) in body.lines().enumerate() {
             let code = line.split("//").next().unwrap_or("");
             let hit = FORBIDDEN.iter().find(|m| {
-                code.contains(&format!("{m}::")) || code.contains(&format!("{m};")) || code.contains(&format!("{m} "))
+                code.contains(&format!("{m}::"))
+                    || code.contains(&format!("{m};"))
+                    || code.contains(&format!("{m} "))
             });
             // Inside an experiment folder, analysis reaches the run side only through `super::`.
             // In `analyze/`, a sibling reaches its folder through `super::` and the rows through `super::super::rows`.
-            let in_folder = f.parent().is_some_and(|p| p.ends_with("analyze")) && f.file_name().unwrap() != "mod.rs";
+            let in_folder = f.parent().is_some_and(|p| p.ends_with("analyze"))
+                && f.file_name().unwrap() != "mod.rs";
             let up = if f.starts_with(root.join("src/analysis")) {
                 false
             } else if in_folder {
@@ -58,9 +71,17 @@ fn analysis_imports_no_redis_fleet_or_load_module() {
             } else {
                 code.contains("super::") && !code.contains("super::rows")
             };
-            let other = code.contains("crate::experiments::") && !code.contains("::rows::") && !code.contains("crate::experiments::REGISTRY") && !code.contains("crate::experiments::find");
+            let other = code.contains("crate::experiments::")
+                && !code.contains("::rows::")
+                && !code.contains("crate::experiments::REGISTRY")
+                && !code.contains("crate::experiments::find");
             if let Some(m) = hit {
-                bad.push(format!("{}:{}: imports `{m}`: {}", f.display(), i + 1, line.trim()));
+                bad.push(format!(
+                    "{}:{}: imports `{m}`: {}",
+                    f.display(),
+                    i + 1,
+                    line.trim()
+                ));
             } else if up {
                 bad.push(format!("{}:{}: reaches the run side through `super::` (only `super::rows`, or within `analyze/` its siblings and `super::super::rows`, are allowed): {}", f.display(), i + 1, line.trim()));
             } else if other {
@@ -68,7 +89,11 @@ fn analysis_imports_no_redis_fleet_or_load_module() {
             }
         }
     }
-    assert!(bad.is_empty(), "analysis code must read CSVs only:\n{}", bad.join("\n"));
+    assert!(
+        bad.is_empty(),
+        "analysis code must read CSVs only:\n{}",
+        bad.join("\n")
+    );
 }
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -110,5 +135,9 @@ fn recording_code_imports_no_analysis() {
             }
         }
     }
-    assert!(bad.is_empty(), "recording code must not import the analysis (it runs one way, CSV -> analysis):\n{}", bad.join("\n"));
+    assert!(
+        bad.is_empty(),
+        "recording code must not import the analysis (it runs one way, CSV -> analysis):\n{}",
+        bad.join("\n")
+    );
 }

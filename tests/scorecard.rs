@@ -16,7 +16,11 @@ use limitbench::scorecard::{self as sc, Config, PROPERTIES, Target, Verdict};
 static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 fn failing_strategy(dir: &std::path::Path) {
-    std::fs::write(dir.join("always-fails.lua"), "return redis.error_reply('ERR always fails')\n").unwrap();
+    std::fs::write(
+        dir.join("always-fails.lua"),
+        "return redis.error_reply('ERR always fails')\n",
+    )
+    .unwrap();
     std::fs::write(
         dir.join("always-fails.toml"),
         "name = \"always-fails\"\nscript = \"always-fails.lua\"\nkeys = [\"rl:{${client}}:af\"]\nargs = [\"${limit}\"]\n[reply]\nadmitted = 1\n",
@@ -30,7 +34,8 @@ async fn smoke_scorecard_judges_what_it_measures() {
     let dir = tempfile::tempdir().unwrap();
     failing_strategy(dir.path());
     // The Lua-only fixed window keyed by ${window_index}: `check` passes.
-    let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/window-keyed");
+    let fixture =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/window-keyed");
     for f in ["fixed-window-keyed.lua", "fixed-window-keyed.toml"] {
         std::fs::copy(fixture.join(f), dir.path().join(f)).unwrap();
     }
@@ -41,16 +46,26 @@ async fn smoke_scorecard_judges_what_it_measures() {
     assert!(checks.iter().all(|c| c.passed), "{checks:?}");
     drop(fleet);
     let cfg = Config {
-        strategies: ["token-bucket", "check-then-act", "token-bucket-caller-clock", "always-fails", "fixed-window-keyed"]
-            .map(String::from)
-            .to_vec(),
+        strategies: [
+            "token-bucket",
+            "check-then-act",
+            "token-bucket-caller-clock",
+            "always-fails",
+            "fixed-window-keyed",
+        ]
+        .map(String::from)
+        .to_vec(),
         dir: Some(dir.path().to_path_buf()),
         size: Size::Smoke,
         target: Target::Own(common::redis()),
         key_prefix: "limitbench:test:".into(),
     };
     let card = sc::run(&cfg, |_| {}).await.expect("the scorecard runs");
-    let get = |s: &str, p: &str| card.cell(s, p).unwrap_or_else(|| panic!("no cell {s}/{p}")).clone();
+    let get = |s: &str, p: &str| {
+        card.cell(s, p)
+            .unwrap_or_else(|| panic!("no cell {s}/{p}"))
+            .clone()
+    };
 
     // Exact: exactly the limit at 0 and 6.7 ms, no drift on Redis's clock.
     for p in ["exact-0ms", "exact-6.7ms"] {
@@ -58,15 +73,24 @@ async fn smoke_scorecard_judges_what_it_measures() {
         assert_eq!((c.value, c.verdict), (Some(1.0), Verdict::Pass), "{c:?}");
     }
     let c = get("token-bucket", "clock-1s");
-    assert!(c.value.unwrap() <= 2.0 && c.verdict == Verdict::Pass, "{c:?}");
+    assert!(
+        c.value.unwrap() <= 2.0 && c.verdict == Verdict::Pass,
+        "{c:?}"
+    );
 
     // The race baseline must fail exactness at 6.7 ms.
     let c = get("check-then-act", "exact-6.7ms");
-    assert!(c.value.unwrap() > 1.0 && c.verdict == Verdict::Fail, "{c:?}");
+    assert!(
+        c.value.unwrap() > 1.0 && c.verdict == Verdict::Fail,
+        "{c:?}"
+    );
 
     // The caller-clock bucket drifts at +/-1 s, and says whose clock it is on.
     let c = get("token-bucket-caller-clock", "clock-1s");
-    assert!(c.value.unwrap() > 5.0 && c.verdict == Verdict::Fail, "{c:?}");
+    assert!(
+        c.value.unwrap() > 5.0 && c.verdict == Verdict::Fail,
+        "{c:?}"
+    );
     assert!(c.detail.contains("clock caller"), "{c:?}");
 
     // Slow properties are not run at smoke size, and say so.
@@ -85,8 +109,15 @@ async fn smoke_scorecard_judges_what_it_measures() {
     let c = get("fixed-window-keyed", "exact-0ms");
     assert_eq!((c.value, c.verdict), (Some(1.0), Verdict::Pass), "{c:?}");
     let c = get("fixed-window-keyed", "straddle");
-    assert!(c.value.unwrap() > 1.5 && c.verdict == Verdict::Fail, "{c:?}");
-    assert!(get("fixed-window-keyed", "works").detail.contains("clock: caller"));
+    assert!(
+        c.value.unwrap() > 1.5 && c.verdict == Verdict::Fail,
+        "{c:?}"
+    );
+    assert!(
+        get("fixed-window-keyed", "works")
+            .detail
+            .contains("clock: caller")
+    );
 
     // Every strategy has every property, and the files are written.
     for r in &card.results {
@@ -97,7 +128,10 @@ async fn smoke_scorecard_judges_what_it_measures() {
     let csv = std::fs::read_to_string(out.path().join("scorecard.csv")).unwrap();
     assert_eq!(csv.lines().count(), 1 + 5 * PROPERTIES.len());
     let md = std::fs::read_to_string(out.path().join("scorecard.md")).unwrap();
-    assert!(md.contains("| always-fails |") && md.contains("| error |"), "{md}");
+    assert!(
+        md.contains("| always-fails |") && md.contains("| error |"),
+        "{md}"
+    );
     assert!(out.path().join("scorecard.svg").exists());
 }
 
@@ -111,19 +145,36 @@ async fn an_external_redis_and_cluster_by_url_with_auth() {
     let server = common::standalone().await;
     let port = server.primary_addr().port();
     let mut c = server.primary().connection().await.unwrap();
-    c.call(&limitbench::args!["ACL", "SETUSER", "bench", "on", ">b3nch", "~*", "&*", "+@all"]).await.unwrap();
-    c.call(&limitbench::args!["CONFIG", "SET", "requirepass", "s3cret"]).await.unwrap();
-    let cluster = Fleet::cluster(&bin, ServerConfig::default(), 3).await.unwrap();
+    c.call(&limitbench::args![
+        "ACL", "SETUSER", "bench", "on", ">b3nch", "~*", "&*", "+@all"
+    ])
+    .await
+    .unwrap();
+    c.call(&limitbench::args!["CONFIG", "SET", "requirepass", "s3cret"])
+        .await
+        .unwrap();
+    let cluster = Fleet::cluster(&bin, ServerConfig::default(), 3)
+        .await
+        .unwrap();
     for s in &cluster.servers {
         let mut c = s.connection().await.unwrap();
-        c.call(&limitbench::args!["CONFIG", "SET", "requirepass", "cl0ster"]).await.unwrap();
+        c.call(&limitbench::args![
+            "CONFIG",
+            "SET",
+            "requirepass",
+            "cl0ster"
+        ])
+        .await
+        .unwrap();
     }
     let cport = cluster.primary_addr().port();
     let url = format!("redis://bench:b3nch@127.0.0.1:{port}/2");
     let curl = format!("redis://:cl0ster@127.0.0.1:{cport}");
     let prefix = "limitbench:ext-test:";
 
-    let x = sc::External::connect(&url, Some(&curl), prefix).await.expect("a good URL is accepted");
+    let x = sc::External::connect(&url, Some(&curl), prefix)
+        .await
+        .expect("a good URL is accepted");
     let cfg = Config {
         strategies: vec!["token-bucket".into()],
         dir: None,
@@ -146,26 +197,55 @@ async fn an_external_redis_and_cluster_by_url_with_auth() {
         assert!(c.detail.contains("external Redis"), "{c:?}");
     }
     let header = card.target.to_string();
-    assert!(header.contains("redis_version") && header.contains("rtt_median_us") && header.contains("maxmemory_policy"), "{header}");
-    assert!(!header.contains("b3nch") && !header.contains("cl0ster"), "a password leaked: {header}");
+    assert!(
+        header.contains("redis_version")
+            && header.contains("rtt_median_us")
+            && header.contains("maxmemory_policy"),
+        "{header}"
+    );
+    assert!(
+        !header.contains("b3nch") && !header.contains("cl0ster"),
+        "a password leaked: {header}"
+    );
 
     // Only keys under the prefix were written, in db 2, and all are gone.
     let mut admin = server.primary().connection().await.unwrap();
-    admin.call(&limitbench::args!["AUTH", "s3cret"]).await.unwrap();
+    admin
+        .call(&limitbench::args!["AUTH", "s3cret"])
+        .await
+        .unwrap();
     for db in [0u64, 2] {
         admin.call(&limitbench::args!["SELECT", db]).await.unwrap();
-        let n = admin.call(&limitbench::args!["DBSIZE"]).await.unwrap().as_i64().unwrap();
+        let n = admin
+            .call(&limitbench::args!["DBSIZE"])
+            .await
+            .unwrap()
+            .as_i64()
+            .unwrap();
         assert_eq!(n, 0, "db {db} still holds {n} keys");
     }
     for s in &cluster.servers {
         let mut c = s.connection().await.unwrap();
         c.call(&limitbench::args!["AUTH", "cl0ster"]).await.unwrap();
-        assert_eq!(c.call(&limitbench::args!["DBSIZE"]).await.unwrap().as_i64(), Some(0));
+        assert_eq!(
+            c.call(&limitbench::args!["DBSIZE"]).await.unwrap().as_i64(),
+            Some(0)
+        );
     }
 
     // A server that already holds a key under the prefix is refused.
-    admin.call(&limitbench::args!["SET", "rl:{limitbench:ext-test:x}:k", "1"]).await.unwrap();
-    let e = sc::External::connect(&url, None, prefix).await.err().expect("refused");
+    admin
+        .call(&limitbench::args![
+            "SET",
+            "rl:{limitbench:ext-test:x}:k",
+            "1"
+        ])
+        .await
+        .unwrap();
+    let e = sc::External::connect(&url, None, prefix)
+        .await
+        .err()
+        .expect("refused");
     assert!(e.to_string().contains("already holds 1 key"), "{e}");
 
     // Bad input through the binary: a clear cause and a non-zero exit.
@@ -182,18 +262,50 @@ async fn an_external_redis_and_cluster_by_url_with_auth() {
         }
     });
     let cases = [
-        (format!("redis://127.0.0.1:{free_port}"), None, "cannot reach"),
-        (format!("redis://bench:wrong@127.0.0.1:{port}"), None, "refused the credentials"),
-        (format!("redis://127.0.0.1:{port}"), None, "needs a password"),
+        (
+            format!("redis://127.0.0.1:{free_port}"),
+            None,
+            "cannot reach",
+        ),
+        (
+            format!("redis://bench:wrong@127.0.0.1:{port}"),
+            None,
+            "refused the credentials",
+        ),
+        (
+            format!("redis://127.0.0.1:{port}"),
+            None,
+            "needs a password",
+        ),
         (format!("redis://127.0.0.1:{np}"), None, "not Redis"),
-        (url.clone(), Some(format!("redis://bench:b3nch@127.0.0.1:{port}")), "not a Redis Cluster node"),
+        (
+            url.clone(),
+            Some(format!("redis://bench:b3nch@127.0.0.1:{port}")),
+            "not a Redis Cluster node",
+        ),
     ];
     for (u, cu, want) in cases {
-        let mut args = vec!["scorecard", "--size", "smoke", "--strategy", "token-bucket", "--run-id", "never", "--data-dir", "/nonexistent/never", "--key-prefix", "limitbench:bad-input:", "--redis-url", u.as_str()];
+        let mut args = vec![
+            "scorecard",
+            "--size",
+            "smoke",
+            "--strategy",
+            "token-bucket",
+            "--run-id",
+            "never",
+            "--data-dir",
+            "/nonexistent/never",
+            "--key-prefix",
+            "limitbench:bad-input:",
+            "--redis-url",
+            u.as_str(),
+        ];
         if let Some(cu) = &cu {
             args.extend(["--cluster-url", cu.as_str()]);
         }
-        common::limitbench(&args, None).expect_code(2).expect_output(want);
+        common::limitbench(&args, None)
+            .expect_code(2)
+            .expect_output(want);
     }
     drop(cluster);
     drop(server);

@@ -30,7 +30,10 @@ impl Pair {
 pub fn read_claims(run_dir: &Path) -> Result<BTreeMap<String, (String, String)>> {
     let p = run_dir.join("claims.csv");
     let bytes = crate::files::read_maybe_gz(&p).map_err(|e| {
-        Error::Other(format!("{e} (run `limitbench analyze {}` first)", run_dir.display()))
+        Error::Other(format!(
+            "{e} (run `limitbench analyze {}` first)",
+            run_dir.display()
+        ))
     })?;
     let mut rdr = csv::Reader::from_reader(bytes.as_slice());
     let h = rdr
@@ -95,12 +98,23 @@ pub fn table(pairs: &[Pair]) -> String {
                 rverdict,
                 fv,
                 fverdict,
-                if p.agrees() { "yes".into() } else { "**no**".into() },
+                if p.agrees() {
+                    "yes".into()
+                } else {
+                    "**no**".into()
+                },
             ]
         })
         .collect();
     super::table::md_table(
-        &["claim", "this run", "verdict", "reference", "verdict", "same verdict"],
+        &[
+            "claim",
+            "this run",
+            "verdict",
+            "reference",
+            "verdict",
+            "same verdict",
+        ],
         &rows,
     )
 }
@@ -117,8 +131,16 @@ mod tests {
 
     #[test]
     fn verdicts_are_compared_per_claim_in_claim_order() {
-        let run = m(&[("A1.10", "1", "pass"), ("A1.2", "2", "fail"), ("B1", "0", "pass")]);
-        let reference = m(&[("A1.2", "3", "pass"), ("B1", "0", "pass"), ("A1.10", "1", "pass")]);
+        let run = m(&[
+            ("A1.10", "1", "pass"),
+            ("A1.2", "2", "fail"),
+            ("B1", "0", "pass"),
+        ]);
+        let reference = m(&[
+            ("A1.2", "3", "pass"),
+            ("B1", "0", "pass"),
+            ("A1.10", "1", "pass"),
+        ]);
         let p = pair(&run, &reference);
         let ids: Vec<&str> = p.iter().map(|x| x.claim.as_str()).collect();
         assert_eq!(ids, ["A1.2", "A1.10", "B1"]);

@@ -73,7 +73,11 @@ struct Look {
 }
 
 fn look(i: usize) -> Look {
-    Look { color: PALETTE[i % PALETTE.len()], marker: i % MARKERS, dash: DASHES[i % DASHES.len()] }
+    Look {
+        color: PALETTE[i % PALETTE.len()],
+        marker: i % MARKERS,
+        dash: DASHES[i % DASHES.len()],
+    }
 }
 
 fn ref_look(k: RefKind) -> (RGBColor, (u32, u32), f64) {
@@ -133,11 +137,19 @@ pub fn wrap(s: &str, width: f64, size: f64) -> Vec<String> {
     for w in s.split(' ') {
         let parts: Vec<&str> = w.split_inclusive('-').collect();
         for (i, p) in parts.iter().enumerate() {
-            words.push(if i == 0 { format!(" {p}") } else { p.to_string() });
+            words.push(if i == 0 {
+                format!(" {p}")
+            } else {
+                p.to_string()
+            });
         }
     }
     for w in words {
-        let cand = if cur.is_empty() { w.trim_start().to_string() } else { format!("{cur}{w}") };
+        let cand = if cur.is_empty() {
+            w.trim_start().to_string()
+        } else {
+            format!("{cur}{w}")
+        };
         let w = w.trim_start().to_string();
         if text_width(&cand, size) > width && !cur.is_empty() {
             lines.push(std::mem::take(&mut cur));
@@ -158,7 +170,12 @@ impl Layout {
         let rows = f.panels.len().div_ceil(cols);
         let plot_w = W - LEGEND_W;
         let panel_w = plot_w / cols as u32;
-        let cats = f.panels.iter().map(|p| cat_lines(p, panel_w).len()).max().unwrap_or(0);
+        let cats = f
+            .panels
+            .iter()
+            .map(|p| cat_lines(p, panel_w).len())
+            .max()
+            .unwrap_or(0);
         let panel_h = match rows {
             1 => 430,
             2 => 330,
@@ -170,7 +187,15 @@ impl Layout {
         let legend_h = legend_height(f);
         let body = (rows as u32 * panel_h).max(legend_h);
         let h = top + body + 10 + caption_lines.len() as u32 * LINE as u32 + 8;
-        Layout { w: W, h, title_lines, caption_lines, rows, panel_h, panel_w }
+        Layout {
+            w: W,
+            h,
+            title_lines,
+            caption_lines,
+            rows,
+            panel_h,
+            panel_w,
+        }
     }
     fn top(&self) -> i32 {
         14 + self.title_lines.len() as i32 * 24
@@ -186,7 +211,14 @@ fn cat_lines(p: &Panel, panel_w: u32) -> Vec<Vec<String>> {
     let each = (plot_w / p.categories.len() as f64 - 6.0).max(30.0);
     let wrapped: Vec<Vec<String>> = p.categories.iter().map(|c| wrap(c, each, SMALL)).collect();
     let lines = wrapped.iter().map(|w| w.len()).max().unwrap_or(0);
-    (0..lines).map(|i| wrapped.iter().map(|w| w.get(i).cloned().unwrap_or_default()).collect()).collect()
+    (0..lines)
+        .map(|i| {
+            wrapped
+                .iter()
+                .map(|w| w.get(i).cloned().unwrap_or_default())
+                .collect()
+        })
+        .collect()
 }
 
 /// Legend entries: series names in first-seen order (one look each), then references.
@@ -232,11 +264,17 @@ fn font(size: f64) -> TextStyle<'static> {
     TextStyle::from((FAMILY, size).into_font()).color(&BLACK)
 }
 
-fn text<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, s: &str, at: (i32, i32), style: &TextStyle) -> Result<()> {
+fn text<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    s: &str,
+    at: (i32, i32),
+    style: &TextStyle,
+) -> Result<()> {
     if s.is_empty() {
         return Ok(());
     }
-    area.draw(&Text::new(s.to_string(), at, style.clone())).map_err(err)
+    area.draw(&Text::new(s.to_string(), at, style.clone()))
+        .map_err(err)
 }
 
 /// A value on an axis as drawn (log10 for log axes).
@@ -249,7 +287,11 @@ fn range_of(vals: &[f64], axis: &Axis, zero: bool) -> (f64, f64) {
     if let Some((a, b)) = axis.range {
         return (tr(a, axis.log), tr(b, axis.log));
     }
-    let v: Vec<f64> = vals.iter().copied().filter(|v| v.is_finite() && (!axis.log || *v > 0.0)).collect();
+    let v: Vec<f64> = vals
+        .iter()
+        .copied()
+        .filter(|v| v.is_finite() && (!axis.log || *v > 0.0))
+        .collect();
     if v.is_empty() {
         return if axis.log { (0.0, 1.0) } else { (0.0, 1.0) };
     }
@@ -260,10 +302,20 @@ fn range_of(vals: &[f64], axis: &Axis, zero: bool) -> (f64, f64) {
         let pad = ((b - a) * 0.06).max(0.08);
         (a - pad, b + pad)
     } else {
-        let (lo, hi) = if zero && lo >= 0.0 { (0.0, hi) } else if zero && hi <= 0.0 { (lo, 0.0) } else { (lo, hi) };
+        let (lo, hi) = if zero && lo >= 0.0 {
+            (0.0, hi)
+        } else if zero && hi <= 0.0 {
+            (lo, 0.0)
+        } else {
+            (lo, hi)
+        };
         // All values equal (e.g. every one 0): a readable unit range around them.
         let (lo, hi) = if hi - lo < 1e-9 * hi.abs().max(1.0) {
-            if hi == 0.0 { (0.0, 1.0) } else { (lo.min(0.0), hi * 1.2) }
+            if hi == 0.0 {
+                (0.0, 1.0)
+            } else {
+                (lo.min(0.0), hi * 1.2)
+            }
         } else {
             (lo, hi)
         };
@@ -277,7 +329,12 @@ fn range_of(vals: &[f64], axis: &Axis, zero: bool) -> (f64, f64) {
 /// Tick positions (drawn units) for an axis over `r` with room for about `max` labels.
 fn ticks(r: (f64, f64), axis: &Axis, max: usize) -> Vec<f64> {
     if let Some(t) = &axis.ticks {
-        return t.iter().filter(|v| !axis.log || **v > 0.0).map(|v| tr(*v, axis.log)).filter(|v| *v >= r.0 - 1e-9 && *v <= r.1 + 1e-9).collect();
+        return t
+            .iter()
+            .filter(|v| !axis.log || **v > 0.0)
+            .map(|v| tr(*v, axis.log))
+            .filter(|v| *v >= r.0 - 1e-9 && *v <= r.1 + 1e-9)
+            .collect();
     }
     if axis.log {
         let (a, b) = (r.0.ceil() as i32, r.1.floor() as i32);
@@ -288,7 +345,10 @@ fn ticks(r: (f64, f64), axis: &Axis, max: usize) -> Vec<f64> {
         }
         // Less than three decades: 1, 2, 5 multiples, or every multiple
         // when that gives fewer than three ticks.
-        for ms in [&[1.0, 2.0, 5.0][..], &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0][..]] {
+        for ms in [
+            &[1.0, 2.0, 5.0][..],
+            &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0][..],
+        ] {
             let mut out = Vec::new();
             for d in (r.0.floor() as i32)..=(r.1.ceil() as i32) {
                 for m in ms {
@@ -307,7 +367,11 @@ fn ticks(r: (f64, f64), axis: &Axis, max: usize) -> Vec<f64> {
     let span = r.1 - r.0;
     let raw = span / max.max(2) as f64;
     let mag = 10f64.powf(raw.log10().floor());
-    let step = [1.0, 2.0, 2.5, 5.0, 10.0].iter().map(|m| m * mag).find(|s| span / s <= max as f64).unwrap_or(10.0 * mag);
+    let step = [1.0, 2.0, 2.5, 5.0, 10.0]
+        .iter()
+        .map(|m| m * mag)
+        .find(|s| span / s <= max as f64)
+        .unwrap_or(10.0 * mag);
     let mut v = (r.0 / step).ceil() * step;
     let mut out = Vec::new();
     while v <= r.1 + step * 1e-9 {
@@ -347,7 +411,11 @@ impl Ranged for Ax {
         (limit.0 as f64 + t * (limit.1 - limit.0) as f64).round() as i32
     }
     fn key_points<H: plotters::coord::ranged1d::KeyPointHint>(&self, hint: H) -> Vec<f64> {
-        if hint.weight().allow_light_points() { vec![] } else { self.keys.clone() }
+        if hint.weight().allow_light_points() {
+            vec![]
+        } else {
+            self.keys.clone()
+        }
     }
     fn range(&self) -> std::ops::Range<f64> {
         self.lo..self.hi
@@ -358,7 +426,12 @@ fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, f: &Figure, l: &Layou
     root.fill(&WHITE).map_err(err)?;
     let mut y = 10;
     for t in &l.title_lines {
-        text(root, t, (15, y), &font(TITLE_SIZE).pos(Pos::new(HPos::Left, VPos::Top)))?;
+        text(
+            root,
+            t,
+            (15, y),
+            &font(TITLE_SIZE).pos(Pos::new(HPos::Left, VPos::Top)),
+        )?;
         y += 24;
     }
     let (names, refs) = legend_entries(f);
@@ -373,41 +446,93 @@ fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, f: &Figure, l: &Layou
     legend(root, (W - LEGEND_W + 10) as i32, l.top() + 6, &names, &refs)?;
     let mut y = l.top() + body_h.max(legend_height(f)) as i32 + 10;
     for c in &l.caption_lines {
-        text(root, c, (15, y), &font(SMALL).color(&RGBColor(60, 60, 60)).pos(Pos::new(HPos::Left, VPos::Top)))?;
+        text(
+            root,
+            c,
+            (15, y),
+            &font(SMALL)
+                .color(&RGBColor(60, 60, 60))
+                .pos(Pos::new(HPos::Left, VPos::Top)),
+        )?;
         y += LINE;
     }
     Ok(())
 }
 
-fn marker<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, at: (i32, i32), m: usize, c: RGBColor) -> Result<()> {
+fn marker<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    at: (i32, i32),
+    m: usize,
+    c: RGBColor,
+) -> Result<()> {
     let s = 5;
     let st = c.stroke_width(2);
     let (x, y) = at;
     match m {
         0 => area.draw(&Circle::new(at, s, st)).map_err(err),
-        1 => area.draw(&Rectangle::new([(x - s + 1, y - s + 1), (x + s - 1, y + s - 1)], st)).map_err(err),
-        2 => area.draw(&PathElement::new(vec![(x, y - s - 1), (x + s + 1, y + s), (x - s - 1, y + s), (x, y - s - 1)], st)).map_err(err),
-        3 => area.draw(&PathElement::new(vec![(x, y - s - 1), (x + s + 1, y), (x, y + s + 1), (x - s - 1, y), (x, y - s - 1)], st)).map_err(err),
+        1 => area
+            .draw(&Rectangle::new(
+                [(x - s + 1, y - s + 1), (x + s - 1, y + s - 1)],
+                st,
+            ))
+            .map_err(err),
+        2 => area
+            .draw(&PathElement::new(
+                vec![
+                    (x, y - s - 1),
+                    (x + s + 1, y + s),
+                    (x - s - 1, y + s),
+                    (x, y - s - 1),
+                ],
+                st,
+            ))
+            .map_err(err),
+        3 => area
+            .draw(&PathElement::new(
+                vec![
+                    (x, y - s - 1),
+                    (x + s + 1, y),
+                    (x, y + s + 1),
+                    (x - s - 1, y),
+                    (x, y - s - 1),
+                ],
+                st,
+            ))
+            .map_err(err),
         4 => {
-            area.draw(&PathElement::new(vec![(x - s, y), (x + s, y)], st)).map_err(err)?;
-            area.draw(&PathElement::new(vec![(x, y - s), (x, y + s)], st)).map_err(err)
+            area.draw(&PathElement::new(vec![(x - s, y), (x + s, y)], st))
+                .map_err(err)?;
+            area.draw(&PathElement::new(vec![(x, y - s), (x, y + s)], st))
+                .map_err(err)
         }
         _ => {
-            area.draw(&PathElement::new(vec![(x - s, y - s), (x + s, y + s)], st)).map_err(err)?;
-            area.draw(&PathElement::new(vec![(x - s, y + s), (x + s, y - s)], st)).map_err(err)
+            area.draw(&PathElement::new(vec![(x - s, y - s), (x + s, y + s)], st))
+                .map_err(err)?;
+            area.draw(&PathElement::new(vec![(x - s, y + s), (x + s, y - s)], st))
+                .map_err(err)
         }
     }
 }
 
 /// A polyline in pixels with a dash pattern ((0, 0) = solid).
-fn dashed<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, pts: &[(i32, i32)], dash: (u32, u32), style: ShapeStyle) -> Result<()> {
+fn dashed<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    pts: &[(i32, i32)],
+    dash: (u32, u32),
+    style: ShapeStyle,
+) -> Result<()> {
     if dash.0 == 0 {
-        return area.draw(&PathElement::new(pts.to_vec(), style)).map_err(err);
+        return area
+            .draw(&PathElement::new(pts.to_vec(), style))
+            .map_err(err);
     }
     let (on, off) = (dash.0 as f64, dash.1 as f64);
     let mut phase = 0.0; // distance into the current on+off period
     for w in pts.windows(2) {
-        let (a, b) = ((w[0].0 as f64, w[0].1 as f64), (w[1].0 as f64, w[1].1 as f64));
+        let (a, b) = (
+            (w[0].0 as f64, w[0].1 as f64),
+            (w[1].0 as f64, w[1].1 as f64),
+        );
         let len = ((b.0 - a.0).powi(2) + (b.1 - a.1).powi(2)).sqrt();
         if len == 0.0 {
             continue;
@@ -417,8 +542,14 @@ fn dashed<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, pts: &[(i32, i32)],
             let in_on = phase < on;
             let step = if in_on { on - phase } else { on + off - phase }.min(len - d);
             if in_on {
-                let p = |t: f64| ((a.0 + (b.0 - a.0) * t / len).round() as i32, (a.1 + (b.1 - a.1) * t / len).round() as i32);
-                area.draw(&PathElement::new(vec![p(d), p(d + step)], style)).map_err(err)?;
+                let p = |t: f64| {
+                    (
+                        (a.0 + (b.0 - a.0) * t / len).round() as i32,
+                        (a.1 + (b.1 - a.1) * t / len).round() as i32,
+                    )
+                };
+                area.draw(&PathElement::new(vec![p(d), p(d + step)], style))
+                    .map_err(err)?;
             }
             d += step;
             phase = (phase + step) % (on + off);
@@ -427,7 +558,13 @@ fn dashed<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, pts: &[(i32, i32)],
     Ok(())
 }
 
-fn legend<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, x: i32, y0: i32, names: &[(String, Draw)], refs: &[(RefKind, String)]) -> Result<()> {
+fn legend<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    x: i32,
+    y0: i32,
+    names: &[(String, Draw)],
+    refs: &[(RefKind, String)],
+) -> Result<()> {
     let mut y = y0;
     let st = font(SMALL).pos(Pos::new(HPos::Left, VPos::Center));
     for (i, (n, d)) in names.iter().enumerate() {
@@ -435,7 +572,12 @@ fn legend<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, x: i32, y0: i32, na
         let lines = wrap(n, LEGEND_TEXT_W, SMALL);
         let mid = y + 8;
         if *d != Draw::Points {
-            dashed(root, &[(x, mid), (x + 40, mid)], lk.dash, lk.color.stroke_width(2))?;
+            dashed(
+                root,
+                &[(x, mid), (x + 40, mid)],
+                lk.dash,
+                lk.color.stroke_width(2),
+            )?;
         }
         if *d != Draw::Line {
             marker(root, (x + 20, mid), lk.marker, lk.color)?;
@@ -450,7 +592,11 @@ fn legend<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, x: i32, y0: i32, na
         let lines = wrap(label, LEGEND_TEXT_W, SMALL);
         let mid = y + 8;
         if band > 0.0 {
-            root.draw(&Rectangle::new([(x, mid - 7), (x + 40, mid + 7)], RGBAColor(0, 0, 0, band).filled())).map_err(err)?;
+            root.draw(&Rectangle::new(
+                [(x, mid - 7), (x + 40, mid + 7)],
+                RGBAColor(0, 0, 0, band).filled(),
+            ))
+            .map_err(err)?;
         }
         dashed(root, &[(x, mid), (x + 40, mid)], dash, c.stroke_width(2))?;
         for (j, line) in lines.iter().enumerate() {
@@ -461,36 +607,92 @@ fn legend<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, x: i32, y0: i32, na
     Ok(())
 }
 
-fn panel<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, area: &DrawingArea<DB, Shift>, p: &Panel, names: &[(String, Draw)], panel_w: u32) -> Result<()> {
+fn panel<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    area: &DrawingArea<DB, Shift>,
+    p: &Panel,
+    names: &[(String, Draw)],
+    panel_w: u32,
+) -> Result<()> {
     let cat = !p.categories.is_empty();
     let clines = cat_lines(p, panel_w);
     // Ranges in drawn units.
     let (x0, x1) = if cat {
         (-0.5, p.categories.len() as f64 - 0.5)
     } else {
-        let xs: Vec<f64> = p.series.iter().flat_map(|s| s.points.iter().map(|q| q.x)).chain(p.shades.iter().flat_map(|s| [s.x0, s.x1])).collect();
+        let xs: Vec<f64> = p
+            .series
+            .iter()
+            .flat_map(|s| s.points.iter().map(|q| q.x))
+            .chain(p.shades.iter().flat_map(|s| [s.x0, s.x1]))
+            .collect();
         let (a, b) = range_of(&xs, &p.x, false);
-        if p.x.log { (a, b) } else { let pad = (b - a) * 0.03; (a - pad, b + pad) }
+        if p.x.log {
+            (a, b)
+        } else {
+            let pad = (b - a) * 0.03;
+            (a - pad, b + pad)
+        }
     };
     let ys: Vec<f64> = p
         .series
         .iter()
-        .flat_map(|s| s.points.iter().flat_map(|q| [Some(q.y), q.lo, q.hi]).flatten())
-        .chain(p.refs.iter().flat_map(|r| [r.value, r.band.map(|b| b.0), r.band.map(|b| b.1)]).flatten().filter(|v| v.is_finite()))
+        .flat_map(|s| {
+            s.points
+                .iter()
+                .flat_map(|q| [Some(q.y), q.lo, q.hi])
+                .flatten()
+        })
+        .chain(
+            p.refs
+                .iter()
+                .flat_map(|r| [r.value, r.band.map(|b| b.0), r.band.map(|b| b.1)])
+                .flatten()
+                .filter(|v| v.is_finite()),
+        )
         .collect();
     let (y0, y1) = range_of(&ys, &p.y, true);
-    let x_area = if cat { 20 + 16 * clines.len() as u32 + 22 } else { 58 };
+    let x_area = if cat {
+        20 + 16 * clines.len() as u32 + 22
+    } else {
+        58
+    };
     let (pw, ph) = area.dim_in_pixel();
     let plot_px = (pw as f64 - 100.0, ph as f64 - x_area as f64 - 40.0);
-    let xt = if cat { vec![] } else { thin(ticks((x0, x1), &p.x, 8), (x0, x1), plot_px.0, p.x.log) };
-    let yt = thin(ticks((y0, y1), &p.y, (plot_px.1 / 40.0).max(3.0) as usize), (y0, y1), plot_px.1, p.y.log);
+    let xt = if cat {
+        vec![]
+    } else {
+        thin(ticks((x0, x1), &p.x, 8), (x0, x1), plot_px.0, p.x.log)
+    };
+    let yt = thin(
+        ticks((y0, y1), &p.y, (plot_px.1 / 40.0).max(3.0) as usize),
+        (y0, y1),
+        plot_px.1,
+        p.y.log,
+    );
     let mut b = ChartBuilder::on(area);
-    b.margin_left(8).margin_right(16).margin_top(6).margin_bottom(4).x_label_area_size(x_area).y_label_area_size(84);
+    b.margin_left(8)
+        .margin_right(16)
+        .margin_top(6)
+        .margin_bottom(4)
+        .x_label_area_size(x_area)
+        .y_label_area_size(84);
     if !p.title.is_empty() {
         b.caption(&p.title, font(15.0));
     }
     let mut chart = b
-        .build_cartesian_2d(Ax { lo: x0, hi: x1, keys: xt }, Ax { lo: y0, hi: y1, keys: yt })
+        .build_cartesian_2d(
+            Ax {
+                lo: x0,
+                hi: x1,
+                keys: xt,
+            },
+            Ax {
+                lo: y0,
+                hi: y1,
+                keys: yt,
+            },
+        )
         .map_err(err)?;
     let (xlog, ylog) = (p.x.log, p.y.log);
     let xf = move |v: &f64| num(if xlog { 10f64.powf(*v) } else { *v });
@@ -516,19 +718,39 @@ fn panel<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, area: &DrawingArea<D
         if b <= a {
             continue;
         }
-        chart.draw_series(std::iter::once(Rectangle::new([(a, y0), (b, y1)], SHADE_TONES[i % 4].mix(0.22).filled()))).map_err(err)?;
+        chart
+            .draw_series(std::iter::once(Rectangle::new(
+                [(a, y0), (b, y1)],
+                SHADE_TONES[i % 4].mix(0.22).filled(),
+            )))
+            .map_err(err)?;
         let (l, t) = px(&chart, a, y1);
         let (r, _) = px(&chart, b, y1);
-        text(root, &s.label, ((l + r) / 2, t + 4), &font(SMALL).pos(Pos::new(HPos::Center, VPos::Top)))?;
+        text(
+            root,
+            &s.label,
+            ((l + r) / 2, t + 4),
+            &font(SMALL).pos(Pos::new(HPos::Center, VPos::Top)),
+        )?;
     }
     // References: bands first, then lines.
     for r in &p.refs {
         let (c, dash, band) = ref_look(r.kind);
-        let (a, b) = r.x.map(|(a, b)| (tr(a, xlog).max(x0), tr(b, xlog).min(x1))).unwrap_or((x0, x1));
+        let (a, b) =
+            r.x.map(|(a, b)| (tr(a, xlog).max(x0), tr(b, xlog).min(x1)))
+                .unwrap_or((x0, x1));
         if let (Some((lo, hi)), true) = (r.band, band > 0.0) {
-            let (lo, hi) = (clampy(tr(lo.max(if ylog { 1e-300 } else { f64::MIN }), ylog)), clampy(tr(hi, ylog)));
+            let (lo, hi) = (
+                clampy(tr(lo.max(if ylog { 1e-300 } else { f64::MIN }), ylog)),
+                clampy(tr(hi, ylog)),
+            );
             if hi > lo {
-                chart.draw_series(std::iter::once(Rectangle::new([(a, lo), (b, hi)], RGBAColor(0, 0, 0, band).filled()))).map_err(err)?;
+                chart
+                    .draw_series(std::iter::once(Rectangle::new(
+                        [(a, lo), (b, hi)],
+                        RGBAColor(0, 0, 0, band).filled(),
+                    )))
+                    .map_err(err)?;
             }
         }
         let lines: Vec<f64> = match (r.value, r.kind, r.band) {
@@ -536,7 +758,10 @@ fn panel<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, area: &DrawingArea<D
             (None, RefKind::Published, Some(_)) => r.lines.clone(),
             _ => vec![],
         };
-        for v in lines.into_iter().filter(|v| v.is_finite() && (!ylog || *v > 0.0)) {
+        for v in lines
+            .into_iter()
+            .filter(|v| v.is_finite() && (!ylog || *v > 0.0))
+        {
             let v = tr(v, ylog);
             if v < y0 || v > y1 {
                 continue;
@@ -561,7 +786,14 @@ fn panel<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, area: &DrawingArea<D
             .points
             .iter()
             .filter(|q| q.y.is_finite() && (!ylog || q.y > 0.0) && (!xlog || q.x > 0.0))
-            .map(|q| (tr(q.x, xlog) + dodge, tr(q.y, ylog), q.lo.map(|v| tr(v, ylog)), q.hi.map(|v| tr(v, ylog))))
+            .map(|q| {
+                (
+                    tr(q.x, xlog) + dodge,
+                    tr(q.y, ylog),
+                    q.lo.map(|v| tr(v, ylog)),
+                    q.hi.map(|v| tr(v, ylog)),
+                )
+            })
             .collect();
         for (x, _, lo, hi) in &pts {
             if let (Some(lo), Some(hi)) = (lo, hi)
@@ -572,11 +804,16 @@ fn panel<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, area: &DrawingArea<D
                 let (a, b) = (px(&chart, *x, clampy(*lo)), px(&chart, *x, clampy(*hi)));
                 let st = lk.color.stroke_width(1);
                 root.draw(&PathElement::new(vec![a, b], st)).map_err(err)?;
-                root.draw(&PathElement::new(vec![(a.0 - 4, a.1), (a.0 + 4, a.1)], st)).map_err(err)?;
-                root.draw(&PathElement::new(vec![(b.0 - 4, b.1), (b.0 + 4, b.1)], st)).map_err(err)?;
+                root.draw(&PathElement::new(vec![(a.0 - 4, a.1), (a.0 + 4, a.1)], st))
+                    .map_err(err)?;
+                root.draw(&PathElement::new(vec![(b.0 - 4, b.1), (b.0 + 4, b.1)], st))
+                    .map_err(err)?;
             }
         }
-        let pix: Vec<(i32, i32)> = pts.iter().map(|(x, y, _, _)| px(&chart, *x, clampy(*y))).collect();
+        let pix: Vec<(i32, i32)> = pts
+            .iter()
+            .map(|(x, y, _, _)| px(&chart, *x, clampy(*y)))
+            .collect();
         if s.draw != Draw::Points && pix.len() > 1 {
             dashed(root, &pix, lk.dash, lk.color.stroke_width(2))?;
         }
@@ -592,13 +829,22 @@ fn panel<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, area: &DrawingArea<D
         for (i, _) in p.categories.iter().enumerate() {
             let (cx, _) = px(&chart, i as f64, y0);
             for (j, line) in clines.iter().enumerate() {
-                text(root, &line[i], (cx, bottom + 8 + j as i32 * 16), &font(SMALL).pos(Pos::new(HPos::Center, VPos::Top)))?;
+                text(
+                    root,
+                    &line[i],
+                    (cx, bottom + 8 + j as i32 * 16),
+                    &font(SMALL).pos(Pos::new(HPos::Center, VPos::Top)),
+                )?;
             }
         }
         let (l, _) = px(&chart, x0, y0);
         let (r, _) = px(&chart, x1, y0);
-        text(root, &p.x.label, ((l + r) / 2, bottom + 12 + clines.len() as i32 * 16), &font(TEXT).pos(Pos::new(HPos::Center, VPos::Top)))?;
+        text(
+            root,
+            &p.x.label,
+            ((l + r) / 2, bottom + 12 + clines.len() as i32 * 16),
+            &font(TEXT).pos(Pos::new(HPos::Center, VPos::Top)),
+        )?;
     }
     Ok(())
 }
-

@@ -41,11 +41,23 @@ pub struct Pt {
 
 impl Pt {
     pub fn new(x: f64, y: f64) -> Self {
-        Pt { x, y, lo: None, hi: None, n: None }
+        Pt {
+            x,
+            y,
+            lo: None,
+            hi: None,
+            n: None,
+        }
     }
     /// A point with its min-max (or interval) whisker and trial count.
     pub fn spread(x: f64, y: f64, lo: f64, hi: f64, n: usize) -> Self {
-        Pt { x, y, lo: Some(lo), hi: Some(hi), n: Some(n) }
+        Pt {
+            x,
+            y,
+            lo: Some(lo),
+            hi: Some(hi),
+            n: Some(n),
+        }
     }
     /// From a summary over trials: mean, min..max, n.
     pub fn summary(x: f64, s: &super::stats::Summary) -> Self {
@@ -72,13 +84,25 @@ pub struct Series {
 
 impl Series {
     pub fn line(name: impl Into<String>, points: Vec<Pt>) -> Self {
-        Series { name: name.into(), points, draw: Draw::LinePoints }
+        Series {
+            name: name.into(),
+            points,
+            draw: Draw::LinePoints,
+        }
     }
     pub fn points(name: impl Into<String>, points: Vec<Pt>) -> Self {
-        Series { name: name.into(), points, draw: Draw::Points }
+        Series {
+            name: name.into(),
+            points,
+            draw: Draw::Points,
+        }
     }
     pub fn plain(name: impl Into<String>, points: Vec<Pt>) -> Self {
-        Series { name: name.into(), points, draw: Draw::Line }
+        Series {
+            name: name.into(),
+            points,
+            draw: Draw::Line,
+        }
     }
 }
 
@@ -107,10 +131,24 @@ pub struct Reference {
 
 impl Reference {
     pub fn limit(label: impl Into<String>, value: f64) -> Self {
-        Reference { kind: RefKind::Limit, label: label.into(), value: Some(value), band: None, x: None, lines: vec![] }
+        Reference {
+            kind: RefKind::Limit,
+            label: label.into(),
+            value: Some(value),
+            band: None,
+            x: None,
+            lines: vec![],
+        }
     }
     pub fn expected(label: impl Into<String>, value: f64) -> Self {
-        Reference { kind: RefKind::Expected, label: label.into(), value: Some(value), band: None, x: None, lines: vec![] }
+        Reference {
+            kind: RefKind::Expected,
+            label: label.into(),
+            value: Some(value),
+            band: None,
+            x: None,
+            lines: vec![],
+        }
     }
     /// Only over `x0..x1`.
     pub fn over(mut self, x0: f64, x1: f64) -> Self {
@@ -122,9 +160,17 @@ impl Reference {
     pub fn published(spec: &ClaimSpec, i: usize) -> Self {
         let (value, band, rule) = pass_region(spec, i);
         let label = if band.is_none() {
-            format!("{} published: {} (judged on its shape, not on this value)", spec.id, super::report::micro(&spec.published_text))
+            format!(
+                "{} published: {} (judged on its shape, not on this value)",
+                spec.id,
+                super::report::micro(&spec.published_text)
+            )
         } else {
-            format!("{} published: {}; shaded: passes ({rule})", spec.id, super::report::micro(&spec.published_text))
+            format!(
+                "{} published: {}; shaded: passes ({rule})",
+                spec.id,
+                super::report::micro(&spec.published_text)
+            )
         };
         Reference {
             kind: RefKind::Published,
@@ -132,7 +178,11 @@ impl Reference {
             value,
             band,
             x: None,
-            lines: if spec.check == Check::InRange { vec![spec.published.at(0), spec.published.at(1)] } else { vec![] },
+            lines: if spec.check == Check::InRange {
+                vec![spec.published.at(0), spec.published.at(1)]
+            } else {
+                vec![]
+            },
         }
     }
     /// The published value `i` scaled (e.g. a fraction shown in %), same rule.
@@ -155,17 +205,47 @@ impl Reference {
 pub fn pass_region(spec: &ClaimSpec, i: usize) -> (Option<f64>, Option<(f64, f64)>, String) {
     let p = spec.published.at(i);
     let t = spec.tolerance.at(i);
-    let t = if t.is_finite() { t } else { spec.tolerance.at(0) };
+    let t = if t.is_finite() {
+        t
+    } else {
+        spec.tolerance.at(0)
+    };
     match spec.check {
-        Check::Equals | Check::WithinAbs => {
-            (Some(p), Some((p - t, p + t)), if t == 0.0 { "exactly".into() } else { format!("within ±{}", num(t)) })
-        }
-        Check::WithinRel => (Some(p), Some((p - t * p.abs(), p + t * p.abs())), format!("within ±{}%", num(t * 100.0))),
-        Check::AtMost => (Some(p), Some((f64::NEG_INFINITY, p + t)), format!("at most {}", num(p + t))),
-        Check::AtLeast => (Some(p), Some((p - t, f64::INFINITY)), format!("at least {}", num(p - t))),
+        Check::Equals | Check::WithinAbs => (
+            Some(p),
+            Some((p - t, p + t)),
+            if t == 0.0 {
+                "exactly".into()
+            } else {
+                format!("within ±{}", num(t))
+            },
+        ),
+        Check::WithinRel => (
+            Some(p),
+            Some((p - t * p.abs(), p + t * p.abs())),
+            format!("within ±{}%", num(t * 100.0)),
+        ),
+        Check::AtMost => (
+            Some(p),
+            Some((f64::NEG_INFINITY, p + t)),
+            format!("at most {}", num(p + t)),
+        ),
+        Check::AtLeast => (
+            Some(p),
+            Some((p - t, f64::INFINITY)),
+            format!("at least {}", num(p - t)),
+        ),
         Check::InRange => {
-            let (lo, hi, t) = (spec.published.at(0), spec.published.at(1), spec.tolerance.at(0));
-            (None, Some((lo * (1.0 - t), hi * (1.0 + t))), format!("{}..{}", num(lo * (1.0 - t)), num(hi * (1.0 + t))))
+            let (lo, hi, t) = (
+                spec.published.at(0),
+                spec.published.at(1),
+                spec.tolerance.at(0),
+            );
+            (
+                None,
+                Some((lo * (1.0 - t), hi * (1.0 + t))),
+                format!("{}..{}", num(lo * (1.0 - t)), num(hi * (1.0 + t))),
+            )
         }
         Check::Shape | Check::Behaviour => (Some(p), None, "not judged on this value".into()),
     }
@@ -192,10 +272,17 @@ pub struct Axis {
 
 impl Axis {
     pub fn new(label: impl Into<String>) -> Self {
-        Axis { label: label.into(), ..Default::default() }
+        Axis {
+            label: label.into(),
+            ..Default::default()
+        }
     }
     pub fn log(label: impl Into<String>) -> Self {
-        Axis { label: label.into(), log: true, ..Default::default() }
+        Axis {
+            label: label.into(),
+            log: true,
+            ..Default::default()
+        }
     }
     pub fn range(mut self, lo: f64, hi: f64) -> Self {
         self.range = Some((lo, hi));
@@ -229,7 +316,12 @@ impl Panel {
         self
     }
     pub fn new(title: impl Into<String>, x: Axis, y: Axis) -> Self {
-        Panel { title: title.into(), x, y, ..Default::default() }
+        Panel {
+            title: title.into(),
+            x,
+            y,
+            ..Default::default()
+        }
     }
     pub fn categories(mut self, c: Vec<String>) -> Self {
         self.categories = c;
@@ -263,7 +355,12 @@ pub struct Figure {
 }
 
 impl Figure {
-    pub fn new(name: &str, claims: &[&str], title: impl Into<String>, caption: impl Into<String>) -> Self {
+    pub fn new(
+        name: &str,
+        claims: &[&str],
+        title: impl Into<String>,
+        caption: impl Into<String>,
+    ) -> Self {
         Figure {
             name: name.into(),
             claims: claims.iter().map(|c| c.to_string()).collect(),
@@ -295,7 +392,15 @@ impl Figure {
 
     /// The trial counts behind the points: `n = 5` or `n = 2 to 6`.
     pub fn n_text(&self) -> String {
-        let ns: Vec<usize> = self.panels.iter().flat_map(|p| p.series.iter().flat_map(|s| s.points.iter().filter_map(|q| q.n))).collect();
+        let ns: Vec<usize> = self
+            .panels
+            .iter()
+            .flat_map(|p| {
+                p.series
+                    .iter()
+                    .flat_map(|s| s.points.iter().filter_map(|q| q.n))
+            })
+            .collect();
         match (ns.iter().min(), ns.iter().max()) {
             (Some(a), Some(b)) if a == b => format!("n = {a}"),
             (Some(a), Some(b)) => format!("n = {a} to {b}"),
@@ -313,7 +418,10 @@ impl Figure {
     pub fn write(&self, ctx: &AnalysisCtx) -> Result<String> {
         if self.points() == 0 {
             // A partial run: say so instead of drawing an empty figure.
-            ctx.warnings.borrow_mut().push(format!("figure {} has no data points in this run; not drawn", self.name));
+            ctx.warnings.borrow_mut().push(format!(
+                "figure {} has no data points in this run; not drawn",
+                self.name
+            ));
             return Ok(String::new());
         }
         self.write_to(&ctx.figures_dir)?;
@@ -338,7 +446,10 @@ impl Figure {
     pub fn write_to(&self, dir: &Path) -> Result<()> {
         register_font();
         if self.points() == 0 {
-            return Err(Error::Other(format!("figure {}: no data points", self.name)));
+            return Err(Error::Other(format!(
+                "figure {}: no data points",
+                self.name
+            )));
         }
         super::draw::render(self, dir)?;
         std::fs::write(dir.join(format!("{}.csv", self.name)), self.csv())
@@ -348,15 +459,43 @@ impl Figure {
     /// The numbers drawn, one row per point, reference or shaded phase.
     pub fn csv(&self) -> String {
         let mut w = csv::Writer::from_writer(vec![]);
-        let _ = w.write_record(["panel", "kind", "series", "x", "x_category", "y", "low", "high", "n", "x_end"]);
-        let o = |v: Option<f64>| v.filter(|v| v.is_finite()).map(|v| format!("{v}")).unwrap_or_default();
+        let _ = w.write_record([
+            "panel",
+            "kind",
+            "series",
+            "x",
+            "x_category",
+            "y",
+            "low",
+            "high",
+            "n",
+            "x_end",
+        ]);
+        let o = |v: Option<f64>| {
+            v.filter(|v| v.is_finite())
+                .map(|v| format!("{v}"))
+                .unwrap_or_default()
+        };
         for p in &self.panels {
             for s in &p.series {
                 for pt in &s.points {
-                    let cat = p.categories.get(pt.x as usize).cloned().filter(|_| !p.categories.is_empty()).unwrap_or_default();
+                    let cat = p
+                        .categories
+                        .get(pt.x as usize)
+                        .cloned()
+                        .filter(|_| !p.categories.is_empty())
+                        .unwrap_or_default();
                     let _ = w.write_record([
-                        p.title.clone(), "data".into(), s.name.clone(), format!("{}", pt.x), cat,
-                        format!("{}", pt.y), o(pt.lo), o(pt.hi), pt.n.map(|n| n.to_string()).unwrap_or_default(), String::new(),
+                        p.title.clone(),
+                        "data".into(),
+                        s.name.clone(),
+                        format!("{}", pt.x),
+                        cat,
+                        format!("{}", pt.y),
+                        o(pt.lo),
+                        o(pt.hi),
+                        pt.n.map(|n| n.to_string()).unwrap_or_default(),
+                        String::new(),
                     ]);
                 }
             }
@@ -367,14 +506,30 @@ impl Figure {
                     RefKind::Limit => "limit",
                 };
                 let _ = w.write_record([
-                    p.title.clone(), kind.into(), r.label.clone(), o(r.x.map(|x| x.0)), String::new(),
-                    o(r.value), o(r.band.map(|b| b.0)), o(r.band.map(|b| b.1)), String::new(), o(r.x.map(|x| x.1)),
+                    p.title.clone(),
+                    kind.into(),
+                    r.label.clone(),
+                    o(r.x.map(|x| x.0)),
+                    String::new(),
+                    o(r.value),
+                    o(r.band.map(|b| b.0)),
+                    o(r.band.map(|b| b.1)),
+                    String::new(),
+                    o(r.x.map(|x| x.1)),
                 ]);
             }
             for s in &p.shades {
                 let _ = w.write_record([
-                    p.title.clone(), "phase".into(), s.label.clone(), format!("{}", s.x0), String::new(),
-                    String::new(), String::new(), String::new(), String::new(), format!("{}", s.x1),
+                    p.title.clone(),
+                    "phase".into(),
+                    s.label.clone(),
+                    format!("{}", s.x0),
+                    String::new(),
+                    String::new(),
+                    String::new(),
+                    String::new(),
+                    String::new(),
+                    format!("{}", s.x1),
                 ]);
             }
         }
@@ -402,7 +557,15 @@ pub fn num(v: f64) -> String {
             i.to_string()
         };
     }
-    let d = if a >= 1000.0 { 0 } else if a >= 100.0 { 1 } else if a >= 1.0 { 2 } else { (2.0 - a.log10().floor()).min(6.0) as usize };
+    let d = if a >= 1000.0 {
+        0
+    } else if a >= 100.0 {
+        1
+    } else if a >= 1.0 {
+        2
+    } else {
+        (2.0 - a.log10().floor()).min(6.0) as usize
+    };
     let s = format!("{v:.d$}");
     let s = s.trim_end_matches('0').trim_end_matches('.');
     s.to_string()
@@ -424,15 +587,52 @@ mod tests {
     }
 
     fn fig() -> Figure {
-        let mut p = Panel::new("6.7 ms round trip", Axis::log("workers").ticks(vec![1.0, 8.0, 64.0]), Axis::new("admitted - L (requests)"))
-            .series(Series::line("measured", vec![Pt::spread(1.0, 0.0, 0.0, 0.0, 20), Pt::spread(8.0, 4.0, 3.0, 5.0, 20), Pt::spread(64.0, 28.0, 26.0, 30.0, 20)]))
-            .reference(Reference::limit("limit L = 100", 20.0));
-        p.shades.push(Shade { x0: 2.0, x1: 6.0, label: "slow".into() });
-        let q = Panel::new("by strategy", Axis::new("strategy"), Axis::log("µs per decision"))
-            .categories(vec!["GET".into(), "fixed window in Lua".into(), "token bucket".into()])
-            .series(Series::points("ours", vec![Pt::new(0.0, 6.5), Pt::new(1.0, 11.8), Pt::new(2.0, 14.2)]))
-            .series(Series::points("theirs", vec![Pt::new(0.0, 7.0), Pt::new(1.0, 12.0), Pt::new(2.0, 15.0)]));
-        Figure::new("t", &["A1.2"], "check-then-act overshoot", "mean over trials; whiskers min-max; n = 20 per point").panel(p).panel(q).columns(2)
+        let mut p = Panel::new(
+            "6.7 ms round trip",
+            Axis::log("workers").ticks(vec![1.0, 8.0, 64.0]),
+            Axis::new("admitted - L (requests)"),
+        )
+        .series(Series::line(
+            "measured",
+            vec![
+                Pt::spread(1.0, 0.0, 0.0, 0.0, 20),
+                Pt::spread(8.0, 4.0, 3.0, 5.0, 20),
+                Pt::spread(64.0, 28.0, 26.0, 30.0, 20),
+            ],
+        ))
+        .reference(Reference::limit("limit L = 100", 20.0));
+        p.shades.push(Shade {
+            x0: 2.0,
+            x1: 6.0,
+            label: "slow".into(),
+        });
+        let q = Panel::new(
+            "by strategy",
+            Axis::new("strategy"),
+            Axis::log("µs per decision"),
+        )
+        .categories(vec![
+            "GET".into(),
+            "fixed window in Lua".into(),
+            "token bucket".into(),
+        ])
+        .series(Series::points(
+            "ours",
+            vec![Pt::new(0.0, 6.5), Pt::new(1.0, 11.8), Pt::new(2.0, 14.2)],
+        ))
+        .series(Series::points(
+            "theirs",
+            vec![Pt::new(0.0, 7.0), Pt::new(1.0, 12.0), Pt::new(2.0, 15.0)],
+        ));
+        Figure::new(
+            "t",
+            &["A1.2"],
+            "check-then-act overshoot",
+            "mean over trials; whiskers min-max; n = 20 per point",
+        )
+        .panel(p)
+        .panel(q)
+        .columns(2)
     }
 
     #[test]
@@ -462,7 +662,10 @@ mod tests {
 <text x="5" y="25" dy="0.5ex" text-anchor="middle" font-size="10" transform="rotate(270, 5, 25)">up</text>
 </svg>"#;
         let p = text_problems(svg);
-        assert!(p.iter().any(|s| s.contains("`hello` overlaps `world`")), "{p:?}");
+        assert!(
+            p.iter().any(|s| s.contains("`hello` overlaps `world`")),
+            "{p:?}"
+        );
         assert!(p.iter().any(|s| s.contains("`clipped` outside")), "{p:?}");
         assert!(!p.iter().any(|s| s.contains("`up`")), "{p:?}");
     }
@@ -474,4 +677,3 @@ mod tests {
         assert!(f.write_to(d.path()).is_err());
     }
 }
-

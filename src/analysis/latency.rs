@@ -98,7 +98,15 @@ pub fn section(ctx: &AnalysisCtx) -> Result<Option<Section>> {
             .collect();
         md += &format!("### {}\n\n", e.name);
         md += &md_table(
-            &["strategy", "trials", "decisions", "p50 (µs)", "p99 (µs)", "p99.9 (µs)", "max (µs)"],
+            &[
+                "strategy",
+                "trials",
+                "decisions",
+                "p50 (µs)",
+                "p99 (µs)",
+                "p99.9 (µs)",
+                "max (µs)",
+            ],
             &table,
         );
         md += "\n";
@@ -118,7 +126,10 @@ pub fn section(ctx: &AnalysisCtx) -> Result<Option<Section>> {
             Axis::new("fraction of decisions at or below").range(0.0, 1.0),
         );
         for (s, m) in &merged {
-            let pts: Vec<Pt> = cdf(&m.hist).into_iter().map(|(x, y)| Pt::new(x, y)).collect();
+            let pts: Vec<Pt> = cdf(&m.hist)
+                .into_iter()
+                .map(|(x, y)| Pt::new(x, y))
+                .collect();
             panel = panel.series(Series::line(s.clone(), pts));
         }
         let fig = Figure::new(

@@ -77,7 +77,8 @@ impl AnalysisCtx {
             (false, false) => return Ok(None),
         };
         let bytes = crate::files::read_maybe_gz(&p)?;
-        let (rows, torn) = parse_csv_rows(&bytes).map_err(|e| Error::Other(format!("{}: {e}", p.display())))?;
+        let (rows, torn) =
+            parse_csv_rows(&bytes).map_err(|e| Error::Other(format!("{}: {e}", p.display())))?;
         if let Some(line) = torn {
             self.warnings.borrow_mut().push(format!(
                 "{}: line {line} is torn (no newline at the end, as a kill leaves it); skipped",
@@ -101,10 +102,15 @@ impl AnalysisCtx {
 /// newline was torn by a kill (rows are appended whole, newline last): it is
 /// dropped even if what is left of it parses, and its line number returned.
 /// Any other row that does not parse is an error naming the line.
-pub fn parse_csv_rows<T: DeserializeOwned>(bytes: &[u8]) -> std::result::Result<(Vec<T>, Option<u64>), String> {
+pub fn parse_csv_rows<T: DeserializeOwned>(
+    bytes: &[u8],
+) -> std::result::Result<(Vec<T>, Option<u64>), String> {
     let (body, torn) = match bytes.iter().rposition(|&b| b == b'\n') {
         _ if bytes.is_empty() || bytes.ends_with(b"\n") => (bytes, None),
-        Some(i) => (&bytes[..=i], Some(bytes[..=i].iter().filter(|&&b| b == b'\n').count() as u64 + 1)),
+        Some(i) => (
+            &bytes[..=i],
+            Some(bytes[..=i].iter().filter(|&&b| b == b'\n').count() as u64 + 1),
+        ),
         None => return Err("line 1: the header is torn (no newline)".into()),
     };
     let mut rdr = csv::ReaderBuilder::new().flexible(false).from_reader(body);
@@ -123,7 +129,9 @@ pub fn parse_csv_rows<T: DeserializeOwned>(bytes: &[u8]) -> std::result::Result<
 
 fn csv_error_text(e: &csv::Error) -> String {
     match e.kind() {
-        csv::ErrorKind::UnequalLengths { expected_len, len, .. } => {
+        csv::ErrorKind::UnequalLengths {
+            expected_len, len, ..
+        } => {
             format!("{len} fields where the header has {expected_len}")
         }
         csv::ErrorKind::Deserialize { err, .. } => match err.field() {
@@ -166,7 +174,6 @@ impl Section {
 
 pub type Analyzer = fn(&AnalysisCtx) -> Result<(Vec<Measured>, Section)>;
 
-
 /// Cells during which other processes took more than this many cores.
 pub const NOISE_WARN_CORES: f64 = 0.10;
 
@@ -187,7 +194,8 @@ fn noise_section(ctx: &AnalysisCtx) -> Result<Option<Section>> {
         rows.len()
     );
     if noisy.is_empty() {
-        md += &format!("In none did they take more than {NOISE_WARN_CORES} of a core on average.\n");
+        md +=
+            &format!("In none did they take more than {NOISE_WARN_CORES} of a core on average.\n");
     } else {
         md += &format!(
             "**Warning:** in {} cells they took more than {NOISE_WARN_CORES} of a core on average; \
@@ -208,7 +216,13 @@ fn noise_section(ctx: &AnalysisCtx) -> Result<Option<Section>> {
             })
             .collect();
         md += &table::md_table(
-            &["experiment", "cell", "other CPU, mean (cores)", "max (cores)", "busiest other process"],
+            &[
+                "experiment",
+                "cell",
+                "other CPU, mean (cores)",
+                "max (cores)",
+                "busiest other process",
+            ],
             &table,
         );
         if noisy.len() > 40 {
@@ -297,7 +311,13 @@ pub fn analyze(
     if !warnings.is_empty() {
         sections.push(Section::new(
             "warnings",
-            format!("## Warnings from the analysis\n\n{}\n", warnings.iter().map(|w| format!("- {w}\n")).collect::<String>()),
+            format!(
+                "## Warnings from the analysis\n\n{}\n",
+                warnings
+                    .iter()
+                    .map(|w| format!("- {w}\n"))
+                    .collect::<String>()
+            ),
         ));
     }
     if !failures.is_empty() {
@@ -335,7 +355,13 @@ mod tests {
     #[test]
     fn a_torn_last_line_is_dropped_even_if_it_parses() {
         let (rows, torn) = parse_csv_rows::<R>(b"cell,n\na,1\nb,2").unwrap();
-        assert_eq!(rows, vec![R { cell: "a".into(), n: 1 }]);
+        assert_eq!(
+            rows,
+            vec![R {
+                cell: "a".into(),
+                n: 1
+            }]
+        );
         assert_eq!(torn, Some(3));
         let (rows, torn) = parse_csv_rows::<R>(b"cell,n\na,1\n").unwrap();
         assert_eq!(rows.len(), 1);

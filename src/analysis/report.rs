@@ -23,7 +23,11 @@ pub fn headline(c: &ClaimSpec, m: &Measured) -> String {
         let hi = m.values.iter().copied().fold(f64::MIN, f64::max);
         return format!("{} to {} ({} values)", n(lo), n(hi), m.values.len());
     }
-    m.values.iter().map(|v| n(*v)).collect::<Vec<_>>().join(" / ")
+    m.values
+        .iter()
+        .map(|v| n(*v))
+        .collect::<Vec<_>>()
+        .join(" / ")
 }
 
 /// The check in words: `within ±10 of 128.7`, `at most 2.3`, `2..4.2`.
@@ -32,13 +36,19 @@ pub fn check_text(c: &ClaimSpec) -> String {
     let one = |i: usize| {
         let (_, _, rule) = super::figure::pass_region(c, i);
         match c.check {
-            Check::Equals | Check::WithinAbs if c.tolerance.at(i) == 0.0 => format!("exactly {}", super::figure::num(c.published.at(i))),
-            Check::Equals | Check::WithinAbs | Check::WithinRel => format!("{rule} of {}", super::figure::num(c.published.at(i))),
+            Check::Equals | Check::WithinAbs if c.tolerance.at(i) == 0.0 => {
+                format!("exactly {}", super::figure::num(c.published.at(i)))
+            }
+            Check::Equals | Check::WithinAbs | Check::WithinRel => {
+                format!("{rule} of {}", super::figure::num(c.published.at(i)))
+            }
             _ => rule,
         }
     };
     match c.check {
-        Check::Shape => "shape: the analyzer's conditions decide; the value is this machine's".into(),
+        Check::Shape => {
+            "shape: the analyzer's conditions decide; the value is this machine's".into()
+        }
         Check::Behaviour => "behaviour: every checked condition must hold".into(),
         Check::InRange => format!("every value in {}", one(0)),
         _ if n > 1 => (0..n).map(one).collect::<Vec<_>>().join("; "),
@@ -64,12 +74,21 @@ pub fn margins(c: &ClaimSpec, m: &Measured) -> Vec<f64> {
 
 /// The margin to the threshold in words, and the conditions.
 pub fn margin_text(c: &ClaimSpec, m: &Measured) -> String {
-    let failed: Vec<&str> = m.conditions.iter().filter(|c| !c.1).map(|c| c.0.as_str()).collect();
+    let failed: Vec<&str> = m
+        .conditions
+        .iter()
+        .filter(|c| !c.1)
+        .map(|c| c.0.as_str())
+        .collect();
     let mut out = match margins(c, m).iter().copied().reduce(f64::min) {
         Some(x) if x >= -1e-9 => format!("inside by {}", super::figure::num(x.max(0.0))),
         Some(x) => format!("outside by {}", super::figure::num(-x)),
         None if m.conditions.is_empty() || c.check == Check::Behaviour => "-".into(),
-        None => format!("{} of {} conditions hold", m.conditions.len() - failed.len(), m.conditions.len()),
+        None => format!(
+            "{} of {} conditions hold",
+            m.conditions.len() - failed.len(),
+            m.conditions.len()
+        ),
     };
     if !failed.is_empty() && !matches!(c.check, Check::Shape | Check::Behaviour) {
         out += &format!("; failed: {}", failed.join("; "));
@@ -102,11 +121,23 @@ pub fn readme_table(
             c.id,
             md_escape(&c.statement),
             md_escape(&c.published_text),
-            md_escape(&m.as_ref().map(|m| format!("{} {}", headline(c, m), unit_short(c)).trim().to_string()).unwrap_or_else(|| "-".into())),
+            md_escape(
+                &m.as_ref()
+                    .map(|m| format!("{} {}", headline(c, m), unit_short(c))
+                        .trim()
+                        .to_string())
+                    .unwrap_or_else(|| "-".into())
+            ),
             md_escape(&check_text(c)),
             v.as_str(),
             figure_of(figures, &c.id)
-                .map(|f| format!("[{}]({run_rel}/{})", f.file.trim_start_matches("figures/").trim_end_matches(".png"), f.file))
+                .map(|f| format!(
+                    "[{}]({run_rel}/{})",
+                    f.file
+                        .trim_start_matches("figures/")
+                        .trim_end_matches(".png"),
+                    f.file
+                ))
                 .unwrap_or_else(|| "-".into()),
             c.experiment,
             secs.map(|s| format!("{s:.0} s"))
@@ -119,7 +150,11 @@ pub fn readme_table(
 /// The unit without the metric's explanation in parentheses.
 pub fn unit_short(c: &ClaimSpec) -> String {
     let u = c.unit.split(" (").next().unwrap_or(&c.unit).trim();
-    if matches!(u, "behaviour" | "shape") { String::new() } else { u.to_string() }
+    if matches!(u, "behaviour" | "shape") {
+        String::new()
+    } else {
+        u.to_string()
+    }
 }
 
 fn md_escape(s: &str) -> String {
@@ -131,7 +166,11 @@ pub fn micro(s: &str) -> String {
     s.split(' ')
         .map(|w| {
             let core = w.trim_end_matches([';', ',', '.', ')']);
-            if core == "us" { format!("µs{}", &w[2..]) } else { w.to_string() }
+            if core == "us" {
+                format!("µs{}", &w[2..])
+            } else {
+                w.to_string()
+            }
         })
         .collect::<Vec<_>>()
         .join(" ")
@@ -179,10 +218,19 @@ pub fn write_report(
             md_escape(&c.statement),
             c.kind,
             md_escape(&c.published_text),
-            md_escape(&me.as_ref().map(|m| headline(c, m)).filter(|h| !h.is_empty()).unwrap_or_else(|| "-".into())),
+            md_escape(
+                &me.as_ref()
+                    .map(|m| headline(c, m))
+                    .filter(|h| !h.is_empty())
+                    .unwrap_or_else(|| "-".into())
+            ),
             md_escape(&unit_short(c)),
             md_escape(&check_text(c)),
-            md_escape(&me.as_ref().map(|m| margin_text(c, m)).unwrap_or_else(|| "-".into())),
+            md_escape(
+                &me.as_ref()
+                    .map(|m| margin_text(c, m))
+                    .unwrap_or_else(|| "-".into())
+            ),
             v.as_str(),
             figure_of(&figures, &c.id)
                 .map(|f| format!("[figure]({})", f.file))
@@ -224,18 +272,29 @@ pub fn write_report(
         for (name, e) in exps {
             out.push_str(&format!(
                 "| {name} | {} | {} |\n",
-                e["seconds"].as_f64().map(|s| format!("{s:.1}")).unwrap_or_else(|| "-".into()),
+                e["seconds"]
+                    .as_f64()
+                    .map(|s| format!("{s:.1}"))
+                    .unwrap_or_else(|| "-".into()),
                 md_escape(e["outcome"].as_str().unwrap_or("?"))
             ));
         }
         out.push('\n');
     }
     for s in sections {
-        let mine: Vec<_> = rows.iter().filter(|r| r.0.experiment == s.experiment).collect();
+        let mine: Vec<_> = rows
+            .iter()
+            .filter(|r| r.0.experiment == s.experiment)
+            .collect();
         out.push_str(&format!("\n## {}\n\n", s.experiment));
         for (c, me, v) in &mine {
             let Some(me) = me else {
-                out.push_str(&format!("- **{} {}**: {}\n", c.id, v.as_str(), micro(&c.statement)));
+                out.push_str(&format!(
+                    "- **{} {}**: {}\n",
+                    c.id,
+                    v.as_str(),
+                    micro(&c.statement)
+                ));
                 continue;
             };
             out.push_str(&format!(
@@ -267,4 +326,3 @@ pub fn write_report(
     }
     std::fs::write(path, out).map_err(|e| Error::io("writing report.md", e))
 }
-

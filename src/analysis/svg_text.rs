@@ -5,7 +5,6 @@
 
 use super::draw::text_width;
 
-
 /// A text element's box in pixels: (x0, y0, x1, y1) and its text.
 #[derive(Debug, Clone)]
 pub struct TextBox {
@@ -29,8 +28,12 @@ fn attr(tag: &str, name: &str) -> Option<String> {
 pub fn text_boxes(svg: &str) -> ((f64, f64), Vec<TextBox>) {
     let head = svg.split('>').next().unwrap_or("");
     let size = (
-        attr(head, "width").and_then(|v| v.parse().ok()).unwrap_or(0.0),
-        attr(head, "height").and_then(|v| v.parse().ok()).unwrap_or(0.0),
+        attr(head, "width")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0.0),
+        attr(head, "height")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0.0),
     );
     let mut out = Vec::new();
     let mut rest = svg;
@@ -39,13 +42,22 @@ pub fn text_boxes(svg: &str) -> ((f64, f64), Vec<TextBox>) {
         let Some(end) = after.find('>') else { break };
         let tag = &after[..end];
         let close = after.find("</text>").unwrap_or(after.len());
-        let body = after[end + 1..close].replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&").replace("&quot;", "\"").replace("&#39;", "'");
+        let body = after[end + 1..close]
+            .replace("&lt;", "<")
+            .replace("&gt;", ">")
+            .replace("&amp;", "&")
+            .replace("&quot;", "\"")
+            .replace("&#39;", "'");
         let body = body.trim().to_string();
         rest = &after[close.min(after.len())..];
         if body.trim().is_empty() {
             continue;
         }
-        let num = |n: &str| attr(tag, n).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+        let num = |n: &str| {
+            attr(tag, n)
+                .and_then(|v| v.parse::<f64>().ok())
+                .unwrap_or(0.0)
+        };
         let (x, y, fs) = (num("x"), num("y"), num("font-size"));
         let w = text_width(&body, fs);
         let (a, b) = match attr(tag, "text-anchor").as_deref() {
@@ -60,14 +72,28 @@ pub fn text_boxes(svg: &str) -> ((f64, f64), Vec<TextBox>) {
             Some("-0.5ex") => (-1.05 * fs, 0.0),
             _ => (-0.8 * fs, 0.2 * fs),
         };
-        let rot = attr(tag, "transform").and_then(|t| t.strip_prefix("rotate(").and_then(|r| r.split(',').next().and_then(|a| a.trim().parse::<f64>().ok()))).unwrap_or(0.0);
+        let rot = attr(tag, "transform")
+            .and_then(|t| {
+                t.strip_prefix("rotate(").and_then(|r| {
+                    r.split(',')
+                        .next()
+                        .and_then(|a| a.trim().parse::<f64>().ok())
+                })
+            })
+            .unwrap_or(0.0);
         let (x0, y0, x1, y1) = match rot as i64 {
             90 => (x - d, y + a, x - c, y + b),
             270 => (x + c, y - b, x + d, y - a),
             180 => (x - b, y - d, x - a, y - c),
             _ => (x + a, y + c, x + b, y + d),
         };
-        out.push(TextBox { text: body, x0, y0, x1, y1 });
+        out.push(TextBox {
+            text: body,
+            x0,
+            y0,
+            x1,
+            y1,
+        });
     }
     (size, out)
 }
@@ -79,7 +105,10 @@ pub fn text_problems(svg: &str) -> Vec<String> {
     let mut out = Vec::new();
     for b in &boxes {
         if b.x0 < -0.5 || b.y0 < -0.5 || b.x1 > w + 0.5 || b.y1 > h + 0.5 {
-            out.push(format!("`{}` outside the {w}x{h} canvas: ({:.0},{:.0})-({:.0},{:.0})", b.text, b.x0, b.y0, b.x1, b.y1));
+            out.push(format!(
+                "`{}` outside the {w}x{h} canvas: ({:.0},{:.0})-({:.0},{:.0})",
+                b.text, b.x0, b.y0, b.x1, b.y1
+            ));
         }
     }
     for (i, a) in boxes.iter().enumerate() {
@@ -93,4 +122,3 @@ pub fn text_problems(svg: &str) -> Vec<String> {
     }
     out
 }
-

@@ -20,7 +20,12 @@ pub fn atomic_design(s: &dyn Strategy) -> bool {
 /// `Sweep::reject`): in experiments that count admissions, a failed decision
 /// (a refused connection, a script error, a reply the strategy cannot read)
 /// is not an outcome of the limiter. Names the strategy and Redis's answer.
-pub fn reject_failed(strategy: &str, errors: u64, offered: u64, first_error: &str) -> Option<String> {
+pub fn reject_failed(
+    strategy: &str,
+    errors: u64,
+    offered: u64,
+    first_error: &str,
+) -> Option<String> {
     (errors > 0).then(|| {
         format!("{errors} of {offered} decisions of strategy `{strategy}` failed; the first: {first_error}")
     })
@@ -33,7 +38,12 @@ const NO_REDIS_TIME_BEFORE_US: i64 = -86_400_000_000;
 /// The admission-history rows of one trial under `cell`. Redis's time is
 /// kept only where the strategy reports Redis's clock (`redis_clock`, from
 /// its `Info::reports_redis_time`); an errored decision is never admitted.
-pub fn history_rows(cell: &str, trial: u64, redis_clock: bool, events: &[Event]) -> Vec<HistoryRow> {
+pub fn history_rows(
+    cell: &str,
+    trial: u64,
+    redis_clock: bool,
+    events: &[Event],
+) -> Vec<HistoryRow> {
     events
         .iter()
         .map(|e| HistoryRow {

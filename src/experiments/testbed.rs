@@ -35,7 +35,6 @@ pub async fn server(ctx: &RunContext, pin_cpu: Option<usize>) -> Result<Fleet> {
     Ok(fleet)
 }
 
-
 /// One driver per clock, each on its own connection to `addr`.
 pub async fn drivers(
     addr: SocketAddr,

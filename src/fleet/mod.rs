@@ -82,7 +82,13 @@ pub fn parse_redis_url_full(url: &str) -> Result<RedisUrl> {
     let rest = url.strip_prefix("redis://").unwrap_or(url);
     let (rest, db) = match rest.split_once('/') {
         Some((r, "")) => (r, None),
-        Some((r, d)) => (r, Some(d.parse::<u32>().map_err(|_| bad("the database must be a number"))?)),
+        Some((r, d)) => (
+            r,
+            Some(
+                d.parse::<u32>()
+                    .map_err(|_| bad("the database must be a number"))?,
+            ),
+        ),
         None => (rest, None),
     };
     let (creds, hostport) = match rest.rsplit_once('@') {
@@ -360,12 +366,23 @@ mod url_tests {
         assert_eq!(u.auth.db, Some(3));
         let u = parse_redis_url_full("redis://:secret@localhost").unwrap();
         assert_eq!(u.addr, "127.0.0.1:6379".parse().unwrap());
-        assert_eq!((u.auth.user, u.auth.password.as_deref(), u.auth.db), (None, Some("secret"), None));
-        assert_eq!(parse_redis_url_full("127.0.0.1:6380").unwrap().auth, crate::resp::Auth::default());
+        assert_eq!(
+            (u.auth.user, u.auth.password.as_deref(), u.auth.db),
+            (None, Some("secret"), None)
+        );
+        assert_eq!(
+            parse_redis_url_full("127.0.0.1:6380").unwrap().auth,
+            crate::resp::Auth::default()
+        );
         // Any host for a user-named URL; the harness's own stays loopback.
         assert!(parse_redis_url_full("redis://10.0.0.1:6379").is_ok());
-        assert!(matches!(parse_redis_url("redis://10.0.0.1:6379"), Err(Error::NotLoopback(_))));
-        let e = parse_redis_url_full("redis://:pw@127.0.0.1:1/x").unwrap_err().to_string();
+        assert!(matches!(
+            parse_redis_url("redis://10.0.0.1:6379"),
+            Err(Error::NotLoopback(_))
+        ));
+        let e = parse_redis_url_full("redis://:pw@127.0.0.1:1/x")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("database") && !e.contains("pw@"), "{e}");
         assert!(parse_redis_url_full("rediss://127.0.0.1:1").is_err());
     }

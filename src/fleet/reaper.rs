@@ -100,13 +100,22 @@ fn remove_tracked_dirs() {
 /// Returns how many were removed.
 pub fn sweep_stale_dirs() -> usize {
     let tmp = std::env::temp_dir();
-    let Ok(rd) = std::fs::read_dir(&tmp) else { return 0 };
+    let Ok(rd) = std::fs::read_dir(&tmp) else {
+        return 0;
+    };
     let mut removed = 0;
     for e in rd.flatten() {
         let name = e.file_name().to_string_lossy().into_owned();
-        let Some(rest) = name.strip_prefix(TEMP_PREFIX) else { continue };
-        let Some(pid) = rest.split('-').next().and_then(|p| p.parse::<u32>().ok()) else { continue };
-        if pid != std::process::id() && !process_running(pid) && std::fs::remove_dir_all(e.path()).is_ok() {
+        let Some(rest) = name.strip_prefix(TEMP_PREFIX) else {
+            continue;
+        };
+        let Some(pid) = rest.split('-').next().and_then(|p| p.parse::<u32>().ok()) else {
+            continue;
+        };
+        if pid != std::process::id()
+            && !process_running(pid)
+            && std::fs::remove_dir_all(e.path()).is_ok()
+        {
             removed += 1;
         }
     }
@@ -164,7 +173,9 @@ pub fn kill_all() {
 
 /// The pids of the servers alive right now.
 pub fn live_pids() -> Vec<u32> {
-    LIVE.lock().map(|g| g.iter().copied().collect()).unwrap_or_default()
+    LIVE.lock()
+        .map(|g| g.iter().copied().collect())
+        .unwrap_or_default()
 }
 
 /// How many servers are alive right now (for tests and progress output).

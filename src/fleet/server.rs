@@ -239,10 +239,7 @@ impl Server {
         let child = reaper::spawn(cmd, self.config.pin_cpu)
             .map_err(|e| Error::io(format!("starting {}", self.binary.path.display()), e))?;
         reaper::track_dir(self.dir().to_path_buf());
-        reaper::label(
-            child.id(),
-            format!("redis-server on {}", self.addr()),
-        );
+        reaper::label(child.id(), format!("redis-server on {}", self.addr()));
         self.child = Some(child);
         self.wait_ready(Duration::from_secs(20)).await
     }

@@ -98,7 +98,11 @@ impl RunContext {
             .get(self.size.as_str())
             .and_then(|t| t.as_table())
             .is_some_and(|t| t.contains_key(key));
-        if in_size { self.size.as_str() } else { "defaults" }
+        if in_size {
+            self.size.as_str()
+        } else {
+            "defaults"
+        }
     }
 
     /// This context in validation mode: the experiment's run returns
@@ -112,15 +116,18 @@ impl RunContext {
     /// calls it after every committed trial, so a killed session's time counts).
     pub fn record_time(&self) -> Result<()> {
         let mut m = self.manifest.lock().unwrap();
-        m.session_time(self.experiment, self.session_started.elapsed().as_secs_f64());
+        m.session_time(
+            self.experiment,
+            self.session_started.elapsed().as_secs_f64(),
+        );
         m.save(&self.run)
     }
 
     /// The parameters as the experiment's own type; unknown or missing
     /// fields are errors naming the file.
     pub fn params<T: DeserializeOwned>(&self) -> Result<T> {
-        let p = serde_path_to_error::deserialize(toml::Value::Table(self.params.clone()))
-            .map_err(|e| {
+        let p = serde_path_to_error::deserialize(toml::Value::Table(self.params.clone())).map_err(
+            |e| {
                 let path = e.path().to_string();
                 let key = path.split(['.', '[']).next().unwrap_or("").to_string();
                 Error::Manifest {
@@ -128,7 +135,8 @@ impl RunContext {
                     field: format!("[{}] {path}", self.table_of(&key)),
                     problem: e.into_inner().message().to_string(),
                 }
-            })?;
+            },
+        )?;
         if self.validating {
             return Err(Error::Validated);
         }
@@ -197,15 +205,7 @@ fn load_params(file: &Path, size: Size) -> Result<toml::Table> {
         problem: e.to_string(),
     })?;
     for k in doc.keys() {
-        if ![
-            "description",
-            "defaults",
-            "smoke",
-            "quick",
-            "full",
-        ]
-        .contains(&k.as_str())
-        {
+        if !["description", "defaults", "smoke", "quick", "full"].contains(&k.as_str()) {
             return Err(Error::Manifest {
                 file: file.to_path_buf(),
                 field: k.clone(),

@@ -6,8 +6,8 @@
 use hdrhistogram::Histogram;
 
 use super::rows::LatencyRow;
-pub use crate::hdr::{decode, encode, new_histogram};
 use crate::error::Result;
+pub use crate::hdr::{decode, encode, new_histogram};
 use crate::load::Event;
 
 /// The name of the side table (`<experiment>-latency.csv`).

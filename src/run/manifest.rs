@@ -60,7 +60,11 @@ impl RunInputs {
                 None => d.push(format!("{f} is gone")),
             }
         }
-        for f in now.scripts.keys().filter(|f| !self.scripts.contains_key(*f)) {
+        for f in now
+            .scripts
+            .keys()
+            .filter(|f| !self.scripts.contains_key(*f))
+        {
             d.push(format!("{f} is new"));
         }
         d

@@ -4,12 +4,12 @@
 //! run's manifest (`manifest`) and the seeds derived per trial (`seeds`).
 
 pub mod context;
+pub mod keys;
 pub mod latency;
 pub mod manifest;
 pub mod noise;
 pub mod record;
 pub mod rows;
-pub mod keys;
 pub mod seeds;
 pub mod sweep;
 

@@ -87,7 +87,9 @@ impl NoiseSampler {
             .name("limitbench-noise".into())
             .spawn(move || {
                 let mut out = Vec::new();
-                let Ok(mut sys) = System::new() else { return out };
+                let Ok(mut sys) = System::new() else {
+                    return out;
+                };
                 refresh(&mut sys);
                 let mut last = Instant::now();
                 loop {
@@ -124,7 +126,12 @@ impl NoiseSampler {
     pub fn stop(self, experiment: &str, cell: &str) -> NoiseRow {
         let started = self.started;
         let intervals = self.finish();
-        summarise(experiment, cell, started.elapsed().as_secs_f64(), &intervals)
+        summarise(
+            experiment,
+            cell,
+            started.elapsed().as_secs_f64(),
+            &intervals,
+        )
     }
 
     fn finish(mut self) -> Vec<Interval> {
@@ -139,7 +146,11 @@ impl NoiseSampler {
     /// intervals that overlap it. One sampler runs for a whole experiment,
     /// because a process's CPU is only measured between refreshes at least
     /// ~0.2 s apart: a cell shorter than a second gets the second around it.
-    pub fn stop_spans(self, experiment: &str, spans: &[(String, Instant, Instant)]) -> Vec<NoiseRow> {
+    pub fn stop_spans(
+        self,
+        experiment: &str,
+        spans: &[(String, Instant, Instant)],
+    ) -> Vec<NoiseRow> {
         let intervals = self.finish();
         spans
             .iter()
@@ -227,16 +238,32 @@ mod tests {
             !seen.iter().any(|p| p.0 == std::process::id()),
             "the harness itself was counted as a neighbour"
         );
-        let c = seen.iter().find(|p| p.0 == child.id()).expect("the busy child is listed");
+        let c = seen
+            .iter()
+            .find(|p| p.0 == child.id())
+            .expect("the busy child is listed");
         // On an idle machine this is ~1 core; other work may take some of it.
-        assert!(c.2 > 0.2, "a busy loop should take a good part of a core: {c:?}");
+        assert!(
+            c.2 > 0.2,
+            "a busy loop should take a good part of a core: {c:?}"
+        );
         let row = summarise(
             "t",
             "c",
             2.0,
             &[
-                Interval { end: Instant::now(), seconds: 1.0, other_cores: 0.2, busiest: Some(("a (1)".into(), 0.2)) },
-                Interval { end: Instant::now(), seconds: 3.0, other_cores: 0.6, busiest: Some(("b (2)".into(), 0.5)) },
+                Interval {
+                    end: Instant::now(),
+                    seconds: 1.0,
+                    other_cores: 0.2,
+                    busiest: Some(("a (1)".into(), 0.2)),
+                },
+                Interval {
+                    end: Instant::now(),
+                    seconds: 3.0,
+                    other_cores: 0.6,
+                    busiest: Some(("b (2)".into(), 0.5)),
+                },
             ],
         );
         assert_eq!(row.other_cpu_cores_mean, 0.5);

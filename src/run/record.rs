@@ -57,7 +57,9 @@ impl RunDir {
                     let p = e.path();
                     p.extension().is_some_and(|x| x == "csv")
                         && p.file_name().is_some_and(|n| n != "claims.csv")
-                        && std::fs::read(&p).map(|b| b.iter().filter(|&&c| c == b'\n').count() > 1).unwrap_or(false)
+                        && std::fs::read(&p)
+                            .map(|b| b.iter().filter(|&&c| c == b'\n').count() > 1)
+                            .unwrap_or(false)
                 })
             })
             .unwrap_or(false)
@@ -106,21 +108,33 @@ impl RunDir {
     /// files compressed.
     pub fn compress_large_csvs(&self) -> Result<Vec<PathBuf>> {
         let mut done = Vec::new();
-        for e in std::fs::read_dir(&self.path).map_err(|e| Error::io("listing the run folder", e))?.flatten() {
+        for e in std::fs::read_dir(&self.path)
+            .map_err(|e| Error::io("listing the run folder", e))?
+            .flatten()
+        {
             let p = e.path();
-            let big = e.metadata().map(|m| m.len() >= COMPRESS_AT_BYTES).unwrap_or(false);
+            let big = e
+                .metadata()
+                .map(|m| m.len() >= COMPRESS_AT_BYTES)
+                .unwrap_or(false);
             if big && p.extension().is_some_and(|x| x == "csv") {
                 let gz = PathBuf::from(format!("{}.gz", p.display()));
                 let tmp = PathBuf::from(format!("{}.gz.tmp", p.display()));
                 {
-                    let mut input = File::open(&p).map_err(|e| Error::io(format!("opening {}", p.display()), e))?;
-                    let out = File::create(&tmp).map_err(|e| Error::io(format!("creating {}", tmp.display()), e))?;
+                    let mut input = File::open(&p)
+                        .map_err(|e| Error::io(format!("opening {}", p.display()), e))?;
+                    let out = File::create(&tmp)
+                        .map_err(|e| Error::io(format!("creating {}", tmp.display()), e))?;
                     let mut enc = flate2::write::GzEncoder::new(out, flate2::Compression::best());
-                    std::io::copy(&mut input, &mut enc).map_err(|e| Error::io(format!("compressing {}", p.display()), e))?;
-                    enc.finish().map_err(|e| Error::io(format!("compressing {}", p.display()), e))?;
+                    std::io::copy(&mut input, &mut enc)
+                        .map_err(|e| Error::io(format!("compressing {}", p.display()), e))?;
+                    enc.finish()
+                        .map_err(|e| Error::io(format!("compressing {}", p.display()), e))?;
                 }
-                std::fs::rename(&tmp, &gz).map_err(|e| Error::io(format!("writing {}", gz.display()), e))?;
-                std::fs::remove_file(&p).map_err(|e| Error::io(format!("removing {}", p.display()), e))?;
+                std::fs::rename(&tmp, &gz)
+                    .map_err(|e| Error::io(format!("writing {}", gz.display()), e))?;
+                std::fs::remove_file(&p)
+                    .map_err(|e| Error::io(format!("removing {}", p.display()), e))?;
                 done.push(gz);
             }
         }
@@ -130,14 +144,22 @@ impl RunDir {
     /// Undo [`compress_large_csvs`](Self::compress_large_csvs) so a resumed
     /// run can append again.
     pub fn decompress_csvs(&self) -> Result<()> {
-        for e in std::fs::read_dir(&self.path).map_err(|e| Error::io("listing the run folder", e))?.flatten() {
+        for e in std::fs::read_dir(&self.path)
+            .map_err(|e| Error::io("listing the run folder", e))?
+            .flatten()
+        {
             let p = e.path();
-            let name = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            let name = p
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
             if let Some(plain) = name.strip_suffix(".csv.gz") {
                 let bytes = crate::files::read_maybe_gz(&p)?;
                 let out = self.path.join(format!("{plain}.csv"));
-                std::fs::write(&out, bytes).map_err(|e| Error::io(format!("writing {}", out.display()), e))?;
-                std::fs::remove_file(&p).map_err(|e| Error::io(format!("removing {}", p.display()), e))?;
+                std::fs::write(&out, bytes)
+                    .map_err(|e| Error::io(format!("writing {}", out.display()), e))?;
+                std::fs::remove_file(&p)
+                    .map_err(|e| Error::io(format!("removing {}", p.display()), e))?;
             }
         }
         Ok(())
@@ -375,7 +397,12 @@ impl TrialLog {
     }
 
     /// Commit rows that belong to several cells of one trial (one append).
-    pub fn commit_keys<R: Serialize>(&mut self, cells: &[&str], trial: u64, rows: &[R]) -> Result<()> {
+    pub fn commit_keys<R: Serialize>(
+        &mut self,
+        cells: &[&str],
+        trial: u64,
+        rows: &[R],
+    ) -> Result<()> {
         self.main.append(rows)?;
         for c in cells {
             self.done.insert((c.to_string(), trial));

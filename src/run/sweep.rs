@@ -24,11 +24,11 @@ use std::collections::HashSet;
 use serde::Serialize;
 
 use super::context::RunContext;
-use crate::error::{Error, Result};
 use super::latency;
 use super::noise::NoiseSampler;
-use super::rows::LatencyRow;
 use super::record::CsvAppender;
+use super::rows::LatencyRow;
+use crate::error::{Error, Result};
 use crate::fleet::reaper;
 
 /// The run's record of other processes' CPU per cell (see `run::noise`).
@@ -132,7 +132,11 @@ pub trait Sweep {
     /// committed and stops the experiment with this reason; resume redoes it.
     /// Experiments where errors are the measurement (fail-open, cluster)
     /// keep the default, which rejects nothing.
-    fn reject(&self, _cell: &Self::Cell, _rows: &TrialRows<Self::Row, Self::Side>) -> Option<String> {
+    fn reject(
+        &self,
+        _cell: &Self::Cell,
+        _rows: &TrialRows<Self::Row, Self::Side>,
+    ) -> Option<String> {
         None
     }
     /// Tear a cell down after its last trial (default: drop the setup).

@@ -17,9 +17,9 @@ use crate::analysis::window::ideal_bucket;
 use crate::clock::Clock;
 use crate::error::Result;
 use crate::experiments::testbed;
+use crate::load::TrialClock;
 use crate::load::dispatch::{Assign, open_loop_on};
 use crate::load::schedule;
-use crate::load::TrialClock;
 use crate::run::Size;
 use crate::strategy::Limit;
 
@@ -56,7 +56,11 @@ async fn once(b: &Bench<'_>, skew_ms: i64, duration_ms: i64) -> Result<(u64, u64
     )
     .await?;
     let errors = events.iter().filter(|e| e.error.is_some()).count();
-    let mut sent: Vec<i64> = events.iter().filter(|e| e.error.is_none()).map(|e| e.sent_us).collect();
+    let mut sent: Vec<i64> = events
+        .iter()
+        .filter(|e| e.error.is_none())
+        .map(|e| e.sent_us)
+        .collect();
     sent.sort_unstable();
     let ideal = ideal_bucket(&sent, CAPACITY as f64, RATE);
     let admitted = events.iter().filter(|e| e.admitted).count() as u64;

@@ -10,8 +10,8 @@ use super::{Bench, Outcome, Verdict};
 use crate::clock::Clock;
 use crate::error::Result;
 use crate::experiments::testbed;
-use crate::proxy::DelayProxy;
 use crate::load::closed_loop;
+use crate::proxy::DelayProxy;
 use crate::strategy::Limit;
 
 pub const WORKERS: usize = 64;
@@ -27,15 +27,24 @@ pub async fn exact(b: &Bench<'_>, rtt_ms: f64) -> Result<Outcome> {
     } else {
         let p = DelayProxy::start(b.addr())?;
         crate::resp::inherit_auth(&b.addr(), p.listen);
-        let cal = p.calibrate(Duration::from_secs_f64(rtt_ms / 1000.0), 20).await?;
+        let cal = p
+            .calibrate(Duration::from_secs_f64(rtt_ms / 1000.0), 20)
+            .await?;
         (p.listen, cal, Some(p))
     };
     let clocks = vec![Clock::default(); WORKERS];
     let drivers = testbed::drivers(addr, &b.strategy, &clocks).await?;
     let client = b.client(&format!("exact{}", testbed::ms_label(rtt_ms)));
     let limit = Limit::per_window(LIMIT, 3_600_000);
-    let (events, _, _) =
-        closed_loop(drivers, &client, limit, 1, OFFERED, Some(Duration::from_secs(60))).await?;
+    let (events, _, _) = closed_loop(
+        drivers,
+        &client,
+        limit,
+        1,
+        OFFERED,
+        Some(Duration::from_secs(60)),
+    )
+    .await?;
     let admitted = events.iter().filter(|e| e.admitted).count() as u64;
     let errors: Vec<&String> = events.iter().filter_map(|e| e.error.as_ref()).collect();
     let aborts: u32 = events.iter().map(|e| e.aborts).sum();
@@ -45,7 +54,10 @@ pub async fn exact(b: &Bench<'_>, rtt_ms: f64) -> Result<Outcome> {
         "limit {LIMIT}, {WORKERS} workers, {OFFERED} offered, round trip {:.2} ms (median PING): {admitted} admitted, {} errors{}, {aborts} WATCH aborts, {exhausted} refused for retries exhausted",
         calibration.rtt_median_us / 1000.0,
         errors.len(),
-        errors.first().map(|e| format!(" (first: {e})")).unwrap_or_default(),
+        errors
+            .first()
+            .map(|e| format!(" (first: {e})"))
+            .unwrap_or_default(),
     );
     let verdict = if admitted > LIMIT {
         Verdict::Fail
@@ -57,7 +69,8 @@ pub async fn exact(b: &Bench<'_>, rtt_ms: f64) -> Result<Outcome> {
     Ok(Outcome::Measured {
         value: ratio,
         unit: "x limit",
-        threshold: "pass = 1 (exactly the limit); warn < 1 (under-admits or errors); fail > 1".into(),
+        threshold: "pass = 1 (exactly the limit); warn < 1 (under-admits or errors); fail > 1"
+            .into(),
         verdict,
         detail,
     })

@@ -192,7 +192,9 @@ async fn measure_both(b: &Bench<'_>) -> Result<(Outcome, Outcome)> {
         "x GET/s",
         0.5,
         0.2,
-        format!("{rate:.0} decisions/s vs {get_rate:.0} GETs/s ({CONNS} connections, closed loop, one process on this machine)"),
+        format!(
+            "{rate:.0} decisions/s vs {get_rate:.0} GETs/s ({CONNS} connections, closed loop, one process on this machine)"
+        ),
     );
     // The value shown is the fraction; the rate itself is in the detail.
     Ok((cost, per_s))

@@ -18,11 +18,21 @@ pub async fn keys_containing(conn: &mut Connection, needle: &str) -> Result<Vec<
     let mut out = Vec::new();
     loop {
         let r = conn
-            .call(&crate::args!["SCAN", cursor.as_str(), "MATCH", pattern.as_str(), "COUNT", 1000u64])
+            .call(&crate::args![
+                "SCAN",
+                cursor.as_str(),
+                "MATCH",
+                pattern.as_str(),
+                "COUNT",
+                1000u64
+            ])
             .await?;
         let mut parts = r.into_array().unwrap_or_default();
         let keys = parts.pop().and_then(|k| k.into_array()).unwrap_or_default();
-        cursor = parts.pop().and_then(|c| c.as_string()).unwrap_or_else(|| "0".into());
+        cursor = parts
+            .pop()
+            .and_then(|c| c.as_string())
+            .unwrap_or_else(|| "0".into());
         out.extend(keys.iter().filter_map(|k| k.as_string()));
         if cursor == "0" {
             return Ok(out);
@@ -56,7 +66,15 @@ async fn at_limit(b: &Bench<'_>, limit: u64, clients: usize) -> Result<(f64, usi
     let mut n = 0;
     for mut node in b.fleet.node_connections().await? {
         for k in keys_containing(&mut node, &base).await? {
-            let r = node.call(&crate::args!["MEMORY", "USAGE", k.as_str(), "SAMPLES", 0u64]).await?;
+            let r = node
+                .call(&crate::args![
+                    "MEMORY",
+                    "USAGE",
+                    k.as_str(),
+                    "SAMPLES",
+                    0u64
+                ])
+                .await?;
             total += r.as_i64().unwrap_or(0);
             n += 1;
         }
@@ -70,13 +88,18 @@ pub async fn per_client(b: &Bench<'_>) -> Result<Outcome> {
         "growth with the limit: not run at size smoke".to_string()
     } else {
         let (big, _) = at_limit(b, 1000, 5).await?;
-        format!("at a limit of 1000: {big:.0} B per client ({:.1}x)", big / bytes.max(1.0))
+        format!(
+            "at a limit of 1000: {big:.0} B per client ({:.1}x)",
+            big / bytes.max(1.0)
+        )
     };
     Ok(Outcome::at_most(
         bytes,
         "B",
         1024.0,
         16384.0,
-        format!("20 clients at their limit of 100 per 60 s: {keys} keys, {bytes:.0} B per client (MEMORY USAGE SAMPLES 0); {growth}"),
+        format!(
+            "20 clients at their limit of 100 per 60 s: {keys} keys, {bytes:.0} B per client (MEMORY USAGE SAMPLES 0); {growth}"
+        ),
     ))
 }

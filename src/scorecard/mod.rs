@@ -154,23 +154,68 @@ pub fn num(x: f64) -> String {
 pub const PROPERTIES: &[(&str, &str)] = &[
     ("works", "a first decision succeeds"),
     ("exact-0ms", "admitted / limit, 64 workers, 0 ms round trip"),
-    ("exact-6.7ms", "admitted / limit, 64 workers, 6.7 ms round trip (delay proxy)"),
-    ("straddle", "max admitted in any window / limit: two bursts of L around a boundary"),
-    ("quiet-burst", "max admitted in any window / limit: a quiet spell then a 3x flood"),
-    ("burst-sustained", "max admitted in any window / limit: a burst of L then traffic at the rate"),
-    ("clock-10ms", "admitted % of the ideal bucket, +/-10 ms caller skew minus unskewed (points)"),
+    (
+        "exact-6.7ms",
+        "admitted / limit, 64 workers, 6.7 ms round trip (delay proxy)",
+    ),
+    (
+        "straddle",
+        "max admitted in any window / limit: two bursts of L around a boundary",
+    ),
+    (
+        "quiet-burst",
+        "max admitted in any window / limit: a quiet spell then a 3x flood",
+    ),
+    (
+        "burst-sustained",
+        "max admitted in any window / limit: a burst of L then traffic at the rate",
+    ),
+    (
+        "clock-10ms",
+        "admitted % of the ideal bucket, +/-10 ms caller skew minus unskewed (points)",
+    ),
     ("clock-100ms", "the same at +/-100 ms"),
     ("clock-1s", "the same at +/-1 s"),
-    ("cost-x-get", "Redis CPU per decision / Redis CPU per GET, same run, unpinned"),
-    ("decisions-per-s", "decisions/s of 16 closed-loop connections, as a fraction of GETs/s"),
-    ("memory", "bytes per busy client (at its limit, 100 per 60 s), MEMORY USAGE"),
-    ("replication", "fraction of keys whose replica state (DUMP, PEXPIRETIME) equals the primary's"),
-    ("failover", "admitted above the limit across a failover (primary killed, replica promoted, 50 ms replication link) / limit"),
-    ("cluster", "fraction of users that work on a 3-master cluster"),
-    ("survive-restart", "fraction of invocation modes that still decide after SHUTDOWN SAVE + restart"),
-    ("survive-promotion", "fraction of invocation modes that decide on a promoted replica"),
-    ("slow-redis", "fraction decided by Redis at a 3 ms round trip with a 10 ms deadline"),
-    ("gone-redis", "fraction of decisions that follow the policy (open: admit, closed: refuse) in time when Redis is gone"),
+    (
+        "cost-x-get",
+        "Redis CPU per decision / Redis CPU per GET, same run, unpinned",
+    ),
+    (
+        "decisions-per-s",
+        "decisions/s of 16 closed-loop connections, as a fraction of GETs/s",
+    ),
+    (
+        "memory",
+        "bytes per busy client (at its limit, 100 per 60 s), MEMORY USAGE",
+    ),
+    (
+        "replication",
+        "fraction of keys whose replica state (DUMP, PEXPIRETIME) equals the primary's",
+    ),
+    (
+        "failover",
+        "admitted above the limit across a failover (primary killed, replica promoted, 50 ms replication link) / limit",
+    ),
+    (
+        "cluster",
+        "fraction of users that work on a 3-master cluster",
+    ),
+    (
+        "survive-restart",
+        "fraction of invocation modes that still decide after SHUTDOWN SAVE + restart",
+    ),
+    (
+        "survive-promotion",
+        "fraction of invocation modes that decide on a promoted replica",
+    ),
+    (
+        "slow-redis",
+        "fraction decided by Redis at a 3 ms round trip with a 10 ms deadline",
+    ),
+    (
+        "gone-redis",
+        "fraction of decisions that follow the policy (open: admit, closed: refuse) in time when Redis is gone",
+    ),
 ];
 
 /// Where the battery runs.
@@ -236,9 +281,15 @@ pub fn default_strategies(dir: Option<&std::path::Path>) -> Result<Vec<String>> 
 }
 
 /// Build by name from `dir` first, else the built-ins and `lua/external`.
-pub fn build(name: &str, dir: Option<&std::path::Path>, opts: &Options) -> Result<Arc<dyn Strategy>> {
+pub fn build(
+    name: &str,
+    dir: Option<&std::path::Path>,
+    opts: &Options,
+) -> Result<Arc<dyn Strategy>> {
     match dir {
-        Some(d) => strategy::build(name, Some(d), opts).or_else(|_| strategy::build(name, None, opts)),
+        Some(d) => {
+            strategy::build(name, Some(d), opts).or_else(|_| strategy::build(name, None, opts))
+        }
         None => strategy::build(name, None, opts),
     }
 }
@@ -333,10 +384,16 @@ fn cell(name: &str, property: &'static str, r: Result<Outcome>) -> Cell {
 
 /// A property that does not finish in `limit` (a strategy whose calls hang)
 /// is an error, not a hung scorecard.
-async fn bounded(limit: std::time::Duration, f: impl std::future::Future<Output = Result<Outcome>>) -> Result<Outcome> {
+async fn bounded(
+    limit: std::time::Duration,
+    f: impl std::future::Future<Output = Result<Outcome>>,
+) -> Result<Outcome> {
     match tokio::time::timeout(limit, f).await {
         Ok(r) => r,
-        Err(_) => Err(Error::Timeout(format!("the property did not finish in {} s", limit.as_secs()))),
+        Err(_) => Err(Error::Timeout(format!(
+            "the property did not finish in {} s",
+            limit.as_secs()
+        ))),
     }
 }
 
@@ -361,10 +418,7 @@ pub async fn run(cfg: &Config, mut progress: impl FnMut(&StrategyResult)) -> Res
         let cells = battery(cfg, name).await;
         let (clock, cells) = match cells {
             Ok(v) => v,
-            Err(e) => (
-                "?".into(),
-                vec![cell(name, "works", Err(e))],
-            ),
+            Err(e) => ("?".into(), vec![cell(name, "works", Err(e))]),
         };
         let r = StrategyResult {
             strategy: name.clone(),
@@ -408,9 +462,21 @@ async fn battery(cfg: &Config, name: &str) -> Result<(String, Vec<Cell>)> {
     .await
     .unwrap_or_else(|_| Err(Error::Timeout("no reply in 30 s".into())));
     if let Err(e) = first {
-        cells.push(cell(name, "works", Err(Error::Other(format!("the strategy's first decision failed: {e}")))));
+        cells.push(cell(
+            name,
+            "works",
+            Err(Error::Other(format!(
+                "the strategy's first decision failed: {e}"
+            ))),
+        ));
         for (p, _) in &PROPERTIES[1..] {
-            cells.push(cell(name, p, Ok(Outcome::NotRun("the strategy's first decision failed (see works)".into()))));
+            cells.push(cell(
+                name,
+                p,
+                Ok(Outcome::NotRun(
+                    "the strategy's first decision failed (see works)".into(),
+                )),
+            ));
         }
         return Ok((clock, cells));
     }
@@ -422,21 +488,41 @@ async fn battery(cfg: &Config, name: &str) -> Result<(String, Vec<Cell>)> {
             unit: "",
             threshold: "a decision returns".into(),
             verdict: Verdict::Pass,
-            detail: format!("clock: {} (Info.clock); reports Redis time: {}", clock, s.info().reports_redis_time),
+            detail: format!(
+                "clock: {} (Info.clock); reports Redis time: {}",
+                clock,
+                s.info().reports_redis_time
+            ),
         }),
     ));
     let quick = b.size() != Size::Smoke;
     let smoke = || Ok(Outcome::NotRun("size smoke".into()));
-    let ext = |what: &str| Ok(Outcome::NotRun(format!("external Redis: needs control of the servers ({what})")));
+    let ext = |what: &str| {
+        Ok(Outcome::NotRun(format!(
+            "external Redis: needs control of the servers ({what})"
+        )))
+    };
     let limit = std::time::Duration::from_secs(match b.size() {
         Size::Smoke => 60,
         Size::Quick => 180,
         Size::Full => 600,
     });
-    cells.push(cell(name, "exact-0ms", bounded(limit, concurrency::exact(&b, 0.0)).await));
-    cells.push(cell(name, "exact-6.7ms", bounded(limit, concurrency::exact(&b, 6.7)).await));
+    cells.push(cell(
+        name,
+        "exact-0ms",
+        bounded(limit, concurrency::exact(&b, 0.0)).await,
+    ));
+    cells.push(cell(
+        name,
+        "exact-6.7ms",
+        bounded(limit, concurrency::exact(&b, 6.7)).await,
+    ));
     for p in promise::PATTERNS {
-        cells.push(cell(name, p, bounded(limit, promise::max_in_window(&b, p)).await));
+        cells.push(cell(
+            name,
+            p,
+            bounded(limit, promise::max_in_window(&b, p)).await,
+        ));
     }
     let clocks = clock::drift(&b).await;
     for (p, r) in clocks {
@@ -445,22 +531,42 @@ async fn battery(cfg: &Config, name: &str) -> Result<(String, Vec<Cell>)> {
     let (c, d) = cost::measure(&b).await;
     cells.push(cell(name, "cost-x-get", c));
     cells.push(cell(name, "decisions-per-s", d));
-    cells.push(cell(name, "memory", bounded(limit, memory::per_client(&b)).await));
+    cells.push(cell(
+        name,
+        "memory",
+        bounded(limit, memory::per_client(&b)).await,
+    ));
     let own = b.own().is_some();
     cells.push(cell(
         name,
         "replication",
-        if !own { ext("a primary + replica") } else if !quick { smoke() } else { bounded(limit, servers::replication(&b)).await },
+        if !own {
+            ext("a primary + replica")
+        } else if !quick {
+            smoke()
+        } else {
+            bounded(limit, servers::replication(&b)).await
+        },
     ));
     cells.push(cell(
         name,
         "failover",
-        if !own { ext("killing the primary") } else if !quick { smoke() } else { bounded(limit, servers::failover(&b)).await },
+        if !own {
+            ext("killing the primary")
+        } else if !quick {
+            smoke()
+        } else {
+            bounded(limit, servers::failover(&b)).await
+        },
     ));
     cells.push(cell(
         name,
         "cluster",
-        if !quick && own { smoke() } else { bounded(limit, servers::cluster(&b)).await },
+        if !quick && own {
+            smoke()
+        } else {
+            bounded(limit, servers::cluster(&b)).await
+        },
     ));
     let (r, p) = if !own {
         (ext("restart"), ext("failover"))

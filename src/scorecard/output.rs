@@ -28,8 +28,16 @@ pub fn write_all(dir: &Path, sc: &Scorecard) -> Result<()> {
     std::fs::create_dir_all(dir).map_err(|e| io(dir, e))?;
     let p = dir.join("scorecard.csv");
     let mut w = csv::Writer::from_path(&p).map_err(|e| io(&p, e))?;
-    w.write_record(["strategy", "property", "value", "unit", "threshold", "verdict", "detail"])
-        .map_err(|e| io(&p, e))?;
+    w.write_record([
+        "strategy",
+        "property",
+        "value",
+        "unit",
+        "threshold",
+        "verdict",
+        "detail",
+    ])
+    .map_err(|e| io(&p, e))?;
     for r in &sc.results {
         for c in &r.cells {
             w.write_record([
@@ -55,7 +63,11 @@ pub fn write_all(dir: &Path, sc: &Scorecard) -> Result<()> {
         "seconds_per_strategy": sc.results.iter().map(|r| (r.strategy.clone(), r.seconds)).collect::<std::collections::BTreeMap<_, _>>(),
         "clock_per_strategy": sc.results.iter().map(|r| (r.strategy.clone(), r.clock.clone())).collect::<std::collections::BTreeMap<_, _>>(),
     });
-    std::fs::write(&p, serde_json::to_string_pretty(&header).unwrap_or_default()).map_err(|e| io(&p, e))?;
+    std::fs::write(
+        &p,
+        serde_json::to_string_pretty(&header).unwrap_or_default(),
+    )
+    .map_err(|e| io(&p, e))?;
     svg(&dir.join("scorecard.svg"), sc)
 }
 
@@ -74,22 +86,43 @@ pub fn markdown(sc: &Scorecard) -> String {
     s.push_str(&format!("| {} |\n", head.join(" | ")));
     s.push_str(&format!("|{}\n", "---|".repeat(head.len())));
     for r in &sc.results {
-        let mut row = vec![r.strategy.clone(), r.clock.clone(), format!("{:.1}", r.seconds)];
+        let mut row = vec![
+            r.strategy.clone(),
+            r.clock.clone(),
+            format!("{:.1}", r.seconds),
+        ];
         for (p, _) in PROPERTIES {
-            row.push(r.cells.iter().find(|c| c.property == *p).map(short).unwrap_or_else(|| "-".into()));
+            row.push(
+                r.cells
+                    .iter()
+                    .find(|c| c.property == *p)
+                    .map(short)
+                    .unwrap_or_else(|| "-".into()),
+            );
         }
         s.push_str(&format!("| {} |\n", row.join(" | ")));
     }
     s.push_str("\n## Every cell: threshold and detail\n\n");
     for r in &sc.results {
-        s.push_str(&format!("### {} (clock: {}, {:.1} s)\n\n", r.strategy, r.clock, r.seconds));
+        s.push_str(&format!(
+            "### {} (clock: {}, {:.1} s)\n\n",
+            r.strategy, r.clock, r.seconds
+        ));
         for c in &r.cells {
             s.push_str(&format!(
                 "- `{}` **{}**{}{}: {}\n",
                 c.property,
                 short(c),
-                if c.unit.is_empty() { String::new() } else { format!(" {}", c.unit) },
-                if c.threshold.is_empty() { String::new() } else { format!(" ({})", c.threshold) },
+                if c.unit.is_empty() {
+                    String::new()
+                } else {
+                    format!(" {}", c.unit)
+                },
+                if c.threshold.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({})", c.threshold)
+                },
                 c.detail.replace('\n', " ")
             ));
         }
@@ -126,25 +159,39 @@ pub fn svg(path: &Path, sc: &Scorecard) -> Result<()> {
     .map_err(|x| e(&x))?;
     for (j, (p, _)) in PROPERTIES.iter().enumerate() {
         let x = lw + cw * j as i32 + 4;
-        root.draw(&Text::new(p.to_string(), (x, top - 12), small.clone().transform(FontTransform::Rotate270)))
-            .map_err(|x| e(&x))?;
+        root.draw(&Text::new(
+            p.to_string(),
+            (x, top - 12),
+            small.clone().transform(FontTransform::Rotate270),
+        ))
+        .map_err(|x| e(&x))?;
     }
     for (i, r) in sc.results.iter().enumerate() {
         let y = top + rh * i as i32;
-        root.draw(&Text::new(format!("{} ({})", r.strategy, r.clock), (5, y + 7), font.clone()))
-            .map_err(|x| e(&x))?;
+        root.draw(&Text::new(
+            format!("{} ({})", r.strategy, r.clock),
+            (5, y + 7),
+            font.clone(),
+        ))
+        .map_err(|x| e(&x))?;
         for (j, (p, _)) in PROPERTIES.iter().enumerate() {
             let x = lw + cw * j as i32;
-            let Some(c) = r.cells.iter().find(|c| c.property == *p) else { continue };
-            root.draw(&Rectangle::new([(x, y), (x + cw - 2, y + rh - 2)], colour(c.verdict).filled()))
-                .map_err(|x| e(&x))?;
+            let Some(c) = r.cells.iter().find(|c| c.property == *p) else {
+                continue;
+            };
+            root.draw(&Rectangle::new(
+                [(x, y), (x + cw - 2, y + rh - 2)],
+                colour(c.verdict).filled(),
+            ))
+            .map_err(|x| e(&x))?;
             let label = match (c.verdict, c.value) {
                 (Verdict::NotRun, _) => "not-run".to_string(),
                 (Verdict::Error, _) => "error".to_string(),
                 (_, Some(v)) => num(v),
                 _ => String::new(),
             };
-            root.draw(&Text::new(label, (x + 4, y + 7), small.clone())).map_err(|x| e(&x))?;
+            root.draw(&Text::new(label, (x + 4, y + 7), small.clone()))
+                .map_err(|x| e(&x))?;
         }
     }
     root.present().map_err(|x| e(&x))?;

@@ -23,9 +23,9 @@ use crate::analysis::window::max_in_window as most_in_window;
 use crate::clock::Clock;
 use crate::error::Result;
 use crate::experiments::testbed;
+use crate::load::TrialClock;
 use crate::load::dispatch::{Assign, open_loop_on};
 use crate::load::schedule::{self, Arrival};
-use crate::load::TrialClock;
 use crate::run::Size;
 use crate::strategy::Limit;
 
@@ -47,7 +47,13 @@ pub(super) fn next_boundary(tc: &TrialClock, offset_us: i64, window_ms: u64, ahe
     b - offset_us - tc.start_unix_us
 }
 
-fn arrivals(pattern: &str, l: u64, window_ms: u64, tc: &TrialClock, offset_us: i64) -> Vec<Arrival> {
+fn arrivals(
+    pattern: &str,
+    l: u64,
+    window_ms: u64,
+    tc: &TrialClock,
+    offset_us: i64,
+) -> Vec<Arrival> {
     let w = window_ms as i64 * 1000;
     let per_s = l as f64 * 1000.0 / window_ms as f64;
     match pattern {
@@ -87,19 +93,31 @@ pub async fn max_in_window(b: &Bench<'_>, pattern: &str) -> Result<Outcome> {
     drop(conn);
     let drivers = testbed::drivers(b.addr(), &b.strategy, &[Clock::default(); 16]).await?;
     let tc = TrialClock::start();
-    let a: Vec<Arrival> = schedule::for_client(&arrivals(pattern, l, window_ms, &tc, offset), &client);
+    let a: Vec<Arrival> =
+        schedule::for_client(&arrivals(pattern, l, window_ms, &tc, offset), &client);
     let offered = a.len();
     let (events, _) = open_loop_on(drivers, Arc::new(a), Assign::Pool, limit, tc).await?;
     let errors = events.iter().filter(|e| e.error.is_some()).count();
     let admitted: Vec<_> = events.iter().filter(|e| e.admitted).collect();
-    let redis = b.strategy.info().reports_redis_time && admitted.iter().all(|e| e.redis_time_us.is_some());
+    let redis =
+        b.strategy.info().reports_redis_time && admitted.iter().all(|e| e.redis_time_us.is_some());
     let mut times: Vec<i64> = admitted
         .iter()
-        .map(|e| if redis { e.redis_time_us.unwrap() } else { e.replied_us })
+        .map(|e| {
+            if redis {
+                e.redis_time_us.unwrap()
+            } else {
+                e.replied_us
+            }
+        })
         .collect();
     times.sort_unstable();
     let (most, _) = most_in_window(&times, window_ms as i64 * 1000);
-    let late_max = events.iter().map(|e| e.sent_us - e.intended_us).max().unwrap_or(0);
+    let late_max = events
+        .iter()
+        .map(|e| e.sent_us - e.intended_us)
+        .max()
+        .unwrap_or(0);
     let ratio = most as f64 / l as f64;
     Ok(Outcome::at_most(
         ratio,
@@ -109,7 +127,11 @@ pub async fn max_in_window(b: &Bench<'_>, pattern: &str) -> Result<Outcome> {
         format!(
             "limit {l} per {window_ms} ms, {offered} offered, {} admitted, {errors} errors; most in any window {most} (times: {}); latest send {:.1} ms behind schedule",
             admitted.len(),
-            if redis { "Redis's clock" } else { "reply times" },
+            if redis {
+                "Redis's clock"
+            } else {
+                "reply times"
+            },
             late_max as f64 / 1000.0
         ),
     ))

@@ -46,7 +46,11 @@ async fn key_state(c: &mut Connection, key: &str) -> Result<(Vec<u8>, i64)> {
         crate::resp::Reply::Nil => Vec::new(),
         other => other.one_line().into_bytes(),
     };
-    let t = c.call(&crate::args!["PEXPIRETIME", key]).await?.as_i64().unwrap_or(-3);
+    let t = c
+        .call(&crate::args!["PEXPIRETIME", key])
+        .await?
+        .as_i64()
+        .unwrap_or(-3);
     Ok((dump, t))
 }
 
@@ -100,7 +104,10 @@ pub async fn replication(b: &Bench<'_>) -> Result<Outcome> {
             caught.master_offset,
             keys.len(),
             differ.len(),
-            differ.first().map(|k| format!(" (first: {k})")).unwrap_or_default()
+            differ
+                .first()
+                .map(|k| format!(" (first: {k})"))
+                .unwrap_or_default()
         ),
     ))
 }
@@ -119,14 +126,26 @@ pub async fn failover(b: &Bench<'_>) -> Result<Outcome> {
     let bin = own(b)?;
     let mut primary = Server::start(bin, ServerConfig::default(), false, None).await?;
     let proxy = DelayProxy::start(primary.addr())?;
-    let mut replica = Server::start(bin, ServerConfig::default(), false, Some(proxy.listen.port())).await?;
+    let mut replica = Server::start(
+        bin,
+        ServerConfig::default(),
+        false,
+        Some(proxy.listen.port()),
+    )
+    .await?;
     replica.wait_in_sync(Duration::from_secs(30)).await?;
     proxy.set_one_way(Duration::from_millis(50));
     let mut c = primary.connection().await?;
     b.strategy.prepare(&mut c).await?;
-    let acked = c.call(&crate::args!["WAIT", 1u64, 5000u64]).await?.as_i64().unwrap_or(0);
+    let acked = c
+        .call(&crate::args!["WAIT", 1u64, 5000u64])
+        .await?
+        .as_i64()
+        .unwrap_or(0);
     if acked < 1 {
-        return Err(Error::Other("the replica did not acknowledge a write within 5 s".into()));
+        return Err(Error::Other(
+            "the replica did not acknowledge a write within 5 s".into(),
+        ));
     }
     let client = vec![b.client("failover")];
     let limit = 100;
@@ -152,7 +171,10 @@ pub async fn failover(b: &Bench<'_>) -> Result<Outcome> {
             before.errors,
             after.admitted,
             after.errors,
-            after.first_error.map(|e| format!(", first: {}", first_line(&e))).unwrap_or_default()
+            after
+                .first_error
+                .map(|e| format!(", first: {}", first_line(&e)))
+                .unwrap_or_default()
         ),
     ))
 }
@@ -216,7 +238,11 @@ pub async fn cluster(b: &Bench<'_>) -> Result<Outcome> {
             if errors.is_empty() {
                 "none".to_string()
             } else {
-                errors.iter().map(|(k, v)| format!("{k}: {v}")).collect::<Vec<_>>().join(", ")
+                errors
+                    .iter()
+                    .map(|(k, v)| format!("{k}: {v}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
             }
         ),
     ))
@@ -247,7 +273,11 @@ pub async fn survival(b: &Bench<'_>) -> (Result<Outcome>, Result<Outcome>) {
             Ok(s) => s,
             Err(e) => return (Err(e), Err(Error::Other("see survive-restart".into()))),
         };
-        let label = if mode.is_empty() { "(no script)" } else { mode.as_str() };
+        let label = if mode.is_empty() {
+            "(no script)"
+        } else {
+            mode.as_str()
+        };
         let client = b.client("survive");
         let r = async {
             let mut f = Fleet::standalone(bin, ServerConfig::default()).await?;
@@ -291,7 +321,10 @@ pub async fn survival(b: &Bench<'_>) -> (Result<Outcome>, Result<Outcome>) {
     };
     (
         judge(restart, "after SHUTDOWN SAVE and a restart"),
-        judge(promoted, "on the replica promoted after its primary was killed"),
+        judge(
+            promoted,
+            "on the replica promoted after its primary was killed",
+        ),
     )
 }
 

@@ -43,11 +43,20 @@ fn register(url: &str) -> Result<SocketAddr> {
 }
 
 async fn check_redis(addr: SocketAddr, url: &str) -> Result<Connection> {
-    let connect = tokio::time::timeout(std::time::Duration::from_secs(5), Connection::connect(addr));
+    let connect =
+        tokio::time::timeout(std::time::Duration::from_secs(5), Connection::connect(addr));
     let mut c = match connect.await {
-        Err(_) => return Err(Error::Other(format!("cannot reach {}: no answer in 5 s (not Redis?)", redact(url)))),
+        Err(_) => {
+            return Err(Error::Other(format!(
+                "cannot reach {}: no answer in 5 s (not Redis?)",
+                redact(url)
+            )));
+        }
         Ok(Err(e)) if e.to_string().contains("AUTH") => {
-            return Err(Error::Other(format!("{} refused the credentials: {e}", redact(url))));
+            return Err(Error::Other(format!(
+                "{} refused the credentials: {e}",
+                redact(url)
+            )));
         }
         Ok(Err(e)) => return Err(Error::Other(format!("cannot reach {}: {e}", redact(url)))),
         Ok(Ok(c)) => c,
@@ -93,7 +102,9 @@ impl External {
                     return Err(Error::Other(format!(
                         "--cluster-url {} is not a Redis Cluster node (cluster support disabled: {})",
                         redact(cu),
-                        ci.err().map(|e| e.to_string()).unwrap_or_else(|| "no cluster_state".into())
+                        ci.err()
+                            .map(|e| e.to_string())
+                            .unwrap_or_else(|| "no cluster_state".into())
                     )));
                 }
                 Some(a)
@@ -108,7 +119,9 @@ impl External {
         let mut held = keys_containing(&mut c, prefix).await?.len();
         if let Some(seed) = cluster {
             for a in ClusterConn::connect(seed).await?.node_addrs() {
-                held += keys_containing(&mut Connection::connect(a).await?, prefix).await?.len();
+                held += keys_containing(&mut Connection::connect(a).await?, prefix)
+                    .await?
+                    .len();
             }
         }
         if held > 0 {
@@ -122,8 +135,13 @@ impl External {
     /// INFO (version, mode, maxmemory policy) and the measured round trip.
     pub async fn describe(&self) -> Result<serde_json::Value> {
         let mut out = serde_json::Map::new();
-        for (label, addr, url) in [("redis", Some(self.addr), Some(&self.url)), ("cluster", self.cluster, self.cluster_url.as_ref())] {
-            let (Some(addr), Some(url)) = (addr, url) else { continue };
+        for (label, addr, url) in [
+            ("redis", Some(self.addr), Some(&self.url)),
+            ("cluster", self.cluster, self.cluster_url.as_ref()),
+        ] {
+            let (Some(addr), Some(url)) = (addr, url) else {
+                continue;
+            };
             let mut c = Connection::connect(addr).await?;
             let f = info::read(&mut c, &["server", "memory"]).await?;
             let rtt = measure_rtt(addr, 50).await?;

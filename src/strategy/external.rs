@@ -65,7 +65,11 @@ pub const PLACEHOLDERS: &[&str] = &[
 
 /// The placeholders that read the caller's clock.
 fn reads_caller_clock(name: &str) -> bool {
-    name.starts_with("now_") || matches!(name, "window_index" | "window_start_ms" | "prev_window_index")
+    name.starts_with("now_")
+        || matches!(
+            name,
+            "window_index" | "window_start_ms" | "prev_window_index"
+        )
 }
 
 #[derive(Debug, Deserialize)]
@@ -189,7 +193,9 @@ impl std::fmt::Display for Rendered<'_> {
                     "now_ms" => write!(f, "{}", req.now_us.div_euclid(1000))?,
                     "now_us" => write!(f, "{}", req.now_us)?,
                     "request_id" => write!(f, "{}", req.request_id)?,
-                    "window_index" => write!(f, "{}", super::window_index(req.now_us, l.window_ms))?,
+                    "window_index" => {
+                        write!(f, "{}", super::window_index(req.now_us, l.window_ms))?
+                    }
                     "window_start_ms" => write!(
                         f,
                         "{}",
@@ -496,7 +502,10 @@ mod tests {
             now_us: 12_345_678_901,
             request_id: 7,
         };
-        assert_eq!(Rendered(&t, &req).to_string(), "rl:{c}:12345:12344:12345000");
+        assert_eq!(
+            Rendered(&t, &req).to_string(),
+            "rl:{c}:12345:12344:12345000"
+        );
         assert!(t.uses_caller_clock());
         assert_eq!(
             load("args = [\"${window_start_ms}\"]", "").unwrap().clock,

@@ -12,7 +12,9 @@ use crate::error::Result;
 pub fn per_target(rows: &[Row]) -> BTreeMap<String, (usize, f64, f64, f64)> {
     let mut by: BTreeMap<String, Vec<f64>> = BTreeMap::new();
     for r in rows {
-        by.entry(r.target.clone()).or_default().push(r.round_trip_median_us);
+        by.entry(r.target.clone())
+            .or_default()
+            .push(r.round_trip_median_us);
     }
     by.into_iter()
         .map(|(t, v)| {
@@ -37,7 +39,13 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
          no contention: a bare PING (the wire alone) and one decision per strategy. \
          Every other latency in this report includes this much.\n\n{}",
         md_table(
-            &["target", "trials", "median round trip, mean over trials (µs)", "min (µs)", "max (µs)"],
+            &[
+                "target",
+                "trials",
+                "median round trip, mean over trials (µs)",
+                "min (µs)",
+                "max (µs)"
+            ],
             &table
         )
     );

@@ -113,11 +113,20 @@ impl Sweep for Baseline {
             Some(d) => {
                 // A limit far above the samples: every decision admits.
                 let client = fresh_client("base", target, trial);
-                let (events, _, mut back) =
-                    closed_loop(vec![d], &client, Limit::per_window(n * 10, 3_600_000), 1, n, None)
-                        .await?;
+                let (events, _, mut back) = closed_loop(
+                    vec![d],
+                    &client,
+                    Limit::per_window(n * 10, 3_600_000),
+                    1,
+                    n,
+                    None,
+                )
+                .await?;
                 setup.driver = back.pop();
-                let us = events.iter().map(|e| (e.replied_us - e.sent_us) as f64).collect();
+                let us = events
+                    .iter()
+                    .map(|e| (e.replied_us - e.sent_us) as f64)
+                    .collect();
                 let errors = events.iter().filter(|e| e.error.is_some()).count() as u64;
                 (us, errors, latency::from_events(&events))
             }

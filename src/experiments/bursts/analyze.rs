@@ -12,7 +12,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::rows::{HistoryRow, Row};
-use crate::analysis::figure::{Axis, Figure, Panel, Pt, Reference, Series, Shade, num, pass_region};
+use crate::analysis::figure::{
+    Axis, Figure, Panel, Pt, Reference, Series, Shade, num, pass_region,
+};
 use crate::analysis::stats::Summary;
 use crate::analysis::table::{distinct, f, md_table};
 use crate::analysis::window::{admission_times, by_trial, max_in_window, min_span};
@@ -193,8 +195,17 @@ fn table(rows: &[Row], trials: &[Trial], strategies: &[String], md: &mut String)
 
 /// A3.1: the ratio per lead (left) and, per lead, one trial's cumulative
 /// admissions of the Lua fixed window around the window boundary.
-fn figure_a3_1(ctx: &AnalysisCtx, rows: &[Row], trials: &[Trial], hist: &Hist, md: &mut String) -> Result<()> {
-    let st: Vec<&Trial> = trials.iter().filter(|t| t.row.pattern == "straddle" && t.ratio.is_finite()).collect();
+fn figure_a3_1(
+    ctx: &AnalysisCtx,
+    rows: &[Row],
+    trials: &[Trial],
+    hist: &Hist,
+    md: &mut String,
+) -> Result<()> {
+    let st: Vec<&Trial> = trials
+        .iter()
+        .filter(|t| t.row.pattern == "straddle" && t.ratio.is_finite())
+        .collect();
     if st.is_empty() {
         return Ok(());
     }
@@ -212,7 +223,11 @@ fn figure_a3_1(ctx: &AnalysisCtx, rows: &[Row], trials: &[Trial], hist: &Hist, m
         let pts = leads_sorted
             .iter()
             .map(|l| {
-                let v: Vec<f64> = st.iter().filter(|t| t.row.strategy == s && t.row.phase_ms == Some(*l)).map(|t| t.ratio).collect();
+                let v: Vec<f64> = st
+                    .iter()
+                    .filter(|t| t.row.strategy == s && t.row.phase_ms == Some(*l))
+                    .map(|t| t.ratio)
+                    .collect();
                 Pt::summary(*l, &Summary::of(&v))
             })
             .filter(|p| p.y.is_finite())
@@ -232,27 +247,42 @@ fn figure_a3_1(ctx: &AnalysisCtx, rows: &[Row], trials: &[Trial], hist: &Hist, m
     .panel(left);
     let limit = rows.first().map(|r| r.limit).unwrap_or(100);
     for l in &leads_sorted {
-        let Some(t) = st.iter().find(|t| t.row.strategy == "fixed-window-lua" && t.row.phase_ms == Some(*l)) else {
+        let Some(t) = st
+            .iter()
+            .find(|t| t.row.strategy == "fixed-window-lua" && t.row.phase_ms == Some(*l))
+        else {
             continue;
         };
-        let (Some(h), Some(b)) = (hist.get(&(t.row.cell.clone(), t.row.trial)), t.row.boundary_us) else {
+        let (Some(h), Some(b)) = (
+            hist.get(&(t.row.cell.clone(), t.row.trial)),
+            t.row.boundary_us,
+        ) else {
             continue;
         };
         let (mut times, _) = admission_times(h, true);
         times.sort();
-        let pts: Vec<Pt> = times.iter().enumerate().map(|(i, t)| Pt::new((*t - b) as f64 / 1000.0, (i + 1) as f64)).collect();
+        let pts: Vec<Pt> = times
+            .iter()
+            .enumerate()
+            .map(|(i, t)| Pt::new((*t - b) as f64 / 1000.0, (i + 1) as f64))
+            .collect();
         let mut p = Panel::new(
             format!("lead {} ms, trial {}", num(*l), t.row.trial),
             Axis::new("time from the window boundary (ms)"),
             Axis::new("admitted so far (requests)"),
         )
-        .series(Series::plain("fixed-window-lua, cumulative admissions", pts))
+        .series(Series::plain(
+            "fixed-window-lua, cumulative admissions",
+            pts,
+        ))
         .reference(Reference::limit(format!("limit L = {limit}"), limit as f64))
         .reference(Reference::expected("2L", 2.0 * limit as f64));
         if let Some(span) = min_span(&times, 2 * limit as usize) {
             // The span: the first window of 2L consecutive admissions that short.
             let k = 2 * limit as usize;
-            if let Some(i) = (0..=times.len().saturating_sub(k)).find(|i| times[i + k - 1] - times[*i] == span) {
+            if let Some(i) =
+                (0..=times.len().saturating_sub(k)).find(|i| times[i + k - 1] - times[*i] == span)
+            {
                 p.shades.push(Shade {
                     x0: (times[i] - b) as f64 / 1000.0,
                     x1: (times[i + k - 1] - b) as f64 / 1000.0,
@@ -269,25 +299,56 @@ fn figure_a3_1(ctx: &AnalysisCtx, rows: &[Row], trials: &[Trial], hist: &Hist, m
 /// A3.2 and A3.3: the ratio against the burst's phase in the window.
 fn figure_a3_2_a3_3(ctx: &AnalysisCtx, trials: &[Trial], md: &mut String) -> Result<()> {
     let panel = |title: &str, pattern: &str, strategies: &[&str]| {
-        let mut p = Panel::new(title, Axis::new("phase of the burst in the window (ms)"), Axis::new("max admitted in any 1 window / L"));
+        let mut p = Panel::new(
+            title,
+            Axis::new("phase of the burst in the window (ms)"),
+            Axis::new("max admitted in any 1 window / L"),
+        );
         for s in strategies {
             let mut by: BTreeMap<(i64, i64), Vec<f64>> = BTreeMap::new();
-            for t in trials.iter().filter(|t| t.row.pattern == pattern && t.row.strategy == *s && t.ratio.is_finite()) {
-                let key = ((t.row.rate_x.unwrap_or(0.0) * 100.0) as i64, t.row.phase_ms.unwrap_or(0.0) as i64);
+            for t in trials
+                .iter()
+                .filter(|t| t.row.pattern == pattern && t.row.strategy == *s && t.ratio.is_finite())
+            {
+                let key = (
+                    (t.row.rate_x.unwrap_or(0.0) * 100.0) as i64,
+                    t.row.phase_ms.unwrap_or(0.0) as i64,
+                );
                 by.entry(key).or_default().push(t.ratio);
             }
             let rates: BTreeSet<i64> = by.keys().map(|k| k.0).collect();
             for r in rates {
-                let pts = by.iter().filter(|(k, _)| k.0 == r).map(|(k, v)| Pt::summary(k.1 as f64, &Summary::of(v))).collect();
-                p = p.series(Series::line(format!("{s}, then {}x L per window", num(r as f64 / 100.0)), pts));
+                let pts = by
+                    .iter()
+                    .filter(|(k, _)| k.0 == r)
+                    .map(|(k, v)| Pt::summary(k.1 as f64, &Summary::of(v)))
+                    .collect();
+                p = p.series(Series::line(
+                    format!("{s}, then {}x L per window", num(r as f64 / 100.0)),
+                    pts,
+                ));
             }
         }
-        let phases: BTreeSet<i64> = trials.iter().filter(|t| t.row.pattern == pattern).filter_map(|t| t.row.phase_ms.map(|x| x as i64)).collect();
-        p.x = p.x.clone().ticks(phases.iter().map(|x| *x as f64).collect());
+        let phases: BTreeSet<i64> = trials
+            .iter()
+            .filter(|t| t.row.pattern == pattern)
+            .filter_map(|t| t.row.phase_ms.map(|x| x as i64))
+            .collect();
+        p.x =
+            p.x.clone()
+                .ticks(phases.iter().map(|x| *x as f64).collect());
         p
     };
-    let mut a = panel("quiet, then a burst (A3.2: token bucket)", "quiet-then-burst", &["token-bucket", "sliding-window-counter"]);
-    let mut b = panel("a burst, then sustained traffic (A3.3: sliding-window counter)", "burst-then-sustained", &["sliding-window-counter"]);
+    let mut a = panel(
+        "quiet, then a burst (A3.2: token bucket)",
+        "quiet-then-burst",
+        &["token-bucket", "sliding-window-counter"],
+    );
+    let mut b = panel(
+        "a burst, then sustained traffic (A3.3: sliding-window counter)",
+        "burst-then-sustained",
+        &["sliding-window-counter"],
+    );
     if let Some(c) = ctx.claim("A3.2") {
         a = a.reference(Reference::published(c, 0));
     }
@@ -295,7 +356,11 @@ fn figure_a3_2_a3_3(ctx: &AnalysisCtx, trials: &[Trial], md: &mut String) -> Res
         for i in 0..2 {
             let r = Reference::published(c, i);
             let (_, _, rule) = pass_region(c, i);
-            let label = format!("A3.3 published {} {}x; shaded: passes ({rule})", if i == 0 { "mean" } else { "worst" }, num(c.published.at(i)));
+            let label = format!(
+                "A3.3 published {} {}x; shaded: passes ({rule})",
+                if i == 0 { "mean" } else { "worst" },
+                num(c.published.at(i))
+            );
             b = b.reference(r.labelled(label));
         }
     }
@@ -315,16 +380,30 @@ fn figure_a3_2_a3_3(ctx: &AnalysisCtx, trials: &[Trial], md: &mut String) -> Res
 }
 
 /// A3.4 and the overview: every strategy per pattern (phases and rates pooled).
-fn figure_a3_4(ctx: &AnalysisCtx, rows: &[Row], trials: &[Trial], strategies: &[String], md: &mut String) -> Result<()> {
+fn figure_a3_4(
+    ctx: &AnalysisCtx,
+    rows: &[Row],
+    trials: &[Trial],
+    strategies: &[String],
+    md: &mut String,
+) -> Result<()> {
     let patterns = distinct(rows.iter().map(|r| r.pattern.clone()));
-    let mut p = Panel::new("", Axis::new("traffic pattern"), Axis::new("max admitted in any 1 window / L"))
-        .categories(patterns.clone());
+    let mut p = Panel::new(
+        "",
+        Axis::new("traffic pattern"),
+        Axis::new("max admitted in any 1 window / L"),
+    )
+    .categories(patterns.clone());
     for s in strategies {
         let pts = patterns
             .iter()
             .enumerate()
             .map(|(i, pat)| {
-                let v: Vec<f64> = trials.iter().filter(|t| &t.row.pattern == pat && &t.row.strategy == s).map(|t| t.ratio).collect();
+                let v: Vec<f64> = trials
+                    .iter()
+                    .filter(|t| &t.row.pattern == pat && &t.row.strategy == s)
+                    .map(|t| t.ratio)
+                    .collect();
                 Pt::summary(i as f64, &Summary::of(&v))
             })
             .filter(|p| p.y.is_finite())
@@ -484,14 +563,34 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
         "Send lateness against the schedule, p99 per trial: {} µs (bursts queue behind the driver pool).\n",
         Summary::of(&late).show(0)
     );
-    let get = |id: &str| out.iter().find(|m| m.id == id).map(|m| m.values.clone()).unwrap_or_default();
+    let get = |id: &str| {
+        out.iter()
+            .find(|m| m.id == id)
+            .map(|m| m.values.clone())
+            .unwrap_or_default()
+    };
     let finding = format!(
         "fixed windows admitted {}x L in some 1 s window when two bursts straddle the boundary; the token bucket {}x after a quiet spell; the sliding-window counter {}x on average ({}x at worst, over every phase and rate); the sliding-window log at most {}x under every pattern.",
-        get("A3.1").first().map(|v| f(*v, 2)).unwrap_or_else(|| "n/a".into()),
-        get("A3.2").first().map(|v| f(*v, 2)).unwrap_or_else(|| "n/a".into()),
-        get("A3.3").first().map(|v| f(*v, 2)).unwrap_or_else(|| "n/a".into()),
-        get("A3.3").get(1).map(|v| f(*v, 2)).unwrap_or_else(|| "n/a".into()),
-        get("A3.4").first().map(|v| f(*v, 2)).unwrap_or_else(|| "n/a".into()),
+        get("A3.1")
+            .first()
+            .map(|v| f(*v, 2))
+            .unwrap_or_else(|| "n/a".into()),
+        get("A3.2")
+            .first()
+            .map(|v| f(*v, 2))
+            .unwrap_or_else(|| "n/a".into()),
+        get("A3.3")
+            .first()
+            .map(|v| f(*v, 2))
+            .unwrap_or_else(|| "n/a".into()),
+        get("A3.3")
+            .get(1)
+            .map(|v| f(*v, 2))
+            .unwrap_or_else(|| "n/a".into()),
+        get("A3.4")
+            .first()
+            .map(|v| f(*v, 2))
+            .unwrap_or_else(|| "n/a".into()),
     );
     Ok((out, Section::new("bursts", md).finding(finding)))
 }

@@ -50,8 +50,8 @@ use crate::load::dispatch::{Assign, open_loop_on};
 use crate::load::schedule::{self, Arrival};
 use crate::load::{Driver, TrialClock};
 use crate::run::keys::fresh_client;
-use crate::run::seeds::{self, TrialRng, trial_seed};
 use crate::run::latency;
+use crate::run::seeds::{self, TrialRng, trial_seed};
 use crate::run::sweep::{self, Sweep, TrialRows};
 use crate::strategy::{Limit, Options};
 
@@ -289,7 +289,12 @@ impl Bursts {
                     .collect::<Vec<_>>(),
             );
             out.side.extend(hist);
-            out.latency.push(latency::row(&cell, rep, &name, &latency::from_events(&events))?);
+            out.latency.push(latency::row(
+                &cell,
+                rep,
+                &name,
+                &latency::from_events(&events),
+            )?);
             out.rows.push(Row {
                 cell,
                 trial: rep,
@@ -331,11 +336,10 @@ impl Sweep for Bursts {
         v.label()
     }
 
-
     fn reject(&self, _cell: &Self::Cell, out: &TrialRows<Row, HistoryRow>) -> Option<String> {
-        out.rows
-            .iter()
-            .find_map(|r| super::decisions::reject_failed(&r.strategy, r.errors, r.offered, &r.first_error))
+        out.rows.iter().find_map(|r| {
+            super::decisions::reject_failed(&r.strategy, r.errors, r.offered, &r.first_error)
+        })
     }
     fn trials(&self, _v: &Variant) -> u64 {
         self.p.reps

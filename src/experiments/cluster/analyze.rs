@@ -256,7 +256,12 @@ fn figure(ctx: &AnalysisCtx, u: &UsersRows) -> Result<String> {
                 .nodes
                 .iter()
                 .filter_map(|n| {
-                    let s = Summary::of(&u.sel(*n, v, fl).iter().map(|r| r.fraction_ok).collect::<Vec<_>>());
+                    let s = Summary::of(
+                        &u.sel(*n, v, fl)
+                            .iter()
+                            .map(|r| r.fraction_ok)
+                            .collect::<Vec<_>>(),
+                    );
                     (s.n > 0).then(|| Pt::summary(*n as f64, &s))
                 })
                 .collect();
@@ -264,7 +269,10 @@ fn figure(ctx: &AnalysisCtx, u: &UsersRows) -> Result<String> {
         }
         if v == "derived-plain" {
             for n in &u.nodes {
-                p = p.reference(Reference::expected("1/N (by chance on the base key's node)", 1.0 / *n as f64).over(*n as f64 - 0.35, *n as f64 + 0.35));
+                p = p.reference(
+                    Reference::expected("1/N (by chance on the base key's node)", 1.0 / *n as f64)
+                        .over(*n as f64 - 0.35, *n as f64 + 0.35),
+                );
             }
             if let Some(c) = ctx.claim("B7.1") {
                 p = p.reference(Reference::published(c, 0).over(2.6, 3.4));
@@ -289,8 +297,17 @@ fn pivot(u: &UsersRows) -> String {
         for fl in &u.flags {
             let mut row = vec![v.clone(), flags_words(fl)];
             row.extend(u.nodes.iter().map(|n| {
-                let s = Summary::of(&u.sel(*n, v, fl).iter().map(|r| r.fraction_ok).collect::<Vec<_>>());
-                if s.n > 0 { format!("{:.3}", s.mean) } else { String::new() }
+                let s = Summary::of(
+                    &u.sel(*n, v, fl)
+                        .iter()
+                        .map(|r| r.fraction_ok)
+                        .collect::<Vec<_>>(),
+                );
+                if s.n > 0 {
+                    format!("{:.3}", s.mean)
+                } else {
+                    String::new()
+                }
             }));
             t.push(row);
         }
@@ -310,8 +327,10 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
         distinct(rows.iter().map(|r| r.seed.to_string())).join(", "),
         distinct(u.rows.iter().map(|r| r.users.to_string())).join(", ")
     );
-    let mut appendix = String::from("Fraction of users whose decision worked, per cluster size, variant and script first line \
-                 (`none`: no shebang; `lua`: `#!lua`; `allow-cross-slot`: `#!lua flags=allow-cross-slot-keys`):\n\n");
+    let mut appendix = String::from(
+        "Fraction of users whose decision worked, per cluster size, variant and script first line \
+                 (`none`: no shebang; `lua`: `#!lua`; `allow-cross-slot`: `#!lua flags=allow-cross-slot-keys`):\n\n",
+    );
     appendix.push_str(&variant_table(&u));
     if !u.rows.is_empty() {
         md.push_str(&figure(ctx, &u)?);
@@ -328,8 +347,17 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
         md.push_str(&concurrency_table(&conc));
     }
     let at3 = |v: &str, fl: &str| {
-        let s = Summary::of(&u.sel(3, v, fl).iter().map(|r| r.fraction_ok).collect::<Vec<_>>());
-        if s.n > 0 { format!("{:.3}", s.mean) } else { "n/a".into() }
+        let s = Summary::of(
+            &u.sel(3, v, fl)
+                .iter()
+                .map(|r| r.fraction_ok)
+                .collect::<Vec<_>>(),
+        );
+        if s.n > 0 {
+            format!("{:.3}", s.mean)
+        } else {
+            "n/a".into()
+        }
     };
     let finding = format!(
         "on 3 masters a script that builds its key inside worked for a fraction {} of the users (1/N by chance), {} with a hash tag on the base key, and {} with the first line `#!lua` and no flags.",
@@ -337,5 +365,10 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
         at3("derived-tagged", "none"),
         at3("derived-plain", "lua"),
     );
-    Ok((out, Section::new("cluster", md).finding(finding).appendix(appendix)))
+    Ok((
+        out,
+        Section::new("cluster", md)
+            .finding(finding)
+            .appendix(appendix),
+    ))
 }

@@ -178,13 +178,23 @@ fn a0(ctx: &AnalysisCtx, md: &mut String, out: &mut Vec<Measured>) -> Result<()>
     }
     let mut cats: Vec<String> = counts.iter().map(|c| c.0.clone()).collect();
     cats.push("all four".into());
-    let mut pts: Vec<Pt> = counts.iter().enumerate().map(|(i, c)| Pt::new(i as f64, c.1 as f64)).collect();
+    let mut pts: Vec<Pt> = counts
+        .iter()
+        .enumerate()
+        .map(|(i, c)| Pt::new(i as f64, c.1 as f64))
+        .collect();
     pts.push(Pt::new(counts.len() as f64, total as f64));
-    let mut panel = Panel::new("", Axis::new("experiment of study A"), Axis::new("trials (rows of its CSV)"))
-        .categories(cats)
-        .series(Series::points("trials in this run", pts));
+    let mut panel = Panel::new(
+        "",
+        Axis::new("experiment of study A"),
+        Axis::new("trials (rows of its CSV)"),
+    )
+    .categories(cats)
+    .series(Series::points("trials in this run", pts));
     if let Some(c) = ctx.claim("A0") {
-        panel = panel.reference(Reference::published(c, 0).over(counts.len() as f64 - 0.45, counts.len() as f64 + 0.45));
+        panel = panel.reference(
+            Reference::published(c, 0).over(counts.len() as f64 - 0.45, counts.len() as f64 + 0.45),
+        );
     }
     *md += &Figure::new(
         "a0-study-a-trials",
@@ -247,10 +257,16 @@ fn a1_1(
         )),
     );
     let mut by: BTreeMap<u64, Vec<f64>> = BTreeMap::new();
-    for r in rows.iter().filter(|r| r.strategy == CTA && r.target_rtt_ms == 0.0) {
+    for r in rows
+        .iter()
+        .filter(|r| r.strategy == CTA && r.target_rtt_ms == 0.0)
+    {
         by.entry(r.workers).or_default().push(r.admitted as f64);
     }
-    let pts: Vec<Pt> = by.iter().map(|(c, v)| Pt::summary(*c as f64, &Summary::of(v))).collect();
+    let pts: Vec<Pt> = by
+        .iter()
+        .map(|(c, v)| Pt::summary(*c as f64, &Summary::of(v)))
+        .collect();
     let mut panel = Panel::new(
         "",
         Axis::log("concurrent workers c").ticks(by.keys().map(|c| *c as f64).collect()),
@@ -312,8 +328,12 @@ fn a1_2_figure_and_table(
         .series(Series::line("check-then-act, measured", pts));
         for c in &ws {
             let formula = lockstep_overshoot(*c, limit) as f64;
-            p = p.reference(Reference::expected("c*ceil(L/c) - L (lockstep formula)", formula).over(*c as f64 / 1.3, *c as f64 * 1.3));
-            if rtt == longest && A1_2_WORKERS.contains(c)
+            p = p.reference(
+                Reference::expected("c*ceil(L/c) - L (lockstep formula)", formula)
+                    .over(*c as f64 / 1.3, *c as f64 * 1.3),
+            );
+            if rtt == longest
+                && A1_2_WORKERS.contains(c)
                 && let Some(spec) = ctx.claim("A1.2")
             {
                 let t = pass_region(spec, 0).1.map(|b| b.1).unwrap_or(f64::NAN);
@@ -321,7 +341,11 @@ fn a1_2_figure_and_table(
                 r.value = None;
                 r.band = Some((formula - t, formula + t));
                 r.lines = vec![formula - t, formula + t];
-                r.label = format!("A1.2 published: {}; shaded: passes (within {} of the formula)", spec.published_text, num(t));
+                r.label = format!(
+                    "A1.2 published: {}; shaded: passes (within {} of the formula)",
+                    spec.published_text,
+                    num(t)
+                );
                 p = p.reference(r);
             }
         }
@@ -340,17 +364,27 @@ fn a1_2_figure_and_table(
     // Compact: mean overshoot per workers (rows) and round trip (columns).
     let rtts: Vec<i64> = o.rtt_measured.keys().copied().collect();
     let mut header = vec!["workers c".to_string(), "formula".to_string()];
-    header.extend(rtts.iter().map(|r| format!("{} ms", num(*r as f64 / 1000.0))));
+    header.extend(
+        rtts.iter()
+            .map(|r| format!("{} ms", num(*r as f64 / 1000.0))),
+    );
     let pivot: Vec<Vec<String>> = ws
         .iter()
         .map(|c| {
             let mut row = vec![c.to_string(), lockstep_overshoot(*c, limit).to_string()];
-            row.extend(rtts.iter().map(|r| o.by.get(&(*r, *c)).map(|v| f(Summary::of(v).mean, 1)).unwrap_or_default()));
+            row.extend(rtts.iter().map(|r| {
+                o.by.get(&(*r, *c))
+                    .map(|v| f(Summary::of(v).mean, 1))
+                    .unwrap_or_default()
+            }));
             row
         })
         .collect();
     *md += "Mean admitted - L per worker count (rows) and added round trip (columns), with the formula:\n\n";
-    *md += &md_table(&header.iter().map(|s| s.as_str()).collect::<Vec<_>>(), &pivot);
+    *md += &md_table(
+        &header.iter().map(|s| s.as_str()).collect::<Vec<_>>(),
+        &pivot,
+    );
     *md += "\n";
     *appendix += "Check-then-act overshoot per round trip and worker count (A1.2):\n\n";
     *appendix += &md_table(
@@ -425,10 +459,17 @@ fn a3_0(ctx: &AnalysisCtx, rows: &[Row], md: &mut String, out: &mut Vec<Measured
             .map(|(i, t)| Pt::new(i as f64, t.not_exact as f64))
             .collect::<Vec<_>>()
     };
-    let mut panel = Panel::new("", Axis::new("strategy"), Axis::new("trials not admitting exactly L"))
-        .categories(names.iter().map(|s| s.to_string()).collect())
-        .series(Series::points("atomic design (A3.0 counts these)", series(true)))
-        .series(Series::points("not atomic (for contrast)", series(false)));
+    let mut panel = Panel::new(
+        "",
+        Axis::new("strategy"),
+        Axis::new("trials not admitting exactly L"),
+    )
+    .categories(names.iter().map(|s| s.to_string()).collect())
+    .series(Series::points(
+        "atomic design (A3.0 counts these)",
+        series(true),
+    ))
+    .series(Series::points("not atomic (for contrast)", series(false)));
     if let Some(c) = ctx.claim("A3.0") {
         panel = panel.reference(Reference::published(c, 0));
     }
@@ -451,8 +492,7 @@ fn a3_0(ctx: &AnalysisCtx, rows: &[Row], md: &mut String, out: &mut Vec<Measured
             "min admitted",
             "max admitted",
         ],
-        &per
-            .iter()
+        &per.iter()
             .map(|(s, t)| {
                 vec![
                     s.clone(),
@@ -509,5 +549,10 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
         f(s64.mean, 1),
         dev.map(|d| format!(", and with the longest added round trip its mean overshoot is within {} of c*ceil(L/c)-L", f(d, 2))).unwrap_or_default(),
     );
-    Ok((out, Section::new("concurrency", md).finding(finding).appendix(appendix)))
+    Ok((
+        out,
+        Section::new("concurrency", md)
+            .finding(finding)
+            .appendix(appendix),
+    ))
 }

@@ -32,8 +32,8 @@ use crate::error::Result;
 use crate::load::closed_loop;
 use crate::load::counts::count;
 use crate::run::keys::fresh_client;
-use crate::run::seeds::trial_seed;
 use crate::run::latency;
+use crate::run::seeds::trial_seed;
 use crate::run::sweep::{self, NoSide, Sweep, TrialRows};
 use crate::strategy::{self, Limit, Options};
 

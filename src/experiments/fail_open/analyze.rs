@@ -170,9 +170,31 @@ fn outage_table(sums: &[SummaryRow], policies: &[String]) -> String {
 
 /// The timeline per policy: admitted, decided by Redis, refused or failed
 /// per second, mean over trials per bin, with the phases shaded.
-fn figure(ctx: &AnalysisCtx, bins: &[BinRow], sums: &[SummaryRow], policies: &[String]) -> Result<String> {
-    let trials = bins.iter().map(|b| b.trial).max().map(|t| t + 1).unwrap_or(0);
-    let bin_s = bins.iter().find(|x| x.bin == 1).map(|x| x.t_start_s - bins.iter().find(|y| y.bin == 0 && y.policy == x.policy && y.trial == x.trial).map(|y| y.t_start_s).unwrap_or(0.0)).unwrap_or(1.0).max(1e-9);
+fn figure(
+    ctx: &AnalysisCtx,
+    bins: &[BinRow],
+    sums: &[SummaryRow],
+    policies: &[String],
+) -> Result<String> {
+    let trials = bins
+        .iter()
+        .map(|b| b.trial)
+        .max()
+        .map(|t| t + 1)
+        .unwrap_or(0);
+    let bin_s = bins
+        .iter()
+        .find(|x| x.bin == 1)
+        .map(|x| {
+            x.t_start_s
+                - bins
+                    .iter()
+                    .find(|y| y.bin == 0 && y.policy == x.policy && y.trial == x.trial)
+                    .map(|y| y.t_start_s)
+                    .unwrap_or(0.0)
+        })
+        .unwrap_or(1.0)
+        .max(1e-9);
     let mut fig = Figure::new(
         "fail-open-timeline",
         &["B8"],
@@ -193,25 +215,53 @@ fn figure(ctx: &AnalysisCtx, bins: &[BinRow], sums: &[SummaryRow], policies: &[S
             per_bin
                 .values()
                 .map(|v| {
-                    let t = v.iter().map(|b| b.t_start_s).sum::<f64>() / v.len() as f64 + bin_s / 2.0;
-                    Pt::summary(t, &Summary::of(&v.iter().map(|b| g(b) / bin_s).collect::<Vec<_>>()))
+                    let t =
+                        v.iter().map(|b| b.t_start_s).sum::<f64>() / v.len() as f64 + bin_s / 2.0;
+                    Pt::summary(
+                        t,
+                        &Summary::of(&v.iter().map(|b| g(b) / bin_s).collect::<Vec<_>>()),
+                    )
                 })
                 .collect()
         };
-        let mut p = Panel::new(pol.clone(), Axis::new("time since the trial started (s)"), Axis::new("requests per second"))
-            .dodge()
-            .series(Series::line("admitted", series(&|b| b.admitted as f64)))
-            .series(Series::line("decided by Redis", series(&|b| b.by_redis as f64)))
-            .series(Series::line("timed out or failed (a miss)", series(&|b| (b.timeouts + b.errors) as f64)));
+        let mut p = Panel::new(
+            pol.clone(),
+            Axis::new("time since the trial started (s)"),
+            Axis::new("requests per second"),
+        )
+        .dodge()
+        .series(Series::line("admitted", series(&|b| b.admitted as f64)))
+        .series(Series::line(
+            "decided by Redis",
+            series(&|b| b.by_redis as f64),
+        ))
+        .series(Series::line(
+            "timed out or failed (a miss)",
+            series(&|b| (b.timeouts + b.errors) as f64),
+        ));
         if pol == "fail-closed" {
-            p = p.series(Series::line("refused because Redis did not answer", series(&|b| b.refused_closed as f64)));
+            p = p.series(Series::line(
+                "refused because Redis did not answer",
+                series(&|b| b.refused_closed as f64),
+            ));
         }
         if let Some(b) = bins.first() {
-            p = p.reference(Reference::limit(format!("limit {}/s", num(b.limit_per_bin / bin_s)), b.limit_per_bin / bin_s));
+            p = p.reference(Reference::limit(
+                format!("limit {}/s", num(b.limit_per_bin / bin_s)),
+                b.limit_per_bin / bin_s,
+            ));
         }
         if let Some(s) = sums.iter().find(|s| &s.policy == pol) {
-            for (x0, x1, l) in [(s.slow_start_s, s.gone_start_s, "slow"), (s.gone_start_s, s.back_start_s, "gone"), (s.back_start_s, s.end_s, "back")] {
-                p.shades.push(Shade { x0, x1, label: l.into() });
+            for (x0, x1, l) in [
+                (s.slow_start_s, s.gone_start_s, "slow"),
+                (s.gone_start_s, s.back_start_s, "gone"),
+                (s.back_start_s, s.end_s, "back"),
+            ] {
+                p.shades.push(Shade {
+                    x0,
+                    x1,
+                    label: l.into(),
+                });
             }
         }
         fig = fig.panel(p);
@@ -246,13 +296,27 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
     if !bins.is_empty() {
         md = figure(ctx, &bins, &sums, &policies)? + &md;
     }
-    let outage = |pol: &str| Summary::of(&sums.iter().filter(|s| s.policy == pol).map(|s| s.outage_admitted as f64).collect::<Vec<_>>());
+    let outage = |pol: &str| {
+        Summary::of(
+            &sums
+                .iter()
+                .filter(|s| s.policy == pol)
+                .map(|s| s.outage_admitted as f64)
+                .collect::<Vec<_>>(),
+        )
+    };
     let finding = format!(
         "while Redis was slow or gone, fail open admitted {} requests per trial (limit over the outage {}), fail closed {}; both were deciding through Redis again {} ms after the restart.",
         f(outage("fail-open").mean, 0),
-        f(Summary::of(&sums.iter().map(|s| s.outage_limit).collect::<Vec<_>>()).mean, 0),
+        f(
+            Summary::of(&sums.iter().map(|s| s.outage_limit).collect::<Vec<_>>()).mean,
+            0
+        ),
         f(outage("fail-closed").mean, 0),
-        f(Summary::of(&sums.iter().map(|s| s.recover_ms).collect::<Vec<_>>()).mean, 1),
+        f(
+            Summary::of(&sums.iter().map(|s| s.recover_ms).collect::<Vec<_>>()).mean,
+            1
+        ),
     );
     Ok((out, Section::new("fail-open", md).finding(finding)))
 }

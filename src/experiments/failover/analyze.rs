@@ -112,7 +112,12 @@ fn figure(ctx: &AnalysisCtx, rows: &[Row], cells: &[CellKey]) -> Result<String> 
     for s in distinct(cells.iter().map(|c| c.0.clone())) {
         let mut p = Panel::new(
             s.clone(),
-            Axis::new("replication link one-way delay (ms)").ticks(distinct(cells.iter().map(|c| f64::from_bits(c.2).to_bits())).into_iter().map(f64::from_bits).collect()),
+            Axis::new("replication link one-way delay (ms)").ticks(
+                distinct(cells.iter().map(|c| f64::from_bits(c.2).to_bits()))
+                    .into_iter()
+                    .map(f64::from_bits)
+                    .collect(),
+            ),
             Axis::new("admitted - limit (requests)"),
         )
         .dodge()
@@ -124,7 +129,14 @@ fn figure(ctx: &AnalysisCtx, rows: &[Row], cells: &[CellKey]) -> Result<String> 
                 .map(|c| Pt::summary(f64::from_bits(c.2), &CellStats::of(rows, c).over))
                 .collect();
             if !pts.is_empty() {
-                p = p.series(Series::line(if w { "WAIT 1 after each decision" } else { "no WAIT" }, pts));
+                p = p.series(Series::line(
+                    if w {
+                        "WAIT 1 after each decision"
+                    } else {
+                        "no WAIT"
+                    },
+                    pts,
+                ));
             }
         }
         fig = fig.panel(p);

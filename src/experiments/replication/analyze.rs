@@ -131,12 +131,25 @@ fn first_mismatches(side: &[MismatchRow]) -> String {
 fn figure(ctx: &AnalysisCtx, rows: &[Row]) -> Result<String> {
     let strategies = distinct(rows.iter().map(|r| r.strategy.clone()));
     let trials = distinct(rows.iter().map(|r| r.trial));
-    let mut p = Panel::new("", Axis::new("trial").ticks(trials.iter().map(|t| *t as f64).collect()), Axis::new("buckets that differ, replica vs primary"))
-        .dodge();
+    let mut p = Panel::new(
+        "",
+        Axis::new("trial").ticks(trials.iter().map(|t| *t as f64).collect()),
+        Axis::new("buckets that differ, replica vs primary"),
+    )
+    .dodge();
     for s in &strategies {
         p = p.series(Series::line(
-            format!("{s} ({} buckets per trial)", rows.iter().find(|r| &r.strategy == s).map(|r| r.buckets).unwrap_or(0)),
-            rows.iter().filter(|r| &r.strategy == s).map(|r| Pt::new(r.trial as f64, r.mismatches as f64)).collect(),
+            format!(
+                "{s} ({} buckets per trial)",
+                rows.iter()
+                    .find(|r| &r.strategy == s)
+                    .map(|r| r.buckets)
+                    .unwrap_or(0)
+            ),
+            rows.iter()
+                .filter(|r| &r.strategy == s)
+                .map(|r| Pt::new(r.trial as f64, r.mismatches as f64))
+                .collect(),
         ));
     }
     if let Some(c) = ctx.claim("B1") {
@@ -166,7 +179,11 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
     let mut md = format!(
         "Primary + replica; per trial the decisions below over the buckets below (Poisson arrivals), then every bucket \
          read on both sides after the replica's offset reached the primary's (HGETALL + PEXPIRETIME). Seed(s): {}.\n\n",
-        seeds.iter().map(|s| s.to_string()).collect::<Vec<_>>().join(", ")
+        seeds
+            .iter()
+            .map(|s| s.to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
     );
     md = figure(ctx, &rows)? + &md;
     md.push_str(&strategy_table(&rows));
@@ -181,7 +198,9 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
             .filter(|r| r.strategy == "token-bucket")
             .collect();
         let (compared, mism) = compared(&tb);
-        let finding = format!("{mism} of {compared} token-bucket buckets differed between primary and replica (tokens, ts or PEXPIRETIME).");
+        let finding = format!(
+            "{mism} of {compared} token-bucket buckets differed between primary and replica (tokens, ts or PEXPIRETIME)."
+        );
         out.push(m);
         return Ok((out, Section::new("replication", &md).finding(finding)));
     }

@@ -147,8 +147,16 @@ fn budget_counting(first_counted: bool) -> &'static str {
 fn setting(bo: u64, first: bool) -> String {
     format!(
         "{}, budget counts {}",
-        if bo == 0 { "no backoff".to_string() } else { format!("backoff {} µs", bo) },
-        if first { "the first try too" } else { "retries only" }
+        if bo == 0 {
+            "no backoff".to_string()
+        } else {
+            format!("backoff {} µs", bo)
+        },
+        if first {
+            "the first try too"
+        } else {
+            "retries only"
+        }
     )
 }
 
@@ -221,9 +229,29 @@ fn settings(g: &Groups) -> Vec<(u64, bool)> {
 }
 
 /// A2.1: admitted vs budget, a panel per round trip, a series per setting.
-fn figure_a2_1(ctx: &AnalysisCtx, g: &Groups, limit: u64, workers: u64, md: &mut String) -> Result<()> {
-    let rtts: Vec<i64> = g.baseline.keys().chain(g.watch.keys().map(|k| &k.2)).copied().collect::<std::collections::BTreeSet<_>>().into_iter().collect();
-    let budgets: Vec<f64> = g.watch.keys().map(|k| k.3).collect::<std::collections::BTreeSet<_>>().into_iter().map(|b| b as f64).collect::<Vec<_>>();
+fn figure_a2_1(
+    ctx: &AnalysisCtx,
+    g: &Groups,
+    limit: u64,
+    workers: u64,
+    md: &mut String,
+) -> Result<()> {
+    let rtts: Vec<i64> = g
+        .baseline
+        .keys()
+        .chain(g.watch.keys().map(|k| &k.2))
+        .copied()
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let budgets: Vec<f64> = g
+        .watch
+        .keys()
+        .map(|k| k.3)
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .map(|b| b as f64)
+        .collect::<Vec<_>>();
     let longest = g.watch.keys().map(|k| k.2).max().unwrap_or(0);
     let mut fig = Figure::new(
         "a2_1-watch-admitted-vs-budget",
@@ -283,7 +311,13 @@ fn figure_a2_2(ctx: &AnalysisCtx, g: &Groups, md: &mut String) -> Result<()> {
             .filter_map(|(k, v)| {
                 let lua = summary(g.baseline.get(&k.2)?, |r| r.wall_ms).mean;
                 let w = summary(v, |r| r.wall_ms);
-                Some(Pt::spread(k.2 as f64 / 1000.0, w.mean / lua, w.min / lua, w.max / lua, w.n))
+                Some(Pt::spread(
+                    k.2 as f64 / 1000.0,
+                    w.mean / lua,
+                    w.min / lua,
+                    w.max / lua,
+                    w.n,
+                ))
             })
             .collect();
         p = p.series(Series::line(setting(bo, fi), pts));
@@ -306,20 +340,37 @@ fn figure_a2_2(ctx: &AnalysisCtx, g: &Groups, md: &mut String) -> Result<()> {
 
 /// A2.3: the largest over-admission of WATCH/MULTI per budget (retries) and
 /// per worker count (concurrency).
-fn figure_a2_3(ctx: &AnalysisCtx, g: &Groups, concurrency: &[ConcurrencyRow], md: &mut String) -> Result<()> {
-    let mut p = Panel::new("retries experiment", Axis::log("retry budget"), Axis::new("admitted - L, per trial (requests)"));
+fn figure_a2_3(
+    ctx: &AnalysisCtx,
+    g: &Groups,
+    concurrency: &[ConcurrencyRow],
+    md: &mut String,
+) -> Result<()> {
+    let mut p = Panel::new(
+        "retries experiment",
+        Axis::log("retry budget"),
+        Axis::new("admitted - L, per trial (requests)"),
+    );
     let mut budgets: BTreeMap<u32, Vec<f64>> = BTreeMap::new();
     for (k, v) in &g.watch {
-        budgets.entry(k.3).or_default().extend(v.iter().map(|r| r.admitted as f64 - r.limit as f64));
+        budgets
+            .entry(k.3)
+            .or_default()
+            .extend(v.iter().map(|r| r.admitted as f64 - r.limit as f64));
     }
     p.x = p.x.ticks(budgets.keys().map(|b| *b as f64).collect());
     p = p.series(Series::line(
         "WATCH/MULTI (mean, whiskers min-max)",
-        budgets.iter().map(|(b, v)| Pt::summary(*b as f64, &Summary::of(v))).collect(),
+        budgets
+            .iter()
+            .map(|(b, v)| Pt::summary(*b as f64, &Summary::of(v)))
+            .collect(),
     ));
     let mut by_w: BTreeMap<u64, Vec<f64>> = BTreeMap::new();
     for r in concurrency.iter().filter(|r| r.strategy == WATCH) {
-        by_w.entry(r.workers).or_default().push(r.over_admitted as f64);
+        by_w.entry(r.workers)
+            .or_default()
+            .push(r.over_admitted as f64);
     }
     let mut q = Panel::new(
         "concurrency experiment",
@@ -328,7 +379,9 @@ fn figure_a2_3(ctx: &AnalysisCtx, g: &Groups, concurrency: &[ConcurrencyRow], md
     )
     .series(Series::line(
         "WATCH/MULTI (mean, whiskers min-max)",
-        by_w.iter().map(|(w, v)| Pt::summary(*w as f64, &Summary::of(v))).collect(),
+        by_w.iter()
+            .map(|(w, v)| Pt::summary(*w as f64, &Summary::of(v)))
+            .collect(),
     ));
     if let Some(c) = ctx.claim("A2.3") {
         p = p.reference(Reference::published(c, 0));
@@ -351,7 +404,13 @@ fn figure_a2_3(ctx: &AnalysisCtx, g: &Groups, concurrency: &[ConcurrencyRow], md
 /// 1000, per round trip (rows) and setting (columns).
 fn pivots(g: &Groups, md: &mut String) {
     let sets = settings(g);
-    let rtts: Vec<i64> = g.watch.keys().map(|k| k.2).collect::<std::collections::BTreeSet<_>>().into_iter().collect();
+    let rtts: Vec<i64> = g
+        .watch
+        .keys()
+        .map(|k| k.2)
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
     let mut header = vec!["added round trip".to_string()];
     header.extend(sets.iter().map(|(bo, fi)| setting(*bo, *fi)));
     let h: Vec<&str> = header.iter().map(|s| s.as_str()).collect();
@@ -359,18 +418,38 @@ fn pivots(g: &Groups, md: &mut String) {
         rtts.iter()
             .map(|rtt| {
                 let mut row = vec![ms(*rtt)];
-                row.extend(sets.iter().map(|(bo, fi)| g.watch.get(&(*bo, *fi, *rtt, budget)).map(|v| val(v, *rtt)).unwrap_or_default()));
+                row.extend(sets.iter().map(|(bo, fi)| {
+                    g.watch
+                        .get(&(*bo, *fi, *rtt, budget))
+                        .map(|v| val(v, *rtt))
+                        .unwrap_or_default()
+                }));
                 row
             })
             .collect()
     };
     *md += &format!("Mean admitted at a retry budget of {A2_1_BUDGET} (A2.1):\n\n");
-    *md += &md_table(&h, &rows(A2_1_BUDGET, &|v, _| f(summary(v, |r| r.admitted as f64).mean, 1)));
-    *md += &format!("\nSlowdown against the Lua fixed window at a retry budget of {A2_2_BUDGET} (A2.2), x:\n\n");
+    *md += &md_table(
+        &h,
+        &rows(A2_1_BUDGET, &|v, _| {
+            f(summary(v, |r| r.admitted as f64).mean, 1)
+        }),
+    );
+    *md += &format!(
+        "\nSlowdown against the Lua fixed window at a retry budget of {A2_2_BUDGET} (A2.2), x:\n\n"
+    );
     *md += &md_table(
         &h,
         &rows(A2_2_BUDGET, &|v, rtt| {
-            g.baseline.get(&rtt).map(|l| f(summary(v, |r| r.wall_ms).mean / summary(l, |r| r.wall_ms).mean, 1)).unwrap_or_default()
+            g.baseline
+                .get(&rtt)
+                .map(|l| {
+                    f(
+                        summary(v, |r| r.wall_ms).mean / summary(l, |r| r.wall_ms).mean,
+                        1,
+                    )
+                })
+                .unwrap_or_default()
         }),
     );
     *md += "\n";
@@ -499,5 +578,10 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
             "retries.csv + concurrency.csv strategy=watch-multi: max(admitted - limit)",
         ));
     }
-    Ok((out, Section::new("retries", md).finding(finding).appendix(appendix)))
+    Ok((
+        out,
+        Section::new("retries", md)
+            .finding(finding)
+            .appendix(appendix),
+    ))
 }

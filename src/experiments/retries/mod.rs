@@ -27,8 +27,8 @@ use crate::error::Result;
 use crate::load::closed_loop;
 use crate::load::counts::count;
 use crate::run::keys::fresh_client;
-use crate::run::seeds::trial_seed;
 use crate::run::latency;
+use crate::run::seeds::trial_seed;
 use crate::run::sweep::{self, NoSide, Sweep, TrialRows};
 use crate::strategy::{Limit, Options};
 
@@ -139,11 +139,10 @@ impl Sweep for Retries {
         cell.id()
     }
 
-
     fn reject(&self, _cell: &Self::Cell, out: &TrialRows<Row, NoSide>) -> Option<String> {
-        out.rows
-            .iter()
-            .find_map(|r| super::decisions::reject_failed(&r.strategy, r.errors, r.offered, &r.first_error))
+        out.rows.iter().find_map(|r| {
+            super::decisions::reject_failed(&r.strategy, r.errors, r.offered, &r.first_error)
+        })
     }
     fn trials(&self, _cell: &Cell) -> u64 {
         self.p.trials

@@ -42,7 +42,10 @@ fn is_noscript(r: &Row) -> bool {
 /// `ok/n` of some rows.
 /// Distinct values read as a list: `a or b`; reply texts in quotes.
 fn list<T: std::fmt::Display>(v: Vec<T>) -> String {
-    v.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(" or ")
+    v.iter()
+        .map(|x| x.to_string())
+        .collect::<Vec<_>>()
+        .join(" or ")
 }
 
 fn quoted(v: Vec<String>) -> String {
@@ -122,12 +125,17 @@ pub fn b63(rows: &Rows) -> Option<Measured> {
         )
         .condition(
             "SCRIPT EXISTS is false on the replica",
-            all(&rows.sel(None, "replica", "script_exists"), &|r| r.outcome == "false"),
+            all(&rows.sel(None, "replica", "script_exists"), &|r| {
+                r.outcome == "false"
+            }),
         )
         .note(if readonly_fcall.is_empty() {
             String::new()
         } else {
-            format!("on a read-only replica a writing script or function is refused anyway: {}", quoted(readonly_fcall))
+            format!(
+                "on a read-only replica a writing script or function is refused anyway: {}",
+                quoted(readonly_fcall)
+            )
         }),
     )
 }
@@ -281,7 +289,13 @@ fn figure(ctx: &AnalysisCtx, rows: &Rows) -> Result<String> {
         "what survives a restart, a replica and a promotion: scripts (EVALSHA) and functions (FCALL)",
         format!(
             "Share of trials in which the check succeeded (0: failed in every trial, e.g. NOSCRIPT), one value per check and scenario over its trials ({{n}}); these are behaviour claims (published: {}), judged on the conditions listed in the section.",
-            ["B6.2", "B6.3", "B6.4", "B6.5"].iter().filter_map(|id| ctx.claim(id).map(|c| format!("{} {}", c.id, c.published_text))).collect::<Vec<_>>().join("; ")
+            ["B6.2", "B6.3", "B6.4", "B6.5"]
+                .iter()
+                .filter_map(|id| ctx
+                    .claim(id)
+                    .map(|c| format!("{} {}", c.id, c.published_text)))
+                .collect::<Vec<_>>()
+                .join("; ")
         ),
     );
     for ro in distinct(rows.0.iter().map(|r| r.replica_read_only.clone())) {
@@ -290,14 +304,25 @@ fn figure(ctx: &AnalysisCtx, rows: &Rows) -> Result<String> {
             Axis::new("check"),
             Axis::new("share of trials that succeeded").range(-0.05, 1.08),
         )
-        .categories(checks.iter().map(|c| c.replace('_', " ").replace("client:", "client ")).collect());
+        .categories(
+            checks
+                .iter()
+                .map(|c| c.replace('_', " ").replace("client:", "client "))
+                .collect(),
+        );
         for sc in &scenarios {
             let pts = checks
                 .iter()
                 .enumerate()
                 .filter_map(|(i, c)| {
                     let v = rows.sel(Some(&ro), sc, c);
-                    (!v.is_empty()).then(|| Pt { n: Some(v.len()), ..Pt::new(i as f64, v.iter().filter(|r| r.ok).count() as f64 / v.len() as f64) })
+                    (!v.is_empty()).then(|| Pt {
+                        n: Some(v.len()),
+                        ..Pt::new(
+                            i as f64,
+                            v.iter().filter(|r| r.ok).count() as f64 / v.len() as f64,
+                        )
+                    })
                 })
                 .collect();
             p = p.series(Series::points(sc.clone(), pts));
@@ -320,12 +345,25 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
     let rows = Rows(&rows);
     md = figure(ctx, &rows)? + &md;
     let appendix = outcome_table(&rows);
-    md.push_str("Every setting, scenario and check with its outcome and error text is in the appendix.\n");
+    md.push_str(
+        "Every setting, scenario and check with its outcome and error text is in the appendix.\n",
+    );
     let out: Vec<Measured> = [b62(&rows), b63(&rows), b64(&rows), b65(&rows)]
         .into_iter()
         .flatten()
         .collect();
-    let all_hold = out.iter().all(|m: &Measured| m.conditions.iter().all(|c| c.1));
-    let finding = if !all_hold { "some of the checked behaviours did not hold; see the claims above and the appendix." } else { "after a restart and on a replica the script cache is empty (EVALSHA answers NOSCRIPT), while a function library survives the restart and is on the replica; a client that falls back to EVAL on NOSCRIPT succeeds." };
-    Ok((out, Section::new("script-survival", md).finding(finding).appendix(appendix)))
+    let all_hold = out
+        .iter()
+        .all(|m: &Measured| m.conditions.iter().all(|c| c.1));
+    let finding = if !all_hold {
+        "some of the checked behaviours did not hold; see the claims above and the appendix."
+    } else {
+        "after a restart and on a replica the script cache is empty (EVALSHA answers NOSCRIPT), while a function library survives the restart and is on the replica; a client that falls back to EVAL on NOSCRIPT succeeds."
+    };
+    Ok((
+        out,
+        Section::new("script-survival", md)
+            .finding(finding)
+            .appendix(appendix),
+    ))
 }

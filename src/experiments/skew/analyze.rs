@@ -204,17 +204,28 @@ pub fn words(r: &Row) -> String {
         r.clocks,
         num(r.load_x),
         r.arrivals,
-        if r.assign == "round-robin" { ", round-robin" } else { "" },
+        if r.assign == "round-robin" {
+            ", round-robin"
+        } else {
+            ""
+        },
         num(r.duration_ms / 1000.0)
     )
 }
 
 fn words_of(rows: &[Row], key: &str) -> String {
-    rows.iter().find(|r| setting(r) == key).map(words).unwrap_or_else(|| key.to_string())
+    rows.iter()
+        .find(|r| setting(r) == key)
+        .map(words)
+        .unwrap_or_else(|| key.to_string())
 }
 
 fn skew_label(ms: f64) -> String {
-    if ms == 0.0 { "none".into() } else { format!("±{} ms", num(ms)) }
+    if ms == 0.0 {
+        "none".into()
+    } else {
+        format!("±{} ms", num(ms))
+    }
 }
 
 /// The full table (appendix), the pivot (section) and the three figures.
@@ -229,7 +240,12 @@ fn tables_and_figures(
     let by_setting = per_setting(pairs);
     *appendix += "Per setting, mean (min, max, n) over trials:\n\n";
     *appendix += &md_table(
-        &["setting", "caller clock % of ideal", "Redis clock % of ideal", "max |caller - Redis| / Redis %"],
+        &[
+            "setting",
+            "caller clock % of ideal",
+            "Redis clock % of ideal",
+            "max |caller - Redis| / Redis %",
+        ],
         &by_setting
             .values()
             .map(|e| {
@@ -259,7 +275,11 @@ fn tables_and_figures(
     let sk = |x: f64| skews.iter().position(|s| *s == x).unwrap_or(0) as f64;
     // Pivot: caller clock % of ideal per skew and load.
     let mut header = vec!["clock skew".to_string()];
-    header.extend(loads.iter().map(|l| format!("load {}x: caller clock % of ideal", num(*l))));
+    header.extend(
+        loads
+            .iter()
+            .map(|l| format!("load {}x: caller clock % of ideal", num(*l))),
+    );
     let pivot: Vec<Vec<String>> = skews
         .iter()
         .map(|s| {
@@ -277,25 +297,45 @@ fn tables_and_figures(
         })
         .collect();
     *md += "Caller-clock bucket, % of the ideal bucket, mean over every server count, clock draw, arrival process and run length:\n\n";
-    *md += &md_table(&header.iter().map(|s| s.as_str()).collect::<Vec<_>>(), &pivot);
+    *md += &md_table(
+        &header.iter().map(|s| s.as_str()).collect::<Vec<_>>(),
+        &pivot,
+    );
     *md += "\n";
     // A4.1: overload, per skew, a series per servers/clocks.
     let groups = |f: &dyn Fn(&Row) -> bool| {
-        let mut g: Vec<(u64, String)> = rows.iter().filter(|r| f(r)).map(|r| (r.servers, r.clocks.clone())).collect();
+        let mut g: Vec<(u64, String)> = rows
+            .iter()
+            .filter(|r| f(r))
+            .map(|r| (r.servers, r.clocks.clone()))
+            .collect();
         g.sort();
         g.dedup();
         g
     };
-    let mut p1 = Panel::new("", Axis::new("clock skew between the callers"), Axis::new("|caller - Redis clock| / Redis clock admitted (%)"))
-        .categories(cats.clone());
+    let mut p1 = Panel::new(
+        "",
+        Axis::new("clock skew between the callers"),
+        Axis::new("|caller - Redis clock| / Redis clock admitted (%)"),
+    )
+    .categories(cats.clone());
     for (w, c) in groups(&|r| r.load_x >= 2.0) {
         let mut by: BTreeMap<i64, Vec<f64>> = BTreeMap::new();
-        for ((_, _), pr) in pairs.iter().filter(|(_, p)| rows[p.row].load_x >= 2.0 && rows[p.row].servers == w && rows[p.row].clocks == c) {
+        for ((_, _), pr) in pairs.iter().filter(|(_, p)| {
+            rows[p.row].load_x >= 2.0 && rows[p.row].servers == w && rows[p.row].clocks == c
+        }) {
             if let Some(d) = pr.difference_pct() {
-                by.entry(sk(rows[pr.row].skew_ms) as i64).or_default().push(d);
+                by.entry(sk(rows[pr.row].skew_ms) as i64)
+                    .or_default()
+                    .push(d);
             }
         }
-        p1 = p1.series(Series::points(format!("{w} servers, {c} clocks"), by.iter().map(|(k, v)| Pt::summary(*k as f64, &Summary::of(v))).collect()));
+        p1 = p1.series(Series::points(
+            format!("{w} servers, {c} clocks"),
+            by.iter()
+                .map(|(k, v)| Pt::summary(*k as f64, &Summary::of(v)))
+                .collect(),
+        ));
     }
     if let Some(c) = ctx.claim("A4.1") {
         p1 = p1.reference(Reference::published(c, 0));
@@ -316,11 +356,23 @@ fn tables_and_figures(
             Axis::new("callers' servers and clocks"),
             Axis::new("caller-clock bucket admitted, % of the ideal bucket"),
         )
-        .categories(combos.iter().map(|(w, c)| format!("{w} servers, {c} clocks")).collect());
+        .categories(
+            combos
+                .iter()
+                .map(|(w, c)| format!("{w} servers, {c} clocks"))
+                .collect(),
+        );
         let mut variants: Vec<(i64, String, String, i64)> = rows
             .iter()
             .filter(|r| near_limit_at_1s(r))
-            .map(|r| ((r.load_x * 100.0) as i64, r.arrivals.clone(), r.assign.clone(), r.duration_ms as i64))
+            .map(|r| {
+                (
+                    (r.load_x * 100.0) as i64,
+                    r.arrivals.clone(),
+                    r.assign.clone(),
+                    r.duration_ms as i64,
+                )
+            })
             .collect();
         variants.sort();
         variants.dedup();
@@ -333,7 +385,13 @@ fn tables_and_figures(
                         .iter()
                         .enumerate()
                         .filter(|(_, r)| {
-                            near_limit_at_1s(r) && r.servers == *w && r.clocks == *c && (r.load_x * 100.0) as i64 == v.0 && r.arrivals == v.1 && r.assign == v.2 && r.duration_ms as i64 == v.3
+                            near_limit_at_1s(r)
+                                && r.servers == *w
+                                && r.clocks == *c
+                                && (r.load_x * 100.0) as i64 == v.0
+                                && r.arrivals == v.1
+                                && r.assign == v.2
+                                && r.duration_ms as i64 == v.3
                         })
                         .map(|(j, r)| 100.0 * r.admitted as f64 / ideal[j])
                         .collect();
@@ -341,21 +399,46 @@ fn tables_and_figures(
                 })
                 .collect();
             p2 = p2.series(Series::points(
-                format!("load {}x, {}{}, {} s", num(v.0 as f64 / 100.0), v.1, if v.2 == "round-robin" { ", round-robin" } else { "" }, num(v.3 as f64 / 1000.0)),
+                format!(
+                    "load {}x, {}{}, {} s",
+                    num(v.0 as f64 / 100.0),
+                    v.1,
+                    if v.2 == "round-robin" {
+                        ", round-robin"
+                    } else {
+                        ""
+                    },
+                    num(v.3 as f64 / 1000.0)
+                ),
                 pts,
             ));
         }
         if let Some(c) = ctx.claim("A4.2") {
             p2 = p2.reference(Reference::published(c, 0));
         }
-        let mut p0 = Panel::new("every skew and load", Axis::new("clock skew between the callers"), Axis::new("caller-clock bucket admitted, % of the ideal bucket"))
-            .categories(cats.clone());
+        let mut p0 = Panel::new(
+            "every skew and load",
+            Axis::new("clock skew between the callers"),
+            Axis::new("caller-clock bucket admitted, % of the ideal bucket"),
+        )
+        .categories(cats.clone());
         for l in &loads {
             let mut by: BTreeMap<i64, Vec<f64>> = BTreeMap::new();
-            for (i, r) in rows.iter().enumerate().filter(|(_, r)| r.strategy == CALLER && r.load_x == *l) {
-                by.entry(sk(r.skew_ms) as i64).or_default().push(100.0 * r.admitted as f64 / ideal[i]);
+            for (i, r) in rows
+                .iter()
+                .enumerate()
+                .filter(|(_, r)| r.strategy == CALLER && r.load_x == *l)
+            {
+                by.entry(sk(r.skew_ms) as i64)
+                    .or_default()
+                    .push(100.0 * r.admitted as f64 / ideal[i]);
             }
-            p0 = p0.series(Series::points(format!("load {}x (every setting pooled)", num(*l)), by.iter().map(|(k, v)| Pt::summary(*k as f64, &Summary::of(v))).collect()));
+            p0 = p0.series(Series::points(
+                format!("load {}x (every setting pooled)", num(*l)),
+                by.iter()
+                    .map(|(k, v)| Pt::summary(*k as f64, &Summary::of(v)))
+                    .collect(),
+            ));
         }
         *md += &Figure::new(
             "a4_2-caller-clock-near-the-limit",
@@ -372,13 +455,29 @@ fn tables_and_figures(
         .write(ctx)?;
     }
     // A4.3: the Redis clock against the ideal bucket.
-    let mut p3 = Panel::new("", Axis::new("clock skew between the callers"), Axis::new("|Redis-clock bucket - ideal| / ideal (%)")).categories(cats);
+    let mut p3 = Panel::new(
+        "",
+        Axis::new("clock skew between the callers"),
+        Axis::new("|Redis-clock bucket - ideal| / ideal (%)"),
+    )
+    .categories(cats);
     for l in &loads {
         let mut by: BTreeMap<i64, Vec<f64>> = BTreeMap::new();
-        for (i, r) in rows.iter().enumerate().filter(|(_, r)| r.strategy == REDIS && r.load_x == *l) {
-            by.entry(sk(r.skew_ms) as i64).or_default().push(100.0 * (r.admitted as f64 - ideal[i]).abs() / ideal[i]);
+        for (i, r) in rows
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.strategy == REDIS && r.load_x == *l)
+        {
+            by.entry(sk(r.skew_ms) as i64)
+                .or_default()
+                .push(100.0 * (r.admitted as f64 - ideal[i]).abs() / ideal[i]);
         }
-        p3 = p3.series(Series::points(format!("load {}x", num(*l)), by.iter().map(|(k, v)| Pt::summary(*k as f64, &Summary::of(v))).collect()));
+        p3 = p3.series(Series::points(
+            format!("load {}x", num(*l)),
+            by.iter()
+                .map(|(k, v)| Pt::summary(*k as f64, &Summary::of(v)))
+                .collect(),
+        ));
     }
     if let Some(c) = ctx.claim("A4.3") {
         p3 = p3.reference(Reference::published(c, 0));
@@ -500,12 +599,19 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
     .into_iter()
     .flatten()
     .collect();
-    let get = |id: &str| out.iter().find(|m| m.id == id).and_then(|m| m.values.first().copied());
+    let get = |id: &str| {
+        out.iter()
+            .find(|m| m.id == id)
+            .and_then(|m| m.values.first().copied())
+    };
     let finding = format!(
         "on the caller's clock the bucket stayed within {}% of the Redis-clock bucket under overload, and admitted {}% of what it should near the limit at ±1 s skew; on Redis's clock it was at most {}% off the ideal bucket.",
         get("A4.1").map(|v| f(v, 1)).unwrap_or_else(|| "n/a".into()),
         get("A4.2").map(|v| f(v, 1)).unwrap_or_else(|| "n/a".into()),
         get("A4.3").map(|v| f(v, 2)).unwrap_or_else(|| "n/a".into()),
     );
-    Ok((out, Section::new("skew", md).finding(finding).appendix(appendix)))
+    Ok((
+        out,
+        Section::new("skew", md).finding(finding).appendix(appendix),
+    ))
 }

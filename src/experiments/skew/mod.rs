@@ -42,8 +42,8 @@ use crate::load::counts::count;
 use crate::load::dispatch::{Assign, open_loop_on};
 use crate::load::schedule::{self, Arrival};
 use crate::run::keys::fresh_client;
-use crate::run::seeds::{self, TrialRng, trial_seed};
 use crate::run::latency;
+use crate::run::seeds::{self, TrialRng, trial_seed};
 use crate::run::sweep::{self, Sweep, TrialRows};
 use crate::strategy::{Limit, Options, Strategy};
 
@@ -231,11 +231,10 @@ impl Sweep for Skew {
         st.label()
     }
 
-
     fn reject(&self, _cell: &Self::Cell, out: &TrialRows<Row, HistoryRow>) -> Option<String> {
-        out.rows
-            .iter()
-            .find_map(|r| super::decisions::reject_failed(&r.strategy, r.errors, r.offered, &r.first_error))
+        out.rows.iter().find_map(|r| {
+            super::decisions::reject_failed(&r.strategy, r.errors, r.offered, &r.first_error)
+        })
     }
     fn trials(&self, _st: &Setting) -> u64 {
         self.p.reps
@@ -277,7 +276,12 @@ impl Sweep for Skew {
             let arrivals = schedule::for_client(&d.times, &client);
             let assign = Assign::Fixed(d.assign.clone());
             let load = open_loop_on(drivers, Arc::new(arrivals), assign, limit, tc);
-            tasks.push((name.clone(), cell, s.info().reports_redis_time, tokio::spawn(load)));
+            tasks.push((
+                name.clone(),
+                cell,
+                s.info().reports_redis_time,
+                tokio::spawn(load),
+            ));
         }
         let offsets_us = d
             .clocks
@@ -297,8 +301,14 @@ impl Sweep for Skew {
                     .map(|e| (e.intended_us, e.sent_us))
                     .collect::<Vec<_>>(),
             );
-            out.side.extend(history_rows(&cell, rep, redis_clock, &events));
-            out.latency.push(latency::row(&cell, rep, &name, &latency::from_events(&events))?);
+            out.side
+                .extend(history_rows(&cell, rep, redis_clock, &events));
+            out.latency.push(latency::row(
+                &cell,
+                rep,
+                &name,
+                &latency::from_events(&events),
+            )?);
             out.rows.push(Row {
                 cell,
                 trial: rep,

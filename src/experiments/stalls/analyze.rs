@@ -233,7 +233,11 @@ fn b42(by_mode: &Expiries) -> Option<Measured> {
         .map(|p| {
             format!(
                 "{}: no {:.0} ms, yes {:.0} ms (probe {:.1} / {:.1} ms)",
-                bio_words(&p.bio), p.no_ms, p.yes_ms, p.probe_no_ms, p.probe_yes_ms
+                bio_words(&p.bio),
+                p.no_ms,
+                p.yes_ms,
+                p.probe_no_ms,
+                p.probe_yes_ms
             )
         })
         .collect();
@@ -267,17 +271,44 @@ fn bio_words(bio: &str) -> String {
 /// B4.1: trim stall against entries; B4.2: the expiry stall per setting.
 fn figure(ctx: &AnalysisCtx, by_n: &Trims, by_mode: &Expiries) -> Result<String> {
     let ns: Vec<f64> = by_n.keys().map(|n| *n as f64).collect();
-    let mut a = Panel::new("B4.1: trimming a log whose window passed", Axis::log("entries in the log").ticks(ns), Axis::log("stall (ms)"))
-        .series(Series::line("SLOWLOG duration of the trimming call", by_n.iter().map(|(n, v)| Pt::summary(*n as f64, &slowlog_ms(v))).collect()))
-        .series(Series::line("probe's worst round trip meanwhile", by_n.iter().map(|(n, v)| Pt::summary(*n as f64, &summary(v, |r| r.probe_worst_ms))).collect()));
+    let mut a = Panel::new(
+        "B4.1: trimming a log whose window passed",
+        Axis::log("entries in the log").ticks(ns),
+        Axis::log("stall (ms)"),
+    )
+    .series(Series::line(
+        "SLOWLOG duration of the trimming call",
+        by_n.iter()
+            .map(|(n, v)| Pt::summary(*n as f64, &slowlog_ms(v)))
+            .collect(),
+    ))
+    .series(Series::line(
+        "probe's worst round trip meanwhile",
+        by_n.iter()
+            .map(|(n, v)| Pt::summary(*n as f64, &summary(v, |r| r.probe_worst_ms)))
+            .collect(),
+    ));
     if let Some(v) = by_n.get(&100_000) {
         let k = slowlog_ms(v).mean / 100_000.0;
-        let (lo, hi) = (*by_n.keys().next().unwrap_or(&1) as f64, *by_n.keys().last().unwrap_or(&1) as f64);
-        a = a.series(Series::plain("linear in entries (through ours at 100,000)", vec![Pt::new(lo, k * lo), Pt::new(hi, k * hi)]));
+        let (lo, hi) = (
+            *by_n.keys().next().unwrap_or(&1) as f64,
+            *by_n.keys().last().unwrap_or(&1) as f64,
+        );
+        a = a.series(Series::plain(
+            "linear in entries (through ours at 100,000)",
+            vec![Pt::new(lo, k * lo), Pt::new(hi, k * hi)],
+        ));
     }
     if let Some(c) = ctx.claim("B4.1") {
         for (i, n) in [100_000.0, 1_000_000.0].iter().enumerate() {
-            a = a.reference(Reference::published(c, i).over(n / 1.6, n * 1.6).labelled(format!("B4.1 published: {} (machine claim, judged on linear growth)", c.published_text)));
+            a = a.reference(
+                Reference::published(c, i)
+                    .over(n / 1.6, n * 1.6)
+                    .labelled(format!(
+                        "B4.1 published: {} (machine claim, judged on linear growth)",
+                        c.published_text
+                    )),
+            );
         }
     }
     let (biggest, _) = b42_by_placement(by_mode);
@@ -287,19 +318,41 @@ fn figure(ctx: &AnalysisCtx, by_n: &Trims, by_mode: &Expiries) -> Result<String>
         Axis::new("lazyfree-lazy-expire, where Redis's background threads ran"),
         Axis::new("stall (ms)"),
     )
-    .categories(keys.iter().map(|k| format!("{}, {}", k.0, bio_words(&k.1))).collect())
+    .categories(
+        keys.iter()
+            .map(|k| format!("{}, {}", k.0, bio_words(&k.1)))
+            .collect(),
+    )
     .series(Series::points(
         "worst LATENCY expire-del / expire-cycle (0: no event of 1 ms or more)",
-        keys.iter().enumerate().map(|(i, k)| Pt::summary(i as f64, &summary(&by_mode[*k], expiry_stall_ms))).collect(),
+        keys.iter()
+            .enumerate()
+            .map(|(i, k)| Pt::summary(i as f64, &summary(&by_mode[*k], expiry_stall_ms)))
+            .collect(),
     ))
     .series(Series::points(
         "probe's worst round trip meanwhile",
-        keys.iter().enumerate().map(|(i, k)| Pt::summary(i as f64, &summary(&by_mode[*k], |r| r.probe_worst_ms))).collect(),
+        keys.iter()
+            .enumerate()
+            .map(|(i, k)| Pt::summary(i as f64, &summary(&by_mode[*k], |r| r.probe_worst_ms)))
+            .collect(),
     ));
     if let Some(c) = ctx.claim("B4.2") {
-        let yes: Vec<usize> = keys.iter().enumerate().filter(|(_, k)| k.0 == "yes").map(|(i, _)| i).collect();
+        let yes: Vec<usize> = keys
+            .iter()
+            .enumerate()
+            .filter(|(_, k)| k.0 == "yes")
+            .map(|(i, _)| i)
+            .collect();
         for i in yes {
-            b = b.reference(Reference::published(c, 0).over(i as f64 - 0.45, i as f64 + 0.45).labelled(format!("B4.2 published: {}; shaded: passes (yes: at most 1 ms)", c.published_text)));
+            b = b.reference(
+                Reference::published(c, 0)
+                    .over(i as f64 - 0.45, i as f64 + 0.45)
+                    .labelled(format!(
+                        "B4.2 published: {}; shaded: passes (yes: at most 1 ms)",
+                        c.published_text
+                    )),
+            );
         }
     }
     let fig = Figure::new(
@@ -328,7 +381,10 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
         rows.iter().filter(|r| r.kind == "trim").count(),
         rows.iter().filter(|r| r.kind == "expire").count(),
         rows.first().map(|r| r.seed).unwrap_or(0),
-        rows.first().and_then(|r| r.redis_cpu).map(|c| c.to_string()).unwrap_or_else(|| "(not pinned)".into()),
+        rows.first()
+            .and_then(|r| r.redis_cpu)
+            .map(|c| c.to_string())
+            .unwrap_or_else(|| "(not pinned)".into()),
         rows.first().map(|r| r.member_len).unwrap_or(0),
     );
     md += &trim_table(&by_n);
@@ -348,7 +404,12 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
             b42_by_placement(&by_mode)
                 .1
                 .iter()
-                .map(|p| format!("with {}, lazyfree no {:.0} ms and yes {:.0} ms", bio_words(&p.bio), p.no_ms, p.yes_ms))
+                .map(|p| format!(
+                    "with {}, lazyfree no {:.0} ms and yes {:.0} ms",
+                    bio_words(&p.bio),
+                    p.no_ms,
+                    p.yes_ms
+                ))
                 .collect::<Vec<_>>()
                 .join("; ")
         ),

@@ -264,8 +264,12 @@ pub fn b54(rows: &[Row]) -> Option<Measured> {
             vec![worst.max(0) as f64],
             format!(
                 "max over limit: redis-us {}, request-id {} ({} trials)",
-                worst_of("redis-us").map(|v| v.to_string()).unwrap_or_else(|| "n/a".into()),
-                worst_of("request-id").map(|v| v.to_string()).unwrap_or_else(|| "n/a".into()),
+                worst_of("redis-us")
+                    .map(|v| v.to_string())
+                    .unwrap_or_else(|| "n/a".into()),
+                worst_of("request-id")
+                    .map(|v| v.to_string())
+                    .unwrap_or_else(|| "n/a".into()),
                 exact.len()
             ),
             "ts-member.csv member in {redis-us, request-id}, every mode and cell",
@@ -392,12 +396,24 @@ fn closed_table(closed: &[&Row]) -> String {
 /// members' over-admission.
 fn figure(ctx: &AnalysisCtx, o: &OpenRows) -> Result<String> {
     let rates = o.rates.clone();
-    let mut a = Panel::new("every member, main setting", Axis::log("offered rate (requests/s)").ticks(rates.clone()), Axis::log("admitted / limit"));
+    let mut a = Panel::new(
+        "every member, main setting",
+        Axis::log("offered rate (requests/s)").ticks(rates.clone()),
+        Axis::log("admitted / limit"),
+    );
     for m in &o.members() {
-        let pts = rates.iter().map(|r| Pt::summary(*r, &ratios(&o.main(m, *r)))).filter(|p| p.n.unwrap_or(0) > 0).collect();
+        let pts = rates
+            .iter()
+            .map(|r| Pt::summary(*r, &ratios(&o.main(m, *r))))
+            .filter(|p| p.n.unwrap_or(0) > 0)
+            .collect();
         a = a.series(Series::line(m.clone(), pts));
     }
-    let mut d = Panel::new("redis-ms, per pacing and connection count", Axis::log("offered rate (requests/s)").ticks(rates.clone()), Axis::log("admitted / limit"));
+    let mut d = Panel::new(
+        "redis-ms, per pacing and connection count",
+        Axis::log("offered rate (requests/s)").ticks(rates.clone()),
+        Axis::log("admitted / limit"),
+    );
     for (pacing, drivers) in &o.redis_ms_settings() {
         let pts = rates
             .iter()
@@ -406,35 +422,78 @@ fn figure(ctx: &AnalysisCtx, o: &OpenRows) -> Result<String> {
                 (!rs.is_empty()).then(|| Pt::summary(*r, &ratios(&rs)))
             })
             .collect();
-        d = d.series(Series::line(format!("redis-ms, {pacing} arrivals, {drivers} connections"), pts));
+        d = d.series(Series::line(
+            format!("redis-ms, {pacing} arrivals, {drivers} connections"),
+            pts,
+        ));
     }
     if let Some(c) = ctx.claim("B5.1") {
         for (i, r) in B51_RATES.iter().enumerate() {
-            let label = format!("B5.1 published: {}; shaded: passes (within ±{}% at 100/s, ±{}% at 1,000/s, ±{}% at 10,000/s)", c.published_text, num(c.tolerance.at(0) * 100.0), num(c.tolerance.at(1) * 100.0), num(c.tolerance.at(2) * 100.0));
-            a = a.reference(Reference::published(c, i).over(r / 1.5, r * 1.5).labelled(label.clone()));
-            d = d.reference(Reference::published(c, i).over(r / 1.5, r * 1.5).labelled(label));
+            let label = format!(
+                "B5.1 published: {}; shaded: passes (within ±{}% at 100/s, ±{}% at 1,000/s, ±{}% at 10,000/s)",
+                c.published_text,
+                num(c.tolerance.at(0) * 100.0),
+                num(c.tolerance.at(1) * 100.0),
+                num(c.tolerance.at(2) * 100.0)
+            );
+            a = a.reference(
+                Reference::published(c, i)
+                    .over(r / 1.5, r * 1.5)
+                    .labelled(label.clone()),
+            );
+            d = d.reference(
+                Reference::published(c, i)
+                    .over(r / 1.5, r * 1.5)
+                    .labelled(label),
+            );
         }
     }
-    let mut b = Panel::new("B5.3: Redis's clock or the caller's", Axis::log("offered rate (requests/s)").ticks(rates.clone()), Axis::new("difference in over-admission (%)"));
+    let mut b = Panel::new(
+        "B5.3: Redis's clock or the caller's",
+        Axis::log("offered rate (requests/s)").ticks(rates.clone()),
+        Axis::new("difference in over-admission (%)"),
+    );
     let diff: Vec<Pt> = rates
         .iter()
         .filter_map(|r| {
-            let over = |m: &str| Summary::of(&o.main(m, *r).iter().map(|x| x.over_limit as f64).collect::<Vec<_>>()).mean;
+            let over = |m: &str| {
+                Summary::of(
+                    &o.main(m, *r)
+                        .iter()
+                        .map(|x| x.over_limit as f64)
+                        .collect::<Vec<_>>(),
+                )
+                .mean
+            };
             let (x, y) = (over("redis-ms"), over("caller-ms"));
             (x > 0.0 && y.is_finite()).then(|| Pt::new(*r, (x - y).abs() / x * 100.0))
         })
         .collect();
-    b = b.series(Series::line("|over(redis-ms) - over(caller-ms)| / over(redis-ms)", diff));
+    b = b.series(Series::line(
+        "|over(redis-ms) - over(caller-ms)| / over(redis-ms)",
+        diff,
+    ));
     if let Some(c) = ctx.claim("B5.3") {
         b = b.reference(Reference::published(c, 0));
     }
-    let mut e = Panel::new("B5.4: the exact members", Axis::log("offered rate (requests/s)").ticks(rates.clone()), Axis::new("requests over the limit (max over trials)"));
+    let mut e = Panel::new(
+        "B5.4: the exact members",
+        Axis::log("offered rate (requests/s)").ticks(rates.clone()),
+        Axis::new("requests over the limit (max over trials)"),
+    );
     for m in ["redis-us", "request-id"] {
         let pts: Vec<Pt> = rates
             .iter()
             .filter_map(|r| {
                 let rs = o.main(m, *r);
-                (!rs.is_empty()).then(|| Pt::new(*r, rs.iter().map(|x| x.over_limit.max(0) as f64).fold(0.0, f64::max)))
+                (!rs.is_empty()).then(|| {
+                    Pt::new(
+                        *r,
+                        rs.iter()
+                            .map(|x| x.over_limit.max(0) as f64)
+                            .fold(0.0, f64::max),
+                    )
+                })
             })
             .collect();
         e = e.series(Series::line(format!("{m} (max over the limit)"), pts));
@@ -466,7 +525,18 @@ fn figure_closed(ctx: &AnalysisCtx, closed: &[&Row]) -> Result<String> {
     let pts: Vec<Pt> = members
         .iter()
         .enumerate()
-        .map(|(i, m)| Pt::summary(i as f64, &Summary::of(&closed.iter().filter(|r| &r.member == m).map(|r| r.admitted as f64).collect::<Vec<_>>())))
+        .map(|(i, m)| {
+            Pt::summary(
+                i as f64,
+                &Summary::of(
+                    &closed
+                        .iter()
+                        .filter(|r| &r.member == m)
+                        .map(|r| r.admitted as f64)
+                        .collect::<Vec<_>>(),
+                ),
+            )
+        })
         .collect();
     let limit = closed.first().map(|r| r.limit).unwrap_or(0);
     let workers = closed.first().map(|r| r.drivers).unwrap_or(0);
@@ -504,7 +574,10 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
         first.map(|r| r.limit).unwrap_or(0),
         first.map(|r| r.window_ms).unwrap_or(0),
         first.map(|r| r.duration_s).unwrap_or(0.0),
-        o.main.as_ref().map(|(p, d)| format!("{p} arrivals over {d} connections")).unwrap_or_else(|| "none".into()),
+        o.main
+            .as_ref()
+            .map(|(p, d)| format!("{p} arrivals over {d} connections"))
+            .unwrap_or_else(|| "none".into()),
         distinct(rows.iter().map(|r| r.seed.to_string())).join(", "),
     );
     md.push_str(&main_table(&o));
@@ -528,12 +601,27 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
     if !closed.is_empty() {
         figs += &figure_closed(ctx, &closed)?;
     }
-    let get = |id: &str| out.iter().find(|m| m.id == id).map(|m| m.values.clone()).unwrap_or_default();
+    let get = |id: &str| {
+        out.iter()
+            .find(|m| m.id == id)
+            .map(|m| m.values.clone())
+            .unwrap_or_default()
+    };
     let finding = format!(
         "with a millisecond timestamp as member the log admitted {} times the limit at 100, 1,000 and 10,000 requests/s; the caller's millisecond differed from Redis's by up to {}% in over-admission; microseconds and request ids went over the limit by at most {} requests.",
-        get("B5.1").iter().map(|v| f(*v, 2)).collect::<Vec<_>>().join(", "),
-        get("B5.3").first().map(|v| f(*v, 1)).unwrap_or_else(|| "n/a".into()),
-        get("B5.4").first().map(|v| f(*v, 0)).unwrap_or_else(|| "n/a".into()),
+        get("B5.1")
+            .iter()
+            .map(|v| f(*v, 2))
+            .collect::<Vec<_>>()
+            .join(", "),
+        get("B5.3")
+            .first()
+            .map(|v| f(*v, 1))
+            .unwrap_or_else(|| "n/a".into()),
+        get("B5.4")
+            .first()
+            .map(|v| f(*v, 0))
+            .unwrap_or_else(|| "n/a".into()),
     );
     Ok((out, Section::new("ts-member", figs + &md).finding(finding)))
 }

@@ -39,8 +39,8 @@ use crate::error::Result;
 use crate::fleet::{Fleet, ServerConfig};
 use crate::load::{Driver, Event, closed_loop, open_loop, schedule};
 use crate::run::keys::unique_client;
-use crate::run::seeds::trial_rng;
 use crate::run::latency;
+use crate::run::seeds::trial_rng;
 use crate::run::sweep::{self, NoSide, Sweep, TrialRows};
 use crate::strategy::{Limit, Options, Strategy, client_key};
 
@@ -219,11 +219,15 @@ impl Sweep for TsMember {
         cell.id.clone()
     }
 
-
     fn reject(&self, _cell: &Self::Cell, out: &TrialRows<Row, NoSide>) -> Option<String> {
-        out.rows
-            .iter()
-            .find_map(|r| super::decisions::reject_failed(&r.strategy, r.errors, r.offered, "see the strategy's `check` output"))
+        out.rows.iter().find_map(|r| {
+            super::decisions::reject_failed(
+                &r.strategy,
+                r.errors,
+                r.offered,
+                "see the strategy's `check` output",
+            )
+        })
     }
     fn trials(&self, cell: &Cell) -> u64 {
         cell.trials
@@ -269,7 +273,12 @@ impl Sweep for TsMember {
             .await?
             .as_i64()
             .unwrap_or(-1);
-        let lat = latency::row(&cell.id, trial, &setup.strategy_name, &latency::from_events(&events))?;
+        let lat = latency::row(
+            &cell.id,
+            trial,
+            &setup.strategy_name,
+            &latency::from_events(&events),
+        )?;
         Ok(TrialRows::one(Row {
             cell: cell.id.clone(),
             trial,

@@ -2,7 +2,10 @@
 //! every variant's CPU per decision, and the ratios of B2.4-B2.6 and B6.1,
 //! each against its published value from the claims table.
 
-use super::{STUDY_B, Variants, abusive_ratios, cpu_vs_get, eval_vs_evalsha, multi_vs_lua, prefilled_difference};
+use super::{
+    STUDY_B, Variants, abusive_ratios, cpu_vs_get, eval_vs_evalsha, multi_vs_lua,
+    prefilled_difference,
+};
 use crate::analysis::AnalysisCtx;
 use crate::analysis::figure::{Axis, Figure, Panel, Pt, Reference, Series};
 use crate::analysis::stats::Summary;
@@ -23,7 +26,11 @@ pub fn words(id: &str) -> String {
             p => p.to_string(),
         })
         .collect();
-    if rest.is_empty() { name } else { format!("{name} ({})", rest.join(", ")) }
+    if rest.is_empty() {
+        name
+    } else {
+        format!("{name} ({})", rest.join(", "))
+    }
 }
 
 /// B0: minutes per study-B experiment and their sum.
@@ -47,9 +54,13 @@ pub(super) fn b0(ctx: &AnalysisCtx) -> Result<String> {
     pts.push(Pt::new(cats.len() as f64, sum));
     cats.push("all of study B".into());
     let k = cats.len() as f64 - 1.0;
-    let mut p = Panel::new("", Axis::new("experiment of study B"), Axis::new("run time (minutes)"))
-        .categories(cats)
-        .series(Series::points("this run", pts));
+    let mut p = Panel::new(
+        "",
+        Axis::new("experiment of study B"),
+        Axis::new("run time (minutes)"),
+    )
+    .categories(cats)
+    .series(Series::points("this run", pts));
     if let Some(c) = ctx.claim("B0") {
         p = p.reference(Reference::published(c, 0).over(k - 0.45, k + 0.45));
     }
@@ -69,14 +80,27 @@ pub(super) fn lua(ctx: &AnalysisCtx, v: &Variants) -> Result<String> {
     if lua.is_empty() {
         return Ok(String::new());
     }
-    let cats: Vec<String> = lua.iter().map(|(c, _)| words(c).replace(" (EVALSHA", " (").replace(" ()", "").replace("(, ", "(")).collect();
+    let cats: Vec<String> = lua
+        .iter()
+        .map(|(c, _)| {
+            words(c)
+                .replace(" (EVALSHA", " (")
+                .replace(" ()", "")
+                .replace("(, ", "(")
+        })
+        .collect();
     let mut fig = Figure::new(
         "b2_1-b2_3-lua-vs-get",
         &["B2.1", "B2.2", "B2.3"],
         "the Lua strategies (EVALSHA, uniform keys): CPU against GET, throughput, script time",
         format!(
             "Means over interleaved runs of {} s ({{n}} per point) with min-max whiskers over runs; x GET divides each run's CPU per decision by GET's mean; B2.2 and B2.3 are machine claims (the published values are the authors' machine's, judged on shape only).",
-            crate::analysis::figure::num(lua.iter().flat_map(|(_, l)| l.rows.iter().map(|r| r.wall_s)).sum::<f64>() / lua.iter().map(|(_, l)| l.rows.len()).sum::<usize>().max(1) as f64)
+            crate::analysis::figure::num(
+                lua.iter()
+                    .flat_map(|(_, l)| l.rows.iter().map(|r| r.wall_s))
+                    .sum::<f64>()
+                    / lua.iter().map(|(_, l)| l.rows.len()).sum::<usize>().max(1) as f64
+            )
         ),
     );
     if let Some((g, _)) = cpu_vs_get(v) {
@@ -88,33 +112,69 @@ pub(super) fn lua(ctx: &AnalysisCtx, v: &Variants) -> Result<String> {
                 Pt::spread(i as f64, s.mean / g, s.min / g, s.max / g, s.n)
             })
             .collect();
-        let mut p = Panel::new("B2.1: Redis CPU per decision / GET's", Axis::new("Lua strategy"), Axis::new("x GET's CPU per decision"))
-            .categories(cats.clone())
-            .series(Series::points("Lua strategy / GET", pts))
-            .reference(Reference::limit("GET (1x)", 1.0));
+        let mut p = Panel::new(
+            "B2.1: Redis CPU per decision / GET's",
+            Axis::new("Lua strategy"),
+            Axis::new("x GET's CPU per decision"),
+        )
+        .categories(cats.clone())
+        .series(Series::points("Lua strategy / GET", pts))
+        .reference(Reference::limit("GET (1x)", 1.0));
         if let Some(c) = ctx.claim("B2.1") {
             p = p.reference(Reference::published(c, 0));
         }
         fig = fig.panel(p);
     }
-    let rates = lua.iter().enumerate().map(|(i, (_, l))| Pt::summary(i as f64, &l.rate())).collect();
-    let mut p = Panel::new("B2.2: throughput with Redis's thread busy", Axis::new("Lua strategy"), Axis::new("decisions per second"))
-        .categories(cats.clone())
-        .series(Series::points("decisions/s", rates));
+    let rates = lua
+        .iter()
+        .enumerate()
+        .map(|(i, (_, l))| Pt::summary(i as f64, &l.rate()))
+        .collect();
+    let mut p = Panel::new(
+        "B2.2: throughput with Redis's thread busy",
+        Axis::new("Lua strategy"),
+        Axis::new("decisions per second"),
+    )
+    .categories(cats.clone())
+    .series(Series::points("decisions/s", rates));
     if let Some(c) = ctx.claim("B2.2") {
-        p = p.reference(Reference::published(c, 0).labelled(format!("B2.2 published: {} (machine claim)", crate::analysis::report::micro(&c.published_text))));
-        p = p.reference(Reference::published(c, 1).labelled(format!("B2.2 published: {} (machine claim)", crate::analysis::report::micro(&c.published_text))));
+        p = p.reference(Reference::published(c, 0).labelled(format!(
+            "B2.2 published: {} (machine claim)",
+            crate::analysis::report::micro(&c.published_text)
+        )));
+        p = p.reference(Reference::published(c, 1).labelled(format!(
+            "B2.2 published: {} (machine claim)",
+            crate::analysis::report::micro(&c.published_text)
+        )));
     }
     fig = fig.panel(p);
-    let script = lua.iter().enumerate().map(|(i, (_, l))| Pt::summary(i as f64, &l.s(|r| r.cmd_usec_per_call))).collect();
-    let cpu = lua.iter().enumerate().map(|(i, (_, l))| Pt::summary(i as f64, &l.cpu())).collect();
-    let mut p = Panel::new("B2.3: the script's own time within the CPU per decision", Axis::new("Lua strategy"), Axis::new("µs"))
-        .categories(cats)
-        .series(Series::points("script time per call (commandstats)", script))
-        .series(Series::points("Redis CPU per decision", cpu));
+    let script = lua
+        .iter()
+        .enumerate()
+        .map(|(i, (_, l))| Pt::summary(i as f64, &l.s(|r| r.cmd_usec_per_call)))
+        .collect();
+    let cpu = lua
+        .iter()
+        .enumerate()
+        .map(|(i, (_, l))| Pt::summary(i as f64, &l.cpu()))
+        .collect();
+    let mut p = Panel::new(
+        "B2.3: the script's own time within the CPU per decision",
+        Axis::new("Lua strategy"),
+        Axis::new("µs"),
+    )
+    .categories(cats)
+    .series(Series::points(
+        "script time per call (commandstats)",
+        script,
+    ))
+    .series(Series::points("Redis CPU per decision", cpu));
     if let Some(c) = ctx.claim("B2.3") {
         for i in 0..2 {
-            p = p.reference(Reference::published(c, i).labelled(format!("B2.3 published: {} (machine claim)", crate::analysis::report::micro(&c.published_text))));
+            p = p.reference(Reference::published(c, i).labelled(format!(
+                "B2.3 published: {} (machine claim)",
+                crate::analysis::report::micro(&c.published_text)
+            )));
         }
     }
     fig = fig.panel(p);
@@ -127,12 +187,23 @@ pub(super) fn overview(ctx: &AnalysisCtx, v: &Variants) -> Result<String> {
     if ids.is_empty() {
         return Ok(String::new());
     }
-    let cpu = v.in_order().enumerate().map(|(i, (_, x))| Pt::summary(i as f64, &x.cpu())).collect();
-    let cmd = v.in_order().enumerate().map(|(i, (_, x))| Pt::summary(i as f64, &x.s(|r| r.cmd_usec_per_decision))).collect();
+    let cpu = v
+        .in_order()
+        .enumerate()
+        .map(|(i, (_, x))| Pt::summary(i as f64, &x.cpu()))
+        .collect();
+    let cmd = v
+        .in_order()
+        .enumerate()
+        .map(|(i, (_, x))| Pt::summary(i as f64, &x.s(|r| r.cmd_usec_per_decision)))
+        .collect();
     let mut p = Panel::new("", Axis::new("variant"), Axis::new("µs per decision"))
         .categories(ids.iter().map(|c| words(c)).collect())
         .series(Series::points("Redis CPU per decision (INFO cpu)", cpu))
-        .series(Series::points("top-level command time per decision (commandstats)", cmd));
+        .series(Series::points(
+            "top-level command time per decision (commandstats)",
+            cmd,
+        ));
     if let Some(g) = v.get("get") {
         p = p.reference(Reference::limit("GET's CPU per decision", g.cpu().mean));
     }
@@ -158,19 +229,33 @@ pub(super) fn ratios(ctx: &AnalysisCtx, v: &Variants) -> Result<String> {
     let pub_ref = |id: &str, i: usize| ctx.claim(id).map(|c| Reference::published(c, i));
     if let Some((pct, paired)) = multi_vs_lua(v) {
         let s = Summary::of(&paired);
-        let mut p = Panel::new("B2.4: MULTI over Lua", Axis::new(""), Axis::new("% more decisions/s"))
-            .categories(vec!["fixed window: MULTI vs Lua".into()])
-            .series(Series::points("ours", vec![Pt::spread(0.0, pct, s.min, s.max, s.n)]));
+        let mut p = Panel::new(
+            "B2.4: MULTI over Lua",
+            Axis::new(""),
+            Axis::new("% more decisions/s"),
+        )
+        .categories(vec!["fixed window: MULTI vs Lua".into()])
+        .series(Series::points(
+            "ours",
+            vec![Pt::spread(0.0, pct, s.min, s.max, s.n)],
+        ));
         if let Some(r) = pub_ref("B2.4", 0) {
             p = p.reference(r);
         }
         fig = fig.panel(p);
     }
     if let Some((diff, spread)) = prefilled_difference(v) {
-        let mut p = Panel::new("B2.5: sliding log, L=10,000 vs 100", Axis::new(""), Axis::new("% difference of CPU per decision"))
-            .categories(vec!["|L=10k - L=100| / L=100".into()])
-            .series(Series::points("ours", vec![Pt::new(0.0, diff * 100.0)]))
-            .reference(Reference::expected("2 x run-to-run sd (B2.5's noise bound)", 200.0 * spread));
+        let mut p = Panel::new(
+            "B2.5: sliding log, L=10,000 vs 100",
+            Axis::new(""),
+            Axis::new("% difference of CPU per decision"),
+        )
+        .categories(vec!["|L=10k - L=100| / L=100".into()])
+        .series(Series::points("ours", vec![Pt::new(0.0, diff * 100.0)]))
+        .reference(Reference::expected(
+            "2 x run-to-run sd (B2.5's noise bound)",
+            200.0 * spread,
+        ));
         if let Some(r) = pub_ref("B2.5", 0) {
             p = p.reference(r);
         }
@@ -178,27 +263,51 @@ pub(super) fn ratios(ctx: &AnalysisCtx, v: &Variants) -> Result<String> {
     }
     let ab = abusive_ratios(v);
     if !ab.is_empty() {
-        let mut p = Panel::new("B2.6: one abusive key vs normal", Axis::new("strategy"), Axis::new("x normal traffic's CPU per decision"))
-            .categories(ab.iter().map(|a| a.strategy.clone()).collect())
-            .series(Series::points("ours", ab.iter().enumerate().map(|(i, a)| Pt::new(i as f64, a.ratio)).collect()));
+        let mut p = Panel::new(
+            "B2.6: one abusive key vs normal",
+            Axis::new("strategy"),
+            Axis::new("x normal traffic's CPU per decision"),
+        )
+        .categories(ab.iter().map(|a| a.strategy.clone()).collect())
+        .series(Series::points(
+            "ours",
+            ab.iter()
+                .enumerate()
+                .map(|(i, a)| Pt::new(i as f64, a.ratio))
+                .collect(),
+        ));
         if let Some(r) = pub_ref("B2.6", 0) {
             p = p.reference(r);
         }
         fig = fig.panel(p);
     }
     if let Some((extra, lost)) = eval_vs_evalsha(v) {
-        let mut p = Panel::new("B6.1: EVAL vs EVALSHA, CPU", Axis::new(""), Axis::new("extra Redis CPU per decision (µs)"))
-            .categories(vec!["token bucket".into()])
-            .series(Series::points("ours", vec![Pt::new(0.0, extra)]));
+        let mut p = Panel::new(
+            "B6.1: EVAL vs EVALSHA, CPU",
+            Axis::new(""),
+            Axis::new("extra Redis CPU per decision (µs)"),
+        )
+        .categories(vec!["token bucket".into()])
+        .series(Series::points("ours", vec![Pt::new(0.0, extra)]));
         if let Some(c) = ctx.claim("B6.1") {
-            p = p.reference(Reference::published(c, 0).labelled(format!("B6.1 published: {}; shaded: passes", crate::analysis::report::micro(&c.published_text))));
+            p = p.reference(Reference::published(c, 0).labelled(format!(
+                "B6.1 published: {}; shaded: passes",
+                crate::analysis::report::micro(&c.published_text)
+            )));
         }
         fig = fig.panel(p);
-        let mut q = Panel::new("B6.1: EVAL vs EVALSHA, throughput", Axis::new(""), Axis::new("% of EVALSHA's decisions/s lost"))
-            .categories(vec!["token bucket".into()])
-            .series(Series::points("ours", vec![Pt::new(0.0, lost)]));
+        let mut q = Panel::new(
+            "B6.1: EVAL vs EVALSHA, throughput",
+            Axis::new(""),
+            Axis::new("% of EVALSHA's decisions/s lost"),
+        )
+        .categories(vec!["token bucket".into()])
+        .series(Series::points("ours", vec![Pt::new(0.0, lost)]));
         if let Some(c) = ctx.claim("B6.1") {
-            q = q.reference(Reference::published(c, 1).labelled(format!("B6.1 published: {}; shaded: passes", crate::analysis::report::micro(&c.published_text))));
+            q = q.reference(Reference::published(c, 1).labelled(format!(
+                "B6.1 published: {}; shaded: passes",
+                crate::analysis::report::micro(&c.published_text)
+            )));
         }
         fig = fig.panel(q);
     }

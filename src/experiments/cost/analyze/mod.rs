@@ -501,15 +501,31 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
     figs += &figures::overview(ctx, &v)?;
     figs += &figures::b0(ctx)?;
     md = figs + &md;
-    let get = |id: &str| measured.iter().find(|m| m.id == id).map(|m| m.values.clone()).unwrap_or_default();
-    let range = |v: &[f64]| if v.is_empty() { "n/a".to_string() } else {
-        format!("{:.2} to {:.2}", min_of(v), max_of(v))
+    let get = |id: &str| {
+        measured
+            .iter()
+            .find(|m| m.id == id)
+            .map(|m| m.values.clone())
+            .unwrap_or_default()
+    };
+    let range = |v: &[f64]| {
+        if v.is_empty() {
+            "n/a".to_string()
+        } else {
+            format!("{:.2} to {:.2}", min_of(v), max_of(v))
+        }
     };
     let finding = format!(
         "a Lua decision cost {} times a GET's Redis CPU here; MULTI made {}% more decisions/s than the same logic in Lua; EVAL cost {} µs more CPU per decision than EVALSHA.",
         range(&get("B2.1")),
-        get("B2.4").first().map(|x| format!("{x:.0}")).unwrap_or_else(|| "n/a".into()),
-        get("B6.1").first().map(|x| format!("{x:.2}")).unwrap_or_else(|| "n/a".into()),
+        get("B2.4")
+            .first()
+            .map(|x| format!("{x:.0}"))
+            .unwrap_or_else(|| "n/a".into()),
+        get("B6.1")
+            .first()
+            .map(|x| format!("{x:.2}"))
+            .unwrap_or_else(|| "n/a".into()),
     );
     Ok((measured, Section::new("cost", md).finding(finding)))
 }

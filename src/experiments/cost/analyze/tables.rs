@@ -21,8 +21,12 @@ pub(super) fn what_ran(v: &Variants, rows: &[CostRow]) -> String {
         Summary::of(&rows.iter().map(|r| r.wall_s).collect::<Vec<_>>()).mean,
         f.conns,
         f.seed,
-        f.redis_cpu.map(|c| c.to_string()).unwrap_or_else(|| "(not pinned)".into()),
-        f.load_cpu.map(|c| c.to_string()).unwrap_or_else(|| "(not pinned)".into()),
+        f.redis_cpu
+            .map(|c| c.to_string())
+            .unwrap_or_else(|| "(not pinned)".into()),
+        f.load_cpu
+            .map(|c| c.to_string())
+            .unwrap_or_else(|| "(not pinned)".into()),
         v.get("get").map(|x| x.first().keys).unwrap_or(0),
         normal.map(|x| x.first().limit).unwrap_or(0),
         v.by.values()
@@ -102,4 +106,3 @@ pub(super) fn bench_line(v: &Variants, bench: &Summary) -> String {
         g.cpu().mean,
     )
 }
-

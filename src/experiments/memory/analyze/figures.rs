@@ -11,11 +11,20 @@ use crate::error::Result;
 
 /// A member length in words (0 is the strategy's own member, the request id).
 pub fn member(m: usize) -> String {
-    if m == 0 { "request id in decimal (default)".into() } else { format!("{m}-byte members") }
+    if m == 0 {
+        "request id in decimal (default)".into()
+    } else {
+        format!("{m}-byte members")
+    }
 }
 
 fn limits(cells: &LogCells, z: u64) -> Vec<f64> {
-    let mut v: Vec<f64> = cells.main.keys().filter(|k| k.1 == z).map(|k| k.2 as f64).collect();
+    let mut v: Vec<f64> = cells
+        .main
+        .keys()
+        .filter(|k| k.1 == z)
+        .map(|k| k.2 as f64)
+        .collect();
     v.sort_by(f64::total_cmp);
     v.dedup();
     v
@@ -23,7 +32,11 @@ fn limits(cells: &LogCells, z: u64) -> Vec<f64> {
 
 /// B3.1 and B3.3: bytes per entry against the limit, one line per member length.
 pub(super) fn bytes_per_entry(ctx: &AnalysisCtx, cells: &LogCells) -> Result<String> {
-    let mut p = Panel::new("", Axis::log("limit L (entries per client)"), Axis::new("bytes per entry (used_memory growth / client / L)"));
+    let mut p = Panel::new(
+        "",
+        Axis::log("limit L (entries per client)"),
+        Axis::new("bytes per entry (used_memory growth / client / L)"),
+    );
     p.x = p.x.clone().ticks(limits(cells, 128));
     for m in &cells.member_lens {
         let pts = cells
@@ -39,10 +52,14 @@ pub(super) fn bytes_per_entry(ctx: &AnalysisCtx, cells: &LogCells) -> Result<Str
     }
     if let Some(c) = ctx.claim("B3.3") {
         let hi = cells.past.last().copied().unwrap_or(1000) as f64;
-        p = p.reference(Reference::published(c, 0).over(129.0, hi * 1.2).labelled(format!(
-            "B3.3 published: 126-137 B/entry past the cliff; shaded: passes ({})",
-            crate::analysis::figure::pass_region(c, 0).2
-        )));
+        p = p.reference(
+            Reference::published(c, 0)
+                .over(129.0, hi * 1.2)
+                .labelled(format!(
+                    "B3.3 published: 126-137 B/entry past the cliff; shaded: passes ({})",
+                    crate::analysis::figure::pass_region(c, 0).2
+                )),
+        );
     }
     if p.points() == 0 {
         return Ok(String::new());
@@ -62,10 +79,21 @@ pub(super) fn bytes_per_entry(ctx: &AnalysisCtx, cells: &LogCells) -> Result<Str
 /// B3.2 and B4.3: bytes per client against L, the jump at 129 and the
 /// 100,000-entry log per member length.
 pub(super) fn per_client(ctx: &AnalysisCtx, cells: &LogCells, zs: &[u64]) -> Result<String> {
-    let mut a = Panel::new("bytes per client against L", Axis::log("limit L (entries per client)"), Axis::log("bytes per client"));
-    a.x = a.x.clone().ticks(vec![16.0, 128.0, 1000.0, 10_000.0, 100_000.0]);
+    let mut a = Panel::new(
+        "bytes per client against L",
+        Axis::log("limit L (entries per client)"),
+        Axis::log("bytes per client"),
+    );
+    a.x =
+        a.x.clone()
+            .ticks(vec![16.0, 128.0, 1000.0, 10_000.0, 100_000.0]);
     for m in &cells.member_lens {
-        let pts = cells.main.iter().filter(|(k, _)| k.0 == *m && k.1 == 128).map(|(k, r)| Pt::new(k.2 as f64, r.bytes_per_client)).collect();
+        let pts = cells
+            .main
+            .iter()
+            .filter(|(k, _)| k.0 == *m && k.1 == 128)
+            .map(|(k, r)| Pt::new(k.2 as f64, r.bytes_per_client))
+            .collect();
         a = a.series(Series::line(member(*m), pts));
     }
     for &z in zs.iter().filter(|z| **z != 128) {
@@ -75,24 +103,55 @@ pub(super) fn per_client(ctx: &AnalysisCtx, cells: &LogCells, zs: &[u64]) -> Res
             .filter(|(k, _)| k.0 == cells.default_member_len() && k.1 == z)
             .map(|(k, r)| Pt::new(k.2 as f64, r.bytes_per_client))
             .collect();
-        a = a.series(Series::points(format!("zset-max-listpack-entries {z}, default members"), pts));
-    }
-    let cats: Vec<String> = cells.member_lens.iter().map(|m| if *m == 0 { "default".into() } else { format!("{m} B") }).collect();
-    let mut b = Panel::new("B3.2: bytes per client at 129 / at 128", Axis::new("member length"), Axis::new("x (129 entries / 128 entries)"))
-        .categories(cats.clone())
-        .series(Series::points(
-            "ours, zset-max-listpack-entries 128",
-            cells.member_lens.iter().enumerate().filter_map(|(i, m)| cells.b32_jump(*m).map(|v| Pt::new(i as f64, v))).collect(),
+        a = a.series(Series::points(
+            format!("zset-max-listpack-entries {z}, default members"),
+            pts,
         ));
+    }
+    let cats: Vec<String> = cells
+        .member_lens
+        .iter()
+        .map(|m| {
+            if *m == 0 {
+                "default".into()
+            } else {
+                format!("{m} B")
+            }
+        })
+        .collect();
+    let mut b = Panel::new(
+        "B3.2: bytes per client at 129 / at 128",
+        Axis::new("member length"),
+        Axis::new("x (129 entries / 128 entries)"),
+    )
+    .categories(cats.clone())
+    .series(Series::points(
+        "ours, zset-max-listpack-entries 128",
+        cells
+            .member_lens
+            .iter()
+            .enumerate()
+            .filter_map(|(i, m)| cells.b32_jump(*m).map(|v| Pt::new(i as f64, v)))
+            .collect(),
+    ));
     if let Some(c) = ctx.claim("B3.2") {
         b = b.reference(Reference::published(c, 0));
     }
-    let mut d = Panel::new("B4.3: one client's log of 100,000 entries", Axis::new("member length"), Axis::new("MB per client"))
-        .categories(cats)
-        .series(Series::points(
-            "ours, zset-max-listpack-entries 128",
-            cells.member_lens.iter().enumerate().filter_map(|(i, m)| cells.b43_mb_per_client(*m).map(|v| Pt::new(i as f64, v))).collect(),
-        ));
+    let mut d = Panel::new(
+        "B4.3: one client's log of 100,000 entries",
+        Axis::new("member length"),
+        Axis::new("MB per client"),
+    )
+    .categories(cats)
+    .series(Series::points(
+        "ours, zset-max-listpack-entries 128",
+        cells
+            .member_lens
+            .iter()
+            .enumerate()
+            .filter_map(|(i, m)| cells.b43_mb_per_client(*m).map(|v| Pt::new(i as f64, v)))
+            .collect(),
+    ));
     if let Some(c) = ctx.claim("B4.3") {
         d = d.reference(Reference::published(c, 0));
     }
@@ -117,13 +176,21 @@ pub(super) fn per_client(ctx: &AnalysisCtx, cells: &LogCells, zs: &[u64]) -> Res
 }
 
 /// B3.4: the cliff at each zset-max-listpack-entries and CPU per decision by log size.
-pub(super) fn cpu(ctx: &AnalysisCtx, cliffs: &[(u64, &MemoryRow, &MemoryRow, f64)], zs: &[u64], cpu: &[&MemoryRow]) -> Result<String> {
+pub(super) fn cpu(
+    ctx: &AnalysisCtx,
+    cliffs: &[(u64, &MemoryRow, &MemoryRow, f64)],
+    zs: &[u64],
+    cpu: &[&MemoryRow],
+) -> Result<String> {
     let mut a = Panel::new(
         "where the cliff is",
         Axis::log("zset-max-listpack-entries Z").ticks(cliffs.iter().map(|c| c.0 as f64).collect()),
         Axis::new("bytes per client at Z+1 / at Z (x)"),
     )
-    .series(Series::line("jump from Z to Z+1 entries", cliffs.iter().map(|c| Pt::new(c.0 as f64, c.3)).collect()))
+    .series(Series::line(
+        "jump from Z to Z+1 entries",
+        cliffs.iter().map(|c| Pt::new(c.0 as f64, c.3)).collect(),
+    ))
     .reference(Reference::expected("no jump (1x)", 1.0));
     a.title = "the jump follows Z".into();
     let mut b = Panel::new(
@@ -140,11 +207,17 @@ pub(super) fn cpu(ctx: &AnalysisCtx, cliffs: &[(u64, &MemoryRow, &MemoryRow, f64
         let pts = cpu
             .iter()
             .filter(|r| r.zset_max_listpack_entries == *z)
-            .filter_map(|r| r.redis_cpu_us_per_decision.map(|v| Pt::new(r.fill_per_client as f64, v)))
+            .filter_map(|r| {
+                r.redis_cpu_us_per_decision
+                    .map(|v| Pt::new(r.fill_per_client as f64, v))
+            })
             .collect();
         b = b.series(Series::line(format!("Z = {}", num(*z as f64)), pts));
     }
-    let published = ctx.claim("B3.4").map(|c| c.published_text.clone()).unwrap_or_default();
+    let published = ctx
+        .claim("B3.4")
+        .map(|c| c.published_text.clone())
+        .unwrap_or_default();
     let mut fig = Figure::new(
         "memory_cpu_listpack",
         &["B3.4"],

@@ -423,12 +423,24 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
     let m = cells.default_member_len();
     let finding = format!(
         "with the strategy's default members (decimal request ids) a 128-entry log took {} B per entry and jumped {}x at 129 entries; past the cliff {} B per entry; member lengths that reproduce B3.1, B3.2 and B4.3 together: {}.",
-        cells.b31_bytes_per_entry(m).map(|v| format!("{v:.1}")).unwrap_or_else(|| "n/a".into()),
-        cells.b32_jump(m).map(|v| format!("{v:.2}")).unwrap_or_else(|| "n/a".into()),
+        cells
+            .b31_bytes_per_entry(m)
+            .map(|v| format!("{v:.1}"))
+            .unwrap_or_else(|| "n/a".into()),
+        cells
+            .b32_jump(m)
+            .map(|v| format!("{v:.2}"))
+            .unwrap_or_else(|| "n/a".into()),
         {
             let v: Vec<f64> = cells.b33_bytes_per_entry(m).iter().map(|x| x.1).collect();
-            if v.is_empty() { "n/a".to_string() } else {
-                format!("{:.0} to {:.0}", v.iter().copied().fold(f64::MAX, f64::min), v.iter().copied().fold(f64::MIN, f64::max))
+            if v.is_empty() {
+                "n/a".to_string()
+            } else {
+                format!(
+                    "{:.0} to {:.0}",
+                    v.iter().copied().fold(f64::MAX, f64::min),
+                    v.iter().copied().fold(f64::MIN, f64::max)
+                )
             }
         },
         {
@@ -436,14 +448,27 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
                 .member_lens
                 .iter()
                 .filter(|m| {
-                    [("B3.1", cells.b31_bytes_per_entry(**m)), ("B3.2", cells.b32_jump(**m)), ("B4.3", cells.b43_mb_per_client(**m))]
-                        .iter()
-                        .all(|(id, v)| v.and_then(|v| passes(ctx, id, v)).unwrap_or(false))
+                    [
+                        ("B3.1", cells.b31_bytes_per_entry(**m)),
+                        ("B3.2", cells.b32_jump(**m)),
+                        ("B4.3", cells.b43_mb_per_client(**m)),
+                    ]
+                    .iter()
+                    .all(|(id, v)| v.and_then(|v| passes(ctx, id, v)).unwrap_or(false))
                 })
                 .map(|m| figures::member(*m))
                 .collect();
-            if ok.is_empty() { "none".to_string() } else { ok.join(", ") }
+            if ok.is_empty() {
+                "none".to_string()
+            } else {
+                ok.join(", ")
+            }
         },
     );
-    Ok((measured, Section::new("memory", md).finding(finding).appendix(appendix)))
+    Ok((
+        measured,
+        Section::new("memory", md)
+            .finding(finding)
+            .appendix(appendix),
+    ))
 }

@@ -233,4 +233,3 @@ pub(super) fn cpu_table(cpu: &[&MemoryRow]) -> String {
         )
     )
 }
-
