@@ -6,6 +6,9 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 
+mod cli;
+
+use cli::scorecard::{ScorecardArgs, scorecard};
 use limitbench::experiments::{self, RunContext, Size};
 use limitbench::fleet::{self, Fleet, RedisBinary, ServerConfig};
 use limitbench::run::manifest::{self as mf, RunInputs, RunManifest};
@@ -95,39 +98,6 @@ enum Command {
         #[arg(long)]
         claims: Option<PathBuf>,
     },
-}
-
-#[derive(clap::Args)]
-struct ScorecardArgs {
-    /// Strategies to score (repeatable or comma-separated); default: every
-    /// built-in, the external ones in lua/external, and those in --dir.
-    #[arg(long, value_delimiter = ',')]
-    strategy: Vec<String>,
-    /// A folder of external strategies, added to lua/external.
-    #[arg(long)]
-    dir: Option<PathBuf>,
-    #[arg(long, value_enum, default_value = "quick")]
-    size: Size,
-    /// Name of the run folder (default: scorecard-<UTC date and time>).
-    #[arg(long)]
-    run_id: Option<String>,
-    /// Where run folders go; default: data/ in the project.
-    #[arg(long)]
-    data_dir: Option<PathBuf>,
-    /// A Redis you run: redis://[user:password@]host:port[/db]. Only the
-    /// properties that need no control of the server are run.
-    #[arg(long)]
-    redis_url: Option<String>,
-    /// A seed node of a Redis Cluster you run, for the cluster property.
-    #[arg(long, requires = "redis_url")]
-    cluster_url: Option<String>,
-    /// Every key written contains this prefix (default limitbench:<run-id>:);
-    /// deleted at the end.
-    #[arg(long)]
-    key_prefix: Option<String>,
-    /// The redis-server binary to start (default: from PATH).
-    #[arg(long)]
-    redis_server: Option<PathBuf>,
 }
 
 #[derive(clap::Args)]
@@ -484,91 +454,6 @@ fn start_manifest(
         }
     }
     Ok(manifest)
-}
-
-async fn scorecard(a: ScorecardArgs, root: &std::path::Path) -> Result<i32> {
-    use limitbench::scorecard::{self as sc, Config, Target};
-    let strategies = if a.strategy.is_empty() {
-        sc::default_strategies(a.dir.as_deref())?
-    } else {
-        a.strategy.clone()
-    };
-    for s in &strategies {
-        sc::build(s, a.dir.as_deref(), &Options::default())?;
-    }
-    let data_dir = a.data_dir.clone().unwrap_or_else(|| root.join("data"));
-    let run_id = a.run_id.clone().unwrap_or_else(|| {
-        format!(
-            "scorecard-{}",
-            now_rfc3339()
-                .replace([':', '-'], "")
-                .replace('T', "-")
-                .trim_end_matches('Z')
-        )
-    });
-    if !run_id
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.')
-    {
-        anyhow::bail!("--run-id `{run_id}` may hold only letters, digits, -, _ and .");
-    }
-    let key_prefix = a
-        .key_prefix
-        .clone()
-        .unwrap_or_else(|| format!("limitbench:{run_id}:"));
-    if key_prefix.contains(['*', '?', '[', ']', '\\', '{', '}']) {
-        anyhow::bail!("--key-prefix `{key_prefix}` may not hold glob characters or braces");
-    }
-    let target = match &a.redis_url {
-        Some(url) => Target::External(
-            sc::External::connect(url, a.cluster_url.as_deref(), &key_prefix)
-                .await
-                .context("checking --redis-url")?,
-        ),
-        None => Target::Own(RedisBinary::locate(a.redis_server.as_deref())?),
-    };
-    let out = data_dir.join(&run_id);
-    if out.join("scorecard.csv").exists() {
-        anyhow::bail!(
-            "{} already holds a scorecard; choose another --run-id",
-            out.display()
-        );
-    }
-    let cfg = Config {
-        strategies,
-        dir: a.dir.clone(),
-        size: a.size,
-        target,
-        key_prefix,
-    };
-    eprintln!(
-        "limitbench: scorecard of {} strategies ({}), writing {}",
-        cfg.strategies.len(),
-        a.size.as_str(),
-        out.display()
-    );
-    let card = sc::run(&cfg, |r| {
-        let n = |v: sc::Verdict| r.cells.iter().filter(|c| c.verdict == v).count();
-        eprintln!(
-            "  {:<28} {:>6.1} s  clock {:<7} pass {} warn {} fail {} not-run {} error {}",
-            r.strategy,
-            r.seconds,
-            r.clock,
-            n(sc::Verdict::Pass),
-            n(sc::Verdict::Warn),
-            n(sc::Verdict::Fail),
-            n(sc::Verdict::NotRun),
-            n(sc::Verdict::Error)
-        );
-    })
-    .await?;
-    sc::output::write_all(&out, &card)?;
-    eprintln!(
-        "limitbench: scorecard took {:.1} s in all",
-        card.total_seconds
-    );
-    println!("{}", out.join("scorecard.md").display());
-    Ok(0)
 }
 
 /// Check every experiment file (at this size, into its parameter type) and

@@ -10,7 +10,10 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::figure::{Axis, Draw, Figure, Panel, RefKind, num};
+use super::axes::{Ax, range_of, thin, ticks, tr};
+use super::figure::{Draw, Figure, Panel, RefKind, num};
+use super::marks::{dashed, marker};
+pub use super::text::{text_width, wrap};
 use crate::error::{Error, Result};
 
 /// The bundled font (DejaVu Sans, Bitstream Vera license: see
@@ -101,7 +104,7 @@ const W: u32 = 1180;
 const LEGEND_W: u32 = 300;
 const TITLE_SIZE: f64 = 19.0;
 const TEXT: f64 = 14.0;
-const SMALL: f64 = 13.0;
+pub(super) const SMALL: f64 = 13.0;
 const LINE: i32 = 18;
 
 struct Layout {
@@ -112,56 +115,6 @@ struct Layout {
     rows: usize,
     panel_h: u32,
     panel_w: u32,
-}
-
-/// An upper estimate of the width of `s` at font size `size` in pixels
-/// (DejaVu Sans: digits and most letters about 0.6 em, spaces 0.32 em).
-pub fn text_width(s: &str, size: f64) -> f64 {
-    s.chars()
-        .map(|c| match c {
-            ' ' | 'i' | 'l' | 'j' | '.' | ',' | ':' | ';' | '\'' | '|' | '!' => 0.34,
-            'm' | 'w' | 'M' | 'W' | '%' | '@' => 0.95,
-            c if c.is_uppercase() => 0.74,
-            _ => 0.62,
-        })
-        .sum::<f64>()
-        * size
-}
-
-/// Words of `s` in lines no wider than `width` px at `size`.
-pub fn wrap(s: &str, width: f64, size: f64) -> Vec<String> {
-    let mut lines: Vec<String> = Vec::new();
-    let mut cur = String::new();
-    // Break at spaces and after hyphens.
-    let mut words: Vec<String> = Vec::new();
-    for w in s.split(' ') {
-        let parts: Vec<&str> = w.split_inclusive('-').collect();
-        for (i, p) in parts.iter().enumerate() {
-            words.push(if i == 0 {
-                format!(" {p}")
-            } else {
-                p.to_string()
-            });
-        }
-    }
-    for w in words {
-        let cand = if cur.is_empty() {
-            w.trim_start().to_string()
-        } else {
-            format!("{cur}{w}")
-        };
-        let w = w.trim_start().to_string();
-        if text_width(&cand, size) > width && !cur.is_empty() {
-            lines.push(std::mem::take(&mut cur));
-            cur = w.to_string();
-        } else {
-            cur = cand;
-        }
-    }
-    if !cur.is_empty() {
-        lines.push(cur);
-    }
-    lines
 }
 
 impl Layout {
@@ -256,7 +209,7 @@ fn legend_height(f: &Figure) -> u32 {
 
 // ---- Drawing ----
 
-fn err<T: std::fmt::Display>(e: T) -> Error {
+pub(super) fn err<T: std::fmt::Display>(e: T) -> Error {
     Error::Other(format!("drawing figure: {e}"))
 }
 
@@ -275,151 +228,6 @@ fn text<DB: DrawingBackend>(
     }
     area.draw(&Text::new(s.to_string(), at, style.clone()))
         .map_err(err)
-}
-
-/// A value on an axis as drawn (log10 for log axes).
-fn tr(v: f64, log: bool) -> f64 {
-    if log { v.log10() } else { v }
-}
-
-/// The drawn range of an axis from its values (already finite).
-fn range_of(vals: &[f64], axis: &Axis, zero: bool) -> (f64, f64) {
-    if let Some((a, b)) = axis.range {
-        return (tr(a, axis.log), tr(b, axis.log));
-    }
-    let v: Vec<f64> = vals
-        .iter()
-        .copied()
-        .filter(|v| v.is_finite() && (!axis.log || *v > 0.0))
-        .collect();
-    if v.is_empty() {
-        return if axis.log { (0.0, 1.0) } else { (0.0, 1.0) };
-    }
-    let lo = v.iter().copied().fold(f64::MAX, f64::min);
-    let hi = v.iter().copied().fold(f64::MIN, f64::max);
-    if axis.log {
-        let (a, b) = (lo.log10(), hi.log10());
-        let pad = ((b - a) * 0.06).max(0.08);
-        (a - pad, b + pad)
-    } else {
-        let (lo, hi) = if zero && lo >= 0.0 {
-            (0.0, hi)
-        } else if zero && hi <= 0.0 {
-            (lo, 0.0)
-        } else {
-            (lo, hi)
-        };
-        // All values equal (e.g. every one 0): a readable unit range around them.
-        let (lo, hi) = if hi - lo < 1e-9 * hi.abs().max(1.0) {
-            if hi == 0.0 {
-                (0.0, 1.0)
-            } else {
-                (lo.min(0.0), hi * 1.2)
-            }
-        } else {
-            (lo, hi)
-        };
-        let span = (hi - lo).max(hi.abs() * 0.1).max(1e-9);
-        let pad = span * 0.07;
-        // Zero itself stays off the axis line so a value of 0 is seen.
-        (if lo == 0.0 { -span * 0.04 } else { lo - pad }, hi + pad)
-    }
-}
-
-/// Tick positions (drawn units) for an axis over `r` with room for about `max` labels.
-fn ticks(r: (f64, f64), axis: &Axis, max: usize) -> Vec<f64> {
-    if let Some(t) = &axis.ticks {
-        return t
-            .iter()
-            .filter(|v| !axis.log || **v > 0.0)
-            .map(|v| tr(*v, axis.log))
-            .filter(|v| *v >= r.0 - 1e-9 && *v <= r.1 + 1e-9)
-            .collect();
-    }
-    if axis.log {
-        let (a, b) = (r.0.ceil() as i32, r.1.floor() as i32);
-        let decades: Vec<f64> = (a..=b).map(|d| d as f64).collect();
-        if decades.len() >= 3 {
-            let step = decades.len().div_ceil(max).max(1);
-            return decades.into_iter().step_by(step).collect();
-        }
-        // Less than three decades: 1, 2, 5 multiples, or every multiple
-        // when that gives fewer than three ticks.
-        for ms in [
-            &[1.0, 2.0, 5.0][..],
-            &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0][..],
-        ] {
-            let mut out = Vec::new();
-            for d in (r.0.floor() as i32)..=(r.1.ceil() as i32) {
-                for m in ms {
-                    let v = (m * 10f64.powi(d)).log10();
-                    if v >= r.0 && v <= r.1 {
-                        out.push(v);
-                    }
-                }
-            }
-            if out.len() >= 3 || ms.len() > 3 {
-                return out;
-            }
-        }
-        return vec![];
-    }
-    let span = r.1 - r.0;
-    let raw = span / max.max(2) as f64;
-    let mag = 10f64.powf(raw.log10().floor());
-    let step = [1.0, 2.0, 2.5, 5.0, 10.0]
-        .iter()
-        .map(|m| m * mag)
-        .find(|s| span / s <= max as f64)
-        .unwrap_or(10.0 * mag);
-    let mut v = (r.0 / step).ceil() * step;
-    let mut out = Vec::new();
-    while v <= r.1 + step * 1e-9 {
-        out.push(if v.abs() < step * 1e-9 { 0.0 } else { v });
-        v += step;
-    }
-    out
-}
-
-/// Drop ticks whose labels would touch (pixel positions from the fraction of the range).
-fn thin(t: Vec<f64>, r: (f64, f64), px: f64, log: bool) -> Vec<f64> {
-    let mut out: Vec<f64> = Vec::new();
-    let mut last_end = f64::MIN;
-    for v in t {
-        let pos = (v - r.0) / (r.1 - r.0) * px;
-        let w = text_width(&num(if log { 10f64.powf(v) } else { v }), SMALL) + 8.0;
-        if pos - w / 2.0 >= last_end {
-            out.push(v);
-            last_end = pos + w / 2.0;
-        }
-    }
-    out
-}
-
-/// A linear axis in drawn units with exactly the given tick positions.
-struct Ax {
-    lo: f64,
-    hi: f64,
-    keys: Vec<f64>,
-}
-
-impl Ranged for Ax {
-    type ValueType = f64;
-    type FormatOption = plotters::coord::ranged1d::DefaultFormatting;
-    fn map(&self, v: &f64, limit: (i32, i32)) -> i32 {
-        let t = (v - self.lo) / (self.hi - self.lo);
-        (limit.0 as f64 + t * (limit.1 - limit.0) as f64).round() as i32
-    }
-    fn key_points<H: plotters::coord::ranged1d::KeyPointHint>(&self, hint: H) -> Vec<f64> {
-        if hint.weight().allow_light_points() {
-            vec![]
-        } else {
-            self.keys.clone()
-        }
-    }
-    fn range(&self) -> std::ops::Range<f64> {
-        self.lo..self.hi
-    }
 }
 
 fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, f: &Figure, l: &Layout) -> Result<()> {
@@ -455,105 +263,6 @@ fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, f: &Figure, l: &Layou
                 .pos(Pos::new(HPos::Left, VPos::Top)),
         )?;
         y += LINE;
-    }
-    Ok(())
-}
-
-fn marker<DB: DrawingBackend>(
-    area: &DrawingArea<DB, Shift>,
-    at: (i32, i32),
-    m: usize,
-    c: RGBColor,
-) -> Result<()> {
-    let s = 5;
-    let st = c.stroke_width(2);
-    let (x, y) = at;
-    match m {
-        0 => area.draw(&Circle::new(at, s, st)).map_err(err),
-        1 => area
-            .draw(&Rectangle::new(
-                [(x - s + 1, y - s + 1), (x + s - 1, y + s - 1)],
-                st,
-            ))
-            .map_err(err),
-        2 => area
-            .draw(&PathElement::new(
-                vec![
-                    (x, y - s - 1),
-                    (x + s + 1, y + s),
-                    (x - s - 1, y + s),
-                    (x, y - s - 1),
-                ],
-                st,
-            ))
-            .map_err(err),
-        3 => area
-            .draw(&PathElement::new(
-                vec![
-                    (x, y - s - 1),
-                    (x + s + 1, y),
-                    (x, y + s + 1),
-                    (x - s - 1, y),
-                    (x, y - s - 1),
-                ],
-                st,
-            ))
-            .map_err(err),
-        4 => {
-            area.draw(&PathElement::new(vec![(x - s, y), (x + s, y)], st))
-                .map_err(err)?;
-            area.draw(&PathElement::new(vec![(x, y - s), (x, y + s)], st))
-                .map_err(err)
-        }
-        _ => {
-            area.draw(&PathElement::new(vec![(x - s, y - s), (x + s, y + s)], st))
-                .map_err(err)?;
-            area.draw(&PathElement::new(vec![(x - s, y + s), (x + s, y - s)], st))
-                .map_err(err)
-        }
-    }
-}
-
-/// A polyline in pixels with a dash pattern ((0, 0) = solid).
-fn dashed<DB: DrawingBackend>(
-    area: &DrawingArea<DB, Shift>,
-    pts: &[(i32, i32)],
-    dash: (u32, u32),
-    style: ShapeStyle,
-) -> Result<()> {
-    if dash.0 == 0 {
-        return area
-            .draw(&PathElement::new(pts.to_vec(), style))
-            .map_err(err);
-    }
-    let (on, off) = (dash.0 as f64, dash.1 as f64);
-    let mut phase = 0.0; // distance into the current on+off period
-    for w in pts.windows(2) {
-        let (a, b) = (
-            (w[0].0 as f64, w[0].1 as f64),
-            (w[1].0 as f64, w[1].1 as f64),
-        );
-        let len = ((b.0 - a.0).powi(2) + (b.1 - a.1).powi(2)).sqrt();
-        if len == 0.0 {
-            continue;
-        }
-        let mut d = 0.0;
-        while d < len {
-            let in_on = phase < on;
-            let step = if in_on { on - phase } else { on + off - phase }.min(len - d);
-            if in_on {
-                let p = |t: f64| {
-                    (
-                        (a.0 + (b.0 - a.0) * t / len).round() as i32,
-                        (a.1 + (b.1 - a.1) * t / len).round() as i32,
-                    )
-                };
-                area.draw(&PathElement::new(vec![p(d), p(d + step)], style))
-                    .map_err(err)?;
-            }
-            d += step;
-            phase = (phase + step) % (on + off);
-        }
     }
     Ok(())
 }

@@ -583,7 +583,7 @@ mod tests {
         assert_eq!(num(12_345.0), "12345");
         assert_eq!(num(1.5), "1.5");
         assert_eq!(num(0.05), "0.05");
-        assert_eq!(num(128.7), "128.7");
+        assert_eq!(num(256.3), "256.3");
     }
 
     fn fig() -> Figure {

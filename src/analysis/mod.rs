@@ -15,15 +15,18 @@
 //! - `report.rs`: report.md and the README's claims table.
 //! - `stats.rs`: mean/min/max/quantiles over trials.
 
+pub mod axes;
 pub mod claims;
 pub mod compare;
 pub mod draw;
 pub mod figure;
 pub mod latency;
+pub mod marks;
 pub mod report;
 pub mod stats;
 pub mod svg_text;
 pub mod table;
+pub mod text;
 pub mod window;
 
 use std::path::{Path, PathBuf};

@@ -30,7 +30,8 @@ pub fn headline(c: &ClaimSpec, m: &Measured) -> String {
         .join(" / ")
 }
 
-/// The check in words: `within ±10 of 128.7`, `at most 2.3`, `2..4.2`.
+/// The check in words: `within ±T of P`, `at most P`, `LO..HI` (values
+/// from the claims table).
 pub fn check_text(c: &ClaimSpec) -> String {
     let n = c.published.values().len().max(1);
     let one = |i: usize| {

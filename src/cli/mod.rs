@@ -1,0 +1,3 @@
+//! Subcommands of the `limitbench` binary that have a file of their own.
+
+pub mod scorecard;
