@@ -33,7 +33,6 @@ struct Interval {
 pub struct NoiseSampler {
     stop: Arc<AtomicBool>,
     handle: Option<JoinHandle<Vec<Interval>>>,
-    started: Instant,
 }
 
 fn refresh(sys: &mut System) {
@@ -115,23 +114,7 @@ impl NoiseSampler {
                 }
             })
             .ok();
-        NoiseSampler {
-            stop,
-            handle,
-            started: Instant::now(),
-        }
-    }
-
-    /// Stop and summarise as a row of `noise.csv`.
-    pub fn stop(self, experiment: &str, cell: &str) -> NoiseRow {
-        let started = self.started;
-        let intervals = self.finish();
-        summarise(
-            experiment,
-            cell,
-            started.elapsed().as_secs_f64(),
-            &intervals,
-        )
+        NoiseSampler { stop, handle }
     }
 
     fn finish(mut self) -> Vec<Interval> {

@@ -145,8 +145,20 @@ pub trait Sweep {
     }
 }
 
-/// An error while a cell was set up or torn down: if one of the harness's
-/// servers died, say so (the connection error alone does not).
+/// The error for servers that died during a trial or a cell's setup or
+/// teardown: names them, says nothing of it was committed, and how to redo it.
+fn died_error(ctx: &RunContext, died: &[String], when: &str, cause: Option<&Error>) -> Error {
+    let cause = cause.map(|e| format!(" ({e})")).unwrap_or_default();
+    Error::Other(format!(
+        "{} died during {when} of `{}`{cause}; nothing of it was committed. Resume the run (--resume {}) to redo it",
+        died.join(", "),
+        ctx.experiment,
+        ctx.run.run_id,
+    ))
+}
+
+/// An error while a cell ran: if one of the harness's servers died, say so
+/// (the connection error alone does not).
 async fn server_death(ctx: &RunContext, id: &str, trial: Option<u64>, e: Error) -> Error {
     // A killed server becomes a zombie within moments of its socket closing.
     tokio::time::sleep(std::time::Duration::from_millis(50)).await;
@@ -158,12 +170,7 @@ async fn server_death(ctx: &RunContext, id: &str, trial: Option<u64>, e: Error) 
         Some(t) => format!("trial {t} of cell `{id}`"),
         None => format!("cell `{id}`"),
     };
-    Error::Other(format!(
-        "{} died during {when} of `{}` ({e}); nothing of it was committed. Resume the run (--resume {}) to redo it",
-        died.join(", "),
-        ctx.experiment,
-        ctx.run.run_id,
-    ))
+    died_error(ctx, &died, &when, Some(&e))
 }
 
 /// Run every cell's unfinished trials, in order, committing as they finish.
@@ -216,13 +223,8 @@ pub async fn run<S: Sweep>(ctx: &RunContext, sweep: &mut S, cells: &[S::Cell]) -
                 Ok(out) => {
                     let died = reaper::died_unexpectedly();
                     if !died.is_empty() {
-                        return Err(Error::Other(format!(
-                            "{} died during trial {trial} of cell `{id}` of `{}`; the trial was not committed. \
-                             Resume the run (--resume {}) to redo it",
-                            died.join(", "),
-                            ctx.experiment,
-                            ctx.run.run_id,
-                        )));
+                        let when = format!("trial {trial} of cell `{id}`");
+                        return Err(died_error(ctx, &died, &when, None));
                     }
                     out
                 }
