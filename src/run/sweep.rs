@@ -160,9 +160,7 @@ fn died_error(ctx: &RunContext, died: &[String], when: &str, cause: Option<&Erro
 /// An error while a cell ran: if one of the harness's servers died, say so
 /// (the connection error alone does not).
 async fn server_death(ctx: &RunContext, id: &str, trial: Option<u64>, e: Error) -> Error {
-    // A killed server becomes a zombie within moments of its socket closing.
-    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    let died = reaper::died_unexpectedly();
+    let died = servers_dead_after_failure().await;
     if died.is_empty() {
         return e;
     }
@@ -171,6 +169,21 @@ async fn server_death(ctx: &RunContext, id: &str, trial: Option<u64>, e: Error) 
         None => format!("cell `{id}`"),
     };
     died_error(ctx, &died, &when, Some(&e))
+}
+
+/// After a failure, the harness's servers that died. A killed server's
+/// sockets close while the kernel tears the process down, a little before
+/// it shows as a zombie, so a client can see "connection reset" first:
+/// look again for up to half a second before concluding none died.
+async fn servers_dead_after_failure() -> Vec<String> {
+    for _ in 0..25 {
+        let died = reaper::died_unexpectedly();
+        if !died.is_empty() {
+            return died;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    reaper::died_unexpectedly()
 }
 
 /// Run every cell's unfinished trials, in order, committing as they finish.
@@ -230,6 +243,13 @@ pub async fn run<S: Sweep>(ctx: &RunContext, sweep: &mut S, cells: &[S::Cell]) -
                 }
             };
             if let Some(why) = sweep.reject(cell, &out) {
+                // Failed decisions may be the first sign of a server dying.
+                let died = servers_dead_after_failure().await;
+                if !died.is_empty() {
+                    let when = format!("trial {trial} of cell `{id}`");
+                    let cause = Error::Other(why);
+                    return Err(died_error(ctx, &died, &when, Some(&cause)));
+                }
                 return Err(Error::Other(format!(
                     "trial {trial} of cell `{id}` of `{}` is not a measurement: {why}; it was not committed",
                     ctx.experiment
