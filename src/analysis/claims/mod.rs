@@ -11,6 +11,9 @@ use serde::Deserialize;
 
 use crate::error::{Error, Result};
 
+mod measured;
+pub use measured::{Alternative, Measured, Setting, setting_text};
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Check {
@@ -101,47 +104,6 @@ pub fn load(path: &Path) -> Result<Vec<ClaimSpec>> {
         }
     }
     Ok(f.claim)
-}
-
-/// A value an analyzer computed for one claim, with its evidence.
-#[derive(Debug, Clone, Default)]
-pub struct Measured {
-    pub id: String,
-    /// The value(s) the check compares with the published one(s), elementwise.
-    pub values: Vec<f64>,
-    /// How to show it: e.g. `128.4 (min 119, max 139, n=20)`.
-    pub display: String,
-    /// File and filter the value comes from.
-    pub evidence: String,
-    /// Conditions that must hold too (for shape/behaviour claims, they decide).
-    pub conditions: Vec<(String, bool)>,
-    /// What differs and the likely reason, for the report (esp. on a fail).
-    pub note: String,
-}
-
-impl Measured {
-    pub fn new(
-        id: &str,
-        values: Vec<f64>,
-        display: impl Into<String>,
-        evidence: impl Into<String>,
-    ) -> Self {
-        Measured {
-            id: id.into(),
-            values,
-            display: display.into(),
-            evidence: evidence.into(),
-            ..Default::default()
-        }
-    }
-    pub fn condition(mut self, what: impl Into<String>, holds: bool) -> Self {
-        self.conditions.push((what.into(), holds));
-        self
-    }
-    pub fn note(mut self, n: impl Into<String>) -> Self {
-        self.note = n.into();
-        self
-    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
