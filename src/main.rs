@@ -262,15 +262,18 @@ async fn run(cli: Cli) -> Result<i32> {
                 anyhow::bail!("{} is not a run folder", run_dir.display());
             }
             let rows = limitbench::analysis::analyze(&run_dir, &claims)?;
-            let n = |v: limitbench::analysis::Verdict| rows.iter().filter(|r| r.2 == v).count();
-            use limitbench::analysis::Verdict::*;
+            use limitbench::analysis::report::{tally, verdict_text};
+            let repro: Vec<_> = rows
+                .iter()
+                .filter(|j| j.spec.tally == "reproduction")
+                .collect();
+            let apart: Vec<String> = rows
+                .iter()
+                .filter(|j| j.spec.tally != "reproduction")
+                .map(|j| format!("{} {}", j.spec.id, verdict_text(j)))
+                .collect();
             println!("{}", run_dir.join("report.md").display());
-            println!(
-                "claims: {} pass, {} fail, {} not-run",
-                n(Pass),
-                n(Fail),
-                n(NotRun)
-            );
+            println!("claims: {} (apart: {})", tally(&repro), apart.join(", "));
             Ok(0)
         }
     }
