@@ -48,6 +48,20 @@ impl Pair {
             _ => false,
         }
     }
+    /// Both runs measured the claim (neither `not-run` nor absent): only
+    /// then can their verdicts disagree (a quick run does not measure the
+    /// claims about the full run).
+    pub fn both_measured(&self) -> bool {
+        let measured = |s: &Option<Side>| {
+            s.as_ref()
+                .is_some_and(|s| !s.verdict.starts_with("not-run"))
+        };
+        measured(&self.run) && measured(&self.reference)
+    }
+    /// Both measured it and judge it differently.
+    pub fn differs(&self) -> bool {
+        self.both_measured() && !self.agrees()
+    }
     /// Whether the two runs' 95% intervals overlap for every value (None
     /// when either run has no interval for the claim).
     pub fn intervals_overlap(&self) -> Option<bool> {
@@ -157,8 +171,10 @@ pub fn table(pairs: &[Pair]) -> String {
                 },
                 if p.agrees() {
                     "yes".into()
-                } else {
+                } else if p.differs() {
                     "**no**".into()
+                } else {
+                    "not measured in both".into()
                 },
             ]
         })
@@ -212,7 +228,10 @@ mod tests {
         assert!(!p[0].agrees());
         assert!(p[1].agrees() && p[2].agrees());
         let only = pair(&m(&[("A0", "1", "pass")]), &m(&[]));
-        assert!(!only[0].agrees());
+        assert!(!only[0].agrees() && !only[0].differs());
+        let quick = pair(&m(&[("A0", "1", "not-run")]), &m(&[("A0", "1", "pass")]));
+        assert!(!quick[0].differs());
+        assert!(p[0].differs());
         assert!(
             table(&p)
                 .contains("| A1.2 | 2 [95%: 2..2] | fail | 3 [95%: 3..3] | pass | no | **no** |"),
