@@ -25,9 +25,8 @@ const FORBIDDEN: &[&str] = &[
 
 fn analysis_files(root: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
-    for e in std::fs::read_dir(root.join("src/analysis")).unwrap() {
-        out.push(e.unwrap().path());
-    }
+    // Every file of src/analysis, its sub-folders (claims/) included.
+    rust_files(&root.join("src/analysis"), &mut out);
     for e in std::fs::read_dir(root.join("src/experiments")).unwrap() {
         let d = e.unwrap().path();
         for f in ["analyze.rs", "rows.rs"] {
