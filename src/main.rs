@@ -79,7 +79,8 @@ enum Command {
         claims: Option<PathBuf>,
     },
     /// Compare a run's claims with a reference run's (both analysed): values
-    /// and verdicts per claim; exits 1 when any verdict differs.
+    /// and verdicts per claim; exits 1 when a claim measured in both runs
+    /// has different verdicts.
     Compare {
         /// The run to check, e.g. data/latest.
         run_dir: PathBuf,
@@ -251,8 +252,12 @@ async fn run(cli: Cli) -> Result<i32> {
             );
             println!("{} against {}:\n", run_dir.display(), reference.display());
             print!("{}", compare::table(&pairs));
-            let differ = pairs.iter().filter(|p| !p.agrees()).count();
-            println!("\n{differ} of {} verdicts differ", pairs.len());
+            let differ = pairs.iter().filter(|p| p.differs()).count();
+            let both = pairs.iter().filter(|p| p.both_measured()).count();
+            println!(
+                "\n{differ} of the {both} claims measured in both runs have different verdicts; {} not measured in both",
+                pairs.len() - both
+            );
             Ok(if differ > 0 { 1 } else { 0 })
         }
         Command::Scorecard(args) => scorecard(args, &project("")).await,
@@ -262,15 +267,18 @@ async fn run(cli: Cli) -> Result<i32> {
                 anyhow::bail!("{} is not a run folder", run_dir.display());
             }
             let rows = limitbench::analysis::analyze(&run_dir, &claims)?;
-            let n = |v: limitbench::analysis::Verdict| rows.iter().filter(|r| r.2 == v).count();
-            use limitbench::analysis::Verdict::*;
+            use limitbench::analysis::report::{tally, verdict_text};
+            let repro: Vec<_> = rows
+                .iter()
+                .filter(|j| j.spec.tally == "reproduction")
+                .collect();
+            let apart: Vec<String> = rows
+                .iter()
+                .filter(|j| j.spec.tally != "reproduction")
+                .map(|j| format!("{} {}", j.spec.id, verdict_text(j)))
+                .collect();
             println!("{}", run_dir.join("report.md").display());
-            println!(
-                "claims: {} pass, {} fail, {} not-run",
-                n(Pass),
-                n(Fail),
-                n(NotRun)
-            );
+            println!("claims: {} (apart: {})", tally(&repro), apart.join(", "));
             Ok(0)
         }
     }

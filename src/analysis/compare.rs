@@ -1,7 +1,9 @@
 //! `limitbench compare <run> <reference>`: the claims of two runs side by
 //! side, as a reviewer who reran the artifact wants them: both reproduced
-//! values and verdicts per claim, and whether the verdicts agree. Reads the
-//! two `claims.csv` files only (run `analyze` first).
+//! values with their 95% intervals, whether the intervals overlap, and the
+//! verdicts per claim and whether they agree. Reads the two `claims.csv`
+//! files only (run `analyze` first); a claims.csv from before intervals
+//! existed compares on values and verdicts alone.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -12,22 +14,72 @@ use crate::error::{Error, Result};
 #[derive(Debug, Clone, PartialEq)]
 pub struct Pair {
     pub claim: String,
-    pub run: Option<(String, String)>,
-    pub reference: Option<(String, String)>,
+    pub run: Option<Side>,
+    pub reference: Option<Side>,
+}
+
+/// One run's row for a claim.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Side {
+    pub reproduced: String,
+    /// `lo..hi` per value, `; `-separated (empty: no interval).
+    pub interval: String,
+    /// The verdict with its assumption, e.g. `pass-inferred (member_len=26)`.
+    pub verdict: String,
+}
+
+fn parse_intervals(s: &str) -> Option<Vec<(f64, f64)>> {
+    if s.trim().is_empty() {
+        return None;
+    }
+    s.split(';')
+        .map(|p| {
+            let (a, b) = p.trim().split_once("..")?;
+            Some((a.trim().parse().ok()?, b.trim().parse().ok()?))
+        })
+        .collect()
 }
 
 impl Pair {
     /// Same verdict in both (a claim missing from one side disagrees).
     pub fn agrees(&self) -> bool {
         match (&self.run, &self.reference) {
-            (Some(a), Some(b)) => a.1 == b.1,
+            (Some(a), Some(b)) => a.verdict == b.verdict,
             _ => false,
         }
     }
+    /// Both runs measured the claim (neither `not-run` nor absent): only
+    /// then can their verdicts disagree (a quick run does not measure the
+    /// claims about the full run).
+    pub fn both_measured(&self) -> bool {
+        let measured = |s: &Option<Side>| {
+            s.as_ref()
+                .is_some_and(|s| !s.verdict.starts_with("not-run"))
+        };
+        measured(&self.run) && measured(&self.reference)
+    }
+    /// Both measured it and judge it differently.
+    pub fn differs(&self) -> bool {
+        self.both_measured() && !self.agrees()
+    }
+    /// Whether the two runs' 95% intervals overlap for every value (None
+    /// when either run has no interval for the claim).
+    pub fn intervals_overlap(&self) -> Option<bool> {
+        let a = parse_intervals(&self.run.as_ref()?.interval)?;
+        let b = parse_intervals(&self.reference.as_ref()?.interval)?;
+        if a.len() != b.len() {
+            return None;
+        }
+        Some(
+            a.iter()
+                .zip(&b)
+                .all(|(x, y)| x.0 <= y.1 + 1e-9 && y.0 <= x.1 + 1e-9),
+        )
+    }
 }
 
-/// claim -> (reproduced, verdict) from a `claims.csv`.
-pub fn read_claims(run_dir: &Path) -> Result<BTreeMap<String, (String, String)>> {
+/// claim -> its row from a `claims.csv`.
+pub fn read_claims(run_dir: &Path) -> Result<BTreeMap<String, Side>> {
     let p = run_dir.join("claims.csv");
     let bytes = crate::files::read_maybe_gz(&p).map_err(|e| {
         Error::Other(format!(
@@ -46,19 +98,29 @@ pub fn read_claims(run_dir: &Path) -> Result<BTreeMap<String, (String, String)>>
             .ok_or_else(|| Error::Other(format!("{}: no `{name}` column", p.display())))
     };
     let (c, r, v) = (col("claim")?, col("reproduced")?, col("verdict")?);
+    // Columns a claims.csv from before intervals and assumptions lacks.
+    let (iv, asm) = (col("interval_95").ok(), col("assumption").ok());
     let mut out = BTreeMap::new();
     for (i, rec) in rdr.records().enumerate() {
         let rec = rec.map_err(|e| Error::Other(format!("{}: line {}: {e}", p.display(), i + 2)))?;
-        out.insert(rec[c].to_string(), (rec[r].to_string(), rec[v].to_string()));
+        let assumption = asm.map(|a| rec[a].to_string()).unwrap_or_default();
+        let verdict = if assumption.is_empty() {
+            rec[v].to_string()
+        } else {
+            format!("{} ({assumption})", &rec[v])
+        };
+        let side = Side {
+            reproduced: rec[r].to_string(),
+            interval: iv.map(|x| rec[x].to_string()).unwrap_or_default(),
+            verdict,
+        };
+        out.insert(rec[c].to_string(), side);
     }
     Ok(out)
 }
 
 /// Every claim of either run, paired.
-pub fn pair(
-    run: &BTreeMap<String, (String, String)>,
-    reference: &BTreeMap<String, (String, String)>,
-) -> Vec<Pair> {
+pub fn pair(run: &BTreeMap<String, Side>, reference: &BTreeMap<String, Side>) -> Vec<Pair> {
     let mut ids: Vec<&String> = run.keys().chain(reference.keys()).collect();
     ids.sort_by_key(|id| claim_order(id));
     ids.dedup();
@@ -83,8 +145,12 @@ fn claim_order(id: &str) -> (String, Vec<u32>) {
 
 /// The comparison as a markdown table.
 pub fn table(pairs: &[Pair]) -> String {
-    let cell = |x: &Option<(String, String)>| match x {
-        Some((v, verdict)) => (v.clone(), verdict.clone()),
+    let cell = |x: &Option<Side>| match x {
+        Some(s) if s.interval.is_empty() => (s.reproduced.clone(), s.verdict.clone()),
+        Some(s) => (
+            format!("{} [95%: {}]", s.reproduced, s.interval),
+            s.verdict.clone(),
+        ),
         None => ("(absent)".into(), "-".into()),
     };
     let rows: Vec<Vec<String>> = pairs
@@ -98,10 +164,17 @@ pub fn table(pairs: &[Pair]) -> String {
                 rverdict,
                 fv,
                 fverdict,
+                match p.intervals_overlap() {
+                    Some(true) => "yes".into(),
+                    Some(false) => "no".into(),
+                    None => "-".into(),
+                },
                 if p.agrees() {
                     "yes".into()
-                } else {
+                } else if p.differs() {
                     "**no**".into()
+                } else {
+                    "not measured in both".into()
                 },
             ]
         })
@@ -113,6 +186,7 @@ pub fn table(pairs: &[Pair]) -> String {
             "verdict",
             "reference",
             "verdict",
+            "intervals overlap",
             "same verdict",
         ],
         &rows,
@@ -123,9 +197,16 @@ pub fn table(pairs: &[Pair]) -> String {
 mod tests {
     use super::*;
 
-    fn m(v: &[(&str, &str, &str)]) -> BTreeMap<String, (String, String)> {
+    fn m(v: &[(&str, &str, &str)]) -> BTreeMap<String, Side> {
         v.iter()
-            .map(|(c, r, x)| (c.to_string(), (r.to_string(), x.to_string())))
+            .map(|(c, r, x)| {
+                let side = Side {
+                    reproduced: r.to_string(),
+                    interval: format!("{r}..{r}"),
+                    verdict: x.to_string(),
+                };
+                (c.to_string(), side)
+            })
             .collect()
     }
 
@@ -147,7 +228,16 @@ mod tests {
         assert!(!p[0].agrees());
         assert!(p[1].agrees() && p[2].agrees());
         let only = pair(&m(&[("A0", "1", "pass")]), &m(&[]));
-        assert!(!only[0].agrees());
-        assert!(table(&p).contains("| A1.2 | 2 | fail | 3 | pass | **no** |"));
+        assert!(!only[0].agrees() && !only[0].differs());
+        let quick = pair(&m(&[("A0", "1", "not-run")]), &m(&[("A0", "1", "pass")]));
+        assert!(!quick[0].differs());
+        assert!(p[0].differs());
+        assert!(
+            table(&p)
+                .contains("| A1.2 | 2 [95%: 2..2] | fail | 3 [95%: 3..3] | pass | no | **no** |"),
+            "{}",
+            table(&p)
+        );
+        assert_eq!(p[2].intervals_overlap(), Some(true));
     }
 }

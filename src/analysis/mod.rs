@@ -19,6 +19,7 @@ pub mod axes;
 pub mod claims;
 pub mod compare;
 pub mod draw;
+pub mod fidelity;
 pub mod figure;
 pub mod latency;
 pub mod marks;
@@ -35,7 +36,7 @@ use serde::de::DeserializeOwned;
 
 use crate::error::{Error, Result};
 
-pub use claims::{ClaimSpec, Measured, Verdict};
+pub use claims::{ClaimSpec, Judged, Measured, Verdict};
 
 /// What an analyzer gets: where the run's CSVs are, where figures go.
 pub struct AnalysisCtx {
@@ -254,10 +255,7 @@ fn read_manifest(run_dir: &Path) -> Result<serde_json::Value> {
 }
 
 /// Analyze a run folder: claims.csv, report.md, figures/.
-pub fn analyze(
-    run_dir: &Path,
-    claims_file: &Path,
-) -> Result<Vec<(ClaimSpec, Option<Measured>, Verdict)>> {
+pub fn analyze(run_dir: &Path, claims_file: &Path) -> Result<Vec<Judged>> {
     let claims = claims::load(claims_file)?;
     let figures_dir = run_dir.join("figures");
     // Nothing is written into a folder that is not a run.
@@ -330,7 +328,8 @@ pub fn analyze(
             failures.join("\n  ")
         )));
     }
-    let rows = claims::judge(&claims, measured);
+    let size = ctx.manifest["size"].as_str().unwrap_or("?").to_string();
+    let rows = claims::judge(&claims, measured, &size);
     claims::write_csv(&run_dir.join("claims.csv"), &rows)?;
     report::write_report(&run_dir.join("report.md"), &ctx, &rows, &sections)?;
     let rel = run_dir

@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use super::claims::{Check, ClaimSpec, Measured, Verdict};
+use super::claims::{Check, ClaimSpec, Judged, Measured, Verdict, interval_text};
 use super::{AnalysisCtx, Section};
 use crate::error::{Error, Result};
 
@@ -107,7 +107,7 @@ pub fn figure_of<'a>(figures: &'a [super::FigureInfo], id: &str) -> Option<&'a s
 /// The README's claims table: claim, what the study says, experiment, the
 /// command that reproduces it, our value, verdict, figure, time.
 pub fn readme_table(
-    rows: &[(ClaimSpec, Option<Measured>, Verdict)],
+    rows: &[Judged],
     manifest: &serde_json::Value,
     run_rel: &str,
     figures: &[super::FigureInfo],
@@ -115,7 +115,8 @@ pub fn readme_table(
     let mut out = String::from(
         "| claim | the study says | published | reference run | check | verdict | figure | command | experiment time (full) |\n|---|---|---|---|---|---|---|---|---|\n",
     );
-    for (c, m, v) in rows {
+    for j in rows {
+        let (c, m) = (&j.spec, &j.measured);
         let secs = manifest["experiments"][c.experiment.as_str()]["seconds"].as_f64();
         out.push_str(&format!(
             "| {} | {} | {} | {} | {} | {} | {} | `limitbench run {} --size full` | {} |\n",
@@ -130,7 +131,7 @@ pub fn readme_table(
                     .unwrap_or_else(|| "-".into())
             ),
             md_escape(&check_text(c)),
-            v.as_str(),
+            md_escape(&verdict_text(j)),
             figure_of(figures, &c.id)
                 .map(|f| format!(
                     "[{}]({run_rel}/{})",
@@ -158,7 +159,7 @@ pub fn unit_short(c: &ClaimSpec) -> String {
     }
 }
 
-fn md_escape(s: &str) -> String {
+pub fn md_escape(s: &str) -> String {
     micro(s).replace('|', "\\|").replace('\n', " ")
 }
 
@@ -180,39 +181,107 @@ pub fn micro(s: &str) -> String {
 const HOW_TO_READ: &str = "How to read this report. Every claim of the two studies has a row below: what the study \
 says, its kind (`portable`: should hold on any machine; `portable-ish`: depends on scheduling; `machine`: an absolute \
 time or rate of the authors' machine, judged on its shape only; `behaviour`: yes/no behaviour), the published value, \
-ours (the value the check compares, in the claim's unit, computed from this run's CSVs), the check with its tolerance \
-(from `analysis/claims.toml`, where the published values live), the margin (how far ours lies inside or outside the \
-region where the check passes, in the claim's unit) and the verdict. Each claim links to its figure; every figure \
-draws the published value as a black dash-dot line with the region where the check passes shaded grey, our values \
-as means over trials with whiskers (min to max over trials unless the caption says otherwise), and writes the numbers \
-it draws to a CSV beside it. Each experiment's section opens with its claims and a one-line finding, then the figure, \
-then a compact table; long tables are in the appendix at the end.\n\n";
+ours (the value the check compares, in the claim's unit, computed from this run's CSVs) with its 95% interval over \
+trials, the check with its tolerance (from `analysis/claims.toml`, where the published values live), the margin (how \
+far ours lies inside or outside the region where the check passes, in the claim's unit) and the verdict. A value \
+passes when its interval reaches the region where the check holds; `(borderline)` marks a verdict whose interval also \
+reaches outside it, so another run may judge it the other way. `pass`: reproduces at the setup as the study states it \
+(our defaults for what it leaves unstated); `pass-inferred`: reproduces only at the named setting of a detail the \
+study does not state, one value per detail serving every claim that depends on it; `fail`: no swept value reproduces \
+(the range is named); `not-run`: this size did not measure it. Claims that describe the study (its trial count, its \
+run time) and the harness's own policies are counted apart from the reproduction tally. Each claim links to its \
+figure; every figure draws the published value as a black dash-dot line with the region where the check passes \
+shaded grey, our values as means over trials with whiskers (min to max over trials unless the caption says \
+otherwise), and writes the numbers it draws to a CSV beside it.\n\n";
+
+/// The verdict as the tables show it: `pass-inferred (member_len=26)`,
+/// `pass (borderline)`.
+pub fn verdict_text(j: &Judged) -> String {
+    let mut s = j.verdict.as_str().to_string();
+    if !j.assumption.is_empty() {
+        s += &format!(" ({})", j.assumption);
+    }
+    if j.borderline {
+        s += " (borderline)";
+    }
+    s
+}
+
+/// "12 pass, 3 pass-inferred, 2 fail, 0 not-run" over `rows`.
+pub fn tally(rows: &[&Judged]) -> String {
+    Verdict::all()
+        .iter()
+        .map(|v| {
+            format!(
+                "{} {}",
+                rows.iter().filter(|j| j.verdict == *v).count(),
+                v.as_str()
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Ours with its interval: `131.6 (min 122, ...) [95%: 129.8..133.4]`.
+pub fn ours_text(c: &ClaimSpec, m: &Measured) -> String {
+    let h = headline(c, m);
+    let iv = interval_text(m);
+    match (h.is_empty(), iv.is_empty()) {
+        (true, _) => "-".into(),
+        (false, true) => h,
+        (false, false) => format!("{h} [95%: {iv}]"),
+    }
+}
 
 pub fn write_report(
     path: &Path,
     ctx: &AnalysisCtx,
-    rows: &[(ClaimSpec, Option<Measured>, Verdict)],
+    rows: &[Judged],
     sections: &[Section],
 ) -> Result<()> {
     let m = &ctx.manifest;
     let figures = ctx.figures.borrow();
-    let count = |v: Verdict| rows.iter().filter(|r| r.2 == v).count();
     let mut out = String::new();
     out.push_str(&format!(
         "# limitbench report: run `{}`\n\n",
         m["run_id"].as_str().unwrap_or("?")
     ));
+    let repro: Vec<&Judged> = rows
+        .iter()
+        .filter(|j| j.spec.tally == "reproduction")
+        .collect();
+    let apart: Vec<&Judged> = rows
+        .iter()
+        .filter(|j| j.spec.tally != "reproduction")
+        .collect();
+    let borderline: Vec<&str> = rows
+        .iter()
+        .filter(|j| j.borderline)
+        .map(|j| j.spec.id.as_str())
+        .collect();
     out.push_str(&format!(
-        "**{} claims: {} pass, {} fail, {} not-run.**\n\n",
-        rows.len(),
-        count(Verdict::Pass),
-        count(Verdict::Fail),
-        count(Verdict::NotRun)
+        "**{} claims reproduced or not: {}.** Apart from the tally: {}.{}\n\n",
+        repro.len(),
+        tally(&repro),
+        apart
+            .iter()
+            .map(|j| format!("{} ({}) {}", j.spec.id, j.spec.tally, verdict_text(j)))
+            .collect::<Vec<_>>()
+            .join("; "),
+        if borderline.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " Borderline (the 95% interval reaches across the threshold): {}.",
+                borderline.join(", ")
+            )
+        }
     ));
     out.push_str(HOW_TO_READ);
     out.push_str("## Claims\n\n");
-    out.push_str("| claim | the study says | kind | published | ours | unit | check | margin | verdict | figure |\n|---|---|---|---|---|---|---|---|---|---|\n");
-    for (c, me, v) in rows {
+    out.push_str("| claim | the study says | kind | published | ours [95% interval] | unit | check | margin | verdict | figure |\n|---|---|---|---|---|---|---|---|---|---|\n");
+    for j in rows {
+        let (c, me) = (&j.spec, &j.measured);
         out.push_str(&format!(
             "| {} | {} | {} | {} | {} | {} | {} | {} | **{}** | {} |\n",
             c.id,
@@ -221,8 +290,7 @@ pub fn write_report(
             md_escape(&c.published_text),
             md_escape(
                 &me.as_ref()
-                    .map(|m| headline(c, m))
-                    .filter(|h| !h.is_empty())
+                    .map(|m| ours_text(c, m))
                     .unwrap_or_else(|| "-".into())
             ),
             md_escape(&unit_short(c)),
@@ -232,27 +300,18 @@ pub fn write_report(
                     .map(|m| margin_text(c, m))
                     .unwrap_or_else(|| "-".into())
             ),
-            v.as_str(),
+            md_escape(&verdict_text(j)),
             figure_of(&figures, &c.id)
                 .map(|f| format!("[figure]({})", f.file))
                 .unwrap_or_else(|| "-".into()),
         ));
     }
-    let fails: Vec<_> = rows.iter().filter(|r| r.2 == Verdict::Fail).collect();
-    if !fails.is_empty() {
-        out.push_str("\n### Claims that did not reproduce\n\n");
-        for (c, me, _) in fails {
-            let me = me.as_ref().unwrap();
-            out.push_str(&format!(
-                "- **{}** ({}): ours {}; {}. {}\n",
-                c.id,
-                micro(&c.statement),
-                me.display,
-                margin_text(c, me),
-                me.note,
-            ));
-        }
-    }
+    out.push_str(&super::fidelity::not_reproduced(
+        rows,
+        &figures,
+        &ctx.figures_dir,
+    ));
+    out.push_str(&super::fidelity::sweeps(rows));
     out.push_str("\n## Environment\n\n");
     out.push_str(&format!(
         "- size `{}`, seed `{}`, git `{}`{}\n- machine: {} ({} cores), kernel {}, {}\n- redis-server {}\n- started {}, ended {}\n\n",
@@ -283,25 +342,31 @@ pub fn write_report(
         out.push('\n');
     }
     for s in sections {
-        let mine: Vec<_> = rows
+        let mine: Vec<&Judged> = rows
             .iter()
-            .filter(|r| r.0.experiment == s.experiment)
+            .filter(|j| j.spec.experiment == s.experiment)
             .collect();
         out.push_str(&format!("\n## {}\n\n", s.experiment));
-        for (c, me, v) in &mine {
-            let Some(me) = me else {
+        for j in &mine {
+            let c = &j.spec;
+            let Some(me) = &j.measured else {
                 out.push_str(&format!(
-                    "- **{} {}**: {}\n",
+                    "- **{} {}**: {}{}\n",
                     c.id,
-                    v.as_str(),
-                    micro(&c.statement)
+                    verdict_text(j),
+                    micro(&c.statement),
+                    if j.why.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" ({})", j.why)
+                    }
                 ));
                 continue;
             };
             out.push_str(&format!(
                 "- **{} {}** ({}): ours {} against published {}; {} ({}).\n",
                 c.id,
-                v.as_str(),
+                verdict_text(j),
                 micro(&c.statement),
                 me.display,
                 micro(&c.published_text),

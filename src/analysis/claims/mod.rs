@@ -11,8 +11,12 @@ use serde::Deserialize;
 
 use crate::error::{Error, Result};
 
+mod judge;
 mod measured;
+mod table;
+pub use judge::{Judged, Verdict, judge, swept_range, value_passes, verdict};
 pub use measured::{Alternative, Measured, Setting, setting_text};
+pub use table::{interval_text, reproduced, short, sweep_text, write_csv};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -78,6 +82,19 @@ pub struct ClaimSpec {
     pub check: Check,
     pub tolerance: Num,
     pub metric: String,
+    /// Sizes at which the claim is measured (default: every size). A claim
+    /// about the full run (trial counts, run time) is `not-run` at the others.
+    #[serde(default)]
+    pub sizes: Option<Vec<String>>,
+    /// What the claim is: `reproduction` (default) counts in the tally;
+    /// `study` (describes the study, e.g. its trial count) and `policy` (the
+    /// harness's own choice) are reported apart from it.
+    #[serde(default = "default_tally")]
+    pub tally: String,
+}
+
+fn default_tally() -> String {
+    "reproduction".into()
 }
 
 #[derive(Deserialize)]
@@ -95,6 +112,13 @@ pub fn load(path: &Path) -> Result<Vec<ClaimSpec>> {
         problem: e.to_string(),
     })?;
     for c in &f.claim {
+        if !matches!(c.tally.as_str(), "reproduction" | "study" | "policy") {
+            return Err(Error::Manifest {
+                file: path.to_path_buf(),
+                field: format!("claim {} tally", c.id),
+                problem: format!("`{}` is not one of reproduction, study, policy", c.tally),
+            });
+        }
         if crate::experiments::find(&c.experiment).is_err() {
             return Err(Error::Manifest {
                 file: path.to_path_buf(),
@@ -104,153 +128,6 @@ pub fn load(path: &Path) -> Result<Vec<ClaimSpec>> {
         }
     }
     Ok(f.claim)
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Verdict {
-    Pass,
-    Fail,
-    NotRun,
-}
-
-impl Verdict {
-    pub fn as_str(&self) -> &'static str {
-        match self {
-            Verdict::Pass => "pass",
-            Verdict::Fail => "fail",
-            Verdict::NotRun => "not-run",
-        }
-    }
-}
-
-/// Apply a claim's check to a measurement.
-pub fn verdict(spec: &ClaimSpec, m: &Measured) -> Verdict {
-    let conditions_hold = m.conditions.iter().all(|c| c.1);
-    let numeric = |f: &dyn Fn(f64, f64, f64) -> bool| -> bool {
-        !m.values.is_empty()
-            && m.values
-                .iter()
-                .enumerate()
-                .all(|(i, v)| v.is_finite() && f(*v, spec.published.at(i), spec.tolerance.at(i)))
-    };
-    let ok = match spec.check {
-        Check::Equals | Check::WithinAbs => numeric(&|v, p, t| (v - p).abs() <= t + 1e-9),
-        Check::WithinRel => numeric(&|v, p, t| (v - p).abs() <= t * p.abs() + 1e-9),
-        Check::AtMost => numeric(&|v, p, t| v <= p + t + 1e-9),
-        Check::AtLeast => numeric(&|v, p, t| v >= p - t - 1e-9),
-        Check::InRange => {
-            let (lo, hi, t) = (
-                spec.published.at(0),
-                spec.published.at(1),
-                spec.tolerance.at(0),
-            );
-            !m.values.is_empty()
-                && m.values
-                    .iter()
-                    .all(|v| *v >= lo * (1.0 - t) - 1e-9 && *v <= hi * (1.0 + t) + 1e-9)
-        }
-        Check::Shape | Check::Behaviour => !m.conditions.is_empty(),
-    };
-    if ok && conditions_hold {
-        Verdict::Pass
-    } else {
-        Verdict::Fail
-    }
-}
-
-/// One row per claim in the table, measured or not.
-pub fn judge(
-    claims: &[ClaimSpec],
-    measured: Vec<Measured>,
-) -> Vec<(ClaimSpec, Option<Measured>, Verdict)> {
-    claims
-        .iter()
-        .map(|c| {
-            let m = measured.iter().find(|m| m.id == c.id).cloned();
-            let v = match &m {
-                None => Verdict::NotRun,
-                Some(m) if m.values.is_empty() && m.conditions.is_empty() => Verdict::NotRun,
-                Some(m) => verdict(c, m),
-            };
-            (c.clone(), m, v)
-        })
-        .collect()
-}
-
-fn num_text(n: &Num) -> String {
-    match n {
-        Num::One(v) => format!("{v}"),
-        Num::Many(v) => v
-            .iter()
-            .map(|x| format!("{x}"))
-            .collect::<Vec<_>>()
-            .join("; "),
-    }
-}
-
-pub fn write_csv(path: &Path, rows: &[(ClaimSpec, Option<Measured>, Verdict)]) -> Result<()> {
-    let mut w = csv::Writer::from_path(path)
-        .map_err(|e| Error::Other(format!("writing {}: {e}", path.display())))?;
-    w.write_record([
-        "claim",
-        "kind",
-        "published",
-        "reproduced",
-        "unit",
-        "tolerance",
-        "check",
-        "verdict",
-        "evidence",
-        "experiment",
-        "note",
-    ])
-    .map_err(|e| Error::Other(e.to_string()))?;
-    for (c, m, v) in rows {
-        let reproduced = m
-            .as_ref()
-            .map(|m| {
-                if m.display.is_empty() {
-                    m.values
-                        .iter()
-                        .map(|x| format!("{x:.4}"))
-                        .collect::<Vec<_>>()
-                        .join("; ")
-                } else {
-                    m.display.clone()
-                }
-            })
-            .unwrap_or_default();
-        let mut note = m.as_ref().map(|m| m.note.clone()).unwrap_or_default();
-        if let Some(m) = m {
-            let failed: Vec<&str> = m
-                .conditions
-                .iter()
-                .filter(|c| !c.1)
-                .map(|c| c.0.as_str())
-                .collect();
-            if !failed.is_empty() {
-                note = format!("{note} failed conditions: {}", failed.join("; "))
-                    .trim()
-                    .to_string();
-            }
-        }
-        w.write_record([
-            c.id.as_str(),
-            c.kind.as_str(),
-            c.published_text.as_str(),
-            reproduced.as_str(),
-            c.unit.as_str(),
-            num_text(&c.tolerance).as_str(),
-            c.check.as_str(),
-            v.as_str(),
-            m.as_ref().map(|m| m.evidence.as_str()).unwrap_or(""),
-            c.experiment.as_str(),
-            note.as_str(),
-        ])
-        .map_err(|e| Error::Other(e.to_string()))?;
-    }
-    w.flush()?;
-    Ok(())
 }
 
 #[cfg(test)]
@@ -270,6 +147,8 @@ mod tests {
             check,
             tolerance,
             metric: String::new(),
+            sizes: None,
+            tally: "reproduction".into(),
         }
     }
 
@@ -336,8 +215,12 @@ mod tests {
             ),
             Verdict::Fail
         );
-        let rows = judge(&[spec(Check::Equals, Num::One(0.0), Num::One(0.0))], vec![]);
-        assert_eq!(rows[0].2, Verdict::NotRun);
+        let rows = judge(
+            &[spec(Check::Equals, Num::One(0.0), Num::One(0.0))],
+            vec![],
+            "full",
+        );
+        assert_eq!(rows[0].verdict, Verdict::NotRun);
     }
 
     #[test]

@@ -106,6 +106,12 @@ pub fn b71(u: &UsersRows, published_error: Option<&str>) -> Option<Measured> {
             ),
             format!("cluster.csv kind=users nodes={main_n} variant=derived-plain flags=none; cluster-users.csv"),
         )
+        .intervals(
+            vec![crate::analysis::stats::mean_ci(
+                &plain.iter().map(|r| r.fraction_ok).collect::<Vec<_>>(),
+            )],
+            crate::analysis::stats::mean_ci_method(fr.n),
+        )
         .condition("every failure carries the published error text", all_published)
         .condition("a user works exactly when the derived key is on the base key's node", same)
         .note("Redis 7.0.15 prefixes the text with ERR and appends the script's SHA and line"),
@@ -135,6 +141,13 @@ pub fn b72(u: &UsersRows) -> Option<Measured> {
                 fr.show(3)
             ),
             format!("cluster.csv kind=users nodes={main_n} variant=derived-tagged flags=none"),
+        )
+        .intervals(
+            vec![(fr.min, fr.max)],
+            format!(
+                "min to max over {} trials (the claim is about every trial)",
+                fr.n
+            ),
         )
         .condition(
             "all users work with the hash tag under every script first line",

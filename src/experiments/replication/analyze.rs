@@ -38,6 +38,17 @@ pub fn b1(rows: &[Row]) -> Option<Measured> {
             format!("{mism} of {compared} buckets differ ({} trials)", tb.len()),
             "replication.csv strategy=token-bucket: sum of mismatches; replication-mismatches.csv",
         )
+        .intervals(
+            vec![(mism as f64, mism as f64)],
+            if mism == 0 {
+                format!(
+                    "an exact count over every bucket compared, no sampling interval; with none of {compared} differing, \
+                     the 95% upper bound on the rate of differing buckets is 3/{compared} (rule of three)"
+                )
+            } else {
+                "an exact count over every bucket compared, no sampling interval".to_string()
+            },
+        )
         .condition(
             "the replica caught up (offset) in every trial",
             tb.iter().all(|r| r.caught_up),

@@ -1,0 +1,479 @@
+//! Verdicts: `pass`, `pass-inferred`, `fail`, `not-run`.
+//!
+//! A value passes when its 95% interval over trials reaches the region where
+//! the claim's check holds (so a claim does not flip between runs on noise);
+//! it is *borderline* when that interval also reaches outside the region.
+//! A claim passes at the setup as the study states it (our defaults for what
+//! it leaves unstated); failing that, it is `pass-inferred` when one of the
+//! swept settings of its unstated details passes, provided one value of
+//! each detail serves every claim that depends on that detail (the member
+//! length that gives one memory claim must give the others); otherwise it
+//! fails, and the reason names the range swept.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::{Check, ClaimSpec, Measured, Setting, setting_text};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    Pass,
+    PassInferred,
+    Fail,
+    NotRun,
+}
+
+impl Verdict {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Verdict::Pass => "pass",
+            Verdict::PassInferred => "pass-inferred",
+            Verdict::Fail => "fail",
+            Verdict::NotRun => "not-run",
+        }
+    }
+    pub fn all() -> [Verdict; 4] {
+        [
+            Verdict::Pass,
+            Verdict::PassInferred,
+            Verdict::Fail,
+            Verdict::NotRun,
+        ]
+    }
+}
+
+/// One row of the claims table after judging.
+#[derive(Debug, Clone)]
+pub struct Judged {
+    pub spec: ClaimSpec,
+    pub measured: Option<Measured>,
+    pub verdict: Verdict,
+    /// For `pass-inferred`: the setting of the unstated details it needs.
+    pub assumption: String,
+    /// The interval reaches across the check's threshold: another run of the
+    /// same size may judge the other way.
+    pub borderline: bool,
+    /// Why this verdict: the range swept, a conflict between claims, the size.
+    pub why: String,
+}
+
+const EPS: f64 = 1e-9;
+
+/// Where value `i` passes the claim's check (None: shape/behaviour claims,
+/// which the analyzer's conditions decide).
+fn region(spec: &ClaimSpec, i: usize) -> Option<(f64, f64)> {
+    let (p, t) = (spec.published.at(i), spec.tolerance.at(i));
+    Some(match spec.check {
+        Check::Equals | Check::WithinAbs => (p - t, p + t),
+        Check::WithinRel => (p - t * p.abs(), p + t * p.abs()),
+        Check::AtMost => (f64::NEG_INFINITY, p + t),
+        Check::AtLeast => (p - t, f64::INFINITY),
+        Check::InRange => {
+            let t = spec.tolerance.at(0);
+            (
+                spec.published.at(0) * (1.0 - t),
+                spec.published.at(1) * (1.0 + t),
+            )
+        }
+        Check::Shape | Check::Behaviour => return None,
+    })
+}
+
+/// Whether values (with their intervals, where given) and conditions pass
+/// the claim's check, and whether that is borderline.
+pub fn value_passes(
+    spec: &ClaimSpec,
+    values: &[f64],
+    intervals: &[(f64, f64)],
+    conditions: &[(String, bool)],
+) -> (bool, bool) {
+    let conditions_hold = conditions.iter().all(|c| c.1);
+    if matches!(spec.check, Check::Shape | Check::Behaviour) {
+        return (!conditions.is_empty() && conditions_hold, false);
+    }
+    if values.is_empty() {
+        return (false, false);
+    }
+    let mut pass = conditions_hold;
+    let mut borderline = false;
+    for (i, v) in values.iter().enumerate() {
+        if !v.is_finite() {
+            return (false, false);
+        }
+        let (lo, hi) = match intervals.get(i) {
+            Some(&(lo, hi)) if lo.is_finite() && hi.is_finite() => (lo.min(*v), hi.max(*v)),
+            _ => (*v, *v),
+        };
+        let (a, b) = region(spec, i).expect("numeric check");
+        let reaches = hi >= a - EPS && lo <= b + EPS;
+        let inside = lo >= a - EPS && hi <= b + EPS;
+        pass &= reaches;
+        borderline |= reaches && !inside;
+    }
+    (pass, pass && borderline)
+}
+
+/// The claim's check at its main values alone (no sweep, no consistency).
+pub fn verdict(spec: &ClaimSpec, m: &Measured) -> Verdict {
+    if value_passes(spec, &m.values, &m.intervals, &m.conditions).0 {
+        Verdict::Pass
+    } else {
+        Verdict::Fail
+    }
+}
+
+/// A setting that passes one claim: the defaults overlaid with the swept
+/// values (`full`), the swept values alone (`own`, the assumption's text).
+struct Candidate {
+    full: BTreeMap<String, String>,
+    own: Setting,
+    is_default: bool,
+    borderline: bool,
+}
+
+fn candidates(spec: &ClaimSpec, m: &Measured) -> Vec<Candidate> {
+    let defaults: BTreeMap<String, String> = m.setting.iter().cloned().collect();
+    let mut out = Vec::new();
+    let (ok, borderline) = value_passes(spec, &m.values, &m.intervals, &m.conditions);
+    if ok {
+        out.push(Candidate {
+            full: defaults.clone(),
+            own: vec![],
+            is_default: true,
+            borderline,
+        });
+    }
+    for a in &m.sweep {
+        let (ok, borderline) = value_passes(spec, &a.values, &a.intervals, &a.conditions);
+        if ok {
+            let mut full = defaults.clone();
+            full.extend(a.setting.iter().cloned());
+            out.push(Candidate {
+                full,
+                own: a.setting.clone(),
+                is_default: false,
+                borderline,
+            });
+        }
+    }
+    out
+}
+
+/// "member_len: 26 (default), 8, 16, 24, 36; runs: ..." for a claim's sweep.
+pub fn swept_range(m: &Measured) -> String {
+    let mut order: Vec<String> = Vec::new();
+    let mut vals: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for a in &m.sweep {
+        for (k, v) in &a.setting {
+            if !order.contains(k) {
+                order.push(k.clone());
+            }
+            let list = vals.entry(k.clone()).or_default();
+            if !list.contains(v) {
+                list.push(v.clone());
+            }
+        }
+    }
+    order
+        .iter()
+        .map(|k| {
+            let mut list: Vec<String> = Vec::new();
+            if let Some((_, d)) = m.setting.iter().find(|(dk, _)| dk == k) {
+                list.push(format!("{d} (default)"));
+            }
+            for v in &vals[k] {
+                if !m.setting.iter().any(|(dk, dv)| dk == k && dv == v) {
+                    list.push(v.clone());
+                }
+            }
+            format!("{k}: {}", list.join(", "))
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// One row per claim in the table, measured or not, at run size `size`.
+pub fn judge(claims: &[ClaimSpec], measured: Vec<Measured>, size: &str) -> Vec<Judged> {
+    let found: Vec<Option<Measured>> = claims
+        .iter()
+        .map(|c| {
+            measured
+                .iter()
+                .find(|m| m.id == c.id)
+                .filter(|m| !(m.values.is_empty() && m.conditions.is_empty()))
+                .cloned()
+        })
+        .collect();
+    let in_size = |c: &ClaimSpec| c.sizes.as_ref().is_none_or(|s| s.iter().any(|x| x == size));
+    let cands: Vec<Vec<Candidate>> = claims
+        .iter()
+        .zip(&found)
+        .map(|(c, m)| match m {
+            Some(m) if in_size(c) => candidates(c, m),
+            _ => vec![],
+        })
+        .collect();
+
+    // One value per detail: over the claims that state or sweep a detail and
+    // pass somewhere, the values that serve them all; the default if it does.
+    let mut chosen: BTreeMap<String, String> = BTreeMap::new();
+    let mut conflicts: BTreeMap<String, String> = BTreeMap::new();
+    let mut details: BTreeSet<String> = BTreeSet::new();
+    for m in found.iter().flatten() {
+        details.extend(m.setting.iter().map(|(k, _)| k.clone()));
+        details.extend(
+            m.sweep
+                .iter()
+                .flat_map(|a| a.setting.iter().map(|(k, _)| k.clone())),
+        );
+    }
+    for d in &details {
+        let mut serving: Vec<(String, BTreeSet<String>)> = Vec::new();
+        let mut default_value: Option<String> = None;
+        for ((c, m), cs) in claims.iter().zip(&found).zip(&cands) {
+            let Some(m) = m else { continue };
+            let mentions = m.setting.iter().any(|(k, _)| k == d)
+                || m.sweep
+                    .iter()
+                    .any(|a| a.setting.iter().any(|(k, _)| k == d));
+            if !mentions || cs.is_empty() {
+                continue;
+            }
+            if default_value.is_none() {
+                default_value = m
+                    .setting
+                    .iter()
+                    .find(|(k, _)| k == d)
+                    .map(|(_, v)| v.clone());
+            }
+            if cs.iter().any(|x| !x.full.contains_key(d)) {
+                continue; // a passing setting that does not fix the detail serves any value
+            }
+            serving.push((c.id.clone(), cs.iter().map(|x| x.full[d].clone()).collect()));
+        }
+        if serving.is_empty() {
+            continue;
+        }
+        let mut common = serving[0].1.clone();
+        for (_, s) in &serving[1..] {
+            common = common.intersection(s).cloned().collect();
+        }
+        let pick = |set: &BTreeSet<String>| -> String {
+            match &default_value {
+                Some(v) if set.contains(v) => v.clone(),
+                _ => set.iter().next().cloned().unwrap_or_default(),
+            }
+        };
+        if !common.is_empty() {
+            chosen.insert(d.clone(), pick(&common));
+            continue;
+        }
+        // No value serves every claim: none is assumed; each claim keeps only
+        // what it gets at our default of the detail.
+        let needs: Vec<String> = serving
+            .iter()
+            .map(|(id, set)| {
+                format!(
+                    "{id} reproduces at {}",
+                    set.iter()
+                        .map(|v| format!("{d}={v}"))
+                        .collect::<Vec<_>>()
+                        .join(" or ")
+                )
+            })
+            .collect();
+        conflicts.insert(
+            d.clone(),
+            format!(
+                "no single value of {d} serves every claim ({})",
+                needs.join("; ")
+            ),
+        );
+        chosen.insert(d.clone(), default_value.clone().unwrap_or_default());
+    }
+
+    claims
+        .iter()
+        .zip(found)
+        .zip(cands)
+        .map(|((c, m), cs)| {
+            let row = |verdict, assumption: String, borderline, why: String, m| Judged {
+                spec: c.clone(),
+                measured: m,
+                verdict,
+                assumption,
+                borderline,
+                why,
+            };
+            if !in_size(c) {
+                let sizes = c.sizes.clone().unwrap_or_default().join(", ");
+                return row(
+                    Verdict::NotRun,
+                    String::new(),
+                    false,
+                    format!("measured at size {sizes} only; this run is {size}"),
+                    m,
+                );
+            }
+            let Some(mm) = m.clone() else {
+                return row(
+                    Verdict::NotRun,
+                    String::new(),
+                    false,
+                    "not measured at this size".into(),
+                    m,
+                );
+            };
+            let consistent =
+                |x: &Candidate| x.full.iter().all(|(k, v)| chosen.get(k).is_none_or(|cv| cv == v));
+            if let Some(x) = cs.iter().find(|x| x.is_default) {
+                return row(Verdict::Pass, String::new(), x.borderline, String::new(), m);
+            }
+            let range = swept_range(&mm);
+            if let Some(x) = cs.iter().find(|x| consistent(x)) {
+                return row(
+                    Verdict::PassInferred,
+                    setting_text(&x.own),
+                    x.borderline,
+                    format!(
+                        "not at the defaults ({}); reproduces at {}; swept {range}",
+                        setting_text(&mm.setting),
+                        setting_text(&x.own)
+                    ),
+                    m,
+                );
+            }
+            let why = if let Some(x) = cs.first() {
+                let clash: Vec<String> = x
+                    .full
+                    .iter()
+                    .filter(|(k, v)| chosen.get(*k).is_some_and(|cv| cv != *v))
+                    .map(|(k, _)| conflicts.get(k).cloned().unwrap_or_else(|| format!("{k}={} serves the other claims", chosen[k])))
+                    .collect();
+                format!(
+                    "reproduces only at {}, but one value per detail must serve every claim: {}; swept {range}",
+                    setting_text(&x.own),
+                    clash.join("; ")
+                )
+            } else if range.is_empty() {
+                "no unstated detail swept: measured at the study's setup only".to_string()
+            } else {
+                format!("no swept value reproduces; swept {range}")
+            };
+            row(Verdict::Fail, String::new(), false, why, m)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Alternative, Num};
+    use super::*;
+
+    fn spec(id: &str, published: f64, tolerance: f64) -> ClaimSpec {
+        ClaimSpec {
+            id: id.into(),
+            study: "B".into(),
+            experiment: "memory".into(),
+            statement: String::new(),
+            kind: "portable".into(),
+            unit: String::new(),
+            published: Num::One(published),
+            published_text: String::new(),
+            check: Check::WithinAbs,
+            tolerance: Num::One(tolerance),
+            metric: String::new(),
+            sizes: None,
+            tally: "reproduction".into(),
+        }
+    }
+
+    /// A claim measured at member_len=26 with `v26`, and swept at 16 and 24.
+    fn member(id: &str, v26: f64, v16: f64, v24: f64) -> Measured {
+        Measured::new(id, vec![v26], "", "")
+            .setting(&[("member_len", "26")])
+            .alternative(Alternative::new(&[("member_len", "16")], vec![v16], ""))
+            .alternative(Alternative::new(&[("member_len", "24")], vec![v24], ""))
+    }
+
+    #[test]
+    fn the_interval_decides_and_marks_borderline() {
+        let s = spec("X", 10.0, 1.0);
+        assert_eq!(value_passes(&s, &[12.0], &[], &[]), (false, false));
+        assert_eq!(
+            value_passes(&s, &[12.0], &[(10.5, 13.0)], &[]),
+            (true, true)
+        );
+        assert_eq!(
+            value_passes(&s, &[10.2], &[(9.8, 10.4)], &[]),
+            (true, false)
+        );
+        assert_eq!(value_passes(&s, &[10.2], &[(9.8, 11.4)], &[]), (true, true));
+    }
+
+    #[test]
+    fn one_value_per_detail_serves_every_claim_or_the_claim_fails() {
+        let claims = [
+            spec("B3.1", 40.0, 1.0),
+            spec("B3.2", 3.6, 0.5),
+            spec("B4.3", 14.0, 2.0),
+        ];
+        // B3.1 passes at 24 and 16, B3.2 at 24 only, B4.3 at its default 26 and at 24.
+        let rows = judge(
+            &claims,
+            vec![
+                member("B3.1", 30.0, 40.5, 39.5),
+                member("B3.2", 7.0, 8.0, 3.7),
+                member("B4.3", 13.0, 9.0, 12.5),
+            ],
+            "full",
+        );
+        let v: Vec<(Verdict, &str)> = rows
+            .iter()
+            .map(|j| (j.verdict, j.assumption.as_str()))
+            .collect();
+        assert_eq!(
+            v,
+            [
+                (Verdict::PassInferred, "member_len=24"),
+                (Verdict::PassInferred, "member_len=24"),
+                (Verdict::Pass, ""),
+            ]
+        );
+        // Now B3.1 reproduces only at 16: no single member length serves both.
+        let rows = judge(
+            &claims[..2],
+            vec![
+                member("B3.1", 30.0, 40.5, 30.0),
+                member("B3.2", 7.0, 8.0, 3.7),
+            ],
+            "full",
+        );
+        assert!(rows.iter().all(|j| j.verdict == Verdict::Fail), "{rows:#?}");
+        assert!(
+            rows[0].why.contains("one value per detail"),
+            "{}",
+            rows[0].why
+        );
+        // Nothing reproduces: the range swept is named.
+        let rows = judge(&claims[..1], vec![member("B3.1", 1.0, 2.0, 3.0)], "full");
+        assert_eq!(rows[0].verdict, Verdict::Fail);
+        assert!(
+            rows[0].why.contains("member_len: 26 (default), 16, 24"),
+            "{}",
+            rows[0].why
+        );
+    }
+
+    #[test]
+    fn a_claim_about_the_full_run_is_not_run_at_other_sizes() {
+        let mut s = spec("A0", 100.0, 0.0);
+        s.check = Check::AtLeast;
+        s.sizes = Some(vec!["full".into()]);
+        let m = || vec![Measured::new("A0", vec![40.0], "", "")];
+        assert_eq!(
+            judge(&[s.clone()], m(), "quick")[0].verdict,
+            Verdict::NotRun
+        );
+        assert_eq!(judge(&[s], m(), "full")[0].verdict, Verdict::Fail);
+    }
+}

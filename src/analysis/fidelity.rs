@@ -1,0 +1,134 @@
+//! The report's fidelity sections: per claim that did not reproduce at our
+//! defaults, what was found (the assumption, or the range tried and a model
+//! of why none reproduces), and every sensitivity sweep as a table with the
+//! settings that reproduce the published value and those that do not.
+
+use std::path::Path;
+
+use super::FigureInfo;
+use super::claims::{Judged, Verdict, setting_text, short, value_passes};
+use super::report::{check_text, figure_of, md_escape, micro, ours_text, verdict_text};
+
+/// The link to a claim's sweep figure, else to its figure.
+fn figure_link(j: &Judged, figures: &[FigureInfo], dir: &Path) -> Option<String> {
+    if let Some(stem) = j.measured.as_ref().and_then(|m| m.sweep_figure.as_ref()) {
+        if dir.join(format!("{stem}.png")).exists() {
+            return Some(format!("figures/{stem}.png"));
+        }
+    }
+    figure_of(figures, &j.spec.id).map(|f| f.file.clone())
+}
+
+/// "What did not reproduce": every `fail` and `pass-inferred` claim with the
+/// published value, ours, the assumption or the reason, and its sweep figure.
+pub fn not_reproduced(rows: &[Judged], figures: &[FigureInfo], dir: &Path) -> String {
+    let picked: Vec<&Judged> = rows
+        .iter()
+        .filter(|j| matches!(j.verdict, Verdict::Fail | Verdict::PassInferred))
+        .collect();
+    if picked.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from(
+        "\n### What did not reproduce at our defaults\n\nPer claim: the published value, ours at the setup as the study states it, \
+         what the sweep of the unstated details found (the setting that reproduces, or the range tried), and the model of why, where one exists.\n\n",
+    );
+    for j in picked {
+        let c = &j.spec;
+        let Some(m) = &j.measured else { continue };
+        let mut line = format!(
+            "- **{}** {} ({}): published {}; ours {}",
+            c.id,
+            verdict_text(j),
+            micro(&c.statement),
+            micro(&c.published_text),
+            ours_text(c, m),
+        );
+        if !m.setting.is_empty() {
+            line += &format!(" at {}", setting_text(&m.setting));
+        }
+        line += &format!(". {}.", j.why.trim_end_matches('.'));
+        if !m.model.is_empty() {
+            line += &format!(" Model: {}", m.model.trim());
+        }
+        if !m.note.is_empty() && j.verdict == Verdict::Fail {
+            line += &format!(" {}", m.note.trim());
+        }
+        if let Some(f) = figure_link(j, figures, dir) {
+            line += &format!(" [figure]({f})");
+        }
+        out.push_str(&md_escape(&line));
+        out.push('\n');
+    }
+    out
+}
+
+/// "Sensitivity sweeps": for every claim with a sweep, one row per setting
+/// with our value, its interval and whether it reproduces.
+pub fn sweeps(rows: &[Judged]) -> String {
+    let with: Vec<&Judged> = rows
+        .iter()
+        .filter(|j| j.measured.as_ref().is_some_and(|m| !m.sweep.is_empty()))
+        .collect();
+    if with.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from(
+        "\n## Sensitivity sweeps\n\nEvery detail the studies leave unstated that a claim depends on, swept: one row per setting, \
+         our value with its 95% interval, and whether it reproduces the published value under the claim's check. \
+         The first row is our default.\n",
+    );
+    for j in with {
+        let (c, m) = (&j.spec, j.measured.as_ref().unwrap());
+        out.push_str(&format!(
+            "\n### {}: {}\n\nPublished {}; check: {}; verdict **{}**.\n\n| setting | ours | 95% interval | reproduces |\n|---|---|---|---|\n",
+            c.id,
+            md_escape(&micro(&c.statement)),
+            md_escape(&c.published_text),
+            md_escape(&check_text(c)),
+            md_escape(&verdict_text(j)),
+        ));
+        let yes = |ok: bool, borderline: bool| match (ok, borderline) {
+            (true, true) => "yes (borderline)",
+            (true, false) => "yes",
+            _ => "no",
+        };
+        let iv = |v: &[(f64, f64)]| {
+            v.iter()
+                .map(|(a, b)| format!("{}..{}", short(*a), short(*b)))
+                .collect::<Vec<_>>()
+                .join("; ")
+        };
+        let (ok, b) = value_passes(c, &m.values, &m.intervals, &m.conditions);
+        out.push_str(&format!(
+            "| {} (default) | {} | {} | {} |\n",
+            md_escape(&setting_text(&m.setting)),
+            md_escape(&m.display),
+            iv(&m.intervals),
+            yes(ok, b)
+        ));
+        for a in &m.sweep {
+            let (ok, b) = value_passes(c, &a.values, &a.intervals, &a.conditions);
+            let shown = if a.display.is_empty() {
+                a.values
+                    .iter()
+                    .map(|x| short(*x))
+                    .collect::<Vec<_>>()
+                    .join(" / ")
+            } else {
+                a.display.clone()
+            };
+            out.push_str(&format!(
+                "| {} | {} | {} | {} |\n",
+                md_escape(&setting_text(&a.setting)),
+                md_escape(&shown),
+                iv(&a.intervals),
+                yes(ok, b)
+            ));
+        }
+        if !m.model.is_empty() {
+            out.push_str(&format!("\nModel: {}\n", md_escape(&m.model)));
+        }
+    }
+    out
+}
