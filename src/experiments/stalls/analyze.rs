@@ -238,10 +238,11 @@ fn b41(ctx: &AnalysisCtx, by_n: &Trims, rows: &[StallRow]) -> Option<Measured> {
         "B4.1",
         vec![sa.mean, sb.mean],
         format!(
-            "100k: {} ms, 1M: {} ms (SLOWLOG; growth {ratio:.1}x, 95% {rlo:.1}-{rhi:.1}x over {} paired trials)",
+            "100k: {} ms, 1M: {} ms (SLOWLOG; growth {ratio:.1}x, 95% {rlo:.1}-{rhi:.1}x over {} paired trials; member_len {})",
             sa.show(1),
             sb.show(1),
-            ratios.len()
+            ratios.len(),
+            rows[0].member_len
         ),
         "stalls.csv: kind=trim slowlog_us",
     )
@@ -249,7 +250,6 @@ fn b41(ctx: &AnalysisCtx, by_n: &Trims, rows: &[StallRow]) -> Option<Measured> {
         vec![ci(&by_n[&100_000]), ci(&by_n[&1_000_000])],
         mean_ci_method(sa.n.min(sb.n)),
     )
-    .setting(&[("member_len", &rows[0].member_len.to_string())])
     .condition(
         "every trimming call emptied the log and admitted",
         all_trimmed(rows),

@@ -234,13 +234,12 @@ fn b34(cliffs: &[(u64, &MemoryRow, &MemoryRow, f64)], cpu: &[&MemoryRow]) -> Opt
         "B3.4",
         vec![lp / sl],
         format!(
-            "cliff moves ({}); at n={n} listpack {lp:.2} µs vs skiplist {sl:.2} µs per decision ({:.2}x; one window each)",
+            "cliff moves ({}); at n={n} listpack {lp:.2} µs vs skiplist {sl:.2} µs per decision ({:.2}x; one window each; member_len {m_cpu})",
             disp.join(", "),
             lp / sl
         ),
         "memory.csv: kind=bytes at L=Z,Z+1 and kind=cpu rows",
     )
-    .setting(&[(DETAIL, &m_cpu)])
     .condition("the cliff moves with Z (listpack at L=Z, skiplist at Z+1, jump > 2x)", moves)
     .condition(format!("a listpack of {n} entries costs more CPU per decision than a skiplist of {n}"), lp > sl);
     if let (Some((n0, c0)), Some((n1, c1))) = listpack_growth(cpu)
