@@ -471,6 +471,12 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
     let bench = bench_ratio(&v);
     let mut md = tables::what_ran(&v, &rows);
     md += &tables::variant_table(&v);
+    md += &tables::split_table(
+        &v,
+        &ctx.claim("B2.1")
+            .map(|c| c.published_text.clone())
+            .unwrap_or_default(),
+    );
     md += &tables::bench_line(&v, &bench);
     measured.extend(lua::claims(ctx, &v, &bench));
     measured.extend(b24(&v));

@@ -109,7 +109,7 @@ pub(in crate::experiments::cost) fn b21_split(v: &Variants) -> Option<(Split, Ve
 }
 
 /// `1.23 (95% 1.20-1.26)`.
-pub(super) fn show(e: &Est, digits: usize) -> String {
+pub(in crate::experiments::cost) fn show(e: &Est, digits: usize) -> String {
     format!(
         "{:.d$} (95% {:.d$}-{:.d$}, n={})",
         e.0,

@@ -1,21 +1,19 @@
 //! Analysis of `memory` (claims B3.1-B3.4, B4.3) from `memory.csv` only.
 //!
-//! Claims are judged at the strategy's default member length (the smallest
-//! `member_len` measured, normally 0 = a plain decimal request id) and
-//! `zset-max-listpack-entries` 128; the sensitivity table shows every member
-//! length measured and whether it lands within the claim's tolerance, since
-//! the study does not say what its members were.
+//! Claims are judged at the run's default member length (rows flagged
+//! `default_member`: a 26-character id, a ULID's length; older runs without
+//! the flag: the smallest `member_len` measured) and
+//! `zset-max-listpack-entries` 128, each value the mean over independent
+//! fills (trials) with its 95% interval; the other member lengths are the
+//! sensitivity sweep handed to the judge (`verdicts.rs`), drawn in the
+//! member-length figure and tabled, since the study does not say what its
+//! members were.
 //!
 //! Layout: [`LogCells`] indexes the directly filled sliding logs and holds
 //! the per-claim metrics on them; `verify_differences`, `listpack_vs_skiplist`
 //! and `listpack_growth` are the other metrics (all tested in the folder's
-//! `tests.rs` on hand-written rows); the presentation functions after them
-//! write the tables, claim values and figures.
-//!
-//! Why one file of ~700 lines: the layering rule (`tests/layering.rs`) lets
-//! an experiment's analysis import only `super::rows` and `crate::analysis`,
-//! so its metrics (five claims) and presentation (six tables, two figures)
-//! cannot move to a sibling module; each function stays short instead.
+//! `tests.rs` on hand-written rows); `verdicts.rs` builds the claim values,
+//! `tables.rs` and `figures.rs` the presentation.
 
 use std::collections::BTreeMap;
 
