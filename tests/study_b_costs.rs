@@ -368,9 +368,35 @@ fn the_three_experiments_run_at_smoke_size_and_analyze() {
             .unwrap();
         assert!(!line.contains("not-run"), "{id} not measured: {line}");
     }
+    // The memory claims' cells are filled more than once (their intervals)
+    // at the default member length, flagged as such.
+    let mem = std::fs::read_to_string(tmp.path().join("t/memory.csv")).unwrap();
+    let header: Vec<&str> = mem.lines().next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let (cell, trial, dflt, mlen) = (
+        col("cell"),
+        col("trial"),
+        col("default_member"),
+        col("member_len"),
+    );
+    let l128: Vec<Vec<&str>> = mem
+        .lines()
+        .map(|l| l.split(',').collect::<Vec<_>>())
+        .filter(|f| f[cell].starts_with("sliding-window-log|L128|") && f[cell].ends_with("|direct"))
+        .collect();
+    assert!(
+        l128.iter().any(|f| f[trial] == "1"),
+        "no second fill:\n{mem}"
+    );
+    assert!(
+        l128.iter().all(|f| f[dflt] == "true" && f[mlen] == "26"),
+        "{mem}"
+    );
     for fig in [
         "cost_cpu_per_decision.svg",
+        "b2_1-cpu-split.svg",
         "memory_per_client_vs_limit.svg",
+        "b3-member-len-sweep.svg",
         "stalls_vs_entries.svg",
     ] {
         assert!(

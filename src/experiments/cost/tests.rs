@@ -63,6 +63,29 @@ fn b21_each_lua_variant_over_get() {
 }
 
 #[test]
+fn b21_split_is_paired_by_run_and_sums_to_the_ratio() {
+    let mut rows = vec![
+        row("get", 0, 2.0, 0.0),
+        row("get", 1, 4.0, 0.0),
+        row("gcra|evalsha", 0, 6.0, 0.0),
+        row("gcra|evalsha", 1, 8.0, 0.0),
+    ];
+    for (r, cmd) in rows.iter_mut().zip([0.5, 1.0, 3.0, 2.0]) {
+        r.cmd_usec_per_decision = cmd;
+    }
+    let (get, lua) = b21_split(&Variants::of(&rows)).unwrap();
+    // GET against itself: 1x, its command a quarter of it in both runs.
+    assert!(close(get.total.0, 1.0) && close(get.cmd.0, 0.25));
+    assert!(close(get.rest_us, 2.25));
+    let g = &lua[0];
+    // Run 0: 6/2 = 3x (command 1.5x, rest 1.5x); run 1: 8/4 = 2x (0.5x, 1.5x).
+    assert!(close(g.total.0, 2.5) && close(g.cmd.0, 1.0) && close(g.rest.0, 1.5));
+    assert_eq!(g.total.2, 2);
+    assert!(g.total.1.0 >= 2.0 && g.total.1.1 <= 3.0 && g.total.1.0 < g.total.1.1);
+    assert!(close(g.cmd.0 + g.rest.0, g.total.0));
+}
+
+#[test]
 fn b22_lua_rates_and_the_lowest_busy_fraction() {
     let mut rows = vec![
         row("token-bucket|evalsha", 0, 6.0, 1000.0),

@@ -117,6 +117,7 @@ pub(super) async fn log_bytes(
     addr: SocketAddr,
     cell: &str,
     c: &LogBytes,
+    trial: u64,
 ) -> Result<MemoryRow> {
     let strategy = swl_strategy(ctx, c.member_len)?;
     let before = baseline(admin).await?;
@@ -156,6 +157,7 @@ pub(super) async fn log_bytes(
         zset_max_listpack_entries: c.z,
         clients: c.clients,
         fill_per_client: c.limit,
+        trial,
         ..bytes_row(ctx, p, cell)
     };
     finish_bytes(admin, p, row, before, t0, &keys, true).await
@@ -315,7 +317,8 @@ pub(super) async fn log_cpu(
     z: u64,
     load_cpu: Option<usize>,
 ) -> Result<MemoryRow> {
-    let s = swl_strategy(ctx, 16)?;
+    let member_len = p.default_member_len;
+    let s = swl_strategy(ctx, member_len)?;
     // A limit never reached: every call trims (nothing) and adds one entry.
     let lim = Limit::per_window(1_000_000_000, p.window_ms);
     let tpl = capture(s.as_ref(), lim, AdmitRule::FirstIntIsOne).await?;
@@ -329,7 +332,7 @@ pub(super) async fn log_cpu(
     let mut pipe = RawPipe::connect(addr).await?;
     let spec = LogSpec {
         entries: n,
-        member_len: 16,
+        member_len,
         first_id: replay::ID_BASE * 9,
         first_score_us: crate::clock::Clock::system_now_us() - n as i64,
         score_step_us: 1,
@@ -367,12 +370,13 @@ pub(super) async fn log_cpu(
         strategy: "sliding-window-log".into(),
         fill: "direct".into(),
         limit: lim.limit,
-        member_len: 16,
+        member_len,
         id_base: replay::ID_BASE * 9,
         zset_max_listpack_entries: z,
         clients: p.cpu_clients,
         fill_per_client: n,
         seed: ctx.seed,
+        default_member: true,
         encoding: before.encoding,
         sample_size_mean: before.size_mean,
         fill_s,

@@ -6,13 +6,15 @@
 //! cross-checked with MEMORY USAGE (SAMPLES 0) and their OBJECT ENCODING and
 //! size are recorded.
 //!
-//! One sweep, every cell measured once (trial 0), in this order:
+//! One sweep, in this order (the main cells `trials` times, each trial an
+//! independent fill after FLUSHALL, the others once):
 //! - [`Cell::LogBytes`], direct fill: sliding logs, limits x member lengths
 //!   (the member length is not stated by the study and the bytes per entry
 //!   depend on it), filled directly with ZADD pipelines that write exactly
 //!   the strategy's data (its member format, microsecond scores, the TTL);
 //!   K = entry budget / L within [min_clients, max_clients];
-//! - [`Cell::LogBytes`], verification: the same limits filled by the
+//! - [`Cell::LogBytes`], verification (at the default member length): the
+//!   same limits filled by the
 //!   strategy itself (EVALSHA, one decision at a time) and directly, at the
 //!   same K, so the report can show that the direct fill equals what the
 //!   strategy produces;
@@ -62,8 +64,11 @@ struct Params {
     load_cpu: usize,
     log_limits: Vec<u64>,
     member_lens: Vec<usize>,
-    /// The strategy's own default member length (plain decimal request id).
+    /// The member length the claims are judged at (the study does not state
+    /// it; 26 = a ULID, a common request id; 0 = plain decimal request id).
     default_member_len: usize,
+    /// Independent fills of each main cell (directly filled logs at Z=128).
+    trials: u64,
     entry_budget: u64,
     max_clients: u64,
     min_clients: u64,
@@ -135,6 +140,11 @@ fn clients_for(p: &Params, limit: u64) -> u64 {
     (p.entry_budget / limit.max(1)).clamp(p.min_clients, p.max_clients)
 }
 
+/// A main cell: a directly filled log at Z=128 with the sweep's client count.
+fn is_main(p: &Params, c: &LogBytes) -> bool {
+    c.fill == Fill::Direct && c.z == 128 && c.clients == clients_for(p, c.limit)
+}
+
 fn cells(p: &Params) -> Vec<Cell> {
     let mut out = Vec::new();
     let log = |limit, member_len, z, clients, fill| {
@@ -150,10 +160,12 @@ fn cells(p: &Params) -> Vec<Cell> {
         for &l in &p.log_limits {
             out.push(log(l, m, 128, clients_for(p, l), Fill::Direct));
         }
-        for &l in &p.verify_limits {
-            for fill in [Fill::Strategy, Fill::Direct] {
-                out.push(log(l, m, 128, p.verify_clients, fill));
-            }
+    }
+    // The strategy-filled logs check the direct fill: at the default member
+    // length only (the fill code is the same for every length).
+    for &l in &p.verify_limits {
+        for fill in [Fill::Strategy, Fill::Direct] {
+            out.push(log(l, p.default_member_len, 128, p.verify_clients, fill));
         }
     }
     for &z in p.listpack_entries.iter().filter(|z| **z != 128) {
@@ -224,8 +236,13 @@ impl Sweep for Memory {
         cell_id(&self.p, cell)
     }
 
-    fn trials(&self, _: &Cell) -> u64 {
-        1
+    /// The main cells (what the claims read) are filled `trials` times, so
+    /// each claim's value has an interval; the rest once.
+    fn trials(&self, cell: &Cell) -> u64 {
+        match cell {
+            Cell::LogBytes(c) if is_main(&self.p, c) => self.p.trials.max(1),
+            _ => 1,
+        }
     }
 
     async fn setup(&mut self, _: &RunContext, cell: &Cell) -> Result<Option<PinGuard>> {
@@ -247,12 +264,16 @@ impl Sweep for Memory {
         ctx: &RunContext,
         cell: &Cell,
         pin: &mut Option<PinGuard>,
-        _trial: u64,
+        trial: u64,
     ) -> Result<TrialRows<MemoryRow>> {
         let id = self.cell_id(cell);
         let (p, admin, addr) = (&self.p, &mut self.admin, self.addr);
         let row = match cell {
-            Cell::LogBytes(c) => measure::log_bytes(ctx, p, admin, addr, &id, c).await?,
+            Cell::LogBytes(c) => {
+                let mut row = measure::log_bytes(ctx, p, admin, addr, &id, c, trial).await?;
+                row.default_member = c.member_len == p.default_member_len;
+                row
+            }
             Cell::StrategyBytes { strategy } => {
                 measure::strategy_bytes(ctx, p, admin, addr, &id, strategy).await?
             }
@@ -283,7 +304,7 @@ async fn run(ctx: &RunContext) -> Result<()> {
         serde_json::json!({
             "bytes_per_client": "(used_memory after fill - before) / clients, after FLUSHALL, the filling connection closed",
             "direct_fill": "ZADD of the strategy's member format (request id zero-padded to member_len), microsecond scores 1 us apart, chunks of 100, then PEXPIRE window; compare the verify cells (fill=strategy vs fill=direct at the same clients)",
-            "cpu_cells": "logs of n entries prefilled directly (16-digit members), limit never reached so every call trims nothing and adds one; hot loop as in `cost`",
+            "cpu_cells": "logs of n entries prefilled directly (members of default_member_len), limit never reached so every call trims nothing and adds one; hot loop as in `cost`",
             "redis_cpu": p.redis_cpu, "load_cpu": p.load_cpu,
         }),
     )?;

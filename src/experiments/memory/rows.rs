@@ -15,6 +15,10 @@ pub struct MemoryRow {
     pub fill: String,
     pub limit: u64,
     pub member_len: usize,
+    /// The member length is the run's default (what the claims are judged
+    /// at). Absent in older runs: there the smallest measured is the default.
+    #[serde(default)]
+    pub default_member: bool,
     pub id_base: u64,
     pub zset_max_listpack_entries: u64,
     pub clients: u64,

@@ -136,3 +136,33 @@ fn b34_listpack_against_skiplist_at_the_largest_common_size() {
     // Smallest and largest stable listpack (the first of equals at the small end).
     assert_eq!(listpack_growth(&refs), (Some((64, 3.0)), Some((160, 5.5))));
 }
+
+#[test]
+fn trials_of_the_main_cell_give_the_mean_and_an_interval() {
+    let mut rows = vec![
+        log(26, 128, 128, 100, 5120.0),
+        log(26, 128, 128, 100, 5248.0),
+        log(26, 128, 129, 100, 19_200.0),
+        log(26, 128, 129, 100, 19_680.0),
+        // Another member length, one trial, not flagged.
+        log(8, 128, 128, 100, 3200.0),
+    ];
+    for (i, r) in rows.iter_mut().enumerate().take(4) {
+        r.trial = (i % 2) as u64;
+        r.default_member = true;
+    }
+    let cells = LogCells::of(&rows);
+    // The flagged length is the default, not the smallest.
+    assert_eq!(cells.default_member_len(), 26);
+    assert_eq!(cells.others(), [8]);
+    let e = cells.b31(26).unwrap();
+    assert_eq!((e.v, e.n), (40.5, 2));
+    assert!(e.lo >= 40.0 && e.hi <= 41.0 && e.lo < e.hi, "{e:?}");
+    // B3.2 pairs trial i of 129 with trial i of 128: 3.75 both times.
+    let j = cells.b32(26).unwrap();
+    assert!(
+        (j.v - 3.75).abs() < 1e-9 && (j.hi - j.lo).abs() < 1e-9,
+        "{j:?}"
+    );
+    assert_eq!(cells.b31(8).unwrap().n, 1);
+}

@@ -68,7 +68,7 @@ struct Params {
     probe_lead_ms: u64,
     probe_tail_ms: u64,
     slowlog_threshold_us: u64,
-    /// Member length of the log (the strategy's default: 0).
+    /// Member length of the log (as `memory`: 26, a ULID; 0 = the strategy's decimal id).
     member_len: usize,
     /// Where Redis's background (lazy-free) threads run: "" = with the main
     /// thread (inherited pinning), or a `bio_cpulist` value. Unstated by the

@@ -85,3 +85,38 @@ fn b42_worst_expiry_stall_per_placement_at_the_biggest_log() {
         ]
     );
 }
+
+#[test]
+fn b41_growth_is_paired_by_trial_and_the_band_comes_from_the_published_growth() {
+    let mut rows = vec![
+        trim(100_000, 10_000.0),
+        trim(1_000_000, 150_000.0),
+        trim(100_000, 20_000.0),
+        trim(1_000_000, 400_000.0),
+    ];
+    rows[2].trial = 1;
+    rows[3].trial = 1;
+    assert_eq!(b41_trial_ratios(&trims_by_entries(&rows)), [15.0, 20.0]);
+    // Linear growth (10x) is the band's bottom; the top is as far above the
+    // published growth as that is above linear; below-linear is mirrored.
+    let (lo, hi) = b41_band(20.0);
+    assert!((lo - 10.0).abs() < 1e-9 && (hi - 40.0).abs() < 1e-9);
+    let (lo, hi) = b41_band(5.0);
+    assert!((lo - 2.5).abs() < 1e-9 && (hi - 10.0).abs() < 1e-9);
+}
+
+#[test]
+fn b42_is_judged_with_the_background_thread_on_another_core() {
+    let rows = [
+        expire("no", "same", 1000, 200.0, 0.0, 201.0),
+        expire("yes", "same", 1000, 3.0, 0.0, 5.0),
+        expire("no", "cpu1", 1000, 190.0, 0.0, 191.0),
+        expire("yes", "cpu1", 1000, 0.0, 0.0, 0.3),
+    ];
+    let (_, per_bio) = b42_by_placement(&expiries_by_mode(&rows));
+    let p = b42_study_placement(&per_bio).unwrap();
+    assert_eq!((p.bio.as_str(), p.yes_ms), ("cpu1", 0.0));
+    // Only the one-core placement measured: it is used (and the note says so).
+    let (_, same) = b42_by_placement(&expiries_by_mode(&rows[..2]));
+    assert_eq!(b42_study_placement(&same).unwrap().bio, "same");
+}

@@ -2,8 +2,9 @@
 //! every variant's CPU per decision, and the ratios of B2.4-B2.6 and B6.1,
 //! each against its published value from the claims table.
 
+use super::paired::Est;
 use super::{
-    STUDY_B, Variants, abusive_ratios, cpu_vs_get, eval_vs_evalsha, multi_vs_lua,
+    STUDY_B, Variants, abusive_ratios, b21_split, cpu_vs_get, eval_vs_evalsha, multi_vs_lua,
     prefilled_difference,
 };
 use crate::analysis::AnalysisCtx;
@@ -315,4 +316,63 @@ pub(super) fn ratios(ctx: &AnalysisCtx, v: &Variants) -> Result<String> {
         return Ok(String::new());
     }
     fig.write(ctx)
+}
+
+/// B2.1's split: each decision's Redis CPU as the command's own time
+/// (commandstats) and the rest (read, parse, reply, syscalls), both in
+/// multiples of GET's whole CPU per decision in the same run.
+pub(super) fn split(ctx: &AnalysisCtx, v: &Variants) -> Result<String> {
+    let Some((get, lua)) = b21_split(v) else {
+        return Ok(String::new());
+    };
+    let all: Vec<_> = std::iter::once(&get).chain(&lua).collect();
+    let cats: Vec<String> = all
+        .iter()
+        .map(|s| words(s.cell.trim_end_matches("|evalsha")))
+        .collect();
+    let pts = |f: &dyn Fn(&super::paired::Split) -> Est| {
+        all.iter()
+            .enumerate()
+            .map(|(i, s)| {
+                let e = f(s);
+                Pt::spread(i as f64, e.0, e.1.0, e.1.1, e.2)
+            })
+            .collect()
+    };
+    let mut p = Panel::new(
+        "",
+        Axis::new("variant (EVALSHA, uniform keys)"),
+        Axis::new("x GET's Redis CPU per decision"),
+    )
+    .categories(cats)
+    .dodge()
+    .series(Series::points(
+        "whole decision (INFO cpu)",
+        pts(&|s| s.total),
+    ))
+    .series(Series::points(
+        "command time (commandstats: the script, or GET)",
+        pts(&|s| s.cmd),
+    ))
+    .series(Series::points(
+        "rest: read, parse, reply, syscalls",
+        pts(&|s| s.rest),
+    ))
+    .reference(Reference::limit("GET (1x)", 1.0));
+    if let Some(c) = ctx.claim("B2.1") {
+        for i in 0..2 {
+            p = p.reference(Reference::published(c, i).labelled(format!(
+                "B2.1 published: {} (machine claim, judged on shape)",
+                crate::analysis::report::micro(&c.published_text)
+            )));
+        }
+    }
+    Figure::new(
+        "b2_1-cpu-split",
+        &["B2.1"],
+        "what a decision's Redis CPU is made of: the command's own time and the network work every command pays",
+        "Per-run ratios to GET's CPU per decision in the same run, mean and 95% bootstrap interval ({n}); the rest is the INFO cpu delta minus commandstats time. GET's rest is the per-command floor a script pays too.",
+    )
+    .panel(p)
+    .write(ctx)
 }

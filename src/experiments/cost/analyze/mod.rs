@@ -16,10 +16,16 @@
 use std::collections::BTreeMap;
 
 mod figures;
+mod lua;
+mod paired;
 mod tables;
 
+pub(super) use paired::b21_split;
+
+use paired::{ci, per_run};
+
 use super::rows::CostRow;
-use crate::analysis::stats::Summary;
+use crate::analysis::stats::{Summary, mean_ci_method};
 use crate::analysis::{AnalysisCtx, Measured, Section};
 use crate::error::Result;
 
@@ -107,6 +113,15 @@ fn rel_sd(s: &Summary) -> f64 {
         s.sd / s.mean
     } else {
         0.0
+    }
+}
+
+/// |x| of every x in (lo, hi): 0 if the interval spans 0.
+fn abs_interval((lo, hi): (f64, f64)) -> (f64, f64) {
+    if lo <= 0.0 && hi >= 0.0 {
+        (0.0, lo.abs().max(hi.abs()))
+    } else {
+        (lo.abs().min(hi.abs()), lo.abs().max(hi.abs()))
     }
 }
 
@@ -293,86 +308,6 @@ fn bench_ratio(v: &Variants) -> Summary {
     Summary::of(&bench)
 }
 
-/// B2.1, B2.2, B2.3: the Lua variants against GET, their rates and script times.
-fn lua_claims(v: &Variants, bench: &Summary) -> Vec<Measured> {
-    let mut out = Vec::new();
-    let busy_min = lua_busy_min(v);
-    let load_bound_note = if busy_min < 0.9 {
-        format!(
-            " Redis was less than 90% busy in some Lua runs (lowest {busy_min:.2}): the load generator (or a busy machine) limited those runs, so rates are lower bounds and CPU per decision may include idle-loop overhead."
-        )
-    } else {
-        String::new()
-    };
-    if let Some((get_us, per)) = cpu_vs_get(v) {
-        let ratios: Vec<f64> = per.iter().map(|x| x.1).collect();
-        let disp = per
-            .iter()
-            .map(|(c, r)| format!("{}: {r:.2}", figures::words(c.trim_end_matches("|evalsha"))))
-            .collect::<Vec<_>>()
-            .join(", ");
-        out.push(
-            Measured::new(
-                "B2.1",
-                ratios.clone(),
-                format!("{:.2}-{:.2}x ({disp}); GET {get_us:.2} µs", min_of(&ratios), max_of(&ratios)),
-                "cost.csv: mean redis_cpu_us_per_decision per EVALSHA variant / variant=get",
-            )
-            .note(format!(
-                "harness/redis-benchmark GET throughput {} (the load generator is not the bottleneck).{load_bound_note} \
-                 A GET and a script both pay Redis's per-command network work (read, parse, reply, \
-                 syscalls); where that share is large, as on this VM, the script's own time weighs \
-                 less and the ratio is lower (see B2.3 for the script-only time).",
-                bench.show(2)
-            )),
-        );
-    }
-    let rates = lua_rates(v);
-    if rates.is_empty() {
-        return out;
-    }
-    out.push(
-        Measured::new(
-            "B2.2",
-            rates.clone(),
-            format!(
-                "{:.0}-{:.0} decisions/s; Redis busy >= {busy_min:.2}",
-                min_of(&rates),
-                max_of(&rates),
-            ),
-            "cost.csv: mean decisions_per_s per EVALSHA variant; min redis_busy_fraction",
-        )
-        .condition(
-            "Redis busy fraction >= 0.9 in every Lua run",
-            busy_min >= 0.9,
-        )
-        .note(format!(
-            "machine claim: the absolute rate is this machine's.{load_bound_note}"
-        )),
-    );
-    let (script, cpu) = lua_script_times(v);
-    let below = script.iter().zip(&cpu).all(|(s, c)| s < c);
-    out.push(
-        Measured::new(
-            "B2.3",
-            script.clone(),
-            format!(
-                "{:.1}-{:.1} µs per call (of {:.1}-{:.1} µs CPU per decision)",
-                min_of(&script),
-                max_of(&script),
-                min_of(&cpu),
-                max_of(&cpu),
-            ),
-            "cost.csv: INFO commandstats usec_per_call of evalsha per EVALSHA variant",
-        )
-        .condition(
-            "script time < Redis CPU per decision for every Lua variant",
-            below,
-        ),
-    );
-    out
-}
-
 fn b24(v: &Variants) -> Option<Measured> {
     let (pct, paired) = multi_vs_lua(v)?;
     let (m, l) = (
@@ -391,6 +326,11 @@ fn b24(v: &Variants) -> Option<Measured> {
             ),
             "cost.csv: decisions_per_s fixed-window-multi / fixed-window-lua|evalsha - 1",
         )
+        .intervals(
+            vec![ci(&paired)],
+            format!("{} (paired by run)", mean_ci_method(paired.len())),
+        )
+        .setting(lua::SETTING)
         .note(if m.rows.iter().chain(&l.rows).any(|r| r.load_bound) {
             "some runs were load-bound: a throughput ratio then partly measures the client; compare the CPU per decision too".to_string()
         } else {
@@ -418,6 +358,16 @@ fn b25(v: &Variants) -> Option<Measured> {
             ),
             "cost.csv: redis_cpu_us_per_decision of the prefilled sliding-log variants",
         )
+        .intervals(
+            vec![abs_interval(ci(&per_run(&v.by[b], &v.by[a], |x, y| {
+                (x.redis_cpu_us_per_decision / y.redis_cpu_us_per_decision - 1.0) * 100.0
+            })))],
+            format!(
+                "{} of the per-run difference (paired by run), as |difference|",
+                mean_ci_method(v.by[a].rows.len().min(v.by[b].rows.len()))
+            ),
+        )
+        .setting(lua::SETTING)
         .condition(
             "difference <= 2 x the larger run-to-run relative sd",
             diff <= 2.0 * spread,
@@ -439,12 +389,27 @@ fn b26(v: &Variants) -> Option<Measured> {
             )
         })
         .collect();
+    let iv: Vec<(f64, f64)> = ab
+        .iter()
+        .map(|a| {
+            let (x, n) = (
+                &v.by[&format!("{}|abusive", a.strategy)],
+                &v.by[&format!("{}|evalsha", a.strategy)],
+            );
+            ci(&per_run(x, n, |p, q| {
+                p.redis_cpu_us_per_decision / q.redis_cpu_us_per_decision
+            }))
+        })
+        .collect();
     Some(Measured::new(
         "B2.6",
         ab.iter().map(|a| a.ratio).collect(),
         disp.join("; "),
         "cost.csv: redis_cpu_us_per_decision <strategy>|abusive / <strategy>|evalsha",
-    ).note("the token bucket (as published) writes its hash on refusals too; GCRA's refusal writes nothing"))
+    )
+    .intervals(iv, format!("{} of the per-run ratio (paired by run)", mean_ci_method(v.by.values().map(|x| x.rows.len()).min().unwrap_or(0))))
+    .setting(lua::SETTING)
+    .note("the token bucket (as published) writes its hash on refusals too; GCRA's refusal writes nothing"))
 }
 
 fn b61(v: &Variants) -> Option<Measured> {
@@ -462,6 +427,22 @@ fn b61(v: &Variants) -> Option<Measured> {
         ),
         "cost.csv: token-bucket|eval vs token-bucket|evalsha (and |fcall)",
     );
+    let (e, sh) = (v.get("token-bucket|eval")?, v.get("token-bucket|evalsha")?);
+    let extra_runs = per_run(e, sh, |a, b| {
+        a.redis_cpu_us_per_decision - b.redis_cpu_us_per_decision
+    });
+    let lost_runs = per_run(e, sh, |a, b| {
+        (1.0 - a.decisions_per_s / b.decisions_per_s) * 100.0
+    });
+    m = m
+        .intervals(
+            vec![ci(&extra_runs), ci(&lost_runs)],
+            format!(
+                "{} of the per-run difference (paired by run)",
+                mean_ci_method(extra_runs.len())
+            ),
+        )
+        .setting(lua::SETTING);
     if let (Some(fc), Some((d, noise))) = (v.get("token-bucket|fcall"), fcall_vs_evalsha(v)) {
         let fc = fc.cpu().mean;
         m.display.push_str(&format!(
@@ -490,13 +471,20 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
     let bench = bench_ratio(&v);
     let mut md = tables::what_ran(&v, &rows);
     md += &tables::variant_table(&v);
+    md += &tables::split_table(
+        &v,
+        &ctx.claim("B2.1")
+            .map(|c| c.published_text.clone())
+            .unwrap_or_default(),
+    );
     md += &tables::bench_line(&v, &bench);
-    measured.extend(lua_claims(&v, &bench));
+    measured.extend(lua::claims(ctx, &v, &bench));
     measured.extend(b24(&v));
     measured.extend(b25(&v));
     measured.extend(b26(&v));
     measured.extend(b61(&v));
     let mut figs = figures::lua(ctx, &v)?;
+    figs += &figures::split(ctx, &v)?;
     figs += &figures::ratios(ctx, &v)?;
     figs += &figures::overview(ctx, &v)?;
     figs += &figures::b0(ctx)?;

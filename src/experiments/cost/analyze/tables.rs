@@ -106,3 +106,38 @@ pub(super) fn bench_line(v: &Variants, bench: &Summary) -> String {
         g.cpu().mean,
     )
 }
+
+/// B2.1's split: per variant, the whole CPU per decision against GET's and
+/// its two parts (command time, the rest), in µs and in x GET.
+pub(super) fn split_table(v: &Variants, published: &str) -> String {
+    let Some((get, lua)) = super::b21_split(v) else {
+        return String::new();
+    };
+    let rows: Vec<Vec<String>> = std::iter::once(&get)
+        .chain(&lua)
+        .map(|s| {
+            vec![
+                figures::words(s.cell.trim_end_matches("|evalsha")),
+                super::paired::show(&s.total, 2),
+                format!("{:.2}", s.total_us),
+                format!("{:.2} ({:.2}x)", s.cmd_us, s.cmd.0),
+                format!("{:.2} ({:.2}x)", s.rest_us, s.rest.0),
+                format!("{:.0}%", 100.0 * s.rest_us / s.total_us),
+            ]
+        })
+        .collect();
+    format!(
+        "\nB2.1, what a decision's Redis CPU is made of (ours beside the published {published}): command = INFO commandstats time of the top-level command per decision (the script; GET for GET), rest = the INFO cpu delta minus it (read, parse, reply, syscalls, event loop); x GET = per run against GET's whole CPU per decision in the same run.\n\n{}",
+        md_table(
+            &[
+                "variant",
+                "x GET (95% interval)",
+                "CPU µs per decision",
+                "command µs (x GET)",
+                "rest µs (x GET)",
+                "rest share",
+            ],
+            &rows
+        )
+    )
+}
