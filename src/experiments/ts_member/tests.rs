@@ -170,6 +170,8 @@ mod analysis {
         ];
         let m = b54(&rows).unwrap();
         assert_eq!(m.values, vec![1.0]);
+        assert_eq!(m.intervals, vec![(1.0, 1.0)]);
+        assert!(!m.display.contains("Some("), "{}", m.display);
         assert!(!m.conditions[0].1);
         assert!(b54(&rows[2..3]).is_none());
     }

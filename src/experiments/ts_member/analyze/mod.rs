@@ -284,6 +284,45 @@ fn sensitivity_table(o: &OpenRows, spec: Option<&ClaimSpec>) -> String {
     )
 }
 
+/// Which sender gives the published figures: the span over which the exact
+/// model says a Poisson sender must group its requests to reach each
+/// published value, and the swept senders whose means lie in B5.1's band at
+/// every rate.
+fn which_sender(o: &OpenRows, c: &ClaimSpec) -> String {
+    let limit = o.rows.first().map(|r| r.limit).unwrap_or(1);
+    let spans: Vec<String> = claims::B51_RATES
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            format!(
+                "{} ms at {}/s",
+                f(model::implied_group_ms(limit, *r, c.published.at(i)), 2),
+                f(*r, 0)
+            )
+        })
+        .collect();
+    let within: Vec<String> = o
+        .senders("redis-ms")
+        .into_iter()
+        .filter(|s| {
+            claims::B51_RATES.iter().all(|r| {
+                let rs = o.at("redis-ms", *r, *s);
+                !rs.is_empty() && b51_band(c, *r, Summary::of(&ratios(&rs)).mean) == Some("within")
+            })
+        })
+        .map(|s| s.text())
+        .collect();
+    format!(
+        "\nWhich sender gives the published figures: inverted, the exact model says a Poisson sender reaches them if its requests group into one millisecond stamp over {} (the precise sender groups over 1 ms). Swept senders whose mean lies within B5.1's band at every rate: {}.\n",
+        spans.join(", "),
+        if within.is_empty() {
+            "none".to_string()
+        } else {
+            within.join("; ")
+        }
+    )
+}
+
 /// Every closed-loop member and duration.
 fn closed_table(closed: &[&Row]) -> String {
     let mut t = Vec::new();
@@ -342,6 +381,9 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
          `B5.1 band` says whether the mean lies within the claim's tolerance of the published value at that rate:\n\n",
     );
     md.push_str(&sensitivity_table(&o, ctx.claim("B5.1")));
+    if let Some(c) = ctx.claim("B5.1") {
+        md.push_str(&which_sender(&o, c));
+    }
     if o.other_pacing > 0 {
         md.push_str(&format!(
             "\n{} open-loop rows with evenly spaced arrivals (an older sweep) are left out: the study's arrivals were random.\n",

@@ -71,6 +71,28 @@ pub fn ratio_from_share(limit: u64, s: f64) -> f64 {
     ratio_from_per_ms(limit, 1.0 / (1.0 - s))
 }
 
+/// The model inverted: the span (ms) over which a Poisson sender at `rate`
+/// would have to group its requests into one millisecond stamp for the log
+/// to admit `ratio` x the limit (NaN if `ratio` is at most 1).
+pub fn implied_group_ms(limit: u64, rate: f64, ratio: f64) -> f64 {
+    let l = limit as f64;
+    let per_ms = (ratio * l - 1.0) / (l - 1.0);
+    if per_ms.is_nan() || per_ms <= 1.0 {
+        return f64::NAN;
+    }
+    // m / (1 - e^-m) rises from 1 (m = 0) without bound: bisect for m.
+    let (mut lo, mut hi) = (0.0f64, per_ms + 1.0);
+    for _ in 0..100 {
+        let mid = (lo + hi) / 2.0;
+        if mid / (1.0 - (-mid).exp()) < per_ms {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    (lo + hi) / 2.0 / rate * 1000.0
+}
+
 fn ratio_from_per_ms(limit: u64, per_ms: f64) -> f64 {
     let l = limit as f64;
     ((l - 1.0) * per_ms + 1.0) / l
@@ -95,6 +117,15 @@ mod tests {
             let s = expected_share(rate, 0.0);
             assert!((ratio_from_share(100, s) - expected_ratio(100, rate, 0.0)).abs() < 1e-9);
         }
+    }
+
+    #[test]
+    fn the_inverse_recovers_the_tick() {
+        for (rate, tick) in [(100.0, 1.5), (1000.0, 1.2), (10_000.0, 1.0)] {
+            let r = expected_ratio(100, rate, tick);
+            assert!((implied_group_ms(100, rate, r) - tick).abs() < 1e-6);
+        }
+        assert!(implied_group_ms(100, 1000.0, 1.0).is_nan());
     }
 
     /// A simulation of the log over Poisson arrivals agrees with the formula.
