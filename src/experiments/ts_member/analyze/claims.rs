@@ -316,6 +316,22 @@ pub fn b53(o: &OpenRows) -> Option<Measured> {
     )
     .setting(&pairs(&main.setting()))
     .sweep_figure("b5_3-clock-sweep")
+    .model(format!(
+        "the caller stamps a request when it sends it; Redis when it runs it, and requests that queue at Redis run back to back, so more of them share a Redis millisecond than shared a send millisecond (fill period, main sender, redis-ms: {})",
+        o.rates
+            .iter()
+            .map(|r| {
+                let rs = o.main("redis-ms", *r);
+                format!(
+                    "{}/s: {} of Redis runs vs {} of sends",
+                    f(*r, 0),
+                    pct(mean_some(&rs, |x| fill_share(x, true))),
+                    pct(mean_some(&rs, |x| fill_share(x, false)))
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("; ")
+    ))
     .note(format!(
         "caller-ms over-admitted less than redis-ms at {} of {} rates; a likely cause: requests that queue at Redis run back to back inside one Redis millisecond, while the caller stamps them when it sends, so a sender whose sends already share a millisecond (a timer tick) leaves less for the queue to add",
         d.caller_less, d.rates
