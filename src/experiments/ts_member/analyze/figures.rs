@@ -39,6 +39,15 @@ pub fn overview(ctx: &AnalysisCtx, o: &OpenRows) -> Result<String> {
             .collect();
         a = a.series(Series::line(m.clone(), pts));
     }
+    if let Some(c) = ctx.claim("B5.1") {
+        for (i, r) in B51_RATES.iter().enumerate() {
+            a = a.reference(
+                Reference::published(c, i)
+                    .over(r / 1.6, r * 1.6)
+                    .labelled(published_label(c)),
+            );
+        }
+    }
     let mut e = Panel::new(
         "B5.4: the exact members",
         Axis::log("offered rate (requests/s)").ticks(rates.clone()),
