@@ -67,6 +67,33 @@ pub fn poisson(
     out
 }
 
+/// A sender whose sends fall on a timer tick: every arrival is released at
+/// the next multiple of `tick_us` at or after its scheduled time, so the
+/// arrivals of one tick leave together. The grid is the trial clock's, so
+/// its phase against the wall-clock millisecond is arbitrary, as a real
+/// timer's is. `tick_us` 0: unchanged (the precise sender).
+pub fn on_tick(mut arrivals: Vec<Arrival>, tick_us: i64) -> Vec<Arrival> {
+    if tick_us > 0 {
+        for a in &mut arrivals {
+            a.at_us = (a.at_us + tick_us - 1).div_euclid(tick_us) * tick_us;
+        }
+    }
+    arrivals
+}
+
+/// The share of `times_us` (microseconds on the wall clock, any order) that
+/// fall in the same millisecond as the time before them, sorted: what a
+/// millisecond timestamp member collapses. `None` with fewer than two.
+pub fn same_ms_share(times_us: &[i64]) -> Option<f64> {
+    if times_us.len() < 2 {
+        return None;
+    }
+    let mut ms: Vec<i64> = times_us.iter().map(|t| t.div_euclid(1000)).collect();
+    ms.sort_unstable();
+    let same = ms.windows(2).filter(|w| w[0] == w[1]).count();
+    Some(same as f64 / (ms.len() - 1) as f64)
+}
+
 /// A burst: `n` arrivals spread evenly over `spread_us` starting at `at_us`
 /// (spread 0: all at once).
 pub fn burst(n: u64, at_us: i64, spread_us: i64, client: &str) -> Vec<Arrival> {
@@ -141,5 +168,27 @@ pub fn achieved(pairs: &[(i64, i64)]) -> Achieved {
         lateness_mean_us: late.iter().sum::<f64>() / late.len() as f64,
         lateness_p99_us: crate::stats::quantile_sorted(&late, 0.99),
         lateness_max_us: late[late.len() - 1],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_tick_sender_releases_on_the_next_multiple_of_the_tick() {
+        let a = burst(4, 0, 3000, "c"); // 0, 1000, 2000, 3000 us
+        let t: Vec<i64> = on_tick(a.clone(), 1200).iter().map(|x| x.at_us).collect();
+        assert_eq!(t, vec![0, 1200, 2400, 3600]);
+        let same: Vec<i64> = on_tick(a, 0).iter().map(|x| x.at_us).collect();
+        assert_eq!(same, vec![0, 1000, 2000, 3000]);
+    }
+
+    #[test]
+    fn same_ms_share_counts_sends_in_the_previous_sends_millisecond() {
+        // Milliseconds 5, 5, 5, 6, 8: two of the four gaps stay in one millisecond.
+        let t = [5_000, 5_999, 5_500, 6_000, 8_100];
+        assert_eq!(same_ms_share(&t), Some(0.5));
+        assert_eq!(same_ms_share(&t[..1]), None);
     }
 }

@@ -2,22 +2,32 @@
 //! the timestamp (`ZADD key now now`). Requests in the same tick share one
 //! entry, so the log undercounts and the limiter over-admits.
 //!
-//! Open loop: limit `limit` per `window_ms`, arrivals at a steady `rates` for
-//! `duration_s` (all inside one window, so a correct limiter admits exactly
-//! the limit), sent by a pool of `drivers` connections. Members:
-//! `redis-ms`, `caller-ms`, `redis-us` (sliding-log-ts-member with that
-//! member_clock) and `request-id` (sliding-window-log). The study does not
-//! say how arrivals were paced beyond "random at a steady rate" nor how many
+//! Open loop: limit `limit` per `window_ms`, Poisson arrivals at each of
+//! `rates` (all inside one window, so a correct limiter admits exactly the
+//! limit), sent by a pool of `drivers` connections. Members: `redis-ms`,
+//! `caller-ms`, `redis-us` (sliding-log-ts-member with that member_clock)
+//! and `request-id` (sliding-window-log).
+//!
+//! The study does not say how its sender paced the arrivals nor how many
 //! connections sent them, and both change how many requests share a
-//! millisecond, so `pacings` (poisson | even) and `drivers` are swept: every
-//! member runs at the first pacing and driver count, the `sweep_members` at
-//! every combination. Each row carries the achieved rate, the inter-arrival
-//! spread and the lateness measured from the send times.
+//! millisecond. So two senders are swept: the precise one (tick 0: every
+//! send waited for to the microsecond) and a timer-tick sender whose sends
+//! are released at the next multiple of a tick (`sender_ticks_ms`), each
+//! over `drivers` connections. Every member runs at the first tick and
+//! driver count (the main setting, for `duration_s`, the study's 2 s); the
+//! `sweep_members` also run every other combination, for
+//! `sweep_duration_s`. A trial's admissions are settled once the log holds
+//! `limit` distinct stamps (nothing expires within the trial), which at
+//! 1,000/s and above takes well under 0.5 s; every cell runs at least
+//! `1.5 x limit / rate` seconds so the log fills even at 100/s, and the
+//! analysis checks it did (ZCARD at the end). Each row carries the achieved
+//! rate, the inter-arrival spread, the lateness, and the share of sends (and
+//! of Redis executions) that fell in the millisecond of the one before.
 //!
 //! Closed loop (B5.2): `closed_workers` workers flat out for each of
 //! `closed_durations_s` against limit `closed_limit`.
 //!
-//! One server for the whole experiment; a cell (mode, member, rate, pacing,
+//! One server for the whole experiment; a cell (mode, member, rate, tick,
 //! drivers) sets up its strategy and its pool of driver connections once,
 //! and every trial uses a fresh client (key).
 
@@ -57,13 +67,15 @@ pub const EXPERIMENT: Experiment = Experiment {
 struct Params {
     members: Vec<String>,
     rates: Vec<f64>,
-    pacings: Vec<String>,
+    sender_ticks_ms: Vec<f64>,
     drivers: Vec<usize>,
     sweep_members: Vec<String>,
     limit: u64,
     window_ms: u64,
     duration_s: f64,
+    sweep_duration_s: f64,
     trials: u64,
+    sweep_trials: u64,
     closed_members: Vec<String>,
     closed_workers: usize,
     closed_limit: u64,
@@ -97,41 +109,55 @@ fn distinct_redis_ms(events: &[Event]) -> u64 {
     v.len() as u64
 }
 
-/// One cell: open loop at a rate and pacing, or closed loop for a duration.
+/// One cell: open loop at a rate and sender, or closed loop for a duration.
 struct Cell {
     id: String,
     mode: &'static str,
     member: String,
     rate: f64,
-    pacing: String,
+    /// The sender's timer tick, ms (0: precise).
+    tick_ms: f64,
     drivers: usize,
     limit: u64,
     duration_s: f64,
     trials: u64,
 }
 
-/// Every member at the main (first) pacing and driver count, the
+/// Long enough for the log to fill at `rate`: the precise sender needs about
+/// `limit / (1 - e^(-rate/1000))` ms (1.05 s at 100/s); 1.5 x limit / rate
+/// leaves about four standard deviations of the count of occupied
+/// milliseconds to spare.
+fn fill_s(limit: u64, rate: f64) -> f64 {
+    1.5 * limit as f64 / rate
+}
+
+/// Every member at the main (first) tick and driver count, the
 /// `sweep_members` at every combination; then the closed-loop cells.
 fn cells(p: &Params) -> Vec<Cell> {
     let mut v = Vec::new();
     for member in &p.members {
         for &rate in &p.rates {
-            for (pi, pacing) in p.pacings.iter().enumerate() {
+            for (ti, &tick_ms) in p.sender_ticks_ms.iter().enumerate() {
                 for (di, &drivers) in p.drivers.iter().enumerate() {
-                    let main = pi == 0 && di == 0;
+                    let main = ti == 0 && di == 0;
                     if !main && !p.sweep_members.contains(member) {
                         continue;
                     }
+                    let (d, trials) = if main {
+                        (p.duration_s, p.trials)
+                    } else {
+                        (p.sweep_duration_s, p.sweep_trials)
+                    };
                     v.push(Cell {
-                        id: format!("open/{member}/{rate}/{pacing}/d{drivers}"),
+                        id: format!("open/{member}/{rate}/t{tick_ms}/d{drivers}"),
                         mode: "open",
                         member: member.clone(),
                         rate,
-                        pacing: pacing.clone(),
+                        tick_ms,
                         drivers,
                         limit: p.limit,
-                        duration_s: p.duration_s,
-                        trials: p.trials,
+                        duration_s: d.max(fill_s(p.limit, rate)),
+                        trials,
                     });
                 }
             }
@@ -144,7 +170,7 @@ fn cells(p: &Params) -> Vec<Cell> {
                 mode: "closed",
                 member: member.clone(),
                 rate: 0.0,
-                pacing: "closed".into(),
+                tick_ms: 0.0,
                 drivers: p.closed_workers,
                 limit: p.closed_limit,
                 duration_s: d,
@@ -171,8 +197,8 @@ struct CellSetup {
 
 impl TsMember {
     /// Send the trial's requests: the scheduled arrivals (open) or the
-    /// workers flat out for the duration (closed). Returns the events and
-    /// the number of requests offered.
+    /// workers flat out for the duration (closed). Returns the events, the
+    /// number of requests offered and the trial clock's wall-clock start.
     async fn send(
         &self,
         ctx: &RunContext,
@@ -180,31 +206,29 @@ impl TsMember {
         setup: &mut CellSetup,
         client: &str,
         trial: u64,
-    ) -> Result<(Vec<Event>, u64)> {
+    ) -> Result<(Vec<Event>, u64, i64)> {
         let limit = Limit::per_window(cell.limit, self.p.window_ms);
         let pool = std::mem::take(&mut setup.drivers);
-        let (events, offered, back) = if cell.mode == "open" {
+        let (events, offered, tc, back) = if cell.mode == "open" {
             let dur_us = (cell.duration_s * 1e6) as i64;
             // A short lead so the first arrivals are not sent late by the release.
             let lead = 5_000;
-            let arrivals = match cell.pacing.as_str() {
-                "even" => schedule::steady(cell.rate, lead, dur_us, client),
-                _ => {
-                    let mut rng = trial_rng(ctx.seed, &cell.id, trial);
-                    schedule::poisson(cell.rate, lead, dur_us, client, &mut rng)
-                }
-            };
+            let mut rng = trial_rng(ctx.seed, &cell.id, trial);
+            let arrivals = schedule::on_tick(
+                schedule::poisson(cell.rate, lead, dur_us, client, &mut rng),
+                (cell.tick_ms * 1000.0).round() as i64,
+            );
             let n = arrivals.len() as u64;
-            let (ev, _, back) = open_loop(pool, Arc::new(arrivals), limit).await?;
-            (ev, n, back)
+            let (ev, tc, back) = open_loop(pool, Arc::new(arrivals), limit).await?;
+            (ev, n, tc, back)
         } else {
             let run_for = Some(Duration::from_secs_f64(cell.duration_s));
-            let (ev, _, back) = closed_loop(pool, client, limit, 1, u64::MAX, run_for).await?;
+            let (ev, tc, back) = closed_loop(pool, client, limit, 1, u64::MAX, run_for).await?;
             let n = ev.len() as u64;
-            (ev, n, back)
+            (ev, n, tc, back)
         };
         setup.drivers = back;
-        Ok((events, offered))
+        Ok((events, offered, tc.start_unix_us))
     }
 }
 
@@ -261,7 +285,29 @@ impl Sweep for TsMember {
         trial: u64,
     ) -> Result<TrialRows<Row>> {
         let client = unique_client("tsm", &cell.id, trial);
-        let (events, offered) = self.send(ctx, cell, setup, &client, trial).await?;
+        let (events, offered, start_unix_us) = self.send(ctx, cell, setup, &client, trial).await?;
+        // Both on the wall clock, so the millisecond boundaries are the ones
+        // the caller's and Redis's timestamps fall on.
+        let sends: Vec<i64> = events.iter().map(|e| e.sent_us + start_unix_us).collect();
+        let execs: Vec<i64> = events
+            .iter()
+            .filter_map(|e| e.redis_time_us.map(|t| t + start_unix_us))
+            .collect();
+        // The fill period (up to the last admission) decides what is
+        // admitted; after it every request is refused whatever its timing.
+        let last_sent = events
+            .iter()
+            .filter(|e| e.admitted)
+            .map(|e| e.sent_us + start_unix_us)
+            .max();
+        let last_exec = events
+            .iter()
+            .filter(|e| e.admitted)
+            .filter_map(|e| e.redis_time_us.map(|t| t + start_unix_us))
+            .max();
+        let upto = |v: &[i64], last: Option<i64>| -> Vec<i64> {
+            v.iter().copied().filter(|t| Some(*t) <= last).collect()
+        };
         let pairs: Vec<(i64, i64)> = events.iter().map(|e| (e.intended_us, e.sent_us)).collect();
         let a = schedule::achieved(&pairs);
         let admitted = events.iter().filter(|e| e.admitted).count() as u64;
@@ -287,7 +333,12 @@ impl Sweep for TsMember {
             member: cell.member.clone(),
             strategy: setup.strategy_name.clone(),
             rate_per_s: cell.rate,
-            pacing: cell.pacing.clone(),
+            pacing: if cell.mode == "open" {
+                "poisson".into()
+            } else {
+                "closed".into()
+            },
+            sender_tick_ms: cell.tick_ms,
             drivers: cell.drivers as u64,
             limit: cell.limit,
             window_ms: self.p.window_ms,
@@ -306,6 +357,10 @@ impl Sweep for TsMember {
             lateness_max_us: a.lateness_max_us,
             admitted_distinct_redis_ms: distinct_redis_ms(&events),
             zcard_end: zcard,
+            send_same_ms_share: schedule::same_ms_share(&sends),
+            redis_same_ms_share: schedule::same_ms_share(&execs),
+            fill_send_same_ms_share: schedule::same_ms_share(&upto(&sends, last_sent)),
+            fill_redis_same_ms_share: schedule::same_ms_share(&upto(&execs, last_exec)),
         })
         .with_latency(lat))
     }

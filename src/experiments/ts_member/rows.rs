@@ -14,6 +14,11 @@ pub struct Row {
     /// Offered rate (open loop); 0 for closed loop.
     pub rate_per_s: f64,
     pub pacing: String,
+    /// The sender's timer tick, ms: sends are released at the next multiple
+    /// of it (0: the precise sender). Absent in runs before the tick sweep,
+    /// which used the precise sender.
+    #[serde(default)]
+    pub sender_tick_ms: f64,
     /// Connections sending (open: driver pool; closed: workers).
     pub drivers: u64,
     pub limit: u64,
@@ -35,6 +40,21 @@ pub struct Row {
     pub admitted_distinct_redis_ms: u64,
     /// ZCARD of the log after the trial (what the limiter thinks it admitted).
     pub zcard_end: i64,
+    /// Share of sends in the same wall-clock millisecond as the send before
+    /// them (from the actual send times; what `caller-ms` collapses).
+    #[serde(default)]
+    pub send_same_ms_share: Option<f64>,
+    /// Share of decisions in the same Redis millisecond as the decision
+    /// before them (from Redis's TIME; what `redis-ms` collapses).
+    #[serde(default)]
+    pub redis_same_ms_share: Option<f64>,
+    /// The same two shares over the fill period only: the sends (Redis runs)
+    /// up to the last admitted one, the part of the trial that decides what
+    /// is admitted.
+    #[serde(default)]
+    pub fill_send_same_ms_share: Option<f64>,
+    #[serde(default)]
+    pub fill_redis_same_ms_share: Option<f64>,
 }
 
 crate::keyed!(Row);

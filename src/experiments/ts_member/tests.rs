@@ -1,16 +1,22 @@
 //! Unit tests of `ts-member`: the analysis's metrics on hand-written rows.
 
 mod analysis {
+    use crate::analysis::claims::setting_text;
     use crate::experiments::ts_member::analyze::*;
     use crate::experiments::ts_member::rows::*;
 
+    /// An open-loop row; `pacing` "poisson" or "even", or "tick1.5" for
+    /// Poisson arrivals on a 1.5 ms sender tick.
     fn open(member: &str, rate: f64, pacing: &str, drivers: u64, admitted: u64) -> Row {
+        let tick = pacing.strip_prefix("tick").map(|t| t.parse().unwrap());
         Row {
             mode: "open".into(),
             member: member.into(),
             rate_per_s: rate,
-            pacing: pacing.into(),
+            pacing: if tick.is_some() { "poisson" } else { pacing }.into(),
+            sender_tick_ms: tick.unwrap_or(0.0),
             drivers,
+            zcard_end: 100,
             limit: 100,
             admitted,
             over_limit: admitted as i64 - 100,
@@ -34,32 +40,58 @@ mod analysis {
     }
 
     #[test]
-    fn main_setting_is_the_poisson_setting_every_member_ran() {
+    fn main_sender_is_the_precise_sender_every_member_ran() {
         let rows = [
-            open("redis-ms", 100.0, "even", 4, 100),
+            open("redis-ms", 100.0, "tick1.5", 32, 100),
             open("redis-ms", 100.0, "poisson", 32, 100),
-            open("request-id", 100.0, "even", 4, 100),
+            open("request-id", 100.0, "tick1.5", 32, 100),
             open("request-id", 100.0, "poisson", 32, 100),
             open("redis-ms", 100.0, "poisson", 4, 100),
         ];
         let refs: Vec<&Row> = rows.iter().collect();
-        assert_eq!(main_setting(&refs), Some(("poisson".into(), 32)));
-        assert_eq!(main_setting(&refs[..1]), Some(("even".into(), 4)));
+        let main = |tick_us, drivers| Some(Sender { tick_us, drivers });
+        assert_eq!(main_sender(&refs), main(0, 32));
+        assert_eq!(main_sender(&refs[..1]), main(1500, 32));
     }
 
     #[test]
-    fn b51_is_the_mean_ratio_per_rate_in_the_main_setting() {
-        let rows = vec![
-            open("redis-ms", 100.0, "poisson", 32, 100),
-            open("redis-ms", 100.0, "poisson", 32, 150),
-            open("redis-ms", 10000.0, "poisson", 32, 400),
-            // Another setting: not in B5.1.
-            open("redis-ms", 100.0, "even", 4, 900),
-        ];
+    fn b51_is_the_mean_ratio_per_rate_with_every_other_sender_an_alternative() {
+        let mut rows = Vec::new();
+        for (rate, a, b) in [(100.0, 100, 150), (1000.0, 180, 190), (10000.0, 400, 420)] {
+            rows.push(open("redis-ms", rate, "poisson", 32, a));
+            rows.push(open("redis-ms", rate, "poisson", 32, b));
+            rows.push(open("redis-ms", rate, "tick1.5", 32, 900));
+        }
+        // Evenly spaced arrivals (an older sweep): left out.
+        rows.push(open("redis-ms", 100.0, "even", 32, 900));
+        let o = OpenRows::of(&rows);
+        assert_eq!(o.other_pacing, 1);
+        let m = b51(&o).unwrap();
+        assert_eq!(m.values, vec![1.25, 1.85, 4.1]);
+        assert!(m.intervals[0].0 >= 1.0 && m.intervals[0].1 <= 1.5);
+        assert_eq!(setting_text(&m.setting), "sender_tick_ms=0, connections=32");
+        assert_eq!(m.sweep.len(), 1);
+        assert_eq!(
+            setting_text(&m.sweep[0].setting),
+            "sender_tick_ms=1.5, connections=32"
+        );
+        assert_eq!(m.sweep[0].values, vec![9.0; 3]);
+        // Every log filled; no Rust debug formatting in what a reader sees.
+        assert!(m.conditions.iter().all(|c| c.1));
+        for text in [&m.display, &m.note, &m.model, &m.sweep[0].display] {
+            assert!(!text.contains("Some(") && !text.contains("None"), "{text}");
+        }
+    }
+
+    #[test]
+    fn b51_flags_a_trial_whose_log_did_not_fill() {
+        let mut rows: Vec<Row> = [100.0, 1000.0, 10000.0]
+            .iter()
+            .map(|r| open("redis-ms", *r, "poisson", 32, 95))
+            .collect();
+        rows[0].zcard_end = 95;
         let m = b51(&OpenRows::of(&rows)).unwrap();
-        assert_eq!(m.values[0], 1.25);
-        assert!(m.values[1].is_nan());
-        assert_eq!(m.values[2], 4.0);
+        assert!(!m.conditions[0].1);
     }
 
     #[test]
@@ -106,13 +138,22 @@ mod analysis {
             open("caller-ms", 100.0, "poisson", 32, 115),
             open("redis-ms", 1000.0, "poisson", 32, 200),
             open("caller-ms", 1000.0, "poisson", 32, 150),
+            open("redis-ms", 1000.0, "tick1.5", 32, 200),
+            open("caller-ms", 1000.0, "tick1.5", 32, 190),
         ];
         let m = b53(&OpenRows::of(&rows)).unwrap();
         // 100/s: |20 - 15| / 20 = 25%; 1000/s: |100 - 50| / 100 = 50%.
         assert_eq!(m.values, vec![50.0]);
+        assert_eq!(m.intervals, vec![(50.0, 50.0)]);
         assert!(
             m.note
                 .starts_with("caller-ms over-admitted less than redis-ms at 2 of 2 rates")
+        );
+        // The 1.5 ms tick: |100 - 90| / 100 = 10%, under the same detail names as B5.1.
+        assert_eq!(m.sweep[0].values, vec![10.0]);
+        assert_eq!(
+            setting_text(&m.sweep[0].setting),
+            "sender_tick_ms=1.5, connections=32"
         );
     }
 
@@ -129,6 +170,8 @@ mod analysis {
         ];
         let m = b54(&rows).unwrap();
         assert_eq!(m.values, vec![1.0]);
+        assert_eq!(m.intervals, vec![(1.0, 1.0)]);
+        assert!(!m.display.contains("Some("), "{}", m.display);
         assert!(!m.conditions[0].1);
         assert!(b54(&rows[2..3]).is_none());
     }

@@ -1,0 +1,367 @@
+//! The figures of `ts-member`: every member with the main sender, the
+//! measured over-admission beside the exact Poisson model and the achieved
+//! same-millisecond shares (B5.1), the sender sweep (B5.1), the clocks'
+//! difference per sender (B5.3), and the closed loop (B5.2).
+
+use super::claims::{B51_RATES, clock_diff_at};
+use super::{OpenRows, Sender, fill_share, model, ratios};
+use crate::analysis::AnalysisCtx;
+use crate::analysis::figure::{Axis, Figure, Panel, Pt, Reference, Series, num};
+use crate::analysis::stats::{Summary, mean_ci};
+use crate::analysis::table::distinct;
+use crate::error::Result;
+use crate::experiments::ts_member::rows::Row;
+
+/// The mean of `v` with its 95% bootstrap interval as the whisker.
+fn ci_pt(x: f64, v: &[f64]) -> Pt {
+    let s = Summary::of(v);
+    let (lo, hi) = mean_ci(v);
+    Pt::spread(x, s.mean, lo, hi, s.n)
+}
+
+fn limit_of(o: &OpenRows) -> u64 {
+    o.rows.first().map(|r| r.limit).unwrap_or(0)
+}
+
+/// Every member with the main sender, and the exact members' worst case.
+pub fn overview(ctx: &AnalysisCtx, o: &OpenRows) -> Result<String> {
+    let rates = o.rates.clone();
+    let mut a = Panel::new(
+        "every member, main sender",
+        Axis::log("offered rate (requests/s)").ticks(rates.clone()),
+        Axis::log("admitted / limit"),
+    );
+    for m in &o.members() {
+        let pts = rates
+            .iter()
+            .map(|r| Pt::summary(*r, &Summary::of(&ratios(&o.main(m, *r)))))
+            .filter(|p| p.n.unwrap_or(0) > 0)
+            .collect();
+        a = a.series(Series::line(m.clone(), pts));
+    }
+    if let Some(c) = ctx.claim("B5.1") {
+        for (i, r) in B51_RATES.iter().enumerate() {
+            a = a.reference(
+                Reference::published(c, i)
+                    .over(r / 1.6, r * 1.6)
+                    .labelled(published_label(c)),
+            );
+        }
+    }
+    let mut e = Panel::new(
+        "B5.4: the exact members",
+        Axis::log("offered rate (requests/s)").ticks(rates.clone()),
+        Axis::new("requests over the limit (max over trials)"),
+    );
+    for m in ["redis-us", "request-id"] {
+        let pts: Vec<Pt> = rates
+            .iter()
+            .filter_map(|r| {
+                let rs = o.main(m, *r);
+                (!rs.is_empty()).then(|| {
+                    let w = rs.iter().map(|x| x.over_limit.max(0) as f64);
+                    Pt::new(*r, w.fold(0.0, f64::max))
+                })
+            })
+            .collect();
+        e = e.series(Series::line(format!("{m} (max over the limit)"), pts));
+    }
+    if let Some(c) = ctx.claim("B5.4") {
+        e = e.reference(Reference::published(c, 0));
+    }
+    Figure::new(
+        "ts-member-overadmission",
+        &["B5.1", "B5.4"],
+        "a sliding log whose member is a millisecond timestamp over-admits; microseconds or a request id do not",
+        format!(
+            "Admitted / limit per trial (limit {}, {}), mean with min-max whiskers over {{n}} trials per point (left); the exact members' largest excess over the limit (right).",
+            limit_of(o),
+            o.main.map(|s| s.text()).unwrap_or_default()
+        ),
+    )
+    .columns(2)
+    .panel(a)
+    .panel(e)
+    .write(ctx)
+}
+
+/// B5.1 with the main sender: measured, the exact Poisson model, and what
+/// the measured same-millisecond shares imply; the shares themselves.
+pub fn poisson_model(ctx: &AnalysisCtx, o: &OpenRows) -> Result<String> {
+    let Some(main) = o.main else {
+        return Ok(String::new());
+    };
+    let limit = limit_of(o);
+    let rates: Vec<f64> = o.rates.clone();
+    let rs = |r: f64| o.main("redis-ms", r);
+    let mut a = Panel::new(
+        "admitted / limit, redis-ms",
+        Axis::log("offered rate (requests/s)").ticks(rates.clone()),
+        Axis::log("admitted / limit"),
+    )
+    .dodge();
+    let measured: Vec<Pt> = rates
+        .iter()
+        .filter(|r| !rs(**r).is_empty())
+        .map(|r| ci_pt(*r, &ratios(&rs(*r))))
+        .collect();
+    a = a.series(Series::points("measured (mean, 95% interval)", measured));
+    let fine: Vec<f64> = (0..=40)
+        .map(|i| rates[0] * (rates[rates.len() - 1] / rates[0]).powf(i as f64 / 40.0))
+        .collect();
+    a = a.series(Series::plain(
+        "exact Poisson model, precise sender",
+        fine.iter()
+            .map(|r| Pt::new(*r, model::expected_ratio(limit, *r, 0.0)))
+            .collect(),
+    ));
+    for (name, redis) in [
+        ("implied by the fill period's same-ms share of sends", false),
+        (
+            "implied by the fill period's same-ms share of Redis runs",
+            true,
+        ),
+    ] {
+        let pts: Vec<Pt> = rates
+            .iter()
+            .filter_map(|r| {
+                let v: Vec<f64> = rs(*r)
+                    .iter()
+                    .filter_map(|x| fill_share(x, redis).map(|s| model::ratio_from_share(limit, s)))
+                    .collect();
+                (!v.is_empty()).then(|| ci_pt(*r, &v))
+            })
+            .collect();
+        a = a.series(Series::points(name, pts));
+    }
+    if let Some(c) = ctx.claim("B5.1") {
+        for (i, r) in B51_RATES.iter().enumerate() {
+            a = a.reference(
+                Reference::published(c, i)
+                    .over(r / 1.6, r * 1.6)
+                    .labelled(published_label(c)),
+            );
+        }
+    }
+    let mut b = Panel::new(
+        "same-millisecond share",
+        Axis::log("offered rate (requests/s)").ticks(rates.clone()),
+        Axis::new("share in the previous one's millisecond (%)").range(0.0, 100.0),
+    )
+    .dodge();
+    b = b.series(Series::plain(
+        "Poisson model",
+        fine.iter()
+            .map(|r| Pt::new(*r, model::expected_share(*r, 0.0) * 100.0))
+            .collect(),
+    ));
+    let shares: [(&str, fn(&Row) -> Option<f64>); 3] = [
+        ("sends, whole trial", |r| r.send_same_ms_share),
+        ("sends, fill period", |r| fill_share(r, false)),
+        ("Redis runs, fill period", |r| fill_share(r, true)),
+    ];
+    for (name, col) in shares {
+        let pts: Vec<Pt> = rates
+            .iter()
+            .filter_map(|r| {
+                let v: Vec<f64> = rs(*r)
+                    .iter()
+                    .filter_map(|x| col(x))
+                    .map(|s| s * 100.0)
+                    .collect();
+                (!v.is_empty()).then(|| ci_pt(*r, &v))
+            })
+            .collect();
+        b = b.series(Series::points(name, pts));
+    }
+    Figure::new(
+        "b5_1-poisson-model",
+        &["B5.1"],
+        "the timestamp member against the exact Poisson model",
+        format!(
+            "redis-ms, {}, limit {}: measured admitted / limit, and the value each trial's achieved same-millisecond share over its fill period (up to the last admission) implies, ((limit - 1) / (1 - share) + 1) / limit, mean with 95% bootstrap whiskers over {{n}} trials; lines: the exact model for a precise Poisson sender.",
+            main.text(),
+            limit
+        ),
+    )
+    .columns(2)
+    .panel(a)
+    .panel(b)
+    .write(ctx)
+}
+
+/// One legend entry for B5.1's three published values and their bands.
+fn published_label(c: &crate::analysis::ClaimSpec) -> String {
+    format!(
+        "B5.1 published: {}; shaded: passes (within ±{}%, ±{}%, ±{}% at 100, 1,000, 10,000/s)",
+        c.published_text,
+        num(c.tolerance.at(0) * 100.0),
+        num(c.tolerance.at(1) * 100.0),
+        num(c.tolerance.at(2) * 100.0)
+    )
+}
+
+/// The tick categories: "0 (precise)", "1", "1.2", ...
+fn tick_names(ticks: &[f64]) -> Vec<String> {
+    ticks
+        .iter()
+        .map(|t| {
+            if *t == 0.0 {
+                "precise".to_string()
+            } else {
+                format!("{t} ms")
+            }
+        })
+        .collect()
+}
+
+/// The sender ticks run, ascending, and the connection counts.
+fn grid(o: &OpenRows, member: &str) -> (Vec<f64>, Vec<u64>) {
+    let ss: Vec<Sender> = o.senders(member);
+    let mut ticks = distinct(ss.iter().map(|s| s.tick_ms()));
+    ticks.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    let mut conns = distinct(ss.iter().map(|s| s.drivers));
+    conns.sort_unstable_by(|a, b| b.cmp(a));
+    (ticks, conns)
+}
+
+/// B5.1 per sender: admitted / limit against the tick, one panel per rate.
+pub fn sender_sweep(ctx: &AnalysisCtx, o: &OpenRows) -> Result<String> {
+    let (ticks, conns) = grid(o, "redis-ms");
+    let limit = limit_of(o);
+    let mut fig = Figure::new(
+        "b5_1-sender-sweep",
+        &["B5.1"],
+        "over-admission against the sender's timer tick and connections",
+        format!(
+            "redis-ms, limit {limit}: admitted / limit, mean with 95% bootstrap whiskers over {{n}} trials; precise: every send waited for to the microsecond; a tick: sends released at the next multiple of it."
+        ),
+    )
+    .columns(3);
+    for (i, &rate) in B51_RATES.iter().enumerate() {
+        let mut p = Panel::new(
+            format!("{} requests/s", num(rate)),
+            Axis::new("sender"),
+            Axis::new("admitted / limit"),
+        )
+        .categories(tick_names(&ticks));
+        for &d in &conns {
+            let pts: Vec<Pt> = ticks
+                .iter()
+                .enumerate()
+                .filter_map(|(k, t)| {
+                    let s = Sender {
+                        tick_us: (t * 1000.0).round() as i64,
+                        drivers: d,
+                    };
+                    let rs = o.at("redis-ms", rate, s);
+                    (!rs.is_empty()).then(|| ci_pt(k as f64, &ratios(&rs)))
+                })
+                .collect();
+            p = p.series(Series::line(format!("{d} connections"), pts));
+        }
+        p = p.series(Series::points(
+            "exact Poisson model",
+            ticks
+                .iter()
+                .enumerate()
+                .map(|(k, t)| Pt::new(k as f64, model::expected_ratio(limit, rate, *t)))
+                .collect(),
+        ));
+        if let Some(c) = ctx.claim("B5.1") {
+            p = p.reference(Reference::published(c, i).labelled(published_label(c)));
+        }
+        fig = fig.panel(p);
+    }
+    fig.write(ctx)
+}
+
+/// B5.3 per sender: the clocks' difference against the tick, per rate and
+/// the largest over the rates (the claim's value).
+pub fn clock_sweep(ctx: &AnalysisCtx, o: &OpenRows) -> Result<String> {
+    let (ticks, conns) = grid(o, "caller-ms");
+    let mut panels: Vec<(String, Vec<f64>)> = o
+        .rates
+        .iter()
+        .map(|r| (format!("{} requests/s", num(*r)), vec![*r]))
+        .collect();
+    panels.push(("largest over the rates (B5.3)".into(), o.rates.clone()));
+    let mut fig = Figure::new(
+        "b5_3-clock-sweep",
+        &["B5.3"],
+        "Redis's clock against the caller's, per sender",
+        "|over(redis-ms) - over(caller-ms)| / over(redis-ms) in %, per rate and the largest over the rates, with its two-sample 95% bootstrap interval over {n} trials per member and rate; precise: every send waited for to the microsecond; a tick: sends released at the next multiple of it.",
+    )
+    .columns(2);
+    for (title, rates) in panels {
+        let mut p = Panel::new(
+            title,
+            Axis::new("sender"),
+            Axis::new("difference in over-admission (%)"),
+        )
+        .categories(tick_names(&ticks));
+        for &d in &conns {
+            let pts: Vec<Pt> = ticks
+                .iter()
+                .enumerate()
+                .filter_map(|(k, t)| {
+                    let s = Sender {
+                        tick_us: (t * 1000.0).round() as i64,
+                        drivers: d,
+                    };
+                    let c = clock_diff_at(o, s, &rates)?;
+                    let n = o.at("caller-ms", rates[0], s).len();
+                    Some(Pt::spread(k as f64, c.value, c.interval.0, c.interval.1, n))
+                })
+                .collect();
+            p = p.series(Series::line(format!("{d} connections"), pts));
+        }
+        if let Some(c) = ctx.claim("B5.3") {
+            p = p.reference(Reference::published(c, 0));
+        }
+        fig = fig.panel(p);
+    }
+    fig.write(ctx)
+}
+
+/// B5.2: the closed loop, every member.
+pub fn closed(ctx: &AnalysisCtx, closed: &[&Row]) -> Result<String> {
+    let members = distinct(closed.iter().map(|r| r.member.clone()));
+    let pts: Vec<Pt> = members
+        .iter()
+        .enumerate()
+        .map(|(i, m)| {
+            Pt::summary(
+                i as f64,
+                &Summary::of(
+                    &closed
+                        .iter()
+                        .filter(|r| &r.member == m)
+                        .map(|r| r.admitted as f64)
+                        .collect::<Vec<_>>(),
+                ),
+            )
+        })
+        .collect();
+    let limit = closed.first().map(|r| r.limit).unwrap_or(0);
+    let workers = closed.first().map(|r| r.drivers).unwrap_or(0);
+    let mut p = Panel::new("", Axis::new("member"), Axis::log("admitted in the run"))
+        .categories(members)
+        .series(Series::points(format!("{workers} workers flat out"), pts))
+        .reference(Reference::limit(format!("limit {limit}"), limit as f64));
+    if let Some(c) = ctx.claim("B5.2") {
+        p = p.reference(Reference::published(c, 0).over(-0.45, 0.45));
+    }
+    Figure::new(
+        "b5_2-closed-loop",
+        &["B5.2"],
+        format!("the timestamp member with {workers} workers flat out, limit {limit}"),
+        format!(
+            "Admitted per run of {} s, mean with min-max whiskers over n = {} runs; the published count is the authors' machine's (it scales with the decision rate), judged on being over 10x the limit.",
+            num(closed.first().map(|r| r.duration_s).unwrap_or(0.0)),
+            closed.iter().filter(|r| r.member == "redis-ms").count()
+        ),
+    )
+    .panel(p)
+    .write(ctx)
+}
