@@ -289,66 +289,87 @@ pub fn figure_a4_2(ctx: &AnalysisCtx, rows: &[Row], ideal: &[f64]) -> Result<Str
     fig.write(ctx)
 }
 
-/// A4.1's sweep: the worst pair's difference against the run length, a
-/// series per (load, capacity) at 8 evenly spread clocks; whiskers min..max.
+/// A4.1's sweep: the worst pair's difference against the run length (left)
+/// and the load (right), a series per setting of the other details;
+/// whiskers min..max over the pairs.
 pub fn figure_a4_1(
     ctx: &AnalysisCtx,
     rows: &[Row],
     pairs: &BTreeMap<(String, u64), Pair>,
 ) -> Result<String> {
     let m = a4_1_sweep(rows, pairs);
-    let runs: Vec<f64> = {
-        let mut c: Vec<f64> = m.keys().filter_map(|k| k[1].parse().ok()).collect();
-        c.sort_by(f64::total_cmp);
-        c.dedup();
-        c
+    let unit = |i: usize, v: &str| match i {
+        0 => format!("load {v}x"),
+        1 => format!("{v} s runs"),
+        2 => format!("capacity {v} s"),
+        3 => format!("{v} servers"),
+        _ => format!("{v} offsets"),
     };
-    let mut p = Panel::new(
-        "±1 s skew, overload",
-        Axis::log("run length (s)").ticks(runs),
-        Axis::log("|caller - Redis clock| / Redis clock admitted (%)"),
-    )
-    .dodge();
-    let mut series: Vec<(String, String, String, String)> = m
-        .keys()
-        .map(|k| (k[0].clone(), k[2].clone(), k[3].clone(), k[4].clone()))
-        .collect();
-    series.sort_by(|a, b| {
-        (
-            a.0.parse::<f64>().unwrap_or(0.0),
-            b.1.parse::<f64>().unwrap_or(0.0),
+    let panel = |x: usize, title: &str, label: &str| {
+        let mut xs: Vec<f64> = m.keys().filter_map(|k| k[x].parse().ok()).collect();
+        xs.sort_by(f64::total_cmp);
+        xs.dedup();
+        let mut p = Panel::new(
+            title,
+            Axis::log(label).ticks(xs),
+            Axis::log("|caller - Redis clock| / Redis clock admitted (%)"),
         )
-            .partial_cmp(&(
-                b.0.parse::<f64>().unwrap_or(0.0),
-                a.1.parse::<f64>().unwrap_or(0.0),
-            ))
-            .unwrap_or(std::cmp::Ordering::Equal)
-    });
-    series.dedup();
-    for (load, cap, w, d) in series {
-        let pts = m
-            .iter()
-            .filter(|(k, _)| k[0] == load && k[2] == cap && k[3] == w && k[4] == d)
-            .map(|(k, v)| {
-                let s = Summary::of(v);
-                Pt::spread(k[1].parse().unwrap_or(f64::NAN), s.max, s.min, s.max, s.n)
-            })
-            .collect();
-        p = p.series(Series::line(
-            format!("load {load}x, capacity {cap} s, {w} {d} servers"),
-            pts,
-        ));
-    }
-    if let Some(c) = ctx.claim("A4.1") {
-        p = p.reference(Reference::published(c, 0));
-    }
+        .dodge();
+        // A series per setting of the other details, in numeric order.
+        let others = |k: &[String; 5]| -> Vec<String> {
+            (0..5).filter(|i| *i != x).map(|i| k[i].clone()).collect()
+        };
+        let mut series: Vec<Vec<String>> = m.keys().map(others).collect();
+        series.sort_by(|a, b| {
+            let n = |v: &Vec<String>| -> Vec<f64> {
+                v.iter().map(|s| s.parse().unwrap_or(0.0)).collect()
+            };
+            n(a).partial_cmp(&n(b)).unwrap_or(std::cmp::Ordering::Equal)
+        });
+        series.dedup();
+        for o in series {
+            let pts: Vec<Pt> = m
+                .iter()
+                .filter(|(k, _)| others(k) == o)
+                .map(|(k, v)| {
+                    let s = Summary::of(v);
+                    Pt::spread(k[x].parse().unwrap_or(f64::NAN), s.max, s.min, s.max, s.n)
+                })
+                .collect();
+            let idx: Vec<usize> = (0..5).filter(|i| *i != x).collect();
+            let name = idx
+                .iter()
+                .zip(&o)
+                // Server count and offsets are the same in every A4.1 series so far: say them once.
+                .filter(|(i, _)| **i < 3)
+                .map(|(i, v)| unit(*i, v))
+                .collect::<Vec<_>>()
+                .join(", ");
+            p = p.series(Series::line(name, pts));
+        }
+        if let Some(c) = ctx.claim("A4.1") {
+            p = p.reference(Reference::published(c, 0));
+        }
+        p
+    };
+    let servers: Vec<String> = {
+        let mut v: Vec<String> = m.keys().map(|k| format!("{} {}", k[3], k[4])).collect();
+        v.sort();
+        v.dedup();
+        v
+    };
     let fig = Figure::new(
         "a4_1-sweep-run-length-load",
         &["A4.1"],
-        "caller-clock token bucket under overload at ±1 s skew: how far from the Redis-clock bucket, against run length, load and capacity",
-        "Largest |admitted(caller clock) - admitted(Redis clock)| / admitted(Redis clock) over the trial pairs of a setting (marker), whiskers min..max over its pairs ({n} per point); log scales.",
+        "caller-clock token bucket under overload at ±1 s skew: how far from the Redis-clock bucket, against run length and load",
+        format!(
+            "Largest |admitted(caller clock) - admitted(Redis clock)| / admitted(Redis clock) over the trial pairs of a setting (marker), whiskers min..max over its pairs ({{n}} per point); log scales; servers and offsets: {}.",
+            servers.join(", ")
+        ),
     )
-    .panel(p);
+    .columns(2)
+    .panel(panel(1, "against the run length", "run length (s)"))
+    .panel(panel(0, "against the load", "offered load (x the refill rate)"));
     if fig.points() == 0 {
         return Ok(String::new());
     }
