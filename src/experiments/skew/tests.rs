@@ -229,3 +229,50 @@ fn a4_3_is_the_redis_clock_off_ideal_in_percent() {
     ];
     assert_eq!(a4_3(&rows, &[100.0, 100.0, 100.0]), vec![1.0, 4.0]);
 }
+
+#[test]
+fn a4_1_and_a4_2_spell_their_shared_details_alike_and_sweep_the_rest() {
+    // Default capacity 1 s (100 at 100/s), 8 spread servers; and a 0.1 s bucket.
+    let mk = |strategy: &str, load: f64, cap: u64, trial: u64, admitted: u64| Row {
+        capacity: cap,
+        rate_per_s: 100.0,
+        servers: 8,
+        duration_ms: 5000.0,
+        cell: format!("{strategy}/S1000/x{load}/C{cap}"),
+        ..row(strategy, 1000.0, load, trial, admitted)
+    };
+    let rows = vec![
+        mk(CALLER, 1.0, 100, 0, 50),
+        mk(CALLER, 1.0, 100, 1, 54),
+        mk(CALLER, 1.0, 10, 0, 15),
+        mk(CALLER, 5.0, 100, 0, 104),
+        mk(REDIS, 5.0, 100, 0, 100),
+        mk(CALLER, 5.0, 10, 0, 60),
+        mk(REDIS, 5.0, 10, 0, 100),
+    ];
+    let ideal = vec![100.0; rows.len()];
+    let a2 = measured_a4_2(&rows, &ideal).unwrap();
+    assert_eq!(a2.values, vec![52.0]);
+    assert_eq!(a2.intervals.len(), 1);
+    let (lo, hi) = a2.intervals[0];
+    assert!(lo <= 52.0 && 52.0 <= hi, "{lo} {hi}");
+    let names = |s: &Vec<(String, String)>| s.iter().map(|x| x.0.clone()).collect::<Vec<_>>();
+    assert_eq!(names(&a2.setting), ["capacity_s", "servers", "offset_draw"]);
+    assert_eq!(a2.setting[0].1, "1");
+    assert_eq!(a2.sweep.len(), 1);
+    assert_eq!(a2.sweep[0].setting[0], ("capacity_s".into(), "0.1".into()));
+    assert_eq!(a2.sweep[0].values, vec![15.0]);
+
+    let a1 = measured_a4_1(&rows, &pairs(&rows, &ideal)).unwrap();
+    assert_eq!(a1.values, vec![4.0]);
+    assert_eq!(
+        names(&a1.setting),
+        ["load_x", "run_s", "capacity_s", "servers", "offset_draw"]
+    );
+    // The details both claims sweep take the same values, spelled alike.
+    for (k, v) in &a2.setting {
+        assert!(a1.setting.contains(&(k.clone(), v.clone())), "{k}={v}");
+    }
+    assert_eq!(a1.sweep.len(), 1);
+    assert_eq!(a1.sweep[0].values, vec![40.0]);
+}
