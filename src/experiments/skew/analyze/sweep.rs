@@ -76,10 +76,9 @@ pub fn a4_1_sweep(
     let mut m: BTreeMap<_, Vec<f64>> = BTreeMap::new();
     for p in pairs.values() {
         let r = &rows[p.row];
-        if r.load_x >= 2.0 && (r.skew_ms - SKEW_MS).abs() < 1e-9 && r.assign == "random" {
-            if let Some(d) = p.difference_pct() {
-                m.entry(a4_1_key(r)).or_default().push(d);
-            }
+        let over = r.load_x >= 2.0 && (r.skew_ms - SKEW_MS).abs() < 1e-9 && r.assign == "random";
+        if let (true, Some(d)) = (over, p.difference_pct()) {
+            m.entry(a4_1_key(r)).or_default().push(d);
         }
     }
     m
