@@ -38,6 +38,14 @@ impl Clock {
             .collect()
     }
 
+    /// `n` clocks split between -spread and +spread (alternating, so any two
+    /// consecutive servers disagree by 2 x spread): the harshest skew.
+    pub fn two_point(n: usize, spread_us: i64) -> Vec<Clock> {
+        (0..n)
+            .map(|i| Clock::with_offset_us(if i % 2 == 0 { -spread_us } else { spread_us }))
+            .collect()
+    }
+
     /// `n` clocks with offsets drawn uniformly from [-spread, +spread].
     pub fn random(n: usize, spread_us: i64, rng: &mut impl rand::RngExt) -> Vec<Clock> {
         (0..n)
@@ -70,5 +78,10 @@ mod tests {
             vec![-100, -50, 0, 50, 100]
         );
         assert_eq!(Clock::spread(1, 100)[0].offset_us, 0);
+        let t = Clock::two_point(4, 100);
+        assert_eq!(
+            t.iter().map(|c| c.offset_us).collect::<Vec<_>>(),
+            vec![-100, 100, -100, 100]
+        );
     }
 }

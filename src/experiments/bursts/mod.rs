@@ -17,7 +17,10 @@
 //!   limit for `steady_ms`.
 //!
 //! Where in the window a burst lands is not stated by the study, so
-//! `lead_ms` and `phase_ms` are swept. Strategies run side by side (one
+//! `lead_ms` and `phase_ms` are swept; burst-then-sustained also gets, per
+//! sustained rate, a variant whose phase is drawn uniformly from the window
+//! for each trial (`uniform_phase_reps` trials), since the study's mean and
+//! worst trial imply phases that varied between its trials. Strategies run side by side (one
 //! driver pool and one key each) on the same arrival times, unless
 //! `parallel = false` or the pattern is in `sequential_patterns`.
 //!
@@ -35,6 +38,7 @@ mod tests;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use rand::RngExt;
 use serde::Deserialize;
 
 pub use rows::{HistoryRow, Row};
@@ -85,6 +89,11 @@ struct Params {
     flood_rate: f64,
     flood_ms: f64,
     sustained_rates: Vec<f64>,
+    /// Burst phases of burst-then-sustained (absent: `phases_ms`).
+    sustained_phases_ms: Option<Vec<f64>>,
+    /// Trials of the burst-then-sustained variant with a uniform random
+    /// phase, per sustained rate (absent or 0: no such variant).
+    uniform_phase_reps: Option<u64>,
     sustained_ms: f64,
     steady_rates: Vec<f64>,
     steady_ms: f64,
@@ -97,12 +106,16 @@ struct Variant {
     pattern: String,
     phase_ms: Option<f64>,
     rate_x: Option<f64>,
+    /// The phase is drawn uniformly from the window, per trial.
+    uniform: bool,
 }
 
 impl Variant {
     fn label(&self) -> String {
         let mut s = self.pattern.clone();
-        if let Some(p) = self.phase_ms {
+        if self.uniform {
+            s += "/phase-uniform";
+        } else if let Some(p) = self.phase_ms {
             s += &format!(
                 "/{}{}",
                 if self.pattern == "straddle" {
@@ -126,6 +139,7 @@ fn variants(p: &Params) -> Result<Vec<Variant>> {
         pattern: pattern.into(),
         phase_ms,
         rate_x,
+        uniform: false,
     };
     for pat in &p.patterns {
         match pat.as_str() {
@@ -136,8 +150,15 @@ fn variants(p: &Params) -> Result<Vec<Variant>> {
                     .map(|ph| mk(pat, Some(*ph), Some(p.flood_rate))),
             ),
             "burst-then-sustained" => {
+                let phases = p.sustained_phases_ms.as_ref().unwrap_or(&p.phases_ms);
                 for r in &p.sustained_rates {
-                    v.extend(p.phases_ms.iter().map(|ph| mk(pat, Some(*ph), Some(*r))));
+                    v.extend(phases.iter().map(|ph| mk(pat, Some(*ph), Some(*r))));
+                    if p.uniform_phase_reps.unwrap_or(0) > 0 {
+                        v.push(Variant {
+                            uniform: true,
+                            ..mk(pat, None, Some(*r))
+                        });
+                    }
                 }
             }
             "steady" | "poisson" => {
@@ -259,6 +280,17 @@ impl Bursts {
         let limit = Limit::per_window(p.limit, p.window_ms);
         let seed = trial_seed(ctx.seed, &v.label(), rep);
         let mut rng = seeds::rng(seed);
+        // A uniform-phase variant draws this trial's phase first.
+        let drawn;
+        let v = if v.uniform {
+            drawn = Variant {
+                phase_ms: Some(rng.random_range(0..p.window_ms * 1000) as f64 / 1000.0),
+                ..v.clone()
+            };
+            &drawn
+        } else {
+            v
+        };
         let offset = testbed::redis_clock_offset(&mut self.clock_conn).await?;
         let tc = TrialClock::start();
         let (times, boundary) = schedule_of(p, v, &tc, offset, &mut rng);
@@ -302,6 +334,7 @@ impl Bursts {
                 strategy: name,
                 pattern: v.pattern.clone(),
                 phase_ms: v.phase_ms,
+                phase_draw: if v.uniform { "uniform" } else { "fixed" }.into(),
                 rate_x: v.rate_x,
                 limit: p.limit,
                 window_ms: p.window_ms,
@@ -341,8 +374,12 @@ impl Sweep for Bursts {
             super::decisions::reject_failed(&r.strategy, r.errors, r.offered, &r.first_error)
         })
     }
-    fn trials(&self, _v: &Variant) -> u64 {
-        self.p.reps
+    fn trials(&self, v: &Variant) -> u64 {
+        if v.uniform {
+            self.p.uniform_phase_reps.unwrap_or(0)
+        } else {
+            self.p.reps
+        }
     }
 
     fn keys(&self, v: &Variant) -> Vec<String> {

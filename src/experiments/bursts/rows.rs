@@ -14,6 +14,10 @@ pub struct Row {
     pub pattern: String,
     /// `lead_ms` for straddle, `phase_ms` for the burst patterns.
     pub phase_ms: Option<f64>,
+    /// `fixed` (the variant's phase) or `uniform` (drawn per trial); empty
+    /// in runs from before the uniform draw existed, which were all fixed.
+    #[serde(default)]
+    pub phase_draw: String,
     /// Traffic rate after the burst (or of steady/poisson), x the limit per window.
     pub rate_x: Option<f64>,
     pub limit: u64,

@@ -15,6 +15,7 @@ fn row(strategy: &str, variant: &str, trial: u64) -> Row {
         strategy: strategy.into(),
         pattern: variant.split('/').next().unwrap().into(),
         phase_ms: None,
+        phase_draw: String::new(),
         rate_x: None,
         limit: 4,
         window_ms: 1,
@@ -195,4 +196,52 @@ fn a3_4_reads_the_sliding_window_log_on_every_pattern() {
         .collect();
     let s = ratios(&a3_4_trials(&t));
     assert_eq!((s.n, s.max), (2, 1.0));
+}
+
+#[test]
+fn a3_3_sweeps_the_burst_phase_and_the_sustained_rate() {
+    let swc = "sliding-window-counter";
+    let mut rows = Vec::new();
+    for (v, phase, draw, x) in [
+        ("burst-then-sustained/phase0/x1", 0.0, "fixed", 1.0),
+        ("burst-then-sustained/phase500/x1", 500.0, "", 1.0),
+        (
+            "burst-then-sustained/phase-uniform/x1",
+            123.0,
+            "uniform",
+            1.0,
+        ),
+        (
+            "burst-then-sustained/phase-uniform/x1",
+            900.0,
+            "uniform",
+            1.0,
+        ),
+        ("burst-then-sustained/phase500/x0.5", 500.0, "fixed", 0.5),
+    ] {
+        let mut r = row(swc, v, rows.len() as u64);
+        r.phase_ms = Some(phase);
+        r.phase_draw = draw.into();
+        r.rate_x = Some(x);
+        rows.push(r);
+    }
+    let t: Vec<Trial> = rows
+        .iter()
+        .zip([1.0, 1.5, 1.1, 1.9, 1.25])
+        .map(|(r, x)| with_ratio(r, x))
+        .collect();
+    let s = a3_3_sweep(&t);
+    let got: Vec<(String, String, Vec<f64>)> = s.into_iter().map(|((p, x), v)| (p, x, v)).collect();
+    let e = |p: &str, x: &str, v: &[f64]| (p.to_string(), x.to_string(), v.to_vec());
+    assert_eq!(
+        got,
+        vec![
+            e("500", "0.5", &[1.25]),
+            e("0", "1", &[1.0]),
+            e("500", "1", &[1.5]),
+            // Old rows (no phase_draw) count as fixed; uniform draws are not pooled with them.
+            e("fixed:0+500", "1", &[1.0, 1.5]),
+            e("uniform", "1", &[1.1, 1.9]),
+        ]
+    );
 }

@@ -8,10 +8,11 @@
 //! computed offline by the analysis from the recorded send times
 //! (`skew-history.csv`), so the rows carry only what was measured.
 //!
-//! How many servers there are, whether their offsets are evenly spread or
-//! random, and how long the load lasts are not stated by the study:
-//! `servers`, `clocks`, `durations_ms` and `assign` (random or
-//! round-robin servers) are swept.
+//! How many servers there are, how their offsets are drawn (evenly spread,
+//! uniform random, or two-point at -S and +S), how long the load lasts and
+//! the bucket's capacity are not stated by the study: `servers`, `clocks`,
+//! `durations_ms`, `capacities_s` and `assign` (random or round-robin
+//! servers) are swept.
 //!
 //! On the sweep engine a cell is a setting and a trial is one rep: it draws
 //! the clocks, arrivals and servers from the trial's seed, runs every
@@ -85,6 +86,12 @@ struct Grid {
     /// Which server sends an arrival: `random` (seeded) or `round-robin`.
     /// Absent: random.
     assign: Option<Vec<String>>,
+    /// Bucket capacities as seconds of refill (capacity / rate): the study
+    /// does not state the capacity of its skew experiment, and how far the
+    /// skew exceeds it decides how much the cap throws away. Absent: `capacity`.
+    capacities_s: Option<Vec<f64>>,
+    /// Trials per setting of this grid (absent: `reps`): the 60 s runs get fewer.
+    reps: Option<u64>,
 }
 
 #[derive(Debug, Clone)]
@@ -96,19 +103,28 @@ struct Setting {
     arrivals: String,
     duration_ms: f64,
     assign: String,
+    capacity: u64,
+    /// Whether `capacity` differs from the experiment's default (then the label says so).
+    capacity_swept: bool,
+    reps: u64,
 }
 
 impl Setting {
     fn label(&self) -> String {
         format!(
-            "S{}/W{}/{}/x{}/{}/T{}{}",
+            "S{}/W{}/{}/x{}/{}/T{}{}{}",
             ms_label(self.skew_ms),
             self.servers,
             self.clocks,
             ms_label(self.load),
             self.arrivals,
             ms_label(self.duration_ms),
-            if self.assign == "random" { "" } else { "/rr" }
+            if self.assign == "random" { "" } else { "/rr" },
+            if self.capacity_swept {
+                format!("/C{}", self.capacity)
+            } else {
+                String::new()
+            }
         )
     }
 }
@@ -119,13 +135,20 @@ fn settings(p: &Params) -> Result<Vec<Setting>> {
     for g in &p.grids {
         for a in &g.arrivals {
             for c in &g.clocks {
-                if !["spread", "random"].contains(&c.as_str())
+                if !["spread", "random", "two-point"].contains(&c.as_str())
                     || !["poisson", "steady"].contains(&a.as_str())
                 {
                     return Err(Error::Other(format!(
-                        "skew: clocks must be spread|random and arrivals poisson|steady (got {c}, {a})"
+                        "skew: clocks must be spread|random|two-point and arrivals poisson|steady (got {c}, {a})"
                     )));
                 }
+                let capacities: Vec<u64> = match &g.capacities_s {
+                    None => vec![p.capacity],
+                    Some(cs) => cs
+                        .iter()
+                        .map(|c| (c * p.rate_per_s).round().max(1.0) as u64)
+                        .collect(),
+                };
                 let assigns = g.assign.clone().unwrap_or_else(|| vec!["random".into()]);
                 for (d, asg) in g
                     .durations_ms
@@ -139,8 +162,15 @@ fn settings(p: &Params) -> Result<Vec<Setting>> {
                     }
                     for &w in &g.servers {
                         for &load in &g.loads {
-                            for &s in &g.skews_ms {
+                            for (&s, &capacity) in g
+                                .skews_ms
+                                .iter()
+                                .flat_map(|s| capacities.iter().map(move |c| (s, c)))
+                            {
                                 let st = Setting {
+                                    capacity,
+                                    capacity_swept: capacity != p.capacity,
+                                    reps: g.reps.unwrap_or(p.reps),
                                     skew_ms: s,
                                     servers: w,
                                     clocks: c.clone(),
@@ -172,10 +202,10 @@ struct Draw {
 
 fn draw(p: &Params, st: &Setting, rng: &mut TrialRng) -> Draw {
     let spread_us = (st.skew_ms * 1000.0) as i64;
-    let clocks = if st.clocks == "spread" {
-        Clock::spread(st.servers, spread_us)
-    } else {
-        Clock::random(st.servers, spread_us, rng)
+    let clocks = match st.clocks.as_str() {
+        "spread" => Clock::spread(st.servers, spread_us),
+        "two-point" => Clock::two_point(st.servers, spread_us),
+        _ => Clock::random(st.servers, spread_us, rng),
     };
     let rate = p.rate_per_s * st.load;
     let dur = (st.duration_ms * 1000.0) as i64;
@@ -236,8 +266,8 @@ impl Sweep for Skew {
             super::decisions::reject_failed(&r.strategy, r.errors, r.offered, &r.first_error)
         })
     }
-    fn trials(&self, _st: &Setting) -> u64 {
-        self.p.reps
+    fn trials(&self, st: &Setting) -> u64 {
+        st.reps
     }
 
     fn keys(&self, st: &Setting) -> Vec<String> {
@@ -259,7 +289,7 @@ impl Sweep for Skew {
         rep: u64,
     ) -> Result<TrialRows<Row, HistoryRow>> {
         let p = &self.p;
-        let limit = Limit::bucket(p.capacity, p.rate_per_s);
+        let limit = Limit::bucket(st.capacity, p.rate_per_s);
         let seed = trial_seed(ctx.seed, &st.label(), rep);
         let d = draw(p, st, &mut seeds::rng(seed));
         // Every strategy gets drivers with this trial's clocks.
@@ -321,7 +351,7 @@ impl Sweep for Skew {
                 load_x: st.load,
                 arrivals: st.arrivals.clone(),
                 assign: st.assign.clone(),
-                capacity: p.capacity,
+                capacity: st.capacity,
                 rate_per_s: p.rate_per_s,
                 duration_ms: st.duration_ms,
                 offered: n.offered,

@@ -7,7 +7,11 @@
 //! `tests.rs` beside this file), then the presentation (table, figure,
 //! markdown and one `Measured` per claim), then [`analyze`].
 
+mod sweep;
+
 use std::collections::BTreeMap;
+
+pub use sweep::{a4_1_sweep, a4_2_sweep, capacity_s, measured_a4_1, measured_a4_2};
 
 use super::rows::{HistoryRow, Row};
 use crate::analysis::figure::{Axis, Figure, Panel, Pt, Reference, Series, num};
@@ -17,8 +21,15 @@ use crate::analysis::window::{by_trial, ideal_bucket};
 use crate::analysis::{AnalysisCtx, Measured, Section};
 use crate::error::Result;
 
-const CALLER: &str = "token-bucket-caller-clock";
-const REDIS: &str = "token-bucket";
+pub(crate) const CALLER: &str = "token-bucket-caller-clock";
+pub(crate) const REDIS: &str = "token-bucket";
+
+/// Is the row's bucket at the default capacity, one second of refill (the
+/// study's A3 bucket: 100 at 100/s)? The overview tables and figures stay
+/// at it; the capacity sweep has its own figure.
+fn default_capacity(r: &Row) -> bool {
+    (sweep::capacity_s(r) - 1.0).abs() < 1e-9
+}
 
 /// The setting of a row: its cell without the strategy.
 pub fn setting(r: &Row) -> String {
@@ -144,46 +155,6 @@ pub fn worst_by_skew(over: &[(String, f64)]) -> BTreeMap<String, f64> {
     by_skew
 }
 
-/// A4.2's trials: the caller clock at a skew of 1 s, near the limit.
-fn near_limit_at_1s(r: &Row) -> bool {
-    r.strategy == CALLER && (r.skew_ms - 1000.0).abs() < 1e-9 && r.load_x < 2.0
-}
-
-/// A4.2: caller clock % of ideal at a skew of 1 s near the limit, per run
-/// length (ms) and per setting, and the longest run length.
-#[derive(Debug, PartialEq)]
-pub struct NearLimit {
-    pub longest_ms: f64,
-    pub per_duration: BTreeMap<i64, Vec<f64>>,
-    pub per_setting: BTreeMap<String, Vec<f64>>,
-}
-
-pub fn a4_2(rows: &[Row], ideal: &[f64]) -> Option<NearLimit> {
-    let longest_ms = rows
-        .iter()
-        .filter(|r| near_limit_at_1s(r))
-        .map(|r| r.duration_ms)
-        .fold(f64::NAN, f64::max);
-    if !longest_ms.is_finite() {
-        return None;
-    }
-    let mut per_duration: BTreeMap<i64, Vec<f64>> = BTreeMap::new();
-    let mut per_setting: BTreeMap<String, Vec<f64>> = BTreeMap::new();
-    for (i, r) in rows.iter().enumerate().filter(|(_, r)| near_limit_at_1s(r)) {
-        let pct = 100.0 * r.admitted as f64 / ideal[i];
-        per_duration
-            .entry(r.duration_ms as i64)
-            .or_default()
-            .push(pct);
-        per_setting.entry(setting(r)).or_default().push(pct);
-    }
-    Some(NearLimit {
-        longest_ms,
-        per_duration,
-        per_setting,
-    })
-}
-
 /// A4.3: |Redis clock - ideal| / ideal % of every Redis-clock trial.
 pub fn a4_3(rows: &[Row], ideal: &[f64]) -> Vec<f64> {
     rows.iter()
@@ -211,13 +182,6 @@ pub fn words(r: &Row) -> String {
         },
         num(r.duration_ms / 1000.0)
     )
-}
-
-fn words_of(rows: &[Row], key: &str) -> String {
-    rows.iter()
-        .find(|r| setting(r) == key)
-        .map(words)
-        .unwrap_or_else(|| key.to_string())
 }
 
 fn skew_label(ms: f64) -> String {
@@ -288,7 +252,12 @@ fn tables_and_figures(
                 let v: Vec<f64> = rows
                     .iter()
                     .enumerate()
-                    .filter(|(_, r)| r.strategy == CALLER && r.skew_ms == *s && r.load_x == *l)
+                    .filter(|(_, r)| {
+                        r.strategy == CALLER
+                            && r.skew_ms == *s
+                            && r.load_x == *l
+                            && default_capacity(r)
+                    })
                     .map(|(i, r)| 100.0 * r.admitted as f64 / ideal[i])
                     .collect();
                 f(Summary::of(&v).mean, 1)
@@ -296,7 +265,7 @@ fn tables_and_figures(
             row
         })
         .collect();
-    *md += "Caller-clock bucket, % of the ideal bucket, mean over every server count, clock draw, arrival process and run length:\n\n";
+    *md += "Caller-clock bucket at the default capacity (1 s of refill), % of the ideal bucket, mean over every server count, clock draw, arrival process and run length (the capacity sweep is in A4.2's figure):\n\n";
     *md += &md_table(
         &header.iter().map(|s| s.as_str()).collect::<Vec<_>>(),
         &pivot,
@@ -319,10 +288,11 @@ fn tables_and_figures(
         Axis::new("|caller - Redis clock| / Redis clock admitted (%)"),
     )
     .categories(cats.clone());
-    for (w, c) in groups(&|r| r.load_x >= 2.0) {
+    for (w, c) in groups(&|r| r.load_x >= 2.0 && default_capacity(r)) {
         let mut by: BTreeMap<i64, Vec<f64>> = BTreeMap::new();
         for ((_, _), pr) in pairs.iter().filter(|(_, p)| {
-            rows[p.row].load_x >= 2.0 && rows[p.row].servers == w && rows[p.row].clocks == c
+            let r = &rows[p.row];
+            r.load_x >= 2.0 && r.servers == w && r.clocks == c && default_capacity(r)
         }) {
             if let Some(d) = pr.difference_pct() {
                 by.entry(sk(rows[pr.row].skew_ms) as i64)
@@ -344,116 +314,10 @@ fn tables_and_figures(
         "a4_1-caller-clock-under-overload",
         &["A4.1"],
         "token bucket on the caller's clock under overload (load >= 2x the refill), against the same bucket on Redis's clock",
-        "|admitted(caller clock) - admitted(Redis clock)| / admitted(Redis clock) per trial pair (same arrivals), mean with min-max whiskers over the pairs of every load and arrival process of a skew ({n} pairs per point); A4.1 takes the largest.",
+        "|admitted(caller clock) - admitted(Redis clock)| / admitted(Redis clock) per trial pair (same arrivals), mean with min-max whiskers over the pairs of every load, run length and arrival process of a skew at the default capacity (1 s of refill; {n} pairs per point); A4.1's value and sweep at ±1 s are in its sweep figure.",
     )
     .panel(p1)
     .write(ctx)?;
-    // A4.2: near the limit at 1 s skew, per servers/clocks, a series per variant.
-    if let Some(n) = a4_2(rows, ideal) {
-        let combos = groups(&|r| near_limit_at_1s(r));
-        let mut p2 = Panel::new(
-            "skew ±1000 ms, load near the refill rate",
-            Axis::new("callers' servers and clocks"),
-            Axis::new("caller-clock bucket admitted, % of the ideal bucket"),
-        )
-        .categories(
-            combos
-                .iter()
-                .map(|(w, c)| format!("{w} servers, {c} clocks"))
-                .collect(),
-        );
-        let mut variants: Vec<(i64, String, String, i64)> = rows
-            .iter()
-            .filter(|r| near_limit_at_1s(r))
-            .map(|r| {
-                (
-                    (r.load_x * 100.0) as i64,
-                    r.arrivals.clone(),
-                    r.assign.clone(),
-                    r.duration_ms as i64,
-                )
-            })
-            .collect();
-        variants.sort();
-        variants.dedup();
-        for v in &variants {
-            let pts: Vec<Pt> = combos
-                .iter()
-                .enumerate()
-                .filter_map(|(i, (w, c))| {
-                    let vals: Vec<f64> = rows
-                        .iter()
-                        .enumerate()
-                        .filter(|(_, r)| {
-                            near_limit_at_1s(r)
-                                && r.servers == *w
-                                && r.clocks == *c
-                                && (r.load_x * 100.0) as i64 == v.0
-                                && r.arrivals == v.1
-                                && r.assign == v.2
-                                && r.duration_ms as i64 == v.3
-                        })
-                        .map(|(j, r)| 100.0 * r.admitted as f64 / ideal[j])
-                        .collect();
-                    (!vals.is_empty()).then(|| Pt::summary(i as f64, &Summary::of(&vals)))
-                })
-                .collect();
-            p2 = p2.series(Series::points(
-                format!(
-                    "load {}x, {}{}, {} s",
-                    num(v.0 as f64 / 100.0),
-                    v.1,
-                    if v.2 == "round-robin" {
-                        ", round-robin"
-                    } else {
-                        ""
-                    },
-                    num(v.3 as f64 / 1000.0)
-                ),
-                pts,
-            ));
-        }
-        if let Some(c) = ctx.claim("A4.2") {
-            p2 = p2.reference(Reference::published(c, 0));
-        }
-        let mut p0 = Panel::new(
-            "every skew and load",
-            Axis::new("clock skew between the callers"),
-            Axis::new("caller-clock bucket admitted, % of the ideal bucket"),
-        )
-        .categories(cats.clone());
-        for l in &loads {
-            let mut by: BTreeMap<i64, Vec<f64>> = BTreeMap::new();
-            for (i, r) in rows
-                .iter()
-                .enumerate()
-                .filter(|(_, r)| r.strategy == CALLER && r.load_x == *l)
-            {
-                by.entry(sk(r.skew_ms) as i64)
-                    .or_default()
-                    .push(100.0 * r.admitted as f64 / ideal[i]);
-            }
-            p0 = p0.series(Series::points(
-                format!("load {}x (every setting pooled)", num(*l)),
-                by.iter()
-                    .map(|(k, v)| Pt::summary(*k as f64, &Summary::of(v)))
-                    .collect(),
-            ));
-        }
-        *md += &Figure::new(
-            "a4_2-caller-clock-near-the-limit",
-            &["A4.2"],
-            "what the caller-clock token bucket admits of what it should",
-            format!(
-                "Admitted / what an ideal bucket admits of the same send times, per trial, mean with min-max whiskers ({{n}} trials per point; the right panel splits the pooled points of the left at ±1000 ms by setting); A4.2 is read on the {} s runs.",
-                num(n.longest_ms / 1000.0)
-            ),
-        )
-        .columns(2)
-        .panel(p0)
-        .panel(p2)
-        .write(ctx)?;
-    }
     // A4.3: the Redis clock against the ideal bucket.
     let mut p3 = Panel::new(
         "",
@@ -493,85 +357,6 @@ fn tables_and_figures(
     Ok(())
 }
 
-fn measured_a4_1(rows: &[Row], pairs: &BTreeMap<(String, u64), Pair>) -> Option<Measured> {
-    let over = a4_1(rows, pairs);
-    if over.is_empty() {
-        return None;
-    }
-    let worst = over.iter().cloned().fold(
-        (String::new(), f64::MIN),
-        |a, b| if b.1 > a.1 { b } else { a },
-    );
-    Some(
-        Measured::new(
-            "A4.1",
-            vec![worst.1],
-            format!("max {:.1}% ({}), over {} trial pairs", worst.1, words_of(rows, &worst.0), over.len()),
-            "skew.csv load_x>=2: |admitted(caller clock) - admitted(Redis clock)| / Redis, per trial pair",
-        )
-        .note(format!(
-            "worst difference per skew: {}; under overload the bucket is empty most of \
-             the time, so the clock error only matters at the largest skew, where refills computed \
-             from clocks up to 2S apart add or remove whole seconds of tokens",
-            worst_by_skew(&over)
-                .iter()
-                .map(|(k, v)| format!("±{} ms: {v:.1}%", k.trim_start_matches('S')))
-                .collect::<Vec<_>>()
-                .join(", ")
-        )),
-    )
-}
-
-/// A4.2: the bucket starts full, so the first `capacity` requests pass
-/// whatever the clocks; the value is taken from the longest runs (the least
-/// weight on that start), and every run length is listed.
-fn measured_a4_2(rows: &[Row], ideal: &[f64]) -> Option<Measured> {
-    let n = a4_2(rows, ideal)?;
-    let s = Summary::of(&n.per_duration[&(n.longest_ms as i64)]);
-    Some(
-        Measured::new(
-            "A4.2",
-            vec![s.mean],
-            format!(
-                "{} % of ideal in {} s runs; by run length: {}",
-                s.show(1),
-                n.longest_ms / 1000.0,
-                n.per_duration
-                    .iter()
-                    .map(|(t, v)| format!("{} s: {:.1}%", *t as f64 / 1000.0, Summary::of(v).mean))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-            "skew.csv strategy=token-bucket-caller-clock skew_ms=1000 load_x<2, longest duration_ms; ideal from skew-history.csv",
-        )
-        .note(format!(
-            "run lengths are listed because the bucket starts full (its first capacity requests pass whatever the clocks); per setting: {}",
-            n.per_setting
-                .iter()
-                .map(|(k, v)| format!("{}: {:.1}%", words_of(rows, k), Summary::of(v).mean))
-                .collect::<Vec<_>>()
-                .join("; ")
-        )),
-    )
-}
-
-fn measured_a4_3(rows: &[Row], ideal: &[f64]) -> Option<Measured> {
-    let redis = a4_3(rows, ideal);
-    if redis.is_empty() {
-        return None;
-    }
-    let s = Summary::of(&redis);
-    Some(Measured::new(
-        "A4.3",
-        vec![s.max],
-        format!(
-            "max {:.2}% off ideal (mean {:.2}%, n={})",
-            s.max, s.mean, s.n
-        ),
-        "skew.csv strategy=token-bucket vs the offline ideal bucket on its send times",
-    ))
-}
-
 pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
     let Some(rows) = ctx.read_csv::<Row>("skew.csv")? else {
         return Ok((Vec::new(), Section::new("skew", "Not run.\n")));
@@ -591,10 +376,12 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
     let pairs = pairs(&rows, &ideal);
     let mut appendix = String::new();
     tables_and_figures(ctx, &rows, &ideal, &pairs, &mut md, &mut appendix)?;
+    md += &sweep::figure_a4_1(ctx, &rows, &pairs)?;
+    md += &sweep::figure_a4_2(ctx, &rows, &ideal)?;
     let out: Vec<Measured> = [
-        measured_a4_1(&rows, &pairs),
-        measured_a4_2(&rows, &ideal),
-        measured_a4_3(&rows, &ideal),
+        sweep::measured_a4_1(&rows, &pairs),
+        sweep::measured_a4_2(&rows, &ideal),
+        sweep::measured_a4_3(&rows, &ideal),
     ]
     .into_iter()
     .flatten()
@@ -605,7 +392,7 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
             .and_then(|m| m.values.first().copied())
     };
     let finding = format!(
-        "on the caller's clock the bucket stayed within {}% of the Redis-clock bucket under overload, and admitted {}% of what it should near the limit at ±1 s skew; on Redis's clock it was at most {}% off the ideal bucket.",
+        "at ±1 s skew and our default setting, the caller-clock bucket was within {}% of the Redis-clock bucket under overload and admitted {}% of what it should near the limit (the sweeps show how both move with the capacity, server count, offsets, load and run length); on Redis's clock it was at most {}% off the ideal bucket.",
         get("A4.1").map(|v| f(v, 1)).unwrap_or_else(|| "n/a".into()),
         get("A4.2").map(|v| f(v, 1)).unwrap_or_else(|| "n/a".into()),
         get("A4.3").map(|v| f(v, 2)).unwrap_or_else(|| "n/a".into()),

@@ -1,0 +1,213 @@
+//! A3.3 as a sensitivity sweep: the sliding-window counter's mean and worst
+//! trial under a burst then sustained traffic depend on where in the window
+//! the burst lands (`burst_phase`: one fixed phase, the fixed phases pooled,
+//! or a phase drawn uniformly per trial) and on the rate after the burst
+//! (`sustained_x`, x the limit per window), neither stated by the study.
+//! Per setting: mean and worst over trials with their 95% intervals; the
+//! default (the fixed phases pooled, 1x) is the value, the rest alternatives.
+
+use super::{Trial, a3_3_trials};
+use crate::analysis::claims::Alternative;
+use crate::analysis::figure::{Axis, Figure, Panel, Pt, Reference, Series, num, pass_region};
+use crate::analysis::stats::{Summary, bootstrap_ci, mean_ci};
+use crate::analysis::{AnalysisCtx, Measured};
+use crate::error::Result;
+
+/// The burst-phase value of the fixed phases pooled, e.g. `fixed:0+250+500+750`.
+fn pooled_name(phases: &[i64]) -> String {
+    format!(
+        "fixed:{}",
+        phases
+            .iter()
+            .map(|p| p.to_string())
+            .collect::<Vec<_>>()
+            .join("+")
+    )
+}
+
+fn uniform(t: &Trial) -> bool {
+    t.row.phase_draw == "uniform"
+}
+
+/// Ratios per (burst_phase, sustained_x): each fixed phase, the fixed phases
+/// pooled, and the uniform draw; in the order to show them.
+pub fn a3_3_sweep(trials: &[Trial]) -> Vec<((String, String), Vec<f64>)> {
+    let swc = a3_3_trials(trials);
+    let mut rates: Vec<f64> = swc.iter().filter_map(|t| t.row.rate_x).collect();
+    rates.sort_by(f64::total_cmp);
+    rates.dedup();
+    let mut out = Vec::new();
+    for r in rates {
+        let at_rate: Vec<&&Trial> = swc.iter().filter(|t| t.row.rate_x == Some(r)).collect();
+        // The fixed phases run at this rate (the same at every rate in a run).
+        let mut phases: Vec<i64> = at_rate
+            .iter()
+            .filter(|t| !uniform(t))
+            .filter_map(|t| t.row.phase_ms.map(|p| p.round() as i64))
+            .collect();
+        phases.sort();
+        phases.dedup();
+        let mut push = |phase: String, v: Vec<f64>| {
+            if !v.is_empty() {
+                out.push(((phase, num(r)), v));
+            }
+        };
+        let fixed = |keep: &dyn Fn(i64) -> bool| -> Vec<f64> {
+            at_rate
+                .iter()
+                .filter(|t| !uniform(t) && t.row.phase_ms.is_some_and(|p| keep(p.round() as i64)))
+                .map(|t| t.ratio)
+                .collect()
+        };
+        for p in &phases {
+            push(p.to_string(), fixed(&|x| x == *p));
+        }
+        if phases.len() > 1 {
+            push(pooled_name(&phases), fixed(&|_| true));
+        }
+        push(
+            "uniform".into(),
+            at_rate
+                .iter()
+                .filter(|t| uniform(t))
+                .map(|t| t.ratio)
+                .collect(),
+        );
+    }
+    out
+}
+
+fn max_of(v: &[f64]) -> f64 {
+    v.iter().copied().fold(f64::NAN, f64::max)
+}
+
+fn cis(v: &[f64]) -> Vec<(f64, f64)> {
+    vec![mean_ci(v), bootstrap_ci(v, max_of)]
+}
+
+pub fn measured(trials: &[Trial]) -> Option<Measured> {
+    let sweep = a3_3_sweep(trials);
+    // Default: the fixed phases pooled (as the earlier runs reported) at 1x.
+    let def = sweep
+        .iter()
+        .position(|((p, x), _)| p.starts_with("fixed:") && x == "1")
+        .or_else(|| sweep.iter().position(|((p, _), _)| p.starts_with("fixed:")))
+        .or((!sweep.is_empty()).then_some(0))?;
+    let ((phase, x), v) = &sweep[def];
+    let s = Summary::of(v);
+    let mut m = Measured::new(
+        "A3.3",
+        vec![s.mean, s.max],
+        format!(
+            "mean {:.2}x, worst {:.2}x (n={}) at burst phase {phase} ms, then {x}x the limit",
+            s.mean, s.max, s.n
+        ),
+        "bursts.csv+history pattern=burst-then-sustained strategy=sliding-window-counter, per (burst phase, sustained rate)",
+    )
+    .intervals(
+        cis(v),
+        format!(
+            "mean: bootstrap 95% interval of the mean; worst: bootstrap 95% interval of the max (over {} trials)",
+            v.len()
+        ),
+    )
+    .setting(&[("burst_phase", phase.as_str()), ("sustained_x", x.as_str())])
+    .sweep_figure("a3_3-sweep-phase-rate")
+    .note(
+        "a burst of L at phase p of a window fills it; in the next window the counter weighs the previous one by 1 - (time into the window), so it admits about L x (time into the window) more by the time the sliding window that starts at the burst ends: about 1 + p/window x L in that window when the traffic after the burst keeps up (>= 1x), less when it does not. So each fixed phase gives one value (mean = worst), and the mean and worst over trials depend on how phases vary between trials",
+    );
+    for (i, ((p, x), v)) in sweep.iter().enumerate() {
+        if i == def {
+            continue;
+        }
+        let s = Summary::of(v);
+        m = m.alternative(
+            Alternative::new(
+                &[("burst_phase", p.as_str()), ("sustained_x", x.as_str())],
+                vec![s.mean, s.max],
+                format!("mean {:.2}x, worst {:.2}x (n={})", s.mean, s.max, s.n),
+            )
+            .intervals(cis(v)),
+        );
+    }
+    Some(m)
+}
+
+/// Mean (left) and worst (right) against the burst phase, a series per sustained rate.
+pub fn figure(ctx: &AnalysisCtx, trials: &[Trial]) -> Result<String> {
+    let sweep = a3_3_sweep(trials);
+    let mut cats: Vec<String> = Vec::new();
+    for ((p, _), _) in &sweep {
+        if !cats.contains(p) {
+            cats.push(p.clone());
+        }
+    }
+    // Fixed phases first (numerically), then the pooled and the uniform draw.
+    cats.sort_by_key(|c| {
+        (
+            c.parse::<i64>().map(|x| (0, x)).unwrap_or((1, 0)),
+            c.clone(),
+        )
+    });
+    let mut rates: Vec<String> = sweep.iter().map(|((_, x), _)| x.clone()).collect();
+    rates.dedup();
+    let mut fig = Figure::new(
+        "a3_3-sweep-phase-rate",
+        &["A3.3"],
+        "sliding-window counter, a burst then sustained traffic: mean and worst trial against where the burst lands and the rate after it",
+        "Max admitted in any window / L; left: mean over trials with its bootstrap 95% interval; right: the worst trial with the bootstrap 95% interval of the max ({n} trials per point). x: the burst's phase after a window boundary (ms), the fixed phases pooled (the default), or drawn uniformly per trial.",
+    )
+    .columns(2);
+    for (i, title) in ["mean over trials", "worst trial"].iter().enumerate() {
+        let mut p = Panel::new(
+            *title,
+            Axis::new("burst phase in the window (ms)"),
+            Axis::new("max admitted in any 1 window / L").range(0.9, 2.1),
+        )
+        // Short labels: the pooled phases are named in the caption.
+        .categories(
+            cats.iter()
+                .map(|c| {
+                    if c.starts_with("fixed:") {
+                        "pooled".into()
+                    } else {
+                        c.clone()
+                    }
+                })
+                .collect(),
+        )
+        .dodge();
+        for x in &rates {
+            let pts = sweep
+                .iter()
+                .filter(|((_, r), _)| r == x)
+                .filter_map(|((ph, _), v)| {
+                    let c = cats.iter().position(|c| c == ph)? as f64;
+                    let s = Summary::of(v);
+                    let (lo, hi) = cis(v)[i];
+                    Some(Pt::spread(
+                        c,
+                        if i == 0 { s.mean } else { s.max },
+                        lo,
+                        hi,
+                        s.n,
+                    ))
+                })
+                .collect();
+            p = p.series(Series::points(format!("then {x}x the limit"), pts));
+        }
+        if let Some(c) = ctx.claim("A3.3") {
+            let (_, _, rule) = pass_region(c, i);
+            p = p.reference(Reference::published(c, i).labelled(format!(
+                "A3.3 published {} {}x; shaded: passes ({rule})",
+                if i == 0 { "mean" } else { "worst" },
+                num(c.published.at(i))
+            )));
+        }
+        fig = fig.panel(p);
+    }
+    if fig.points() == 0 {
+        return Ok(String::new());
+    }
+    fig.write(ctx)
+}

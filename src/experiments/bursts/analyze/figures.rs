@@ -1,0 +1,249 @@
+//! The figures of `bursts` other than A3.3's sweep: A3.1 (straddle, with
+//! cumulative admissions around the boundary), A3.2/A3.3 per phase, A3.4
+//! (every strategy per pattern).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::super::rows::Row;
+use super::{Hist, Trial};
+use crate::analysis::AnalysisCtx;
+use crate::analysis::figure::{
+    Axis, Figure, Panel, Pt, Reference, Series, Shade, num, pass_region,
+};
+use crate::analysis::stats::Summary;
+use crate::analysis::table::distinct;
+use crate::analysis::window::{admission_times, min_span};
+use crate::error::Result;
+
+/// A3.1: the ratio per lead (left) and, per lead, one trial's cumulative
+/// admissions of the Lua fixed window around the window boundary.
+pub fn figure_a3_1(
+    ctx: &AnalysisCtx,
+    rows: &[Row],
+    trials: &[Trial],
+    hist: &Hist,
+    md: &mut String,
+) -> Result<()> {
+    let st: Vec<&Trial> = trials
+        .iter()
+        .filter(|t| t.row.pattern == "straddle" && t.ratio.is_finite())
+        .collect();
+    if st.is_empty() {
+        return Ok(());
+    }
+    let leads: Vec<f64> = st.iter().filter_map(|t| t.row.phase_ms).collect::<Vec<_>>();
+    let mut leads_sorted = leads.clone();
+    leads_sorted.sort_by(f64::total_cmp);
+    leads_sorted.dedup();
+    let mut left = Panel::new(
+        "max in any window / L, per lead",
+        Axis::log("lead of the first burst before the boundary (ms)").ticks(leads_sorted.clone()),
+        Axis::new("max admitted in any 1 window / L"),
+    )
+    .dodge();
+    for s in distinct(st.iter().map(|t| t.row.strategy.clone())) {
+        let pts = leads_sorted
+            .iter()
+            .map(|l| {
+                let v: Vec<f64> = st
+                    .iter()
+                    .filter(|t| t.row.strategy == s && t.row.phase_ms == Some(*l))
+                    .map(|t| t.ratio)
+                    .collect();
+                Pt::summary(*l, &Summary::of(&v))
+            })
+            .filter(|p| p.y.is_finite())
+            .collect();
+        left = left.series(Series::line(s, pts));
+    }
+    if let Some(c) = ctx.claim("A3.1") {
+        left = left.reference(Reference::published(c, 0));
+    }
+    let mut fig = Figure::new(
+        "a3_1-straddle-boundary",
+        &["A3.1"],
+        "two bursts straddling a fixed window's boundary: 2L admitted within a few ms",
+        "Left: max admitted in any window / L per trial, mean with min-max whiskers over the trials of each strategy and lead ({n} per point). Other panels: cumulative admissions of the first trial of the Lua fixed window, against time from the window boundary (reply clock); shaded: the shortest span holding 2L admissions.",
+    )
+    .columns(2)
+    .panel(left);
+    let limit = rows.first().map(|r| r.limit).unwrap_or(100);
+    for l in &leads_sorted {
+        let Some(t) = st
+            .iter()
+            .find(|t| t.row.strategy == "fixed-window-lua" && t.row.phase_ms == Some(*l))
+        else {
+            continue;
+        };
+        let (Some(h), Some(b)) = (
+            hist.get(&(t.row.cell.clone(), t.row.trial)),
+            t.row.boundary_us,
+        ) else {
+            continue;
+        };
+        let (mut times, _) = admission_times(h, true);
+        times.sort();
+        let pts: Vec<Pt> = times
+            .iter()
+            .enumerate()
+            .map(|(i, t)| Pt::new((*t - b) as f64 / 1000.0, (i + 1) as f64))
+            .collect();
+        let mut p = Panel::new(
+            format!("lead {} ms, trial {}", num(*l), t.row.trial),
+            Axis::new("time from the window boundary (ms)"),
+            Axis::new("admitted so far (requests)"),
+        )
+        .series(Series::plain(
+            "fixed-window-lua, cumulative admissions",
+            pts,
+        ))
+        .reference(Reference::limit(format!("limit L = {limit}"), limit as f64))
+        .reference(Reference::expected("2L", 2.0 * limit as f64));
+        if let Some(span) = min_span(&times, 2 * limit as usize) {
+            // The span: the first window of 2L consecutive admissions that short.
+            let k = 2 * limit as usize;
+            if let Some(i) =
+                (0..=times.len().saturating_sub(k)).find(|i| times[i + k - 1] - times[*i] == span)
+            {
+                p.shades.push(Shade {
+                    x0: (times[i] - b) as f64 / 1000.0,
+                    x1: (times[i + k - 1] - b) as f64 / 1000.0,
+                    label: format!("2L in {} ms", num(span as f64 / 1000.0)),
+                });
+            }
+        }
+        fig = fig.panel(p);
+    }
+    *md += &fig.write(ctx)?;
+    Ok(())
+}
+
+/// A3.2 and A3.3: the ratio against the burst's phase in the window.
+pub fn figure_a3_2_a3_3(ctx: &AnalysisCtx, trials: &[Trial], md: &mut String) -> Result<()> {
+    let panel = |title: &str, pattern: &str, strategies: &[&str]| {
+        let mut p = Panel::new(
+            title,
+            Axis::new("phase of the burst in the window (ms)"),
+            Axis::new("max admitted in any 1 window / L"),
+        );
+        for s in strategies {
+            let mut by: BTreeMap<(i64, i64), Vec<f64>> = BTreeMap::new();
+            for t in trials.iter().filter(|t| {
+                t.row.pattern == pattern
+                    && t.row.strategy == *s
+                    && t.ratio.is_finite()
+                    && t.row.phase_draw != "uniform"
+            }) {
+                let key = (
+                    (t.row.rate_x.unwrap_or(0.0) * 100.0) as i64,
+                    t.row.phase_ms.unwrap_or(0.0) as i64,
+                );
+                by.entry(key).or_default().push(t.ratio);
+            }
+            let rates: BTreeSet<i64> = by.keys().map(|k| k.0).collect();
+            for r in rates {
+                let pts = by
+                    .iter()
+                    .filter(|(k, _)| k.0 == r)
+                    .map(|(k, v)| Pt::summary(k.1 as f64, &Summary::of(v)))
+                    .collect();
+                p = p.series(Series::line(
+                    format!("{s}, then {}x L per window", num(r as f64 / 100.0)),
+                    pts,
+                ));
+            }
+        }
+        let phases: BTreeSet<i64> = trials
+            .iter()
+            .filter(|t| t.row.pattern == pattern)
+            .filter_map(|t| t.row.phase_ms.map(|x| x as i64))
+            .collect();
+        p.x =
+            p.x.clone()
+                .ticks(phases.iter().map(|x| *x as f64).collect());
+        p
+    };
+    let mut a = panel(
+        "quiet, then a burst (A3.2: token bucket)",
+        "quiet-then-burst",
+        &["token-bucket", "sliding-window-counter"],
+    );
+    let mut b = panel(
+        "a burst, then sustained traffic (A3.3: sliding-window counter)",
+        "burst-then-sustained",
+        &["sliding-window-counter"],
+    );
+    if let Some(c) = ctx.claim("A3.2") {
+        a = a.reference(Reference::published(c, 0));
+    }
+    if let Some(c) = ctx.claim("A3.3") {
+        for i in 0..2 {
+            let r = Reference::published(c, i);
+            let (_, _, rule) = pass_region(c, i);
+            let label = format!(
+                "A3.3 published {} {}x; shaded: passes ({rule})",
+                if i == 0 { "mean" } else { "worst" },
+                num(c.published.at(i))
+            );
+            b = b.reference(r.labelled(label));
+        }
+    }
+    let fig = Figure::new(
+        "a3_2-a3_3-burst-phase",
+        &["A3.2", "A3.3"],
+        "max admitted in any window / L against where the burst falls in the window",
+        "Max admitted in any window / L per trial, mean with min-max whiskers over {n} trials per point; A3.2 takes the token bucket's largest value, A3.3 reads the sliding-window counter's mean and worst per setting (see its sweep figure; phases drawn uniformly per trial are not shown here).",
+    )
+    .columns(2)
+    .panel(a)
+    .panel(b);
+    if fig.points() > 0 {
+        *md += &fig.write(ctx)?;
+    }
+    Ok(())
+}
+
+/// A3.4 and the overview: every strategy per pattern (phases and rates pooled).
+pub fn figure_a3_4(
+    ctx: &AnalysisCtx,
+    rows: &[Row],
+    trials: &[Trial],
+    strategies: &[String],
+    md: &mut String,
+) -> Result<()> {
+    let patterns = distinct(rows.iter().map(|r| r.pattern.clone()));
+    let mut p = Panel::new(
+        "",
+        Axis::new("traffic pattern"),
+        Axis::new("max admitted in any 1 window / L"),
+    )
+    .categories(patterns.clone());
+    for s in strategies {
+        let pts = patterns
+            .iter()
+            .enumerate()
+            .map(|(i, pat)| {
+                let v: Vec<f64> = trials
+                    .iter()
+                    .filter(|t| &t.row.pattern == pat && &t.row.strategy == s)
+                    .map(|t| t.ratio)
+                    .collect();
+                Pt::summary(i as f64, &Summary::of(&v))
+            })
+            .filter(|p| p.y.is_finite())
+            .collect();
+        p = p.series(Series::points(s.clone(), pts));
+    }
+    if let Some(c) = ctx.claim("A3.4") {
+        p = p.reference(Reference::published(c, 0));
+    }
+    *md += &Figure::new(
+        "a3_4-every-pattern",
+        &["A3.4"],
+        "the sliding-window log never exceeds the limit in any window; the others per pattern",
+        "Max admitted in any window / L per trial, mean with min-max whiskers over every trial of the pattern (its phases, leads and rates pooled; {n} per point); A3.4 takes the sliding-window log's largest value.",
+    )
+    .panel(p)
+    .write(ctx)?;
+    Ok(())
+}

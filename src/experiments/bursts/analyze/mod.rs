@@ -1,0 +1,377 @@
+//! Analysis of `bursts` (A3.1-A3.4): the most admitted in any sliding window
+//! of one window length, recomputed exactly from `bursts-history.csv`
+//! (`window::max_in_window`) on Redis's clock where the strategy's script
+//! returns TIME, else on the reply time (the fixed windows, WATCH and
+//! check-then-act read no clock in Redis), divided by L, per trial.
+//!
+//! Layout: the per-trial metric ([`trial`]), which trials each claim reads
+//! and what it takes of them (unit-tested in `tests.rs` beside this file),
+//! then the presentation (table, figure, markdown and one `Measured` per
+//! claim), then [`analyze`].
+
+mod a3_3;
+mod figures;
+
+use std::collections::{BTreeMap, BTreeSet};
+
+pub use a3_3::a3_3_sweep;
+
+use super::rows::{HistoryRow, Row};
+use crate::analysis::stats::{Summary, bootstrap_ci};
+use crate::analysis::table::{distinct, f, md_table};
+use crate::analysis::window::{admission_times, by_trial, max_in_window, min_span};
+use crate::analysis::{AnalysisCtx, Measured, Section};
+use crate::error::Result;
+
+/// One trial of one strategy, measured from its history.
+#[derive(Debug)]
+pub struct Trial<'a> {
+    pub row: &'a Row,
+    /// Most admitted in any window / L (NaN without a history).
+    pub ratio: f64,
+    /// Shortest span holding 2L admissions (straddle), us.
+    pub span_2l_us: Option<i64>,
+    /// The clock the admission times are on: `redis` or `reply`.
+    pub clock: &'static str,
+}
+
+/// The pattern variant of a row: its cell without the strategy.
+pub fn variant(r: &Row) -> String {
+    r.cell
+        .split_once('/')
+        .map(|x| x.1.to_string())
+        .unwrap_or_default()
+}
+
+// ---- Metrics ----
+
+/// The window metric of one trial from its history rows.
+pub fn trial<'a>(row: &'a Row, history: &[HistoryRow]) -> Trial<'a> {
+    let (times, clock) = admission_times(history, true);
+    let (n, _) = max_in_window(&times, row.window_ms as i64 * 1000);
+    Trial {
+        row,
+        ratio: if history.is_empty() {
+            f64::NAN
+        } else {
+            n as f64 / row.limit as f64
+        },
+        span_2l_us: min_span(&times, 2 * row.limit as usize),
+        clock,
+    }
+}
+
+/// Every row's trial, its history looked up by (cell, trial).
+/// Histories per (cell, trial).
+type Hist = BTreeMap<(String, u64), Vec<HistoryRow>>;
+
+pub fn trials<'a>(
+    rows: &'a [Row],
+    hist: &BTreeMap<(String, u64), Vec<HistoryRow>>,
+) -> Vec<Trial<'a>> {
+    rows.iter()
+        .map(|r| {
+            let h = hist.get(&(r.cell.clone(), r.trial));
+            trial(r, h.map(Vec::as_slice).unwrap_or(&[]))
+        })
+        .collect()
+}
+
+/// The ratios per (variant, strategy), for the table.
+pub fn ratio_table(trials: &[Trial]) -> BTreeMap<(String, String), Vec<f64>> {
+    let mut cells: BTreeMap<(String, String), Vec<f64>> = BTreeMap::new();
+    for t in trials {
+        cells
+            .entry((variant(t.row), t.row.strategy.clone()))
+            .or_default()
+            .push(t.ratio);
+    }
+    cells
+}
+
+/// The trials of `pattern` (every pattern if empty) and of the strategies
+/// `strategy` accepts that have a ratio.
+pub fn pick<'t, 'a>(
+    trials: &'t [Trial<'a>],
+    pattern: &str,
+    strategy: fn(&str) -> bool,
+) -> Vec<&'t Trial<'a>> {
+    trials
+        .iter()
+        .filter(|t| {
+            (pattern.is_empty() || t.row.pattern == pattern)
+                && strategy(&t.row.strategy)
+                && t.ratio.is_finite()
+        })
+        .collect()
+}
+
+/// A3.1 reads the fixed windows on the straddle pattern.
+pub fn a3_1_trials<'t, 'a>(trials: &'t [Trial<'a>]) -> Vec<&'t Trial<'a>> {
+    pick(trials, "straddle", |s| s.starts_with("fixed-window"))
+}
+
+/// A3.2 reads the token bucket on quiet-then-burst.
+pub fn a3_2_trials<'t, 'a>(trials: &'t [Trial<'a>]) -> Vec<&'t Trial<'a>> {
+    pick(trials, "quiet-then-burst", |s| s == "token-bucket")
+}
+
+/// A3.3 reads the sliding-window counter on burst-then-sustained.
+pub fn a3_3_trials<'t, 'a>(trials: &'t [Trial<'a>]) -> Vec<&'t Trial<'a>> {
+    pick(trials, "burst-then-sustained", |s| {
+        s == "sliding-window-counter"
+    })
+}
+
+/// A3.4 reads the sliding-window log on every pattern.
+pub fn a3_4_trials<'t, 'a>(trials: &'t [Trial<'a>]) -> Vec<&'t Trial<'a>> {
+    pick(trials, "", |s| s == "sliding-window-log")
+}
+
+/// The bootstrap 95% interval of the largest ratio, and how it was computed.
+fn max_interval(trials: &[&Trial]) -> (Vec<(f64, f64)>, String) {
+    let v: Vec<f64> = trials.iter().map(|t| t.ratio).collect();
+    let max = |s: &[f64]| s.iter().copied().fold(f64::NAN, f64::max);
+    (
+        vec![bootstrap_ci(&v, max)],
+        format!("bootstrap 95% interval of the max over {} trials", v.len()),
+    )
+}
+
+/// The distinct values of the trials' phase (lead) column, `a+b+c` (ms).
+fn phases_text(trials: &[&Trial]) -> String {
+    let mut p: Vec<i64> = trials
+        .iter()
+        .filter_map(|t| t.row.phase_ms.map(|x| x.round() as i64))
+        .collect();
+    p.sort();
+    p.dedup();
+    p.iter()
+        .map(|x| x.to_string())
+        .collect::<Vec<_>>()
+        .join("+")
+}
+
+/// The ratios of some trials, summarised.
+pub fn ratios(trials: &[&Trial]) -> Summary {
+    Summary::of(&trials.iter().map(|t| t.ratio).collect::<Vec<_>>())
+}
+
+/// The ratios of some trials per pattern variant.
+pub fn ratios_by_variant(trials: &[&Trial]) -> BTreeMap<String, Vec<f64>> {
+    let mut m: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+    for t in trials {
+        m.entry(variant(t.row)).or_default().push(t.ratio);
+    }
+    m
+}
+
+/// The shortest spans holding 2L admissions (ms) of the trials that reached 2L.
+pub fn spans_2l_ms(trials: &[&Trial]) -> Vec<f64> {
+    trials
+        .iter()
+        .filter_map(|t| t.span_2l_us)
+        .map(|x| x as f64 / 1000.0)
+        .collect()
+}
+
+// ---- Presentation ----
+
+/// Which strategies' admission times are on which clock.
+fn clocks_line(trials: &[Trial]) -> String {
+    let mut c: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for t in trials {
+        let v = c.entry(t.clock).or_default();
+        if !v.contains(&t.row.strategy.as_str()) {
+            v.push(&t.row.strategy);
+        }
+    }
+    c.iter()
+        .map(|(k, v)| format!("{k}: {}", v.join(", ")))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// The table: strategy x pattern variant, mean and max ratio.
+fn table(rows: &[Row], trials: &[Trial], strategies: &[String], md: &mut String) {
+    let cells = ratio_table(trials);
+    let variants = distinct(rows.iter().map(variant));
+    *md += "Max admitted in any window / L, mean (max) over trials, per pattern variant (lead/phase in ms, rate x L per window):\n\n";
+    let mut headers = vec!["pattern"];
+    headers.extend(strategies.iter().map(|s| s.as_str()));
+    *md += &md_table(
+        &headers,
+        &variants
+            .iter()
+            .map(|v| {
+                let mut row = vec![v.clone()];
+                for s in strategies {
+                    let x = cells.get(&(v.clone(), s.clone())).map(|x| Summary::of(x));
+                    row.push(
+                        x.map(|x| format!("{} ({})", f(x.mean, 2), f(x.max, 2)))
+                            .unwrap_or_default(),
+                    );
+                }
+                row
+            })
+            .collect::<Vec<_>>(),
+    );
+    *md += "\n";
+}
+
+fn measured_a3_1(trials: &[Trial]) -> Option<Measured> {
+    let fw = a3_1_trials(trials);
+    if fw.is_empty() {
+        return None;
+    }
+    let s = ratios(&fw);
+    let spans = spans_2l_ms(&fw);
+    let by_lead: BTreeMap<String, Summary> = ratios_by_variant(&fw)
+        .into_iter()
+        .map(|(k, v)| (k, Summary::of(&v)))
+        .collect();
+    Some(
+        Measured::new(
+            "A3.1",
+            vec![s.max],
+            format!(
+                "max {:.2}x (mean {:.2}, n={}); 2L admitted within {} ms (shortest span, {} trials reached 2L)",
+                s.max,
+                s.mean,
+                s.n,
+                f(Summary::of(&spans).min, 1),
+                spans.len()
+            ),
+            "bursts.csv+history pattern=straddle strategy=fixed-window-*",
+        )
+        .intervals(max_interval(&fw).0, max_interval(&fw).1)
+        .setting(&[("straddle_lead_ms", phases_text(&fw).as_str())])
+        .note(format!(
+            "by lead before the boundary: {}",
+            by_lead
+                .iter()
+                .map(|(k, v)| format!("{k}: mean {:.2}", v.mean))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+    )
+}
+
+fn measured_a3_2(trials: &[Trial]) -> Option<Measured> {
+    let tb = a3_2_trials(trials);
+    if tb.is_empty() {
+        return None;
+    }
+    let s = ratios(&tb);
+    let (iv, method) = max_interval(&tb);
+    Some(
+        Measured::new(
+            "A3.2",
+            vec![s.max],
+            format!(
+                "max {:.2}x (mean {:.2}, min {:.2}, n={})",
+                s.max, s.mean, s.min, s.n
+            ),
+            "bursts.csv+history pattern=quiet-then-burst strategy=token-bucket",
+        )
+        .intervals(iv, method)
+        .setting(&[("flood_phase_ms", phases_text(&tb).as_str())]),
+    )
+}
+
+fn measured_a3_4(trials: &[Trial]) -> Option<Measured> {
+    let swl = a3_4_trials(trials);
+    if swl.is_empty() {
+        return None;
+    }
+    let s = ratios(&swl);
+    let (iv, method) = max_interval(&swl);
+    Some(
+        Measured::new(
+            "A3.4",
+            vec![s.max],
+            format!(
+                "max {:.2}x over {} trials of {} patterns",
+                s.max,
+                s.n,
+                swl.iter()
+                    .map(|t| &t.row.pattern)
+                    .collect::<BTreeSet<_>>()
+                    .len()
+            ),
+            "bursts.csv+history strategy=sliding-window-log, every pattern",
+        )
+        .intervals(iv, method)
+        .setting(&[("patterns", "every pattern, phase and rate")]),
+    )
+}
+
+pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
+    let Some(rows) = ctx.read_csv::<Row>("bursts.csv")? else {
+        return Ok((Vec::new(), Section::new("bursts", "Not run.\n")));
+    };
+    let hist = by_trial(
+        ctx.read_csv::<HistoryRow>("bursts-history.csv")?
+            .unwrap_or_default(),
+    );
+    let trials = trials(&rows, &hist);
+    let limit = rows.first().map(|r| r.limit).unwrap_or(100);
+    let window_ms = rows.first().map(|r| r.window_ms).unwrap_or(1000);
+    let mut md = format!(
+        "{} trials (strategy x pattern x phase x rep), limit L={limit} per {window_ms} ms; metric = max admitted in any {window_ms} ms window / L, from the history ({} decisions). Clock: {}. seed {}.\n\n",
+        rows.len(),
+        hist.values().map(|v| v.len()).sum::<usize>(),
+        clocks_line(&trials),
+        ctx.manifest["seed"]
+    );
+    let strategies = distinct(rows.iter().map(|r| r.strategy.clone()));
+    figures::figure_a3_1(ctx, &rows, &trials, &hist, &mut md)?;
+    figures::figure_a3_2_a3_3(ctx, &trials, &mut md)?;
+    md += &a3_3::figure(ctx, &trials)?;
+    figures::figure_a3_4(ctx, &rows, &trials, &strategies, &mut md)?;
+    table(&rows, &trials, &strategies, &mut md);
+    let out: Vec<Measured> = [
+        measured_a3_1(&trials),
+        measured_a3_2(&trials),
+        a3_3::measured(&trials),
+        measured_a3_4(&trials),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    let late: Vec<f64> = rows.iter().map(|r| r.lateness_p99_us).collect();
+    md += &format!(
+        "Send lateness against the schedule, p99 per trial: {} µs (bursts queue behind the driver pool).\n",
+        Summary::of(&late).show(0)
+    );
+    let get = |id: &str| {
+        out.iter()
+            .find(|m| m.id == id)
+            .map(|m| m.values.clone())
+            .unwrap_or_default()
+    };
+    let finding = format!(
+        "fixed windows admitted {}x L in some 1 s window when two bursts straddle the boundary; the token bucket {}x after a quiet spell; the sliding-window counter {}x on average ({}x at worst; bursts at the fixed phases, then traffic at the limit); the sliding-window log at most {}x under every pattern.",
+        get("A3.1")
+            .first()
+            .map(|v| f(*v, 2))
+            .unwrap_or_else(|| "n/a".into()),
+        get("A3.2")
+            .first()
+            .map(|v| f(*v, 2))
+            .unwrap_or_else(|| "n/a".into()),
+        get("A3.3")
+            .first()
+            .map(|v| f(*v, 2))
+            .unwrap_or_else(|| "n/a".into()),
+        get("A3.3")
+            .get(1)
+            .map(|v| f(*v, 2))
+            .unwrap_or_else(|| "n/a".into()),
+        get("A3.4")
+            .first()
+            .map(|v| f(*v, 2))
+            .unwrap_or_else(|| "n/a".into()),
+    );
+    Ok((out, Section::new("bursts", md).finding(finding)))
+}
