@@ -13,7 +13,10 @@ use std::collections::{BTreeMap, BTreeSet};
 
 mod a1_2;
 
-pub use a1_2::{Overshoot, cta_overshoot, formula_deviation, lockstep_overshoot};
+pub use a1_2::{
+    Overshoot, cta_overshoot, cta_overshoot_at, deviation_ci, formula_deviation, jitters_at,
+    lockstep_overshoot, worst_deviation,
+};
 
 use super::rows::Row;
 use crate::analysis::claims::Alternative;
