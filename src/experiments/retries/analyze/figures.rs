@@ -67,7 +67,7 @@ pub fn budgets(ctx: &AnalysisCtx, g: &Groups, limit: u64, md: &mut String) -> Re
         "a2_1-watch-admitted-vs-budget",
         &["A2.1"],
         format!("WATCH/MULTI: admitted of L={limit} vs retry budget, {WORKERS} workers, per added round trip and backoff"),
-        "Admitted per trial, mean with min-max whiskers; the other unstated details at their defaults (retries only, all at once, no UNWATCH, no jitter); dashed: the lockstep model (one admission per wave of attempts).",
+        "Admitted per trial, mean with min-max whiskers; the other unstated details at their defaults (retries only, all at once, no UNWATCH, no jitter); the lockstep model line: one admission per wave of attempts.",
     )
     .columns(3);
     for rtt in &rtts {
