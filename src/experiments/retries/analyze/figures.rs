@@ -6,8 +6,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::{
-    A2_1_BUDGET, A2_2_BUDGET, Details, Groups, WORKERS, a2_1, a2_2, lockstep_admitted, longest,
-    summary,
+    A2_1_BUDGET, A2_2_BUDGET, Details, Groups, WORKERS, a2_1, a2_2, lockstep_admitted,
+    lockstep_slowdown, longest, summary,
 };
 use crate::analysis::AnalysisCtx;
 use crate::analysis::figure::{Axis, Figure, Panel, Pt, Reference, Series, num};
@@ -237,7 +237,7 @@ pub fn a2_1_jitter(ctx: &AnalysisCtx, g: &Groups, limit: u64, md: &mut String) -
 
 /// A2.2: the slowdown against the Lua fixed window vs workers, a series per
 /// round trip, the published range shaded.
-pub fn a2_2_workers(ctx: &AnalysisCtx, g: &Groups, md: &mut String) -> Result<()> {
+pub fn a2_2_workers(ctx: &AnalysisCtx, g: &Groups, limit: u64, md: &mut String) -> Result<()> {
     let s = a2_2(g);
     let mut by: BTreeMap<i64, Vec<Pt>> = BTreeMap::new();
     for w in &s {
@@ -254,6 +254,14 @@ pub fn a2_2_workers(ctx: &AnalysisCtx, g: &Groups, md: &mut String) -> Result<()
     );
     for (rtt, pts) in by {
         p = p.series(Series::line(format!("{} added round trip", ms(rtt)), pts));
+    }
+    if !s.is_empty() {
+        p = p.series(Series::plain(
+            "lockstep model at a long round trip: 3L / ceil(L/c)",
+            s.iter()
+                .map(|w| Pt::new(w.workers as f64, lockstep_slowdown(w.workers, limit)))
+                .collect(),
+        ));
     }
     if let Some(c) = ctx.claim("A2.2") {
         p = p.reference(Reference::published(c, 0));
