@@ -203,14 +203,14 @@ pub fn deviation_ci(v: &[f64], formula: f64) -> (f64, f64, f64) {
     (dev, near, far)
 }
 
+/// The largest deviation, its interval, the deviation per worker count and
+/// the fewest trials of a count.
+pub type Worst = (f64, (f64, f64), Vec<(u64, f64)>, usize);
+
 /// A1.2's quantity at round trip `rtt` (us): the largest deviation over the
 /// worker counts that ran, with its interval (the largest of each end), the
 /// per-count deviations and the fewest trials of a count.
-pub fn worst_deviation(
-    o: &Overshoot,
-    rtt: i64,
-    limit: u64,
-) -> Option<(f64, (f64, f64), Vec<(u64, f64)>, usize)> {
+pub fn worst_deviation(o: &Overshoot, rtt: i64, limit: u64) -> Option<Worst> {
     let per: Vec<(u64, (f64, f64, f64), usize)> = A1_2_WORKERS
         .iter()
         .filter_map(|c| {

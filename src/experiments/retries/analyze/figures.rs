@@ -138,7 +138,7 @@ pub fn a2_1_settings(ctx: &AnalysisCtx, g: &Groups, limit: u64, md: &mut String)
         cats[1..].sort_by(|a, b| natural(&a.0).partial_cmp(&natural(&b.0)).unwrap());
         let n = cats.len() as f64;
         let mut p = Panel::new(
-            format!("{detail}"),
+            detail.to_string(),
             Axis::new(""),
             Axis::new("admitted of L (requests)").range(0.0, limit as f64),
         )

@@ -174,9 +174,12 @@ pub fn longest(g: &Groups) -> Option<i64> {
     g.watch.keys().map(|k| k.1).max()
 }
 
+/// Trials' values per setting of the unstated details.
+pub type PerSetting = Vec<(Details, Vec<f64>)>;
+
 /// A2.1: admitted per trial at budget 10, the longest round trip and A2.1's
 /// 64 workers, per setting of the other details (default first, then key order).
-pub fn a2_1(g: &Groups) -> Option<(i64, Vec<(Details, Vec<f64>)>)> {
+pub fn a2_1(g: &Groups) -> Option<(i64, PerSetting)> {
     let rtt = longest(g)?;
     let mut at: Vec<(Details, Vec<f64>)> = g
         .watch
