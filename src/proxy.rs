@@ -9,6 +9,12 @@
 //! timer has a ~1 ms grid; these threads sleep on Linux's high-resolution
 //! timers with a 1 ns timer slack.
 //!
+//! Optional jitter: each chunk's delay gets an extra uniform draw in
+//! `[0, jitter]` (per direction, per chunk), so that round trips vary the way
+//! a real network's do; a chunk never leaves before the one read before it
+//! (FIFO, as TCP delivers), so a long draw also holds back what follows.
+//! `calibrate` measures the median, so the jitter's mean is compensated.
+//!
 //! `calibrate` sets the per-direction delay so that the PING round trip
 //! measured *through the proxy* matches the target, and `measure_rtt`
 //! reports what was actually achieved; experiments record the measured
@@ -27,6 +33,8 @@ use crate::resp::{Connection, require_loopback};
 struct Shared {
     /// Delay added to each direction, nanoseconds.
     one_way_ns: AtomicU64,
+    /// Width of the uniform extra delay per chunk, nanoseconds (0: none).
+    jitter_ns: AtomicU64,
     stop: AtomicBool,
     /// The sockets of every open connection (by connection number), to shut
     /// them down on drop; a connection's entry goes when both its directions
@@ -49,6 +57,29 @@ pub struct RttStats {
     pub rtt_median_us: f64,
     pub rtt_p99_us: f64,
     pub rtt_mean_us: f64,
+    /// Standard deviation of the samples: the achieved jitter of the round trip.
+    pub rtt_sd_us: f64,
+}
+
+/// A small generator for the jitter draws (xorshift64*): network jitter is
+/// not meant to be reproducible, only uniform and cheap on the pump thread.
+struct Jitter(u64);
+
+impl Jitter {
+    fn new(seed: u64) -> Self {
+        Jitter(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
+    }
+    /// Uniform in [0, width_ns].
+    fn draw(&mut self, width_ns: u64) -> u64 {
+        if width_ns == 0 {
+            return 0;
+        }
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        let x = self.0.wrapping_mul(0x2545_F491_4F6C_DD1D);
+        ((x >> 11) as f64 / (1u64 << 53) as f64 * width_ns as f64) as u64
+    }
 }
 
 fn low_timer_slack() {
@@ -58,7 +89,8 @@ fn low_timer_slack() {
     }
 }
 
-fn pump(from: TcpStream, to: TcpStream, shared: Arc<Shared>) {
+fn pump(from: TcpStream, to: TcpStream, shared: Arc<Shared>, seed: u64) {
+    let mut jitter = Jitter::new(seed);
     let (tx, rx) = mpsc::channel::<(Instant, Vec<u8>)>();
     let writer_shared = shared.clone();
     let mut to_w = to;
@@ -82,7 +114,10 @@ fn pump(from: TcpStream, to: TcpStream, shared: Arc<Shared>) {
         match from.read(&mut buf) {
             Ok(0) | Err(_) => break,
             Ok(n) => {
-                let delay = Duration::from_nanos(shared.one_way_ns.load(Ordering::Relaxed));
+                let delay = Duration::from_nanos(
+                    shared.one_way_ns.load(Ordering::Relaxed)
+                        + jitter.draw(shared.jitter_ns.load(Ordering::Relaxed)),
+                );
                 if tx
                     .send((Instant::now() + delay, buf[..n].to_vec()))
                     .is_err()
@@ -109,6 +144,7 @@ impl DelayProxy {
         listener.set_nonblocking(true)?;
         let shared = Arc::new(Shared {
             one_way_ns: AtomicU64::new(0),
+            jitter_ns: AtomicU64::new(0),
             stop: AtomicBool::new(false),
             sockets: Mutex::new(HashMap::new()),
             connections: AtomicU64::new(0),
@@ -139,10 +175,12 @@ impl DelayProxy {
                         s2.sockets.lock().unwrap().insert(id, [c3, sv3]);
                         // Both directions share `open`; the last to end forgets the sockets.
                         let open = Arc::new(AtomicU64::new(2));
-                        for (from, to) in [(client, server), (sv2, c2)] {
+                        for (dir, (from, to)) in
+                            [(client, server), (sv2, c2)].into_iter().enumerate()
+                        {
                             let (sh, open) = (s2.clone(), open.clone());
                             std::thread::spawn(move || {
-                                pump(from, to, sh.clone());
+                                pump(from, to, sh.clone(), id * 2 + dir as u64);
                                 if open.fetch_sub(1, Ordering::AcqRel) == 1 {
                                     sh.sockets.lock().unwrap().remove(&id);
                                 }
@@ -169,6 +207,17 @@ impl DelayProxy {
         self.shared
             .one_way_ns
             .store(d.as_nanos() as u64, Ordering::Relaxed);
+    }
+
+    /// Set the width of the uniform extra delay each chunk gets, per direction.
+    pub fn set_jitter(&self, d: Duration) {
+        self.shared
+            .jitter_ns
+            .store(d.as_nanos() as u64, Ordering::Relaxed);
+    }
+
+    pub fn jitter(&self) -> Duration {
+        Duration::from_nanos(self.shared.jitter_ns.load(Ordering::Relaxed))
     }
 
     pub fn one_way(&self) -> Duration {
@@ -198,7 +247,7 @@ impl DelayProxy {
     }
 
     /// Set the per-direction delay so that the measured PING round trip is
-    /// `target` (the proxy's own cost and the server's reply time are measured
+    /// `target` (the jitter, if set, stays; the proxy's own cost and the server's reply time are measured
     /// with no delay and subtracted), refine once, and return what was achieved.
     pub async fn calibrate(&self, target: Duration, samples: u32) -> Result<RttStats> {
         self.set_one_way(Duration::ZERO);
@@ -224,11 +273,13 @@ pub fn rtt_stats(v: &mut [f64]) -> RttStats {
     }
     v.sort_by(|a, b| a.partial_cmp(b).unwrap());
     let q = |p: f64| crate::stats::quantile_sorted(v, p);
+    let mean = v.iter().sum::<f64>() / v.len() as f64;
     RttStats {
         samples: v.len() as u32,
         rtt_median_us: q(0.5),
         rtt_p99_us: q(0.99),
-        rtt_mean_us: v.iter().sum::<f64>() / v.len() as f64,
+        rtt_mean_us: mean,
+        rtt_sd_us: (v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / v.len() as f64).sqrt(),
     }
 }
 

@@ -53,6 +53,8 @@ pub async fn drivers(
 /// else through a delay proxy calibrated once for that target.
 pub struct RoundTrip {
     pub target_ms: f64,
+    /// Width of the proxy's uniform per-chunk extra delay, per direction.
+    pub jitter_ms: f64,
     pub addr: SocketAddr,
     proxy: Option<DelayProxy>,
     pub calibration: RttStats,
@@ -75,12 +77,32 @@ impl RoundTrips {
         target_ms: f64,
         calibrate_samples: u32,
     ) -> Result<&RoundTrip> {
-        if self.current.as_ref().map(|r| r.target_ms) != Some(target_ms) {
+        self.get_jittered(ctx, redis, target_ms, 0.0, calibrate_samples)
+            .await
+    }
+
+    /// As [`RoundTrips::get`], with `jitter_ms` of uniform extra delay per
+    /// chunk and direction (see `proxy`); a (target, jitter) pair is one proxy.
+    pub async fn get_jittered(
+        &mut self,
+        ctx: &RunContext,
+        redis: SocketAddr,
+        target_ms: f64,
+        jitter_ms: f64,
+        calibrate_samples: u32,
+    ) -> Result<&RoundTrip> {
+        if self.current.as_ref().map(|r| (r.target_ms, r.jitter_ms)) != Some((target_ms, jitter_ms))
+        {
             drop(self.current.take());
-            let r = RoundTrip::new(redis, target_ms, calibrate_samples).await?;
+            let r = RoundTrip::jittered(redis, target_ms, jitter_ms, calibrate_samples).await?;
+            let label = if jitter_ms > 0.0 {
+                format!("{}+jitter{}", ms_label(target_ms), ms_label(jitter_ms))
+            } else {
+                ms_label(target_ms)
+            };
             self.calibrations.insert(
-                ms_label(target_ms),
-                serde_json::json!({"calibration": r.calibration, "one_way_us": r.one_way_us()}),
+                label,
+                serde_json::json!({"calibration": r.calibration, "one_way_us": r.one_way_us(), "jitter_ms": jitter_ms}),
             );
             ctx.note(
                 "round_trips",
@@ -94,16 +116,35 @@ impl RoundTrips {
 
 impl RoundTrip {
     pub async fn new(redis: SocketAddr, target_ms: f64, calibrate_samples: u32) -> Result<Self> {
+        Self::jittered(redis, target_ms, 0.0, calibrate_samples).await
+    }
+
+    /// A round trip of `target_ms` (median) whose packets get a uniform extra
+    /// delay in [0, `jitter_ms`] per direction; jitter needs a proxy, so it
+    /// needs a target above 0.
+    pub async fn jittered(
+        redis: SocketAddr,
+        target_ms: f64,
+        jitter_ms: f64,
+        calibrate_samples: u32,
+    ) -> Result<Self> {
+        if jitter_ms > 0.0 && target_ms <= 0.0 {
+            return Err(Error::Other(
+                "round-trip jitter needs an added round trip (the delay proxy)".into(),
+            ));
+        }
         if target_ms <= 0.0 {
             let calibration = measure_rtt(redis, calibrate_samples).await?;
             return Ok(RoundTrip {
                 target_ms,
+                jitter_ms,
                 addr: redis,
                 proxy: None,
                 calibration,
             });
         }
         let proxy = DelayProxy::start(redis)?;
+        proxy.set_jitter(Duration::from_secs_f64(jitter_ms / 1000.0));
         let calibration = proxy
             .calibrate(
                 Duration::from_secs_f64(target_ms / 1000.0),
@@ -112,6 +153,7 @@ impl RoundTrip {
             .await?;
         Ok(RoundTrip {
             target_ms,
+            jitter_ms,
             addr: proxy.listen,
             proxy: Some(proxy),
             calibration,

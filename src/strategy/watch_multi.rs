@@ -6,9 +6,17 @@
 //! counted apart from refusals by the limit.
 //!
 //! Options: `retry_budget` (default 1000), `backoff_us` (default 0: retry at
-//! once), `budget_includes_first` (default false: a budget of n allows n
-//! retries after the first try; true: n tries in all). The studies state
-//! neither the backoff nor how the budget counts, so both are parameters.
+//! once), `backoff` (`fixed`, default: sleep `backoff_us` before every retry;
+//! `full-jitter`: sleep a uniform draw in [0, min(`backoff_cap_us`,
+//! `backoff_us` * 2^(retry-1))], the randomised exponential backoff of the
+//! AWS architecture blog), `budget_includes_first` (default false: a budget
+//! of n allows n retries after the first try; true: n tries in all),
+//! `unwatch` (default false: an aborted EXEC already dropped the WATCH, so
+//! the retry starts with WATCH; true: send UNWATCH after an abort anyway,
+//! one more round trip per attempt, as clients that always pair WATCH with
+//! UNWATCH do). The studies state none of these, so all are parameters.
+//! The full-jitter draws are not seeded: like the network's timing, they
+//! are not meant to be replayed.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -26,6 +34,10 @@ use crate::error::Result;
 pub struct WatchMulti {
     info: Info,
     backoff: Duration,
+    /// Full jitter (randomised exponential) instead of a fixed pause.
+    full_jitter: bool,
+    backoff_cap: Duration,
+    unwatch: bool,
     /// Aborts allowed before giving up.
     max_aborts: u32,
 }
@@ -37,7 +49,11 @@ pub const BUILTIN: Builtin = Builtin {
         let retry_budget = r.get("retry_budget", 1000u32)?;
         let backoff_us = r.get("backoff_us", 0u64)?;
         let includes_first = r.get("budget_includes_first", false)?;
+        let full_jitter = r.one_of("backoff", "fixed", &["fixed", "full-jitter"])? == "full-jitter";
+        let cap_us = r.get("backoff_cap_us", 100_000u64)?;
+        let unwatch = r.get("unwatch", false)?;
         r.finish()?;
+
         let max_aborts = if includes_first {
             retry_budget.saturating_sub(1)
         } else {
@@ -55,10 +71,28 @@ pub const BUILTIN: Builtin = Builtin {
                 reports_redis_time: false,
             },
             backoff: Duration::from_micros(backoff_us),
+            full_jitter,
+            backoff_cap: Duration::from_micros(cap_us),
+            unwatch,
             max_aborts,
         }))
     },
 };
+
+impl WatchMulti {
+    /// The pause before retry number `retry` (1-based).
+    fn pause(&self, retry: u32) -> Duration {
+        if !self.full_jitter || self.backoff.is_zero() {
+            return self.backoff;
+        }
+        let ceiling = self
+            .backoff
+            .saturating_mul(1u32 << (retry - 1).min(20))
+            .min(self.backoff_cap);
+        use rand::RngExt;
+        ceiling.mul_f64(rand::rng().random_range(0.0..=1.0))
+    }
+}
 
 #[async_trait]
 impl Strategy for WatchMulti {
@@ -121,8 +155,12 @@ impl Strategy for WatchMulti {
                             ..Default::default()
                         });
                     }
-                    if !self.backoff.is_zero() {
-                        tokio::time::sleep(self.backoff).await;
+                    if self.unwatch {
+                        conn.call(&key, &args!["UNWATCH"]).await?;
+                    }
+                    let pause = self.pause(aborts);
+                    if !pause.is_zero() {
+                        tokio::time::sleep(pause).await;
                     }
                 }
             }

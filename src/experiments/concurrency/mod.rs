@@ -65,6 +65,10 @@ struct Group {
     /// Strategy names; `*` means every built-in and external strategy.
     strategies: Vec<String>,
     rtts_ms: Vec<f64>,
+    /// Widths of the proxy's uniform per-packet extra delay (per direction)
+    /// at each round trip above 0; default: none.
+    #[serde(default)]
+    rtt_jitters_ms: Vec<f64>,
     /// Overrides the experiment's worker counts for this group.
     workers: Option<Vec<usize>>,
     /// Overrides the experiment's trials per cell for this group.
@@ -75,13 +79,19 @@ struct Cell {
     strategy: String,
     workers: usize,
     rtt_ms: f64,
+    jitter_ms: f64,
     trials: u64,
 }
 
 impl Cell {
     fn id(&self) -> String {
+        let jitter = if self.jitter_ms > 0.0 {
+            format!("/jitter{}", ms_label(self.jitter_ms))
+        } else {
+            String::new()
+        };
         format!(
-            "{}/c{}/rtt{}",
+            "{}/c{}/rtt{}{jitter}",
             self.strategy,
             self.workers,
             ms_label(self.rtt_ms)
@@ -104,23 +114,35 @@ fn cells(ctx: &RunContext, p: &Params) -> Result<Vec<Cell>> {
             }
         };
         for s in named {
+            let jitters = if g.rtt_jitters_ms.is_empty() {
+                vec![0.0]
+            } else {
+                g.rtt_jitters_ms.clone()
+            };
             for &rtt in &g.rtts_ms {
-                for &c in g.workers.as_ref().unwrap_or(&p.workers) {
-                    let cell = Cell {
-                        strategy: s.clone(),
-                        workers: c,
-                        rtt_ms: rtt,
-                        trials: g.trials.unwrap_or(p.trials),
-                    };
-                    if seen.insert(cell.id()) {
-                        out.push(cell);
+                for &j in &jitters {
+                    for &c in g.workers.as_ref().unwrap_or(&p.workers) {
+                        let cell = Cell {
+                            strategy: s.clone(),
+                            workers: c,
+                            rtt_ms: rtt,
+                            jitter_ms: j,
+                            trials: g.trials.unwrap_or(p.trials),
+                        };
+                        if seen.insert(cell.id()) {
+                            out.push(cell);
+                        }
                     }
                 }
             }
         }
     }
-    // By round trip first: one proxy per round trip.
-    out.sort_by(|a, b| a.rtt_ms.partial_cmp(&b.rtt_ms).unwrap());
+    // By round trip (and jitter) first: one proxy per pair.
+    out.sort_by(|a, b| {
+        (a.rtt_ms, a.jitter_ms)
+            .partial_cmp(&(b.rtt_ms, b.jitter_ms))
+            .unwrap()
+    });
     Ok(out)
 }
 
@@ -162,10 +184,11 @@ impl Sweep for Concurrency {
     async fn setup(&mut self, ctx: &RunContext, cell: &Cell) -> Result<CellSetup> {
         let r = self
             .round_trips
-            .get(
+            .get_jittered(
                 ctx,
                 self.fleet.primary_addr(),
                 cell.rtt_ms,
+                cell.jitter_ms,
                 self.p.calibrate_samples,
             )
             .await?;
@@ -211,6 +234,8 @@ impl Sweep for Concurrency {
             target_rtt_ms: cell.rtt_ms,
             rtt_median_us: setup.measured.rtt_median_us,
             rtt_p99_us: setup.measured.rtt_p99_us,
+            rtt_sd_us: setup.measured.rtt_sd_us,
+            rtt_jitter_ms: cell.jitter_ms,
             one_way_delay_us: setup.one_way_us,
             limit: p.limit,
             window_ms: p.window_ms,

@@ -14,6 +14,13 @@ pub struct Row {
     pub target_rtt_ms: f64,
     pub rtt_median_us: f64,
     pub rtt_p99_us: f64,
+    /// Standard deviation of the PING round trips measured before the cell.
+    #[serde(default)]
+    pub rtt_sd_us: f64,
+    /// Width of the proxy's uniform per-packet extra delay, per direction
+    /// (0 in rows written before the jitter sweep).
+    #[serde(default)]
+    pub rtt_jitter_ms: f64,
     pub one_way_delay_us: f64,
     pub limit: u64,
     pub window_ms: u64,

@@ -18,6 +18,8 @@ fn row(strategy: &str, workers: u64, rtt_ms: f64, admitted: u64) -> Row {
         target_rtt_ms: rtt_ms,
         rtt_median_us: rtt_ms * 1000.0 + 50.0,
         rtt_p99_us: rtt_ms * 1000.0 + 90.0,
+        rtt_sd_us: 0.0,
+        rtt_jitter_ms: 0.0,
         one_way_delay_us: rtt_ms * 500.0,
         limit: 100,
         window_ms: 60_000,
@@ -147,4 +149,34 @@ fn a3_0_counts_atomic_trials_that_are_not_exact() {
             max_admitted: 120.0,
         }
     );
+}
+
+#[test]
+fn a1_2_jitter_rows_stay_out_of_the_formula_value_and_form_their_own_groups() {
+    let mut jittered = row("check-then-act", 8, 6.7, 120);
+    jittered.rtt_jitter_ms = 1.0;
+    let rows = vec![
+        row("check-then-act", 8, 6.7, 104),
+        row("check-then-act", 8, 6.7, 106),
+        jittered,
+    ];
+    // The value ignores the jittered trial: mean 105 - 100 = 5 vs formula 4.
+    let (_, devs) = formula_deviation(&cta_overshoot(&rows), 100).unwrap();
+    assert_eq!(devs, vec![(8, 1.0)]);
+    let o = super::analyze::cta_overshoot_at(&rows, 1.0);
+    assert_eq!(o.by[&(6700, 8)], vec![20.0]);
+    assert_eq!(super::analyze::jitters_at(&rows, 6700), vec![0.0, 1.0]);
+    // The interval of a single trial is a point: 16 away from the formula.
+    let (w, ci, _, n) = super::analyze::worst_deviation(&o, 6700, 100).unwrap();
+    assert_eq!((w, ci, n), (16.0, (16.0, 16.0), 1));
+}
+
+#[test]
+fn deviation_interval_is_zero_at_the_near_end_when_it_holds_the_formula() {
+    let (d, lo, hi) = super::analyze::deviation_ci(&[3.0, 5.0, 4.0, 6.0, 2.0], 4.0);
+    assert_eq!(d, 0.0);
+    assert_eq!(lo, 0.0);
+    assert!(hi > 0.0 && hi <= 2.0, "{hi}");
+    let (d, lo, hi) = super::analyze::deviation_ci(&[10.0, 10.0], 4.0);
+    assert_eq!((d, lo, hi), (6.0, 6.0, 6.0));
 }

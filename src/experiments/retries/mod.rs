@@ -10,6 +10,7 @@
 //! `budget_includes_first`); the rows say which values each trial used.
 
 pub mod analyze;
+pub mod cells;
 pub mod rows;
 #[cfg(test)]
 mod tests;
@@ -20,17 +21,22 @@ use serde::Deserialize;
 
 pub use rows::Row;
 
-use super::testbed::{self, RoundTrips, ms_label};
+use cells::{Cell, Grid, WATCH};
+
+use super::testbed::{self, RoundTrips};
 use super::{Experiment, RunContext};
 use crate::clock::Clock;
 use crate::error::Result;
-use crate::load::closed_loop;
+use std::sync::Arc;
+
 use crate::load::counts::count;
+use crate::load::schedule::Arrival;
+use crate::load::{closed_loop, open_loop};
 use crate::run::keys::fresh_client;
 use crate::run::latency;
 use crate::run::seeds::trial_seed;
 use crate::run::sweep::{self, NoSide, Sweep, TrialRows};
-use crate::strategy::{Limit, Options};
+use crate::strategy::Limit;
 
 pub const EXPERIMENT: Experiment = Experiment {
     name: "retries",
@@ -45,74 +51,15 @@ pub const EXPERIMENT: Experiment = Experiment {
 struct Params {
     limit: u64,
     window_ms: u64,
+    /// Workers of the cells whose grid does not say.
     workers: usize,
     trials: u64,
-    rtts_ms: Vec<f64>,
-    retry_budgets: Vec<u32>,
-    backoffs_us: Vec<u64>,
-    budget_includes_first: Vec<bool>,
+    grids: Vec<Grid>,
     /// The atomic baseline run on the same trials (slowdown ratio).
     baseline: String,
     rtt_samples: u32,
     calibrate_samples: u32,
     pin_redis_cpu: Option<usize>,
-}
-
-struct Cell {
-    strategy: String,
-    opts: Option<(u32, u64, bool)>,
-    rtt_ms: f64,
-}
-
-impl Cell {
-    fn id(&self) -> String {
-        let rtt = ms_label(self.rtt_ms);
-        match self.opts {
-            Some((b, bo, f)) => format!(
-                "{}/b{b}/backoff{bo}/first{}/rtt{rtt}",
-                self.strategy,
-                if f { "-counted" } else { "-free" }
-            ),
-            None => format!("{}/rtt{rtt}", self.strategy),
-        }
-    }
-    fn options(&self) -> Options {
-        match self.opts {
-            Some((b, bo, f)) => Options::default()
-                .with("retry_budget", b)
-                .with("backoff_us", bo)
-                .with("budget_includes_first", f),
-            None => Options::default(),
-        }
-    }
-}
-
-fn cells(ctx: &RunContext, p: &Params) -> Vec<Cell> {
-    let wanted = ctx.strategies(&["watch-multi".to_string(), p.baseline.clone()]);
-    let mut out = Vec::new();
-    for &rtt in &p.rtts_ms {
-        if wanted.iter().any(|s| s == "watch-multi") {
-            for &f in &p.budget_includes_first {
-                for &bo in &p.backoffs_us {
-                    for &b in &p.retry_budgets {
-                        out.push(Cell {
-                            strategy: "watch-multi".into(),
-                            opts: Some((b, bo, f)),
-                            rtt_ms: rtt,
-                        });
-                    }
-                }
-            }
-        }
-        for s in wanted.iter().filter(|s| *s != "watch-multi") {
-            out.push(Cell {
-                strategy: s.clone(),
-                opts: None,
-                rtt_ms: rtt,
-            });
-        }
-    }
-    out
 }
 
 /// Cross-cell state: the server, and one calibrated proxy per round trip.
@@ -144,24 +91,25 @@ impl Sweep for Retries {
             super::decisions::reject_failed(&r.strategy, r.errors, r.offered, &r.first_error)
         })
     }
-    fn trials(&self, _cell: &Cell) -> u64 {
-        self.p.trials
+    fn trials(&self, cell: &Cell) -> u64 {
+        cell.trials
     }
 
     async fn setup(&mut self, ctx: &RunContext, cell: &Cell) -> Result<CellSetup> {
         let p = &self.p;
         let r = self
             .round_trips
-            .get(
+            .get_jittered(
                 ctx,
                 self.fleet.primary_addr(),
                 cell.rtt_ms,
+                cell.jitter_ms,
                 p.calibrate_samples,
             )
             .await?;
-        let s = ctx.build_strategy(&cell.strategy, &cell.options())?;
+        let s = ctx.build_strategy(&cell.strategy, &cell.options()?)?;
         self.fleet.prepare(s.as_ref()).await?;
-        let drivers = testbed::drivers(r.addr, &s, &vec![Clock::default(); p.workers]).await?;
+        let drivers = testbed::drivers(r.addr, &s, &vec![Clock::default(); cell.workers]).await?;
         let measured = r.measure(p.rtt_samples).await?;
         Ok(CellSetup { measured, drivers })
     }
@@ -178,24 +126,43 @@ impl Sweep for Retries {
         let limit = Limit::per_window(p.limit, p.window_ms);
         testbed::clear_of_boundary(p.window_ms, Duration::from_secs(60)).await;
         let client = fresh_client("retr", &id, trial);
-        // Exactly L requests in all, shared by the workers.
+        // Exactly L requests in all, shared by the workers: all at once
+        // (each worker takes the next as soon as it is done), or arriving
+        // at seeded uniform times over `arrival_ms` (the next free worker
+        // takes each when it is due).
         let drivers = std::mem::take(&mut setup.drivers);
-        let (events, _tc, back) = closed_loop(drivers, &client, limit, 1, p.limit, None).await?;
+        let seed = trial_seed(ctx.seed, &id, trial);
+        let (events, back) = if cell.arrival_ms > 0.0 {
+            let arrivals = spread_arrivals(p.limit, cell.arrival_ms, &client, seed);
+            let (e, _tc, back) = open_loop(drivers, Arc::new(arrivals), limit).await?;
+            (e, back)
+        } else {
+            let (e, _tc, back) = closed_loop(drivers, &client, limit, 1, p.limit, None).await?;
+            (e, back)
+        };
         setup.drivers = back;
         let n = count(&events);
         let lat = latency::row(&id, trial, &cell.strategy, &latency::from_events(&events))?;
         Ok(TrialRows::one(Row {
             cell: id.clone(),
             trial,
-            seed: trial_seed(ctx.seed, &id, trial),
+            seed,
             strategy: cell.strategy.clone(),
-            retry_budget: cell.opts.map(|o| o.0),
-            backoff_us: cell.opts.map(|o| o.1),
-            budget_includes_first: cell.opts.map(|o| o.2),
-            workers: p.workers as u64,
+            retry_budget: cell.watch.as_ref().map(|o| o.0),
+            backoff_us: match &cell.watch {
+                Some(o) => Some(cells::parse_backoff(&o.1)?.1),
+                None => None,
+            },
+            budget_includes_first: cell.watch.as_ref().map(|o| o.2),
+            backoff: cell.watch.as_ref().map(|o| o.1.clone()).unwrap_or_default(),
+            attempt: cell.watch.as_ref().map(|o| o.3.clone()).unwrap_or_default(),
+            arrival_ms: cell.arrival_ms,
+            rtt_jitter_ms: cell.jitter_ms,
+            workers: cell.workers as u64,
             target_rtt_ms: cell.rtt_ms,
             rtt_median_us: setup.measured.rtt_median_us,
             rtt_p99_us: setup.measured.rtt_p99_us,
+            rtt_sd_us: setup.measured.rtt_sd_us,
             limit: p.limit,
             offered: n.offered,
             admitted: n.admitted,
@@ -211,9 +178,26 @@ impl Sweep for Retries {
     }
 }
 
+/// `n` arrivals at seeded uniform times over `over_ms`, sorted.
+fn spread_arrivals(n: u64, over_ms: f64, client: &str, seed: u64) -> Vec<Arrival> {
+    use rand::RngExt;
+    let mut rng = crate::run::seeds::rng(seed);
+    let span = (over_ms * 1000.0) as i64;
+    let mut at: Vec<i64> = (0..n).map(|_| rng.random_range(0..=span)).collect();
+    at.sort();
+    at.into_iter()
+        .map(|at_us| Arrival {
+            at_us,
+            client: client.to_string(),
+            cost: 1,
+        })
+        .collect()
+}
+
 async fn run(ctx: &RunContext) -> Result<()> {
     let p: Params = ctx.params()?;
-    let cells = cells(ctx, &p);
+    let wanted = ctx.strategies(&[WATCH.to_string(), p.baseline.clone()]);
+    let cells = cells::cells(&p.grids, &wanted, &p.baseline, p.workers, p.trials)?;
     let fleet = testbed::server(ctx, p.pin_redis_cpu).await?;
     let mut sweep = Retries {
         p,

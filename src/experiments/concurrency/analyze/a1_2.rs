@@ -1,0 +1,410 @@
+//! A1.2: check-then-act's overshoot against the lockstep formula
+//! c*ceil(L/c) - L per worker count and round trip, and (the sweep) per
+//! width of the proxy's per-packet jitter at the longest round trip: where
+//! the formula stops holding. Metrics first (unit-tested in `tests.rs`),
+//! then the figures, table and `Measured`.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::super::rows::Row;
+use super::CTA;
+use crate::analysis::claims::Alternative;
+use crate::analysis::figure::{Axis, Figure, Panel, Pt, Reference, Series, num, pass_region};
+use crate::analysis::stats::{Summary, mean_ci, mean_ci_method};
+use crate::analysis::table::{f, md_table};
+use crate::analysis::{AnalysisCtx, Measured};
+use crate::error::Result;
+
+/// The worker counts A1.2 compares with the formula at the longest round trip.
+const A1_2_WORKERS: [u64; 4] = [8, 16, 32, 64];
+
+/// c*ceil(L/c) - L: what lockstep waves of c workers over-admit.
+pub fn lockstep_overshoot(workers: u64, limit: u64) -> u64 {
+    workers * limit.div_ceil(workers) - limit
+}
+
+/// A1.2's groups of check-then-act trials, keyed by target round trip in us.
+#[derive(Debug, Default, PartialEq)]
+pub struct Overshoot {
+    /// Over-admission per (round trip, workers), one value per trial.
+    pub by: BTreeMap<(i64, u64), Vec<f64>>,
+    /// The measured median round trip (us) of every trial, per round trip.
+    pub rtt_measured: BTreeMap<i64, Vec<f64>>,
+}
+
+/// Check-then-act without round-trip jitter (the formula's setting).
+pub fn cta_overshoot(rows: &[Row]) -> Overshoot {
+    cta_overshoot_at(rows, 0.0)
+}
+
+/// Check-then-act at one width of the proxy's per-packet jitter.
+pub fn cta_overshoot_at(rows: &[Row], jitter_ms: f64) -> Overshoot {
+    let mut o = Overshoot::default();
+    for r in rows
+        .iter()
+        .filter(|r| r.strategy == CTA && r.rtt_jitter_ms == jitter_ms)
+    {
+        let key = ((r.target_rtt_ms * 1000.0).round() as i64, r.workers);
+        o.by.entry(key).or_default().push(r.over_admitted as f64);
+        o.rtt_measured
+            .entry(key.0)
+            .or_default()
+            .push(r.rtt_median_us);
+    }
+    o
+}
+
+/// A1.2's value: at the longest round trip (if it adds delay), how far the
+/// mean overshoot is from the formula, |mean - formula|, for each of 8, 16,
+/// 32 and 64 workers that ran there. `None` without such trials.
+pub fn formula_deviation(o: &Overshoot, limit: u64) -> Option<(i64, Vec<(u64, f64)>)> {
+    let longest = *o.rtt_measured.keys().last()?;
+    let devs: Vec<(u64, f64)> = A1_2_WORKERS
+        .iter()
+        .filter_map(|c| {
+            o.by.get(&(longest, *c)).map(|v| {
+                (
+                    *c,
+                    (Summary::of(v).mean - lockstep_overshoot(*c, limit) as f64).abs(),
+                )
+            })
+        })
+        .collect();
+    (longest > 0 && !devs.is_empty()).then_some((longest, devs))
+}
+
+/// A1.2's figure (a panel per round trip, the formula marked at each worker
+/// count) and its compact table (workers x round trip).
+fn a1_2_figure_and_table(
+    ctx: &AnalysisCtx,
+    o: &Overshoot,
+    limit: u64,
+    md: &mut String,
+    appendix: &mut String,
+) -> Result<()> {
+    let mut table = Vec::new();
+    let mut panels = Vec::new();
+    let longest = o.rtt_measured.keys().last().copied().unwrap_or(0);
+    let ws: BTreeSet<u64> = o.by.keys().map(|k| k.1).collect();
+    for &rtt in o.rtt_measured.keys() {
+        let mut pts = Vec::new();
+        for ((_, c), v) in o.by.iter().filter(|((r2, _), _)| *r2 == rtt) {
+            let s = Summary::of(v);
+            let formula = lockstep_overshoot(*c, limit) as f64;
+            pts.push(Pt::summary(*c as f64, &s));
+            table.push(vec![
+                f(rtt as f64 / 1000.0, 1),
+                f(Summary::of(&o.rtt_measured[&rtt]).median / 1000.0, 2),
+                c.to_string(),
+                f(s.mean, 2),
+                f(s.min, 0),
+                f(s.max, 0),
+                s.n.to_string(),
+                f(formula, 0),
+                f(s.mean - formula, 2),
+            ]);
+        }
+        let mut p = Panel::new(
+            format!("{} ms added round trip", num(rtt as f64 / 1000.0)),
+            Axis::log("concurrent workers c").ticks(ws.iter().map(|c| *c as f64).collect()),
+            Axis::new("admitted - L (requests)"),
+        )
+        .series(Series::line("check-then-act, measured", pts));
+        for c in &ws {
+            let formula = lockstep_overshoot(*c, limit) as f64;
+            p = p.reference(
+                Reference::expected("c*ceil(L/c) - L (lockstep formula)", formula)
+                    .over(*c as f64 / 1.3, *c as f64 * 1.3),
+            );
+            if rtt == longest
+                && A1_2_WORKERS.contains(c)
+                && let Some(spec) = ctx.claim("A1.2")
+            {
+                let t = pass_region(spec, 0).1.map(|b| b.1).unwrap_or(f64::NAN);
+                let mut r = Reference::published(spec, 0).over(*c as f64 / 1.3, *c as f64 * 1.3);
+                r.value = None;
+                r.band = Some((formula - t, formula + t));
+                r.lines = vec![formula - t, formula + t];
+                r.label = format!(
+                    "A1.2 published: {}; shaded: passes (within {} of the formula)",
+                    spec.published_text,
+                    num(t)
+                );
+                p = p.reference(r);
+            }
+        }
+        panels.push(p);
+    }
+    let n = o.by.values().map(|v| v.len()).max().unwrap_or(0);
+    let mut fig = Figure::new(
+        "a1_2-overshoot-vs-formula",
+        &["A1.2"],
+        "check-then-act overshoot against c*ceil(L/c) - L, per added round trip",
+        format!("Admitted - L per trial, mean with min-max whiskers over n = {n} trials per point; grey dashes mark the formula at each worker count; the claim is judged in the longest-round-trip panel."),
+    )
+    .columns(3);
+    fig.panels = panels;
+    *md += &fig.write(ctx)?;
+    // Compact: mean overshoot per workers (rows) and round trip (columns).
+    let rtts: Vec<i64> = o.rtt_measured.keys().copied().collect();
+    let mut header = vec!["workers c".to_string(), "formula".to_string()];
+    header.extend(
+        rtts.iter()
+            .map(|r| format!("{} ms", num(*r as f64 / 1000.0))),
+    );
+    let pivot: Vec<Vec<String>> = ws
+        .iter()
+        .map(|c| {
+            let mut row = vec![c.to_string(), lockstep_overshoot(*c, limit).to_string()];
+            row.extend(rtts.iter().map(|r| {
+                o.by.get(&(*r, *c))
+                    .map(|v| f(Summary::of(v).mean, 1))
+                    .unwrap_or_default()
+            }));
+            row
+        })
+        .collect();
+    *md += "Mean admitted - L per worker count (rows) and added round trip (columns), with the formula:\n\n";
+    *md += &md_table(
+        &header.iter().map(|s| s.as_str()).collect::<Vec<_>>(),
+        &pivot,
+    );
+    *md += "\n";
+    *appendix += "Check-then-act overshoot per round trip and worker count (A1.2):\n\n";
+    *appendix += &md_table(
+        &[
+            "added round trip ms",
+            "measured round trip ms (median)",
+            "workers",
+            "mean admitted - L",
+            "min",
+            "max",
+            "n",
+            "formula",
+            "mean - formula",
+        ],
+        &table,
+    );
+    *appendix += "\n";
+    Ok(())
+}
+
+/// |mean - formula| for one worker count, with the bootstrap 95% interval
+/// of the mean mapped through |x - formula| (0 when the interval holds it).
+pub fn deviation_ci(v: &[f64], formula: f64) -> (f64, f64, f64) {
+    let (lo, hi) = mean_ci(v);
+    let dev = (Summary::of(v).mean - formula).abs();
+    let far = (lo - formula).abs().max((hi - formula).abs());
+    let near = if lo <= formula && formula <= hi {
+        0.0
+    } else {
+        (lo - formula).abs().min((hi - formula).abs())
+    };
+    (dev, near, far)
+}
+
+/// The largest deviation, its interval, the deviation per worker count and
+/// the fewest trials of a count.
+pub type Worst = (f64, (f64, f64), Vec<(u64, f64)>, usize);
+
+/// A1.2's quantity at round trip `rtt` (us): the largest deviation over the
+/// worker counts that ran, with its interval (the largest of each end), the
+/// per-count deviations and the fewest trials of a count.
+pub fn worst_deviation(o: &Overshoot, rtt: i64, limit: u64) -> Option<Worst> {
+    let per: Vec<(u64, (f64, f64, f64), usize)> = A1_2_WORKERS
+        .iter()
+        .filter_map(|c| {
+            o.by.get(&(rtt, *c)).map(|v| {
+                (
+                    *c,
+                    deviation_ci(v, lockstep_overshoot(*c, limit) as f64),
+                    v.len(),
+                )
+            })
+        })
+        .collect();
+    if per.is_empty() {
+        return None;
+    }
+    let worst = per.iter().map(|p| p.1.0).fold(0.0, f64::max);
+    let lo = per.iter().map(|p| p.1.1).fold(0.0, f64::max);
+    let hi = per.iter().map(|p| p.1.2).fold(0.0, f64::max);
+    let n = per.iter().map(|p| p.2).min().unwrap_or(0);
+    Some((
+        worst,
+        (lo, hi),
+        per.iter().map(|p| (p.0, p.1.0)).collect(),
+        n,
+    ))
+}
+
+/// The jitter widths check-then-act ran with at round trip `rtt` (us), 0 first.
+pub fn jitters_at(rows: &[Row], rtt: i64) -> Vec<f64> {
+    let mut j: Vec<f64> = rows
+        .iter()
+        .filter(|r| r.strategy == CTA && (r.target_rtt_ms * 1000.0).round() as i64 == rtt)
+        .map(|r| r.rtt_jitter_ms)
+        .collect();
+    j.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    j.dedup();
+    j
+}
+
+/// The jitter spelling shared with `retries` (A2.1 sweeps the same detail).
+pub fn jitter_text(ms: f64) -> String {
+    format!("{}", (ms * 1000.0).round() / 1000.0)
+}
+
+pub const JITTER_FIGURE: &str = "a1_2-deviation-vs-rtt-jitter";
+
+/// A1.2 vs jitter: |mean overshoot - formula| per worker count against the
+/// proxy's jitter at the longest round trip, the pass region shaded.
+fn jitter_figure(
+    ctx: &AnalysisCtx,
+    rows: &[Row],
+    rtt: i64,
+    limit: u64,
+    md: &mut String,
+) -> Result<bool> {
+    let js = jitters_at(rows, rtt);
+    if js.len() < 2 {
+        return Ok(false);
+    }
+    let mut series: BTreeMap<u64, Vec<Pt>> = BTreeMap::new();
+    let mut sd: Vec<String> = Vec::new();
+    for j in &js {
+        let o = cta_overshoot_at(rows, *j);
+        for c in A1_2_WORKERS {
+            if let Some(v) = o.by.get(&(rtt, c)) {
+                let (d, lo, hi) = deviation_ci(v, lockstep_overshoot(c, limit) as f64);
+                series
+                    .entry(c)
+                    .or_default()
+                    .push(Pt::spread(*j, d, lo, hi, v.len()));
+            }
+        }
+        let s: Vec<f64> = rows
+            .iter()
+            .filter(|r| {
+                r.strategy == CTA
+                    && r.rtt_jitter_ms == *j
+                    && (r.target_rtt_ms * 1000.0).round() as i64 == rtt
+            })
+            .map(|r| r.rtt_sd_us / 1000.0)
+            .collect();
+        sd.push(format!(
+            "{} ms: {:.2} ms",
+            jitter_text(*j),
+            Summary::of(&s).mean
+        ));
+    }
+    let mut p = Panel::new(
+        format!("{} ms added round trip", num(rtt as f64 / 1000.0)),
+        Axis::new("per-packet jitter per direction (ms, uniform extra delay)").ticks(js.clone()),
+        Axis::new("|mean overshoot - c*ceil(L/c)+L| (requests)"),
+    );
+    for (c, pts) in series {
+        p = p.series(Series::line(format!("c = {c}"), pts));
+    }
+    if let Some(spec) = ctx.claim("A1.2") {
+        p = p.reference(Reference::published(spec, 0));
+    }
+    *md += &Figure::new(
+        JITTER_FIGURE,
+        &["A1.2"],
+        "check-then-act: distance from the lockstep formula vs round-trip jitter",
+        format!("|mean overshoot - c*ceil(L/c)+L| per worker count, whiskers: the bootstrap 95% interval of the mean mapped through the distance, n trials per point; the proxy adds a uniform extra delay in [0, jitter] per packet and direction, recalibrated to the same median; achieved PING sd: {}.", sd.join(", ")),
+    )
+    .panel(p)
+    .write(ctx)?;
+    Ok(true)
+}
+
+/// A1.2: overshoot against the formula per workers and round trip; the
+/// jitter sweep as alternatives.
+pub fn a1_2(
+    ctx: &AnalysisCtx,
+    rows: &[Row],
+    limit: u64,
+    md: &mut String,
+    appendix: &mut String,
+    out: &mut Vec<Measured>,
+) -> Result<()> {
+    let o = cta_overshoot(rows);
+    if o.by.is_empty() {
+        return Ok(());
+    }
+    a1_2_figure_and_table(ctx, &o, limit, md, appendix)?;
+    let Some((longest, devs)) = formula_deviation(&o, limit) else {
+        return Ok(());
+    };
+    let Some((worst, ci, _, n)) = worst_deviation(&o, longest, limit) else {
+        return Ok(());
+    };
+    let swept = jitter_figure(ctx, rows, longest, limit, md)?;
+    let mut m = Measured::new(
+        "A1.2",
+        vec![worst],
+        format!(
+            "max |mean - formula| = {worst:.2} at {} ms ({})",
+            longest as f64 / 1000.0,
+            devs.iter()
+                .map(|d| format!("c={}: {:.2}", d.0, d.1))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        format!(
+            "concurrency.csv strategy=check-then-act target_rtt_ms={} workers in 8,16,32,64, per rtt_jitter_ms",
+            longest as f64 / 1000.0
+        ),
+    )
+    .intervals(
+        vec![ci],
+        format!("{} per worker count, mapped through |mean - formula|, largest of each end over the worker counts", mean_ci_method(n)),
+    )
+    .setting(&[("rtt_jitter_ms", "0")])
+    .condition(
+        "all four worker counts ran at the longest round trip",
+        devs.len() == A1_2_WORKERS.len(),
+    );
+    if swept {
+        m = m.sweep_figure(JITTER_FIGURE);
+    }
+    let band = ctx.claim("A1.2").and_then(|s| pass_region(s, 0).1);
+    let mut breaks: Option<f64> = None;
+    for j in jitters_at(rows, longest).into_iter().filter(|j| *j > 0.0) {
+        let oj = cta_overshoot_at(rows, j);
+        let Some((w, ci, per, _)) = worst_deviation(&oj, longest, limit) else {
+            continue;
+        };
+        if breaks.is_none() && band.is_some_and(|b| ci.0 > b.1) {
+            breaks = Some(j);
+        }
+        m = m.alternative(
+            Alternative::new(
+                &[("rtt_jitter_ms", jitter_text(j).as_str())],
+                vec![w],
+                format!(
+                    "max {w:.2} ({})",
+                    per.iter()
+                        .map(|d| format!("c={}: {:.2}", d.0, d.1))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            )
+            .intervals(vec![ci])
+            .condition(
+                "all four worker counts ran",
+                per.len() == A1_2_WORKERS.len(),
+            ),
+        );
+    }
+    if swept {
+        m = m.note(match breaks {
+            Some(j) => format!("the formula stops holding (the whole interval outside the pass region) from a per-packet jitter of {} ms per direction", jitter_text(j)),
+            None => "the formula held at every swept jitter".into(),
+        });
+    }
+    out.push(m);
+    Ok(())
+}

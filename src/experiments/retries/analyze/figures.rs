@@ -1,0 +1,397 @@
+//! The figures and tables of `retries`: admitted vs budget per round trip,
+//! A2.1's sweep of the unstated details (by setting and by round-trip
+//! jitter) with the lockstep bound, A2.2's slowdown per worker count, A2.3's
+//! over-admission, and the full table (appendix).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::{
+    A2_1_BUDGET, A2_2_BUDGET, Details, Groups, WORKERS, a2_1, a2_2, lockstep_admitted,
+    lockstep_slowdown, longest, summary,
+};
+use crate::analysis::AnalysisCtx;
+use crate::analysis::figure::{Axis, Figure, Panel, Pt, Reference, Series, num};
+use crate::analysis::stats::{Summary, mean_ci};
+use crate::analysis::table::{f, md_table};
+use crate::error::Result;
+use crate::experiments::concurrency::rows::Row as ConcurrencyRow;
+
+pub const SETTINGS_FIGURE: &str = "a2_1-watch-admitted-vs-setting";
+pub const JITTER_FIGURE: &str = "a2_1-watch-admitted-vs-rtt-jitter";
+pub const WORKERS_FIGURE: &str = "a2_2-watch-slowdown-vs-workers";
+
+fn ms(rtt: i64) -> String {
+    format!("{} ms", num(rtt as f64 / 1000.0))
+}
+
+/// Mean with its bootstrap 95% interval as whiskers.
+pub fn ci_pt(x: f64, v: &[f64]) -> Pt {
+    let s = Summary::of(v);
+    let (lo, hi) = mean_ci(v);
+    Pt::spread(x, s.mean, lo, hi, s.n)
+}
+
+/// A sort key that orders `fixed-1ms` before `fixed-10ms`: the label
+/// without its digits, then its first number.
+fn natural(label: &str) -> (String, f64) {
+    let text: String = label
+        .chars()
+        .filter(|c| !c.is_ascii_digit() && *c != '.')
+        .collect();
+    let num: String = label
+        .chars()
+        .skip_while(|c| !c.is_ascii_digit())
+        .take_while(|c| c.is_ascii_digit() || *c == '.')
+        .collect();
+    (text, num.parse().unwrap_or(0.0))
+}
+
+/// The lockstep bound at A2.1's budget (retries only: budget + 1 attempts).
+pub fn a2_1_bound(limit: u64) -> u64 {
+    lockstep_admitted(WORKERS, limit, A2_1_BUDGET + 1)
+}
+
+/// Admitted vs budget, a panel per round trip, a series per backoff (the
+/// other details at their defaults, 64 workers).
+pub fn budgets(ctx: &AnalysisCtx, g: &Groups, limit: u64, md: &mut String) -> Result<()> {
+    let d = Details::default_setting();
+    let only_backoff = |k: &Details| {
+        let mut k = k.clone();
+        k.backoff = d.backoff.clone();
+        k == d
+    };
+    let rtts: BTreeSet<i64> = g.watch.keys().map(|k| k.1).collect();
+    let budgets: BTreeSet<u32> = g.watch.keys().map(|k| k.2).collect();
+    let backoffs: BTreeSet<String> = g.watch.keys().map(|k| k.0.backoff.clone()).collect();
+    let mut fig = Figure::new(
+        "a2_1-watch-admitted-vs-budget",
+        &["A2.1"],
+        format!("WATCH/MULTI: admitted of L={limit} vs retry budget, {WORKERS} workers, per added round trip and backoff"),
+        "Admitted per trial, mean with min-max whiskers; the other unstated details at their defaults (retries only, all at once, no UNWATCH, no jitter); the lockstep model line: one admission per wave of attempts.",
+    )
+    .columns(3);
+    for rtt in &rtts {
+        let mut p = Panel::new(
+            format!("{} added round trip", ms(*rtt)),
+            Axis::log("retry budget").ticks(budgets.iter().map(|b| *b as f64).collect()),
+            Axis::new("admitted (requests)"),
+        )
+        .reference(Reference::limit(format!("limit L = {limit}"), limit as f64));
+        for bo in &backoffs {
+            let pts: Vec<Pt> = g
+                .watch
+                .iter()
+                .filter(|(k, _)| k.1 == *rtt && &k.0.backoff == bo && only_backoff(&k.0))
+                .map(|(k, v)| Pt::summary(k.2 as f64, &summary(v, |r| r.admitted as f64)))
+                .collect();
+            if !pts.is_empty() {
+                p = p.series(Series::line(format!("backoff {bo}"), pts));
+            }
+        }
+        p = p.series(Series::plain(
+            "lockstep model",
+            budgets
+                .iter()
+                .map(|b| Pt::new(*b as f64, lockstep_admitted(WORKERS, limit, b + 1) as f64))
+                .collect(),
+        ));
+        if Some(*rtt) == longest(g)
+            && let Some(c) = ctx.claim("A2.1")
+        {
+            let b = A2_1_BUDGET as f64;
+            p = p.reference(Reference::published(c, 0).over(b / 1.5, b * 1.5));
+        }
+        fig = fig.panel(p);
+    }
+    if fig.points() > 0 {
+        *md += &fig.write(ctx)?;
+    }
+    Ok(())
+}
+
+/// A2.1's sweep: admitted at budget 10 and the longest round trip, a panel
+/// per unstated detail (its values as categories, the others at their
+/// defaults), with the published value and the lockstep bound. Settings
+/// that change two details are drawn in the jitter figure.
+pub fn a2_1_settings(ctx: &AnalysisCtx, g: &Groups, limit: u64, md: &mut String) -> Result<()> {
+    let Some((rtt, at)) = a2_1(g) else {
+        return Ok(());
+    };
+    let d = Details::default_setting();
+    let dp = d.pairs();
+    let mut panels = Vec::new();
+    for (i, (detail, default)) in dp.iter().enumerate() {
+        // The default first, then each setting that changes only this detail.
+        let mut cats: Vec<(String, &Vec<f64>)> = Vec::new();
+        for (k, v) in &at {
+            let kp = k.pairs();
+            let differs: Vec<usize> = (0..kp.len()).filter(|j| kp[*j].1 != dp[*j].1).collect();
+            if differs.is_empty() {
+                cats.insert(0, (format!("{default} (default)"), v));
+            } else if differs == [i] {
+                cats.push((kp[i].1.clone(), v));
+            }
+        }
+        if cats.len() < 2 {
+            continue;
+        }
+        cats[1..].sort_by(|a, b| natural(&a.0).partial_cmp(&natural(&b.0)).unwrap());
+        let n = cats.len() as f64;
+        let mut p = Panel::new(
+            detail.to_string(),
+            Axis::new(""),
+            Axis::new("admitted of L (requests)").range(0.0, limit as f64),
+        )
+        .categories(cats.iter().map(|c| c.0.clone()).collect())
+        .series(Series::points(
+            "WATCH/MULTI, mean and 95% interval",
+            cats.iter()
+                .enumerate()
+                .map(|(x, (_, v))| ci_pt(x as f64, v))
+                .collect(),
+        ))
+        .reference(
+            Reference::expected(
+                format!(
+                    "lockstep bound: one admission per wave = {}",
+                    a2_1_bound(limit)
+                ),
+                a2_1_bound(limit) as f64,
+            )
+            .over(-0.5, n - 0.5),
+        );
+        if let Some(c) = ctx.claim("A2.1") {
+            p = p.reference(Reference::published(c, 0).over(-0.5, n - 0.5));
+        }
+        panels.push(p);
+    }
+    if panels.is_empty() {
+        return Ok(());
+    }
+    let trials = at.iter().map(|a| a.1.len()).max().unwrap_or(0);
+    let mut fig = Figure::new(
+        SETTINGS_FIGURE,
+        &["A2.1"],
+        format!("WATCH/MULTI at budget {A2_1_BUDGET}, {} round trip, {WORKERS} workers: admitted per value of each unstated detail", ms(rtt)),
+        format!("Admitted per trial, mean with bootstrap 95% interval of the mean over up to {trials} trials; each panel changes one detail from the default (fixed-0 backoff, retries only, all at once, WATCH+GET+MULTI/EXEC, no jitter); full-jitter: uniform in [0, min(100 ms, base x 2^(retry-1))]; spread: L arrivals uniform over that time; unwatch: UNWATCH after each abort."),
+    )
+    .columns(2);
+    fig.panels = panels;
+    *md += &fig.write(ctx)?;
+    Ok(())
+}
+
+/// A2.1 against the proxy's per-packet jitter, a series per backoff.
+pub fn a2_1_jitter(ctx: &AnalysisCtx, g: &Groups, limit: u64, md: &mut String) -> Result<()> {
+    let Some((rtt, at)) = a2_1(g) else {
+        return Ok(());
+    };
+    let d = Details::default_setting();
+    let mut by: BTreeMap<String, Vec<Pt>> = BTreeMap::new();
+    let mut xs = BTreeSet::new();
+    for (k, v) in &at {
+        let mut other = k.clone();
+        other.backoff = d.backoff.clone();
+        other.rtt_jitter_ms = d.rtt_jitter_ms.clone();
+        if other != d {
+            continue;
+        }
+        let x: f64 = k.rtt_jitter_ms.parse().unwrap_or(f64::NAN);
+        xs.insert((x * 1000.0) as i64);
+        by.entry(k.backoff.clone()).or_default().push(ci_pt(x, v));
+    }
+    if xs.len() < 2 {
+        return Ok(());
+    }
+    let mut p = Panel::new(
+        format!(
+            "{} round trip, budget {A2_1_BUDGET}, {WORKERS} workers",
+            ms(rtt)
+        ),
+        Axis::new("per-packet jitter per direction (ms, uniform extra delay)")
+            .ticks(xs.iter().map(|x| *x as f64 / 1000.0).collect()),
+        Axis::new("admitted of L (requests)"),
+    )
+    .reference(Reference::expected(
+        format!("lockstep bound = {}", a2_1_bound(limit)),
+        a2_1_bound(limit) as f64,
+    ));
+    // Only the backoffs swept over jitter (the others are in the settings figure).
+    for (bo, mut pts) in by.into_iter().filter(|(_, p)| p.len() > 1) {
+        pts.sort_by(|a, b| a.x.partial_cmp(&b.x).unwrap());
+        p = p.series(Series::line(format!("backoff {bo}"), pts));
+    }
+    if let Some(c) = ctx.claim("A2.1") {
+        p = p.reference(Reference::published(c, 0));
+    }
+    *md += &Figure::new(
+        JITTER_FIGURE,
+        &["A2.1"],
+        "WATCH/MULTI admitted vs round-trip jitter: does the lockstep break?",
+        "Admitted per trial, mean with bootstrap 95% interval of the mean; the proxy adds a uniform extra delay in [0, jitter] per packet and direction and is recalibrated so the median round trip stays at the target; the rows record the achieved round trip's spread (rtt_sd_us).",
+    )
+    .panel(p)
+    .write(ctx)?;
+    Ok(())
+}
+
+/// A2.2: the slowdown against the Lua fixed window vs workers, a series per
+/// round trip, the published range shaded.
+pub fn a2_2_workers(ctx: &AnalysisCtx, g: &Groups, limit: u64, md: &mut String) -> Result<()> {
+    let s = a2_2(g);
+    let mut by: BTreeMap<i64, Vec<Pt>> = BTreeMap::new();
+    for w in &s {
+        for (rtt, r, lo, hi, n) in &w.ratios {
+            by.entry(*rtt)
+                .or_default()
+                .push(Pt::spread(w.workers as f64, *r, *lo, *hi, *n));
+        }
+    }
+    let mut p = Panel::new(
+        "",
+        Axis::log("concurrent workers").ticks(s.iter().map(|w| w.workers as f64).collect()),
+        Axis::log("WATCH/MULTI wall time per trial / Lua's (x)"),
+    );
+    for (rtt, pts) in by {
+        p = p.series(Series::line(format!("{} added round trip", ms(rtt)), pts));
+    }
+    if !s.is_empty() {
+        p = p.series(Series::plain(
+            "lockstep model at a long round trip: 3L / ceil(L/c)",
+            s.iter()
+                .map(|w| Pt::new(w.workers as f64, lockstep_slowdown(w.workers, limit)))
+                .collect(),
+        ));
+    }
+    if let Some(c) = ctx.claim("A2.2") {
+        p = p.reference(Reference::published(c, 0));
+    }
+    let fig = Figure::new(
+        WORKERS_FIGURE,
+        &["A2.2"],
+        format!("WATCH/MULTI with a budget of {A2_2_BUDGET} retries: how much slower than the Lua fixed window, per worker count"),
+        "Mean wall time per trial of WATCH/MULTI divided by the mean of the Lua fixed window at the same round trip and worker count; whiskers: the bootstrap 95% interval of the WATCH mean over the same Lua mean; {n} trials per point; other details at their defaults.",
+    )
+    .panel(p);
+    if fig.points() > 0 {
+        *md += &fig.write(ctx)?;
+    }
+    Ok(())
+}
+
+/// A2.3: over-admission of WATCH/MULTI per budget (retries) and per worker
+/// count (concurrency).
+pub fn a2_3(
+    ctx: &AnalysisCtx,
+    g: &Groups,
+    concurrency: &[ConcurrencyRow],
+    md: &mut String,
+) -> Result<()> {
+    let mut budgets: BTreeMap<u32, Vec<f64>> = BTreeMap::new();
+    for (k, v) in &g.watch {
+        budgets
+            .entry(k.2)
+            .or_default()
+            .extend(v.iter().map(|r| r.admitted as f64 - r.limit as f64));
+    }
+    let mut p = Panel::new(
+        "retries experiment",
+        Axis::log("retry budget").ticks(budgets.keys().map(|b| *b as f64).collect()),
+        Axis::new("admitted - L, per trial (requests)"),
+    )
+    .series(Series::line(
+        "WATCH/MULTI (mean, whiskers min-max)",
+        budgets
+            .iter()
+            .map(|(b, v)| Pt::summary(*b as f64, &Summary::of(v)))
+            .collect(),
+    ));
+    let mut by_w: BTreeMap<u64, Vec<f64>> = BTreeMap::new();
+    for r in concurrency.iter().filter(|r| r.strategy == "watch-multi") {
+        by_w.entry(r.workers)
+            .or_default()
+            .push(r.over_admitted as f64);
+    }
+    let mut q = Panel::new(
+        "concurrency experiment",
+        Axis::log("concurrent workers").ticks(by_w.keys().map(|w| *w as f64).collect()),
+        Axis::new("admitted - L, per trial (requests)"),
+    )
+    .series(Series::line(
+        "WATCH/MULTI (mean, whiskers min-max)",
+        by_w.iter()
+            .map(|(w, v)| Pt::summary(*w as f64, &Summary::of(v)))
+            .collect(),
+    ));
+    if let Some(c) = ctx.claim("A2.3") {
+        p = p.reference(Reference::published(c, 0));
+        q = q.reference(Reference::published(c, 0));
+    }
+    *md += &Figure::new(
+        "a2_3-watch-never-over",
+        &["A2.3"],
+        "WATCH/MULTI never admits more than the limit",
+        "Admitted - L per trial, mean with min-max whiskers, over every round trip and setting (left) and every round trip (right); negative values are requests refused because the retry budget ran out.",
+    )
+    .panel(p)
+    .panel(q)
+    .columns(2)
+    .write(ctx)?;
+    Ok(())
+}
+
+/// The full table (appendix) and the baseline line.
+pub fn table(g: &Groups, appendix: &mut String) {
+    let mut table = Vec::new();
+    for ((d, rtt, b), v) in &g.watch {
+        let w = summary(v, |r| r.wall_ms);
+        let lua = g
+            .baseline
+            .get(&(*rtt, d.workers))
+            .map(|l| summary(l, |r| r.wall_ms).mean)
+            .unwrap_or(f64::NAN);
+        table.push(vec![
+            f(*rtt as f64 / 1000.0, 1),
+            f(summary(v, |r| r.rtt_median_us).mean / 1000.0, 2),
+            f(summary(v, |r| r.rtt_sd_us).mean / 1000.0, 2),
+            d.label(),
+            b.to_string(),
+            summary(v, |r| r.admitted as f64).show(1),
+            f(summary(v, |r| r.refused_by_retries as f64).mean, 1),
+            f(summary(v, |r| r.aborts as f64).mean, 0),
+            f(w.mean, 1),
+            f(w.mean / lua, 1),
+        ]);
+    }
+    *appendix += "WATCH/MULTI per round trip, setting and retry budget (admitted: mean (min, max, n); round trip: median and sd of the PINGs before the cell; slowdown = wall / Lua fixed window's wall at the same round trip and workers):\n\n";
+    *appendix += &md_table(
+        &[
+            "added round trip ms",
+            "measured round trip ms",
+            "its sd ms",
+            "setting",
+            "retry budget",
+            "admitted",
+            "refused (retries exhausted)",
+            "aborts",
+            "wall ms",
+            "x Lua",
+        ],
+        &table,
+    );
+    *appendix += "\nLua fixed window: ";
+    *appendix += &g
+        .baseline
+        .iter()
+        .map(|((rtt, w), v)| {
+            format!(
+                "{}, {w} workers: admitted {}, wall {} ms",
+                ms(*rtt),
+                summary(v, |r| r.admitted as f64).show(1),
+                f(summary(v, |r| r.wall_ms).mean, 1)
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("; ");
+    *appendix += "\n\n";
+}
