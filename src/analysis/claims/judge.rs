@@ -6,7 +6,7 @@
 //! A claim passes at the setup as the study states it (our defaults for what
 //! it leaves unstated); failing that, it is `pass-inferred` when one of the
 //! swept settings of its unstated details passes, provided one value of
-//! each detail serves every claim that depends on that detail (the member
+//! each detail serves every claim that sweeps that detail (the member
 //! length that gives one memory claim must give the others); otherwise it
 //! fails, and the reason names the range swept.
 
@@ -147,9 +147,16 @@ fn candidates(spec: &ClaimSpec, m: &Measured) -> Vec<Candidate> {
         if ok {
             let mut full = defaults.clone();
             full.extend(a.setting.iter().cloned());
+            // The assumption names what differs from our defaults.
+            let own = a
+                .setting
+                .iter()
+                .filter(|(k, v)| defaults.get(k) != Some(v))
+                .cloned()
+                .collect();
             out.push(Candidate {
                 full,
-                own: a.setting.clone(),
+                own,
                 is_default: false,
                 borderline,
             });
@@ -173,8 +180,10 @@ pub fn swept_range(m: &Measured) -> String {
             }
         }
     }
+    let varied = swept(m);
     order
         .iter()
+        .filter(|k| varied.contains(*k))
         .map(|k| {
             let mut list: Vec<String> = Vec::new();
             if let Some((_, d)) = m.setting.iter().find(|(dk, _)| dk == k) {
@@ -189,6 +198,90 @@ pub fn swept_range(m: &Measured) -> String {
         })
         .collect::<Vec<_>>()
         .join("; ")
+}
+
+/// The details a claim sweeps: those that at least one alternative sets to
+/// a value other than our default (an alternative may restate defaults).
+fn swept(m: &Measured) -> BTreeSet<String> {
+    m.sweep
+        .iter()
+        .flat_map(|a| a.setting.iter())
+        .filter(|(k, v)| !m.setting.iter().any(|(dk, dv)| dk == k && dv == v))
+        .map(|(k, _)| k.clone())
+        .collect()
+}
+
+/// Two claims' settings agree on every detail both sweep.
+fn agree(a: &Candidate, sa: &BTreeSet<String>, b: &Candidate, sb: &BTreeSet<String>) -> bool {
+    sa.intersection(sb).all(|d| a.full.get(d) == b.full.get(d))
+}
+
+/// One passing setting per claim such that claims sweeping the same detail
+/// agree on its value: an exhaustive search (claims passing at our defaults
+/// try the defaults first), else, past a step budget or when no assignment
+/// serves every claim, a greedy pass that serves the claims passing at our
+/// defaults first. `None`: no setting of this claim fits the others.
+fn assign(cands: &[Vec<Candidate>], swept: &[BTreeSet<String>]) -> Vec<Option<usize>> {
+    let mut order: Vec<usize> = (0..cands.len()).filter(|&i| !cands[i].is_empty()).collect();
+    order.sort_by_key(|&i| !cands[i].iter().any(|c| c.is_default));
+    let fits = |chosen: &[Option<usize>], i: usize, k: usize| {
+        order.iter().all(|&j| match chosen[j] {
+            Some(kj) if j != i => agree(&cands[i][k], &swept[i], &cands[j][kj], &swept[j]),
+            _ => true,
+        })
+    };
+    fn dfs(
+        pos: usize,
+        order: &[usize],
+        cands: &[Vec<Candidate>],
+        chosen: &mut Vec<Option<usize>>,
+        steps: &mut u32,
+        fits: &dyn Fn(&[Option<usize>], usize, usize) -> bool,
+    ) -> bool {
+        if pos == order.len() {
+            return true;
+        }
+        let i = order[pos];
+        for k in 0..cands[i].len() {
+            *steps += 1;
+            if *steps > 200_000 {
+                return false;
+            }
+            if fits(chosen, i, k) {
+                chosen[i] = Some(k);
+                if dfs(pos + 1, order, cands, chosen, steps, fits) {
+                    return true;
+                }
+                chosen[i] = None;
+            }
+        }
+        false
+    }
+    let mut chosen = vec![None; cands.len()];
+    let mut steps = 0;
+    if dfs(0, &order, cands, &mut chosen, &mut steps, &fits) {
+        return chosen;
+    }
+    let mut chosen = vec![None; cands.len()];
+    for &i in &order {
+        chosen[i] = (0..cands[i].len()).find(|&k| fits(&chosen, i, k));
+    }
+    // No value serves every claim: a claim left out makes the inferred
+    // settings of the claims it shares a detail with unproven too.
+    let unserved: Vec<usize> = order
+        .iter()
+        .copied()
+        .filter(|&i| chosen[i].is_none())
+        .collect();
+    for &i in &order {
+        if let Some(k) = chosen[i] {
+            if !cands[i][k].is_default && unserved.iter().any(|&j| !swept[i].is_disjoint(&swept[j]))
+            {
+                chosen[i] = None;
+            }
+        }
+    }
+    chosen
 }
 
 /// One row per claim in the table, measured or not, at run size `size`.
@@ -212,93 +305,18 @@ pub fn judge(claims: &[ClaimSpec], measured: Vec<Measured>, size: &str) -> Vec<J
             _ => vec![],
         })
         .collect();
-
-    // One value per detail: over the claims that state or sweep a detail and
-    // pass somewhere, the values that serve them all; the default if it does.
-    let mut chosen: BTreeMap<String, String> = BTreeMap::new();
-    let mut conflicts: BTreeMap<String, String> = BTreeMap::new();
-    let mut details: BTreeSet<String> = BTreeSet::new();
-    for m in found.iter().flatten() {
-        details.extend(m.setting.iter().map(|(k, _)| k.clone()));
-        details.extend(
-            m.sweep
-                .iter()
-                .flat_map(|a| a.setting.iter().map(|(k, _)| k.clone())),
-        );
-    }
-    for d in &details {
-        let mut serving: Vec<(String, BTreeSet<String>)> = Vec::new();
-        let mut default_value: Option<String> = None;
-        for ((c, m), cs) in claims.iter().zip(&found).zip(&cands) {
-            let Some(m) = m else { continue };
-            let mentions = m.setting.iter().any(|(k, _)| k == d)
-                || m.sweep
-                    .iter()
-                    .any(|a| a.setting.iter().any(|(k, _)| k == d));
-            if !mentions || cs.is_empty() {
-                continue;
-            }
-            if default_value.is_none() {
-                default_value = m
-                    .setting
-                    .iter()
-                    .find(|(k, _)| k == d)
-                    .map(|(_, v)| v.clone());
-            }
-            if cs.iter().any(|x| !x.full.contains_key(d)) {
-                continue; // a passing setting that does not fix the detail serves any value
-            }
-            serving.push((c.id.clone(), cs.iter().map(|x| x.full[d].clone()).collect()));
-        }
-        if serving.is_empty() {
-            continue;
-        }
-        let mut common = serving[0].1.clone();
-        for (_, s) in &serving[1..] {
-            common = common.intersection(s).cloned().collect();
-        }
-        let pick = |set: &BTreeSet<String>| -> String {
-            match &default_value {
-                Some(v) if set.contains(v) => v.clone(),
-                _ => set.iter().next().cloned().unwrap_or_default(),
-            }
-        };
-        if !common.is_empty() {
-            chosen.insert(d.clone(), pick(&common));
-            continue;
-        }
-        // No value serves every claim: none is assumed; each claim keeps only
-        // what it gets at our default of the detail.
-        let needs: Vec<String> = serving
-            .iter()
-            .map(|(id, set)| {
-                format!(
-                    "{id} reproduces at {}",
-                    set.iter()
-                        .map(|v| format!("{d}={v}"))
-                        .collect::<Vec<_>>()
-                        .join(" or ")
-                )
-            })
-            .collect();
-        conflicts.insert(
-            d.clone(),
-            format!(
-                "no single value of {d} serves every claim ({})",
-                needs.join("; ")
-            ),
-        );
-        chosen.insert(d.clone(), default_value.clone().unwrap_or_default());
-    }
-
-    claims
+    let sweeps: Vec<BTreeSet<String>> = found
         .iter()
-        .zip(found)
-        .zip(cands)
-        .map(|((c, m), cs)| {
-            let row = |verdict, assumption: String, borderline, why: String, m| Judged {
+        .map(|m| m.as_ref().map(swept).unwrap_or_default())
+        .collect();
+    let chosen = assign(&cands, &sweeps);
+
+    (0..claims.len())
+        .map(|i| {
+            let (c, m) = (&claims[i], found[i].clone());
+            let row = |verdict, assumption: String, borderline, why: String| Judged {
                 spec: c.clone(),
-                measured: m,
+                measured: m.clone(),
                 verdict,
                 assumption,
                 borderline,
@@ -311,25 +329,22 @@ pub fn judge(claims: &[ClaimSpec], measured: Vec<Measured>, size: &str) -> Vec<J
                     String::new(),
                     false,
                     format!("measured at size {sizes} only; this run is {size}"),
-                    m,
                 );
             }
-            let Some(mm) = m.clone() else {
+            let Some(mm) = &m else {
                 return row(
                     Verdict::NotRun,
                     String::new(),
                     false,
                     "not measured at this size".into(),
-                    m,
                 );
             };
-            let consistent =
-                |x: &Candidate| x.full.iter().all(|(k, v)| chosen.get(k).is_none_or(|cv| cv == v));
-            if let Some(x) = cs.iter().find(|x| x.is_default) {
-                return row(Verdict::Pass, String::new(), x.borderline, String::new(), m);
+            if let Some(x) = cands[i].iter().find(|x| x.is_default) {
+                return row(Verdict::Pass, String::new(), x.borderline, String::new());
             }
-            let range = swept_range(&mm);
-            if let Some(x) = cs.iter().find(|x| consistent(x)) {
+            let range = swept_range(mm);
+            if let Some(k) = chosen[i] {
+                let x = &cands[i][k];
                 return row(
                     Verdict::PassInferred,
                     setting_text(&x.own),
@@ -339,27 +354,35 @@ pub fn judge(claims: &[ClaimSpec], measured: Vec<Measured>, size: &str) -> Vec<J
                         setting_text(&mm.setting),
                         setting_text(&x.own)
                     ),
-                    m,
                 );
             }
-            let why = if let Some(x) = cs.first() {
-                let clash: Vec<String> = x
-                    .full
-                    .iter()
-                    .filter(|(k, v)| chosen.get(*k).is_some_and(|cv| cv != *v))
-                    .map(|(k, _)| conflicts.get(k).cloned().unwrap_or_else(|| format!("{k}={} serves the other claims", chosen[k])))
+            let why = if let Some(x) = cands[i].first() {
+                // Which claims' settings this claim's passing settings clash with.
+                let others: Vec<String> = (0..claims.len())
+                    .filter(|&j| j != i)
+                    .filter_map(|j| {
+                        let y = &cands[j][chosen[j]?];
+                        let shared: Vec<&String> = sweeps[i].intersection(&sweeps[j]).collect();
+                        (!shared.is_empty() && !agree(x, &sweeps[i], y, &sweeps[j])).then(|| {
+                            let vals: Vec<String> = shared
+                                .iter()
+                                .map(|d| format!("{d}={}", y.full.get(*d).map(String::as_str).unwrap_or("?")))
+                                .collect();
+                            format!("{} needs {}", claims[j].id, vals.join(", "))
+                        })
+                    })
                     .collect();
                 format!(
-                    "reproduces only at {}, but one value per detail must serve every claim: {}; swept {range}",
+                    "reproduces only at {}, but one value per detail must serve every claim that sweeps it ({}); swept {range}",
                     setting_text(&x.own),
-                    clash.join("; ")
+                    if others.is_empty() { "no setting fits the others".to_string() } else { others.join("; ") }
                 )
             } else if range.is_empty() {
                 "no unstated detail swept: measured at the study's setup only".to_string()
             } else {
                 format!("no swept value reproduces; swept {range}")
             };
-            row(Verdict::Fail, String::new(), false, why, m)
+            row(Verdict::Fail, String::new(), false, why)
         })
         .collect()
 }
@@ -461,6 +484,31 @@ mod tests {
             rows[0].why.contains("member_len: 26 (default), 16, 24"),
             "{}",
             rows[0].why
+        );
+    }
+
+    #[test]
+    fn a_detail_only_stated_at_its_default_does_not_bind_the_others() {
+        let a = Measured::new("A2.1", vec![22.0], "", "")
+            .setting(&[("backoff", "fixed-0"), ("arrival", "all-at-once")])
+            .alternative(Alternative::new(
+                &[("backoff", "full-jitter-10ms")],
+                vec![58.0],
+                "",
+            ));
+        let b = Measured::new("A2.2", vec![100.0], "", "")
+            .setting(&[("backoff", "fixed-0"), ("workers", "64")])
+            .alternative(Alternative::new(&[("workers", "4")], vec![20.0], ""));
+        let rows = judge(
+            &[spec("A2.1", 58.0, 10.0), spec("A2.2", 20.0, 5.0)],
+            vec![a, b],
+            "full",
+        );
+        assert_eq!(rows[0].verdict, Verdict::PassInferred, "{}", rows[0].why);
+        assert_eq!(rows[0].assumption, "backoff=full-jitter-10ms");
+        assert_eq!(
+            (rows[1].verdict, rows[1].assumption.as_str()),
+            (Verdict::PassInferred, "workers=4")
         );
     }
 
