@@ -111,7 +111,7 @@ fn every_figure_of_the_reference_run_renders_without_text_problems() {
         .count();
     assert!(n >= 20, "only {n} figures");
     let (mut problems, titles) = check_figures(&run);
-    for (c, _, _) in &rows {
+    for c in rows.iter().map(|j| &j.spec) {
         if !titles.contains(&format!("{}:", c.id)) && !titles.contains(&format!("{},", c.id)) {
             problems.push(format!("claim {} is in no figure's title", c.id));
         }

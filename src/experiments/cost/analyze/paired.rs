@@ -48,7 +48,7 @@ pub(super) fn mean(xs: &[f64]) -> f64 {
 }
 
 /// Mean of `xs` with its interval: (mean, (lo, hi), n).
-pub(in crate::experiments::cost) type Est = (f64, (f64, f64), usize);
+pub(crate) type Est = (f64, (f64, f64), usize);
 
 pub(super) fn est(xs: &[f64]) -> Est {
     (mean(xs), ci(xs), xs.len())
@@ -65,7 +65,7 @@ fn rest_us(r: &CostRow) -> f64 {
 
 /// One variant's CPU per decision against GET's, split (B2.1).
 #[derive(Debug, Clone)]
-pub(in crate::experiments::cost) struct Split {
+pub(crate) struct Split {
     pub cell: String,
     /// Whole CPU per decision / GET's whole CPU per decision, per run.
     pub total: Est,
@@ -96,7 +96,7 @@ fn split_of(cell: &str, x: &Variant, g: &Variant) -> Split {
 
 /// B2.1: GET's own split (its parts as fractions of itself) and every Lua
 /// variant's, each per run against GET's CPU in the same run.
-pub(in crate::experiments::cost) fn b21_split(v: &Variants) -> Option<(Split, Vec<Split>)> {
+pub(crate) fn b21_split(v: &Variants) -> Option<(Split, Vec<Split>)> {
     let g = v.get("get")?;
     let lua = v.lua();
     if lua.is_empty() || g.rows.is_empty() {
@@ -109,7 +109,7 @@ pub(in crate::experiments::cost) fn b21_split(v: &Variants) -> Option<(Split, Ve
 }
 
 /// `1.23 (95% 1.20-1.26)`.
-pub(in crate::experiments::cost) fn show(e: &Est, digits: usize) -> String {
+pub(crate) fn show(e: &Est, digits: usize) -> String {
     format!(
         "{:.d$} (95% {:.d$}-{:.d$}, n={})",
         e.0,
