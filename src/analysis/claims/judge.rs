@@ -162,6 +162,9 @@ fn candidates(spec: &ClaimSpec, m: &Measured) -> Vec<Candidate> {
             });
         }
     }
+    // The simplest assumption first: fewest details away from our defaults
+    // (stable, so the analyzer's order breaks ties).
+    out.sort_by_key(|c| (!c.is_default, c.own.len()));
     out
 }
 
