@@ -162,9 +162,10 @@ fn candidates(spec: &ClaimSpec, m: &Measured) -> Vec<Candidate> {
             });
         }
     }
-    // The simplest assumption first: fewest details away from our defaults
-    // (stable, so the analyzer's order breaks ties).
-    out.sort_by_key(|c| (!c.is_default, c.own.len()));
+    // The simplest assumption first: fewest details away from our defaults,
+    // then a setting whose interval lies wholly inside the passing region
+    // before a borderline one (stable, so the analyzer's order breaks ties).
+    out.sort_by_key(|c| (!c.is_default, c.own.len(), c.borderline));
     out
 }
 
