@@ -118,9 +118,16 @@ pub fn sweeps(rows: &[Judged]) -> String {
             } else {
                 a.display.clone()
             };
+            // Only what differs from our defaults (an alternative may restate them).
+            let own: Vec<(String, String)> = a
+                .setting
+                .iter()
+                .filter(|kv| !m.setting.contains(kv))
+                .cloned()
+                .collect();
             out.push_str(&format!(
                 "| {} | {} | {} | {} |\n",
-                md_escape(&setting_text(&a.setting)),
+                md_escape(&setting_text(&own)),
                 md_escape(&shown),
                 iv(&a.intervals),
                 yes(ok, b)

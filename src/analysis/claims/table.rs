@@ -63,7 +63,13 @@ pub fn sweep_text(m: &Measured) -> String {
             } else {
                 a.display.clone()
             };
-            format!("{}: {v}", setting_text(&a.setting))
+            let own: Vec<(String, String)> = a
+                .setting
+                .iter()
+                .filter(|kv| !m.setting.contains(kv))
+                .cloned()
+                .collect();
+            format!("{}: {v}", setting_text(&own))
         })
         .collect::<Vec<_>>()
         .join("; ")
