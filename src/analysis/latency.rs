@@ -61,6 +61,24 @@ pub fn cdf(h: &Histogram<u64>) -> Vec<(f64, f64)> {
         .collect()
 }
 
+/// The CDF points a figure needs: a point where the fraction has risen by
+/// 0.1% or the latency by 2% since the last one kept, and the last. A full
+/// run's merged histograms hold thousands of distinct values each; drawn
+/// all, the SVG weighs megabytes and looks the same.
+pub fn thin(points: &[(f64, f64)]) -> Vec<(f64, f64)> {
+    let mut out: Vec<(f64, f64)> = Vec::new();
+    for (i, &(x, y)) in points.iter().enumerate() {
+        let keep = match out.last() {
+            None => true,
+            Some(&(lx, ly)) => y - ly >= 0.001 || x >= lx * 1.02 || i + 1 == points.len(),
+        };
+        if keep {
+            out.push((x, y));
+        }
+    }
+    out
+}
+
 /// The latency section: a table per experiment, one CDF figure.
 pub fn section(ctx: &AnalysisCtx) -> Result<Option<Section>> {
     let mut md = String::from(
@@ -126,7 +144,7 @@ pub fn section(ctx: &AnalysisCtx) -> Result<Option<Section>> {
             Axis::new("fraction of decisions at or below").range(0.0, 1.0),
         );
         for (s, m) in &merged {
-            let pts: Vec<Pt> = cdf(&m.hist)
+            let pts: Vec<Pt> = thin(&cdf(&m.hist))
                 .into_iter()
                 .map(|(x, y)| Pt::new(x, y))
                 .collect();
