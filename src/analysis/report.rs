@@ -125,9 +125,13 @@ pub fn readme_table(
             md_escape(&c.published_text),
             md_escape(
                 &m.as_ref()
-                    .map(|m| format!("{} {}", headline(c, m), unit_short(c))
-                        .trim()
-                        .to_string())
+                    .map(|m| {
+                        let v = format!("{} {}", headline(c, m), unit_short(c));
+                        match inferred_value(j) {
+                            Some(at) => format!("{} at our defaults; {at}", v.trim()),
+                            None => v.trim().to_string(),
+                        }
+                    })
                     .unwrap_or_else(|| "-".into())
             ),
             md_escape(&check_text(c)),
@@ -205,6 +209,31 @@ pub fn verdict_text(j: &Judged) -> String {
         s += " (borderline)";
     }
     s
+}
+
+/// For a `pass-inferred` claim: the value at the assumed setting, as
+/// `60.5 at arrival=spread-750ms`.
+pub fn inferred_value(j: &Judged) -> Option<String> {
+    let m = j.measured.as_ref()?;
+    if j.assumption.is_empty() {
+        return None;
+    }
+    let a = m.sweep.iter().find(|a| {
+        let own: Vec<(String, String)> = a
+            .setting
+            .iter()
+            .filter(|kv| !m.setting.contains(kv))
+            .cloned()
+            .collect();
+        super::claims::setting_text(&own) == j.assumption
+    })?;
+    let v = a
+        .values
+        .iter()
+        .map(|x| super::figure::num(*x))
+        .collect::<Vec<_>>()
+        .join(" / ");
+    Some(format!("{v} at {}", j.assumption))
 }
 
 /// "12 pass, 3 pass-inferred, 2 fail, 0 not-run" over `rows`.
@@ -290,7 +319,10 @@ pub fn write_report(
             md_escape(&c.published_text),
             md_escape(
                 &me.as_ref()
-                    .map(|m| ours_text(c, m))
+                    .map(|m| match inferred_value(j) {
+                        Some(at) => format!("{} at our defaults; {at}", ours_text(c, m)),
+                        None => ours_text(c, m),
+                    })
                     .unwrap_or_else(|| "-".into())
             ),
             md_escape(&unit_short(c)),
