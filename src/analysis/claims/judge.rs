@@ -440,17 +440,17 @@ mod tests {
     #[test]
     fn one_value_per_detail_serves_every_claim_or_the_claim_fails() {
         let claims = [
-            spec("B3.1", 40.0, 1.0),
-            spec("B3.2", 3.6, 0.5),
-            spec("B4.3", 14.0, 2.0),
+            spec("M1", 30.0, 1.0),
+            spec("M2", 4.0, 0.5),
+            spec("M3", 12.0, 2.0),
         ];
         // B3.1 passes at 24 and 16, B3.2 at 24 only, B4.3 at its default 26 and at 24.
         let rows = judge(
             &claims,
             vec![
-                member("B3.1", 30.0, 40.5, 39.5),
-                member("B3.2", 7.0, 8.0, 3.7),
-                member("B4.3", 13.0, 9.0, 12.5),
+                member("M1", 20.0, 30.5, 29.5),
+                member("M2", 7.0, 8.0, 4.1),
+                member("M3", 11.0, 7.0, 12.5),
             ],
             "full",
         );
@@ -469,10 +469,7 @@ mod tests {
         // Now B3.1 reproduces only at 16: no single member length serves both.
         let rows = judge(
             &claims[..2],
-            vec![
-                member("B3.1", 30.0, 40.5, 30.0),
-                member("B3.2", 7.0, 8.0, 3.7),
-            ],
+            vec![member("M1", 20.0, 30.5, 20.0), member("M2", 7.0, 8.0, 4.1)],
             "full",
         );
         assert!(rows.iter().all(|j| j.verdict == Verdict::Fail), "{rows:#?}");
@@ -482,7 +479,7 @@ mod tests {
             rows[0].why
         );
         // Nothing reproduces: the range swept is named.
-        let rows = judge(&claims[..1], vec![member("B3.1", 1.0, 2.0, 3.0)], "full");
+        let rows = judge(&claims[..1], vec![member("M1", 1.0, 2.0, 3.0)], "full");
         assert_eq!(rows[0].verdict, Verdict::Fail);
         assert!(
             rows[0].why.contains("member_len: 26 (default), 16, 24"),
@@ -493,18 +490,18 @@ mod tests {
 
     #[test]
     fn a_detail_only_stated_at_its_default_does_not_bind_the_others() {
-        let a = Measured::new("A2.1", vec![22.0], "", "")
+        let a = Measured::new("W1", vec![20.0], "", "")
             .setting(&[("backoff", "fixed-0"), ("arrival", "all-at-once")])
             .alternative(Alternative::new(
                 &[("backoff", "full-jitter-10ms")],
-                vec![58.0],
+                vec![50.0],
                 "",
             ));
-        let b = Measured::new("A2.2", vec![100.0], "", "")
+        let b = Measured::new("W2", vec![100.0], "", "")
             .setting(&[("backoff", "fixed-0"), ("workers", "64")])
             .alternative(Alternative::new(&[("workers", "4")], vec![20.0], ""));
         let rows = judge(
-            &[spec("A2.1", 58.0, 10.0), spec("A2.2", 20.0, 5.0)],
+            &[spec("W1", 50.0, 10.0), spec("W2", 20.0, 5.0)],
             vec![a, b],
             "full",
         );
@@ -518,10 +515,10 @@ mod tests {
 
     #[test]
     fn a_claim_about_the_full_run_is_not_run_at_other_sizes() {
-        let mut s = spec("A0", 100.0, 0.0);
+        let mut s = spec("S0", 100.0, 0.0);
         s.check = Check::AtLeast;
         s.sizes = Some(vec!["full".into()]);
-        let m = || vec![Measured::new("A0", vec![40.0], "", "")];
+        let m = || vec![Measured::new("S0", vec![40.0], "", "")];
         assert_eq!(
             judge(&[s.clone()], m(), "quick")[0].verdict,
             Verdict::NotRun

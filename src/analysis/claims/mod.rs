@@ -157,29 +157,29 @@ mod tests {
         let m = |v: Vec<f64>| Measured::new("X", v, "", "");
         assert_eq!(
             verdict(
-                &spec(Check::WithinAbs, Num::One(58.0), Num::One(10.0)),
-                &m(vec![50.0])
+                &spec(Check::WithinAbs, Num::One(60.0), Num::One(10.0)),
+                &m(vec![52.0])
             ),
             Verdict::Pass
         );
         assert_eq!(
             verdict(
-                &spec(Check::WithinAbs, Num::One(58.0), Num::One(10.0)),
-                &m(vec![47.0])
+                &spec(Check::WithinAbs, Num::One(60.0), Num::One(10.0)),
+                &m(vec![49.0])
             ),
             Verdict::Fail
         );
         assert_eq!(
             verdict(
-                &spec(Check::InRange, Num::Many(vec![2.5, 3.5]), Num::One(0.2)),
-                &m(vec![2.1, 4.1])
+                &spec(Check::InRange, Num::Many(vec![2.0, 3.0]), Num::One(0.2)),
+                &m(vec![1.7, 3.5])
             ),
             Verdict::Pass
         );
         assert_eq!(
             verdict(
-                &spec(Check::InRange, Num::Many(vec![2.5, 3.5]), Num::One(0.2)),
-                &m(vec![1.9])
+                &spec(Check::InRange, Num::Many(vec![2.0, 3.0]), Num::One(0.2)),
+                &m(vec![1.5])
             ),
             Verdict::Fail
         );
