@@ -119,12 +119,7 @@ pub fn sweeps(rows: &[Judged]) -> String {
                 a.display.clone()
             };
             // Only what differs from our defaults (an alternative may restate them).
-            let own: Vec<(String, String)> = a
-                .setting
-                .iter()
-                .filter(|kv| !m.setting.contains(kv))
-                .cloned()
-                .collect();
+            let own = a.own(&m.setting);
             out.push_str(&format!(
                 "| {} | {} | {} | {} |\n",
                 md_escape(&setting_text(&own)),

@@ -218,15 +218,10 @@ pub fn inferred_value(j: &Judged) -> Option<String> {
     if j.assumption.is_empty() {
         return None;
     }
-    let a = m.sweep.iter().find(|a| {
-        let own: Vec<(String, String)> = a
-            .setting
-            .iter()
-            .filter(|kv| !m.setting.contains(kv))
-            .cloned()
-            .collect();
-        super::claims::setting_text(&own) == j.assumption
-    })?;
+    let a = m
+        .sweep
+        .iter()
+        .find(|a| super::claims::setting_text(&a.own(&m.setting)) == j.assumption)?;
     let v = a
         .values
         .iter()

@@ -123,6 +123,15 @@ impl Alternative {
         self.conditions.push((what.into(), holds));
         self
     }
+    /// The details this setting changes from `defaults` (an alternative may
+    /// restate our defaults beside what it varies).
+    pub fn own(&self, defaults: &Setting) -> Setting {
+        self.setting
+            .iter()
+            .filter(|kv| !defaults.contains(kv))
+            .cloned()
+            .collect()
+    }
 }
 
 /// "member_len=26, backoff=full-jitter".

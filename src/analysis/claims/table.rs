@@ -63,12 +63,7 @@ pub fn sweep_text(m: &Measured) -> String {
             } else {
                 a.display.clone()
             };
-            let own: Vec<(String, String)> = a
-                .setting
-                .iter()
-                .filter(|kv| !m.setting.contains(kv))
-                .cloned()
-                .collect();
+            let own = a.own(&m.setting);
             format!("{}: {v}", setting_text(&own))
         })
         .collect::<Vec<_>>()
