@@ -17,10 +17,10 @@ fn copy_of_reference(tmp: &Path, max_rows: usize) -> std::path::PathBuf {
     for e in std::fs::read_dir(root.join("data/reference")).unwrap() {
         let p = e.unwrap().path();
         let name = p.file_name().unwrap().to_string_lossy().to_string();
-        // Large tables are committed compressed (`.csv.gz`); the copy is plain.
-        let plain = name.strip_suffix(".gz").unwrap_or(&name).to_string();
+        // Large tables are committed compressed (`.csv.zst`); the copy is plain.
+        let plain = limitbench::files::plain_name(&name).to_string();
         if plain.ends_with(".csv") && plain != "claims.csv" {
-            let bytes = limitbench::files::read_maybe_gz(&p).unwrap();
+            let bytes = limitbench::files::read_maybe_compressed(&p).unwrap();
             let text = String::from_utf8(bytes).unwrap();
             let kept: String = text
                 .lines()

@@ -18,7 +18,7 @@ use crate::error::{Error, Result};
 
 /// The bundled font (DejaVu Sans, Bitstream Vera license: see
 /// `assets/fonts/DejaVuSans-LICENSE.txt`).
-static FONT: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans.ttf");
+pub(crate) static FONT: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans.ttf");
 const FAMILY: &str = "sans-serif";
 
 /// Register the bundled font once per process for every text plotters draws.
@@ -41,13 +41,19 @@ pub(super) fn render(f: &Figure, dir: &Path) -> Result<()> {
         draw(&root, f, &layout)?;
         root.present().map_err(err)?;
     }
-    let png = dir.join(format!("{}.png", f.name));
+    let mut rgb = vec![0u8; layout.w as usize * layout.h as usize * 3];
     {
-        let root = BitMapBackend::new(&png, (layout.w, layout.h)).into_drawing_area();
+        let backend = super::bitmap_text::GlyphFix {
+            inner: BitMapBackend::with_buffer(&mut rgb, (layout.w, layout.h)),
+            font: ab_glyph::FontRef::try_from_slice(FONT)
+                .map_err(|e| Error::Other(e.to_string()))?,
+        };
+        let root = backend.into_drawing_area();
         draw(&root, f, &layout)?;
         root.present().map_err(err)?;
     }
-    Ok(())
+    let png = dir.join(format!("{}.png", f.name));
+    super::png_out::write_palette_png(&png, layout.w, layout.h, &rgb)
 }
 
 // ---- Styles ----

@@ -16,6 +16,7 @@
 //! - `stats.rs`: mean/min/max/quantiles over trials.
 
 pub mod axes;
+pub mod bitmap_text;
 pub mod claims;
 pub mod compare;
 pub mod draw;
@@ -23,6 +24,7 @@ pub mod fidelity;
 pub mod figure;
 pub mod latency;
 pub mod marks;
+pub mod png_out;
 pub mod report;
 pub mod stats;
 pub mod svg_text;
@@ -66,21 +68,17 @@ impl AnalysisCtx {
     }
 
     /// All rows of `name` (e.g. `concurrency.csv`, or its compressed form
-    /// `concurrency.csv.gz`) as `T`; `Ok(None)` if neither exists (the
+    /// `concurrency.csv.zst` or `.csv.gz`) as `T`; `Ok(None)` if none exists (the
     /// experiment did not run).
     ///
     /// A torn last line (no newline at the end, the only damage a kill can
     /// do) is skipped with a warning; any other row that does not parse is an
     /// error naming the file and line.
     pub fn read_csv<T: DeserializeOwned>(&self, name: &str) -> Result<Option<Vec<T>>> {
-        let plain = self.csv_path(name);
-        let gz = self.csv_path(&format!("{name}.gz"));
-        let p = match (plain.exists(), gz.exists()) {
-            (true, _) => plain,
-            (false, true) => gz,
-            (false, false) => return Ok(None),
+        let Some(p) = crate::files::find_table(&self.run_dir, name) else {
+            return Ok(None);
         };
-        let bytes = crate::files::read_maybe_gz(&p)?;
+        let bytes = crate::files::read_maybe_compressed(&p)?;
         let (rows, torn) =
             parse_csv_rows(&bytes).map_err(|e| Error::Other(format!("{}: {e}", p.display())))?;
         if let Some(line) = torn {

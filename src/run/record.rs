@@ -98,12 +98,14 @@ impl RunDir {
     }
 }
 
-/// Side tables and CSVs at least this large are stored gzip-compressed
-/// (`.csv.gz`) once a run has finished; the analysis reads either form.
-pub const COMPRESS_AT_BYTES: u64 = 1 << 20;
+/// Side tables and CSVs at least this large are stored zstd-compressed
+/// (`.csv.zst`) once a run has finished; the analysis reads either form.
+/// 256 KiB keeps the small per-cell tables readable as they are and
+/// compresses the per-decision and per-trial ones.
+pub const COMPRESS_AT_BYTES: u64 = 256 << 10;
 
 impl RunDir {
-    /// Compress every CSV of at least [`COMPRESS_AT_BYTES`] to `.csv.gz`
+    /// Compress every CSV of at least [`COMPRESS_AT_BYTES`] to `.csv.zst`
     /// (removing the plain file), for a run that finished. Returns the
     /// files compressed.
     pub fn compress_large_csvs(&self) -> Result<Vec<PathBuf>> {
@@ -118,31 +120,15 @@ impl RunDir {
                 .map(|m| m.len() >= COMPRESS_AT_BYTES)
                 .unwrap_or(false);
             if big && p.extension().is_some_and(|x| x == "csv") {
-                let gz = PathBuf::from(format!("{}.gz", p.display()));
-                let tmp = PathBuf::from(format!("{}.gz.tmp", p.display()));
-                {
-                    let mut input = File::open(&p)
-                        .map_err(|e| Error::io(format!("opening {}", p.display()), e))?;
-                    let out = File::create(&tmp)
-                        .map_err(|e| Error::io(format!("creating {}", tmp.display()), e))?;
-                    let mut enc = flate2::write::GzEncoder::new(out, flate2::Compression::best());
-                    std::io::copy(&mut input, &mut enc)
-                        .map_err(|e| Error::io(format!("compressing {}", p.display()), e))?;
-                    enc.finish()
-                        .map_err(|e| Error::io(format!("compressing {}", p.display()), e))?;
-                }
-                std::fs::rename(&tmp, &gz)
-                    .map_err(|e| Error::io(format!("writing {}", gz.display()), e))?;
-                std::fs::remove_file(&p)
-                    .map_err(|e| Error::io(format!("removing {}", p.display()), e))?;
-                done.push(gz);
+                done.push(crate::files::compress_to_zst(&p)?);
             }
         }
         Ok(done)
     }
 
-    /// Undo [`compress_large_csvs`](Self::compress_large_csvs) so a resumed
-    /// run can append again.
+    /// Undo [`compress_large_csvs`](Self::compress_large_csvs) (and the
+    /// `.csv.gz` of runs written before it) so a resumed run can append
+    /// again.
     pub fn decompress_csvs(&self) -> Result<()> {
         for e in std::fs::read_dir(&self.path)
             .map_err(|e| Error::io("listing the run folder", e))?
@@ -153,9 +139,10 @@ impl RunDir {
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default();
-            if let Some(plain) = name.strip_suffix(".csv.gz") {
-                let bytes = crate::files::read_maybe_gz(&p)?;
-                let out = self.path.join(format!("{plain}.csv"));
+            let plain = crate::files::plain_name(&name);
+            if plain != name && plain.ends_with(".csv") {
+                let bytes = crate::files::read_maybe_compressed(&p)?;
+                let out = self.path.join(plain);
                 std::fs::write(&out, bytes)
                     .map_err(|e| Error::io(format!("writing {}", out.display()), e))?;
                 std::fs::remove_file(&p)

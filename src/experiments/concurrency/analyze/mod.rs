@@ -111,10 +111,13 @@ pub fn atomic_not_exact(rows: &[Row]) -> (usize, usize) {
 
 // ---- Presentation ----
 
-fn count_rows(ctx: &AnalysisCtx, name: &str) -> usize {
-    csv::Reader::from_path(ctx.csv_path(name))
-        .map(|mut r| r.records().count())
-        .unwrap_or(0)
+/// Rows of table `name`, in whichever form the run stores it (0 if absent).
+fn count_rows(ctx: &AnalysisCtx, name: &str) -> Result<usize> {
+    let Some(p) = crate::files::find_table(&ctx.run_dir, name) else {
+        return Ok(0);
+    };
+    let bytes = crate::files::read_maybe_compressed(&p)?;
+    Ok(csv::Reader::from_reader(bytes.as_slice()).records().count())
 }
 
 /// A0: trials and times of study A's four experiments.
@@ -122,15 +125,15 @@ fn a0(ctx: &AnalysisCtx, md: &mut String, out: &mut Vec<Measured>) -> Result<()>
     let counts: Vec<(String, usize, f64)> = STUDY_A
         .iter()
         .map(|e| {
-            (
+            Ok((
                 e.to_string(),
-                count_rows(ctx, &format!("{e}.csv")),
+                count_rows(ctx, &format!("{e}.csv"))?,
                 ctx.manifest["experiments"][e]["seconds"]
                     .as_f64()
                     .unwrap_or(f64::NAN),
-            )
+            ))
         })
-        .collect();
+        .collect::<Result<_>>()?;
     let (total, secs) = study_a_totals(&counts);
     if total == 0 {
         return Ok(());
