@@ -10,8 +10,8 @@
 //! first refresh that saw it (a process born inside an interval is missed
 //! for that interval).
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -29,11 +29,16 @@ struct Interval {
     busiest: Option<(String, f64)>,
 }
 
-/// A running sampler; `stop` returns what it saw.
+/// A running sampler; `stop_spans` returns what it saw.
 pub struct NoiseSampler {
     stop: Arc<AtomicBool>,
-    handle: Option<JoinHandle<Vec<Interval>>>,
+    /// Every interval so far, oldest first (a few per second of a run).
+    seen: Arc<Mutex<Vec<Interval>>>,
+    handle: Option<JoinHandle<()>>,
 }
+
+/// A cell's id and when it started and ended.
+pub type Span = (String, Instant, Instant);
 
 fn refresh(sys: &mut System) {
     sys.refresh_processes_specifics(
@@ -82,12 +87,13 @@ impl NoiseSampler {
     pub fn start() -> Self {
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let out = seen.clone();
         let handle = std::thread::Builder::new()
             .name("limitbench-noise".into())
             .spawn(move || {
-                let mut out = Vec::new();
                 let Ok(mut sys) = System::new() else {
-                    return out;
+                    return;
                 };
                 refresh(&mut sys);
                 let mut last = Instant::now();
@@ -101,55 +107,75 @@ impl NoiseSampler {
                     }
                     refresh(&mut sys);
                     let (other_cores, busiest) = others(&sys);
-                    out.push(Interval {
-                        end: Instant::now(),
-                        seconds: last.elapsed().as_secs_f64(),
-                        other_cores,
-                        busiest,
-                    });
+                    if let Ok(mut v) = out.lock() {
+                        v.push(Interval {
+                            end: Instant::now(),
+                            seconds: last.elapsed().as_secs_f64(),
+                            other_cores,
+                            busiest,
+                        });
+                    }
                     last = Instant::now();
                     if stopping {
-                        return out;
+                        return;
                     }
                 }
             })
             .ok();
-        NoiseSampler { stop, handle }
+        NoiseSampler { stop, seen, handle }
+    }
+
+    fn intervals(&self) -> Vec<Interval> {
+        self.seen.lock().map(|v| v.clone()).unwrap_or_default()
     }
 
     fn finish(mut self) -> Vec<Interval> {
         self.stop.store(true, Ordering::Relaxed);
-        self.handle
-            .take()
-            .and_then(|h| h.join().ok())
-            .unwrap_or_default()
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+        self.intervals()
+    }
+
+    /// The rows of the spans the sampler has already seen to their end
+    /// (an interval ended after them), removed from `spans`; the others
+    /// wait for a later call or [`stop_spans`](Self::stop_spans).
+    pub fn take_ready(&self, experiment: &str, spans: &mut Vec<Span>) -> Vec<NoiseRow> {
+        let intervals = self.intervals();
+        let Some(latest) = intervals.last().map(|i| i.end) else {
+            return Vec::new();
+        };
+        let (ready, waiting): (Vec<Span>, Vec<Span>) = spans.drain(..).partition(|s| s.2 <= latest);
+        *spans = waiting;
+        summarise_spans(experiment, &ready, &intervals)
     }
 
     /// Stop, and summarise each `(cell, start, end)` span from the sampling
     /// intervals that overlap it. One sampler runs for a whole experiment,
     /// because a process's CPU is only measured between refreshes at least
     /// ~0.2 s apart: a cell shorter than a second gets the second around it.
-    pub fn stop_spans(
-        self,
-        experiment: &str,
-        spans: &[(String, Instant, Instant)],
-    ) -> Vec<NoiseRow> {
+    pub fn stop_spans(self, experiment: &str, spans: &[Span]) -> Vec<NoiseRow> {
         let intervals = self.finish();
-        spans
-            .iter()
-            .map(|(cell, start, end)| {
-                let over: Vec<Interval> = intervals
-                    .iter()
-                    .filter(|i| {
-                        let i_start = i.end - std::time::Duration::from_secs_f64(i.seconds);
-                        i.end > *start && i_start < *end
-                    })
-                    .cloned()
-                    .collect();
-                summarise(experiment, cell, (*end - *start).as_secs_f64(), &over)
-            })
-            .collect()
+        summarise_spans(experiment, spans, &intervals)
     }
+}
+
+/// Each span's row from the intervals that overlap it.
+fn summarise_spans(experiment: &str, spans: &[Span], intervals: &[Interval]) -> Vec<NoiseRow> {
+    spans
+        .iter()
+        .map(|(cell, start, end)| {
+            let over: Vec<Interval> = intervals
+                .iter()
+                .filter(|i| {
+                    let i_start = i.end - std::time::Duration::from_secs_f64(i.seconds);
+                    i.end > *start && i_start < *end
+                })
+                .cloned()
+                .collect();
+            summarise(experiment, cell, (*end - *start).as_secs_f64(), &over)
+        })
+        .collect()
 }
 
 /// Sleep up to `d`, waking early when asked to stop; true if stopping.
@@ -192,6 +218,27 @@ fn summarise(experiment: &str, cell: &str, seconds: f64, iv: &[Interval]) -> Noi
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_cell_is_written_once_the_sampler_has_seen_past_its_end() {
+        let noise = NoiseSampler::start();
+        let t0 = Instant::now();
+        std::thread::sleep(Duration::from_millis(50));
+        let mut spans = vec![("c0".to_string(), t0, Instant::now())];
+        // The first interval ends about a second after the start.
+        assert!(noise.take_ready("e", &mut spans).is_empty());
+        assert_eq!(spans.len(), 1);
+        std::thread::sleep(Duration::from_millis(1400));
+        let later = vec![("c1".to_string(), Instant::now(), Instant::now())];
+        spans.extend(later);
+        let ready = noise.take_ready("e", &mut spans);
+        assert_eq!(ready.len(), 1, "{ready:?}");
+        assert_eq!(ready[0].cell, "c0");
+        assert_eq!(spans.len(), 1, "c1 ended after the last interval");
+        let rest = noise.stop_spans("e", &spans);
+        assert_eq!(rest.len(), 1);
+        assert_eq!(rest[0].cell, "c1");
+    }
 
     #[test]
     fn a_busy_neighbour_is_counted_and_our_own_work_is_not() {

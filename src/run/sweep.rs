@@ -206,11 +206,17 @@ pub async fn run<S: Sweep>(ctx: &RunContext, sweep: &mut S, cells: &[S::Cell]) -
     }
     let total: u64 = cells.iter().map(|c| sweep.trials(c)).sum();
     // Other processes' CPU while each cell ran (noise.csv, one row per cell),
-    // from one sampler for the whole experiment, written at its end.
+    // from one sampler for the whole experiment, written as the sampler
+    // sees each cell to its end, and the rest when the experiment ends or
+    // fails.
     let mut noise_log = CsvAppender::open(&ctx.run.file(NOISE_CSV))?;
     let noise = NoiseSampler::start();
     let mut spans: Vec<(String, std::time::Instant, std::time::Instant)> = Vec::new();
     let mut progress = ctx.progress(total);
+    // The cells run in a block so that its early returns (a server that
+    // died, a trial that is not a measurement) still reach the noise rows
+    // below: the cells that finished keep their record.
+    let result: Result<()> = async {
     for cell in cells {
         let id = sweep.cell_id(cell);
         let keys = sweep.keys(cell);
@@ -276,8 +282,14 @@ pub async fn run<S: Sweep>(ctx: &RunContext, sweep: &mut S, cells: &[S::Cell]) -
             return Err(server_death(ctx, &id, None, e).await);
         }
         spans.push((id.clone(), cell_started, std::time::Instant::now()));
+        // Rows of the cells the sampler has seen to their end, written now
+        // so that a kill loses at most the last second's cells.
+        noise_log.append(&noise.take_ready(ctx.experiment, &mut spans))?;
     }
     progress.finish();
-    noise_log.append(&noise.stop_spans(ctx.experiment, &spans))?;
     Ok(())
+    }
+    .await;
+    noise_log.append(&noise.stop_spans(ctx.experiment, &spans))?;
+    result
 }
