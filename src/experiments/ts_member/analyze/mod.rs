@@ -32,11 +32,15 @@ pub struct Sender {
 }
 
 impl Sender {
-    pub fn of(r: &Row) -> Self {
+    /// The sender releasing sends at a tick of `tick_ms` (0: precise).
+    pub fn at(tick_ms: f64, drivers: u64) -> Self {
         Sender {
-            tick_us: (r.sender_tick_ms * 1000.0).round() as i64,
-            drivers: r.drivers,
+            tick_us: (tick_ms * 1000.0).round() as i64,
+            drivers,
         }
+    }
+    pub fn of(r: &Row) -> Self {
+        Sender::at(r.sender_tick_ms, r.drivers)
     }
     pub fn tick_ms(&self) -> f64 {
         self.tick_us as f64 / 1000.0
