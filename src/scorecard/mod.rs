@@ -99,31 +99,29 @@ impl Outcome {
     /// Judge `value` "lower is better": pass at or below `pass`, warn at or
     /// below `warn`, else fail.
     pub fn at_most(value: f64, unit: &'static str, pass: f64, warn: f64, detail: String) -> Self {
-        let verdict = if value.is_nan() {
-            Verdict::Fail
-        } else if value <= pass {
-            Verdict::Pass
-        } else if value <= warn {
-            Verdict::Warn
-        } else {
-            Verdict::Fail
-        };
-        Outcome::Measured {
-            value,
-            unit,
-            threshold: format!("pass <= {}, warn <= {}", num(pass), num(warn)),
-            verdict,
-            detail,
-        }
+        Self::judged(value, unit, ("<=", |v, t| v <= t), pass, warn, detail)
     }
 
     /// Judge `value` "higher is better".
     pub fn at_least(value: f64, unit: &'static str, pass: f64, warn: f64, detail: String) -> Self {
+        Self::judged(value, unit, (">=", |v, t| v >= t), pass, warn, detail)
+    }
+
+    /// Pass if `value` is within `pass` by the comparison `within` (named
+    /// `op`), warn if within `warn`, else (or NaN) fail.
+    fn judged(
+        value: f64,
+        unit: &'static str,
+        (op, within): (&str, fn(f64, f64) -> bool),
+        pass: f64,
+        warn: f64,
+        detail: String,
+    ) -> Self {
         let verdict = if value.is_nan() {
             Verdict::Fail
-        } else if value >= pass {
+        } else if within(value, pass) {
             Verdict::Pass
-        } else if value >= warn {
+        } else if within(value, warn) {
             Verdict::Warn
         } else {
             Verdict::Fail
@@ -131,7 +129,7 @@ impl Outcome {
         Outcome::Measured {
             value,
             unit,
-            threshold: format!("pass >= {}, warn >= {}", num(pass), num(warn)),
+            threshold: format!("pass {op} {}, warn {op} {}", num(pass), num(warn)),
             verdict,
             detail,
         }

@@ -325,6 +325,7 @@ fn first_line(s: &str) -> String {
 /// decisions that followed the policy (fail-open admits, fail-closed
 /// refuses) within the deadline plus 20 ms.
 pub async fn slow_and_gone(b: &Bench<'_>) -> (Result<Outcome>, Result<Outcome>) {
+    let limit = Limit::per_window(1000, 60_000);
     let slow = async {
         let rt = RoundTrip::new(b.addr(), 3.0, 20).await?;
         let mut pc = PolicyClient::new(b.strategy.clone(), rt.addr, Duration::from_millis(10), Policy::FailClosed);
@@ -333,7 +334,7 @@ pub async fn slow_and_gone(b: &Bench<'_>) -> (Result<Outcome>, Result<Outcome>) 
         let mut by_redis = 0;
         let mut timeouts = 0;
         for _ in 0..n {
-            let req = Request::now(&client, Limit::per_window(1000, 60_000));
+            let req = Request::now(&client, limit);
             let o = pc.decide(&req).await;
             by_redis += u64::from(o.by_redis);
             timeouts += u64::from(o.timeout);
@@ -362,7 +363,7 @@ pub async fn slow_and_gone(b: &Bench<'_>) -> (Result<Outcome>, Result<Outcome>) 
         let client = b.client("gone");
         // One decision each while the server is up (connections made).
         for pc in clients.iter_mut() {
-            let req = Request::now(&client, Limit::per_window(1000, 60_000));
+            let req = Request::now(&client, limit);
             pc.decide(&req).await;
         }
         f.servers[0].kill();
@@ -371,7 +372,7 @@ pub async fn slow_and_gone(b: &Bench<'_>) -> (Result<Outcome>, Result<Outcome>) 
         let mut slowest = Duration::ZERO;
         for pc in clients.iter_mut() {
             for _ in 0..10 {
-                let req = Request::now(&client, Limit::per_window(1000, 60_000));
+                let req = Request::now(&client, limit);
                 let t = Instant::now();
                 let o = pc.decide(&req).await;
                 let took = t.elapsed();
