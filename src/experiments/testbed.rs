@@ -49,6 +49,21 @@ pub async fn drivers(
     Ok(v)
 }
 
+/// `n` drivers of `s`, each on its own connection from `fleet` (a cluster
+/// client on a cluster), on our clock.
+pub async fn fleet_drivers(fleet: &Fleet, s: &Arc<dyn Strategy>, n: usize) -> Result<Vec<Driver>> {
+    let mut v = Vec::with_capacity(n);
+    for w in 0..n {
+        v.push(Driver::new(
+            w as u32,
+            s.clone(),
+            fleet.conn().await?,
+            Clock::default(),
+        ));
+    }
+    Ok(v)
+}
+
 /// Where workers connect for a given round trip: straight to Redis for 0,
 /// else through a delay proxy calibrated once for that target.
 pub struct RoundTrip {

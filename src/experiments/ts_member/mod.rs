@@ -43,8 +43,7 @@ use serde::{Deserialize, Serialize};
 
 pub use rows::Row;
 
-use super::{Experiment, RunContext};
-use crate::clock::Clock;
+use super::{Experiment, RunContext, testbed};
 use crate::error::Result;
 use crate::fleet::{Fleet, ServerConfig};
 use crate::load::{Driver, Event, closed_loop, open_loop, schedule};
@@ -260,16 +259,7 @@ impl Sweep for TsMember {
     async fn setup(&mut self, _ctx: &RunContext, cell: &Cell) -> Result<CellSetup> {
         let (strategy, strategy_name, suffix) = member_strategy(&cell.member)?;
         self.fleet.prepare(strategy.as_ref()).await?;
-        let mut drivers = Vec::with_capacity(cell.drivers);
-        for w in 0..cell.drivers {
-            let conn = self.fleet.conn().await?;
-            drivers.push(Driver::new(
-                w as u32,
-                strategy.clone(),
-                conn,
-                Clock::default(),
-            ));
-        }
+        let drivers = testbed::fleet_drivers(&self.fleet, &strategy, cell.drivers).await?;
         Ok(CellSetup {
             strategy_name,
             suffix,
