@@ -64,6 +64,12 @@ pub async fn fleet_drivers(fleet: &Fleet, s: &Arc<dyn Strategy>, n: usize) -> Re
     Ok(v)
 }
 
+/// Order cells by (round trip, jitter), the key `rtt` gives: one proxy per
+/// pair then serves consecutive cells ([`RoundTrips`]).
+pub fn by_round_trip<C>(cells: &mut [C], rtt: impl Fn(&C) -> (f64, f64)) {
+    cells.sort_by(|a, b| rtt(a).partial_cmp(&rtt(b)).unwrap());
+}
+
 /// Where workers connect for a given round trip: straight to Redis for 0,
 /// else through a delay proxy calibrated once for that target.
 pub struct RoundTrip {
@@ -178,6 +184,20 @@ impl RoundTrip {
     /// The PING round trip workers get now (measured, one connection).
     pub async fn measure(&self, samples: u32) -> Result<RttStats> {
         measure_rtt(self.addr, samples).await
+    }
+
+    /// A cell's workers: `s` prepared on `fleet`, one driver per worker
+    /// through this round trip, then the round trip measured over `samples`.
+    pub async fn cell_drivers(
+        &self,
+        fleet: &Fleet,
+        s: &Arc<dyn Strategy>,
+        workers: usize,
+        samples: u32,
+    ) -> Result<(Vec<Driver>, RttStats)> {
+        fleet.prepare(s.as_ref()).await?;
+        let drivers = drivers(self.addr, s, &vec![Clock::default(); workers]).await?;
+        Ok((drivers, self.measure(samples).await?))
     }
 
     pub fn one_way_us(&self) -> f64 {
