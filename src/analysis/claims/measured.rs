@@ -92,6 +92,14 @@ impl Measured {
         self.model = why.into();
         self
     }
+    /// The conditions that do not hold, in order.
+    pub fn failed_conditions(&self) -> Vec<&str> {
+        self.conditions
+            .iter()
+            .filter(|c| !c.1)
+            .map(|c| c.0.as_str())
+            .collect()
+    }
 }
 
 /// The values measured for claim `id` among `out` (empty: not measured).
