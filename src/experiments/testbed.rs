@@ -64,6 +64,20 @@ pub async fn fleet_drivers(fleet: &Fleet, s: &Arc<dyn Strategy>, n: usize) -> Re
     Ok(v)
 }
 
+/// The first window boundary (Redis's clock, `offset_us` ahead of ours) at
+/// least `ahead_us` from now, on the trial clock `tc`.
+pub fn next_boundary(
+    tc: &crate::load::TrialClock,
+    offset_us: i64,
+    window_ms: u64,
+    ahead_us: i64,
+) -> i64 {
+    let w = window_ms as i64 * 1000;
+    let redis_now = Clock::system_now_us() + offset_us;
+    let b = (redis_now + ahead_us).div_euclid(w) * w + w;
+    b - offset_us - tc.start_unix_us
+}
+
 /// Order cells by (round trip, jitter), the key `rtt` gives: one proxy per
 /// pair then serves consecutive cells ([`RoundTrips`]).
 pub fn by_round_trip<C>(cells: &mut [C], rtt: impl Fn(&C) -> (f64, f64)) {
