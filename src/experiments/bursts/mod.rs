@@ -305,12 +305,7 @@ impl Bursts {
                 .iter()
                 .filter(|h| h.admitted)
                 .all(|h| h.redis_time_us.is_some());
-            let ach = schedule::achieved(
-                &events
-                    .iter()
-                    .map(|e| (e.intended_us, e.sent_us))
-                    .collect::<Vec<_>>(),
-            );
+            let ach = schedule::achieved_by(&events);
             out.side.extend(hist);
             out.latency.push(latency::row(
                 &cell,

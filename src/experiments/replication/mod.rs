@@ -229,8 +229,7 @@ impl Sweep for Replication {
         let drivers = testbed::fleet_drivers(&self.fleet, strategy, p.drivers).await?;
         let limit = Limit::bucket(p.capacity, p.rate_per_s);
         let (events, _, _) = open_loop(drivers, Arc::new(arrivals), limit).await?;
-        let pairs: Vec<(i64, i64)> = events.iter().map(|e| (e.intended_us, e.sent_us)).collect();
-        let achieved = schedule::achieved(&pairs);
+        let achieved = schedule::achieved_by(&events);
         let primary = self.fleet.primary_addr();
         let timeout = Duration::from_millis(p.catch_up_timeout_ms);
         let cu = wait_caught_up(primary, self.replica, timeout).await?;

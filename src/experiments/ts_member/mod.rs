@@ -298,8 +298,7 @@ impl Sweep for TsMember {
         let upto = |v: &[i64], last: Option<i64>| -> Vec<i64> {
             v.iter().copied().filter(|t| Some(*t) <= last).collect()
         };
-        let pairs: Vec<(i64, i64)> = events.iter().map(|e| (e.intended_us, e.sent_us)).collect();
-        let a = schedule::achieved(&pairs);
+        let a = schedule::achieved_by(&events);
         let admitted = events.iter().filter(|e| e.admitted).count() as u64;
         let errors = events.iter().filter(|e| e.error.is_some()).count() as u64;
         let mut c = self.fleet.conn().await?;
