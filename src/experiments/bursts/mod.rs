@@ -307,12 +307,8 @@ impl Bursts {
                 .all(|h| h.redis_time_us.is_some());
             let ach = schedule::achieved_by(&events);
             out.side.extend(hist);
-            out.latency.push(latency::row(
-                &cell,
-                rep,
-                &name,
-                &latency::from_events(&events),
-            )?);
+            out.latency
+                .push(latency::events_row(&cell, rep, &name, &events)?);
             out.rows.push(Row {
                 cell,
                 trial: rep,

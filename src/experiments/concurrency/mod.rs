@@ -217,7 +217,7 @@ impl Sweep for Concurrency {
         let (events, _tc, back) = closed_loop(drivers, &client, limit, 1, offered, None).await?;
         setup.drivers = back;
         let n = count(&events);
-        let lat = latency::row(&id, trial, &cell.strategy, &latency::from_events(&events))?;
+        let lat = latency::events_row(&id, trial, &cell.strategy, &events)?;
         Ok(TrialRows::one(Row {
             cell: id.clone(),
             trial,

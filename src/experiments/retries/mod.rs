@@ -141,7 +141,7 @@ impl Sweep for Retries {
         };
         setup.drivers = back;
         let n = count(&events);
-        let lat = latency::row(&id, trial, &cell.strategy, &latency::from_events(&events))?;
+        let lat = latency::events_row(&id, trial, &cell.strategy, &events)?;
         Ok(TrialRows::one(Row {
             cell: id.clone(),
             trial,

@@ -328,12 +328,8 @@ impl Sweep for Skew {
             let ach = schedule::achieved_by(&events);
             out.side
                 .extend(history_rows(&cell, rep, redis_clock, &events));
-            out.latency.push(latency::row(
-                &cell,
-                rep,
-                &name,
-                &latency::from_events(&events),
-            )?);
+            out.latency
+                .push(latency::events_row(&cell, rep, &name, &events)?);
             out.rows.push(Row {
                 cell,
                 trial: rep,

@@ -308,12 +308,7 @@ impl Sweep for TsMember {
             .await?
             .as_i64()
             .unwrap_or(-1);
-        let lat = latency::row(
-            &cell.id,
-            trial,
-            &setup.strategy_name,
-            &latency::from_events(&events),
-        )?;
+        let lat = latency::events_row(&cell.id, trial, &setup.strategy_name, &events)?;
         Ok(TrialRows::one(Row {
             cell: cell.id.clone(),
             trial,
