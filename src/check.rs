@@ -11,6 +11,7 @@ use crate::conn::Conn;
 use crate::error::Result;
 use crate::fleet::Fleet;
 use crate::load::next_request_id;
+use crate::resp::Connection;
 use crate::strategy::{ClockSource, Limit, Request, Strategy};
 
 #[derive(Debug, Clone)]
@@ -115,13 +116,7 @@ pub async fn concurrent(
             barrier.wait().await;
             let mut admitted = 0u64;
             while taken.fetch_add(1, Ordering::Relaxed) < offered {
-                let req = Request {
-                    client: &client,
-                    limit,
-                    cost: 1,
-                    now_us: Clock::system_now_us(),
-                    request_id: next_request_id(),
-                };
+                let req = Request::now(&client, limit);
                 if s.decide(&mut conn, &req).await?.admitted {
                     admitted += 1;
                 }
@@ -195,41 +190,47 @@ pub async fn clock_check(s: &dyn Strategy, conn: &mut Conn) -> Result<CheckResul
     })
 }
 
+/// Every key on `conn` whose name contains `needle` (SCAN MATCH *needle*).
+pub async fn keys_containing(conn: &mut Connection, needle: &str) -> Result<Vec<String>> {
+    let pattern = format!("*{needle}*");
+    let mut cursor = "0".to_string();
+    let mut out = Vec::new();
+    loop {
+        let r = conn
+            .call(&crate::args![
+                "SCAN",
+                cursor.as_str(),
+                "MATCH",
+                pattern.as_str(),
+                "COUNT",
+                1000u64
+            ])
+            .await?;
+        let mut parts = r.into_array().unwrap_or_default();
+        let keys = parts.pop().and_then(|k| k.into_array()).unwrap_or_default();
+        cursor = parts
+            .pop()
+            .and_then(|c| c.as_string())
+            .unwrap_or_else(|| "0".into());
+        out.extend(keys.iter().filter_map(|k| k.as_string()));
+        if cursor == "0" {
+            return Ok(out);
+        }
+    }
+}
+
 /// Every key whose name contains `client`, with its PTTL.
 pub async fn keys_of(conn: &mut Conn, fleet: &Fleet, client: &str) -> Result<Vec<(String, i64)>> {
     let _ = conn;
     let mut out = Vec::new();
     for mut node in fleet.node_connections().await? {
-        let mut cursor = "0".to_string();
-        loop {
-            let r = node
-                .call(&crate::args![
-                    "SCAN",
-                    cursor.as_str(),
-                    "MATCH",
-                    format!("*{client}*").as_str(),
-                    "COUNT",
-                    1000u64
-                ])
-                .await?;
-            let mut parts = r.into_array().unwrap_or_default();
-            let keys = parts.pop().and_then(|k| k.into_array()).unwrap_or_default();
-            cursor = parts
-                .pop()
-                .and_then(|c| c.as_string())
-                .unwrap_or_else(|| "0".into());
-            for k in keys {
-                let name = k.as_string().unwrap_or_default();
-                let ttl = node
-                    .call(&crate::args!["PTTL", name.as_str()])
-                    .await?
-                    .as_i64()
-                    .unwrap_or(-2);
-                out.push((name, ttl));
-            }
-            if cursor == "0" {
-                break;
-            }
+        for name in keys_containing(&mut node, client).await? {
+            let ttl = node
+                .call(&crate::args!["PTTL", name.as_str()])
+                .await?
+                .as_i64()
+                .unwrap_or(-2);
+            out.push((name, ttl));
         }
     }
     Ok(out)

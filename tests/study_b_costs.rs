@@ -13,7 +13,7 @@ use limitbench::load::replay::{
     self, AdmitRule, CpuSample, HotSpec, LogSpec, RawPipe, client_name,
 };
 use limitbench::resp::Connection;
-use limitbench::strategy::{self, Limit, Options, Request, client_key};
+use limitbench::strategy::{self, Limit, Options, Request, Strategy, client_key};
 
 #[test]
 fn cpu_accounting_turns_info_deltas_into_cost_per_decision() {
@@ -58,6 +58,18 @@ fn cpu_accounting_turns_info_deltas_into_cost_per_decision() {
         ),
         Some(97087.38)
     );
+}
+
+/// Strategy `name` invoked by EVALSHA, its scripts loaded through `admin`.
+async fn evalsha_strategy(name: &str, admin: &mut Connection) -> Arc<dyn Strategy> {
+    let s = strategy::build(
+        name,
+        None,
+        &Options::default().with("invocation", "evalsha"),
+    )
+    .unwrap();
+    s.prepare(admin).await.unwrap();
+    s
 }
 
 async fn used_memory(admin: &mut Connection) -> f64 {
@@ -142,13 +154,7 @@ async fn memory_per_entry_jumps_when_the_log_leaves_the_listpack() {
         direct_usage.insert(i, u);
     }
     admin.call(&args!["FLUSHALL", "SYNC"]).await.unwrap();
-    let s = strategy::build(
-        "sliding-window-log",
-        None,
-        &Options::default().with("invocation", "evalsha"),
-    )
-    .unwrap();
-    s.prepare(&mut admin).await.unwrap();
+    let s = evalsha_strategy("sliding-window-log", &mut admin).await;
     let mut conn = Conn::connect(fleet.primary_addr()).await.unwrap();
     let mut id = 1;
     for i in 0..10 {
@@ -203,13 +209,7 @@ async fn trimming_a_big_expired_log_shows_in_the_slowlog() {
     .await
     .unwrap();
     let mut admin = fleet.primary().connection().await.unwrap();
-    let s = strategy::build(
-        "sliding-window-log",
-        None,
-        &Options::default().with("invocation", "evalsha"),
-    )
-    .unwrap();
-    s.prepare(&mut admin).await.unwrap();
+    let s = evalsha_strategy("sliding-window-log", &mut admin).await;
     let key = client_key("stall", "swl");
     let old = limitbench::clock::Clock::system_now_us() - 3_600_000_000;
     let mut pipe = RawPipe::connect(fleet.primary_addr()).await.unwrap();
@@ -274,13 +274,7 @@ async fn trimming_a_big_expired_log_shows_in_the_slowlog() {
 async fn a_tiny_cost_run_counts_decisions_and_redis_cpu() {
     let fleet = common::standalone().await;
     let mut admin = fleet.primary().connection().await.unwrap();
-    let s = strategy::build(
-        "token-bucket",
-        None,
-        &Options::default().with("invocation", "evalsha"),
-    )
-    .unwrap();
-    s.prepare(&mut admin).await.unwrap();
+    let s = evalsha_strategy("token-bucket", &mut admin).await;
     let tpl = replay::capture(
         s.as_ref(),
         Limit::per_window(1_000_000, 3_600_000),

@@ -75,12 +75,7 @@ pub fn margins(c: &ClaimSpec, m: &Measured) -> Vec<f64> {
 
 /// The margin to the threshold in words, and the conditions.
 pub fn margin_text(c: &ClaimSpec, m: &Measured) -> String {
-    let failed: Vec<&str> = m
-        .conditions
-        .iter()
-        .filter(|c| !c.1)
-        .map(|c| c.0.as_str())
-        .collect();
+    let failed = m.failed_conditions();
     let mut out = match margins(c, m).iter().copied().reduce(f64::min) {
         Some(x) if x >= -1e-9 => format!("inside by {}", super::figure::num(x.max(0.0))),
         Some(x) => format!("outside by {}", super::figure::num(-x)),

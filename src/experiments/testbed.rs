@@ -49,6 +49,41 @@ pub async fn drivers(
     Ok(v)
 }
 
+/// `n` drivers of `s`, each on its own connection from `fleet` (a cluster
+/// client on a cluster), on our clock.
+pub async fn fleet_drivers(fleet: &Fleet, s: &Arc<dyn Strategy>, n: usize) -> Result<Vec<Driver>> {
+    let mut v = Vec::with_capacity(n);
+    for w in 0..n {
+        v.push(Driver::new(
+            w as u32,
+            s.clone(),
+            fleet.conn().await?,
+            Clock::default(),
+        ));
+    }
+    Ok(v)
+}
+
+/// The first window boundary (Redis's clock, `offset_us` ahead of ours) at
+/// least `ahead_us` from now, on the trial clock `tc`.
+pub fn next_boundary(
+    tc: &crate::load::TrialClock,
+    offset_us: i64,
+    window_ms: u64,
+    ahead_us: i64,
+) -> i64 {
+    let w = window_ms as i64 * 1000;
+    let redis_now = Clock::system_now_us() + offset_us;
+    let b = (redis_now + ahead_us).div_euclid(w) * w + w;
+    b - offset_us - tc.start_unix_us
+}
+
+/// Order cells by (round trip, jitter), the key `rtt` gives: one proxy per
+/// pair then serves consecutive cells ([`RoundTrips`]).
+pub fn by_round_trip<C>(cells: &mut [C], rtt: impl Fn(&C) -> (f64, f64)) {
+    cells.sort_by(|a, b| rtt(a).partial_cmp(&rtt(b)).unwrap());
+}
+
 /// Where workers connect for a given round trip: straight to Redis for 0,
 /// else through a delay proxy calibrated once for that target.
 pub struct RoundTrip {
@@ -163,6 +198,20 @@ impl RoundTrip {
     /// The PING round trip workers get now (measured, one connection).
     pub async fn measure(&self, samples: u32) -> Result<RttStats> {
         measure_rtt(self.addr, samples).await
+    }
+
+    /// A cell's workers: `s` prepared on `fleet`, one driver per worker
+    /// through this round trip, then the round trip measured over `samples`.
+    pub async fn cell_drivers(
+        &self,
+        fleet: &Fleet,
+        s: &Arc<dyn Strategy>,
+        workers: usize,
+        samples: u32,
+    ) -> Result<(Vec<Driver>, RttStats)> {
+        fleet.prepare(s.as_ref()).await?;
+        let drivers = drivers(self.addr, s, &vec![Clock::default(); workers]).await?;
+        Ok((drivers, self.measure(samples).await?))
     }
 
     pub fn one_way_us(&self) -> f64 {

@@ -144,6 +144,16 @@ pub struct Achieved {
     pub lateness_max_us: f64,
 }
 
+/// Measure `Achieved` from the events of a run.
+pub fn achieved_by(events: &[super::Event]) -> Achieved {
+    achieved(
+        &events
+            .iter()
+            .map(|e| (e.intended_us, e.sent_us))
+            .collect::<Vec<_>>(),
+    )
+}
+
 /// Measure `Achieved` from (intended, sent) pairs.
 pub fn achieved(pairs: &[(i64, i64)]) -> Achieved {
     if pairs.len() < 2 {

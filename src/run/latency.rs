@@ -24,6 +24,11 @@ pub fn from_events<'a>(events: impl IntoIterator<Item = &'a Event>) -> Histogram
 }
 
 /// A row for `<experiment>-latency.csv`.
+/// The latency row of one trial's `events` (see [`from_events`]).
+pub fn events_row(cell: &str, trial: u64, strategy: &str, events: &[Event]) -> Result<LatencyRow> {
+    row(cell, trial, strategy, &from_events(events))
+}
+
 pub fn row(cell: &str, trial: u64, strategy: &str, h: &Histogram<u64>) -> Result<LatencyRow> {
     Ok(LatencyRow {
         cell: cell.into(),

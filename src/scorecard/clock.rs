@@ -44,7 +44,7 @@ async fn once(b: &Bench<'_>, skew_ms: i64, duration_ms: i64) -> Result<(u64, u64
     // bucket's 1 s "window"), so a windowed design sees the same phase in
     // the skewed run and in the baseline: the difference is the skew's.
     let window_ms = (CAPACITY as f64 * 1000.0 / RATE) as u64;
-    let start = super::promise::next_boundary(&tc, offset, window_ms, 20_000) + 20_000;
+    let start = crate::experiments::testbed::next_boundary(&tc, offset, window_ms, 20_000) + 20_000;
     let a = schedule::steady(RATE * LOAD_X, start, duration_ms * 1000, &client);
     let assign: Vec<u32> = (0..a.len()).map(|k| (k % SERVERS) as u32).collect();
     let (events, _) = open_loop_on(

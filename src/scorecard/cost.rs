@@ -12,10 +12,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use super::{Bench, Outcome};
-use crate::clock::Clock;
 use crate::conn::Conn;
 use crate::error::Result;
-use crate::load::next_request_id;
 use crate::load::replay::{cpu_cost, redis_snapshot};
 use crate::resp::Connection;
 use crate::run::Size;
@@ -55,13 +53,7 @@ pub async fn spray(
                 if total.is_some_and(|t| k >= t) || deadline.is_some_and(|d| Instant::now() >= d) {
                     break;
                 }
-                let req = Request {
-                    client: &clients[(k % clients.len() as u64) as usize],
-                    limit,
-                    cost: 1,
-                    now_us: Clock::system_now_us(),
-                    request_id: next_request_id(),
-                };
+                let req = Request::now(&clients[(k % clients.len() as u64) as usize], limit);
                 out.decisions += 1;
                 match s.decide(&mut conn, &req).await {
                     Ok(d) => out.admitted += u64::from(d.admitted),

@@ -6,39 +6,10 @@
 
 use super::cost::spray;
 use super::{Bench, Outcome};
+use crate::check::keys_containing;
 use crate::error::Result;
-use crate::resp::Connection;
 use crate::run::Size;
 use crate::strategy::Limit;
-
-/// Every key on `conn` whose name contains `needle` (SCAN MATCH *needle*).
-pub async fn keys_containing(conn: &mut Connection, needle: &str) -> Result<Vec<String>> {
-    let pattern = format!("*{needle}*");
-    let mut cursor = "0".to_string();
-    let mut out = Vec::new();
-    loop {
-        let r = conn
-            .call(&crate::args![
-                "SCAN",
-                cursor.as_str(),
-                "MATCH",
-                pattern.as_str(),
-                "COUNT",
-                1000u64
-            ])
-            .await?;
-        let mut parts = r.into_array().unwrap_or_default();
-        let keys = parts.pop().and_then(|k| k.into_array()).unwrap_or_default();
-        cursor = parts
-            .pop()
-            .and_then(|c| c.as_string())
-            .unwrap_or_else(|| "0".into());
-        out.extend(keys.iter().filter_map(|k| k.as_string()));
-        if cursor == "0" {
-            return Ok(out);
-        }
-    }
-}
 
 /// Bytes per client for `clients` clients at `limit`: (bytes, keys).
 async fn at_limit(b: &Bench<'_>, limit: u64, clients: usize) -> Result<(f64, usize)> {

@@ -38,7 +38,7 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use crate::clock::Clock;
+use crate::conn::Conn;
 use crate::error::{Error, Result};
 use crate::fleet::{Fleet, RedisBinary, ServerConfig};
 use crate::load::next_request_id;
@@ -99,31 +99,29 @@ impl Outcome {
     /// Judge `value` "lower is better": pass at or below `pass`, warn at or
     /// below `warn`, else fail.
     pub fn at_most(value: f64, unit: &'static str, pass: f64, warn: f64, detail: String) -> Self {
-        let verdict = if value.is_nan() {
-            Verdict::Fail
-        } else if value <= pass {
-            Verdict::Pass
-        } else if value <= warn {
-            Verdict::Warn
-        } else {
-            Verdict::Fail
-        };
-        Outcome::Measured {
-            value,
-            unit,
-            threshold: format!("pass <= {}, warn <= {}", num(pass), num(warn)),
-            verdict,
-            detail,
-        }
+        Self::judged(value, unit, ("<=", |v, t| v <= t), pass, warn, detail)
     }
 
     /// Judge `value` "higher is better".
     pub fn at_least(value: f64, unit: &'static str, pass: f64, warn: f64, detail: String) -> Self {
+        Self::judged(value, unit, (">=", |v, t| v >= t), pass, warn, detail)
+    }
+
+    /// Pass if `value` is within `pass` by the comparison `within` (named
+    /// `op`), warn if within `warn`, else (or NaN) fail.
+    fn judged(
+        value: f64,
+        unit: &'static str,
+        (op, within): (&str, fn(f64, f64) -> bool),
+        pass: f64,
+        warn: f64,
+        detail: String,
+    ) -> Self {
         let verdict = if value.is_nan() {
             Verdict::Fail
-        } else if value >= pass {
+        } else if within(value, pass) {
             Verdict::Pass
-        } else if value >= warn {
+        } else if within(value, warn) {
             Verdict::Warn
         } else {
             Verdict::Fail
@@ -131,7 +129,7 @@ impl Outcome {
         Outcome::Measured {
             value,
             unit,
-            threshold: format!("pass >= {}, warn >= {}", num(pass), num(warn)),
+            threshold: format!("pass {op} {}, warn {op} {}", num(pass), num(warn)),
             verdict,
             detail,
         }
@@ -332,17 +330,17 @@ impl Bench<'_> {
     }
 }
 
+/// One decision for `client` with a generous limit (100 per minute): admitted?
+pub(crate) async fn decide_once(s: &dyn Strategy, conn: &mut Conn, client: &str) -> Result<bool> {
+    let req = Request::now(client, Limit::per_window(100, 60_000));
+    Ok(s.decide(conn, &req).await?.admitted)
+}
+
 /// One decision on a fresh client with a generous limit.
 pub async fn probe(s: &dyn Strategy, fleet: &Fleet, client: &str) -> Result<()> {
-    let mut conn = fleet.conn().await?;
-    let req = Request {
-        client,
-        limit: Limit::per_window(100, 60_000),
-        cost: 1,
-        now_us: Clock::system_now_us(),
-        request_id: next_request_id(),
-    };
-    s.decide(&mut conn, &req).await.map(|_| ())
+    decide_once(s, &mut fleet.conn().await?, client)
+        .await
+        .map(|_| ())
 }
 
 fn cell(name: &str, property: &'static str, r: Result<Outcome>) -> Cell {
@@ -537,28 +535,27 @@ async fn battery(cfg: &Config, name: &str) -> Result<(String, Vec<Cell>)> {
         bounded(limit, memory::per_client(&b)).await,
     ));
     let own = b.own().is_some();
-    cells.push(cell(
-        name,
-        "replication",
+    // Why a property that needs servers of our own, and more than a smoke
+    // run, is not run here (`None`: run it).
+    let skip = |what: &str| {
         if !own {
-            ext("a primary + replica")
+            Some(ext(what))
         } else if !quick {
-            smoke()
+            Some(smoke())
         } else {
-            bounded(limit, servers::replication(&b)).await
-        },
-    ));
-    cells.push(cell(
-        name,
-        "failover",
-        if !own {
-            ext("killing the primary")
-        } else if !quick {
-            smoke()
-        } else {
-            bounded(limit, servers::failover(&b)).await
-        },
-    ));
+            None
+        }
+    };
+    let replication = match skip("a primary + replica") {
+        Some(r) => r,
+        None => bounded(limit, servers::replication(&b)).await,
+    };
+    cells.push(cell(name, "replication", replication));
+    let failover = match skip("killing the primary") {
+        Some(r) => r,
+        None => bounded(limit, servers::failover(&b)).await,
+    };
+    cells.push(cell(name, "failover", failover));
     cells.push(cell(
         name,
         "cluster",
@@ -568,21 +565,15 @@ async fn battery(cfg: &Config, name: &str) -> Result<(String, Vec<Cell>)> {
             bounded(limit, servers::cluster(&b)).await
         },
     ));
-    let (r, p) = if !own {
-        (ext("restart"), ext("failover"))
-    } else if !quick {
-        (smoke(), smoke())
-    } else {
-        servers::survival(&b).await
+    let (r, p) = match skip("restart").zip(skip("failover")) {
+        Some(pair) => pair,
+        None => servers::survival(&b).await,
     };
     cells.push(cell(name, "survive-restart", r));
     cells.push(cell(name, "survive-promotion", p));
-    let (slow, gone) = if !own {
-        (ext("slowing the server down"), ext("stopping the server"))
-    } else if !quick {
-        (smoke(), smoke())
-    } else {
-        servers::slow_and_gone(&b).await
+    let (slow, gone) = match skip("slowing the server down").zip(skip("stopping the server")) {
+        Some(pair) => pair,
+        None => servers::slow_and_gone(&b).await,
     };
     cells.push(cell(name, "slow-redis", slow));
     cells.push(cell(name, "gone-redis", gone));

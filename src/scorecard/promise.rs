@@ -39,14 +39,6 @@ fn limit_window(size: Size) -> (u64, u64) {
     }
 }
 
-/// The first window boundary (Redis's clock) at least `ahead_us` from now, on `tc`.
-pub(super) fn next_boundary(tc: &TrialClock, offset_us: i64, window_ms: u64, ahead_us: i64) -> i64 {
-    let w = window_ms as i64 * 1000;
-    let redis_now = Clock::system_now_us() + offset_us;
-    let b = (redis_now + ahead_us).div_euclid(w) * w + w;
-    b - offset_us - tc.start_unix_us
-}
-
 fn arrivals(
     pattern: &str,
     l: u64,
@@ -59,7 +51,7 @@ fn arrivals(
     match pattern {
         "straddle" => {
             let lead = w / 20;
-            let b = next_boundary(tc, offset_us, window_ms, lead + 100_000);
+            let b = testbed::next_boundary(tc, offset_us, window_ms, lead + 100_000);
             schedule::merge(vec![
                 schedule::burst(l, b - lead, 0, ""),
                 schedule::burst(l, b + 1000, 0, ""),
@@ -68,12 +60,12 @@ fn arrivals(
         "quiet-burst" => {
             let start = tc.us() + 50_000;
             let warm = schedule::steady(per_s, start, w, "");
-            let b = next_boundary(tc, offset_us, window_ms, 2 * w + 50_000);
+            let b = testbed::next_boundary(tc, offset_us, window_ms, 2 * w + 50_000);
             let flood = schedule::steady(per_s * 3.0, b + w / 2, w * 6 / 5, "");
             schedule::merge(vec![warm, flood])
         }
         _ => {
-            let b = next_boundary(tc, offset_us, window_ms, 50_000);
+            let b = testbed::next_boundary(tc, offset_us, window_ms, 50_000);
             let at = b + w / 2;
             let gap = (1e6 / per_s) as i64;
             schedule::merge(vec![

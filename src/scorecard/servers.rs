@@ -8,33 +8,20 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use super::cost::spray;
-use super::memory::keys_containing;
-use super::{Bench, Outcome, Target};
-use crate::clock::Clock;
+use super::{Bench, Outcome, Target, decide_once};
+use crate::check::keys_containing;
 use crate::conn::{ClusterConn, Conn};
 use crate::error::{Error, Result};
 use crate::experiments::fail_open::{Policy, PolicyClient};
 use crate::experiments::testbed::RoundTrip;
 use crate::fleet::replication::wait_caught_up;
 use crate::fleet::{Fleet, ServerConfig};
-use crate::load::next_request_id;
 use crate::resp::Connection;
-use crate::strategy::{Limit, Options, Request, Strategy};
+use crate::strategy::{Limit, Options, Request};
 
 fn own<'a>(b: &'a Bench<'_>) -> Result<&'a crate::fleet::RedisBinary> {
     b.own()
         .ok_or_else(|| Error::Other("needs servers the harness starts".into()))
-}
-
-async fn decide_once(s: &dyn Strategy, conn: &mut Conn, client: &str) -> Result<bool> {
-    let req = Request {
-        client,
-        limit: Limit::per_window(100, 60_000),
-        cost: 1,
-        now_us: Clock::system_now_us(),
-        request_id: next_request_id(),
-    };
-    Ok(s.decide(conn, &req).await?.admitted)
 }
 
 /// A key's state as a replica comparison sees it: DUMP (any type) and the
@@ -338,6 +325,7 @@ fn first_line(s: &str) -> String {
 /// decisions that followed the policy (fail-open admits, fail-closed
 /// refuses) within the deadline plus 20 ms.
 pub async fn slow_and_gone(b: &Bench<'_>) -> (Result<Outcome>, Result<Outcome>) {
+    let limit = Limit::per_window(1000, 60_000);
     let slow = async {
         let rt = RoundTrip::new(b.addr(), 3.0, 20).await?;
         let mut pc = PolicyClient::new(b.strategy.clone(), rt.addr, Duration::from_millis(10), Policy::FailClosed);
@@ -346,13 +334,7 @@ pub async fn slow_and_gone(b: &Bench<'_>) -> (Result<Outcome>, Result<Outcome>) 
         let mut by_redis = 0;
         let mut timeouts = 0;
         for _ in 0..n {
-            let req = Request {
-                client: &client,
-                limit: Limit::per_window(1000, 60_000),
-                cost: 1,
-                now_us: Clock::system_now_us(),
-                request_id: next_request_id(),
-            };
+            let req = Request::now(&client, limit);
             let o = pc.decide(&req).await;
             by_redis += u64::from(o.by_redis);
             timeouts += u64::from(o.timeout);
@@ -381,13 +363,7 @@ pub async fn slow_and_gone(b: &Bench<'_>) -> (Result<Outcome>, Result<Outcome>) 
         let client = b.client("gone");
         // One decision each while the server is up (connections made).
         for pc in clients.iter_mut() {
-            let req = Request {
-                client: &client,
-                limit: Limit::per_window(1000, 60_000),
-                cost: 1,
-                now_us: Clock::system_now_us(),
-                request_id: next_request_id(),
-            };
+            let req = Request::now(&client, limit);
             pc.decide(&req).await;
         }
         f.servers[0].kill();
@@ -396,13 +372,7 @@ pub async fn slow_and_gone(b: &Bench<'_>) -> (Result<Outcome>, Result<Outcome>) 
         let mut slowest = Duration::ZERO;
         for pc in clients.iter_mut() {
             for _ in 0..10 {
-                let req = Request {
-                    client: &client,
-                    limit: Limit::per_window(1000, 60_000),
-                    cost: 1,
-                    now_us: Clock::system_now_us(),
-                    request_id: next_request_id(),
-                };
+                let req = Request::now(&client, limit);
                 let t = Instant::now();
                 let o = pc.decide(&req).await;
                 let took = t.elapsed();

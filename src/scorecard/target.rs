@@ -6,7 +6,7 @@
 
 use std::net::SocketAddr;
 
-use super::memory::keys_containing;
+use crate::check::keys_containing;
 use crate::conn::ClusterConn;
 use crate::error::{Error, Result};
 use crate::experiments::testbed::measure_rtt;

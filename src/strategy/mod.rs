@@ -91,6 +91,19 @@ pub struct Request<'a> {
     pub request_id: u64,
 }
 
+impl<'a> Request<'a> {
+    /// One unit for `client` now: the system clock and a fresh request id.
+    pub fn now(client: &'a str, limit: Limit) -> Self {
+        Request {
+            client,
+            limit,
+            cost: 1,
+            now_us: crate::clock::Clock::system_now_us(),
+            request_id: crate::load::next_request_id(),
+        }
+    }
+}
+
 /// The outcome of one decision, as the strategy saw it.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Decision {

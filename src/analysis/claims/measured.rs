@@ -92,6 +92,31 @@ impl Measured {
         self.model = why.into();
         self
     }
+    /// The conditions that do not hold, in order.
+    pub fn failed_conditions(&self) -> Vec<&str> {
+        self.conditions
+            .iter()
+            .filter(|c| !c.1)
+            .map(|c| c.0.as_str())
+            .collect()
+    }
+}
+
+/// The values measured for claim `id` among `out` (empty: not measured).
+pub fn values_of(out: &[Measured], id: &str) -> Vec<f64> {
+    out.iter()
+        .find(|m| m.id == id)
+        .map(|m| m.values.clone())
+        .unwrap_or_default()
+}
+
+/// Value `i` measured for claim `id` with `d` decimals, as a finding quotes
+/// it (`n/a`: not measured).
+pub fn value_text(out: &[Measured], id: &str, i: usize, d: usize) -> String {
+    values_of(out, id)
+        .get(i)
+        .map(|v| crate::analysis::table::f(*v, d))
+        .unwrap_or_else(|| "n/a".into())
 }
 
 /// The claim's quantity at one other setting of the unstated details.

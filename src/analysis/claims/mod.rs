@@ -15,7 +15,7 @@ mod judge;
 mod measured;
 mod table;
 pub use judge::{Judged, Verdict, judge, swept_range, value_passes, verdict};
-pub use measured::{Alternative, Measured, Setting, setting_text};
+pub use measured::{Alternative, Measured, Setting, setting_text, value_text, values_of};
 pub use table::{interval_text, reproduced, short, sweep_text, write_csv};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]

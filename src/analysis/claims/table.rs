@@ -113,12 +113,7 @@ pub fn write_csv(path: &Path, rows: &[Judged]) -> Result<()> {
         let (c, m) = (&j.spec, j.measured.as_ref());
         let mut note = m.map(|m| m.note.clone()).unwrap_or_default();
         if let Some(m) = m {
-            let failed: Vec<&str> = m
-                .conditions
-                .iter()
-                .filter(|c| !c.1)
-                .map(|c| c.0.as_str())
-                .collect();
+            let failed = m.failed_conditions();
             if !failed.is_empty() {
                 note = format!("{note} failed conditions: {}", failed.join("; "))
                     .trim()

@@ -374,6 +374,10 @@ impl Figure {
         self.panels.push(p);
         self
     }
+    /// Add `p` if it has points to draw (a panel a partial run may leave empty).
+    pub fn panel_if_any(self, p: Panel) -> Self {
+        if p.points() > 0 { self.panel(p) } else { self }
+    }
     pub fn columns(mut self, c: usize) -> Self {
         self.columns = c.max(1);
         self
@@ -431,6 +435,15 @@ impl Figure {
             title: self.full_title(),
         });
         Ok(self.markdown())
+    }
+
+    /// [`Figure::write`] for a figure a run may rightly leave empty: with no
+    /// points, nothing is written and nothing is said.
+    pub fn write_if_any(&self, ctx: &AnalysisCtx) -> Result<String> {
+        if self.points() == 0 {
+            return Ok(String::new());
+        }
+        self.write(ctx)
     }
 
     pub fn markdown(&self) -> String {

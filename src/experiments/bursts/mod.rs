@@ -174,15 +174,6 @@ fn variants(p: &Params) -> Result<Vec<Variant>> {
     Ok(v)
 }
 
-/// The first window boundary (Redis's clock) at least `ahead_us` from now,
-/// on the trial clock `tc`.
-fn next_boundary(tc: &TrialClock, offset_us: i64, window_ms: u64, ahead_us: i64) -> i64 {
-    let w = window_ms as i64 * 1000;
-    let redis_now = Clock::system_now_us() + offset_us;
-    let b = (redis_now + ahead_us).div_euclid(w) * w + w;
-    b - offset_us - tc.start_unix_us
-}
-
 /// The arrival times (us on `tc`) of one trial, and the boundary used.
 fn schedule_of(
     p: &Params,
@@ -198,7 +189,7 @@ fn schedule_of(
     match v.pattern.as_str() {
         "straddle" => {
             let lead = ms(v.phase_ms.unwrap_or(0.0));
-            let b = next_boundary(tc, offset_us, p.window_ms, lead + 100_000);
+            let b = testbed::next_boundary(tc, offset_us, p.window_ms, lead + 100_000);
             let a = schedule::merge(vec![
                 schedule::burst(l, b - lead, 0, ""),
                 schedule::burst(l, b + ms(p.straddle_after_ms), 0, ""),
@@ -207,7 +198,7 @@ fn schedule_of(
         }
         "quiet-then-burst" => {
             let warm = schedule::steady(per_s, start, ms(p.warm_ms), "");
-            let b = next_boundary(
+            let b = testbed::next_boundary(
                 tc,
                 offset_us,
                 p.window_ms,
@@ -218,7 +209,7 @@ fn schedule_of(
             (schedule::merge(vec![warm, flood]), Some(b))
         }
         "burst-then-sustained" => {
-            let b = next_boundary(tc, offset_us, p.window_ms, 50_000);
+            let b = testbed::next_boundary(tc, offset_us, p.window_ms, 50_000);
             let at = b + ms(v.phase_ms.unwrap_or(0.0));
             let rate = per_s * v.rate_x.unwrap_or(1.0);
             let gap = (1e6 / rate) as i64;
@@ -314,19 +305,10 @@ impl Bursts {
                 .iter()
                 .filter(|h| h.admitted)
                 .all(|h| h.redis_time_us.is_some());
-            let ach = schedule::achieved(
-                &events
-                    .iter()
-                    .map(|e| (e.intended_us, e.sent_us))
-                    .collect::<Vec<_>>(),
-            );
+            let ach = schedule::achieved_by(&events);
             out.side.extend(hist);
-            out.latency.push(latency::row(
-                &cell,
-                rep,
-                &name,
-                &latency::from_events(&events),
-            )?);
+            out.latency
+                .push(latency::events_row(&cell, rep, &name, &events)?);
             out.rows.push(Row {
                 cell,
                 trial: rep,

@@ -302,6 +302,18 @@ fn figure(ctx: &AnalysisCtx, u: &UsersRows) -> Result<String> {
 }
 
 /// Compact: fraction that works per variant/flags (rows) and size (columns).
+/// The mean fraction of users that worked at `nodes` masters, variant and
+/// script first line, to three places (`None`: no such trial).
+fn mean_ok(u: &UsersRows, nodes: u64, variant: &str, flags: &str) -> Option<String> {
+    let s = Summary::of(
+        &u.sel(nodes, variant, flags)
+            .iter()
+            .map(|r| r.fraction_ok)
+            .collect::<Vec<_>>(),
+    );
+    (s.n > 0).then(|| format!("{:.3}", s.mean))
+}
+
 fn pivot(u: &UsersRows) -> String {
     let mut header = vec!["key design".to_string(), "script first line".to_string()];
     header.extend(u.nodes.iter().map(|n| format!("{n} masters")));
@@ -309,19 +321,11 @@ fn pivot(u: &UsersRows) -> String {
     for v in &u.variants {
         for fl in &u.flags {
             let mut row = vec![v.clone(), flags_words(fl)];
-            row.extend(u.nodes.iter().map(|n| {
-                let s = Summary::of(
-                    &u.sel(*n, v, fl)
-                        .iter()
-                        .map(|r| r.fraction_ok)
-                        .collect::<Vec<_>>(),
-                );
-                if s.n > 0 {
-                    format!("{:.3}", s.mean)
-                } else {
-                    String::new()
-                }
-            }));
+            row.extend(
+                u.nodes
+                    .iter()
+                    .map(|n| mean_ok(u, *n, v, fl).unwrap_or_default()),
+            );
             t.push(row);
         }
     }
@@ -359,19 +363,7 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
         md.push_str("\nStudy A's concurrency check on the cluster, hash-tagged keys (every worker released together):\n\n");
         md.push_str(&concurrency_table(&conc));
     }
-    let at3 = |v: &str, fl: &str| {
-        let s = Summary::of(
-            &u.sel(3, v, fl)
-                .iter()
-                .map(|r| r.fraction_ok)
-                .collect::<Vec<_>>(),
-        );
-        if s.n > 0 {
-            format!("{:.3}", s.mean)
-        } else {
-            "n/a".into()
-        }
-    };
+    let at3 = |v: &str, fl: &str| mean_ok(&u, 3, v, fl).unwrap_or_else(|| "n/a".into());
     let finding = format!(
         "on 3 masters a script that builds its key inside worked for a fraction {} of the users (1/N by chance), {} with a hash tag on the base key, and {} with the first line `#!lua` and no flags.",
         at3("derived-plain", "none"),

@@ -27,7 +27,6 @@ pub use rows::Row;
 use super::decisions::atomic_design;
 use super::testbed::{self, RoundTrips, ms_label};
 use super::{Experiment, RunContext};
-use crate::clock::Clock;
 use crate::error::Result;
 use crate::load::closed_loop;
 use crate::load::counts::count;
@@ -138,11 +137,7 @@ fn cells(ctx: &RunContext, p: &Params) -> Result<Vec<Cell>> {
         }
     }
     // By round trip (and jitter) first: one proxy per pair.
-    out.sort_by(|a, b| {
-        (a.rtt_ms, a.jitter_ms)
-            .partial_cmp(&(b.rtt_ms, b.jitter_ms))
-            .unwrap()
-    });
+    testbed::by_round_trip(&mut out, |c| (c.rtt_ms, c.jitter_ms));
     Ok(out)
 }
 
@@ -193,9 +188,9 @@ impl Sweep for Concurrency {
             )
             .await?;
         let s = ctx.build_strategy(&cell.strategy, &Options::default())?;
-        self.fleet.prepare(s.as_ref()).await?;
-        let drivers = testbed::drivers(r.addr, &s, &vec![Clock::default(); cell.workers]).await?;
-        let measured = r.measure(self.p.rtt_samples).await?;
+        let (drivers, measured) = r
+            .cell_drivers(&self.fleet, &s, cell.workers, self.p.rtt_samples)
+            .await?;
         Ok(CellSetup {
             one_way_us: r.one_way_us(),
             measured,
@@ -222,7 +217,7 @@ impl Sweep for Concurrency {
         let (events, _tc, back) = closed_loop(drivers, &client, limit, 1, offered, None).await?;
         setup.drivers = back;
         let n = count(&events);
-        let lat = latency::row(&id, trial, &cell.strategy, &latency::from_events(&events))?;
+        let lat = latency::events_row(&id, trial, &cell.strategy, &events)?;
         Ok(TrialRows::one(Row {
             cell: id.clone(),
             trial,

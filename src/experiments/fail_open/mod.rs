@@ -36,10 +36,9 @@ pub use policy::{Policy, PolicyClient, PolicyOutcome};
 pub use rows::{BinRow, SummaryRow};
 
 use super::{Experiment, RunContext};
-use crate::clock::Clock;
 use crate::error::{Error, Result};
 use crate::fleet::{Fleet, ServerConfig};
-use crate::load::{TrialClock, next_request_id, schedule};
+use crate::load::{TrialClock, schedule};
 use crate::proxy::DelayProxy;
 use crate::run::keys::unique_client;
 use crate::run::latency;
@@ -174,13 +173,7 @@ impl FailOpen {
                     let Some(a) = arrivals.get(i) else { break };
                     schedule::wait_until(tc.at(a.at_us)).await;
                     let sent_us = tc.us();
-                    let req = Request {
-                        client: &a.client,
-                        limit,
-                        cost: 1,
-                        now_us: Clock::system_now_us(),
-                        request_id: next_request_id(),
-                    };
+                    let req = Request::now(&a.client, limit);
                     let o = pc.decide(&req).await;
                     evs.push(Ev {
                         intended_us: a.at_us,

@@ -27,12 +27,11 @@ use serde::{Deserialize, Serialize};
 
 pub use rows::{MismatchRow, Row};
 
-use super::{Experiment, RunContext};
-use crate::clock::Clock;
+use super::{Experiment, RunContext, testbed};
 use crate::error::{Error, Result};
 use crate::fleet::replication::wait_caught_up;
 use crate::fleet::{Fleet, ServerConfig};
-use crate::load::{Driver, open_loop, schedule};
+use crate::load::{open_loop, schedule};
 use crate::resp::{Connection, Reply};
 use crate::run::keys::unique_client;
 use crate::run::seeds::{TrialRng, trial_rng};
@@ -227,20 +226,10 @@ impl Sweep for Replication {
         let prefix = unique_client("repl", cell, trial);
         let clients: Vec<String> = (0..p.buckets).map(|b| format!("{prefix}-b{b}")).collect();
         let arrivals = arrivals(p, &clients, &mut trial_rng(ctx.seed, cell, trial));
-        let mut drivers = Vec::new();
-        for w in 0..p.drivers {
-            let conn = self.fleet.conn().await?;
-            drivers.push(Driver::new(
-                w as u32,
-                strategy.clone(),
-                conn,
-                Clock::default(),
-            ));
-        }
+        let drivers = testbed::fleet_drivers(&self.fleet, strategy, p.drivers).await?;
         let limit = Limit::bucket(p.capacity, p.rate_per_s);
         let (events, _, _) = open_loop(drivers, Arc::new(arrivals), limit).await?;
-        let pairs: Vec<(i64, i64)> = events.iter().map(|e| (e.intended_us, e.sent_us)).collect();
-        let achieved = schedule::achieved(&pairs);
+        let achieved = schedule::achieved_by(&events);
         let primary = self.fleet.primary_addr();
         let timeout = Duration::from_millis(p.catch_up_timeout_ms);
         let cu = wait_caught_up(primary, self.replica, timeout).await?;

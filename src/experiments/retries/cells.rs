@@ -211,10 +211,6 @@ pub fn cells(
             }
         }
     }
-    out.sort_by(|a, b| {
-        (a.rtt_ms, a.jitter_ms)
-            .partial_cmp(&(b.rtt_ms, b.jitter_ms))
-            .unwrap()
-    });
+    crate::experiments::testbed::by_round_trip(&mut out, |c| (c.rtt_ms, c.jitter_ms));
     Ok(out)
 }

@@ -25,7 +25,6 @@ use cells::{Cell, Grid, WATCH};
 
 use super::testbed::{self, RoundTrips};
 use super::{Experiment, RunContext};
-use crate::clock::Clock;
 use crate::error::Result;
 use std::sync::Arc;
 
@@ -108,9 +107,9 @@ impl Sweep for Retries {
             )
             .await?;
         let s = ctx.build_strategy(&cell.strategy, &cell.options()?)?;
-        self.fleet.prepare(s.as_ref()).await?;
-        let drivers = testbed::drivers(r.addr, &s, &vec![Clock::default(); cell.workers]).await?;
-        let measured = r.measure(p.rtt_samples).await?;
+        let (drivers, measured) = r
+            .cell_drivers(&self.fleet, &s, cell.workers, p.rtt_samples)
+            .await?;
         Ok(CellSetup { measured, drivers })
     }
 
@@ -142,7 +141,7 @@ impl Sweep for Retries {
         };
         setup.drivers = back;
         let n = count(&events);
-        let lat = latency::row(&id, trial, &cell.strategy, &latency::from_events(&events))?;
+        let lat = latency::events_row(&id, trial, &cell.strategy, &events)?;
         Ok(TrialRows::one(Row {
             cell: id.clone(),
             trial,

@@ -247,6 +247,18 @@ struct Recorder<'a> {
 }
 
 impl Recorder<'_> {
+    /// A row of this trial in `scenario` on `target`, the rest default.
+    fn row(&self, scenario: &str, target: &str) -> Row {
+        Row {
+            cell: self.cell.into(),
+            trial: self.trial,
+            seed: self.seed,
+            replica_read_only: self.ro.into(),
+            scenario: scenario.into(),
+            target: target.into(),
+            ..Default::default()
+        }
+    }
     fn checks(
         &mut self,
         scenario: &str,
@@ -255,18 +267,12 @@ impl Recorder<'_> {
     ) {
         for (check, script, ok, outcome, reply) in v {
             self.rows.push(Row {
-                cell: self.cell.into(),
-                trial: self.trial,
-                seed: self.seed,
-                replica_read_only: self.ro.into(),
-                scenario: scenario.into(),
-                target: target.into(),
                 check,
                 script,
                 ok,
                 outcome,
                 reply,
-                ..Default::default()
+                ..self.row(scenario, target)
             });
         }
     }
@@ -276,12 +282,6 @@ impl Recorder<'_> {
             .clone()
             .unwrap_or(("ok".into(), String::new()));
         self.rows.push(Row {
-            cell: self.cell.into(),
-            trial: self.trial,
-            seed: self.seed,
-            replica_read_only: self.ro.into(),
-            scenario: scenario.into(),
-            target: target.into(),
             check: format!("client:{mode}"),
             script: "token-bucket".into(),
             ok: o.succeeded == o.decisions,
@@ -293,6 +293,7 @@ impl Recorder<'_> {
             round_trips: o.round_trips,
             extra_round_trips: o.round_trips as i64 - o.decisions as i64,
             noscript_fallbacks: o.noscript_fallbacks,
+            ..self.row(scenario, target)
         });
     }
 }

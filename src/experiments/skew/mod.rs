@@ -325,20 +325,11 @@ impl Sweep for Skew {
                 .await
                 .map_err(|e| Error::Other(format!("skew: load task failed: {e}")))??;
             let n = count(&events);
-            let ach = schedule::achieved(
-                &events
-                    .iter()
-                    .map(|e| (e.intended_us, e.sent_us))
-                    .collect::<Vec<_>>(),
-            );
+            let ach = schedule::achieved_by(&events);
             out.side
                 .extend(history_rows(&cell, rep, redis_clock, &events));
-            out.latency.push(latency::row(
-                &cell,
-                rep,
-                &name,
-                &latency::from_events(&events),
-            )?);
+            out.latency
+                .push(latency::events_row(&cell, rep, &name, &events)?);
             out.rows.push(Row {
                 cell,
                 trial: rep,

@@ -185,24 +185,19 @@ fn a4_1_sweeps_load_run_length_and_capacity_at_1s_skew() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_bucket_smaller_than_the_skew_admits_only_the_clock_ahead() {
     use crate::clock::Clock;
-    use crate::conn::Conn;
     use crate::fleet::{Fleet, RedisBinary, ServerConfig};
-    use crate::load::{Driver, TrialClock};
+    use crate::load::TrialClock;
     use crate::strategy::{self, Limit, Options};
     let bin = RedisBinary::locate(None).expect("redis-server installed");
     let fleet = Fleet::standalone(&bin, ServerConfig::default())
         .await
         .unwrap();
     let strat = strategy::build("token-bucket-caller-clock", None, &Options::default()).unwrap();
-    for mut n in fleet.node_connections().await.unwrap() {
-        strat.prepare(&mut n).await.unwrap();
-    }
+    fleet.prepare(strat.as_ref()).await.unwrap();
     let clocks = Clock::two_point(2, 500_000);
-    let mut drivers = Vec::new();
-    for (i, c) in clocks.iter().enumerate() {
-        let conn = Conn::connect(fleet.primary_addr()).await.unwrap();
-        drivers.push(Driver::new(i as u32, strat.clone(), conn, *c));
-    }
+    let mut drivers = crate::experiments::testbed::drivers(fleet.primary_addr(), &strat, &clocks)
+        .await
+        .unwrap();
     // Capacity 10 at 100/s (0.1 s of refill), one request every 10 ms (the
     // refill rate), servers alternating.
     let limit = Limit::bucket(10, 100.0);

@@ -42,6 +42,20 @@ impl Probe {
     }
 
     /// (sent at ms, round trip ms) of every PING.
+    /// LATENCY RESET, then probe `addr` for `lead_ms` before the event: the
+    /// probe, its origin, and the ms after the origin the event starts at.
+    pub async fn lead(
+        admin: &mut Connection,
+        addr: std::net::SocketAddr,
+        lead_ms: u64,
+    ) -> Result<(Self, Instant, f64)> {
+        admin.call(&crate::args!["LATENCY", "RESET"]).await?;
+        let origin = Instant::now();
+        let probe = Probe::start(addr, origin).await?;
+        tokio::time::sleep(Duration::from_millis(lead_ms)).await;
+        Ok((probe, origin, origin.elapsed().as_secs_f64() * 1000.0))
+    }
+
     pub async fn stop(self) -> Result<Vec<(f64, f64)>> {
         self.stop.store(true, Ordering::Relaxed);
         self.task
@@ -163,11 +177,7 @@ pub(super) async fn trim_once(
     }
     let mut conn = Conn::connect(addr).await?;
     admin.call(&crate::args!["SLOWLOG", "RESET"]).await?;
-    admin.call(&crate::args!["LATENCY", "RESET"]).await?;
-    let origin = Instant::now();
-    let probe = Probe::start(addr, origin).await?;
-    tokio::time::sleep(Duration::from_millis(p.probe_lead_ms)).await;
-    let from = origin.elapsed().as_secs_f64() * 1000.0;
+    let (probe, origin, from) = Probe::lead(admin, addr, p.probe_lead_ms).await?;
     let d = strategy
         .decide(
             &mut conn,
@@ -238,11 +248,7 @@ pub(super) async fn expire_once(
     wait_lazyfree_done(admin).await?;
     let expired0 = info::read_number(admin, "stats", "expired_keys").await?;
     let keys0 = dbsize(admin).await?;
-    admin.call(&crate::args!["LATENCY", "RESET"]).await?;
-    let origin = Instant::now();
-    let probe = Probe::start(addr, origin).await?;
-    tokio::time::sleep(Duration::from_millis(p.probe_lead_ms)).await;
-    let from = origin.elapsed().as_secs_f64() * 1000.0;
+    let (probe, origin, from) = Probe::lead(admin, addr, p.probe_lead_ms).await?;
     let set = admin
         .call(&crate::args!["PEXPIRE", key.as_str(), 1i64])
         .await?

@@ -43,8 +43,7 @@ use serde::{Deserialize, Serialize};
 
 pub use rows::Row;
 
-use super::{Experiment, RunContext};
-use crate::clock::Clock;
+use super::{Experiment, RunContext, testbed};
 use crate::error::Result;
 use crate::fleet::{Fleet, ServerConfig};
 use crate::load::{Driver, Event, closed_loop, open_loop, schedule};
@@ -260,16 +259,7 @@ impl Sweep for TsMember {
     async fn setup(&mut self, _ctx: &RunContext, cell: &Cell) -> Result<CellSetup> {
         let (strategy, strategy_name, suffix) = member_strategy(&cell.member)?;
         self.fleet.prepare(strategy.as_ref()).await?;
-        let mut drivers = Vec::with_capacity(cell.drivers);
-        for w in 0..cell.drivers {
-            let conn = self.fleet.conn().await?;
-            drivers.push(Driver::new(
-                w as u32,
-                strategy.clone(),
-                conn,
-                Clock::default(),
-            ));
-        }
+        let drivers = testbed::fleet_drivers(&self.fleet, &strategy, cell.drivers).await?;
         Ok(CellSetup {
             strategy_name,
             suffix,
@@ -308,8 +298,7 @@ impl Sweep for TsMember {
         let upto = |v: &[i64], last: Option<i64>| -> Vec<i64> {
             v.iter().copied().filter(|t| Some(*t) <= last).collect()
         };
-        let pairs: Vec<(i64, i64)> = events.iter().map(|e| (e.intended_us, e.sent_us)).collect();
-        let a = schedule::achieved(&pairs);
+        let a = schedule::achieved_by(&events);
         let admitted = events.iter().filter(|e| e.admitted).count() as u64;
         let errors = events.iter().filter(|e| e.error.is_some()).count() as u64;
         let mut c = self.fleet.conn().await?;
@@ -319,12 +308,7 @@ impl Sweep for TsMember {
             .await?
             .as_i64()
             .unwrap_or(-1);
-        let lat = latency::row(
-            &cell.id,
-            trial,
-            &setup.strategy_name,
-            &latency::from_events(&events),
-        )?;
+        let lat = latency::events_row(&cell.id, trial, &setup.strategy_name, &events)?;
         Ok(TrialRows::one(Row {
             cell: cell.id.clone(),
             trial,

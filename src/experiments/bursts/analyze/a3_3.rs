@@ -206,8 +206,5 @@ pub fn figure(ctx: &AnalysisCtx, trials: &[Trial]) -> Result<String> {
         }
         fig = fig.panel(p);
     }
-    if fig.points() == 0 {
-        return Ok(String::new());
-    }
-    fig.write(ctx)
+    fig.write_if_any(ctx)
 }

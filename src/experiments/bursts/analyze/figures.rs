@@ -197,9 +197,7 @@ pub fn figure_a3_2_a3_3(ctx: &AnalysisCtx, trials: &[Trial], md: &mut String) ->
     .columns(2)
     .panel(a)
     .panel(b);
-    if fig.points() > 0 {
-        *md += &fig.write(ctx)?;
-    }
+    *md += &fig.write_if_any(ctx)?;
     Ok(())
 }
 

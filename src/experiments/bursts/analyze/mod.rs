@@ -17,6 +17,7 @@ use std::collections::{BTreeMap, BTreeSet};
 pub use a3_3::a3_3_sweep;
 
 use super::rows::{HistoryRow, Row};
+use crate::analysis::claims::value_text;
 use crate::analysis::stats::{Summary, bootstrap_ci};
 use crate::analysis::table::{distinct, f, md_table};
 use crate::analysis::window::{admission_times, by_trial, max_in_window, min_span};
@@ -344,34 +345,13 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
         "Send lateness against the schedule, p99 per trial: {} µs (bursts queue behind the driver pool).\n",
         Summary::of(&late).show(0)
     );
-    let get = |id: &str| {
-        out.iter()
-            .find(|m| m.id == id)
-            .map(|m| m.values.clone())
-            .unwrap_or_default()
-    };
     let finding = format!(
         "fixed windows admitted {}x L in some 1 s window when two bursts straddle the boundary; the token bucket {}x after a quiet spell; the sliding-window counter {}x on average ({}x at worst; bursts at the fixed phases, then traffic at the limit); the sliding-window log at most {}x under every pattern.",
-        get("A3.1")
-            .first()
-            .map(|v| f(*v, 2))
-            .unwrap_or_else(|| "n/a".into()),
-        get("A3.2")
-            .first()
-            .map(|v| f(*v, 2))
-            .unwrap_or_else(|| "n/a".into()),
-        get("A3.3")
-            .first()
-            .map(|v| f(*v, 2))
-            .unwrap_or_else(|| "n/a".into()),
-        get("A3.3")
-            .get(1)
-            .map(|v| f(*v, 2))
-            .unwrap_or_else(|| "n/a".into()),
-        get("A3.4")
-            .first()
-            .map(|v| f(*v, 2))
-            .unwrap_or_else(|| "n/a".into()),
+        value_text(&out, "A3.1", 0, 2),
+        value_text(&out, "A3.2", 0, 2),
+        value_text(&out, "A3.3", 0, 2),
+        value_text(&out, "A3.3", 1, 2),
+        value_text(&out, "A3.4", 0, 2),
     );
     Ok((out, Section::new("bursts", md).finding(finding)))
 }

@@ -312,10 +312,7 @@ pub(super) fn ratios(ctx: &AnalysisCtx, v: &Variants) -> Result<String> {
         }
         fig = fig.panel(q);
     }
-    if fig.points() == 0 {
-        return Ok(String::new());
-    }
-    fig.write(ctx)
+    fig.write_if_any(ctx)
 }
 
 /// B2.1's split: each decision's Redis CPU as the command's own time

@@ -25,6 +25,7 @@ pub(super) use paired::b21_split;
 use paired::{ci, per_run};
 
 use super::rows::CostRow;
+use crate::analysis::claims::values_of;
 use crate::analysis::stats::{Summary, mean_ci_method};
 use crate::analysis::{AnalysisCtx, Measured, Section};
 use crate::error::Result;
@@ -489,13 +490,7 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
     figs += &figures::overview(ctx, &v)?;
     figs += &figures::b0(ctx)?;
     md = figs + &md;
-    let get = |id: &str| {
-        measured
-            .iter()
-            .find(|m| m.id == id)
-            .map(|m| m.values.clone())
-            .unwrap_or_default()
-    };
+    let get = |id: &str| values_of(&measured, id);
     let range = |v: &[f64]| {
         if v.is_empty() {
             "n/a".to_string()

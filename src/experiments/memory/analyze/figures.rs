@@ -113,60 +113,47 @@ pub(super) fn per_client(ctx: &AnalysisCtx, cells: &LogCells, zs: &[u64]) -> Res
             }
         })
         .collect();
-    let mut b = Panel::new(
+    // Claim `id`'s value per member length, beside the published one.
+    let by_member = |id: &str, title: &str, y: &str, f: &dyn Fn(usize) -> Option<f64>| {
+        let mut p = Panel::new(title, Axis::new("member length"), Axis::new(y))
+            .categories(cats.clone())
+            .series(Series::points(
+                "ours, zset-max-listpack-entries 128",
+                cells
+                    .member_lens
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, m)| f(*m).map(|v| Pt::new(i as f64, v)))
+                    .collect(),
+            ));
+        if let Some(c) = ctx.claim(id) {
+            p = p.reference(Reference::published(c, 0));
+        }
+        p
+    };
+    let b = by_member(
+        "B3.2",
         "B3.2: bytes per client at 129 / at 128",
-        Axis::new("member length"),
-        Axis::new("x (129 entries / 128 entries)"),
-    )
-    .categories(cats.clone())
-    .series(Series::points(
-        "ours, zset-max-listpack-entries 128",
-        cells
-            .member_lens
-            .iter()
-            .enumerate()
-            .filter_map(|(i, m)| cells.b32_jump(*m).map(|v| Pt::new(i as f64, v)))
-            .collect(),
-    ));
-    if let Some(c) = ctx.claim("B3.2") {
-        b = b.reference(Reference::published(c, 0));
-    }
-    let mut d = Panel::new(
+        "x (129 entries / 128 entries)",
+        &|m| cells.b32_jump(m),
+    );
+    let d = by_member(
+        "B4.3",
         "B4.3: one client's log of 100,000 entries",
-        Axis::new("member length"),
-        Axis::new("MB per client"),
-    )
-    .categories(cats)
-    .series(Series::points(
-        "ours, zset-max-listpack-entries 128",
-        cells
-            .member_lens
-            .iter()
-            .enumerate()
-            .filter_map(|(i, m)| cells.b43_mb_per_client(*m).map(|v| Pt::new(i as f64, v)))
-            .collect(),
-    ));
-    if let Some(c) = ctx.claim("B4.3") {
-        d = d.reference(Reference::published(c, 0));
-    }
-    let mut fig = Figure::new(
+        "MB per client",
+        &|m| cells.b43_mb_per_client(m),
+    );
+    Figure::new(
         "memory_per_client_vs_limit",
         &["B3.2", "B4.3"],
         "sliding-log memory per client: the jump at the listpack cliff and a 100,000-entry log",
         "The mean over trials (used_memory growth / clients; the spread is in the member-length figure); B3.2 and B4.3 are judged on the default members; the other member lengths show how much the unstated member size matters.",
     )
     .columns(2)
-    .panel(a);
-    if b.points() > 0 {
-        fig = fig.panel(b);
-    }
-    if d.points() > 0 {
-        fig = fig.panel(d);
-    }
-    if fig.points() == 0 {
-        return Ok(String::new());
-    }
-    fig.write(ctx)
+    .panel(a)
+    .panel_if_any(b)
+    .panel_if_any(d)
+    .write_if_any(ctx)
 }
 
 /// B3.4: the cliff at each zset-max-listpack-entries and CPU per decision by log size.
@@ -212,7 +199,7 @@ pub(super) fn cpu(
         .claim("B3.4")
         .map(|c| c.published_text.clone())
         .unwrap_or_default();
-    let mut fig = Figure::new(
+    Figure::new(
         "memory_cpu_listpack",
         &["B3.4"],
         "raising zset-max-listpack-entries moves the cliff, and a big listpack costs more CPU per decision",
@@ -220,17 +207,10 @@ pub(super) fn cpu(
             "One measurement per point (the default members; CPU: one connection deciding on a log of the given size, every call admits). The study publishes no number for B3.4 (\"{published}\"); it is judged on these two shapes."
         ),
     )
-    .columns(2);
-    if a.points() > 0 {
-        fig = fig.panel(a);
-    }
-    if b.points() > 0 {
-        fig = fig.panel(b);
-    }
-    if fig.points() == 0 {
-        return Ok(String::new());
-    }
-    fig.write(ctx)
+    .columns(2)
+    .panel_if_any(a)
+    .panel_if_any(b)
+    .write_if_any(ctx)
 }
 
 /// The sensitivity sweep of B3.1, B3.2, B3.3 (at L=1,000) and B4.3 over the
@@ -268,8 +248,5 @@ pub(super) fn member_sweep(ctx: &AnalysisCtx, cells: &LogCells) -> Result<String
         cells.b33(m).into_iter().find(|x| x.0 == 1000).map(|x| x.1)
     }))
     .panel(panel("B4.3", "B4.3: MB per client, L=100,000", "MB (1,000,000 bytes)", &|m| cells.b43(m)));
-    if fig.points() == 0 {
-        return Ok(String::new());
-    }
-    fig.write(ctx)
+    fig.write_if_any(ctx)
 }

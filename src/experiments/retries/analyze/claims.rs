@@ -11,6 +11,17 @@ use crate::analysis::stats::{Summary, mean_ci, mean_ci_method};
 use crate::analysis::table::f;
 use crate::analysis::{AnalysisCtx, Measured};
 
+/// Admissions over trials as A2.1 shows them: `22.2 (min 20, max 25, n=20)`.
+fn admitted_text(s: &Summary) -> String {
+    format!(
+        "{} (min {:.0}, max {:.0}, n={})",
+        f(s.mean, 1),
+        s.min,
+        s.max,
+        s.n
+    )
+}
+
 fn pairs(d: &Details) -> Vec<(&'static str, String)> {
     d.pairs()
 }
@@ -48,11 +59,8 @@ pub fn a2_1(ctx: &AnalysisCtx, g: &Groups, limit: u64) -> Option<Measured> {
         "A2.1",
         vec![s.mean],
         format!(
-            "{} (min {:.0}, max {:.0}, n={}) at the defaults; swept: {}",
-            f(s.mean, 1),
-            s.min,
-            s.max,
-            s.n,
+            "{} at the defaults; swept: {}",
+            admitted_text(&s),
             at[1..]
                 .iter()
                 .map(|(k, v)| format!("{}: {}", k.label(), f(Summary::of(v).mean, 1)))
@@ -77,18 +85,7 @@ pub fn a2_1(ctx: &AnalysisCtx, g: &Groups, limit: u64) -> Option<Measured> {
         any |= passes(ctx, "A2.1", &[ci]);
         let p = pairs(k);
         m = m.alternative(
-            Alternative::new(
-                &refs(&p),
-                vec![s.mean],
-                format!(
-                    "{} (min {:.0}, max {:.0}, n={})",
-                    f(s.mean, 1),
-                    s.min,
-                    s.max,
-                    s.n
-                ),
-            )
-            .intervals(vec![ci]),
+            Alternative::new(&refs(&p), vec![s.mean], admitted_text(&s)).intervals(vec![ci]),
         );
     }
     if !any {

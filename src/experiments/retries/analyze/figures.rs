@@ -103,9 +103,7 @@ pub fn budgets(ctx: &AnalysisCtx, g: &Groups, limit: u64, md: &mut String) -> Re
         }
         fig = fig.panel(p);
     }
-    if fig.points() > 0 {
-        *md += &fig.write(ctx)?;
-    }
+    *md += &fig.write_if_any(ctx)?;
     Ok(())
 }
 
@@ -273,9 +271,7 @@ pub fn a2_2_workers(ctx: &AnalysisCtx, g: &Groups, limit: u64, md: &mut String) 
         "Mean wall time per trial of WATCH/MULTI divided by the mean of the Lua fixed window at the same round trip and worker count; whiskers: the bootstrap 95% interval of the WATCH mean over the same Lua mean; {n} trials per point; other details at their defaults.",
     )
     .panel(p);
-    if fig.points() > 0 {
-        *md += &fig.write(ctx)?;
-    }
+    *md += &fig.write_if_any(ctx)?;
     Ok(())
 }
 

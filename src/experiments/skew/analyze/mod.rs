@@ -14,6 +14,7 @@ use std::collections::BTreeMap;
 pub use sweep::{a4_1_sweep, a4_2_sweep, capacity_s, measured_a4_1, measured_a4_2};
 
 use super::rows::{HistoryRow, Row};
+use crate::analysis::claims::value_text;
 use crate::analysis::figure::{Axis, Figure, Panel, Pt, Reference, Series, num};
 use crate::analysis::stats::Summary;
 use crate::analysis::table::{f, md_table};
@@ -386,16 +387,11 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
     .into_iter()
     .flatten()
     .collect();
-    let get = |id: &str| {
-        out.iter()
-            .find(|m| m.id == id)
-            .and_then(|m| m.values.first().copied())
-    };
     let finding = format!(
         "at ±1 s skew and our default setting, the caller-clock bucket was within {}% of the Redis-clock bucket under overload and admitted {}% of what it should near the limit (the sweeps show how both move with the capacity, server count, offsets, load and run length); on Redis's clock it was at most {}% off the ideal bucket.",
-        get("A4.1").map(|v| f(v, 1)).unwrap_or_else(|| "n/a".into()),
-        get("A4.2").map(|v| f(v, 1)).unwrap_or_else(|| "n/a".into()),
-        get("A4.3").map(|v| f(v, 2)).unwrap_or_else(|| "n/a".into()),
+        value_text(&out, "A4.1", 0, 1),
+        value_text(&out, "A4.2", 0, 1),
+        value_text(&out, "A4.3", 0, 2),
     );
     Ok((
         out,

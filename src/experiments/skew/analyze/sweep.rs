@@ -282,10 +282,7 @@ pub fn figure_a4_2(ctx: &AnalysisCtx, rows: &[Row], ideal: &[f64]) -> Result<Str
         }
         fig = fig.panel(p);
     }
-    if fig.points() == 0 {
-        return Ok(String::new());
-    }
-    fig.write(ctx)
+    fig.write_if_any(ctx)
 }
 
 /// A4.1's sweep: the worst pair's difference against the run length (left)
@@ -369,8 +366,5 @@ pub fn figure_a4_1(
     .columns(2)
     .panel(panel(1, "against the run length", "run length (s)"))
     .panel(panel(0, "against the load", "offered load (x the refill rate)"));
-    if fig.points() == 0 {
-        return Ok(String::new());
-    }
-    fig.write(ctx)
+    fig.write_if_any(ctx)
 }

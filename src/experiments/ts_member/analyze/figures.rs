@@ -19,6 +19,20 @@ fn ci_pt(x: f64, v: &[f64]) -> Pt {
     Pt::spread(x, s.mean, lo, hi, s.n)
 }
 
+/// The published B5.1 value at each of its rates, drawn across the rate.
+fn b51_references(ctx: &AnalysisCtx, mut p: Panel) -> Panel {
+    if let Some(c) = ctx.claim("B5.1") {
+        for (i, r) in B51_RATES.iter().enumerate() {
+            p = p.reference(
+                Reference::published(c, i)
+                    .over(r / 1.6, r * 1.6)
+                    .labelled(published_label(c)),
+            );
+        }
+    }
+    p
+}
+
 fn limit_of(o: &OpenRows) -> u64 {
     o.rows.first().map(|r| r.limit).unwrap_or(0)
 }
@@ -39,15 +53,7 @@ pub fn overview(ctx: &AnalysisCtx, o: &OpenRows) -> Result<String> {
             .collect();
         a = a.series(Series::line(m.clone(), pts));
     }
-    if let Some(c) = ctx.claim("B5.1") {
-        for (i, r) in B51_RATES.iter().enumerate() {
-            a = a.reference(
-                Reference::published(c, i)
-                    .over(r / 1.6, r * 1.6)
-                    .labelled(published_label(c)),
-            );
-        }
-    }
+    a = b51_references(ctx, a);
     let mut e = Panel::new(
         "B5.4: the exact members",
         Axis::log("offered rate (requests/s)").ticks(rates.clone()),
@@ -134,15 +140,7 @@ pub fn poisson_model(ctx: &AnalysisCtx, o: &OpenRows) -> Result<String> {
             .collect();
         a = a.series(Series::points(name, pts));
     }
-    if let Some(c) = ctx.claim("B5.1") {
-        for (i, r) in B51_RATES.iter().enumerate() {
-            a = a.reference(
-                Reference::published(c, i)
-                    .over(r / 1.6, r * 1.6)
-                    .labelled(published_label(c)),
-            );
-        }
-    }
+    a = b51_references(ctx, a);
     let mut b = Panel::new(
         "same-millisecond share",
         Axis::log("offered rate (requests/s)").ticks(rates.clone()),
@@ -225,6 +223,26 @@ fn grid(o: &OpenRows, member: &str) -> (Vec<f64>, Vec<u64>) {
     (ticks, conns)
 }
 
+/// `p` with the senders as categories (one per tick) and a line per
+/// connection count: `pt(k, sender)` is its point at the k-th tick, if any.
+fn per_sender(
+    mut p: Panel,
+    ticks: &[f64],
+    conns: &[u64],
+    pt: impl Fn(usize, Sender) -> Option<Pt>,
+) -> Panel {
+    p = p.categories(tick_names(ticks));
+    for &d in conns {
+        let pts: Vec<Pt> = ticks
+            .iter()
+            .enumerate()
+            .filter_map(|(k, t)| pt(k, Sender::at(*t, d)))
+            .collect();
+        p = p.series(Series::line(format!("{d} connections"), pts));
+    }
+    p
+}
+
 /// B5.1 per sender: admitted / limit against the tick, one panel per rate.
 pub fn sender_sweep(ctx: &AnalysisCtx, o: &OpenRows) -> Result<String> {
     let (ticks, conns) = grid(o, "redis-ms");
@@ -239,27 +257,19 @@ pub fn sender_sweep(ctx: &AnalysisCtx, o: &OpenRows) -> Result<String> {
     )
     .columns(3);
     for (i, &rate) in B51_RATES.iter().enumerate() {
-        let mut p = Panel::new(
-            format!("{} requests/s", num(rate)),
-            Axis::new("sender"),
-            Axis::new("admitted / limit"),
-        )
-        .categories(tick_names(&ticks));
-        for &d in &conns {
-            let pts: Vec<Pt> = ticks
-                .iter()
-                .enumerate()
-                .filter_map(|(k, t)| {
-                    let s = Sender {
-                        tick_us: (t * 1000.0).round() as i64,
-                        drivers: d,
-                    };
-                    let rs = o.at("redis-ms", rate, s);
-                    (!rs.is_empty()).then(|| ci_pt(k as f64, &ratios(&rs)))
-                })
-                .collect();
-            p = p.series(Series::line(format!("{d} connections"), pts));
-        }
+        let mut p = per_sender(
+            Panel::new(
+                format!("{} requests/s", num(rate)),
+                Axis::new("sender"),
+                Axis::new("admitted / limit"),
+            ),
+            &ticks,
+            &conns,
+            |k, s| {
+                let rs = o.at("redis-ms", rate, s);
+                (!rs.is_empty()).then(|| ci_pt(k as f64, &ratios(&rs)))
+            },
+        );
         p = p.series(Series::points(
             "exact Poisson model",
             ticks
@@ -294,28 +304,20 @@ pub fn clock_sweep(ctx: &AnalysisCtx, o: &OpenRows) -> Result<String> {
     )
     .columns(2);
     for (title, rates) in panels {
-        let mut p = Panel::new(
-            title,
-            Axis::new("sender"),
-            Axis::new("difference in over-admission (%)"),
-        )
-        .categories(tick_names(&ticks));
-        for &d in &conns {
-            let pts: Vec<Pt> = ticks
-                .iter()
-                .enumerate()
-                .filter_map(|(k, t)| {
-                    let s = Sender {
-                        tick_us: (t * 1000.0).round() as i64,
-                        drivers: d,
-                    };
-                    let c = clock_diff_at(o, s, &rates)?;
-                    let n = o.at("caller-ms", rates[0], s).len();
-                    Some(Pt::spread(k as f64, c.value, c.interval.0, c.interval.1, n))
-                })
-                .collect();
-            p = p.series(Series::line(format!("{d} connections"), pts));
-        }
+        let mut p = per_sender(
+            Panel::new(
+                title,
+                Axis::new("sender"),
+                Axis::new("difference in over-admission (%)"),
+            ),
+            &ticks,
+            &conns,
+            |k, s| {
+                let c = clock_diff_at(o, s, &rates)?;
+                let n = o.at("caller-ms", rates[0], s).len();
+                Some(Pt::spread(k as f64, c.value, c.interval.0, c.interval.1, n))
+            },
+        );
         if let Some(c) = ctx.claim("B5.3") {
             p = p.reference(Reference::published(c, 0));
         }

@@ -16,6 +16,7 @@ pub mod model;
 use std::collections::BTreeSet;
 
 use super::rows::Row;
+use crate::analysis::claims::{value_text, values_of};
 use crate::analysis::stats::Summary;
 use crate::analysis::table::{distinct, f, md_table};
 use crate::analysis::{AnalysisCtx, ClaimSpec, Measured, Section};
@@ -31,11 +32,15 @@ pub struct Sender {
 }
 
 impl Sender {
-    pub fn of(r: &Row) -> Self {
+    /// The sender releasing sends at a tick of `tick_ms` (0: precise).
+    pub fn at(tick_ms: f64, drivers: u64) -> Self {
         Sender {
-            tick_us: (r.sender_tick_ms * 1000.0).round() as i64,
-            drivers: r.drivers,
+            tick_us: (tick_ms * 1000.0).round() as i64,
+            drivers,
         }
+    }
+    pub fn of(r: &Row) -> Self {
+        Sender::at(r.sender_tick_ms, r.drivers)
     }
     pub fn tick_ms(&self) -> f64 {
         self.tick_us as f64 / 1000.0
@@ -408,15 +413,9 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
     if !closed.is_empty() {
         figs += &figures::closed(ctx, &closed)?;
     }
-    let get = |id: &str| {
-        out.iter()
-            .find(|m| m.id == id)
-            .map(|m| m.values.clone())
-            .unwrap_or_default()
-    };
     let finding = format!(
         "with a millisecond timestamp as member the log admitted {} times the limit at 100, 1,000 and 10,000 requests/s (precise Poisson model: {}); the caller's millisecond differed from Redis's by up to {}% in over-admission; microseconds and request ids went over the limit by at most {} requests.",
-        get("B5.1")
+        values_of(&out, "B5.1")
             .iter()
             .map(|v| f(*v, 2))
             .collect::<Vec<_>>()
@@ -429,14 +428,8 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
             ))
             .collect::<Vec<_>>()
             .join(", "),
-        get("B5.3")
-            .first()
-            .map(|v| f(*v, 1))
-            .unwrap_or_else(|| "n/a".into()),
-        get("B5.4")
-            .first()
-            .map(|v| f(*v, 0))
-            .unwrap_or_else(|| "n/a".into()),
+        value_text(&out, "B5.3", 0, 1),
+        value_text(&out, "B5.4", 0, 0),
     );
     Ok((out, Section::new("ts-member", figs + &md).finding(finding)))
 }
