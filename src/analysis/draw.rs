@@ -181,9 +181,13 @@ fn cat_lines(p: &Panel, panel_w: u32) -> Vec<Vec<String>> {
 }
 
 /// Legend entries: series names in first-seen order (one look each), then references.
-fn legend_entries(f: &Figure) -> (Vec<(String, Draw)>, Vec<(RefKind, String)>) {
+/// A reference's entry: its kind, label, and whether any reference under
+/// that label draws a band (only then does the swatch show one).
+type RefEntry = (RefKind, String, bool);
+
+fn legend_entries(f: &Figure) -> (Vec<(String, Draw)>, Vec<RefEntry>) {
     let mut names: Vec<(String, Draw)> = Vec::new();
-    let mut refs: Vec<(RefKind, String)> = Vec::new();
+    let mut refs: Vec<RefEntry> = Vec::new();
     for p in &f.panels {
         for s in &p.series {
             if !names.iter().any(|n| n.0 == s.name) {
@@ -191,8 +195,10 @@ fn legend_entries(f: &Figure) -> (Vec<(String, Draw)>, Vec<(RefKind, String)>) {
             }
         }
         for r in &p.refs {
-            if !refs.iter().any(|x| x.1 == r.label) {
-                refs.push((r.kind, r.label.clone()));
+            let banded = r.band.is_some();
+            match refs.iter_mut().find(|x| x.1 == r.label) {
+                Some(e) => e.2 |= banded,
+                None => refs.push((r.kind, r.label.clone(), banded)),
             }
         }
     }
@@ -278,7 +284,7 @@ fn legend<DB: DrawingBackend>(
     x: i32,
     y0: i32,
     names: &[(String, Draw)],
-    refs: &[(RefKind, String)],
+    refs: &[RefEntry],
 ) -> Result<()> {
     let mut y = y0;
     let st = font(SMALL).pos(Pos::new(HPos::Left, VPos::Center));
@@ -302,11 +308,11 @@ fn legend<DB: DrawingBackend>(
         }
         y += lines.len() as i32 * 16 + 8;
     }
-    for (k, label) in refs {
+    for (k, label, banded) in refs {
         let (c, dash, band) = ref_look(*k);
         let lines = wrap(label, LEGEND_TEXT_W, SMALL);
         let mid = y + 8;
-        if band > 0.0 {
+        if band > 0.0 && *banded {
             root.draw(&Rectangle::new(
                 [(x, mid - 7), (x + 40, mid + 7)],
                 RGBAColor(0, 0, 0, band).filled(),
@@ -331,42 +337,8 @@ fn panel<DB: DrawingBackend>(
 ) -> Result<()> {
     let cat = !p.categories.is_empty();
     let clines = cat_lines(p, panel_w);
-    // Ranges in drawn units.
-    let (x0, x1) = if cat {
-        (-0.5, p.categories.len() as f64 - 0.5)
-    } else {
-        let xs: Vec<f64> = p
-            .series
-            .iter()
-            .flat_map(|s| s.points.iter().map(|q| q.x))
-            .chain(p.shades.iter().flat_map(|s| [s.x0, s.x1]))
-            .collect();
-        let (a, b) = range_of(&xs, &p.x, false);
-        if p.x.log {
-            (a, b)
-        } else {
-            let pad = (b - a) * 0.03;
-            (a - pad, b + pad)
-        }
-    };
-    let ys: Vec<f64> = p
-        .series
-        .iter()
-        .flat_map(|s| {
-            s.points
-                .iter()
-                .flat_map(|q| [Some(q.y), q.lo, q.hi])
-                .flatten()
-        })
-        .chain(
-            p.refs
-                .iter()
-                .flat_map(|r| [r.value, r.band.map(|b| b.0), r.band.map(|b| b.1)])
-                .flatten()
-                .filter(|v| v.is_finite()),
-        )
-        .collect();
-    let (y0, y1) = range_of(&ys, &p.y, true);
+    let (x0, x1) = x_range(p, cat);
+    let (y0, y1) = range_of(&y_values(p), &p.y, true);
     let x_area = if cat {
         20 + 16 * clines.len() as u32 + 22
     } else {
@@ -425,22 +397,93 @@ fn panel<DB: DrawingBackend>(
         mesh.x_desc(p.x.label.as_str());
     }
     mesh.draw().map_err(err)?;
-    let px = |chart: &ChartContext<DB, _>, x: f64, y: f64| chart.backend_coord(&(x, y));
-    let clampy = |v: f64| v.clamp(y0, y1);
-    // Shaded phases, with their labels at the top of the plot.
+    let to_px = |x: f64, y: f64| chart.backend_coord(&(x, y));
+    let fr = Frame {
+        x: (x0, x1),
+        y: (y0, y1),
+        log: (xlog, ylog),
+        px: &to_px,
+    };
+    shades(root, p, &fr)?;
+    references(root, p, &fr)?;
+    series(root, p, names, cat, &fr)?;
+    if cat {
+        category_labels(root, p, &clines, &fr)?;
+    }
+    Ok(())
+}
+
+/// A panel's plot as the parts below see it: its ranges in drawn units
+/// (log10 on a log axis), which axes are logarithmic, and the pixel of a
+/// point in drawn units.
+struct Frame<'a> {
+    x: (f64, f64),
+    y: (f64, f64),
+    log: (bool, bool),
+    px: &'a dyn Fn(f64, f64) -> (i32, i32),
+}
+
+impl Frame<'_> {
+    fn clampy(&self, v: f64) -> f64 {
+        v.clamp(self.y.0, self.y.1)
+    }
+}
+
+/// The x range in drawn units: the categories, or the points and shades
+/// with a little room at both ends of a linear axis.
+fn x_range(p: &Panel, cat: bool) -> (f64, f64) {
+    if cat {
+        return (-0.5, p.categories.len() as f64 - 0.5);
+    }
+    let xs: Vec<f64> = p
+        .series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|q| q.x))
+        .chain(p.shades.iter().flat_map(|s| [s.x0, s.x1]))
+        .collect();
+    let (a, b) = range_of(&xs, &p.x, false);
+    if p.x.log {
+        (a, b)
+    } else {
+        let pad = (b - a) * 0.03;
+        (a - pad, b + pad)
+    }
+}
+
+/// Every y the panel draws: points, their whiskers, reference values and bands.
+fn y_values(p: &Panel) -> Vec<f64> {
+    p.series
+        .iter()
+        .flat_map(|s| {
+            s.points
+                .iter()
+                .flat_map(|q| [Some(q.y), q.lo, q.hi])
+                .flatten()
+        })
+        .chain(
+            p.refs
+                .iter()
+                .flat_map(|r| [r.value, r.band.map(|b| b.0), r.band.map(|b| b.1)])
+                .flatten()
+                .filter(|v| v.is_finite()),
+        )
+        .collect()
+}
+/// Shaded phases, with their labels at the top of the plot.
+fn shades<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, p: &Panel, fr: &Frame) -> Result<()> {
+    let ((x0, x1), (y0, y1), xlog) = (fr.x, fr.y, fr.log.0);
     for (i, s) in p.shades.iter().enumerate() {
         let (a, b) = (tr(s.x0, xlog).max(x0), tr(s.x1, xlog).min(x1));
         if b <= a {
             continue;
         }
-        chart
-            .draw_series(std::iter::once(Rectangle::new(
-                [(a, y0), (b, y1)],
-                SHADE_TONES[i % 4].mix(0.22).filled(),
-            )))
-            .map_err(err)?;
-        let (l, t) = px(&chart, a, y1);
-        let (r, _) = px(&chart, b, y1);
+        let (l, t) = (fr.px)(a, y1);
+        let (r, bottom) = (fr.px)(b, y0);
+        root.draw(&Rectangle::new(
+            [(l, t), (r, bottom)],
+            SHADE_TONES[i % 4].mix(0.22).filled(),
+        ))
+        .map_err(err)?;
         text(
             root,
             &s.label,
@@ -448,7 +491,17 @@ fn panel<DB: DrawingBackend>(
             &font(SMALL).pos(Pos::new(HPos::Center, VPos::Top)),
         )?;
     }
-    // References: bands first, then lines.
+    Ok(())
+}
+
+/// Reference values and bands (published values, limits, models): bands
+/// first, then lines.
+fn references<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    p: &Panel,
+    fr: &Frame,
+) -> Result<()> {
+    let ((x0, x1), (y0, y1), (xlog, ylog)) = (fr.x, fr.y, fr.log);
     for r in &p.refs {
         let (c, dash, band) = ref_look(r.kind);
         let (a, b) =
@@ -456,16 +509,15 @@ fn panel<DB: DrawingBackend>(
                 .unwrap_or((x0, x1));
         if let (Some((lo, hi)), true) = (r.band, band > 0.0) {
             let (lo, hi) = (
-                clampy(tr(lo.max(if ylog { 1e-300 } else { f64::MIN }), ylog)),
-                clampy(tr(hi, ylog)),
+                fr.clampy(tr(lo.max(if ylog { 1e-300 } else { f64::MIN }), ylog)),
+                fr.clampy(tr(hi, ylog)),
             );
             if hi > lo {
-                chart
-                    .draw_series(std::iter::once(Rectangle::new(
-                        [(a, lo), (b, hi)],
-                        RGBAColor(0, 0, 0, band).filled(),
-                    )))
-                    .map_err(err)?;
+                root.draw(&Rectangle::new(
+                    [(fr.px)(a, hi), (fr.px)(b, lo)],
+                    RGBAColor(0, 0, 0, band).filled(),
+                ))
+                .map_err(err)?;
             }
         }
         let lines: Vec<f64> = match (r.value, r.kind, r.band) {
@@ -481,15 +533,32 @@ fn panel<DB: DrawingBackend>(
             if v < y0 || v > y1 {
                 continue;
             }
-            let (pa, pb) = (px(&chart, a, v), px(&chart, b, v));
-            dashed(root, &[pa, pb], dash, c.stroke_width(2))?;
+            dashed(
+                root,
+                &[(fr.px)(a, v), (fr.px)(b, v)],
+                dash,
+                c.stroke_width(2),
+            )?;
         }
     }
-    // Series: whiskers, lines, markers.
+    Ok(())
+}
+
+/// The series: whiskers, then lines, then markers (on top, filled white
+/// inside so a whisker does not run through them).
+fn series<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    p: &Panel,
+    names: &[(String, Draw)],
+    cat: bool,
+    fr: &Frame,
+) -> Result<()> {
+    let ((x0, x1), (xlog, ylog)) = (fr.x, fr.log);
     let k = p.series.len().max(1);
     for (si, s) in p.series.iter().enumerate() {
         let idx = names.iter().position(|n| n.0 == s.name).unwrap_or(si);
         let lk = look(idx);
+        // Series side by side at a category (or, asked for, at an x).
         let dodge = if cat && k > 1 {
             (si as f64 - (k as f64 - 1.0) / 2.0) * (0.7 / k as f64)
         } else if p.dodge && k > 1 {
@@ -516,7 +585,7 @@ fn panel<DB: DrawingBackend>(
                 && hi.is_finite()
                 && hi > lo
             {
-                let (a, b) = (px(&chart, *x, clampy(*lo)), px(&chart, *x, clampy(*hi)));
+                let (a, b) = ((fr.px)(*x, fr.clampy(*lo)), (fr.px)(*x, fr.clampy(*hi)));
                 let st = lk.color.stroke_width(1);
                 root.draw(&PathElement::new(vec![a, b], st)).map_err(err)?;
                 root.draw(&PathElement::new(vec![(a.0 - 4, a.1), (a.0 + 4, a.1)], st))
@@ -527,7 +596,7 @@ fn panel<DB: DrawingBackend>(
         }
         let pix: Vec<(i32, i32)> = pts
             .iter()
-            .map(|(x, y, _, _)| px(&chart, *x, clampy(*y)))
+            .map(|(x, y, _, _)| (fr.px)(*x, fr.clampy(*y)))
             .collect();
         if s.draw != Draw::Points && pix.len() > 1 {
             dashed(root, &pix, lk.dash, lk.color.stroke_width(2))?;
@@ -538,28 +607,35 @@ fn panel<DB: DrawingBackend>(
             }
         }
     }
-    // Category labels (wrapped) and the x description below them.
-    if cat {
-        let (_, bottom) = px(&chart, x0, y0);
-        for (i, _) in p.categories.iter().enumerate() {
-            let (cx, _) = px(&chart, i as f64, y0);
-            for (j, line) in clines.iter().enumerate() {
-                text(
-                    root,
-                    &line[i],
-                    (cx, bottom + 8 + j as i32 * 16),
-                    &font(SMALL).pos(Pos::new(HPos::Center, VPos::Top)),
-                )?;
-            }
-        }
-        let (l, _) = px(&chart, x0, y0);
-        let (r, _) = px(&chart, x1, y0);
-        text(
-            root,
-            &p.x.label,
-            ((l + r) / 2, bottom + 12 + clines.len() as i32 * 16),
-            &font(TEXT).pos(Pos::new(HPos::Center, VPos::Top)),
-        )?;
-    }
     Ok(())
+}
+
+/// Category labels (wrapped) and the x description below them.
+fn category_labels<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    p: &Panel,
+    clines: &[Vec<String>],
+    fr: &Frame,
+) -> Result<()> {
+    let ((x0, x1), (y0, _)) = (fr.x, fr.y);
+    let (_, bottom) = (fr.px)(x0, y0);
+    for (i, _) in p.categories.iter().enumerate() {
+        let (cx, _) = (fr.px)(i as f64, y0);
+        for (j, line) in clines.iter().enumerate() {
+            text(
+                root,
+                &line[i],
+                (cx, bottom + 8 + j as i32 * 16),
+                &font(SMALL).pos(Pos::new(HPos::Center, VPos::Top)),
+            )?;
+        }
+    }
+    let (l, _) = (fr.px)(x0, y0);
+    let (r, _) = (fr.px)(x1, y0);
+    text(
+        root,
+        &p.x.label,
+        ((l + r) / 2, bottom + 12 + clines.len() as i32 * 16),
+        &font(TEXT).pos(Pos::new(HPos::Center, VPos::Top)),
+    )
 }

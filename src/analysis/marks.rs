@@ -16,37 +16,42 @@ pub(super) fn marker<DB: DrawingBackend>(
     let s = 5;
     let st = c.stroke_width(2);
     let (x, y) = at;
+    let triangle = vec![
+        (x, y - s - 1),
+        (x + s + 1, y + s),
+        (x - s - 1, y + s),
+        (x, y - s - 1),
+    ];
+    let diamond = vec![
+        (x, y - s - 1),
+        (x + s + 1, y),
+        (x, y + s + 1),
+        (x - s - 1, y),
+        (x, y - s - 1),
+    ];
+    let square = [(x - s + 1, y - s + 1), (x + s - 1, y + s - 1)];
+    // Hollow shapes are filled white first, so a whisker or line behind the
+    // marker does not run through it.
+    let white = WHITE.filled();
     match m {
-        0 => area.draw(&Circle::new(at, s, st)).map_err(err),
-        1 => area
-            .draw(&Rectangle::new(
-                [(x - s + 1, y - s + 1), (x + s - 1, y + s - 1)],
-                st,
-            ))
-            .map_err(err),
-        2 => area
-            .draw(&PathElement::new(
-                vec![
-                    (x, y - s - 1),
-                    (x + s + 1, y + s),
-                    (x - s - 1, y + s),
-                    (x, y - s - 1),
-                ],
-                st,
-            ))
-            .map_err(err),
-        3 => area
-            .draw(&PathElement::new(
-                vec![
-                    (x, y - s - 1),
-                    (x + s + 1, y),
-                    (x, y + s + 1),
-                    (x - s - 1, y),
-                    (x, y - s - 1),
-                ],
-                st,
-            ))
-            .map_err(err),
+        0 => {
+            area.draw(&Circle::new(at, s, white)).map_err(err)?;
+            area.draw(&Circle::new(at, s, st)).map_err(err)
+        }
+        1 => {
+            area.draw(&Rectangle::new(square, white)).map_err(err)?;
+            area.draw(&Rectangle::new(square, st)).map_err(err)
+        }
+        2 => {
+            area.draw(&Polygon::new(triangle.clone(), white))
+                .map_err(err)?;
+            area.draw(&PathElement::new(triangle, st)).map_err(err)
+        }
+        3 => {
+            area.draw(&Polygon::new(diamond.clone(), white))
+                .map_err(err)?;
+            area.draw(&PathElement::new(diamond, st)).map_err(err)
+        }
         4 => {
             area.draw(&PathElement::new(vec![(x - s, y), (x + s, y)], st))
                 .map_err(err)?;
