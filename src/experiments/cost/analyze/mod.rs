@@ -20,6 +20,7 @@ mod lua;
 mod paired;
 mod tables;
 
+pub use figures::words;
 pub(super) use paired::b21_split;
 
 use paired::{ci, per_run};
