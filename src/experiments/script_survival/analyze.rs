@@ -419,7 +419,7 @@ fn b65_panel(ctx: &AnalysisCtx, rows: &Rows) -> Panel {
             .range(0.0, 2.0)
             .ticks(vec![0.0, 1.0, 2.0]),
     )
-    .categories(scen.iter().map(|s| format!("after {s}")).collect())
+    .categories(vec!["after a restart".into(), "after promotion".into()])
     .series(Series::points(
         "failed calls (NOSCRIPT)",
         pts(&|r| r.failed_calls as f64),

@@ -61,6 +61,9 @@ fn detail_words(detail: &str) -> String {
 /// A setting's value in words for a tick label: `full-jitter-10ms` ->
 /// `full jitter 10 ms`, `watch-get-multi` -> `WATCH GET MULTI`.
 fn value_words(v: &str) -> String {
+    if let Some(head) = v.strip_suffix(" (default)") {
+        return format!("{} (default)", value_words(head));
+    }
     let mut out = String::new();
     for w in v.split('-') {
         if !out.is_empty() {
@@ -98,7 +101,7 @@ pub fn budgets(ctx: &AnalysisCtx, g: &Groups, limit: u64, md: &mut String) -> Re
         "a2_1-watch-admitted-vs-budget",
         &["A2.1"],
         format!("WATCH/MULTI: admitted of L={limit} vs retry budget, {WORKERS} workers, per added round trip and backoff"),
-        "Admitted per trial, mean with min-max whiskers over {n} per point, the backoffs set slightly apart in x so equal values stay visible; the other unstated details at their defaults (retries only, all at once, no UNWATCH, no jitter); the lockstep model line: one admission per wave of attempts.",
+        "Admitted per trial, mean with min-max whiskers over {n} per point; the backoffs other than fixed-0 ran at budget 10 only, where two that admit the same share a place (distinct markers; the numbers drawn list each); the other unstated details at their defaults (retries only, all at once, no UNWATCH, no jitter); the lockstep model line: one admission per wave of attempts.",
     )
     .columns(1);
     for rtt in &rtts {
@@ -107,7 +110,6 @@ pub fn budgets(ctx: &AnalysisCtx, g: &Groups, limit: u64, md: &mut String) -> Re
             Axis::log("retry budget").ticks(budgets.iter().map(|b| *b as f64).collect()),
             Axis::new("admitted of L (requests)"),
         )
-        .dodge()
         .reference(Reference::limit(format!("limit L = {limit}"), limit as f64));
         for bo in &backoffs {
             let pts: Vec<Pt> = g
@@ -208,7 +210,7 @@ pub fn a2_1_settings(ctx: &AnalysisCtx, g: &Groups, limit: u64, md: &mut String)
         SETTINGS_FIGURE,
         &["A2.1"],
         format!("WATCH/MULTI at budget {A2_1_BUDGET}, {} round trip, {WORKERS} workers: admitted per value of each unstated detail", ms(rtt)),
-        format!("Admitted per trial, mean with bootstrap 95% interval of the mean over n = {} to {trials} trials per point; each panel changes one detail from the default (fixed-0 backoff, retries only, all at once, WATCH+GET+MULTI/EXEC, no jitter); full jitter: uniform in [0, min(100 ms, base x 2^(retry-1))]; spread: L arrivals uniform over that time; UNWATCH: after each abort.", fewest),
+        format!("Admitted per trial, mean with bootstrap 95% interval of the mean over {} trials per point; each panel changes one detail from the default (fixed-0 backoff, retries only, all at once, WATCH+GET+MULTI/EXEC, no jitter); full jitter: uniform in [0, min(100 ms, base x 2^(retry-1))]; spread: L arrivals uniform over that time; UNWATCH: after each abort.", if fewest == trials { format!("n = {trials}") } else { format!("n = {fewest} to {trials}") }),
     )
     .columns(2);
     fig.panels = panels;

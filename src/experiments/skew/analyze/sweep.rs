@@ -243,8 +243,8 @@ pub fn figure_a4_2(ctx: &AnalysisCtx, rows: &[Row], ideal: &[f64]) -> Result<Str
     let mut fig = Figure::new(
         "a4_2-sweep-capacity-servers-offsets",
         &["A4.2"],
-        "caller-clock token bucket near the limit at ±1 s skew: what it admits against its capacity, the server count and how the offsets are drawn",
-        "Admitted / what an ideal bucket admits of the same send times, %, mean per setting with min-max whiskers over its trials ({n} per point: too few for an interval); x: bucket capacity / refill rate (s), log scale; a panel names the server counts when not all ran with that offset draw.",
+        "caller-clock bucket near the limit at ±1 s skew: % of ideal by capacity, servers, offsets",
+        "Admitted / what an ideal bucket admits of the same send times, %, mean per setting with min-max whiskers over its trials ({n} per point: too few for an interval); x: bucket capacity / refill rate (s), log scale; a panel names its server counts when not all ran with that offset draw.",
     )
     .columns(draws.len().max(1));
     let all_servers: BTreeSet<String> = m.keys().map(|k| k.1.clone()).collect();
@@ -258,10 +258,11 @@ pub fn figure_a4_2(ctx: &AnalysisCtx, rows: &[Row], ideal: &[f64]) -> Result<Str
             if here == all_servers {
                 format!("{d} offsets")
             } else {
-                format!(
-                    "{d} offsets (ran with {} servers only)",
-                    here.iter().cloned().collect::<Vec<_>>().join(", ")
-                )
+                format!("{d} offsets ({} servers)", {
+                    let mut h: Vec<&String> = here.iter().collect();
+                    h.sort_by_key(|v| v.parse::<u64>().unwrap_or(u64::MAX));
+                    h.iter().map(|v| v.as_str()).collect::<Vec<_>>().join(", ")
+                })
             },
             Axis::log("bucket capacity / refill rate (s)").ticks(caps.clone()),
             Axis::new("caller-clock bucket, % of ideal").range(0.0, 100.0),
