@@ -142,14 +142,39 @@ pub(super) fn lua(ctx: &AnalysisCtx, v: &Variants) -> Result<String> {
     .categories(cats.clone())
     .series(Series::points("decisions/s", rates));
     if let Some(c) = ctx.claim("B2.2") {
-        p = p.reference(Reference::published(c, 0).labelled(format!(
-            "B2.2 published: {} (machine claim)",
-            crate::analysis::report::micro(&c.published_text)
-        )));
-        p = p.reference(Reference::published(c, 1).labelled(format!(
-            "B2.2 published: {} (machine claim)",
-            crate::analysis::report::micro(&c.published_text)
-        )));
+        let label = format!(
+            "B2.2 published: {}-{} decisions/s (machine claim)",
+            num(c.published.at(0)),
+            num(c.published.at(1))
+        );
+        p = p.reference(Reference::published(c, 0).labelled(label.clone()));
+        p = p.reference(Reference::published(c, 1).labelled(label));
+    }
+    fig = fig.panel(p);
+    // B2.2's other half: how busy Redis was while it decided.
+    let busy = lua
+        .iter()
+        .enumerate()
+        .map(|(i, (_, l))| Pt::summary(i as f64, &l.s(|r| r.redis_busy_fraction * 100.0)))
+        .collect();
+    let mut p = Panel::new(
+        "B2.2: how busy Redis was during the runs",
+        Axis::new("Lua strategy"),
+        Axis::new("Redis busy (% of wall time)").range(0.0, 105.0),
+    )
+    .categories(cats.clone())
+    .series(Series::points("Redis busy", busy));
+    if let Some(c) = ctx.claim("B2.2")
+        && let Some(b) = percent_in(&c.published_text)
+    {
+        p = p.reference(Reference {
+            kind: RefKind::Published,
+            label: format!("B2.2 published: at least {}% busy (machine claim)", num(b)),
+            value: Some(b),
+            band: None,
+            x: None,
+            lines: vec![],
+        });
     }
     fig = fig.panel(p);
     let script = lua
@@ -477,4 +502,15 @@ fn with_runs(x: f64, y: f64, runs: &[f64]) -> Pt {
     }
     let s = Summary::of(runs);
     Pt::spread(x, y, s.min, s.max, s.n)
+}
+
+/// The first percentage in a published text (`"39k-54k/s, >=91% busy"` -> 91).
+pub(crate) fn percent_in(text: &str) -> Option<f64> {
+    let end = text.find('%')?;
+    let head = &text[..end];
+    let start = head
+        .rfind(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .map(|i| i + 1)
+        .unwrap_or(0);
+    head[start..].parse().ok()
 }

@@ -307,7 +307,7 @@ pub fn a2_2_workers(ctx: &AnalysisCtx, g: &Groups, limit: u64, md: &mut String) 
     let fig = Figure::new(
         WORKERS_FIGURE,
         &["A2.2"],
-        format!("WATCH/MULTI with a budget of {A2_2_BUDGET} retries: how much slower than the Lua fixed window, per worker count"),
+        format!("WATCH/MULTI (budget {A2_2_BUDGET} retries) against the Lua fixed window: slowdown per worker count"),
         "Mean wall time per trial of WATCH/MULTI divided by the mean of the Lua fixed window at the same round trip and worker count; whiskers: the bootstrap 95% interval of the WATCH mean over the same Lua mean; {n} trials per point; other details at their defaults.",
     )
     .panel(p);
