@@ -61,22 +61,48 @@ pub fn cdf(h: &Histogram<u64>) -> Vec<(f64, f64)> {
         .collect()
 }
 
-/// The CDF points a figure needs: a point where the fraction has risen by
-/// 0.1% or the latency by 2% since the last one kept, and the last. A full
-/// run's merged histograms hold thousands of distinct values each; drawn
-/// all, the SVG weighs megabytes and looks the same.
-pub fn thin(points: &[(f64, f64)]) -> Vec<(f64, f64)> {
-    let mut out: Vec<(f64, f64)> = Vec::new();
-    for (i, &(x, y)) in points.iter().enumerate() {
-        let keep = match out.last() {
-            None => true,
-            Some(&(lx, ly)) => y - ly >= 0.001 || x >= lx * 1.02 || i + 1 == points.len(),
-        };
-        if keep {
-            out.push((x, y));
-        }
+/// The fractions at which the figure reads each CDF: every tenth of the
+/// decisions, and the tails (p0.1, p1, p99, p99.9, max).
+pub const CDF_QUANTILES: [f64; 14] = [
+    0.001, 0.01, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.99, 0.999, 1.0,
+];
+
+/// The CDF points a figure draws: the latency at each of
+/// [`CDF_QUANTILES`] (a point every tenth of the decisions, and the tails).
+/// A full run's merged histograms hold thousands of distinct values each;
+/// drawn all, the SVG weighs megabytes and the eye sees the same curve.
+pub fn quantile_points(h: &Histogram<u64>) -> Vec<(f64, f64)> {
+    if h.is_empty() {
+        return vec![];
     }
-    out
+    CDF_QUANTILES
+        .iter()
+        .map(|q| {
+            let v = if *q >= 1.0 {
+                h.max()
+            } else {
+                h.value_at_quantile(*q)
+            };
+            (v.max(1) as f64, *q)
+        })
+        .collect()
+}
+
+/// A strategy key (`token-bucket|evalsha`, `sliding-window-log|L100|full`)
+/// in words for a legend.
+pub fn key_words(key: &str) -> String {
+    crate::experiments::cost::analyze::words(key)
+}
+
+/// The cost experiment's strategies in two panels: the plain commands and
+/// the Lua strategies as called by default (EVALSHA, uniform keys), then
+/// the token bucket's other calls and the abusive-key and prefilled runs.
+fn cost_panel(key: &str) -> usize {
+    let parts: Vec<&str> = key.split('|').collect();
+    match parts.as_slice() {
+        [_] | [_, "evalsha"] => 0,
+        _ => 1,
+    }
 }
 
 /// The latency section: a table per experiment, one CDF figure.
@@ -138,30 +164,68 @@ pub fn section(ctx: &AnalysisCtx) -> Result<Option<Section>> {
         return Ok(None);
     }
     if let Some((exp, merged)) = cdf_source {
-        let mut panel = Panel::new(
-            format!("{exp}: every trial's histogram merged, one line per strategy"),
-            Axis::log("decision latency (µs, log scale)"),
-            Axis::new("fraction of decisions at or below").range(0.0, 1.0),
-        );
-        for (s, m) in &merged {
-            let pts: Vec<Pt> = thin(&cdf(&m.hist))
-                .into_iter()
-                .map(|(x, y)| Pt::new(x, y))
-                .collect();
-            panel = panel.series(Series::line(s.clone(), pts));
-        }
-        let fig = Figure::new(
-            "latency_cdf",
-            &[],
-            format!("Decision latency CDF ({exp}; beyond the studies)"),
-            format!(
-                "Cumulative distribution of per-decision latency (send to reply) in `{exp}`, from HdrHistograms merged over every trial of each strategy; {{n}}."
-            ),
-        )
-        .panel(panel);
-        md += &fig.write(ctx)?;
+        md += &cdf_figure(ctx, &exp, &merged)?;
     }
     Ok(Some(Section::new("latency", md)))
+}
+
+/// The CDF figure: for `cost`, two panels (defaults; other calls and
+/// loads, with the token bucket's EVALSHA repeated as the common line);
+/// otherwise one.
+fn cdf_figure(ctx: &AnalysisCtx, exp: &str, merged: &BTreeMap<String, Merged>) -> Result<String> {
+    let y = || Axis::new("fraction of decisions at or below").range(0.0, 1.0);
+    let x = || Axis::log("decision latency (µs, log scale)");
+    let mut panels: Vec<Panel> = if exp == "cost" {
+        vec![
+            Panel::new(
+                "plain commands and Lua strategies (EVALSHA, uniform keys)",
+                x(),
+                y(),
+            ),
+            Panel::new(
+                "token bucket called otherwise; abusive key; prefilled logs",
+                x(),
+                y(),
+            ),
+        ]
+    } else {
+        vec![Panel::new("every strategy", x(), y())]
+    };
+    for (s, m) in merged {
+        let pts: Vec<Pt> = quantile_points(&m.hist)
+            .into_iter()
+            .map(|(x, y)| Pt::new(x, y))
+            .collect();
+        let series = Series::line(key_words(s), pts);
+        if exp == "cost" {
+            let i = cost_panel(s);
+            panels[i] = std::mem::take(&mut panels[i]).series(series.clone());
+            if s == "token-bucket|evalsha" {
+                panels[1] = std::mem::take(&mut panels[1]).series(series);
+            }
+        } else {
+            panels[0] = std::mem::take(&mut panels[0]).series(series);
+        }
+    }
+    let trials: Vec<usize> = merged.values().map(|m| m.trials).collect();
+    let n = match (trials.iter().min(), trials.iter().max()) {
+        (Some(a), Some(b)) if a == b => format!("n = {a} trials per strategy"),
+        (Some(a), Some(b)) => format!("n = {a} to {b} trials per strategy"),
+        _ => String::new(),
+    };
+    let mut fig = Figure::new(
+        "latency_cdf",
+        &[],
+        format!("Decision latency CDF ({exp}; beyond the studies)"),
+        format!(
+            "Cumulative distribution of per-decision latency (send to reply) in the {exp} experiment, from HdrHistograms merged over every trial of each strategy ({n}); no spread is drawn: the line is the pooled decisions' CDF, read at every tenth of the decisions and at the tails (0.1%, 1%, 99%, 99.9%, max), one marker each."
+        ),
+    )
+    .columns(1);
+    for p in panels.into_iter().filter(|p| p.points() > 0) {
+        fig = fig.panel(p);
+    }
+    fig.write(ctx)
 }
 
 #[cfg(test)]
@@ -198,5 +262,23 @@ mod tests {
         let c = cdf(&a.hist);
         assert_eq!(c.first().unwrap().1, 0.99);
         assert_eq!(c.last().unwrap().1, 1.0);
+        let q = quantile_points(&a.hist);
+        assert_eq!(q.len(), CDF_QUANTILES.len());
+        assert_eq!(q[0], (10.0, 0.001));
+        assert_eq!(q.last().unwrap().1, 1.0);
+        assert!(q.last().unwrap().0 >= 9_990.0);
+    }
+
+    #[test]
+    fn legend_labels_are_words_and_cost_panels_split_defaults_from_the_rest() {
+        assert_eq!(key_words("token-bucket|evalsha"), "token-bucket (EVALSHA)");
+        assert_eq!(
+            key_words("sliding-window-log|L10000|full"),
+            "sliding-window-log (L=10000, prefilled)"
+        );
+        assert_eq!(cost_panel("get"), 0);
+        assert_eq!(cost_panel("gcra|evalsha"), 0);
+        assert_eq!(cost_panel("gcra|abusive"), 1);
+        assert_eq!(cost_panel("token-bucket|eval"), 1);
     }
 }

@@ -186,3 +186,9 @@ fn b61_eval_against_evalsha_and_fcall_within_noise() {
     assert!(close(d, 0.02) && close(noise, 0.03), "{d} {noise}");
     assert!(eval_vs_evalsha(&Variants::of(&rows[..1])).is_none());
 }
+
+#[test]
+fn the_busy_share_is_read_from_b2_2s_published_text() {
+    assert_eq!(percent_in("39k-54k/s, >=91% busy"), Some(91.0));
+    assert_eq!(percent_in("no percentage"), None);
+}

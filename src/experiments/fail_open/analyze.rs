@@ -200,12 +200,12 @@ fn figure(
         &["B8"],
         "when Redis is slow or gone: fail open admits everything, fail closed refuses; both recover when it is back",
         format!(
-            "Requests per second in bins of {} s, mean with min-max whiskers over n = {trials} trials per policy; shaded: the phases (slow: replies delayed past the policy's timeout; gone: server killed; back: restarted empty). B8 is a behaviour claim (published: {}); it is judged on the conditions listed in the section.",
+            "Requests per second in bins of {} s, mean with min-max whiskers over n = {trials} trials per policy, the series set slightly apart in x so equal values stay visible (fail open admits every miss, so its misses run on its admitted line; fail closed refuses every miss, so its refusals run on its misses); shaded: the phases (slow: replies delayed past the policy's timeout; gone: server killed; back: restarted empty). B8 is a behaviour claim (published: {}); it is judged on the conditions listed in the section.",
             num(bin_s),
             ctx.claim("B8").map(|c| c.published_text.clone()).unwrap_or_default()
         ),
     )
-    .columns(2);
+    .columns(1);
     for pol in policies {
         let mut per_bin: std::collections::BTreeMap<u64, Vec<&BinRow>> = Default::default();
         for b in bins.iter().filter(|b| &b.policy == pol) {
@@ -250,6 +250,17 @@ fn figure(
                 format!("limit {}/s", num(b.limit_per_bin / bin_s)),
                 b.limit_per_bin / bin_s,
             ));
+        }
+        // Head room above the data for the phase labels.
+        let top = p
+            .series
+            .iter()
+            .flat_map(|s| s.points.iter().flat_map(|q| [Some(q.y), q.hi]))
+            .flatten()
+            .filter(|v| v.is_finite())
+            .fold(0.0f64, f64::max);
+        if top > 0.0 {
+            p.y = p.y.clone().range(0.0, top * 1.15);
         }
         if let Some(s) = sums.iter().find(|s| &s.policy == pol) {
             for (x0, x1, l) in [

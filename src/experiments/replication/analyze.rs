@@ -142,14 +142,20 @@ fn first_mismatches(side: &[MismatchRow]) -> String {
 fn figure(ctx: &AnalysisCtx, rows: &[Row]) -> Result<String> {
     let strategies = distinct(rows.iter().map(|r| r.strategy.clone()));
     let trials = distinct(rows.iter().map(|r| r.trial));
+    // An integer count: integer ticks, from 0 to at least 2.
+    let top = rows.iter().map(|r| r.mismatches).max().unwrap_or(0).max(2);
+    // Trials as categories, so the strategies stand side by side (and off
+    // the published line at 0) instead of on one another.
     let mut p = Panel::new(
         "",
-        Axis::new("trial").ticks(trials.iter().map(|t| *t as f64).collect()),
-        Axis::new("buckets that differ, replica vs primary"),
+        Axis::new("trial"),
+        Axis::new("buckets that differ, replica vs primary")
+            .range(-0.3, top as f64 + 0.3)
+            .ticks((0..=top).map(|v| v as f64).collect()),
     )
-    .dodge();
+    .categories(trials.iter().map(|t| t.to_string()).collect());
     for s in &strategies {
-        p = p.series(Series::line(
+        p = p.series(Series::points(
             format!(
                 "{s} ({} buckets per trial)",
                 rows.iter()
@@ -159,7 +165,10 @@ fn figure(ctx: &AnalysisCtx, rows: &[Row]) -> Result<String> {
             ),
             rows.iter()
                 .filter(|r| &r.strategy == s)
-                .map(|r| Pt::new(r.trial as f64, r.mismatches as f64))
+                .map(|r| {
+                    let i = trials.iter().position(|t| *t == r.trial).unwrap_or(0);
+                    Pt::new(i as f64, r.mismatches as f64)
+                })
                 .collect(),
         ));
     }

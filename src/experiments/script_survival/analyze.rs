@@ -8,7 +8,8 @@
 //! Unit tests of the metrics: `tests.rs` in this folder.
 
 use super::rows::Row;
-use crate::analysis::figure::{Axis, Figure, Panel, Pt, Series};
+use crate::analysis::figure::{Axis, Figure, Panel, Pt, Reference, Series};
+use crate::analysis::stats::Summary;
 use crate::analysis::table::{distinct, md_table};
 use crate::analysis::{AnalysisCtx, Measured, Section};
 use crate::error::Result;
@@ -278,17 +279,56 @@ fn outcome_table(rows: &Rows) -> String {
     )
 }
 
+/// A check in words, for a category label.
+fn check_words(check: &str) -> String {
+    match check {
+        "script_exists" => "SCRIPT EXISTS".into(),
+        "evalsha" => "EVALSHA".into(),
+        "evalsha_ro" => "EVALSHA_RO".into(),
+        "fcall" => "FCALL (writes)".into(),
+        "fcall_ro" => "FCALL_RO".into(),
+        "function_list" => "FUNCTION LIST".into(),
+        "client:evalsha" => "client: EVALSHA only".into(),
+        "client:evalsha-fallback" => "client: EVAL on NOSCRIPT".into(),
+        "client:fcall" => "client: FCALL".into(),
+        c => c.replace('_', " "),
+    }
+}
+
+/// The outcome B6.2-B6.5 lead one to expect (1: succeeds, 0: fails) for a
+/// check in a scenario: the script cache is lost on restart, replica and
+/// promotion, functions are kept, the EVAL fallback recovers; a read-only
+/// replica refuses every write (READONLY), whatever the claim.
+pub(super) fn expected(ro: &str, scenario: &str, check: &str) -> Option<f64> {
+    let cache_kept = scenario == "primary";
+    let writes = matches!(
+        check,
+        "fcall" | "client:evalsha" | "client:evalsha-fallback" | "client:fcall"
+    );
+    if ro == "yes" && scenario == "replica" && writes {
+        return Some(0.0);
+    }
+    Some(match check {
+        "script_exists" | "evalsha" | "evalsha_ro" => cache_kept as u8 as f64,
+        "fcall" | "fcall_ro" | "function_list" | "client:fcall" => 1.0,
+        "client:evalsha-fallback" => 1.0,
+        "client:evalsha" => cache_kept as u8 as f64,
+        _ => return None,
+    })
+}
+
 /// B6.2-B6.5: the share of trials in which each check succeeded, per
-/// scenario, a panel per `replica-read-only` setting.
+/// scenario, a panel per `replica-read-only` setting, each cell with the
+/// outcome the claims expect; and B6.5's cost of the fallback client.
 fn figure(ctx: &AnalysisCtx, rows: &Rows) -> Result<String> {
     let checks = distinct(rows.0.iter().map(|r| r.check.clone()));
     let scenarios = distinct(rows.0.iter().map(|r| r.scenario.clone()));
     let mut fig = Figure::new(
         "b6_2-b6_5-script-survival",
         &["B6.2", "B6.3", "B6.4", "B6.5"],
-        "what survives a restart, a replica and a promotion: scripts (EVALSHA) and functions (FCALL)",
+        "what survives a restart, a replica, a promotion: scripts and functions",
         format!(
-            "Share of trials in which the check succeeded (0: failed in every trial, e.g. NOSCRIPT), one value per check and scenario over its trials ({{n}}); these are behaviour claims (published: {}), judged on the conditions listed in the section.",
+            "Share of trials in which the check succeeded (0: failed in every trial, e.g. NOSCRIPT), one value per check and scenario ({{n}}); the grey dash in each cell is the outcome the claims expect (behaviour claims, published: {}). On a read-only replica (replica-read-only yes, Redis's default) every write is refused with READONLY: FCALL of the writing token-bucket function and the writing clients fail there although the library is present (FUNCTION LIST, FCALL_RO), so B6.4's \"works on the replica\" is judged with FCALL_RO and on a writable replica. Clients ran only where the node or its cache changed (no primary cell). B6.5: the fallback client's failed calls and extra round trips per trial after a restart or promotion, mean with min-max whiskers.",
             ["B6.2", "B6.3", "B6.4", "B6.5"]
                 .iter()
                 .filter_map(|id| ctx
@@ -298,19 +338,15 @@ fn figure(ctx: &AnalysisCtx, rows: &Rows) -> Result<String> {
                 .join("; ")
         ),
     );
+    let k = scenarios.len().max(1) as f64;
     for ro in distinct(rows.0.iter().map(|r| r.replica_read_only.clone())) {
         let mut p = Panel::new(
             format!("replica-read-only {ro}"),
             Axis::new("check"),
             Axis::new("share of trials that succeeded").range(-0.05, 1.08),
         )
-        .categories(
-            checks
-                .iter()
-                .map(|c| c.replace('_', " ").replace("client:", "client "))
-                .collect(),
-        );
-        for sc in &scenarios {
+        .categories(checks.iter().map(|c| check_words(c)).collect());
+        for (si, sc) in scenarios.iter().enumerate() {
             let pts = checks
                 .iter()
                 .enumerate()
@@ -326,10 +362,87 @@ fn figure(ctx: &AnalysisCtx, rows: &Rows) -> Result<String> {
                 })
                 .collect();
             p = p.series(Series::points(sc.clone(), pts));
+            // The expected outcome under this scenario's marker (the same
+            // offset the drawing gives the series within a category); the
+            // outermost slots reach to the category's edge so the dash
+            // shows beside the markers.
+            let half = 0.35 / k;
+            for (i, c) in checks.iter().enumerate() {
+                if rows.sel(Some(&ro), sc, c).is_empty() {
+                    continue;
+                }
+                if let Some(e) = expected(&ro, sc, c) {
+                    let x = i as f64 + (si as f64 - (k - 1.0) / 2.0) * (0.7 / k);
+                    let (a, b) = (
+                        if si == 0 { i as f64 - 0.48 } else { x - half },
+                        if si + 1 == scenarios.len() {
+                            i as f64 + 0.48
+                        } else {
+                            x + half
+                        },
+                    );
+                    p = p.reference(
+                        Reference::expected("expected by B6.2-B6.5 (grey dash in each cell)", e)
+                            .over(a, b),
+                    );
+                }
+            }
         }
         fig = fig.panel(p);
     }
+    fig = fig.panel(b65_panel(ctx, rows));
     fig.write(ctx)
+}
+
+/// B6.5's quantity: the fallback client's failed calls and extra round
+/// trips per trial, after a restart and after promotion.
+fn b65_panel(ctx: &AnalysisCtx, rows: &Rows) -> Panel {
+    let scen = ["restart", "promoted"];
+    let fb: Vec<Vec<&Row>> = scen
+        .iter()
+        .map(|s| rows.sel(None, s, "client:evalsha-fallback"))
+        .collect();
+    let pts = |f: &dyn Fn(&Row) -> f64| -> Vec<Pt> {
+        fb.iter()
+            .enumerate()
+            .filter(|(_, v)| !v.is_empty())
+            .map(|(i, v)| {
+                let xs: Vec<f64> = v.iter().map(|r| f(r)).collect();
+                Pt::summary(i as f64, &Summary::of(&xs))
+            })
+            .collect()
+    };
+    let mut p = Panel::new(
+        "B6.5: the client that resends with EVAL on NOSCRIPT",
+        Axis::new("scenario (both replica-read-only settings)"),
+        Axis::new("per client per trial (calls)")
+            .range(0.0, 2.0)
+            .ticks(vec![0.0, 1.0, 2.0]),
+    )
+    .categories(vec!["after a restart".into(), "after promotion".into()])
+    .series(Series::points(
+        "failed calls (NOSCRIPT)",
+        pts(&|r| r.failed_calls as f64),
+    ))
+    .series(Series::points(
+        "extra round trips",
+        pts(&|r| r.extra_round_trips as f64),
+    ));
+    if let Some(c) = ctx.claim("B6.5") {
+        let r = Reference::published(c, 0).labelled(format!(
+            "B6.5 published: {} (behaviour claim)",
+            c.published_text
+        ));
+        // Drawn between the markers (at -0.175 and +0.175 in each
+        // category), not through them.
+        for i in 0..scen.len() {
+            let x = i as f64;
+            for (a, b) in [(-0.5, -0.26), (-0.09, 0.09), (0.26, 0.5)] {
+                p = p.reference(r.clone().over(x + a, x + b));
+            }
+        }
+    }
+    p
 }
 
 pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {

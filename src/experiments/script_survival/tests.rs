@@ -4,6 +4,28 @@ mod analysis {
     use crate::experiments::script_survival::analyze::*;
     use crate::experiments::script_survival::rows::*;
 
+    #[test]
+    fn the_expected_outcome_per_cell_follows_the_claims() {
+        // B6.2/B6.3: the script cache only on the primary.
+        assert_eq!(expected("no", "primary", "evalsha"), Some(1.0));
+        assert_eq!(expected("no", "restart", "evalsha"), Some(0.0));
+        assert_eq!(expected("yes", "promoted", "script_exists"), Some(0.0));
+        // B6.4: functions everywhere; B6.5: the fallback client recovers.
+        assert_eq!(expected("no", "replica", "fcall"), Some(1.0));
+        assert_eq!(
+            expected("no", "restart", "client:evalsha-fallback"),
+            Some(1.0)
+        );
+        assert_eq!(expected("no", "restart", "client:evalsha"), Some(0.0));
+        // A read-only replica refuses writes whatever the claim.
+        assert_eq!(expected("yes", "replica", "fcall"), Some(0.0));
+        assert_eq!(expected("yes", "replica", "fcall_ro"), Some(1.0));
+        assert_eq!(
+            expected("yes", "replica", "client:evalsha-fallback"),
+            Some(0.0)
+        );
+    }
+
     fn row(ro: &str, scenario: &str, check: &str, ok: bool, outcome: &str, reply: &str) -> Row {
         Row {
             replica_read_only: ro.into(),

@@ -339,6 +339,27 @@ fn b42(by_mode: &Expiries) -> Option<Measured> {
     Some(m)
 }
 
+/// Where the background threads ran, in two words (a category label).
+fn bio_short(bio: &str) -> String {
+    match bio {
+        "same" => "main CPU".into(),
+        b if b.starts_with("cpu") => format!("CPU {}", &b[3..]),
+        b => b.to_string(),
+    }
+}
+
+/// The first number after `key` in a published text (`"no: 226 ms"` -> 226).
+pub(super) fn number_after(text: &str, key: &str) -> Option<f64> {
+    let rest = &text[text.find(key)? + key.len()..];
+    let start = rest.find(|c: char| c.is_ascii_digit())?;
+    let digits: String = rest[start..]
+        .chars()
+        .take_while(|c| c.is_ascii_digit() || *c == '.' || *c == ',')
+        .filter(|c| *c != ',')
+        .collect();
+    digits.trim_end_matches('.').parse().ok()
+}
+
 /// Where the background threads ran, in words.
 fn bio_words(bio: &str) -> String {
     match bio {
@@ -356,6 +377,7 @@ fn figure(ctx: &AnalysisCtx, by_n: &Trims, by_mode: &Expiries) -> Result<String>
         Axis::log("entries in the log").ticks(ns),
         Axis::log("stall (ms)"),
     )
+    .dodge()
     .series(Series::line(
         "SLOWLOG duration of the trimming call",
         by_n.iter()
@@ -395,12 +417,12 @@ fn figure(ctx: &AnalysisCtx, by_n: &Trims, by_mode: &Expiries) -> Result<String>
     let keys: Vec<&(String, String, u64)> = by_mode.keys().filter(|k| k.2 == biggest).collect();
     let mut b = Panel::new(
         format!("B4.2: expiring a log of {} entries", num(biggest as f64)),
-        Axis::new("lazyfree-lazy-expire, where Redis's background threads ran"),
+        Axis::new("lazyfree-lazy-expire; background threads on another CPU or the main one"),
         Axis::new("stall (ms)"),
     )
     .categories(
         keys.iter()
-            .map(|k| format!("{}, {}", k.0, bio_words(&k.1)))
+            .map(|k| format!("{}, {}", k.0, bio_short(&k.1)))
             .collect(),
     )
     .series(Series::points(
@@ -424,13 +446,35 @@ fn figure(ctx: &AnalysisCtx, by_n: &Trims, by_mode: &Expiries) -> Result<String>
             .filter(|(_, k)| k.0 == "yes")
             .map(|(i, _)| i)
             .collect();
+        // The published "no" time (the authors' machine; not judged), read
+        // from the published text, over the lazyfree-no categories.
+        if let Some(no_ms) = number_after(&c.published_text, "no:") {
+            for (i, _) in keys.iter().enumerate().filter(|(_, k)| k.0 == "no") {
+                b = b.reference(Reference {
+                    kind: RefKind::Published,
+                    label: format!(
+                        "B4.2 published, lazyfree no: {} ms (the authors' machine; not judged)",
+                        num(no_ms)
+                    ),
+                    value: Some(no_ms),
+                    band: None,
+                    x: Some((i as f64 - 0.45, i as f64 + 0.45)),
+                    lines: vec![],
+                });
+            }
+        }
         for i in yes {
             b = b.reference(
                 Reference::published(c, 0)
                     .over(i as f64 - 0.45, i as f64 + 0.45)
                     .labelled(format!(
-                        "B4.2 published: {}; shaded: passes (yes: at most 1 ms)",
+                        "B4.2 published, lazyfree yes: {}; shaded: passes (at most {} ms)",
                         c.published_text
+                            .split(';')
+                            .find(|p| p.trim_start().starts_with("yes"))
+                            .map(|p| p.trim().trim_start_matches("yes:").trim())
+                            .unwrap_or(&c.published_text),
+                        num(c.published.at(0))
                     )),
             );
         }
@@ -459,7 +503,7 @@ fn figure(ctx: &AnalysisCtx, by_n: &Trims, by_mode: &Expiries) -> Result<String>
         g = g.reference(Reference {
             kind: RefKind::Published,
             label: format!(
-                "B4.1 published growth {pg:.1}x ({}); shaded: counted as roughly linear ({:.1}-{:.1}x)",
+                "B4.1 published growth {pg:.1}x ({}); shaded: roughly linear ({:.1}-{:.1}x): passes when our 95% interval meets it",
                 c.published_text, band.0, band.1
             ),
             value: Some(pg),
@@ -473,8 +517,9 @@ fn figure(ctx: &AnalysisCtx, by_n: &Trims, by_mode: &Expiries) -> Result<String>
         &["B4.1", "B4.2"],
         "how long one big sliding log blocks Redis: trimming it, and expiring it with lazyfree no/yes",
         format!(
-            "Mean with min-max whiskers over n = {} trials per point (the growth: 95% interval of the per-trial ratio); the published times are the authors' machine's: B4.1 is judged on its growth against the band drawn, B4.2 on lazyfree yes staying under 1 ms with the background threads on another CPU (the study's condition; the main thread's CPU is our finding, not judged).",
-            by_n.values().map(|v| v.len()).max().unwrap_or(0)
+            "Mean with min-max whiskers over n = {} trials per point (the growth: 95% interval of the per-trial ratio); the published times are the authors' machine's: B4.1 is judged on its growth, which passes when our 95% interval meets the shaded band (it need not hold the mean), B4.2 on lazyfree yes staying at most {} ms with the background threads on another CPU (the study's condition; the main thread's CPU is our finding, not judged).",
+            by_n.values().map(|v| v.len()).max().unwrap_or(0),
+            ctx.claim("B4.2").map(|c| num(c.published.at(0))).unwrap_or_default()
         ),
     )
     .columns(2)

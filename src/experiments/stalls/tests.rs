@@ -120,3 +120,10 @@ fn b42_is_judged_with_the_background_thread_on_another_core() {
     let (_, same) = b42_by_placement(&expiries_by_mode(&rows[..2]));
     assert_eq!(b42_study_placement(&same).unwrap().bio, "same");
 }
+
+#[test]
+fn the_published_no_time_is_read_from_the_published_text() {
+    assert_eq!(number_after("no: 226 ms; yes: < 1 ms", "no:"), Some(226.0));
+    assert_eq!(number_after("no: 1,226.5 ms", "no:"), Some(1226.5));
+    assert_eq!(number_after("yes: < 1 ms", "no:"), None);
+}

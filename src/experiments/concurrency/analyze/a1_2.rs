@@ -143,6 +143,31 @@ fn a1_2_figure_and_table(
         format!("Admitted - L per trial, mean with min-max whiskers over n = {n} trials per point; grey dashes mark the formula at each worker count; the claim is judged in the longest-round-trip panel."),
     )
     .columns(3);
+    // One y scale for every panel, so the round trips compare at a glance.
+    let ys: Vec<f64> = panels
+        .iter()
+        .flat_map(|p| {
+            p.series
+                .iter()
+                .flat_map(|s| s.points.iter().flat_map(|q| [Some(q.y), q.lo, q.hi]))
+                .chain(
+                    p.refs
+                        .iter()
+                        .flat_map(|r| [r.value, r.band.map(|b| b.0), r.band.map(|b| b.1)]),
+                )
+                .flatten()
+        })
+        .filter(|v| v.is_finite())
+        .collect();
+    if let (Some(lo), Some(hi)) = (
+        ys.iter().copied().reduce(f64::min),
+        ys.iter().copied().reduce(f64::max),
+    ) {
+        let (lo, hi) = (lo.min(0.0), hi + 0.05 * (hi - lo.min(0.0)).max(1.0));
+        for p in &mut panels {
+            p.y = p.y.clone().range(lo, hi);
+        }
+    }
     fig.panels = panels;
     *md += &fig.write(ctx)?;
     // Compact: mean overshoot per workers (rows) and round trip (columns).
@@ -301,8 +326,9 @@ fn jitter_figure(
     let mut p = Panel::new(
         format!("{} ms added round trip", num(rtt as f64 / 1000.0)),
         Axis::new("per-packet jitter per direction (ms, uniform extra delay)").ticks(js.clone()),
-        Axis::new("|mean overshoot - c*ceil(L/c)+L| (requests)"),
-    );
+        Axis::new("|mean overshoot - (c*ceil(L/c) - L)| (requests)"),
+    )
+    .dodge();
     for (c, pts) in series {
         p = p.series(Series::line(format!("c = {c}"), pts));
     }
@@ -313,7 +339,7 @@ fn jitter_figure(
         JITTER_FIGURE,
         &["A1.2"],
         "check-then-act: distance from the lockstep formula vs round-trip jitter",
-        format!("|mean overshoot - c*ceil(L/c)+L| per worker count, whiskers: the bootstrap 95% interval of the mean mapped through the distance, n trials per point; the proxy adds a uniform extra delay in [0, jitter] per packet and direction, recalibrated to the same median; achieved PING sd: {}.", sd.join(", ")),
+        format!("|mean overshoot - (c*ceil(L/c) - L)| per worker count c, whiskers: the bootstrap 95% interval of the mean mapped through the distance, {{n}} per point; series set slightly apart in x so equal values stay visible; the proxy adds a uniform extra delay in [0, jitter] per packet and direction, recalibrated to the same median; achieved PING sd: {}.", sd.join(", ")),
     )
     .panel(p)
     .write(ctx)?;

@@ -4,11 +4,11 @@
 
 use super::paired::Est;
 use super::{
-    STUDY_B, Variants, abusive_ratios, b21_split, cpu_vs_get, eval_vs_evalsha, multi_vs_lua,
-    prefilled_difference,
+    STUDY_B, Variants, abusive_ratios, b21_split, cpu_vs_get, eval_vs_evalsha, fcall_vs_evalsha,
+    multi_vs_lua, per_run, prefilled_difference,
 };
 use crate::analysis::AnalysisCtx;
-use crate::analysis::figure::{Axis, Figure, Panel, Pt, Reference, Series};
+use crate::analysis::figure::{Axis, Figure, Panel, Pt, RefKind, Reference, Series, num};
 use crate::analysis::stats::Summary;
 use crate::error::Result;
 
@@ -122,7 +122,10 @@ pub(super) fn lua(ctx: &AnalysisCtx, v: &Variants) -> Result<String> {
         .series(Series::points("Lua strategy / GET", pts))
         .reference(Reference::limit("GET (1x)", 1.0));
         if let Some(c) = ctx.claim("B2.1") {
-            p = p.reference(Reference::published(c, 0));
+            // Both ends of the published range (the check is on shape).
+            for i in 0..2 {
+                p = p.reference(Reference::published(c, i).labelled(b21_label(c)));
+            }
         }
         fig = fig.panel(p);
     }
@@ -139,14 +142,39 @@ pub(super) fn lua(ctx: &AnalysisCtx, v: &Variants) -> Result<String> {
     .categories(cats.clone())
     .series(Series::points("decisions/s", rates));
     if let Some(c) = ctx.claim("B2.2") {
-        p = p.reference(Reference::published(c, 0).labelled(format!(
-            "B2.2 published: {} (machine claim)",
-            crate::analysis::report::micro(&c.published_text)
-        )));
-        p = p.reference(Reference::published(c, 1).labelled(format!(
-            "B2.2 published: {} (machine claim)",
-            crate::analysis::report::micro(&c.published_text)
-        )));
+        let label = format!(
+            "B2.2 published: {}-{} decisions/s (machine claim)",
+            num(c.published.at(0)),
+            num(c.published.at(1))
+        );
+        p = p.reference(Reference::published(c, 0).labelled(label.clone()));
+        p = p.reference(Reference::published(c, 1).labelled(label));
+    }
+    fig = fig.panel(p);
+    // B2.2's other half: how busy Redis was while it decided.
+    let busy = lua
+        .iter()
+        .enumerate()
+        .map(|(i, (_, l))| Pt::summary(i as f64, &l.s(|r| r.redis_busy_fraction * 100.0)))
+        .collect();
+    let mut p = Panel::new(
+        "B2.2: how busy Redis was during the runs",
+        Axis::new("Lua strategy"),
+        Axis::new("Redis busy (% of wall time)").range(0.0, 105.0),
+    )
+    .categories(cats.clone())
+    .series(Series::points("Redis busy", busy));
+    if let Some(c) = ctx.claim("B2.2")
+        && let Some(b) = percent_in(&c.published_text)
+    {
+        p = p.reference(Reference {
+            kind: RefKind::Published,
+            label: format!("B2.2 published: at least {}% busy (machine claim)", num(b)),
+            value: Some(b),
+            band: None,
+            x: None,
+            lines: vec![],
+        });
     }
     fig = fig.panel(p);
     let script = lua
@@ -162,14 +190,17 @@ pub(super) fn lua(ctx: &AnalysisCtx, v: &Variants) -> Result<String> {
     let mut p = Panel::new(
         "B2.3: the script's own time within the CPU per decision",
         Axis::new("Lua strategy"),
-        Axis::new("µs"),
+        Axis::new("time (µs per call or decision)"),
     )
     .categories(cats)
     .series(Series::points(
-        "script time per call (commandstats)",
+        "B2.3's quantity: script time per call (commandstats)",
         script,
     ))
-    .series(Series::points("Redis CPU per decision", cpu));
+    .series(Series::points(
+        "not B2.3's quantity, for scale: whole Redis CPU per decision",
+        cpu,
+    ));
     if let Some(c) = ctx.claim("B2.3") {
         for i in 0..2 {
             p = p.reference(Reference::published(c, i).labelled(format!(
@@ -210,9 +241,9 @@ pub(super) fn overview(ctx: &AnalysisCtx, v: &Variants) -> Result<String> {
     }
     Figure::new(
         "cost_cpu_per_decision",
-        &[],
-        "Redis CPU per decision of every variant (uniform keys unless one abusive key)",
-        "Means over interleaved runs ({n} per point) with min-max whiskers over runs; command time is the script for Lua, MULTI+EXEC for the transaction.",
+        &["B2.1", "B2.3", "B2.6", "B6.1"],
+        "every variant's Redis CPU per decision: the numbers behind the ratios",
+        "Means over interleaved runs ({n} per point) with min-max whiskers over runs; uniform keys unless one abusive key; command time is the script for Lua, MULTI+EXEC for the transaction. The claims are judged on ratios of these (B2.1 x GET, B2.6 abusive / normal, B6.1 EVAL - EVALSHA) and on the script time (B2.3), drawn against their published values in the B2.1-B2.3 and B2.4-B6.1 figures.",
     )
     .panel(p)
     .write(ctx)
@@ -224,7 +255,7 @@ pub(super) fn ratios(ctx: &AnalysisCtx, v: &Variants) -> Result<String> {
         "b2_4-b6_1-cost-ratios",
         &["B2.4", "B2.5", "B2.6", "B6.1"],
         "throughput and CPU ratios between variants of the same runs",
-        "Each point is the ratio of the two variants' means over runs; whiskers where shown: the same ratio per run (paired by run), min to max, {n} runs.",
+        "Each point is the ratio (or difference) of the two variants' means over runs; whiskers: the same ratio per run (paired by run), min to max, {n}; B2.5 is one difference of means against the noise bound, no whisker.",
     )
     .columns(3);
     let pub_ref = |id: &str, i: usize| ctx.claim(id).map(|c| Reference::published(c, i));
@@ -258,7 +289,10 @@ pub(super) fn ratios(ctx: &AnalysisCtx, v: &Variants) -> Result<String> {
             200.0 * spread,
         ));
         if let Some(r) = pub_ref("B2.5", 0) {
-            p = p.reference(r);
+            // Drawn either side of our point so neither hides the other.
+            p = p
+                .reference(r.clone().over(-0.5, -0.12))
+                .reference(r.over(0.12, 0.5));
         }
         fig = fig.panel(p);
     }
@@ -274,7 +308,16 @@ pub(super) fn ratios(ctx: &AnalysisCtx, v: &Variants) -> Result<String> {
             "ours",
             ab.iter()
                 .enumerate()
-                .map(|(i, a)| Pt::new(i as f64, a.ratio))
+                .map(|(i, a)| {
+                    let (x, n) = (
+                        &v.by[&format!("{}|abusive", a.strategy)],
+                        &v.by[&format!("{}|evalsha", a.strategy)],
+                    );
+                    let runs = per_run(x, n, |p, q| {
+                        p.redis_cpu_us_per_decision / q.redis_cpu_us_per_decision
+                    });
+                    with_runs(i as f64, a.ratio, &runs)
+                })
                 .collect(),
         ));
         if let Some(r) = pub_ref("B2.6", 0) {
@@ -282,19 +325,29 @@ pub(super) fn ratios(ctx: &AnalysisCtx, v: &Variants) -> Result<String> {
         }
         fig = fig.panel(p);
     }
-    if let Some((extra, lost)) = eval_vs_evalsha(v) {
+    if let (Some((extra, lost)), Some(ev), Some(sha)) = (
+        eval_vs_evalsha(v),
+        v.get("token-bucket|eval"),
+        v.get("token-bucket|evalsha"),
+    ) {
         let mut p = Panel::new(
             "B6.1: EVAL vs EVALSHA, CPU",
             Axis::new(""),
             Axis::new("extra Redis CPU per decision (µs)"),
         )
         .categories(vec!["token bucket".into()])
-        .series(Series::points("ours", vec![Pt::new(0.0, extra)]));
+        .series(Series::points(
+            "ours",
+            vec![with_runs(
+                0.0,
+                extra,
+                &per_run(ev, sha, |a, b| {
+                    a.redis_cpu_us_per_decision - b.redis_cpu_us_per_decision
+                }),
+            )],
+        ));
         if let Some(c) = ctx.claim("B6.1") {
-            p = p.reference(Reference::published(c, 0).labelled(format!(
-                "B6.1 published: {}; shaded: passes",
-                crate::analysis::report::micro(&c.published_text)
-            )));
+            p = p.reference(b61_ref(c, 0, "µs"));
         }
         fig = fig.panel(p);
         let mut q = Panel::new(
@@ -303,14 +356,52 @@ pub(super) fn ratios(ctx: &AnalysisCtx, v: &Variants) -> Result<String> {
             Axis::new("% of EVALSHA's decisions/s lost"),
         )
         .categories(vec!["token bucket".into()])
-        .series(Series::points("ours", vec![Pt::new(0.0, lost)]));
+        .series(Series::points(
+            "ours",
+            vec![with_runs(
+                0.0,
+                lost,
+                &per_run(ev, sha, |a, b| {
+                    (1.0 - a.decisions_per_s / b.decisions_per_s) * 100.0
+                }),
+            )],
+        ));
         if let Some(c) = ctx.claim("B6.1") {
-            q = q.reference(Reference::published(c, 1).labelled(format!(
-                "B6.1 published: {}; shaded: passes",
-                crate::analysis::report::micro(&c.published_text)
-            )));
+            q = q.reference(b61_ref(c, 1, "%"));
         }
         fig = fig.panel(q);
+    }
+    if let (Some(fc), Some(sha), Some((_, noise))) = (
+        v.get("token-bucket|fcall"),
+        v.get("token-bucket|evalsha"),
+        fcall_vs_evalsha(v),
+    ) {
+        // B6.1's other half: FCALL costs what EVALSHA does (within noise).
+        let d = (fc.cpu().mean / sha.cpu().mean - 1.0) * 100.0;
+        let runs = per_run(fc, sha, |a, b| {
+            (a.redis_cpu_us_per_decision / b.redis_cpu_us_per_decision - 1.0) * 100.0
+        });
+        let mut p = Panel::new(
+            "B6.1: FCALL vs EVALSHA, CPU",
+            Axis::new(""),
+            Axis::new("FCALL / EVALSHA - 1, CPU per decision (%)"),
+        )
+        .categories(vec!["token bucket".into()])
+        .series(Series::points("ours", vec![with_runs(0.0, d, &runs)]));
+        if ctx.claim("B6.1").is_some() {
+            p = p.reference(Reference {
+                kind: RefKind::Published,
+                label: format!(
+                    "B6.1 published: FCALL performs as EVALSHA (0%); shaded: passes (within ±{}%: 2 x the larger run-to-run sd, at least 3%)",
+                    num(noise * 100.0)
+                ),
+                value: Some(0.0),
+                band: Some((-noise * 100.0, noise * 100.0)),
+                x: None,
+                lines: vec![],
+            });
+        }
+        fig = fig.panel(p);
     }
     fig.write_if_any(ctx)
 }
@@ -358,18 +449,65 @@ pub(super) fn split(ctx: &AnalysisCtx, v: &Variants) -> Result<String> {
     .reference(Reference::limit("GET (1x)", 1.0));
     if let Some(c) = ctx.claim("B2.1") {
         for i in 0..2 {
-            p = p.reference(Reference::published(c, i).labelled(format!(
-                "B2.1 published: {} (machine claim, judged on shape)",
-                crate::analysis::report::micro(&c.published_text)
-            )));
+            p = p.reference(Reference::published(c, i).labelled(b21_label(c)));
         }
     }
     Figure::new(
         "b2_1-cpu-split",
         &["B2.1"],
-        "what a decision's Redis CPU is made of: the command's own time and the network work every command pays",
+        "a decision's Redis CPU: the command's own time and the network work all commands pay",
         "Per-run ratios to GET's CPU per decision in the same run, mean and 95% bootstrap interval ({n}); the rest is the INFO cpu delta minus commandstats time. GET's rest is the per-command floor a script pays too.",
     )
     .panel(p)
     .write(ctx)
+}
+
+/// B2.1's published range in the legend, with how it is judged.
+fn b21_label(c: &crate::analysis::claims::ClaimSpec) -> String {
+    format!(
+        "B2.1 published: {} (judged on shape: above GET, spread no wider than the published range's)",
+        crate::analysis::report::micro(&c.published_text)
+    )
+}
+
+/// B6.1's published value `i` with its pass band in words.
+fn b61_ref(c: &crate::analysis::claims::ClaimSpec, i: usize, unit: &str) -> Reference {
+    let (_, band, rule) = crate::analysis::figure::pass_region(c, i);
+    let r = Reference::published(c, i);
+    // "2.5 µs" but "11%".
+    let u = |v: f64| {
+        if unit == "%" {
+            format!("{}%", num(v))
+        } else {
+            format!("{} {unit}", num(v))
+        }
+    };
+    let text = match band {
+        Some((lo, hi)) => format!("{}-{}", num(lo), u(hi)),
+        None => rule,
+    };
+    r.labelled(format!(
+        "B6.1 published: {}; shaded: passes ({text})",
+        u(c.published.at(i))
+    ))
+}
+
+/// A point at the ratio of means with the min-max of the per-run values.
+fn with_runs(x: f64, y: f64, runs: &[f64]) -> Pt {
+    if runs.is_empty() {
+        return Pt::new(x, y);
+    }
+    let s = Summary::of(runs);
+    Pt::spread(x, y, s.min, s.max, s.n)
+}
+
+/// The first percentage in a published text (`"39k-54k/s, >=91% busy"` -> 91).
+pub(crate) fn percent_in(text: &str) -> Option<f64> {
+    let end = text.find('%')?;
+    let head = &text[..end];
+    let start = head
+        .rfind(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .map(|i| i + 1)
+        .unwrap_or(0);
+    head[start..].parse().ok()
 }

@@ -20,6 +20,9 @@ mod lua;
 mod paired;
 mod tables;
 
+#[cfg(test)]
+pub(super) use figures::percent_in;
+pub use figures::words;
 pub(super) use paired::b21_split;
 
 use paired::{ci, per_run};

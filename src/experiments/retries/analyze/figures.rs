@@ -46,6 +46,40 @@ fn natural(label: &str) -> (String, f64) {
     (text, num.parse().unwrap_or(0.0))
 }
 
+/// An unstated detail's name in words, for a panel title.
+fn detail_words(detail: &str) -> String {
+    match detail {
+        "backoff" => "backoff before a retry".into(),
+        "budget_counts" => "what the retry budget counts".into(),
+        "arrival" => "how the L requests arrive".into(),
+        "attempt" => "the commands of one attempt".into(),
+        "rtt_jitter_ms" => "per-packet round-trip jitter (ms)".into(),
+        d => d.replace('_', " "),
+    }
+}
+
+/// A setting's value in words for a tick label: `full-jitter-10ms` ->
+/// `full jitter 10 ms`, `watch-get-multi` -> `WATCH GET MULTI`.
+fn value_words(v: &str) -> String {
+    if let Some(head) = v.strip_suffix(" (default)") {
+        return format!("{} (default)", value_words(head));
+    }
+    let mut out = String::new();
+    for w in v.split('-') {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        match w {
+            "watch" | "get" | "multi" | "unwatch" => out += &w.to_uppercase(),
+            w if w.ends_with("ms") && w[..w.len() - 2].parse::<f64>().is_ok() => {
+                out += &format!("{} ms", &w[..w.len() - 2])
+            }
+            w => out += w,
+        }
+    }
+    out
+}
+
 /// The lockstep bound at A2.1's budget (retries only: budget + 1 attempts).
 pub fn a2_1_bound(limit: u64) -> u64 {
     lockstep_admitted(WORKERS, limit, A2_1_BUDGET + 1)
@@ -67,14 +101,14 @@ pub fn budgets(ctx: &AnalysisCtx, g: &Groups, limit: u64, md: &mut String) -> Re
         "a2_1-watch-admitted-vs-budget",
         &["A2.1"],
         format!("WATCH/MULTI: admitted of L={limit} vs retry budget, {WORKERS} workers, per added round trip and backoff"),
-        "Admitted per trial, mean with min-max whiskers; the other unstated details at their defaults (retries only, all at once, no UNWATCH, no jitter); the lockstep model line: one admission per wave of attempts.",
+        "Admitted per trial, mean with min-max whiskers over {n} per point; the backoffs other than fixed-0 ran at budget 10 only, where two that admit the same share a place (distinct markers; the numbers drawn list each); the other unstated details at their defaults (retries only, all at once, no UNWATCH, no jitter); the lockstep model line: one admission per wave of attempts.",
     )
-    .columns(3);
+    .columns(1);
     for rtt in &rtts {
         let mut p = Panel::new(
             format!("{} added round trip", ms(*rtt)),
             Axis::log("retry budget").ticks(budgets.iter().map(|b| *b as f64).collect()),
-            Axis::new("admitted (requests)"),
+            Axis::new("admitted of L (requests)"),
         )
         .reference(Reference::limit(format!("limit L = {limit}"), limit as f64));
         for bo in &backoffs {
@@ -136,11 +170,13 @@ pub fn a2_1_settings(ctx: &AnalysisCtx, g: &Groups, limit: u64, md: &mut String)
         cats[1..].sort_by(|a, b| natural(&a.0).partial_cmp(&natural(&b.0)).unwrap());
         let n = cats.len() as f64;
         let mut p = Panel::new(
-            detail.to_string(),
+            detail_words(detail),
             Axis::new(""),
-            Axis::new("admitted of L (requests)").range(0.0, limit as f64),
+            Axis::new("admitted of L (requests)")
+                .range(0.0, limit as f64)
+                .ticks((0..=5).map(|i| (i as u64 * limit) as f64 / 5.0).collect()),
         )
-        .categories(cats.iter().map(|c| c.0.clone()).collect())
+        .categories(cats.iter().map(|c| value_words(&c.0)).collect())
         .series(Series::points(
             "WATCH/MULTI, mean and 95% interval",
             cats.iter()
@@ -167,11 +203,12 @@ pub fn a2_1_settings(ctx: &AnalysisCtx, g: &Groups, limit: u64, md: &mut String)
         return Ok(());
     }
     let trials = at.iter().map(|a| a.1.len()).max().unwrap_or(0);
+    let fewest = at.iter().map(|a| a.1.len()).min().unwrap_or(0);
     let mut fig = Figure::new(
         SETTINGS_FIGURE,
         &["A2.1"],
         format!("WATCH/MULTI at budget {A2_1_BUDGET}, {} round trip, {WORKERS} workers: admitted per value of each unstated detail", ms(rtt)),
-        format!("Admitted per trial, mean with bootstrap 95% interval of the mean over up to {trials} trials; each panel changes one detail from the default (fixed-0 backoff, retries only, all at once, WATCH+GET+MULTI/EXEC, no jitter); full-jitter: uniform in [0, min(100 ms, base x 2^(retry-1))]; spread: L arrivals uniform over that time; unwatch: UNWATCH after each abort."),
+        format!("Admitted per trial, mean with bootstrap 95% interval of the mean over {} trials per point; each panel changes one detail from the default (fixed-0 backoff, retries only, all at once, WATCH+GET+MULTI/EXEC, no jitter); full jitter: uniform in [0, min(100 ms, base x 2^(retry-1))]; spread: L arrivals uniform over that time; UNWATCH: after each abort.", if fewest == trials { format!("n = {trials}") } else { format!("n = {fewest} to {trials}") }),
     )
     .columns(2);
     fig.panels = panels;
@@ -210,6 +247,7 @@ pub fn a2_1_jitter(ctx: &AnalysisCtx, g: &Groups, limit: u64, md: &mut String) -
             .ticks(xs.iter().map(|x| *x as f64 / 1000.0).collect()),
         Axis::new("admitted of L (requests)"),
     )
+    .dodge()
     .reference(Reference::expected(
         format!("lockstep bound = {}", a2_1_bound(limit)),
         a2_1_bound(limit) as f64,
@@ -226,7 +264,7 @@ pub fn a2_1_jitter(ctx: &AnalysisCtx, g: &Groups, limit: u64, md: &mut String) -
         JITTER_FIGURE,
         &["A2.1"],
         "WATCH/MULTI admitted vs round-trip jitter: does the lockstep break?",
-        "Admitted per trial, mean with bootstrap 95% interval of the mean; the proxy adds a uniform extra delay in [0, jitter] per packet and direction and is recalibrated so the median round trip stays at the target; the rows record the achieved round trip's spread (rtt_sd_us).",
+        "Admitted per trial, mean with bootstrap 95% interval of the mean over {n} per point; the proxy adds a uniform extra delay in [0, jitter] per packet and direction and is recalibrated so the median round trip stays at the target; the achieved round trip's standard deviation per cell is in the appendix table.",
     )
     .panel(p)
     .write(ctx)?;
@@ -267,7 +305,7 @@ pub fn a2_2_workers(ctx: &AnalysisCtx, g: &Groups, limit: u64, md: &mut String) 
     let fig = Figure::new(
         WORKERS_FIGURE,
         &["A2.2"],
-        format!("WATCH/MULTI with a budget of {A2_2_BUDGET} retries: how much slower than the Lua fixed window, per worker count"),
+        format!("WATCH/MULTI (budget {A2_2_BUDGET} retries) against the Lua fixed window: slowdown per worker count"),
         "Mean wall time per trial of WATCH/MULTI divided by the mean of the Lua fixed window at the same round trip and worker count; whiskers: the bootstrap 95% interval of the WATCH mean over the same Lua mean; {n} trials per point; other details at their defaults.",
     )
     .panel(p);
@@ -313,21 +351,44 @@ pub fn a2_3(
         Axis::log("concurrent workers").ticks(by_w.keys().map(|w| *w as f64).collect()),
         Axis::new("admitted - L, per trial (requests)"),
     )
-    .series(Series::line(
+    .series(Series::points(
         "WATCH/MULTI (mean, whiskers min-max)",
         by_w.iter()
             .map(|(w, v)| Pt::summary(*w as f64, &Summary::of(v)))
             .collect(),
     ));
+    // Integer ticks on the integer count (the data may all sit at 0).
+    let (lo, hi) = by_w
+        .values()
+        .flatten()
+        .fold((0.0f64, 0.0f64), |(a, b), v| (a.min(*v), b.max(*v)));
+    let step = ((hi - lo) / 4.0).ceil().max(1.0);
+    q.y =
+        q.y.range(lo - step, hi + step)
+            .ticks((-1..=5).map(|i| lo + i as f64 * step).collect());
     if let Some(c) = ctx.claim("A2.3") {
-        p = p.reference(Reference::published(c, 0));
-        q = q.reference(Reference::published(c, 0));
+        let r = Reference::published(c, 0).labelled(format!(
+            "A2.3 published: {}; passes when no trial is above {} (every top whisker at or below the line)",
+            c.published_text,
+            num(c.published.at(0))
+        ));
+        p = p.reference(r.clone());
+        // Right panel: the line between the markers (they sit on it).
+        let ws: Vec<f64> = by_w.keys().map(|w| *w as f64).collect();
+        if let (Some(first), Some(last)) = (ws.first(), ws.last()) {
+            q = q
+                .reference(r.clone().over(first / 2.0, first / 1.2))
+                .reference(r.clone().over(last * 1.2, last * 2.0));
+            for w in ws.windows(2) {
+                q = q.reference(r.clone().over(w[0] * 1.2, w[1] / 1.2));
+            }
+        }
     }
     *md += &Figure::new(
         "a2_3-watch-never-over",
         &["A2.3"],
         "WATCH/MULTI never admits more than the limit",
-        "Admitted - L per trial, mean with min-max whiskers, over every round trip and setting (left) and every round trip (right); negative values are requests refused because the retry budget ran out.",
+        "Admitted - L per trial, mean with min-max whiskers over {n} per point, over every round trip and setting (left) and every round trip (right); negative values are requests refused because the retry budget ran out; a trial passes at or below 0.",
     )
     .panel(p)
     .panel(q)

@@ -8,7 +8,7 @@
 //! / refill rate, s), `servers`, `offset_draw` (`spread`, `random`,
 //! `two-point`), and for A4.1 `load_x` and `run_s`.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use super::super::rows::Row;
 use super::{CALLER, Pair, a4_3, worst_by_skew};
@@ -243,13 +243,27 @@ pub fn figure_a4_2(ctx: &AnalysisCtx, rows: &[Row], ideal: &[f64]) -> Result<Str
     let mut fig = Figure::new(
         "a4_2-sweep-capacity-servers-offsets",
         &["A4.2"],
-        "caller-clock token bucket near the limit at ±1 s skew: what it admits against its capacity, the server count and how the offsets are drawn",
-        "Admitted / what an ideal bucket admits of the same send times, %, mean per setting with its bootstrap 95% interval ({n} trials per point); x: bucket capacity / refill rate (s), log scale.",
+        "caller-clock bucket near the limit at ±1 s skew: % of ideal by capacity, servers, offsets",
+        "Admitted / what an ideal bucket admits of the same send times, %, mean per setting with min-max whiskers over its trials ({n} per point: too few for an interval); x: bucket capacity / refill rate (s), log scale; a panel names its server counts when not all ran with that offset draw.",
     )
     .columns(draws.len().max(1));
+    let all_servers: BTreeSet<String> = m.keys().map(|k| k.1.clone()).collect();
     for d in &draws {
+        let here: BTreeSet<String> = m
+            .keys()
+            .filter(|k| &k.2 == d)
+            .map(|k| k.1.clone())
+            .collect();
         let mut p = Panel::new(
-            format!("{d} offsets"),
+            if here == all_servers {
+                format!("{d} offsets")
+            } else {
+                format!("{d} offsets ({} servers)", {
+                    let mut h: Vec<&String> = here.iter().collect();
+                    h.sort_by_key(|v| v.parse::<u64>().unwrap_or(u64::MAX));
+                    h.iter().map(|v| v.as_str()).collect::<Vec<_>>().join(", ")
+                })
+            },
             Axis::log("bucket capacity / refill rate (s)").ticks(caps.clone()),
             Axis::new("caller-clock bucket, % of ideal").range(0.0, 100.0),
         );
@@ -264,16 +278,7 @@ pub fn figure_a4_2(ctx: &AnalysisCtx, rows: &[Row], ideal: &[f64]) -> Result<Str
             let pts = m
                 .iter()
                 .filter(|(k, _)| &k.2 == d && k.1 == w.to_string())
-                .map(|(k, v)| {
-                    let (lo, hi) = mean_ci(v);
-                    Pt::spread(
-                        k.0.parse().unwrap_or(f64::NAN),
-                        Summary::of(v).mean,
-                        lo,
-                        hi,
-                        v.len(),
-                    )
-                })
+                .map(|(k, v)| Pt::summary(k.0.parse().unwrap_or(f64::NAN), &Summary::of(v)))
                 .collect();
             p = p.series(Series::line(format!("{w} servers"), pts));
         }
@@ -294,60 +299,91 @@ pub fn figure_a4_1(
     pairs: &BTreeMap<(String, u64), Pair>,
 ) -> Result<String> {
     let m = a4_1_sweep(rows, pairs);
-    let unit = |i: usize, v: &str| match i {
-        0 => format!("load {v}x"),
-        1 => format!("{v} s runs"),
-        2 => format!("capacity {v} s"),
-        3 => format!("{v} servers"),
-        _ => format!("{v} offsets"),
+    let n = |v: &str| v.parse::<f64>().unwrap_or(f64::NAN);
+    let sorted = |mut v: Vec<String>| {
+        v.sort_by(|a, b| n(a).total_cmp(&n(b)));
+        v.dedup();
+        v
     };
-    let panel = |x: usize, title: &str, label: &str| {
-        let mut xs: Vec<f64> = m.keys().filter_map(|k| k[x].parse().ok()).collect();
-        xs.sort_by(f64::total_cmp);
-        xs.dedup();
-        let mut p = Panel::new(
-            title,
-            Axis::log(label).ticks(xs),
-            Axis::log("|caller - Redis clock| / Redis clock admitted (%)"),
-        )
-        .dodge();
-        // A series per setting of the other details, in numeric order.
-        let others = |k: &[String; 5]| -> Vec<String> {
-            (0..5).filter(|i| *i != x).map(|i| k[i].clone()).collect()
-        };
-        let mut series: Vec<Vec<String>> = m.keys().map(others).collect();
-        series.sort_by(|a, b| {
-            let n = |v: &Vec<String>| -> Vec<f64> {
-                v.iter().map(|s| s.parse().unwrap_or(0.0)).collect()
-            };
-            n(a).partial_cmp(&n(b)).unwrap_or(std::cmp::Ordering::Equal)
-        });
-        series.dedup();
-        for o in series {
-            let pts: Vec<Pt> = m
-                .iter()
-                .filter(|(k, _)| others(k) == o)
-                .map(|(k, v)| {
-                    let s = Summary::of(v);
-                    Pt::spread(k[x].parse().unwrap_or(f64::NAN), s.max, s.min, s.max, s.n)
-                })
-                .collect();
-            let idx: Vec<usize> = (0..5).filter(|i| *i != x).collect();
-            let name = idx
-                .iter()
-                .zip(&o)
-                // Server count and offsets are the same in every A4.1 series so far: say them once.
-                .filter(|(i, _)| **i < 3)
-                .map(|(i, v)| unit(*i, v))
-                .collect::<Vec<_>>()
-                .join(", ");
-            p = p.series(Series::line(name, pts));
-        }
-        if let Some(c) = ctx.claim("A4.1") {
-            p = p.reference(Reference::published(c, 0));
-        }
-        p
+    // Left: against the run length at the default capacity (1 s of
+    // refill), a series per load. Right: against the load, a series per run
+    // length and capacity. Every setting appears in at least one panel, and
+    // the two panels share no series name, so no colour means two things.
+    let default_cap = |k: &[String; 5]| (n(&k[2]) - 1.0).abs() < 1e-9;
+    let pt = |x: f64, v: &[f64]| {
+        let s = Summary::of(v);
+        Pt::spread(x, s.max, s.min, s.max, s.n)
     };
+    let published = ctx.claim("A4.1").map(|c| Reference::published(c, 0));
+    let runs_at_cap: Vec<f64> = sorted(
+        m.keys()
+            .filter(|k| default_cap(k))
+            .map(|k| k[1].clone())
+            .collect(),
+    )
+    .iter()
+    .map(|v| n(v))
+    .collect();
+    let mut left = Panel::new(
+        "against the run length (capacity 1 s)",
+        Axis::log("run length (s)").ticks(runs_at_cap),
+        Axis::log("|caller - Redis clock| / Redis clock admitted (%)"),
+    )
+    .dodge();
+    for load in sorted(
+        m.keys()
+            .filter(|k| default_cap(k))
+            .map(|k| k[0].clone())
+            .collect(),
+    ) {
+        let pts: Vec<Pt> = m
+            .iter()
+            .filter(|(k, _)| default_cap(k) && k[0] == load)
+            .map(|(k, v)| pt(n(&k[1]), v))
+            .collect();
+        left = left.series(Series::line(format!("load {load}x, capacity 1 s"), pts));
+    }
+    let loads: Vec<f64> = sorted(m.keys().map(|k| k[0].clone()).collect())
+        .iter()
+        .map(|v| n(v))
+        .collect();
+    let mut right = Panel::new(
+        "against the load",
+        Axis::log("offered load (x the refill rate)").ticks(loads),
+        Axis::log("|caller - Redis clock| / Redis clock admitted (%)"),
+    )
+    .dodge();
+    let mut run_cap: Vec<(String, String)> =
+        m.keys().map(|k| (k[1].clone(), k[2].clone())).collect();
+    run_cap.sort_by(|a, b| {
+        n(&a.0)
+            .total_cmp(&n(&b.0))
+            .then(n(&a.1).total_cmp(&n(&b.1)))
+    });
+    run_cap.dedup();
+    for (run, cap) in run_cap {
+        let pts: Vec<Pt> = m
+            .iter()
+            .filter(|(k, _)| k[1] == run && k[2] == cap)
+            .map(|(k, v)| pt(n(&k[0]), v))
+            .collect();
+        right = right.series(Series::line(format!("{run} s runs, capacity {cap} s"), pts));
+    }
+    if let Some(r) = published {
+        left = left.reference(r.clone());
+        right = right.reference(r);
+    }
+    // From the decade below the smallest value, so it has a labelled tick.
+    let all: Vec<f64> = m.values().flatten().copied().filter(|v| *v > 0.0).collect();
+    if let (Some(lo), Some(hi)) = (
+        all.iter().copied().reduce(f64::min),
+        all.iter().copied().reduce(f64::max),
+    ) {
+        let lo = 10f64.powf(lo.log10().floor());
+        let hi = hi.max(lo * 10.0) * 1.5;
+        left.y = left.y.range(lo, hi);
+        right.y = right.y.range(lo, hi);
+    }
     let servers: Vec<String> = {
         let mut v: Vec<String> = m.keys().map(|k| format!("{} {}", k[3], k[4])).collect();
         v.sort();
@@ -357,14 +393,14 @@ pub fn figure_a4_1(
     let fig = Figure::new(
         "a4_1-sweep-run-length-load",
         &["A4.1"],
-        "caller-clock token bucket under overload at ±1 s skew: how far from the Redis-clock bucket, against run length and load",
+        "caller-clock bucket under overload at ±1 s skew: distance from the Redis-clock bucket",
         format!(
-            "Largest |admitted(caller clock) - admitted(Redis clock)| / admitted(Redis clock) over the trial pairs of a setting (marker), whiskers min..max over its pairs ({{n}} per point); log scales; servers and offsets: {}.",
+            "Largest |admitted(caller clock) - admitted(Redis clock)| / admitted(Redis clock) over the trial pairs of a setting (marker), whiskers min..max over its pairs ({{n}} per point: few pairs, so read the spread as indicative); log scales, against the run length (left) and the offered load (right); servers and offsets: {}.",
             servers.join(", ")
         ),
     )
     .columns(2)
-    .panel(panel(1, "against the run length", "run length (s)"))
-    .panel(panel(0, "against the load", "offered load (x the refill rate)"));
+    .panel(left)
+    .panel(right);
     fig.write_if_any(ctx)
 }
