@@ -411,6 +411,12 @@ async fn run_experiments(a: RunArgs, root: &std::path::Path) -> Result<i32> {
     for (n, s, o) in &timings {
         eprintln!("  {n:<16} {s:>8.1} s  {o}");
     }
+    if run.has_committed_trials() {
+        eprintln!(
+            "limitbench: claims, report and figures: limitbench analyze {}",
+            run.path.display()
+        );
+    }
     println!("{}", run.path.display());
     Ok(if failures > 0 { 1 } else { 0 })
 }
