@@ -318,3 +318,42 @@ fn a_resume_with_another_dir_or_an_edited_script_is_refused() {
         .expect_code(2)
         .expect_output("always.lua changed");
 }
+
+/// `bursts.csv` holds the headline metric the report shows (the most
+/// admitted in any window), and `run` says how to get the report.
+#[test]
+fn bursts_rows_hold_the_most_admitted_in_any_window() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let r = limitbench(
+        &[
+            "run",
+            "bursts",
+            "--size",
+            "smoke",
+            "--strategy",
+            "token-bucket",
+            "--data-dir",
+            data.to_str().unwrap(),
+            "--run-id",
+            "b",
+        ],
+        None,
+    );
+    r.expect_code(0).expect_output("limitbench analyze ");
+    let text = std::fs::read_to_string(data.join("b/bursts.csv")).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let (most, admitted, limit) = (col("max_in_window"), col("admitted"), col("limit"));
+    let mut n = 0;
+    for l in lines {
+        let f: Vec<&str> = l.split(',').collect();
+        let m: u64 = f[most].parse().unwrap_or_else(|_| panic!("{l}"));
+        let a: u64 = f[admitted].parse().unwrap();
+        let lim: u64 = f[limit].parse().unwrap();
+        assert!(m >= 1 && m <= a && m <= 2 * lim, "{l}");
+        n += 1;
+    }
+    assert!(n > 0, "no bursts rows:\n{text}");
+}
