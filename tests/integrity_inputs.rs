@@ -357,3 +357,26 @@ fn bursts_rows_hold_the_most_admitted_in_any_window() {
     }
     assert!(n > 0, "no bursts rows:\n{text}");
 }
+
+#[test]
+fn an_os_error_is_printed_once() {
+    let r = limitbench(
+        &[
+            "run",
+            "replication",
+            "--size",
+            "smoke",
+            "--data-dir",
+            "/proc/limitbench-nope",
+        ],
+        None,
+    );
+    r.expect_code(2)
+        .expect_output("creating /proc/limitbench-nope: No such file or directory");
+    assert_eq!(
+        r.stderr().matches("No such file or directory").count(),
+        1,
+        "{}",
+        r.stderr()
+    );
+}
