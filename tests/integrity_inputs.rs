@@ -320,7 +320,8 @@ fn a_resume_with_another_dir_or_an_edited_script_is_refused() {
 }
 
 /// `bursts.csv` holds the headline metric the report shows (the most
-/// admitted in any window), and `run` says how to get the report.
+/// admitted in any window), `run` says how to get the report, and a smoke
+/// run of one strategy fails no claim it cannot judge.
 #[test]
 fn bursts_rows_hold_the_most_admitted_in_any_window() {
     let tmp = tempfile::tempdir().unwrap();
@@ -356,6 +357,10 @@ fn bursts_rows_hold_the_most_admitted_in_any_window() {
         n += 1;
     }
     assert!(n > 0, "no bursts rows:\n{text}");
+    // One strategy at smoke size: the claims it cannot judge are not-run.
+    limitbench(&["analyze", data.join("b").to_str().unwrap()], None)
+        .expect_code(0)
+        .expect_output(" 0 fail,");
 }
 
 #[test]
