@@ -163,8 +163,8 @@ async fn run(cli: Cli) -> Result<i32> {
         Command::Strategies { dir } => {
             let names = strategy::all_names(dir.as_deref())?;
             println!(
-                "{:<28} {:<12} {:<44} keys",
-                "name", "kind", "invocation modes"
+                "{:<28} {:<12} {:<7} {:<44} keys",
+                "name", "kind", "clock", "invocation modes"
             );
             for name in names {
                 let s = strategy::build(&name, dir.as_deref(), &Options::default())?;
@@ -179,9 +179,10 @@ async fn run(cli: Cli) -> Result<i32> {
                         .join(",")
                 };
                 println!(
-                    "{:<28} {:<12} {:<44} {}",
+                    "{:<28} {:<12} {:<7} {:<44} {}",
                     i.name,
                     i.kind.as_str(),
+                    i.clock.as_str(),
                     modes,
                     i.keys
                 );
@@ -409,6 +410,12 @@ async fn run_experiments(a: RunArgs, root: &std::path::Path) -> Result<i32> {
     eprintln!("limitbench: time per experiment (this session):");
     for (n, s, o) in &timings {
         eprintln!("  {n:<16} {s:>8.1} s  {o}");
+    }
+    if run.has_committed_trials() {
+        eprintln!(
+            "limitbench: claims, report and figures: limitbench analyze {}",
+            run.path.display()
+        );
     }
     println!("{}", run.path.display());
     Ok(if failures > 0 { 1 } else { 0 })

@@ -7,34 +7,13 @@
 mod common;
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::limitbench;
+use common::{limitbench, small_experiments};
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
-
-/// A copy of the project's experiment files with a small `concurrency` (every
-/// strategy at 0 ms, 1 and 8 workers, 4 trials) for runs that take seconds.
-fn small_experiments(dir: &Path) -> PathBuf {
-    let exp = dir.join("experiments");
-    std::fs::create_dir_all(&exp).unwrap();
-    for e in std::fs::read_dir(Path::new(ROOT).join("experiments")).unwrap() {
-        let p = e.unwrap().path();
-        std::fs::copy(&p, exp.join(p.file_name().unwrap())).unwrap();
-    }
-    let conc = std::fs::read_to_string(exp.join("concurrency.toml")).unwrap();
-    let start = conc.find("[smoke]").unwrap();
-    let end = conc[start..].find("\n[quick]").map(|i| start + i).unwrap();
-    let smoke = "[smoke]\ntrials = 4\nworkers = [1, 8]\ngroups = [\n  { strategies = [\"*\"], rtts_ms = [0] },\n]\n";
-    std::fs::write(
-        exp.join("concurrency.toml"),
-        format!("{}{smoke}{}", &conc[..start], &conc[end..]),
-    )
-    .unwrap();
-    exp
-}
 
 /// (cell, trial) keys and error counts of a concurrency.csv.
 fn trials(csv: &Path) -> (BTreeSet<(String, u64)>, u64) {
@@ -168,6 +147,20 @@ fn a_server_killed_mid_trial_commits_nothing_bad_and_resume_redoes_it() {
         "resumed rows differ from an uninterrupted run's"
     );
 
+    // The manifest keeps each session's time and sums them.
+    let m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(data.join("killed/manifest.json")).unwrap())
+            .unwrap();
+    let e = &m["experiments"]["concurrency"];
+    let sessions = e["sessions"].as_array().expect("sessions");
+    assert_eq!(sessions.len(), 2, "one session per start: {e}");
+    let sum: f64 = sessions
+        .iter()
+        .map(|s| s["seconds"].as_f64().unwrap())
+        .sum();
+    assert!(sessions[0]["seconds"].as_f64().unwrap() > 0.0, "{e}");
+    assert!((e["seconds"].as_f64().unwrap() - sum).abs() < 0.11, "{e}");
+
     // A resume with another strategy filter is refused.
     let other = args(&["--resume", "killed", "--strategy", "token-bucket"]);
     limitbench(&other.iter().map(String::as_str).collect::<Vec<_>>(), None)
@@ -259,6 +252,10 @@ fn a_strategy_whose_every_decision_fails_is_an_error_of_the_run() {
     .expect_code(1)
     .expect_output("decisions of `bad5` failed")
     .expect_output("position 5");
+    assert!(
+        std::fs::symlink_metadata(data.join("latest")).is_err(),
+        "data/latest moved to a run that committed no trial"
+    );
     // `check` reports every check, each as an ERROR, and exits 1.
     let r = limitbench(&["check", "bad5", "--dir", dir.to_str().unwrap()], None);
     r.expect_code(1)

@@ -400,28 +400,41 @@ fn describe(t: &Template) -> String {
         .collect()
 }
 
-/// Every `*.toml` manifest in `dir` (or in `lua/external` when `dir` is None
-/// and that folder exists), sorted by file name. Names must be unique.
+/// Every `*.toml` manifest in `lua/external` (when that folder exists) and
+/// then in `dir`, each folder sorted by file name: `--dir` adds to the
+/// shipped folder, and a manifest in `dir` replaces a shipped one of the
+/// same name. Names must be unique within a folder.
 pub fn load_dir(dir: Option<&Path>) -> Result<Vec<Manifest>> {
-    let dir = match dir {
-        Some(d) => {
-            if !d.is_dir() {
-                return Err(Error::Other(format!(
-                    "strategy folder {} does not exist",
-                    d.display()
-                )));
-            }
-            d.to_path_buf()
-        }
-        None => {
-            let d = crate::paths::project_file(super::DEFAULT_EXTERNAL_DIR);
-            if !d.is_dir() {
-                return Ok(vec![]);
-            }
-            d
-        }
+    let shipped = crate::paths::project_file(super::DEFAULT_EXTERNAL_DIR);
+    let mut out = if shipped.is_dir() {
+        load_folder(&shipped)?
+    } else {
+        Vec::new()
     };
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+    if let Some(d) = dir {
+        if !d.is_dir() {
+            return Err(Error::Other(format!(
+                "strategy folder {} does not exist",
+                d.display()
+            )));
+        }
+        let same = match (d.canonicalize(), shipped.canonicalize()) {
+            (Ok(a), Ok(b)) => a == b,
+            _ => false,
+        };
+        if !same {
+            for m in load_folder(d)? {
+                out.retain(|o| o.name != m.name);
+                out.push(m);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Every `*.toml` manifest in one folder, sorted by file name.
+fn load_folder(dir: &Path) -> Result<Vec<Manifest>> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
         .map_err(|e| Error::io(format!("reading {}", dir.display()), e))?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|x| x == "toml"))

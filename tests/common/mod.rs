@@ -83,3 +83,24 @@ pub fn alive(pid: u32) -> bool {
         Err(_) => false,
     }
 }
+
+/// A copy of the project's experiment files with a small `concurrency` (every
+/// strategy at 0 ms, 1 and 8 workers, 4 trials) for runs that take seconds.
+pub fn small_experiments(dir: &Path) -> std::path::PathBuf {
+    let exp = dir.join("experiments");
+    std::fs::create_dir_all(&exp).unwrap();
+    for e in std::fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("experiments")).unwrap() {
+        let p = e.unwrap().path();
+        std::fs::copy(&p, exp.join(p.file_name().unwrap())).unwrap();
+    }
+    let conc = std::fs::read_to_string(exp.join("concurrency.toml")).unwrap();
+    let start = conc.find("[smoke]").unwrap();
+    let end = conc[start..].find("\n[quick]").map(|i| start + i).unwrap();
+    let smoke = "[smoke]\ntrials = 4\nworkers = [1, 8]\ngroups = [\n  { strategies = [\"*\"], rtts_ms = [0] },\n]\n";
+    std::fs::write(
+        exp.join("concurrency.toml"),
+        format!("{}{smoke}{}", &conc[..start], &conc[end..]),
+    )
+    .unwrap();
+    exp
+}

@@ -306,6 +306,9 @@ impl Bursts {
                 .filter(|h| h.admitted)
                 .all(|h| h.redis_time_us.is_some());
             let ach = schedule::achieved_by(&events);
+            let (times, _) = crate::analysis::window::admission_times(&hist, true);
+            let (most, _) =
+                crate::analysis::window::max_in_window(&times, p.window_ms as i64 * 1000);
             out.side.extend(hist);
             out.latency
                 .push(latency::events_row(&cell, rep, &name, &events)?);
@@ -331,6 +334,7 @@ impl Bursts {
                 drivers: p.drivers as u64,
                 parallel_strategies: batch.len() as u64,
                 first_error: n.first_error.unwrap_or_default(),
+                max_in_window: Some(most as u64),
             });
         }
         Ok(())

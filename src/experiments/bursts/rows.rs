@@ -35,6 +35,11 @@ pub struct Row {
     pub drivers: u64,
     pub parallel_strategies: u64,
     pub first_error: String,
+    /// The headline metric: the most admitted in any sliding window of
+    /// `window_ms` on `clock`, from this trial's history (the analysis
+    /// recomputes it from `bursts-history.csv`); empty in older runs.
+    #[serde(default)]
+    pub max_in_window: Option<u64>,
 }
 
 crate::keyed!(Row);

@@ -30,6 +30,7 @@ fn row(strategy: &str, variant: &str, trial: u64) -> Row {
         drivers: 16,
         parallel_strategies: 1,
         first_error: String::new(),
+        max_in_window: None,
     }
 }
 
