@@ -24,6 +24,7 @@ pub mod fidelity;
 pub mod figure;
 pub mod latency;
 pub mod marks;
+pub mod panel;
 pub mod png_out;
 pub mod report;
 pub mod stats;
