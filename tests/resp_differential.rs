@@ -145,6 +145,7 @@ fn feed_in_chunks(
 }
 
 #[test]
+// Longer than 120 lines: one seeded case loop; each way of feeding the bytes (whole, every prefix, random splits, chunked reads, with the next reply behind) is one marked block.
 fn replies_parse_like_redis_rs() {
     let seed = seed();
     let started = Instant::now();
@@ -323,6 +324,7 @@ fn gen_arg(rng: &mut ChaCha8Rng, big: bool) -> A {
 }
 
 #[test]
+// Longer than 120 lines: one seeded case loop over every way of building a command, each one marked block.
 fn commands_encode_like_redis_rs() {
     let seed = seed();
     let started = Instant::now();

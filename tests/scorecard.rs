@@ -29,6 +29,7 @@ fn failing_strategy(dir: &std::path::Path) {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+// Longer than 120 lines: one smoke scorecard run whose table every assertion reads.
 async fn smoke_scorecard_judges_what_it_measures() {
     let _turn = SERIAL.lock().await;
     let dir = tempfile::tempdir().unwrap();
@@ -138,6 +139,7 @@ async fn smoke_scorecard_judges_what_it_measures() {
 /// A Redis "you run": the fleet starts it, a password is set, and it is
 /// passed in by URL as if it were external; a cluster the same way.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+// Longer than 120 lines: one end-to-end scenario (servers with AUTH, a standalone and a cluster scorecard by URL, cleanup, then every bad URL) that shares the servers it starts.
 async fn an_external_redis_and_cluster_by_url_with_auth() {
     let _turn = SERIAL.lock().await;
     use limitbench::fleet::{Fleet, ServerConfig};

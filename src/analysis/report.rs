@@ -252,6 +252,7 @@ pub fn ours_text(c: &ClaimSpec, m: &Measured) -> String {
     }
 }
 
+// Longer than 120 lines: the report's sections in reading order (summary, claims table, per-experiment sections, fidelity, noise, appendix); each step is one call or one short block.
 pub fn write_report(
     path: &Path,
     ctx: &AnalysisCtx,

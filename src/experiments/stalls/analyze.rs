@@ -370,6 +370,7 @@ fn bio_words(bio: &str) -> String {
 }
 
 /// B4.1: trim stall against entries; B4.2: the expiry stall per setting.
+// Longer than 120 lines: one figure of three panels (trim stalls per size, the expiry stall per placement, B4.1's growth) built from the same summaries; each panel is one marked block.
 fn figure(ctx: &AnalysisCtx, by_n: &Trims, by_mode: &Expiries) -> Result<String> {
     let ns: Vec<f64> = by_n.keys().map(|n| *n as f64).collect();
     let mut a = Panel::new(

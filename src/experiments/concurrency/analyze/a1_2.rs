@@ -75,6 +75,7 @@ pub fn formula_deviation(o: &Overshoot, limit: u64) -> Option<(i64, Vec<(u64, f6
 
 /// A1.2's figure (a panel per round trip, the formula marked at each worker
 /// count) and its compact table (workers x round trip).
+// Longer than 120 lines: the A1.2 figure's panels and the table under it share the per-cell summaries; each panel is one marked block.
 fn a1_2_figure_and_table(
     ctx: &AnalysisCtx,
     o: &Overshoot,

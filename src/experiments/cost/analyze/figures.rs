@@ -76,6 +76,7 @@ pub(super) fn b0(ctx: &AnalysisCtx) -> Result<String> {
 }
 
 /// B2.1-B2.3: the Lua variants against GET, their rates and script times.
+// Longer than 120 lines: one figure of four panels (B2.1, B2.2 throughput and busy, B2.3) over the same per-strategy runs; each panel is one marked block.
 pub(super) fn lua(ctx: &AnalysisCtx, v: &Variants) -> Result<String> {
     let lua = v.lua();
     if lua.is_empty() {
@@ -250,6 +251,7 @@ pub(super) fn overview(ctx: &AnalysisCtx, v: &Variants) -> Result<String> {
 }
 
 /// B2.4, B2.5, B2.6 and B6.1: each ratio against its published value.
+// Longer than 120 lines: one figure with a panel per ratio claim (B2.4, B2.5, B2.6, B6.1 CPU, throughput and FCALL); each panel is one marked block over the same run-paired values.
 pub(super) fn ratios(ctx: &AnalysisCtx, v: &Variants) -> Result<String> {
     let mut fig = Figure::new(
         "b2_4-b6_1-cost-ratios",

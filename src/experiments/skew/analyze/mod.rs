@@ -194,6 +194,7 @@ fn skew_label(ms: f64) -> String {
 }
 
 /// The full table (appendix), the pivot (section) and the three figures.
+// Longer than 120 lines: one pass over the per-setting summary feeds the appendix table, the pivot and two figures in the order the report shows them; each block is marked and reads alone.
 fn tables_and_figures(
     ctx: &AnalysisCtx,
     rows: &[Row],
