@@ -14,26 +14,14 @@
 //! Which claims an experiment's rows are evidence for is said once, in
 //! `analysis/claims.toml` (`experiment = "<name>"`).
 //!
-//! Adding an experiment: a new folder with those three files, one line in
-//! [`REGISTRY`], and the TOML file; `baseline/` is the smallest complete one.
+//! Adding an experiment: a new folder with those three files, its name in
+//! the `experiments!` list below (which declares the module and puts it in
+//! [`REGISTRY`]), and the TOML file; `baseline/` is the smallest complete
+//! one.
 
-pub mod baseline;
-pub mod bursts;
-pub mod cluster;
-pub mod concurrency;
-pub mod cost;
 pub mod decisions;
-pub mod fail_open;
-pub mod failover;
-pub mod memory;
-pub mod replication;
-pub mod retries;
 pub mod rows;
-pub mod script_survival;
-pub mod skew;
-pub mod stalls;
 pub mod testbed;
-pub mod ts_member;
 
 use std::future::Future;
 use std::pin::Pin;
@@ -56,23 +44,33 @@ pub struct Experiment {
     pub analyze: Analyzer,
 }
 
-/// Every experiment, in the order `run all` runs them and the report shows them.
-pub const REGISTRY: &[Experiment] = &[
-    concurrency::EXPERIMENT,
-    retries::EXPERIMENT,
-    bursts::EXPERIMENT,
-    skew::EXPERIMENT,
-    replication::EXPERIMENT,
-    cost::EXPERIMENT,
-    memory::EXPERIMENT,
-    stalls::EXPERIMENT,
-    ts_member::EXPERIMENT,
-    script_survival::EXPERIMENT,
-    cluster::EXPERIMENT,
-    fail_open::EXPERIMENT,
-    failover::EXPERIMENT,
-    baseline::EXPERIMENT,
-];
+/// Declares each experiment's module and lists its `EXPERIMENT` in
+/// [`REGISTRY`]: one name per experiment, written once.
+macro_rules! experiments {
+    ($($name:ident),* $(,)?) => {
+        $(pub mod $name;)*
+        /// Every experiment, in the order `run all` runs them and the report
+        /// shows them.
+        pub const REGISTRY: &[Experiment] = &[$($name::EXPERIMENT),*];
+    };
+}
+
+experiments!(
+    concurrency,
+    retries,
+    bursts,
+    skew,
+    replication,
+    cost,
+    memory,
+    stalls,
+    ts_member,
+    script_survival,
+    cluster,
+    fail_open,
+    failover,
+    baseline,
+);
 
 pub fn find(name: &str) -> Result<&'static Experiment> {
     REGISTRY
