@@ -117,13 +117,13 @@ pub(super) fn per_client(ctx: &AnalysisCtx, cells: &LogCells, zs: &[u64]) -> Res
             if *m == 0 {
                 "default".into()
             } else {
-                format!("{m} B")
+                m.to_string()
             }
         })
         .collect();
     // Claim `id`'s value per member length, beside the published one.
     let by_member = |id: &str, title: &str, y: &str, f: &dyn Fn(usize) -> Option<f64>| {
-        let mut p = Panel::new(title, Axis::new("member length"), Axis::new(y))
+        let mut p = Panel::new(title, Axis::new("member length (characters)"), Axis::new(y))
             .categories(cats.clone())
             .series(Series::points(
                 "ours, zset-max-listpack-entries 128",
