@@ -8,7 +8,7 @@ use super::super::rows::Row;
 use super::{Hist, Trial};
 use crate::analysis::AnalysisCtx;
 use crate::analysis::figure::{
-    Axis, Figure, Panel, Pt, Reference, Series, Shade, num, pass_region,
+    Axis, Draw, Figure, Panel, Pt, Reference, Series, Shade, num, pass_region,
 };
 use crate::analysis::stats::Summary;
 use crate::analysis::table::distinct;
@@ -35,26 +35,30 @@ pub fn figure_a3_1(
     let mut leads_sorted = leads.clone();
     leads_sorted.sort_by(f64::total_cmp);
     leads_sorted.dedup();
+    // Leads as categories: the strategies stand side by side at each lead
+    // (equal ratios do not hide one another, none is clipped at the edge)
+    // and the published line shows between them.
     let mut left = Panel::new(
         "max in any window / L, per lead",
-        Axis::log("lead of the first burst before the boundary (ms)").ticks(leads_sorted.clone()),
+        Axis::new("lead of the first burst before the boundary (ms)"),
         Axis::new("max admitted in any 1 window / L"),
     )
-    .dodge();
+    .categories(leads_sorted.iter().map(|l| num(*l)).collect());
     for s in distinct(st.iter().map(|t| t.row.strategy.clone())) {
         let pts = leads_sorted
             .iter()
-            .map(|l| {
+            .enumerate()
+            .map(|(i, l)| {
                 let v: Vec<f64> = st
                     .iter()
                     .filter(|t| t.row.strategy == s && t.row.phase_ms == Some(*l))
                     .map(|t| t.ratio)
                     .collect();
-                Pt::summary(*l, &Summary::of(&v))
+                Pt::summary(i as f64, &Summary::of(&v))
             })
             .filter(|p| p.y.is_finite())
             .collect();
-        left = left.series(Series::line(s, pts));
+        left = left.series(Series::points(s, pts));
     }
     if let Some(c) = ctx.claim("A3.1") {
         left = left.reference(Reference::published(c, 0));
@@ -63,7 +67,7 @@ pub fn figure_a3_1(
         "a3_1-straddle-boundary",
         &["A3.1"],
         "two bursts straddling a fixed window's boundary: 2L admitted within a few ms",
-        "Left: max admitted in any window / L per trial, mean with min-max whiskers over the trials of each strategy and lead ({n} per point). Other panels: cumulative admissions of the first trial of the Lua fixed window, against time from the window boundary (reply clock); shaded: the shortest span holding 2L admissions.",
+        "Left: max admitted in any window / L per trial, mean with min-max whiskers over the trials of each strategy and lead ({n} per point), the strategies side by side at each lead. Other panels: cumulative admissions of the first trial of the Lua fixed window, against time from the window boundary (reply clock); shaded: the shortest span holding 2L admissions.",
     )
     .columns(2)
     .panel(left);
@@ -118,85 +122,109 @@ pub fn figure_a3_1(
     Ok(())
 }
 
-/// A3.2 and A3.3: the ratio against the burst's phase in the window.
+/// A3.2 and A3.3: the ratio against the burst's phase in the window; A3.3's
+/// mean and worst trial on panels of their own, each with its published line.
 pub fn figure_a3_2_a3_3(ctx: &AnalysisCtx, trials: &[Trial], md: &mut String) -> Result<()> {
-    let panel = |title: &str, pattern: &str, strategies: &[&str]| {
+    let panel = |title: &str, y: &str, pattern: &str, s: &str, worst: bool| {
         let mut p = Panel::new(
             title,
             Axis::new("phase of the burst in the window (ms)"),
-            Axis::new("max admitted in any 1 window / L"),
+            Axis::new(y),
         );
-        for s in strategies {
-            let mut by: BTreeMap<(i64, i64), Vec<f64>> = BTreeMap::new();
-            for t in trials.iter().filter(|t| {
-                t.row.pattern == pattern
-                    && t.row.strategy == *s
-                    && t.ratio.is_finite()
-                    && t.row.phase_draw != "uniform"
-            }) {
-                let key = (
-                    (t.row.rate_x.unwrap_or(0.0) * 100.0) as i64,
-                    t.row.phase_ms.unwrap_or(0.0) as i64,
-                );
-                by.entry(key).or_default().push(t.ratio);
-            }
-            let rates: BTreeSet<i64> = by.keys().map(|k| k.0).collect();
-            for r in rates {
-                let pts = by
-                    .iter()
-                    .filter(|(k, _)| k.0 == r)
-                    .map(|(k, v)| Pt::summary(k.1 as f64, &Summary::of(v)))
-                    .collect();
-                p = p.series(Series::line(
-                    format!("{s}, then {}x L per window", num(r as f64 / 100.0)),
-                    pts,
-                ));
-            }
+        let mut by: BTreeMap<(i64, i64), Vec<f64>> = BTreeMap::new();
+        for t in trials.iter().filter(|t| {
+            t.row.pattern == pattern
+                && t.row.strategy == s
+                && t.ratio.is_finite()
+                && t.row.phase_draw != "uniform"
+        }) {
+            let key = (
+                (t.row.rate_x.unwrap_or(0.0) * 100.0) as i64,
+                t.row.phase_ms.unwrap_or(0.0) as i64,
+            );
+            by.entry(key).or_default().push(t.ratio);
         }
-        let phases: BTreeSet<i64> = trials
-            .iter()
-            .filter(|t| t.row.pattern == pattern)
-            .filter_map(|t| t.row.phase_ms.map(|x| x as i64))
+        // The phases drawn here (not those drawn uniformly per trial) as
+        // categories, so the series at one phase stand side by side.
+        let phases: Vec<i64> = by
+            .keys()
+            .map(|k| k.1)
+            .collect::<BTreeSet<_>>()
+            .into_iter()
             .collect();
-        p.x =
-            p.x.clone()
-                .ticks(phases.iter().map(|x| *x as f64).collect());
-        p
+        let at = |ph: i64| phases.iter().position(|x| *x == ph).unwrap_or(0) as f64;
+        let rates: BTreeSet<i64> = by.keys().map(|k| k.0).collect();
+        for r in rates {
+            let pts = by
+                .iter()
+                .filter(|(k, _)| k.0 == r)
+                .map(|(k, v)| {
+                    let sm = Summary::of(v);
+                    if worst {
+                        Pt::new(at(k.1), sm.max)
+                    } else {
+                        Pt::summary(at(k.1), &sm)
+                    }
+                })
+                .collect();
+            p = p.series(Series::line(
+                format!("{s}, then {}x L per window", num(r as f64 / 100.0)),
+                pts,
+            ));
+        }
+        p.categories(phases.iter().map(|x| x.to_string()).collect())
     };
+    let y = "max admitted in any 1 window / L";
     let mut a = panel(
-        "quiet, then a burst (A3.2: token bucket)",
+        "quiet, then a burst: token bucket (A3.2)",
+        y,
         "quiet-then-burst",
-        &["token-bucket", "sliding-window-counter"],
+        "token-bucket",
+        false,
     );
     let mut b = panel(
-        "a burst, then sustained traffic (A3.3: sliding-window counter)",
+        "burst, then sustained: mean over trials (A3.3)",
+        y,
         "burst-then-sustained",
-        &["sliding-window-counter"],
+        "sliding-window-counter",
+        false,
     );
+    let mut w = panel(
+        "burst, then sustained: worst trial (A3.3)",
+        "largest max in any 1 window / L over the trials",
+        "burst-then-sustained",
+        "sliding-window-counter",
+        true,
+    );
+    // Markers only: the published line at 1.99 shows between them.
+    for s in a.series.iter_mut() {
+        s.draw = Draw::Points;
+    }
     if let Some(c) = ctx.claim("A3.2") {
         a = a.reference(Reference::published(c, 0));
     }
     if let Some(c) = ctx.claim("A3.3") {
-        for i in 0..2 {
+        for (i, p) in [(0, &mut b), (1, &mut w)] {
             let r = Reference::published(c, i);
             let (_, _, rule) = pass_region(c, i);
             let label = format!(
                 "A3.3 published {} {}x; shaded: passes ({rule})",
-                if i == 0 { "mean" } else { "worst" },
+                if i == 0 { "mean" } else { "worst trial" },
                 num(c.published.at(i))
             );
-            b = b.reference(r.labelled(label));
+            *p = p.clone().reference(r.labelled(label));
         }
     }
     let fig = Figure::new(
         "a3_2-a3_3-burst-phase",
         &["A3.2", "A3.3"],
         "max admitted in any window / L against where the burst falls in the window",
-        "Max admitted in any window / L per trial, mean with min-max whiskers over {n} trials per point; A3.2 takes the token bucket's largest value, A3.3 reads the sliding-window counter's mean and worst per setting (see its sweep figure; phases drawn uniformly per trial are not shown here).",
+        "Max admitted in any window / L per trial: mean with min-max whiskers over {n} trials per point (A3.2 panel and A3.3 mean), and the largest over the trials (A3.3 worst trial, no whiskers); series at one phase side by side. A3.2 takes the token bucket's largest value, A3.3 reads the sliding-window counter's mean and worst per setting (see its sweep figure; phases drawn uniformly per trial are not shown here).",
     )
-    .columns(2)
+    .columns(3)
     .panel(a)
-    .panel(b);
+    .panel(b)
+    .panel(w);
     *md += &fig.write_if_any(ctx)?;
     Ok(())
 }

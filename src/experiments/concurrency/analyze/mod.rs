@@ -20,7 +20,7 @@ pub use a1_2::{
 
 use super::rows::Row;
 use crate::analysis::claims::Alternative;
-use crate::analysis::figure::{Axis, Figure, Panel, Pt, Reference, Series};
+use crate::analysis::figure::{Axis, Figure, Panel, Pt, Reference, Series, num, pass_region};
 use crate::analysis::stats::{Summary, mean_ci, mean_ci_method};
 use crate::analysis::table::{f, md_table};
 use crate::analysis::{AnalysisCtx, Measured, Section};
@@ -263,18 +263,52 @@ fn a1_1(
     .series(Series::line("check-then-act, no added delay", pts))
     .reference(Reference::limit(format!("limit L = {limit}"), limit as f64));
     if let Some(c) = ctx.claim("A1.1") {
-        panel = panel.reference(Reference::published(c, 0).over(64.0 / 1.35, 64.0 * 1.35));
+        let (_, _, rule) = pass_region(c, 0);
+        panel = panel.reference(
+            Reference::published(c, 0)
+                .over(64.0 / 1.35, 64.0 * 1.35)
+                .labelled(format!(
+                    "A1.1 published mean: {}; shaded: passes ({rule})",
+                    num(c.published.at(0))
+                )),
+        );
+        // The published worst trial, read from the published text (only the
+        // mean is judged): a line of its own, without a band.
+        if let Some(w) = worst_in(&c.published_text) {
+            let mut r = Reference::published(c, 0).over(64.0 / 1.35, 64.0 * 1.35);
+            r.value = Some(w);
+            r.band = None;
+            r.lines = vec![];
+            panel = panel.reference(r.labelled(format!(
+                "A1.1 published worst trial: {} (not judged)",
+                num(w)
+            )));
+        }
     }
+    // Our worst trial at 64 workers, marked on its own.
+    panel = panel.series(Series::points(
+        format!("our worst trial at 64 workers: {}", num(s64.max)),
+        vec![Pt::new(64.0, s64.max)],
+    ));
     let n = by.values().map(|v| v.len()).max().unwrap_or(0);
     *md += &Figure::new(
         "a1_1-check-then-act-admitted",
         &["A1.1"],
         format!("check-then-act admits more than L={limit} as workers race (no added delay)"),
-        format!("Admitted per trial, mean with min-max whiskers over n = {n} trials per worker count; the published mean at 64 workers is drawn over that point."),
+        format!("Admitted per trial, mean with min-max whiskers over n = {n} trials per worker count; the published mean (judged) and worst trial (read from the published text, not judged) at 64 workers are drawn over that point, beside our worst trial."),
     )
     .panel(panel)
     .write(ctx)?;
     Ok(())
+}
+
+/// The number after "worst" in a published text ("mean 128.7, worst 137").
+fn worst_in(text: &str) -> Option<f64> {
+    let rest = text.split("worst").nth(1)?.trim_start();
+    let end = rest
+        .find(|ch: char| !(ch.is_ascii_digit() || ch == '.'))
+        .unwrap_or(rest.len());
+    rest[..end].parse().ok()
 }
 
 /// A3.0: every atomic strategy admits exactly the limit.
@@ -307,7 +341,7 @@ fn a3_0(ctx: &AnalysisCtx, rows: &[Row], md: &mut String, out: &mut Vec<Measured
         "a3_0-atomic-exactness",
         &["A3.0"],
         "trials per strategy that did not admit exactly the limit (all worker counts and round trips)",
-        format!("Count of trials (at least {n} per strategy) whose admitted count differs from L or that had errors; one count per strategy, so no whiskers."),
+        format!("Count of trials (at least {n} per strategy; {} trials of the atomic designs in all) whose admitted count differs from L or that had errors; one count per strategy, so no whiskers; the two kinds stand side by side at each strategy so the published line at 0 shows between them.", atomic_not_exact(rows).1),
     )
     .panel(panel)
     .write(ctx)?;

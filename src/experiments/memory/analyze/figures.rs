@@ -33,27 +33,35 @@ fn limits(cells: &LogCells, z: u64) -> Vec<f64> {
 
 /// B3.1 and B3.3: bytes per entry against the limit, one line per member length.
 pub(super) fn bytes_per_entry(ctx: &AnalysisCtx, cells: &LogCells) -> Result<String> {
+    // The limits as categories: 127, 128 and 129 get a tick each (on a log
+    // axis they fall on one), and the member lengths stand side by side.
+    let ls = limits(cells, 128);
+    let at = |l: f64| ls.iter().position(|x| *x == l).map(|i| i as f64);
     let mut p = Panel::new(
         "",
-        Axis::log("limit L (entries per client)"),
+        Axis::new("limit L (entries per client; not to scale)"),
         Axis::new("bytes per entry (used_memory growth / client / L)"),
-    );
-    p.x = p.x.clone().ticks(limits(cells, 128));
+    )
+    .categories(ls.iter().map(|l| num(*l)).collect());
     for m in &cells.member_lens {
         let pts = cells
             .main
             .iter()
             .filter(|(k, _)| k.0 == *m && k.1 == 128)
-            .filter_map(|(k, r)| r.bytes_per_entry.map(|v| Pt::new(k.2 as f64, v)))
+            .filter_map(|(k, r)| {
+                let x = at(k.2 as f64)?;
+                r.bytes_per_entry.map(|v| Pt::new(x, v))
+            })
             .collect();
         p = p.series(Series::line(member(*m), pts));
     }
-    if let Some(c) = ctx.claim("B3.1") {
-        p = p.reference(Reference::published(c, 0).over(128.0 / 1.4, 128.0));
+    // The last listpack limit (128) and the first skiplist one (129).
+    let last_lp = ls.iter().rposition(|l| *l <= 128.0);
+    if let (Some(c), Some(i)) = (ctx.claim("B3.1"), last_lp) {
+        p = p.reference(Reference::published(c, 0).over(-0.5, i as f64 + 0.5));
     }
-    if let Some(c) = ctx.claim("B3.3") {
-        let hi = cells.past.last().copied().unwrap_or(1000) as f64;
-        p = p.reference(Reference::published(c, 0).over(129.0, hi * 1.2));
+    if let (Some(c), Some(i)) = (ctx.claim("B3.3"), last_lp) {
+        p = p.reference(Reference::published(c, 0).over(i as f64 + 0.5, ls.len() as f64 - 0.5));
     }
     if p.points() == 0 {
         return Ok(String::new());
@@ -62,7 +70,7 @@ pub(super) fn bytes_per_entry(ctx: &AnalysisCtx, cells: &LogCells) -> Result<Str
         "b3_1-b3_3-bytes-per-entry",
         &["B3.1", "B3.3"],
         "sliding-log memory per entry: listpack up to 128 entries, skiplist past it, per member length",
-        format!("The first trial of each cell (used_memory growth over {} to {} clients filled to L, zset-max-listpack-entries 128; the trials' spread is in the member-length figure); the claims are judged on the default members; the study does not state its member length, so the other member lengths are drawn too.",
+        format!("The first trial of each cell (used_memory growth over {} to {} clients filled to L, zset-max-listpack-entries 128; the trials' spread is in the member-length figure); the claims are judged on the default members; the study does not state its member length, so the other member lengths are drawn too, side by side at each L; B3.1's band covers the listpack limits (up to 128), B3.3's the skiplist ones.",
         cells.main.values().map(|r| r.clients).min().unwrap_or(0),
         cells.main.values().map(|r| r.clients).max().unwrap_or(0)),
     )
@@ -109,13 +117,13 @@ pub(super) fn per_client(ctx: &AnalysisCtx, cells: &LogCells, zs: &[u64]) -> Res
             if *m == 0 {
                 "default".into()
             } else {
-                format!("{m} B")
+                m.to_string()
             }
         })
         .collect();
     // Claim `id`'s value per member length, beside the published one.
     let by_member = |id: &str, title: &str, y: &str, f: &dyn Fn(usize) -> Option<f64>| {
-        let mut p = Panel::new(title, Axis::new("member length"), Axis::new(y))
+        let mut p = Panel::new(title, Axis::new("member length (characters)"), Axis::new(y))
             .categories(cats.clone())
             .series(Series::points(
                 "ours, zset-max-listpack-entries 128",
