@@ -338,6 +338,21 @@ impl Panel {
     pub fn points(&self) -> usize {
         self.series.iter().map(|s| s.points.len()).sum()
     }
+    /// The y axis from 0 to `room` times the largest value drawn (a point
+    /// or its upper whisker); unchanged if nothing above 0 is drawn.
+    pub fn y_from_zero(mut self, room: f64) -> Self {
+        let top = self
+            .series
+            .iter()
+            .flat_map(|s| s.points.iter().flat_map(|q| [Some(q.y), q.hi]))
+            .flatten()
+            .filter(|v| v.is_finite())
+            .fold(0.0f64, f64::max);
+        if top > 0.0 {
+            self.y = self.y.clone().range(0.0, top * room);
+        }
+        self
+    }
 }
 
 #[derive(Debug, Clone)]

@@ -252,16 +252,7 @@ fn figure(
             ));
         }
         // Head room above the data for the phase labels.
-        let top = p
-            .series
-            .iter()
-            .flat_map(|s| s.points.iter().flat_map(|q| [Some(q.y), q.hi]))
-            .flatten()
-            .filter(|v| v.is_finite())
-            .fold(0.0f64, f64::max);
-        if top > 0.0 {
-            p.y = p.y.clone().range(0.0, top * 1.15);
-        }
+        p = p.y_from_zero(1.15);
         if let Some(s) = sums.iter().find(|s| &s.policy == pol) {
             for (x0, x1, l) in [
                 (s.slow_start_s, s.gone_start_s, "slow"),

@@ -333,16 +333,7 @@ pub fn clock_sweep(ctx: &AnalysisCtx, o: &OpenRows) -> Result<String> {
             )));
         }
         // An absolute difference: the axis starts at 0.
-        let top = p
-            .series
-            .iter()
-            .flat_map(|s| s.points.iter().flat_map(|q| [Some(q.y), q.hi]))
-            .flatten()
-            .filter(|v| v.is_finite())
-            .fold(0.0f64, f64::max);
-        if top > 0.0 {
-            p.y = p.y.clone().range(0.0, top * 1.05);
-        }
+        p = p.y_from_zero(1.05);
         fig = fig.panel(p);
     }
     fig.write(ctx)
