@@ -1,0 +1,85 @@
+//! `figures/<name>.csv`: exactly the numbers a figure draws.
+
+use super::{Figure, RefKind};
+
+impl Figure {
+    /// The numbers drawn, one row per point, reference or shaded phase.
+    pub fn csv(&self) -> String {
+        let mut w = csv::Writer::from_writer(vec![]);
+        let _ = w.write_record([
+            "panel",
+            "kind",
+            "series",
+            "x",
+            "x_category",
+            "y",
+            "low",
+            "high",
+            "n",
+            "x_end",
+        ]);
+        let o = |v: Option<f64>| {
+            v.filter(|v| v.is_finite())
+                .map(|v| format!("{v}"))
+                .unwrap_or_default()
+        };
+        for p in &self.panels {
+            for s in &p.series {
+                for pt in &s.points {
+                    let cat = p
+                        .categories
+                        .get(pt.x as usize)
+                        .cloned()
+                        .filter(|_| !p.categories.is_empty())
+                        .unwrap_or_default();
+                    let _ = w.write_record([
+                        p.title.clone(),
+                        "data".into(),
+                        s.name.clone(),
+                        format!("{}", pt.x),
+                        cat,
+                        format!("{}", pt.y),
+                        o(pt.lo),
+                        o(pt.hi),
+                        pt.n.map(|n| n.to_string()).unwrap_or_default(),
+                        String::new(),
+                    ]);
+                }
+            }
+            for r in &p.refs {
+                let kind = match r.kind {
+                    RefKind::Published => "published",
+                    RefKind::Expected => "expected",
+                    RefKind::Limit => "limit",
+                };
+                let _ = w.write_record([
+                    p.title.clone(),
+                    kind.into(),
+                    r.label.clone(),
+                    o(r.x.map(|x| x.0)),
+                    String::new(),
+                    o(r.value),
+                    o(r.band.map(|b| b.0)),
+                    o(r.band.map(|b| b.1)),
+                    String::new(),
+                    o(r.x.map(|x| x.1)),
+                ]);
+            }
+            for s in &p.shades {
+                let _ = w.write_record([
+                    p.title.clone(),
+                    "phase".into(),
+                    s.label.clone(),
+                    format!("{}", s.x0),
+                    String::new(),
+                    String::new(),
+                    String::new(),
+                    String::new(),
+                    String::new(),
+                    format!("{}", s.x1),
+                ]);
+            }
+        }
+        String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
+    }
+}
