@@ -91,7 +91,24 @@ pub fn quantile_points(h: &Histogram<u64>) -> Vec<(f64, f64)> {
 /// A strategy key (`token-bucket|evalsha`, `sliding-window-log|L100|full`)
 /// in words for a legend.
 pub fn key_words(key: &str) -> String {
-    crate::experiments::cost::analyze::words(key)
+    let mut parts = key.split('|');
+    let name = parts.next().unwrap_or(key).to_string();
+    let rest: Vec<String> = parts
+        .map(|p| match p {
+            "evalsha" => "EVALSHA".to_string(),
+            "eval" => "EVAL".to_string(),
+            "fcall" => "FCALL".to_string(),
+            "abusive" => "one abusive key".to_string(),
+            "full" => "prefilled".to_string(),
+            p if p.starts_with('L') => format!("L={}", &p[1..]),
+            p => p.to_string(),
+        })
+        .collect();
+    if rest.is_empty() {
+        name
+    } else {
+        format!("{name} ({})", rest.join(", "))
+    }
 }
 
 /// The cost experiment's strategies in two panels: the plain commands and

@@ -14,24 +14,7 @@ use crate::error::Result;
 
 /// A variant id in words: `token-bucket|evalsha` -> `token-bucket (EVALSHA)`.
 pub fn words(id: &str) -> String {
-    let mut parts = id.split('|');
-    let name = parts.next().unwrap_or(id).to_string();
-    let rest: Vec<String> = parts
-        .map(|p| match p {
-            "evalsha" => "EVALSHA".to_string(),
-            "eval" => "EVAL".to_string(),
-            "fcall" => "FCALL".to_string(),
-            "abusive" => "one abusive key".to_string(),
-            "full" => "prefilled".to_string(),
-            p if p.starts_with('L') => format!("L={}", &p[1..]),
-            p => p.to_string(),
-        })
-        .collect();
-    if rest.is_empty() {
-        name
-    } else {
-        format!("{name} ({})", rest.join(", "))
-    }
+    crate::analysis::latency::key_words(id)
 }
 
 /// B0: minutes per study-B experiment and their sum.
