@@ -348,7 +348,7 @@ fn bio_short(bio: &str) -> String {
     }
 }
 
-/// The first number after `key` in a published text (`"no: 226 ms"` -> 226).
+/// The first number after `key` in a published text (`"no: 57 ms"` -> 57).
 pub(super) fn number_after(text: &str, key: &str) -> Option<f64> {
     let rest = &text[text.find(key)? + key.len()..];
     let start = rest.find(|c: char| c.is_ascii_digit())?;

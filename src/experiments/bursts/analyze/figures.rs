@@ -196,7 +196,7 @@ pub fn figure_a3_2_a3_3(ctx: &AnalysisCtx, trials: &[Trial], md: &mut String) ->
         "sliding-window-counter",
         true,
     );
-    // Markers only: the published line at 1.99 shows between them.
+    // Markers only: the published line shows between them.
     for s in a.series.iter_mut() {
         s.draw = Draw::Points;
     }

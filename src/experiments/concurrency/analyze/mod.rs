@@ -302,7 +302,7 @@ fn a1_1(
     Ok(())
 }
 
-/// The number after "worst" in a published text ("mean 128.7, worst 137").
+/// The number after "worst" in a published text ("mean 10.5, worst 12").
 fn worst_in(text: &str) -> Option<f64> {
     let rest = text.split("worst").nth(1)?.trim_start();
     let end = rest

@@ -486,7 +486,7 @@ fn with_runs(x: f64, y: f64, runs: &[f64]) -> Pt {
     Pt::spread(x, y, s.min, s.max, s.n)
 }
 
-/// The first percentage in a published text (`"39k-54k/s, >=91% busy"` -> 91).
+/// The first percentage in a published text (`"1k-2k/s, >=42% busy"` -> 42).
 pub(crate) fn percent_in(text: &str) -> Option<f64> {
     let end = text.find('%')?;
     let head = &text[..end];
