@@ -315,42 +315,26 @@ pub(super) fn ratios(ctx: &AnalysisCtx, v: &Variants) -> Result<String> {
         v.get("token-bucket|eval"),
         v.get("token-bucket|evalsha"),
     ) {
-        let mut p = Panel::new(
+        let mut p = token_bucket_panel(
             "B6.1: EVAL vs EVALSHA, CPU",
-            Axis::new(""),
-            Axis::new("extra Redis CPU per decision (µs)"),
-        )
-        .categories(vec!["token bucket".into()])
-        .series(Series::points(
-            "ours",
-            vec![with_runs(
-                0.0,
-                extra,
-                &per_run(ev, sha, |a, b| {
-                    a.redis_cpu_us_per_decision - b.redis_cpu_us_per_decision
-                }),
-            )],
-        ));
+            "extra Redis CPU per decision (µs)",
+            extra,
+            &per_run(ev, sha, |a, b| {
+                a.redis_cpu_us_per_decision - b.redis_cpu_us_per_decision
+            }),
+        );
         if let Some(c) = ctx.claim("B6.1") {
             p = p.reference(b61_ref(c, 0, "µs"));
         }
         fig = fig.panel(p);
-        let mut q = Panel::new(
+        let mut q = token_bucket_panel(
             "B6.1: EVAL vs EVALSHA, throughput",
-            Axis::new(""),
-            Axis::new("% of EVALSHA's decisions/s lost"),
-        )
-        .categories(vec!["token bucket".into()])
-        .series(Series::points(
-            "ours",
-            vec![with_runs(
-                0.0,
-                lost,
-                &per_run(ev, sha, |a, b| {
-                    (1.0 - a.decisions_per_s / b.decisions_per_s) * 100.0
-                }),
-            )],
-        ));
+            "% of EVALSHA's decisions/s lost",
+            lost,
+            &per_run(ev, sha, |a, b| {
+                (1.0 - a.decisions_per_s / b.decisions_per_s) * 100.0
+            }),
+        );
         if let Some(c) = ctx.claim("B6.1") {
             q = q.reference(b61_ref(c, 1, "%"));
         }
@@ -366,13 +350,12 @@ pub(super) fn ratios(ctx: &AnalysisCtx, v: &Variants) -> Result<String> {
         let runs = per_run(fc, sha, |a, b| {
             (a.redis_cpu_us_per_decision / b.redis_cpu_us_per_decision - 1.0) * 100.0
         });
-        let mut p = Panel::new(
+        let mut p = token_bucket_panel(
             "B6.1: FCALL vs EVALSHA, CPU",
-            Axis::new(""),
-            Axis::new("FCALL / EVALSHA - 1, CPU per decision (%)"),
-        )
-        .categories(vec!["token bucket".into()])
-        .series(Series::points("ours", vec![with_runs(0.0, d, &runs)]));
+            "FCALL / EVALSHA - 1, CPU per decision (%)",
+            d,
+            &runs,
+        );
         if ctx.claim("B6.1").is_some() {
             p = p.reference(Reference {
                 kind: RefKind::Published,
@@ -389,6 +372,14 @@ pub(super) fn ratios(ctx: &AnalysisCtx, v: &Variants) -> Result<String> {
         fig = fig.panel(p);
     }
     fig.write_if_any(ctx)
+}
+
+/// A panel of one token-bucket value with its per-run whisker (the B6.1
+/// comparisons).
+fn token_bucket_panel(title: &str, y: &str, value: f64, runs: &[f64]) -> Panel {
+    Panel::new(title, Axis::new(""), Axis::new(y))
+        .categories(vec!["token bucket".into()])
+        .series(Series::points("ours", vec![with_runs(0.0, value, runs)]))
 }
 
 /// B2.1's split: each decision's Redis CPU as the command's own time
