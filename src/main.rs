@@ -399,6 +399,8 @@ async fn run_experiments(a: RunArgs, root: &std::path::Path) -> Result<i32> {
         m.ended = Some(now_rfc3339());
         m.save(&run)?;
     }
+    // Asked once, before compression renames the tables it reads.
+    let measured = run.has_committed_trials();
     // A finished run keeps its large tables compressed (the analysis reads both).
     if failures == 0 {
         for f in run.compress_large_csvs()? {
@@ -406,14 +408,14 @@ async fn run_experiments(a: RunArgs, root: &std::path::Path) -> Result<i32> {
         }
     }
     // `data/latest` names the newest run that measured something.
-    if run.has_committed_trials() {
+    if measured {
         run.point_latest(&data_dir);
     }
     eprintln!("limitbench: time per experiment (this session):");
     for (n, s, o) in &timings {
         eprintln!("  {n:<16} {s:>8.1} s  {o}");
     }
-    if run.has_committed_trials() {
+    if measured {
         eprintln!(
             "limitbench: claims, report and figures: limitbench analyze {}",
             run.path.display()
