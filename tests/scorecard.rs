@@ -4,7 +4,9 @@
 //! bucket drifts under a 1 s skew; a strategy that errors on every call
 //! gets an `error` row, not a crash; a Lua-only fixed window keyed by
 //! `${window_index}` (tests/fixtures/window-keyed) passes `check` and is in
-//! the scorecard: exact, on the caller's clock, failing the straddle.
+//! the scorecard: exact, on the caller's clock, failing the straddle. The
+//! cells are the experiments' probes: their raw rows are in the scorecard's
+//! folder, and a cell's value is what the experiment's rows say.
 
 mod common;
 
@@ -46,6 +48,7 @@ async fn smoke_scorecard_judges_what_it_measures() {
     let checks = limitbench::check::run_checks(keyed, &fleet).await.unwrap();
     assert!(checks.iter().all(|c| c.passed), "{checks:?}");
     drop(fleet);
+    let out = tempfile::tempdir().unwrap();
     let cfg = Config {
         strategies: [
             "token-bucket",
@@ -60,6 +63,8 @@ async fn smoke_scorecard_judges_what_it_measures() {
         size: Size::Smoke,
         target: Target::Own(common::redis()),
         key_prefix: "limitbench:test:".into(),
+        out: out.path().to_path_buf(),
+        experiments_dir: std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("experiments"),
     };
     let card = sc::run(&cfg, |_| {}).await.expect("the scorecard runs");
     let get = |s: &str, p: &str| {
@@ -120,11 +125,40 @@ async fn smoke_scorecard_judges_what_it_measures() {
             .contains("clock: caller")
     );
 
+    // One measurement path: the probes' raw rows are kept per strategy, and
+    // the cost cell is the cost experiment's own ratio on them.
+    let probes = out.path().join("probes/token-bucket");
+    for f in ["manifest.json", "concurrency.csv", "bursts-history.csv", "skew.csv", "cost.csv"] {
+        assert!(probes.join(f).exists(), "no {f} in {}", probes.display());
+    }
+    let cost = std::fs::read_to_string(probes.join("cost.csv")).unwrap();
+    let mut rdr = csv::Reader::from_reader(cost.as_bytes());
+    let head = rdr.headers().unwrap().clone();
+    let col = |name: &str| head.iter().position(|h| h == name).unwrap();
+    let per_decision = |cell: &str| -> f64 {
+        let rows: Vec<f64> = csv::Reader::from_reader(cost.as_bytes())
+            .records()
+            .map(|r| r.unwrap())
+            .filter(|r| &r[col("cell")] == cell)
+            .map(|r| r[col("redis_cpu_us_per_decision")].parse().unwrap())
+            .collect();
+        rows.iter().sum::<f64>() / rows.len() as f64
+    };
+    let c = get("token-bucket", "cost-x-get");
+    let want = per_decision("token-bucket|evalsha") / per_decision("get");
+    assert!((c.value.unwrap() - want).abs() < 1e-9, "{c:?} vs {want}");
+    // The race baseline is two requests per decision: outside the cost
+    // experiment's replay, so not run (not an error).
+    let c = get("check-then-act", "cost-x-get");
+    assert_eq!(c.verdict, Verdict::NotRun, "{c:?}");
+    assert!(c.detail.contains("round trips"), "{c:?}");
+    let c = get("check-then-act", "memory");
+    assert!(c.value.unwrap() > 0.0 && c.detail.contains("one at a time"), "{c:?}");
+
     // Every strategy has every property, and the files are written.
     for r in &card.results {
         assert_eq!(r.cells.len(), PROPERTIES.len(), "{}", r.strategy);
     }
-    let out = tempfile::tempdir().unwrap();
     sc::output::write_all(out.path(), &card).unwrap();
     let csv = std::fs::read_to_string(out.path().join("scorecard.csv")).unwrap();
     assert_eq!(csv.lines().count(), 1 + 5 * PROPERTIES.len());
@@ -177,12 +211,15 @@ async fn an_external_redis_and_cluster_by_url_with_auth() {
     let x = sc::External::connect(&url, Some(&curl), prefix)
         .await
         .expect("a good URL is accepted");
+    let out = tempfile::tempdir().unwrap();
     let cfg = Config {
         strategies: vec!["token-bucket".into()],
         dir: None,
         size: Size::Smoke,
         target: Target::External(x),
         key_prefix: prefix.into(),
+        out: out.path().to_path_buf(),
+        experiments_dir: std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("experiments"),
     };
     let card = sc::run(&cfg, |_| {}).await.unwrap();
     let get = |p: &str| card.cell("token-bucket", p).unwrap().clone();
@@ -192,8 +229,10 @@ async fn an_external_redis_and_cluster_by_url_with_auth() {
     }
     let c = get("cluster");
     assert_eq!((c.value, c.verdict), (Some(1.0), Verdict::Pass), "{c:?}");
-    assert!(get("memory").value.unwrap() > 0.0);
-    for p in ["replication", "survive-restart", "gone-redis"] {
+    // The bursts ran on the external server too (through the experiment).
+    assert!(get("straddle").value.unwrap() > 0.0);
+    // Experiments that start their own servers are not run on yours.
+    for p in ["cost-x-get", "memory", "replication", "survive-restart", "gone-redis"] {
         let c = get(p);
         assert_eq!(c.verdict, Verdict::NotRun, "{c:?}");
         assert!(c.detail.contains("external Redis"), "{c:?}");
@@ -209,6 +248,16 @@ async fn an_external_redis_and_cluster_by_url_with_auth() {
         !header.contains("b3nch") && !header.contains("cl0ster"),
         "a password leaked: {header}"
     );
+    // Nor in the probes' run folder (manifest with the server's CONFIG, CSVs).
+    for f in std::fs::read_dir(out.path().join("probes/token-bucket")).unwrap() {
+        let p = f.unwrap().path();
+        let text = String::from_utf8_lossy(&std::fs::read(&p).unwrap()).to_string();
+        assert!(
+            !text.contains("b3nch") && !text.contains("s3cret") && !text.contains("cl0ster"),
+            "a password leaked into {}",
+            p.display()
+        );
+    }
 
     // Only keys under the prefix were written, in db 2, and all are gone.
     let mut admin = server.primary().connection().await.unwrap();

@@ -53,7 +53,7 @@ pub struct RunArgs {
     /// Folder of external strategies.
     #[arg(long)]
     pub dir: Option<PathBuf>,
-    #[arg(long, default_value_t = 20261129)]
+    #[arg(long, default_value_t = crate::run::seeds::DEFAULT_SEED)]
     pub seed: u64,
     /// Where run folders go; default: data/ in the project.
     #[arg(long)]

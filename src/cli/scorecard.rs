@@ -1,5 +1,5 @@
 //! `limitbench scorecard`: the arguments and the handler (the battery
-//! itself is `limitbench::scorecard`).
+//! itself is `limitbench::scorecard`: the experiments' probes, per strategy).
 
 use std::path::PathBuf;
 
@@ -85,7 +85,7 @@ pub async fn scorecard(a: ScorecardArgs, root: &std::path::Path) -> Result<i32> 
         None => Target::Own(RedisBinary::locate(a.redis_server.as_deref())?),
     };
     let out = data_dir.join(&run_id);
-    if out.join("scorecard.csv").exists() {
+    if out.join("scorecard.csv").exists() || out.join("probes").exists() {
         anyhow::bail!(
             "{} already holds a scorecard; choose another --run-id",
             out.display()
@@ -97,6 +97,8 @@ pub async fn scorecard(a: ScorecardArgs, root: &std::path::Path) -> Result<i32> 
         size: a.size,
         target,
         key_prefix,
+        out: out.clone(),
+        experiments_dir: root.join("experiments"),
     };
     eprintln!(
         "limitbench: scorecard of {} strategies ({}), writing {}",

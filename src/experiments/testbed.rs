@@ -12,7 +12,7 @@
 
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::RunContext;
 use crate::clock::Clock;
@@ -20,8 +20,7 @@ use crate::conn::Conn;
 use crate::error::{Error, Result};
 use crate::fleet::{Fleet, ServerConfig};
 use crate::load::Driver;
-use crate::proxy::{DelayProxy, RttStats, rtt_stats};
-use crate::resp::Connection;
+use crate::proxy::{DelayProxy, RttStats};
 use crate::strategy::Strategy;
 
 /// The one server of a study-A experiment (or the external one), optionally pinned.
@@ -179,6 +178,9 @@ impl RoundTrip {
             });
         }
         let proxy = DelayProxy::start(redis)?;
+        // Connections through the proxy authenticate as those to the
+        // server do (a `--redis-url` with a password).
+        crate::resp::inherit_auth(&redis, proxy.listen);
         proxy.set_jitter(Duration::from_secs_f64(jitter_ms / 1000.0));
         let calibration = proxy
             .calibrate(
@@ -222,18 +224,7 @@ impl RoundTrip {
     }
 }
 
-/// PING `samples` times on one new connection to `addr`.
-pub async fn measure_rtt(addr: SocketAddr, samples: u32) -> Result<RttStats> {
-    let mut c = Connection::connect(addr).await?;
-    c.call(&crate::args!["PING"]).await?;
-    let mut v = Vec::with_capacity(samples as usize);
-    for _ in 0..samples.max(1) {
-        let t = Instant::now();
-        c.call(&crate::args!["PING"]).await?;
-        v.push(t.elapsed().as_secs_f64() * 1e6);
-    }
-    Ok(rtt_stats(&mut v))
-}
+pub use crate::proxy::measure_rtt;
 
 /// If a window of `window_ms` (on our clock) ends within `margin`, wait until
 /// it has rolled over, so that a trial never straddles a window boundary by

@@ -1,6 +1,13 @@
 //! What an experiment gets to work with: its parameters at the chosen size,
 //! the run folder, the seed, the strategies to run, a way to start servers,
 //! progress output and manifest notes.
+//!
+//! The parameters come from the experiment's file: `[defaults]` with the
+//! size's table over it (`[smoke]`, `[quick]`, `[full]`) for a run, or, for
+//! the scorecard's probe of the experiment ([`RunContext::probe`]),
+//! `[defaults]` with `[probe]` over it and `[probe.<size>]` over that: the
+//! scorecard runs the experiment's own code on a few cells, so a property
+//! is measured one way wherever it is reported.
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -45,9 +52,21 @@ pub struct RunContext {
     /// Set unless running against `--redis-url`.
     pub redis: Option<RedisBinary>,
     pub redis_url: Option<SocketAddr>,
-    /// `[defaults]` merged with the size's table.
+    /// `[defaults]` merged with the size's table (or the probe's tables).
     pub params: toml::Table,
     pub params_file: PathBuf,
+    /// Whether `params` are the scorecard's probe (`[probe]`, `[probe.<size>]`).
+    pub probe: bool,
+    /// Starts every client id the experiment makes through
+    /// [`RunContext::fresh_client`] and [`RunContext::unique_client`] (and so
+    /// is in every key it writes): the scorecard's prefix on a server you
+    /// run; empty for a run.
+    pub key_prefix: String,
+    /// A Redis Cluster you run (the scorecard's `--cluster-url`), for the
+    /// experiments that can measure on one (`cluster`).
+    pub cluster_url: Option<SocketAddr>,
+    /// No progress output (the scorecard reports per strategy instead).
+    quiet: bool,
     manifest: Arc<Mutex<crate::run::manifest::RunManifest>>,
     /// Set by `validate_only`: `params()` stops the experiment once its
     /// parameters parse, before it starts a server or writes a row.
@@ -84,25 +103,82 @@ impl RunContext {
             redis_url,
             params,
             params_file,
+            probe: false,
+            key_prefix: String::new(),
+            cluster_url: None,
+            quiet: false,
             manifest,
             validating: false,
             session_started: Instant::now(),
         })
     }
 
+    /// This context with the scorecard's probe of the experiment as its
+    /// parameters: `[defaults]`, `[probe]` over it, `[probe.<size>]` over that.
+    /// An experiment file without a `[probe]` table is an error.
+    pub fn probe(mut self) -> Result<Self> {
+        self.params = load_probe_params(&self.params_file, self.size)?;
+        self.probe = true;
+        Ok(self)
+    }
+
+    /// Every client id made through this context starts with `prefix`.
+    pub fn with_key_prefix(mut self, prefix: &str) -> Self {
+        self.key_prefix = prefix.to_string();
+        self
+    }
+
+    /// No progress bar or lines from the sweep.
+    pub fn quiet(mut self) -> Self {
+        self.quiet = true;
+        self
+    }
+
+    /// A Redis Cluster you run (its seed node).
+    pub fn with_cluster_url(mut self, seed: Option<SocketAddr>) -> Self {
+        self.cluster_url = seed;
+        self
+    }
+
+    /// [`crate::run::keys::fresh_client`] under the run's key prefix.
+    pub fn fresh_client(&self, experiment: &str, cell: &str, trial: u64) -> String {
+        format!(
+            "{}{}",
+            self.key_prefix,
+            crate::run::keys::fresh_client(experiment, cell, trial)
+        )
+    }
+
+    /// [`crate::run::keys::unique_client`] under the run's key prefix.
+    pub fn unique_client(&self, tag: &str, cell: &str, trial: u64) -> String {
+        format!(
+            "{}{}",
+            self.key_prefix,
+            crate::run::keys::unique_client(tag, cell, trial)
+        )
+    }
+
     /// Which table of the experiment file a parameter comes from.
-    fn table_of(&self, key: &str) -> &'static str {
+    fn table_of(&self, key: &str) -> String {
         let text = std::fs::read_to_string(&self.params_file).unwrap_or_default();
         let doc: toml::Table = toml::from_str(&text).unwrap_or_default();
-        let in_size = doc
-            .get(self.size.as_str())
-            .and_then(|t| t.as_table())
-            .is_some_and(|t| t.contains_key(key));
-        if in_size {
-            self.size.as_str()
-        } else {
-            "defaults"
+        let has = |t: Option<&toml::Value>| {
+            t.and_then(|t| t.as_table())
+                .is_some_and(|t| t.contains_key(key))
+        };
+        let size = self.size.as_str();
+        if self.probe {
+            let probe = doc.get("probe");
+            if has(probe.and_then(|p| p.get(size))) {
+                return format!("probe.{size}");
+            }
+            if has(probe) {
+                return "probe".into();
+            }
+        } else if has(doc.get(size)) {
+            return size.into();
         }
+        "defaults".into()
     }
 
     /// This context in validation mode: the experiment's run returns
@@ -150,6 +226,18 @@ impl RunContext {
             .unwrap_or_else(|| defaults.to_vec())
     }
 
+    /// A list of strategy names from a parameter: `["*"]` is every built-in
+    /// and external strategy, narrowed to `--strategy` when given (as in
+    /// `concurrency`'s groups); any other list is used as it is.
+    pub fn named_strategies(&self, list: &[String]) -> Result<Vec<String>> {
+        if list.iter().any(|s| s == "*") {
+            let every = strategy::all_names(self.strategy_dir.as_deref())?;
+            Ok(self.strategies(&every))
+        } else {
+            Ok(list.to_vec())
+        }
+    }
+
     pub fn build_strategy(&self, name: &str, opts: &Options) -> Result<Arc<dyn Strategy>> {
         strategy::build(name, self.strategy_dir.as_deref(), opts)
     }
@@ -182,18 +270,32 @@ impl RunContext {
         m.save(&self.run)
     }
 
-    /// Record a fleet's version and CONFIG under `key`.
+    /// Record a fleet's version and CONFIG under `key`, without the
+    /// server's credentials (`requirepass`, `masterauth`).
     pub async fn note_fleet(&self, key: &str, fleet: &Fleet) -> Result<()> {
-        let d = fleet.describe().await?;
+        let mut d = fleet.describe().await?;
+        if let Some(cfg) = d.get_mut("config").and_then(|c| c.as_object_mut()) {
+            for k in ["requirepass", "masterauth", "masteruser"] {
+                if let Some(v) = cfg.get_mut(k)
+                    && v.as_str().is_some_and(|s| !s.is_empty())
+                {
+                    *v = "(redacted)".into();
+                }
+            }
+        }
         self.note(key, d)
     }
 
     pub fn progress(&self, total: u64) -> Progress {
+        if self.quiet {
+            return Progress::silent(self.experiment, total);
+        }
         Progress::new(self.experiment, total)
     }
 }
 
-fn load_params(file: &Path, size: Size) -> Result<toml::Table> {
+/// An experiment file, its top-level keys checked.
+fn read_definition(file: &Path) -> Result<toml::Table> {
     let text = std::fs::read_to_string(file).map_err(|e| Error::Manifest {
         file: file.to_path_buf(),
         field: "(file)".into(),
@@ -205,25 +307,59 @@ fn load_params(file: &Path, size: Size) -> Result<toml::Table> {
         problem: e.to_string(),
     })?;
     for k in doc.keys() {
-        if !["description", "defaults", "smoke", "quick", "full"].contains(&k.as_str()) {
+        if !["description", "defaults", "smoke", "quick", "full", "probe"].contains(&k.as_str()) {
             return Err(Error::Manifest {
                 file: file.to_path_buf(),
                 field: k.clone(),
-                problem: "unknown top-level key (allowed: description, defaults, smoke, quick, full; claim IDs live in analysis/claims.toml)".into(),
+                problem: "unknown top-level key (allowed: description, defaults, smoke, quick, full, probe; claim IDs live in analysis/claims.toml)".into(),
             });
         }
     }
-    let table = |name: &str| -> Result<toml::Table> {
-        match doc.get(name) {
-            None => Ok(toml::Table::new()),
-            Some(toml::Value::Table(t)) => Ok(t.clone()),
-            Some(_) => Err(Error::Manifest {
-                file: file.to_path_buf(),
-                field: name.into(),
-                problem: "must be a table".into(),
-            }),
+    Ok(doc)
+}
+
+/// `doc[name]` as a table (absent: empty); `what` names it in the error.
+fn table_in(file: &Path, doc: &toml::Table, name: &str, what: &str) -> Result<toml::Table> {
+    match doc.get(name) {
+        None => Ok(toml::Table::new()),
+        Some(toml::Value::Table(t)) => Ok(t.clone()),
+        Some(_) => Err(Error::Manifest {
+            file: file.to_path_buf(),
+            field: what.into(),
+            problem: "must be a table".into(),
+        }),
+    }
+}
+
+/// The scorecard's probe: `[defaults]`, then `[probe]` (without its size
+/// tables), then `[probe.<size>]`.
+fn load_probe_params(file: &Path, size: Size) -> Result<toml::Table> {
+    let doc = read_definition(file)?;
+    if doc.get("probe").is_none() {
+        return Err(Error::Manifest {
+            file: file.to_path_buf(),
+            field: "probe".into(),
+            problem: "no [probe] table: the scorecard has no cell of this experiment to run".into(),
+        });
+    }
+    let mut merged = table_in(file, &doc, "defaults", "defaults")?;
+    let probe = table_in(file, &doc, "probe", "probe")?;
+    let sizes = ["smoke", "quick", "full"];
+    for (k, v) in &probe {
+        if !sizes.contains(&k.as_str()) {
+            merged.insert(k.clone(), v.clone());
         }
-    };
+    }
+    let field = format!("probe.{}", size.as_str());
+    for (k, v) in table_in(file, &probe, size.as_str(), &field)? {
+        merged.insert(k, v);
+    }
+    Ok(merged)
+}
+
+fn load_params(file: &Path, size: Size) -> Result<toml::Table> {
+    let doc = read_definition(file)?;
+    let table = |name: &str| table_in(file, &doc, name, name);
     if doc.get(size.as_str()).is_none() {
         return Err(Error::Manifest {
             file: file.to_path_buf(),
@@ -241,6 +377,8 @@ fn load_params(file: &Path, size: Size) -> Result<toml::Table> {
 /// Progress on stderr: a bar with ETA on a terminal, a line every ~10% otherwise.
 pub struct Progress {
     bar: Option<indicatif::ProgressBar>,
+    /// Says nothing at all.
+    silent: bool,
     label: &'static str,
     total: u64,
     done: u64,
@@ -268,6 +406,20 @@ impl Progress {
         };
         Progress {
             bar,
+            silent: false,
+            label,
+            total,
+            done: 0,
+            last_pct: 0,
+            started: Instant::now(),
+        }
+    }
+
+    /// Progress that says nothing (counts only).
+    pub fn silent(label: &'static str, total: u64) -> Self {
+        Progress {
+            bar: None,
+            silent: true,
             label,
             total,
             done: 0,
@@ -291,6 +443,7 @@ impl Progress {
                 b.set_message(msg.to_string());
                 b.inc(1);
             }
+            None if self.silent => {}
             None => {
                 let pct = self.done * 100 / self.total.max(1);
                 if pct >= self.last_pct + 10 || self.done == self.total {

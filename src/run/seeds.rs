@@ -4,6 +4,10 @@
 
 use rand::SeedableRng;
 
+/// The run's seed when none is given (`limitbench run --seed`, and the
+/// scorecard's probes, which take none).
+pub const DEFAULT_SEED: u64 = 20261129;
+
 /// A 64-bit FNV-1a hash: stable across runs and platforms (unlike `DefaultHasher`).
 pub fn fnv(text: &str) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;

@@ -5,9 +5,10 @@
 
 use std::path::Path;
 
+use limitbench_plot::figure::num;
 use limitbench_plot::grid::{Grid, GridCell, GridRow, write_grid_svg};
 
-use super::{Cell, PROPERTIES, Scorecard, Verdict, num};
+use super::{Cell, PROPERTIES, Scorecard, Verdict};
 use crate::error::{Error, Result};
 
 fn io(what: &Path, e: impl std::fmt::Display) -> Error {

@@ -9,8 +9,8 @@ use std::net::SocketAddr;
 use crate::check::keys_containing;
 use crate::conn::ClusterConn;
 use crate::error::{Error, Result};
-use crate::experiments::testbed::measure_rtt;
 use crate::info;
+use crate::proxy::measure_rtt;
 use crate::resp::Connection;
 
 pub struct External {

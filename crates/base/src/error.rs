@@ -77,6 +77,13 @@ pub enum Error {
     #[error("timed out: {0}")]
     Timeout(String),
 
+    /// A strategy the replay loop (`load::replay`, the cost experiment's
+    /// method) cannot measure: its decision is more than one request.
+    #[error(
+        "strategy `{strategy}` makes {round_trips} round trips per decision; the cost hot loop only replays one-round-trip strategies"
+    )]
+    NotReplayable { strategy: String, round_trips: u64 },
+
     // The OS error is part of the message, not a `source` (see `cause`).
     #[error("{context}: {cause}")]
     Io {

@@ -235,15 +235,7 @@ impl DelayProxy {
 
     /// PING through the proxy `n` times on one connection.
     pub async fn measure_rtt(&self, n: u32) -> Result<RttStats> {
-        let mut c = Connection::connect(self.listen).await?;
-        c.call(&crate::args!["PING"]).await?;
-        let mut v = Vec::with_capacity(n as usize);
-        for _ in 0..n {
-            let t = Instant::now();
-            c.call(&crate::args!["PING"]).await?;
-            v.push(t.elapsed().as_secs_f64() * 1e6);
-        }
-        Ok(rtt_stats(&mut v))
+        measure_rtt(self.listen, n).await
     }
 
     /// Set the per-direction delay so that the measured PING round trip is
@@ -267,6 +259,20 @@ impl DelayProxy {
 }
 
 /// Median, p99 (`crate::stats`' quantile) and mean of round trips, us; sorts `v`.
+/// PING `samples` times (at least once) on one new connection to `addr`,
+/// after one unmeasured PING.
+pub async fn measure_rtt(addr: SocketAddr, samples: u32) -> Result<RttStats> {
+    let mut c = Connection::connect(addr).await?;
+    c.call(&crate::args!["PING"]).await?;
+    let mut v = Vec::with_capacity(samples.max(1) as usize);
+    for _ in 0..samples.max(1) {
+        let t = Instant::now();
+        c.call(&crate::args!["PING"]).await?;
+        v.push(t.elapsed().as_secs_f64() * 1e6);
+    }
+    Ok(rtt_stats(&mut v))
+}
+
 pub fn rtt_stats(v: &mut [f64]) -> RttStats {
     if v.is_empty() {
         return RttStats::default();

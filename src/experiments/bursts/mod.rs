@@ -54,7 +54,6 @@ use crate::load::counts::count;
 use crate::load::dispatch::{Assign, open_loop_on};
 use crate::load::schedule::{self, Arrival};
 use crate::load::{Driver, TrialClock};
-use crate::run::keys::fresh_client;
 use crate::run::latency;
 use crate::run::seeds::{self, TrialRng, trial_seed};
 use crate::run::sweep::{self, Sweep, TrialRows};
@@ -289,7 +288,7 @@ impl Bursts {
         let mut tasks = Vec::new();
         for name in batch {
             let cell = Self::key(name, v);
-            let client = fresh_client("burst", &cell, rep);
+            let client = ctx.fresh_client("burst", &cell, rep);
             let arrivals = schedule::for_client(&times, &client);
             let drivers = self.pools.remove(name).expect("a pool per strategy");
             let load = open_loop_on(drivers, Arc::new(arrivals), Assign::Pool, limit, tc);

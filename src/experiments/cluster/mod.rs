@@ -18,10 +18,17 @@
 //! strategies with hash-tagged keys (`workers` released together, `offered`
 //! decisions, limit `limit`): kind=`concurrency` rows with admitted and exact.
 //!
-//! One sweep over both kinds of cell (`Cell::Users`, `Cell::Concurrency`),
-//! ordered by cluster size: the cluster of a size is started when its first
-//! unfinished cell is set up and serves every cell of that size; a cell's
-//! setup is its strategy, loaded on every master.
+//! With `strategies` (the scorecard's probe; `["*"]` is every strategy,
+//! narrowed to `--strategy`), `users` users make `decisions_per_user`
+//! decisions each with the strategy as it is built: kind=`strategy` rows,
+//! ok or the exact error per user. Those cells, and only those, can run on
+//! a cluster you run (`RunContext::cluster_url`, the scorecard's
+//! `--cluster-url`): the others FLUSHALL between trials.
+//!
+//! One sweep over every kind of cell (`Cell::Users`, `Cell::Concurrency`,
+//! `Cell::Strategy`), ordered by cluster size: the cluster of a size is
+//! started when its first unfinished cell is set up and serves every cell
+//! of that size; a cell's setup is its strategy, loaded on every master.
 
 // The rows and the analysis are compiled into limitbench-analysis (see
 // experiments/analyzers.rs); they are this experiment's all the same.
@@ -38,7 +45,7 @@ pub use rows::{Row, UserRow};
 
 use super::{Experiment, RunContext};
 use crate::clock::Clock;
-use crate::conn::{Conn, key_slot};
+use crate::conn::{ClusterConn, Conn, key_slot};
 use crate::error::{Error, Result};
 use crate::fleet::{Fleet, ServerConfig};
 use crate::run::keys::unique_client;
@@ -72,6 +79,10 @@ struct Params {
     limit: u64,
     offered: u64,
     concurrency_trials: u64,
+    /// Strategies whose users decide with them as they are built (absent: none).
+    strategies: Option<Vec<String>>,
+    /// Decisions per user in the strategy cells (absent: 1).
+    decisions_per_user: Option<u64>,
 }
 
 /// The shebang line for a `flags` value (`none`: no line at all).
@@ -161,19 +172,39 @@ enum Cell {
     },
     /// Study A's concurrency check with one strategy, hash-tagged keys.
     Concurrency { nodes: usize, strategy: String },
+    /// Every user decides with a strategy as it is built (`nodes` 0: the
+    /// cluster you run).
+    Strategy { nodes: usize, strategy: String },
 }
 
 impl Cell {
     fn nodes(&self) -> usize {
         match self {
-            Cell::Users { nodes, .. } | Cell::Concurrency { nodes, .. } => *nodes,
+            Cell::Users { nodes, .. }
+            | Cell::Concurrency { nodes, .. }
+            | Cell::Strategy { nodes, .. } => *nodes,
         }
     }
 }
 
 /// Per cluster size: the variant x flags cells, then (for the sizes in
-/// `concurrency_nodes`) the concurrency cells.
-fn cells(p: &Params) -> Vec<Cell> {
+/// `concurrency_nodes`) the concurrency cells, then the strategy cells. On
+/// a cluster you run, only the strategy cells.
+fn cells(p: &Params, strategies: &[String], external: bool) -> Result<Vec<Cell>> {
+    let strategy_cells = |nodes: usize| {
+        strategies.iter().map(move |s| Cell::Strategy {
+            nodes,
+            strategy: s.clone(),
+        })
+    };
+    if external {
+        if !(p.variants.is_empty() || p.flags.is_empty()) || !p.concurrency_strategies.is_empty() {
+            return Err(Error::Other(
+                "cluster: on a cluster you run only the strategy cells can run (the script variants and the concurrency check FLUSHALL it); set variants and concurrency_strategies to []".into(),
+            ));
+        }
+        return Ok(strategy_cells(0).collect());
+    }
     let mut out = Vec::new();
     for &nodes in &p.node_counts {
         for variant in &p.variants {
@@ -193,33 +224,139 @@ fn cells(p: &Params) -> Vec<Cell> {
                 });
             }
         }
+        out.extend(strategy_cells(nodes));
     }
-    out
+    Ok(out)
 }
 
-/// Cross-cell state: the cluster of the size being run (one at a time).
+/// The cluster a cell runs on: one the harness started, or one you run.
+enum Nodes {
+    Own(Fleet),
+    /// The seed node of a cluster you run (`--cluster-url`).
+    External(std::net::SocketAddr),
+}
+
+impl Nodes {
+    async fn conn(&self) -> Result<Conn> {
+        match self {
+            Nodes::Own(f) => f.conn().await,
+            Nodes::External(seed) => Ok(Conn::Cluster(ClusterConn::connect(*seed).await?)),
+        }
+    }
+
+    /// Load `strategy` on every master; how many there are.
+    async fn prepare(&self, strategy: &dyn Strategy) -> Result<usize> {
+        match self {
+            Nodes::Own(f) => {
+                f.prepare(strategy).await?;
+                Ok(f.servers.len())
+            }
+            Nodes::External(seed) => {
+                let masters = ClusterConn::connect(*seed).await?.node_addrs();
+                for a in &masters {
+                    strategy
+                        .prepare(&mut crate::resp::Connection::connect(*a).await?)
+                        .await?;
+                }
+                Ok(masters.len())
+            }
+        }
+    }
+}
+
+/// Cross-cell state: the cluster of the size being run (one at a time), and
+/// how many masters it has.
 struct Cluster {
     p: Params,
-    cluster: Option<(usize, Fleet)>,
+    cluster: Option<(usize, Nodes)>,
+    masters: usize,
 }
 
 impl Cluster {
-    /// The cluster of `nodes` masters, started (and the previous one stopped) if needed.
-    async fn cluster_of(&mut self, ctx: &RunContext, nodes: usize) -> Result<&Fleet> {
+    /// The cluster of `nodes` masters (0: the one you run), started (and the
+    /// previous one stopped) if needed.
+    async fn cluster_of(&mut self, ctx: &RunContext, nodes: usize) -> Result<&Nodes> {
         if self.cluster.as_ref().map(|c| c.0) != Some(nodes) {
             drop(self.cluster.take());
-            let fleet = Fleet::cluster(ctx.binary()?, ServerConfig::default(), nodes).await?;
-            ctx.note_fleet(&format!("fleet-{nodes}"), &fleet).await?;
-            self.cluster = Some((nodes, fleet));
+            let cluster = match ctx.cluster_url {
+                Some(seed) if nodes == 0 => Nodes::External(seed),
+                _ => {
+                    let fleet =
+                        Fleet::cluster(ctx.binary()?, ServerConfig::default(), nodes).await?;
+                    ctx.note_fleet(&format!("fleet-{nodes}"), &fleet).await?;
+                    Nodes::Own(fleet)
+                }
+            };
+            self.cluster = Some((nodes, cluster));
         }
         Ok(&self.cluster.as_ref().expect("set above").1)
     }
 
-    fn fleet(&self) -> Result<&Fleet> {
+    fn nodes(&self) -> Result<&Nodes> {
         self.cluster
             .as_ref()
             .map(|c| &c.1)
             .ok_or_else(|| Error::Other("cluster: a trial ran before its cell was set up".into()))
+    }
+
+    /// A cluster the harness started (the cells that flush it need one).
+    fn fleet(&self) -> Result<&Fleet> {
+        match self.nodes()? {
+            Nodes::Own(f) => Ok(f),
+            Nodes::External(_) => Err(Error::Other(
+                "cluster: this cell flushes the cluster; it runs only on one the harness starts"
+                    .into(),
+            )),
+        }
+    }
+
+    /// Every user makes `decisions_per_user` decisions with `strategy`;
+    /// a user is ok if all of them returned.
+    async fn strategy_trial(
+        &self,
+        ctx: &RunContext,
+        id: &str,
+        name: &str,
+        strategy: &Arc<dyn Strategy>,
+        trial: u64,
+    ) -> Result<TrialRows<Row, UserRow>> {
+        let p = &self.p;
+        let mut conn = self.nodes()?.conn().await?;
+        let limit = Limit::per_window(p.user_limit, p.window_ms);
+        let base = ctx.unique_client("cl", id, trial);
+        let mut side = Vec::with_capacity(p.users as usize);
+        for u in 0..p.users {
+            let user = format!("{base}-u{u}");
+            let mut error = None;
+            for _ in 0..p.decisions_per_user.unwrap_or(1) {
+                if let Err(e) = strategy.decide(&mut conn, &Request::now(&user, limit)).await {
+                    error.get_or_insert(e.caller_text());
+                }
+            }
+            side.push(UserRow {
+                cell: id.to_string(),
+                trial,
+                user,
+                ok: error.is_none(),
+                error: error.unwrap_or_default(),
+                ..Default::default()
+            });
+        }
+        let row = Row {
+            cell: id.to_string(),
+            trial,
+            seed: ctx.seed,
+            kind: "strategy".into(),
+            nodes: self.masters as u64,
+            strategy: name.to_string(),
+            limit: p.user_limit,
+            // Where a strategy's keys live is not known here.
+            same_node: 0,
+            ok_same_node: 0,
+            ok_other_node: 0,
+            ..users_counts(&side)
+        };
+        Ok(TrialRows::with_side(vec![row], side))
     }
 
     /// One decision per user; the row's counts are summed from the users' rows.
@@ -389,6 +526,8 @@ impl Sweep for Cluster {
                 flags,
             } => format!("users/n{nodes}/{variant}/{flags}"),
             Cell::Concurrency { nodes, strategy } => format!("concurrency/n{nodes}/{strategy}"),
+            Cell::Strategy { nodes: 0, strategy } => format!("strategy/external/{strategy}"),
+            Cell::Strategy { nodes, strategy } => format!("strategy/n{nodes}/{strategy}"),
         }
     }
 
@@ -396,6 +535,7 @@ impl Sweep for Cluster {
         match cell {
             Cell::Users { .. } => self.p.trials,
             Cell::Concurrency { .. } => self.p.concurrency_trials,
+            Cell::Strategy { .. } => self.p.trials,
         }
     }
 
@@ -410,8 +550,12 @@ impl Sweep for Cluster {
                 };
                 ctx.build_strategy(strategy, &opts)?
             }
+            Cell::Strategy { strategy, .. } => {
+                ctx.build_strategy(strategy, &Options::default())?
+            }
         };
-        self.cluster_of(ctx, cell.nodes())
+        self.masters = self
+            .cluster_of(ctx, cell.nodes())
             .await?
             .prepare(strategy.as_ref())
             .await?;
@@ -442,6 +586,9 @@ impl Sweep for Cluster {
                 self.concurrency_trial(ctx, &id, *nodes, name, strategy, trial)
                     .await
             }
+            Cell::Strategy { strategy: name, .. } => {
+                self.strategy_trial(ctx, &id, name, strategy, trial).await
+            }
         }
     }
 }
@@ -449,6 +596,12 @@ impl Sweep for Cluster {
 async fn run(ctx: &RunContext) -> Result<()> {
     let p: Params = ctx.params()?;
     ctx.note("params", serde_json::to_value(&p).unwrap())?;
-    let cells = cells(&p);
-    sweep::run(ctx, &mut Cluster { p, cluster: None }, &cells).await
+    let strategies = ctx.named_strategies(p.strategies.as_deref().unwrap_or(&[]))?;
+    let cells = cells(&p, &strategies, ctx.cluster_url.is_some())?;
+    let mut sweep = Cluster {
+        p,
+        cluster: None,
+        masters: 0,
+    };
+    sweep::run(ctx, &mut sweep, &cells).await
 }

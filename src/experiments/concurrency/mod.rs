@@ -31,7 +31,6 @@ use super::{Experiment, RunContext};
 use crate::error::Result;
 use crate::load::closed_loop;
 use crate::load::counts::count;
-use crate::run::keys::fresh_client;
 use crate::run::latency;
 use crate::run::seeds::trial_seed;
 use crate::run::sweep::{self, NoSide, Sweep, TrialRows};
@@ -213,7 +212,7 @@ impl Sweep for Concurrency {
         let limit = Limit::per_window(p.limit, p.window_ms);
         let offered = p.limit + 2 * cell.workers as u64;
         testbed::clear_of_boundary(p.window_ms, Duration::from_secs(20)).await;
-        let client = fresh_client("conc", &id, trial);
+        let client = ctx.fresh_client("conc", &id, trial);
         let drivers = std::mem::take(&mut setup.drivers);
         let (events, _tc, back) = closed_loop(drivers, &client, limit, 1, offered, None).await?;
         setup.drivers = back;

@@ -80,6 +80,20 @@ struct Params {
     abusive_limit: u64,
     abusive_window_ms: u64,
     benchmark: bool,
+    /// The plain commands measured as the scale, of `get` and `incr`
+    /// (absent: both).
+    scale_commands: Option<Vec<ScaleCommand>>,
+    /// Measure the MULTI fixed window even when it is not in
+    /// `lua_strategies` (absent: yes, as the B2 tables compare with it).
+    fixed_window_multi: Option<bool>,
+}
+
+/// A plain command measured as the scale of every variant's cost.
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum ScaleCommand {
+    Get,
+    Incr,
 }
 
 /// The abusive client's index: outside every normal key range.
@@ -123,7 +137,10 @@ struct Variant {
     cmds: Vec<String>,
 }
 
-/// Every variant, in the order each round runs them.
+/// Every variant, in the order each round runs them: the scale commands,
+/// the MULTI fixed window, each strategy of `lua_strategies` (or
+/// `--strategy`) by EVALSHA, the token bucket's other invocations, the
+/// prefilled sliding logs, the abusive clients.
 fn plan_variants(ctx: &RunContext, p: &Params) -> Vec<Plan> {
     let normal = |cell: String, name: &str, invocation: &str| Plan {
         cell,
@@ -148,14 +165,22 @@ fn plan_variants(ctx: &RunContext, p: &Params) -> Vec<Plan> {
         prefill_entries: 0,
         request: RequestSource::Command { name, args },
     };
-    // redis-benchmark's key names (`key:` + 12 digits), so both read the same keys.
-    let mut out = vec![
-        command("get", ["GET", "key:0000{client}"]),
-        command("incr", ["INCR", "cnt:{client}"]),
-        normal("fixed-window-multi".into(), "fixed-window-multi", "evalsha"),
-    ];
-    for s in ctx.strategies(&p.lua_strategies) {
-        if s != "fixed-window-multi" {
+    let mut out = Vec::new();
+    let scale = p.scale_commands.clone();
+    for c in scale.unwrap_or_else(|| vec![ScaleCommand::Get, ScaleCommand::Incr]) {
+        out.push(match c {
+            // redis-benchmark's key names (`key:` + 12 digits), so both read the same keys.
+            ScaleCommand::Get => command("get", ["GET", "key:0000{client}"]),
+            ScaleCommand::Incr => command("incr", ["INCR", "cnt:{client}"]),
+        });
+    }
+    let strategies = ctx.strategies(&p.lua_strategies);
+    let multi = "fixed-window-multi";
+    if p.fixed_window_multi.unwrap_or(true) || strategies.iter().any(|s| s == multi) {
+        out.push(normal(multi.into(), multi, "evalsha"));
+    }
+    for s in strategies {
+        if s != multi {
             out.push(normal(format!("{s}|evalsha"), &s, "evalsha"));
         }
     }

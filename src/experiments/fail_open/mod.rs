@@ -64,12 +64,15 @@ struct Params {
     limit_per_s: u64,
     drivers: usize,
     timeout_ms: u64,
-    slow_one_way_ms: u64,
+    slow_one_way_ms: f64,
     normal_s: f64,
     slow_s: f64,
     gone_s: f64,
     back_s: f64,
     bin_ms: u64,
+    /// A decision the policy made counts as late (`late_misses`) when it
+    /// took longer than `timeout_ms` plus this (absent: 20).
+    late_margin_ms: Option<f64>,
 }
 
 /// One decision as a driver saw it (times from the trial's start).
@@ -187,7 +190,7 @@ impl FailOpen {
             }));
         }
         tokio::time::sleep_until(tc.at(phases.slow).into()).await;
-        proxy.set_one_way(Duration::from_millis(p.slow_one_way_ms));
+        proxy.set_one_way(Duration::from_secs_f64(p.slow_one_way_ms / 1e3));
         tokio::time::sleep_until(tc.at(phases.gone).into()).await;
         proxy.set_one_way(Duration::ZERO);
         self.fleet.servers[0].kill();
@@ -221,6 +224,7 @@ fn bin_rows(p: &Params, evs: &[Ev], template: &BinRow) -> Vec<BinRow> {
     let bin_us = (p.bin_ms * 1000) as i64;
     let n_bins = ((phases.end + bin_us - 1) / bin_us) as usize;
     let limit_per_bin = p.limit_per_s as f64 * p.bin_ms as f64 / 1000.0;
+    let late_us = (p.timeout_ms as f64 + p.late_margin_ms.unwrap_or(20.0)) * 1e3;
     let mut rows: Vec<BinRow> = (0..n_bins)
         .map(|b| BinRow {
             bin: b as u64,
@@ -244,6 +248,7 @@ fn bin_rows(p: &Params, evs: &[Ev], template: &BinRow) -> Vec<BinRow> {
             r.refused_closed += 1;
         }
         r.timeouts += e.o.timeout as u64;
+        r.late_misses += (!e.o.by_redis && (e.replied_us - e.sent_us) as f64 > late_us) as u64;
         r.errors += e.o.error.is_some() as u64;
         r.admitted += e.o.admitted as u64;
         lat[b].push((e.replied_us - e.sent_us) as f64 / 1e3);
@@ -331,7 +336,7 @@ impl Sweep for FailOpen {
         self.fleet.prepare(self.strategy.as_ref()).await?;
         let proxy = DelayProxy::start(self.fleet.primary_addr())?;
         let normal_rtt = proxy.measure_rtt(50).await?;
-        proxy.set_one_way(Duration::from_millis(self.p.slow_one_way_ms));
+        proxy.set_one_way(Duration::from_secs_f64(self.p.slow_one_way_ms / 1e3));
         let slow_rtt = proxy.measure_rtt(3).await?;
         proxy.set_one_way(Duration::ZERO);
         let client = unique_client("fo", &cell, trial);

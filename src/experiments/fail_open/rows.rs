@@ -19,6 +19,10 @@ pub struct BinRow {
     pub refused_closed: u64,
     pub timeouts: u64,
     pub errors: u64,
+    /// Decisions the policy made (Redis did not) that took longer than the
+    /// deadline plus `late_margin_ms` (absent in older runs).
+    #[serde(default)]
+    pub late_misses: u64,
     pub admitted: u64,
     pub limit_per_bin: f64,
     pub over_limit: f64,

@@ -111,12 +111,13 @@ mod run {
             limit_per_s: 4,
             drivers: 1,
             timeout_ms: 50,
-            slow_one_way_ms: 60,
+            slow_one_way_ms: 60.0,
             normal_s: 1.0,
             slow_s: 0.5,
             gone_s: 0.5,
             back_s: 1.0,
             bin_ms: 500,
+            late_margin_ms: None,
         };
         let ph = Phases::of(&p);
         assert_eq!(
@@ -130,7 +131,9 @@ mod run {
         let ev = |t: i64, by_redis: bool, admitted: bool| Ev {
             intended_us: t,
             sent_us: t,
-            replied_us: t + 2_000,
+            // The policy's decision at 1.3 s takes 71 ms: later than the
+            // 50 ms deadline plus the default 20 ms margin.
+            replied_us: t + if t == 1_300_000 { 71_000 } else { 2_000 },
             o: PolicyOutcome {
                 admitted,
                 by_redis,
@@ -155,6 +158,7 @@ mod run {
         );
         // 3 admitted in a 500 ms bin whose limit is 2.
         assert_eq!(bins[2].over_limit, 1.0);
+        assert_eq!((bins[0].late_misses, bins[2].late_misses), (0, 1));
         assert_eq!(bins[0].latency_p50_ms, 2.0);
     }
 }

@@ -19,6 +19,9 @@
 //!
 //! A cell is (strategy, wait, replication delay); its setup is the strategy,
 //! and every trial starts its own pair (a promotion cannot be undone).
+//! `strategies = ["*"]` is every strategy, narrowed to `--strategy` (the
+//! scorecard's probe); what the promoted replica holds is read for the
+//! fixed windows and token buckets only (NaN for other designs).
 
 // The rows and the analysis are compiled into limitbench-analysis (see
 // experiments/analyzers.rs); they are this experiment's all the same.
@@ -42,7 +45,6 @@ use crate::error::{Error, Result};
 use crate::fleet::{RedisBinary, Server, ServerConfig};
 use crate::load::next_request_id;
 use crate::proxy::DelayProxy;
-use crate::run::keys::unique_client;
 use crate::run::sweep::{self, NoSide, Sweep, TrialRows};
 use crate::strategy::{Limit, Options, Request, Strategy, client_key, window_index};
 
@@ -66,6 +68,8 @@ struct Params {
     workers: usize,
     post_offered: u64,
     wait_timeout_ms: u64,
+    /// PINGs through the replication link's proxy for `repl_rtt_ms` (absent: 20).
+    repl_rtt_samples: Option<u32>,
 }
 
 const PHASE_PRIMARY: u8 = 0;
@@ -200,7 +204,7 @@ struct Pair {
 }
 
 impl Pair {
-    async fn start(bin: &RedisBinary, delay_ms: f64) -> Result<Self> {
+    async fn start(bin: &RedisBinary, delay_ms: f64, rtt_samples: u32) -> Result<Self> {
         let primary = Server::start(bin, ServerConfig::default(), false, None).await?;
         let proxy = if delay_ms > 0.0 {
             Some(DelayProxy::start(primary.addr())?)
@@ -216,7 +220,7 @@ impl Pair {
         let repl_rtt_ms = match &proxy {
             Some(px) => {
                 px.set_one_way(Duration::from_secs_f64(delay_ms / 1e3));
-                px.measure_rtt(20).await?.rtt_median_us / 1e3
+                px.measure_rtt(rtt_samples).await?.rtt_median_us / 1e3
             }
             None => 0.0,
         };
@@ -343,7 +347,8 @@ impl Sweep for Failover {
         trial: u64,
     ) -> Result<TrialRows<Row>> {
         let cell = self.cell_id(c);
-        let mut pair = Pair::start(&self.bin, c.delay_ms).await?;
+        let samples = self.p.repl_rtt_samples.unwrap_or(20);
+        let mut pair = Pair::start(&self.bin, c.delay_ms, samples).await?;
         if trial == 0 {
             ctx.note(
                 &format!("servers-{cell}"),
@@ -351,7 +356,7 @@ impl Sweep for Failover {
             )?;
         }
         pair.arm(strategy.as_ref(), &cell).await?;
-        let client = unique_client("fo", &cell, trial);
+        let client = ctx.unique_client("fo", &cell, trial);
         let Outcome {
             tot,
             failover_ms,
@@ -394,7 +399,7 @@ async fn run(ctx: &RunContext) -> Result<()> {
         ));
     }
     let mut cells = Vec::new();
-    for s in &p.strategies {
+    for s in &ctx.named_strategies(&p.strategies)? {
         for &wait in &p.waits {
             for &delay_ms in &p.repl_delays_ms {
                 cells.push(Cell {
@@ -418,9 +423,13 @@ async fn run(ctx: &RunContext) -> Result<()> {
 }
 
 /// What the promoted replica holds for the client: the window's count, or
-/// the tokens spent (capacity - tokens) for a bucket.
+/// the tokens spent (capacity - tokens) for a bucket; NaN for a design
+/// whose state is neither.
 async fn replica_used(replica: &Server, strategy: &str, client: &str, limit: Limit) -> Result<f64> {
     let mut c = replica.connection().await?;
+    if !strategy.starts_with("token-bucket") && !strategy.starts_with("fixed-window") {
+        return Ok(f64::NAN);
+    }
     if strategy.starts_with("token-bucket") {
         let key = client_key(client, "tb");
         let t = c

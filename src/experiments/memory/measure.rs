@@ -14,6 +14,13 @@ use crate::resp::{Connection, Reply};
 use crate::run::{RunContext, seeds};
 use crate::strategy::{Kind, Limit, Options, Request, Strategy, client_key};
 
+/// How long Redis is left alone before a memory reading of the strategy
+/// cells (and after every fill): incremental rehashing takes 1 ms steps and
+/// idle clients' buffers are resized by the server's cron (10 times a
+/// second), so a reading right after a burst of commands sees memory that
+/// is still moving.
+const SETTLE: Duration = Duration::from_millis(150);
+
 pub(super) async fn set_listpack_entries(admin: &mut Connection, z: u64) -> Result<()> {
     admin
         .call(&crate::args![
@@ -221,8 +228,7 @@ async fn finish_bytes(
     per_entry: bool,
 ) -> Result<MemoryRow> {
     let fill_s = t0.elapsed().as_secs_f64();
-    // Let incremental rehashing settle a little (serverCron does 1 ms steps).
-    tokio::time::sleep(Duration::from_millis(150)).await;
+    tokio::time::sleep(SETTLE).await;
     let after = used_memory(admin).await?;
     let s = sample_keys(admin, &sample_of(keys, p.samples)).await?;
     let per_client = (after - before) / row.clients as f64;
@@ -244,6 +250,43 @@ async fn capture(s: &dyn Strategy, limit: Limit, rule: AdmitRule) -> Result<Temp
     replay::capture(s, limit, crate::clock::Clock::system_now_us(), rule).await
 }
 
+/// Round trips one decision of `s` takes (one decision on a scratch
+/// client, whose key the fill's FLUSHALL removes).
+async fn round_trips_per_decision(s: &dyn Strategy, addr: SocketAddr, limit: Limit) -> Result<u64> {
+    let mut conn = Conn::connect(addr).await?;
+    let before = conn.round_trips();
+    s.decide(&mut conn, &Request::now("memory-probe", limit)).await?;
+    Ok(conn.round_trips() - before)
+}
+
+/// Every client to its limit by `s`'s own decisions, one at a time (for a
+/// strategy whose decision is more than one round trip); the sample keys
+/// are found by client name.
+async fn fill_by_decisions(
+    s: &dyn Strategy,
+    p: &Params,
+    admin: &mut Connection,
+    addr: SocketAddr,
+    cell: &str,
+    limit: Limit,
+) -> Result<Vec<String>> {
+    let mut conn = Conn::connect(addr).await?;
+    let names: Vec<String> = (0..p.other_clients).map(client_name).collect();
+    for name in &names {
+        for _ in 0..p.other_fill_calls {
+            if let Err(e) = s.decide(&mut conn, &Request::now(name, limit)).await {
+                return Err(Error::Reply(format!("{cell}: an error while filling: {e}")));
+            }
+        }
+    }
+    drop(conn);
+    let mut keys = Vec::new();
+    for name in &names {
+        keys.extend(crate::check::keys_containing(admin, name).await?);
+    }
+    Ok(keys)
+}
+
 /// Bytes per client of another strategy, filled by its own requests.
 pub(super) async fn strategy_bytes(
     ctx: &RunContext,
@@ -260,19 +303,29 @@ pub(super) async fn strategy_bytes(
         Options::default()
     };
     let s = ctx.build_strategy(name, &opts)?;
+    let limit = Limit::per_window(p.other_limit, p.window_ms);
+    admin.call(&crate::args!["FLUSHALL", "SYNC"]).await?;
+    s.prepare(admin).await?;
+    if round_trips_per_decision(s.as_ref(), addr, limit).await? > 1 {
+        admin.call(&crate::args!["FLUSHALL", "SYNC"]).await?;
+        tokio::time::sleep(SETTLE).await;
+        let before = used_memory(admin).await?;
+        let t0 = Instant::now();
+        let keys = fill_by_decisions(s.as_ref(), p, admin, addr, cell, limit).await?;
+        let row = MemoryRow {
+            fill: "strategy".into(),
+            ..strategy_row(ctx, p, cell, name)
+        };
+        return finish_bytes(admin, p, row, before, t0, &keys, false).await;
+    }
     let rule = match s.info().kind {
         Kind::Transaction => AdmitRule::FirstIntAtMost(p.other_limit as i64),
         _ => AdmitRule::FirstIntIsOne,
     };
-    let tpl = capture(
-        s.as_ref(),
-        Limit::per_window(p.other_limit, p.window_ms),
-        rule,
-    )
-    .await?;
+    let tpl = capture(s.as_ref(), limit, rule).await?;
     admin.call(&crate::args!["FLUSHALL", "SYNC"]).await?;
     s.prepare(admin).await?;
-    tokio::time::sleep(Duration::from_millis(20)).await;
+    tokio::time::sleep(SETTLE).await;
     let before = used_memory(admin).await?;
     let t0 = Instant::now();
     let mut pipe = RawPipe::connect(addr).await?;
@@ -293,16 +346,23 @@ pub(super) async fn strategy_bytes(
         .map(|i| tpl.key(i))
         .collect::<Result<_>>()?;
     let row = MemoryRow {
-        strategy: name.into(),
         fill: "strategy-pipelined".into(),
+        ..strategy_row(ctx, p, cell, name)
+    };
+    finish_bytes(admin, p, row, before, t0, &keys, false).await
+}
+
+/// The fields of a [`strategy_bytes`] row before the measurement.
+fn strategy_row(ctx: &RunContext, p: &Params, cell: &str, name: &str) -> MemoryRow {
+    MemoryRow {
+        strategy: name.into(),
         limit: p.other_limit,
         member_len: 0,
         zset_max_listpack_entries: 128,
         clients: p.other_clients,
-        fill_per_client: calls,
+        fill_per_client: p.other_fill_calls,
         ..bytes_row(ctx, p, cell)
-    };
-    finish_bytes(admin, p, row, before, t0, &keys, false).await
+    }
 }
 
 /// CPU per decision of logs of `n` entries at zset-max-listpack-entries `z`.

@@ -22,7 +22,11 @@
 //!   values (L = Z and Z+1);
 //! - [`Cell::StrategyBytes`]: the other strategies at `other_clients`
 //!   clients, filled by their own scripts (the captured request bytes,
-//!   pipelined), for B3.3;
+//!   pipelined), for B3.3; a strategy that needs more than one round trip
+//!   per decision (check-then-act, WATCH/MULTI) cannot be replayed and is
+//!   filled by its own decisions, one at a time (the row's `fill` says
+//!   which). `other_strategies = ["*"]` is every strategy, narrowed to
+//!   `--strategy` (the scorecard's probe);
 //! - [`Cell::LogCpu`]: CPU per decision (B3.4) of logs of n entries
 //!   (listpack or skiplist depending on Z), every call an admission (trim +
 //!   ZADD), measured with the cost experiment's hot loop (Redis on CPU 0,
@@ -146,7 +150,7 @@ fn is_main(p: &Params, c: &LogBytes) -> bool {
     c.fill == Fill::Direct && c.z == 128 && c.clients == clients_for(p, c.limit)
 }
 
-fn cells(p: &Params) -> Vec<Cell> {
+fn cells(p: &Params, other_strategies: &[String]) -> Vec<Cell> {
     let mut out = Vec::new();
     let log = |limit, member_len, z, clients, fill| {
         Cell::LogBytes(LogBytes {
@@ -180,7 +184,7 @@ fn cells(p: &Params) -> Vec<Cell> {
             ));
         }
     }
-    for s in &p.other_strategies {
+    for s in other_strategies {
         out.push(Cell::StrategyBytes {
             strategy: s.clone(),
         });
@@ -310,7 +314,7 @@ async fn run(ctx: &RunContext) -> Result<()> {
         }),
     )?;
     let admin = Connection::connect(addr).await?;
-    let cells = cells(&p);
+    let cells = cells(&p, &ctx.named_strategies(&p.other_strategies)?);
     let mut sweep = Memory {
         p,
         _fleet: fleet,

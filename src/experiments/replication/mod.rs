@@ -6,8 +6,11 @@
 //! trial. A cell is a strategy (its scripts loaded once per cell). A trial:
 //! `decisions` token-bucket decisions over `buckets` buckets (Poisson
 //! arrivals over `duration_s`, open loop, a pool of drivers); wait until the
-//! replica's offset reaches the primary's; then every bucket is read on both
-//! sides (HGETALL + PEXPIRETIME) and compared field by field.
+//! replica's offset reaches the primary's; then every key of the trial's
+//! clients (found by SCAN on the primary) is read on both sides (HGETALL +
+//! PEXPIRETIME; a key that is not a hash, as other strategies write, by its
+//! DUMP) and compared field by field. Any strategy can run (the scorecard's
+//! probe runs the one it scores); the study's are the two buckets.
 //! Main row: matches and mismatches per trial; side table `mismatches`: one
 //! row per differing field. The caller-clock bucket runs too, as a contrast
 //! (its time comes from the caller, so it is trivially deterministic).
@@ -37,7 +40,7 @@ use crate::resp::{Connection, Reply};
 use crate::run::keys::unique_client;
 use crate::run::seeds::{TrialRng, trial_rng};
 use crate::run::sweep::{self, Sweep, TrialRows};
-use crate::strategy::{Limit, Options, Strategy, client_key};
+use crate::strategy::{Limit, Options, Strategy};
 
 pub const EXPERIMENT: Experiment = Experiment {
     name: "replication",
@@ -62,18 +65,27 @@ struct Params {
     catch_up_timeout_ms: u64,
 }
 
-/// One key's state as a replica comparison sees it: every hash field plus
-/// the absolute expiry (`pexpiretime`, ms since the epoch; -1 none, -2 missing).
+/// One key's state as a replica comparison sees it: every hash field (or,
+/// for a key of another type, its `dump` in hex) plus the absolute expiry
+/// (`pexpiretime`, ms since the epoch; -1 none, -2 missing).
 pub async fn key_state(c: &mut Connection, key: &str) -> Result<BTreeMap<String, String>> {
     let mut m = BTreeMap::new();
-    let h = c.call(&crate::args!["HGETALL", key]).await?;
-    for kv in h.into_array().unwrap_or_default().chunks(2) {
-        if let (Some(k), Some(v)) = (
-            kv.first().and_then(Reply::as_string),
-            kv.get(1).and_then(Reply::as_string),
-        ) {
-            m.insert(k, v);
+    let t = c.call(&crate::args!["TYPE", key]).await?.as_string();
+    if matches!(t.as_deref(), Some("hash") | Some("none")) {
+        let h = c.call(&crate::args!["HGETALL", key]).await?;
+        for kv in h.into_array().unwrap_or_default().chunks(2) {
+            if let (Some(k), Some(v)) = (
+                kv.first().and_then(Reply::as_string),
+                kv.get(1).and_then(Reply::as_string),
+            ) {
+                m.insert(k, v);
+            }
         }
+    } else if let Reply::Bulk(b) = c.call(&crate::args!["DUMP", key]).await? {
+        m.insert(
+            "dump".into(),
+            b.iter().map(|x| format!("{x:02x}")).collect::<String>(),
+        );
     }
     let t = c.call(&crate::args!["PEXPIRETIME", key]).await?;
     m.insert(
@@ -236,8 +248,12 @@ impl Sweep for Replication {
         let cu = wait_caught_up(primary, self.replica, timeout).await?;
         let keys_primary = dbsize(primary).await?;
         let keys_replica = dbsize(self.replica).await?;
-        let suffix = if cell.contains("caller") { "tbc" } else { "tb" };
-        let keys: Vec<String> = clients.iter().map(|c| client_key(c, suffix)).collect();
+        let mut keys = crate::check::keys_containing(
+            &mut Connection::connect(primary).await?,
+            &prefix,
+        )
+        .await?;
+        keys.sort();
         let cmp = Comparison::of(primary, self.replica, &keys, cell, trial).await?;
         let errors = events.iter().filter(|e| e.error.is_some()).count() as u64;
         if let Some(e) = events.iter().find_map(|e| e.error.clone()) {

@@ -21,6 +21,13 @@
 //! A cell is one `replica_read_only` setting; its setup is the server config,
 //! and every trial starts its own pair with it, so no trial sees a script
 //! cache or a promotion left by another.
+//!
+//! With `strategies` (the scorecard's probe; `["*"]` is every strategy,
+//! narrowed to `--strategy`) a cell is a setting and a strategy: the
+//! strategy is loaded on the primary as it loads itself, and its clients
+//! are the strategy in each of `client_modes` (`["*"]`: every invocation
+//! mode it has; one client `none` for a strategy without scripts). The
+//! checks are the token bucket's either way.
 
 // The rows and the analysis are compiled into limitbench-analysis (see
 // experiments/analyzers.rs); they are this experiment's all the same.
@@ -28,6 +35,7 @@ pub use limitbench_analysis::experiments::script_survival::{analyze, rows};
 #[cfg(test)]
 mod tests;
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -42,7 +50,7 @@ use crate::fleet::{Fleet, ServerConfig};
 use crate::resp::{Arg, Connection};
 use crate::run::keys::unique_client;
 use crate::run::sweep::{self, NoSide, Sweep, TrialRows};
-use crate::strategy::{Limit, Options, Request, Script, client_key};
+use crate::strategy::{Limit, Options, Request, Script, Strategy, client_key};
 
 pub const EXPERIMENT: Experiment = Experiment {
     name: "script-survival",
@@ -60,6 +68,12 @@ struct Params {
     client_decisions: u64,
     /// `replica-read-only` settings to run (Redis's default is yes).
     replica_read_only: Vec<String>,
+    /// Strategies whose clients run in the scenarios (absent: the token
+    /// bucket's three clients, the study's cells).
+    strategies: Option<Vec<String>>,
+    /// Invocation modes of their clients (`["*"]`: every mode the strategy
+    /// has; absent: evalsha, evalsha-fallback, fcall).
+    client_modes: Option<Vec<String>>,
 }
 
 /// The read-only probe: declares no writes so it may run on a replica.
@@ -204,6 +218,16 @@ pub async fn run_client(
         None,
         &Options::default().with("invocation", mode),
     )?;
+    run_strategy_client(addr, s.as_ref(), client, n).await
+}
+
+/// `n` decisions of `s` on one server.
+pub async fn run_strategy_client(
+    addr: std::net::SocketAddr,
+    s: &dyn Strategy,
+    client: &str,
+    n: u64,
+) -> Result<ClientOutcome> {
     let mut conn = Conn::connect(addr).await?;
     let mut out = ClientOutcome::default();
     for i in 0..n {
@@ -277,14 +301,14 @@ impl Recorder<'_> {
             });
         }
     }
-    fn client(&mut self, scenario: &str, target: &str, mode: &str, o: ClientOutcome) {
+    fn client(&mut self, scenario: &str, target: &str, c: &Client, o: ClientOutcome) {
         let (outcome, reply) = o
             .first_error
             .clone()
             .unwrap_or(("ok".into(), String::new()));
         self.rows.push(Row {
-            check: format!("client:{mode}"),
-            script: "token-bucket".into(),
+            check: format!("client:{}", c.mode),
+            script: c.strategy.clone(),
             ok: o.succeeded == o.decisions,
             outcome,
             reply,
@@ -301,40 +325,96 @@ impl Recorder<'_> {
 
 const CLIENT_MODES: [&str; 3] = ["evalsha", "evalsha-fallback", "fcall"];
 
+/// One client of a cell: a strategy built for one invocation mode.
+struct Client {
+    strategy: String,
+    /// Its invocation mode (`none` for a strategy without scripts).
+    mode: String,
+    built: Arc<dyn Strategy>,
+}
+
 impl Recorder<'_> {
     /// One scenario on one server: what the server holds (`server_checks`),
-    /// then a client of every invocation mode making decisions there.
+    /// then every client making decisions there.
+    #[allow(clippy::too_many_arguments)]
     async fn scenario(
         &mut self,
         scenario: &str,
         target: &str,
         addr: std::net::SocketAddr,
         key: &str,
+        clients: &[Client],
         client_prefix: &str,
         decisions: u64,
     ) -> Result<()> {
         let mut c = Connection::connect(addr).await?;
         self.checks(scenario, target, server_checks(&mut c, key).await);
-        for mode in CLIENT_MODES {
-            let o = run_client(addr, mode, &format!("{client_prefix}-{mode}"), decisions).await?;
-            self.client(scenario, target, mode, o);
+        for cl in clients {
+            let id = format!("{client_prefix}-{}", cl.mode);
+            let o = run_strategy_client(addr, cl.built.as_ref(), &id, decisions).await?;
+            self.client(scenario, target, cl, o);
         }
         Ok(())
     }
 }
 
-/// A cell is one `replica-read-only` setting; its setup is the server
-/// config every trial starts its fresh primary + replica with.
+/// A cell: a `replica-read-only` setting, and the strategy whose clients
+/// run (the token bucket's three when `strategies` is absent).
+struct Cell {
+    ro: String,
+    strategy: Option<String>,
+}
+
+/// Its setup: the server config every trial starts its fresh primary +
+/// replica with, and the clients.
+struct Setup {
+    cfg: ServerConfig,
+    clients: Vec<Client>,
+}
+
 struct ScriptSurvival {
     p: Params,
 }
 
 impl ScriptSurvival {
+    /// The clients of `strategy` (`None`: the token bucket's study clients).
+    fn clients(&self, ctx: &RunContext, strategy: Option<&str>) -> Result<Vec<Client>> {
+        let name = strategy.unwrap_or("token-bucket");
+        let modes: Vec<String> = match (strategy, &self.p.client_modes) {
+            (None, _) | (Some(_), None) => CLIENT_MODES.iter().map(|m| m.to_string()).collect(),
+            (Some(_), Some(m)) if m.iter().any(|x| x == "*") => {
+                let s = ctx.build_strategy(name, &Options::default())?;
+                s.info().modes.iter().map(|m| m.as_str().to_string()).collect()
+            }
+            (Some(_), Some(m)) => m.clone(),
+        };
+        if modes.is_empty() {
+            let built = ctx.build_strategy(name, &Options::default())?;
+            return Ok(vec![Client {
+                strategy: name.into(),
+                mode: "none".into(),
+                built,
+            }]);
+        }
+        modes
+            .into_iter()
+            .map(|mode| {
+                let opts = Options::default().with("invocation", &mode);
+                Ok(Client {
+                    strategy: name.into(),
+                    built: ctx.build_strategy(name, &opts)?,
+                    mode,
+                })
+            })
+            .collect()
+    }
+
     /// The four scenarios on one fresh pair, in order (see the module doc).
     async fn scenarios(
         &self,
         fleet: &mut Fleet,
         rec: &mut Recorder<'_>,
+        clients: &[Client],
         trial_client: &str,
     ) -> Result<()> {
         let n = self.p.client_decisions;
@@ -343,6 +423,13 @@ impl ScriptSurvival {
             let mut pc = fleet.primary().connection().await?;
             bucket_script().load(&mut pc).await?;
             probe_script().load(&mut pc).await?;
+            // A strategy's own scripts, loaded as it loads them (the study's
+            // clients run the bucket script loaded just above).
+            if self.p.strategies.is_some()
+                && let Some(c) = clients.first()
+            {
+                c.built.prepare(&mut pc).await?;
+            }
         }
         let paddr = fleet.primary_addr();
         let raddr = fleet
@@ -356,7 +443,7 @@ impl ScriptSurvival {
         drop(pc);
 
         let replica_clients = format!("{trial_client}-r");
-        rec.scenario("replica", "replica", raddr, &key, &replica_clients, n)
+        rec.scenario("replica", "replica", raddr, &key, clients, &replica_clients, n)
             .await?;
         let mut rc = Connection::connect(raddr).await?;
         // The fallback client's EVAL cached the script on the replica; a real
@@ -366,7 +453,7 @@ impl ScriptSurvival {
 
         fleet.servers[0].restart_with_rdb().await?;
         let restart_clients = format!("{trial_client}-s");
-        rec.scenario("restart", "primary", paddr, &key, &restart_clients, n)
+        rec.scenario("restart", "primary", paddr, &key, clients, &restart_clients, n)
             .await?;
 
         if let Some(r) = fleet.replica() {
@@ -381,6 +468,7 @@ impl ScriptSurvival {
             "promoted-replica",
             raddr,
             &key,
+            clients,
             &promoted_clients,
             n,
         )
@@ -389,33 +477,39 @@ impl ScriptSurvival {
 }
 
 impl Sweep for ScriptSurvival {
-    /// The `replica-read-only` setting.
-    type Cell = String;
-    type Setup = ServerConfig;
+    type Cell = Cell;
+    type Setup = Setup;
     type Row = Row;
     type Side = NoSide;
 
-    fn cell_id(&self, ro: &String) -> String {
-        format!("survival/replica-read-only={ro}")
+    fn cell_id(&self, c: &Cell) -> String {
+        match &c.strategy {
+            None => format!("survival/replica-read-only={}", c.ro),
+            Some(s) => format!("survival/{s}/replica-read-only={}", c.ro),
+        }
     }
 
-    fn trials(&self, _ro: &String) -> u64 {
+    fn trials(&self, _c: &Cell) -> u64 {
         self.p.trials
     }
 
-    async fn setup(&mut self, _ctx: &RunContext, ro: &String) -> Result<ServerConfig> {
-        Ok(ServerConfig::default().with("replica-read-only", ro))
+    async fn setup(&mut self, ctx: &RunContext, c: &Cell) -> Result<Setup> {
+        Ok(Setup {
+            cfg: ServerConfig::default().with("replica-read-only", &c.ro),
+            clients: self.clients(ctx, c.strategy.as_deref())?,
+        })
     }
 
     async fn trial(
         &mut self,
         ctx: &RunContext,
-        ro: &String,
-        cfg: &mut ServerConfig,
+        c: &Cell,
+        setup: &mut Setup,
         trial: u64,
     ) -> Result<TrialRows<Row>> {
-        let cell = self.cell_id(ro);
-        let mut fleet = Fleet::primary_replica(ctx.binary()?, cfg.clone()).await?;
+        let cell = self.cell_id(c);
+        let ro = &c.ro;
+        let mut fleet = Fleet::primary_replica(ctx.binary()?, setup.cfg.clone()).await?;
         if trial == 0 {
             ctx.note_fleet(&format!("fleet-{cell}"), &fleet).await?;
         }
@@ -427,7 +521,8 @@ impl Sweep for ScriptSurvival {
             ro,
         };
         let trial_client = unique_client("surv", &cell, trial);
-        self.scenarios(&mut fleet, &mut rec, &trial_client).await?;
+        self.scenarios(&mut fleet, &mut rec, &setup.clients, &trial_client)
+            .await?;
         Ok(TrialRows::with_side(rec.rows, vec![]))
     }
 }
@@ -435,6 +530,18 @@ impl Sweep for ScriptSurvival {
 async fn run(ctx: &RunContext) -> Result<()> {
     let p: Params = ctx.params()?;
     ctx.note("params", serde_json::to_value(&p).unwrap())?;
-    let cells = p.replica_read_only.clone();
+    let strategies: Vec<Option<String>> = match &p.strategies {
+        None => vec![None],
+        Some(list) => ctx.named_strategies(list)?.into_iter().map(Some).collect(),
+    };
+    let mut cells = Vec::new();
+    for ro in &p.replica_read_only {
+        for s in &strategies {
+            cells.push(Cell {
+                ro: ro.clone(),
+                strategy: s.clone(),
+            });
+        }
+    }
     sweep::run(ctx, &mut ScriptSurvival { p }, &cells).await
 }

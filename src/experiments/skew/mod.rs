@@ -14,6 +14,12 @@
 //! `durations_ms`, `capacities_s` and `assign` (random or round-robin
 //! servers) are swept.
 //!
+//! With `start_after_boundary_ms` (the scorecard's probe) every trial's
+//! arrivals start that long after a boundary of Redis's clock, of a window
+//! of capacity / rate seconds: a windowed design then sees the same phase
+//! at every skew, so comparing it with its own unskewed trial leaves only
+//! the clock's effect. Absent, they start 50 ms after the trial clock does.
+//!
 //! On the sweep engine a cell is a setting and a trial is one rep: it draws
 //! the clocks, arrivals and servers from the trial's seed, runs every
 //! strategy on them side by side and returns a row per strategy under the
@@ -43,7 +49,6 @@ use crate::load::TrialClock;
 use crate::load::counts::count;
 use crate::load::dispatch::{Assign, open_loop_on};
 use crate::load::schedule::{self, Arrival};
-use crate::run::keys::fresh_client;
 use crate::run::latency;
 use crate::run::seeds::{self, TrialRng, trial_seed};
 use crate::run::sweep::{self, Sweep, TrialRows};
@@ -68,7 +73,13 @@ struct Params {
     grids: Vec<Grid>,
     reps: u64,
     pin_redis_cpu: Option<usize>,
+    /// Start the arrivals this long after a window boundary of Redis's
+    /// clock (window: capacity / rate); absent: 50 ms into the trial.
+    start_after_boundary_ms: Option<f64>,
 }
+
+/// When the arrivals start on the trial clock when not aligned (us).
+const START_US: i64 = 50_000;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -211,9 +222,9 @@ fn draw(p: &Params, st: &Setting, rng: &mut TrialRng) -> Draw {
     let rate = p.rate_per_s * st.load;
     let dur = (st.duration_ms * 1000.0) as i64;
     let times = if st.arrivals == "steady" {
-        schedule::steady(rate, 50_000, dur, "")
+        schedule::steady(rate, START_US, dur, "")
     } else {
-        schedule::poisson(rate, 50_000, dur, "", rng)
+        schedule::poisson(rate, START_US, dur, "", rng)
     };
     let assign: Arc<Vec<u32>> = Arc::new(
         (0..times.len())
@@ -233,14 +244,28 @@ fn draw(p: &Params, st: &Setting, rng: &mut TrialRng) -> Draw {
     }
 }
 
-/// Cross-cell state: the server and the strategies (scripts loaded once).
+/// Cross-cell state: the server, the strategies (scripts loaded once) and,
+/// for aligned starts, a connection to read Redis's clock with.
 struct Skew {
     p: Params,
     fleet: Fleet,
     strategies: Vec<(String, Arc<dyn Strategy>)>,
+    clock_conn: Option<crate::conn::Conn>,
 }
 
 impl Skew {
+    /// How far to move the drawn arrivals (which start at [`START_US`]) so
+    /// that they start `start_after_boundary_ms` after a boundary of Redis's
+    /// clock; 0 when not aligned. Read just before `tc` starts.
+    fn shift_us(&self, st: &Setting, tc: &TrialClock, offset_us: Option<i64>) -> i64 {
+        let (Some(after), Some(offset)) = (self.p.start_after_boundary_ms, offset_us) else {
+            return 0;
+        };
+        let window_ms = (st.capacity as f64 * 1000.0 / self.p.rate_per_s).round().max(1.0) as u64;
+        let after_us = (after * 1000.0) as i64;
+        testbed::next_boundary(tc, offset, window_ms, after_us) + after_us - START_US
+    }
+
     /// The cell id of one strategy's rows on setting `st`.
     fn key(strategy: &str, st: &Setting) -> String {
         format!("{strategy}/{}", st.label())
@@ -298,13 +323,26 @@ impl Sweep for Skew {
         for (_, s) in &self.strategies {
             pools.push(testbed::drivers(self.fleet.primary_addr(), s, &d.clocks).await?);
         }
+        let offset = match self.clock_conn.as_mut() {
+            Some(c) => Some(testbed::redis_clock_offset(c).await?),
+            None => None,
+        };
         // The clock starts once every connection is open.
         let tc = TrialClock::start();
+        let shift = self.shift_us(st, &tc, offset);
+        let times: Vec<Arrival> = d
+            .times
+            .iter()
+            .map(|a| Arrival {
+                at_us: a.at_us + shift,
+                ..a.clone()
+            })
+            .collect();
         let mut tasks = Vec::new();
         for ((name, s), drivers) in self.strategies.iter().zip(pools) {
             let cell = Self::key(name, st);
-            let client = fresh_client("skew", &cell, rep);
-            let arrivals = schedule::for_client(&d.times, &client);
+            let client = ctx.fresh_client("skew", &cell, rep);
+            let arrivals = schedule::for_client(&times, &client);
             let assign = Assign::Fixed(d.assign.clone());
             let load = open_loop_on(drivers, Arc::new(arrivals), assign, limit, tc);
             tasks.push((
@@ -373,10 +411,15 @@ async fn run(ctx: &RunContext) -> Result<()> {
     for (_, s) in &strategies {
         fleet.prepare(s.as_ref()).await?;
     }
+    let clock_conn = match p.start_after_boundary_ms {
+        Some(_) => Some(fleet.conn().await?),
+        None => None,
+    };
     let mut sweep = Skew {
         p,
         fleet,
         strategies,
+        clock_conn,
     };
     sweep::run(ctx, &mut sweep, &settings).await
 }

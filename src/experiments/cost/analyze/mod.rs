@@ -152,6 +152,17 @@ pub fn cpu_vs_get(v: &Variants) -> Option<(f64, Vec<(String, f64)>)> {
     ))
 }
 
+/// One variant against GET in the same run folder, on the means over runs:
+/// (Redis CPU per decision / GET's, decisions per second / GET's). The
+/// scorecard's cost columns; `None` without both variants.
+pub fn against_get(v: &Variants, cell: &str) -> Option<(f64, f64)> {
+    let (g, x) = (v.get("get")?, v.get(cell)?);
+    Some((
+        x.cpu().mean / g.cpu().mean,
+        x.rate().mean / g.rate().mean,
+    ))
+}
+
 /// The lowest Redis busy fraction of any Lua run (infinite if none).
 pub fn lua_busy_min(v: &Variants) -> f64 {
     v.lua()

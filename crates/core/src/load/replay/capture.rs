@@ -42,10 +42,10 @@ pub async fn capture(
         .await
         .map_err(|e| Error::Other(format!("capture server: {e}")))??;
     if round_trips != 1 {
-        return Err(Error::Other(format!(
-            "strategy `{}` makes {round_trips} round trips per decision; the cost hot loop only replays one-round-trip strategies",
-            strategy.info().name
-        )));
+        return Err(Error::NotReplayable {
+            strategy: strategy.info().name.clone(),
+            round_trips,
+        });
     }
     let t = Template::from_bytes(bytes, frames, rule);
     if t.client_slots.is_empty() {

@@ -1,0 +1,269 @@
+//! Running an experiment's probe for one strategy: the experiment's own
+//! `run`, with a `RunContext` whose parameters are its `[probe]` tables
+//! ([`RunContext::probe`]), whose strategy filter is the one strategy, whose
+//! client ids carry the scorecard's key prefix and whose target is the
+//! scorecard's (our servers, or the Redis you run). The sweep engine does
+//! the rest, as in any run: trials committed to the strategy's own run
+//! folder `<scorecard>/probes/<strategy>/` (its CSVs, `noise.csv` and
+//! `manifest.json`), trials an experiment rejects not committed and an
+//! error.
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use super::properties::{PROBES, Probe};
+use super::{Config, Target, dir_of};
+use crate::error::{Error, Result};
+use crate::experiments::{self, Experiment};
+use crate::run::RunContext;
+use crate::run::manifest::{self as mf, RunManifest};
+use crate::run::record::{RunDir, now_rfc3339};
+use crate::run::seeds::DEFAULT_SEED;
+
+/// The probes of one strategy: its run folder and manifest.
+pub struct StrategyRun<'a> {
+    cfg: &'a Config,
+    name: String,
+    run: RunDir,
+    manifest: Arc<Mutex<RunManifest>>,
+}
+
+/// A strategy's name as a folder name (an external manifest may name it
+/// anything).
+fn folder_name(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "-_.".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// The command line as the manifest keeps it: URLs without their password.
+fn command_line() -> String {
+    std::env::args()
+        .map(|a| {
+            if a.contains("://") {
+                crate::fleet::redact_url(&a)
+            } else {
+                a
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// A context for `e`'s probe in `run`, for the strategies `filter`.
+fn context(
+    cfg: &Config,
+    e: &'static Experiment,
+    run: &RunDir,
+    filter: Vec<String>,
+    manifest: Arc<Mutex<RunManifest>>,
+) -> Result<RunContext> {
+    let (redis, redis_url, cluster) = match &cfg.target {
+        Target::Own(b) => (Some(b.clone()), None, None),
+        Target::External(x) => (None, Some(x.addr), x.cluster),
+    };
+    let dir = filter
+        .first()
+        .and_then(|name| dir_of(name, cfg.dir.as_deref()));
+    Ok(RunContext::new(
+        e.name,
+        run.clone(),
+        cfg.size,
+        DEFAULT_SEED,
+        Some(filter),
+        dir,
+        redis,
+        redis_url,
+        &cfg.experiments_dir,
+        manifest,
+    )?
+    .probe()?
+    .with_key_prefix(&cfg.key_prefix)
+    .with_cluster_url(cluster)
+    .quiet())
+}
+
+impl<'a> StrategyRun<'a> {
+    /// The strategy's run folder (new) and its manifest.
+    pub fn start(cfg: &'a Config, name: &str) -> Result<Self> {
+        let probes = cfg.out.join("probes");
+        let folder = folder_name(name);
+        if probes.join(&folder).exists() {
+            return Err(Error::Other(format!(
+                "{} already holds a probe run; choose another --run-id",
+                probes.join(&folder).display()
+            )));
+        }
+        let run = RunDir::create(&probes, Some(&folder))?;
+        let (git_commit, git_dirty) = mf::git_state();
+        let manifest = RunManifest {
+            run_id: run.run_id.clone(),
+            git_commit,
+            git_dirty,
+            seed: DEFAULT_SEED,
+            size: cfg.size.as_str().into(),
+            command: command_line(),
+            machine: mf::machine_info(),
+            redis_server: match &cfg.target {
+                Target::Own(b) => serde_json::json!({"path": b.path, "version": b.version}),
+                Target::External(x) => {
+                    serde_json::json!({"external": crate::fleet::redact_url(&x.url)})
+                }
+            },
+            started: now_rfc3339(),
+            ..Default::default()
+        };
+        manifest.save(&run)?;
+        Ok(StrategyRun {
+            cfg,
+            name: name.to_string(),
+            run,
+            manifest: Arc::new(Mutex::new(manifest)),
+        })
+    }
+
+    /// The folder the probes' CSVs are in.
+    pub fn dir(&self) -> &Path {
+        &self.run.path
+    }
+
+    /// Run `p`'s experiment on its probe cells for this strategy.
+    pub async fn probe(&self, p: &Probe) -> Result<()> {
+        let e = experiments::find(p.experiment)?;
+        let ctx = context(
+            self.cfg,
+            e,
+            &self.run,
+            vec![self.name.clone()],
+            self.manifest.clone(),
+        )?;
+        {
+            let mut m = self.manifest.lock().unwrap();
+            m.started_experiment(e.name, &ctx.params);
+            m.save(&self.run)?;
+        }
+        let t = Instant::now();
+        let out = (e.run)(&ctx).await;
+        let outcome = match &out {
+            Ok(()) => "done".to_string(),
+            Err(e) => format!("failed: {e}"),
+        };
+        let mut m = self.manifest.lock().unwrap();
+        m.ended_experiment(e.name, t.elapsed().as_secs_f64(), &outcome);
+        if p.experiment == PROBES.last().map(|x| x.experiment).unwrap_or_default() {
+            m.ended = Some(now_rfc3339());
+        }
+        m.save(&self.run)?;
+        out
+    }
+}
+
+/// Parse every probe table this scorecard will run into its experiment's
+/// parameters (validation mode: nothing starts, nothing is written); the
+/// problems, all at once.
+pub async fn validate(cfg: &Config) -> Result<()> {
+    let Some(first) = cfg.strategies.first() else {
+        return Ok(());
+    };
+    let scratch = tempfile::tempdir()
+        .map_err(|e| Error::io("creating a scratch folder to check the probe tables", e))?;
+    let run = RunDir::scratch(scratch.path());
+    let manifest = Arc::new(Mutex::new(RunManifest::default()));
+    let mut problems = Vec::new();
+    for p in PROBES.iter().filter(|p| p.skip(cfg).is_none()) {
+        let e = experiments::find(p.experiment)?;
+        let ctx = match context(cfg, e, &run, vec![first.clone()], manifest.clone()) {
+            Ok(c) => c.validate_only(),
+            Err(err) => {
+                problems.push(err.to_string());
+                continue;
+            }
+        };
+        match (e.run)(&ctx).await {
+            Err(Error::Validated) => {}
+            Err(err) => problems.push(err.to_string()),
+            Ok(()) => problems.push(format!(
+                "experiment `{}` did not parse its probe parameters before doing work",
+                e.name
+            )),
+        }
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(Error::Other(format!(
+            "the scorecard was not started; fix these first:\n  {}",
+            problems.join("\n  ")
+        )))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn folder_names_keep_only_safe_characters() {
+        assert_eq!(folder_name("token-bucket"), "token-bucket");
+        assert_eq!(folder_name("../a b/c"), ".._a_b_c");
+    }
+
+    /// Every probe table of the shipped experiments parses into its
+    /// experiment's parameters at every size (no server is started).
+    #[tokio::test]
+    async fn every_shipped_probe_table_parses_at_every_size() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let out = tempfile::tempdir().unwrap();
+        for size in [crate::run::Size::Smoke, crate::run::Size::Quick, crate::run::Size::Full] {
+            let cfg = Config {
+                strategies: vec!["token-bucket".into()],
+                dir: None,
+                size,
+                // Validation stops before a server would start; the path is not run.
+                target: Target::Own(crate::fleet::RedisBinary {
+                    path: "redis-server".into(),
+                    version: "7.0.0".into(),
+                }),
+                key_prefix: "limitbench:test:".into(),
+                out: out.path().to_path_buf(),
+                experiments_dir: root.join("experiments"),
+            };
+            validate(&cfg).await.unwrap();
+        }
+    }
+
+    #[tokio::test]
+    async fn a_broken_probe_table_is_named_before_anything_runs() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let dir = tempfile::tempdir().unwrap();
+        for f in std::fs::read_dir(root.join("experiments")).unwrap().flatten() {
+            std::fs::copy(f.path(), dir.path().join(f.file_name())).unwrap();
+        }
+        let p = dir.path().join("concurrency.toml");
+        let text = std::fs::read_to_string(&p)
+            .unwrap()
+            .replace("workers = [64]", "workers = [\"64\"]");
+        std::fs::write(&p, text).unwrap();
+        let cfg = Config {
+            strategies: vec!["token-bucket".into()],
+            dir: None,
+            size: crate::run::Size::Quick,
+            target: Target::Own(crate::fleet::RedisBinary {
+                path: "redis-server".into(),
+                version: "7.0.0".into(),
+            }),
+            key_prefix: "limitbench:test:".into(),
+            out: dir.path().join("out"),
+            experiments_dir: dir.path().to_path_buf(),
+        };
+        let e = validate(&cfg).await.unwrap_err().to_string();
+        assert!(e.contains("concurrency.toml") && e.contains("[probe] workers"), "{e}");
+    }
+}

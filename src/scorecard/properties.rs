@@ -1,0 +1,231 @@
+//! The scorecard's columns, and which experiment's probe fills which.
+//!
+//! A column is filled by exactly one experiment: its probe (the `[probe]`
+//! table of `experiments/<name>.toml`) runs for the strategy, and its judge
+//! (`judge.rs`) reads the rows back. Adding a column: its name and meaning
+//! in [`PROPERTIES`], the cell in the experiment's probe table, the column
+//! in that probe's `properties` below and its value in the judge. A burst
+//! pattern is one line of [`PROMISE_PATTERNS`] (and its variant in the
+//! bursts probe table).
+
+use super::judge::{self, Judged, Rows};
+use super::{Config, Outcome, Target};
+use crate::error::Result;
+use crate::experiments;
+use crate::run::Size;
+
+/// Every property, in the table's column order (most important first).
+pub const PROPERTIES: &[(&str, &str)] = &[
+    ("works", "a first decision succeeds"),
+    (
+        "exact-0ms",
+        "admitted / limit, 64 workers, 0 ms round trip (concurrency)",
+    ),
+    (
+        "exact-6.7ms",
+        "admitted / limit, 64 workers, 6.7 ms round trip through the delay proxy (concurrency)",
+    ),
+    (
+        "straddle",
+        "max admitted in any window / limit: two bursts of L around a boundary (bursts)",
+    ),
+    (
+        "quiet-burst",
+        "max admitted in any window / limit: a quiet spell then a 3x flood (bursts)",
+    ),
+    (
+        "burst-sustained",
+        "max admitted in any window / limit: a burst of L then traffic at the rate (bursts)",
+    ),
+    (
+        "clock-10ms",
+        "admitted % of the ideal bucket, +/-10 ms caller skew minus unskewed (points; skew)",
+    ),
+    ("clock-100ms", "the same at +/-100 ms"),
+    ("clock-1s", "the same at +/-1 s"),
+    (
+        "cost-x-get",
+        "Redis CPU per decision / Redis CPU per GET, same run, Redis and the load pinned (cost)",
+    ),
+    (
+        "decisions-per-s",
+        "decisions/s of 16 replaying connections, as a fraction of GETs/s (cost)",
+    ),
+    (
+        "memory",
+        "bytes per busy client (at its limit of 100), used_memory growth per client (memory)",
+    ),
+    (
+        "replication",
+        "fraction of keys whose replica state (fields or DUMP, PEXPIRETIME) equals the primary's (replication)",
+    ),
+    (
+        "failover",
+        "admitted above the limit across a failover (primary killed, replica promoted, 50 ms replication link) / limit (failover)",
+    ),
+    (
+        "cluster",
+        "fraction of users that work on a 3-master cluster (cluster)",
+    ),
+    (
+        "survive-restart",
+        "fraction of invocation modes that still decide after SHUTDOWN SAVE + restart (script-survival)",
+    ),
+    (
+        "survive-promotion",
+        "fraction of invocation modes that decide on a promoted replica (script-survival)",
+    ),
+    (
+        "slow-redis",
+        "fraction decided by Redis at a 3 ms round trip with a 10 ms deadline (fail-open)",
+    ),
+    (
+        "gone-redis",
+        "fraction of decisions that follow the policy (open: admit, closed: refuse) within the deadline + 20 ms when Redis is gone (fail-open)",
+    ),
+];
+
+/// The promise columns and the `bursts` pattern whose probe variant fills
+/// each (one row per pattern in the probe table).
+pub const PROMISE_PATTERNS: &[(&str, &str)] = &[
+    ("straddle", "straddle"),
+    ("quiet-burst", "quiet-then-burst"),
+    ("burst-sustained", "burst-then-sustained"),
+];
+
+/// One experiment's probe: the columns it fills and when it runs.
+pub struct Probe {
+    pub experiment: &'static str,
+    /// The columns its judge fills, in the table's order.
+    pub properties: &'static [&'static str],
+    /// Runs at size smoke too (the others start several servers or wait
+    /// out phases: they run from quick on).
+    pub at_smoke: bool,
+    /// Runs on the cluster you run when the scorecard has `--cluster-url`
+    /// (at any size), not on servers of its own only.
+    pub on_cluster_url: bool,
+    pub judge: fn(&Rows) -> Vec<Judged>,
+}
+
+/// Every probe, in the columns' order.
+pub const PROBES: &[Probe] = &[
+    Probe {
+        experiment: "concurrency",
+        properties: &["exact-0ms", "exact-6.7ms"],
+        at_smoke: true,
+        on_cluster_url: false,
+        judge: judge::concurrency,
+    },
+    Probe {
+        experiment: "bursts",
+        properties: &["straddle", "quiet-burst", "burst-sustained"],
+        at_smoke: true,
+        on_cluster_url: false,
+        judge: judge::bursts,
+    },
+    Probe {
+        experiment: "skew",
+        properties: &["clock-10ms", "clock-100ms", "clock-1s"],
+        at_smoke: true,
+        on_cluster_url: false,
+        judge: judge::skew,
+    },
+    Probe {
+        experiment: "cost",
+        properties: &["cost-x-get", "decisions-per-s"],
+        at_smoke: true,
+        on_cluster_url: false,
+        judge: judge::cost,
+    },
+    Probe {
+        experiment: "memory",
+        properties: &["memory"],
+        at_smoke: true,
+        on_cluster_url: false,
+        judge: judge::memory,
+    },
+    Probe {
+        experiment: "replication",
+        properties: &["replication"],
+        at_smoke: false,
+        on_cluster_url: false,
+        judge: judge::replication,
+    },
+    Probe {
+        experiment: "failover",
+        properties: &["failover"],
+        at_smoke: false,
+        on_cluster_url: false,
+        judge: judge::failover,
+    },
+    Probe {
+        experiment: "cluster",
+        properties: &["cluster"],
+        at_smoke: false,
+        on_cluster_url: true,
+        judge: judge::cluster,
+    },
+    Probe {
+        experiment: "script-survival",
+        properties: &["survive-restart", "survive-promotion"],
+        at_smoke: false,
+        on_cluster_url: false,
+        judge: judge::script_survival,
+    },
+    Probe {
+        experiment: "fail-open",
+        properties: &["slow-redis", "gone-redis"],
+        at_smoke: false,
+        on_cluster_url: false,
+        judge: judge::fail_open,
+    },
+];
+
+impl Probe {
+    /// Why this probe does not run for `cfg` (`None`: it runs).
+    pub fn skip(&self, cfg: &Config) -> Option<String> {
+        let smoke = cfg.size == Size::Smoke && !self.at_smoke;
+        match &cfg.target {
+            Target::External(x) if self.on_cluster_url => {
+                x.cluster.is_none().then(|| "no --cluster-url given".into())
+            }
+            Target::External(_) => {
+                let own_servers = experiments::find(self.experiment)
+                    .map(|e| !e.allows_external)
+                    .unwrap_or(true);
+                if own_servers {
+                    Some(format!(
+                        "external Redis: the `{}` experiment starts and controls its own servers",
+                        self.experiment
+                    ))
+                } else {
+                    smoke.then(|| "size smoke".into())
+                }
+            }
+            Target::Own(_) => smoke.then(|| "size smoke".into()),
+        }
+    }
+
+    /// Every column of this probe with the same outcome.
+    pub fn all(&self, f: impl Fn() -> Result<Outcome>) -> Vec<Judged> {
+        self.properties.iter().map(|p| (*p, f())).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_column_is_filled_by_exactly_one_probe_in_the_columns_order() {
+        let filled: Vec<&str> = PROBES.iter().flat_map(|p| p.properties.iter().copied()).collect();
+        let columns: Vec<&str> = PROPERTIES[1..].iter().map(|(p, _)| *p).collect();
+        assert_eq!(filled, columns);
+        for p in PROBES {
+            assert!(experiments::find(p.experiment).is_ok(), "{}", p.experiment);
+        }
+        let bursts = PROBES.iter().find(|p| p.experiment == "bursts").unwrap();
+        let promise: Vec<&str> = PROMISE_PATTERNS.iter().map(|(c, _)| *c).collect();
+        assert_eq!(bursts.properties, promise.as_slice());
+    }
+}
