@@ -361,3 +361,60 @@ async fn an_external_redis_and_cluster_by_url_with_auth() {
     drop(cluster);
     drop(server);
 }
+
+/// The probes that need servers of their own (quick size and up), run for
+/// the token bucket through the scorecard's probe runner and judged: its
+/// replica holds the primary's state; it over-admits across a failover
+/// whose replication link lags; it works on a cluster; its EVALSHA client
+/// alone fails after a restart (the script cache is not in the RDB) and on
+/// a promoted replica (scripts are not replicated), the function library
+/// survives both; with Redis gone, every decision follows the policy.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_server_probes_judge_what_they_measure() {
+    let _turn = SERIAL.lock().await;
+    use limitbench::scorecard::judge::Rows;
+    use limitbench::scorecard::probe::StrategyRun;
+    use limitbench::scorecard::properties::PROBES;
+    let out = tempfile::tempdir().unwrap();
+    let cfg = Config {
+        strategies: vec!["token-bucket".into()],
+        dir: None,
+        size: Size::Quick,
+        target: Target::Own(common::redis()),
+        key_prefix: "limitbench:test:".into(),
+        out: out.path().to_path_buf(),
+        experiments_dir: std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("experiments"),
+    };
+    let s = sc::build("token-bucket", None, &Default::default()).unwrap();
+    let run = StrategyRun::start(&cfg, "token-bucket").unwrap();
+    let mut cells = std::collections::BTreeMap::new();
+    for p in PROBES.iter().filter(|p| !p.at_smoke) {
+        assert!(p.skip(&cfg).is_none(), "{} skipped", p.experiment);
+        run.probe(p)
+            .await
+            .unwrap_or_else(|e| panic!("the {} probe failed: {e}", p.experiment));
+        for (prop, r) in (p.judge)(&Rows::new(run.dir(), "token-bucket", s.info())) {
+            let outcome = r.unwrap_or_else(|e| panic!("{prop}: {e}"));
+            cells.insert(prop, outcome);
+        }
+    }
+    let value = |p: &str| match &cells[p] {
+        sc::Outcome::Measured { value, verdict, detail, .. } => (*value, *verdict, detail.clone()),
+        other => panic!("{p}: {other:?}"),
+    };
+    assert_eq!(value("replication").0, 1.0, "{:?}", value("replication"));
+    assert_eq!(value("cluster").0, 1.0, "{:?}", value("cluster"));
+    let (over, verdict, detail) = value("failover");
+    assert!(over > 0.2 && verdict == Verdict::Fail, "{over} {verdict:?} {detail}");
+    for p in ["survive-restart", "survive-promotion"] {
+        let (v, _, detail) = value(p);
+        assert_eq!(v, 0.75, "{p}: {detail}");
+        assert!(detail.contains("evalsha: NOSCRIPT") && detail.contains("fcall: ok"), "{detail}");
+    }
+    let (gone, _, detail) = value("gone-redis");
+    assert_eq!(gone, 1.0, "{detail}");
+    // The raw rows are the experiments' own tables.
+    for f in ["replication.csv", "failover.csv", "cluster-users.csv", "script-survival.csv", "fail-open.csv"] {
+        assert!(run.dir().join(f).exists(), "no {f}");
+    }
+}

@@ -464,3 +464,84 @@ impl Progress {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FILE: &str = r#"
+description = "x"
+[defaults]
+limit = 100
+trials = 9
+[smoke]
+[quick]
+trials = 5
+[probe]
+trials = 1
+workers = [64]
+[probe.smoke]
+workers = [8]
+"#;
+
+    fn file(text: &str) -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("x.toml");
+        std::fs::write(&p, text).unwrap();
+        (dir, p)
+    }
+
+    fn int(t: &toml::Table, k: &str) -> Option<i64> {
+        t.get(k).and_then(|v| v.as_integer())
+    }
+
+    #[test]
+    fn a_probe_is_defaults_then_probe_then_probe_at_the_size() {
+        let (_d, p) = file(FILE);
+        let q = load_probe_params(&p, Size::Quick).unwrap();
+        assert_eq!((int(&q, "limit"), int(&q, "trials")), (Some(100), Some(1)));
+        assert_eq!(q["workers"].as_array().unwrap()[0].as_integer(), Some(64));
+        // The run's own size tables do not reach the probe, nor its size
+        // tables the parameters.
+        assert!(!q.contains_key("smoke") && !q.contains_key("quick"));
+        let s = load_probe_params(&p, Size::Smoke).unwrap();
+        assert_eq!(s["workers"].as_array().unwrap()[0].as_integer(), Some(8));
+        // The run is unchanged by the probe table.
+        let r = load_params(&p, Size::Quick).unwrap();
+        assert_eq!((int(&r, "trials"), r.contains_key("workers")), (Some(5), false));
+    }
+
+    #[test]
+    fn a_file_without_a_probe_table_cannot_be_probed() {
+        let (_d, p) = file("[defaults]\nlimit = 1\n[quick]\n");
+        let e = load_probe_params(&p, Size::Quick).unwrap_err().to_string();
+        assert!(e.contains("no [probe] table"), "{e}");
+        let (_d, p) = file("[defaults]\n[quick]\n[probes]\n");
+        let e = load_params(&p, Size::Quick).unwrap_err().to_string();
+        assert!(e.contains("unknown top-level key") && e.contains("probe"), "{e}");
+    }
+
+    #[test]
+    fn a_bad_probe_parameter_names_its_table() {
+        #[derive(Debug, serde::Deserialize)]
+        #[allow(dead_code)]
+        struct P {
+            limit: u64,
+            trials: u64,
+            workers: Vec<u64>,
+        }
+        let (d, p) = file(&FILE.replace("workers = [8]", "workers = [\"8\"]"));
+        let run = RunDir::scratch(d.path());
+        let manifest = Arc::new(Mutex::new(crate::run::manifest::RunManifest::default()));
+        let dir = p.parent().unwrap();
+        let ctx = RunContext::new("x", run, Size::Smoke, 1, None, None, None, None, dir, manifest)
+            .unwrap()
+            .probe()
+            .unwrap();
+        let e = ctx.params::<P>().unwrap_err().to_string();
+        assert!(e.contains("[probe.smoke] workers"), "{e}");
+        let ctx = ctx.with_key_prefix("lb:run:");
+        assert!(ctx.fresh_client("conc", "c", 0).starts_with("lb:run:conc-"));
+        assert!(ctx.unique_client("fo", "c", 0).starts_with("lb:run:fo-"));
+    }
+}

@@ -382,7 +382,7 @@ pub fn failover(r: &Rows) -> Vec<Judged> {
             0.0,
             0.05,
             format!(
-                "limit {} per hour, {} workers, replication link {} ms each way (PING {} ms): {} admitted on the primary ({} replies, {} calls lost at the kill), killed after {} admissions, replica promoted in {} ms, {} of {} admitted on it ({} errors): {} in all",
+                "limit {} per hour, {} workers, replication link {} ms each way (PING {} ms): {} admitted on the primary ({} replies, {} calls lost at the kill), killed and the replica promoted in {} ms, {} of {} admitted on it ({} errors): {} in all",
                 w.limit,
                 w.workers,
                 num(w.repl_delay_ms),
@@ -390,7 +390,6 @@ pub fn failover(r: &Rows) -> Vec<Judged> {
                 w.admitted_pre,
                 w.replies_pre,
                 w.lost_calls,
-                w.admitted_pre.min(w.limit),
                 num(w.failover_ms),
                 w.admitted_post,
                 w.post_sent,

@@ -21,7 +21,11 @@
 //! and every trial starts its own pair (a promotion cannot be undone).
 //! `strategies = ["*"]` is every strategy, narrowed to `--strategy` (the
 //! scorecard's probe); what the promoted replica holds is read for the
-//! fixed windows and token buckets only (NaN for other designs).
+//! fixed windows and token buckets only (NaN for other designs). With
+//! `hold_at_kill` (the probe) the workers stop sending to the primary once
+//! it has made `kill_at` admissions and wait for the promotion, so the
+//! failover lands at the same point of the window whatever the decision
+//! rate, and the kill happens with no traffic on the primary.
 
 // The rows and the analysis are compiled into limitbench-analysis (see
 // experiments/analyzers.rs); they are this experiment's all the same.
@@ -70,6 +74,9 @@ struct Params {
     wait_timeout_ms: u64,
     /// PINGs through the replication link's proxy for `repl_rtt_ms` (absent: 20).
     repl_rtt_samples: Option<u32>,
+    /// Stop sending to the primary at `kill_at` admissions (absent: no, the
+    /// workers send on until the primary is gone).
+    hold_at_kill: Option<bool>,
 }
 
 const PHASE_PRIMARY: u8 = 0;
@@ -131,8 +138,13 @@ async fn worker(
         now_us: Clock::system_now_us(),
         request_id: id,
     };
-    // On the primary until it dies (or the switch starts).
+    // On the primary until it dies (or the switch starts, or it has made
+    // `kill_at` admissions when holding).
+    let hold = p.hold_at_kill.unwrap_or(false);
     while sh.phase.load(Ordering::Acquire) == PHASE_PRIMARY {
+        if hold && sh.admitted.load(Ordering::Acquire) >= p.kill_at {
+            break;
+        }
         let t = Instant::now();
         let d = match strategy.decide(&mut conn, &req(next_request_id())).await {
             Ok(d) => d,

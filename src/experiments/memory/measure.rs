@@ -5,7 +5,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::{Fill, LogBytes, MemoryRow, Params};
+use super::{Fill, LogBytes, MemoryRow, OtherFill, Params};
 use crate::conn::Conn;
 use crate::error::{Error, Result};
 use crate::info;
@@ -259,35 +259,79 @@ async fn round_trips_per_decision(s: &dyn Strategy, addr: SocketAddr, limit: Lim
     Ok(conn.round_trips() - before)
 }
 
-/// Every client to its limit by `s`'s own decisions, one at a time (for a
-/// strategy whose decision is more than one round trip); the sample keys
-/// are found by client name.
-async fn fill_by_decisions(
-    s: &dyn Strategy,
-    p: &Params,
-    admin: &mut Connection,
-    addr: SocketAddr,
-    cell: &str,
-    limit: Limit,
-) -> Result<Vec<String>> {
-    let mut conn = Conn::connect(addr).await?;
-    let names: Vec<String> = (0..p.other_clients).map(client_name).collect();
-    for name in &names {
-        for _ in 0..p.other_fill_calls {
-            if let Err(e) = s.decide(&mut conn, &Request::now(name, limit)).await {
-                return Err(Error::Reply(format!("{cell}: an error while filling: {e}")));
+/// How a strategy cell's clients are filled: the strategy's captured
+/// request, pipelined; or, for a strategy whose decision is more than one
+/// round trip, its own decisions one at a time.
+enum StrategyFill {
+    Pipelined(Template),
+    Decisions(Arc<dyn Strategy>),
+}
+
+impl StrategyFill {
+    fn as_str(&self) -> &'static str {
+        match self {
+            StrategyFill::Pipelined(_) => "strategy-pipelined",
+            StrategyFill::Decisions(_) => "strategy",
+        }
+    }
+
+    /// Every client to its limit on a connection closed before returning;
+    /// the keys written (the sample is drawn from them).
+    async fn fill(
+        &self,
+        p: &Params,
+        admin: &mut Connection,
+        addr: SocketAddr,
+        cell: &str,
+        limit: Limit,
+    ) -> Result<Vec<String>> {
+        let calls = p.other_fill_calls;
+        match self {
+            StrategyFill::Pipelined(tpl) => {
+                let mut pipe = RawPipe::connect(addr).await?;
+                let reqs = (0..p.other_clients).flat_map(move |i| {
+                    (0..calls).map(move |c| (i, replay::ID_BASE + i * calls + c))
+                });
+                let out = replay::replay_pipelined(&mut pipe, tpl, reqs, 1000).await?;
+                drop(pipe);
+                if out.errors > 0 {
+                    return Err(Error::Reply(format!(
+                        "{cell}: {} errors while filling, first: {}",
+                        out.errors,
+                        out.first_error.unwrap_or_default()
+                    )));
+                }
+                // The keys the template wrote: render client i and read its key back from Redis.
+                (0..p.other_clients).map(|i| tpl.key(i)).collect()
+            }
+            StrategyFill::Decisions(s) => {
+                let mut conn = Conn::connect(addr).await?;
+                let names: Vec<String> = (0..p.other_clients).map(client_name).collect();
+                for name in &names {
+                    for _ in 0..calls {
+                        if let Err(e) = s.decide(&mut conn, &Request::now(name, limit)).await {
+                            return Err(Error::Reply(format!(
+                                "{cell}: an error while filling: {e}"
+                            )));
+                        }
+                    }
+                }
+                drop(conn);
+                let mut keys = Vec::new();
+                for name in &names {
+                    keys.extend(crate::check::keys_containing(admin, name).await?);
+                }
+                Ok(keys)
             }
         }
     }
-    drop(conn);
-    let mut keys = Vec::new();
-    for name in &names {
-        keys.extend(crate::check::keys_containing(admin, name).await?);
-    }
-    Ok(keys)
 }
 
-/// Bytes per client of another strategy, filled by its own requests.
+/// Bytes per client of another strategy, filled by its own requests. With
+/// `other_warmup` the same fill is made once before, unmeasured, and
+/// flushed: a fresh server's first fill also allocates what it keeps after
+/// FLUSHALL (tens of KB), which is much per client at the few clients of
+/// the scorecard's probe.
 pub(super) async fn strategy_bytes(
     ctx: &RunContext,
     p: &Params,
@@ -306,47 +350,27 @@ pub(super) async fn strategy_bytes(
     let limit = Limit::per_window(p.other_limit, p.window_ms);
     admin.call(&crate::args!["FLUSHALL", "SYNC"]).await?;
     s.prepare(admin).await?;
-    if round_trips_per_decision(s.as_ref(), addr, limit).await? > 1 {
-        admin.call(&crate::args!["FLUSHALL", "SYNC"]).await?;
-        tokio::time::sleep(SETTLE).await;
-        let before = used_memory(admin).await?;
-        let t0 = Instant::now();
-        let keys = fill_by_decisions(s.as_ref(), p, admin, addr, cell, limit).await?;
-        let row = MemoryRow {
-            fill: "strategy".into(),
-            ..strategy_row(ctx, p, cell, name)
+    let by_decisions = p.other_fill == Some(OtherFill::Decisions);
+    let fill = if by_decisions || round_trips_per_decision(s.as_ref(), addr, limit).await? > 1 {
+        StrategyFill::Decisions(s.clone())
+    } else {
+        let rule = match s.info().kind {
+            Kind::Transaction => AdmitRule::FirstIntAtMost(p.other_limit as i64),
+            _ => AdmitRule::FirstIntIsOne,
         };
-        return finish_bytes(admin, p, row, before, t0, &keys, false).await;
-    }
-    let rule = match s.info().kind {
-        Kind::Transaction => AdmitRule::FirstIntAtMost(p.other_limit as i64),
-        _ => AdmitRule::FirstIntIsOne,
+        StrategyFill::Pipelined(capture(s.as_ref(), limit, rule).await?)
     };
-    let tpl = capture(s.as_ref(), limit, rule).await?;
+    if p.other_warmup.unwrap_or(false) {
+        fill.fill(p, admin, addr, cell, limit).await?;
+    }
     admin.call(&crate::args!["FLUSHALL", "SYNC"]).await?;
     s.prepare(admin).await?;
     tokio::time::sleep(SETTLE).await;
     let before = used_memory(admin).await?;
     let t0 = Instant::now();
-    let mut pipe = RawPipe::connect(addr).await?;
-    let calls = p.other_fill_calls;
-    let reqs = (0..p.other_clients)
-        .flat_map(move |i| (0..calls).map(move |c| (i, replay::ID_BASE + i * calls + c)));
-    let out = replay::replay_pipelined(&mut pipe, &tpl, reqs, 1000).await?;
-    drop(pipe);
-    if out.errors > 0 {
-        return Err(Error::Reply(format!(
-            "{cell}: {} errors while filling, first: {}",
-            out.errors,
-            out.first_error.unwrap_or_default()
-        )));
-    }
-    // The keys the template wrote: render client i and read its key back from Redis.
-    let keys: Vec<String> = (0..p.other_clients)
-        .map(|i| tpl.key(i))
-        .collect::<Result<_>>()?;
+    let keys = fill.fill(p, admin, addr, cell, limit).await?;
     let row = MemoryRow {
-        fill: "strategy-pipelined".into(),
+        fill: fill.as_str().into(),
         ..strategy_row(ctx, p, cell, name)
     };
     finish_bytes(admin, p, row, before, t0, &keys, false).await

@@ -25,8 +25,9 @@
 //!   pipelined), for B3.3; a strategy that needs more than one round trip
 //!   per decision (check-then-act, WATCH/MULTI) cannot be replayed and is
 //!   filled by its own decisions, one at a time (the row's `fill` says
-//!   which). `other_strategies = ["*"]` is every strategy, narrowed to
-//!   `--strategy` (the scorecard's probe);
+//!   which; `other_fill = "decisions"` fills every strategy so). Every
+//!   strategy: `other_strategies = ["*"]`, narrowed to `--strategy` (the
+//!   scorecard's probe);
 //! - [`Cell::LogCpu`]: CPU per decision (B3.4) of logs of n entries
 //!   (listpack or skiplist depending on Z), every call an admission (trim +
 //!   ZADD), measured with the cost experiment's hot loop (Redis on CPU 0,
@@ -90,12 +91,31 @@ struct Params {
     other_clients: u64,
     other_limit: u64,
     other_fill_calls: u64,
+    /// Fill each strategy cell once, unmeasured, before its measured fill
+    /// (absent: no; the scorecard's probe, whose clients are few).
+    other_warmup: Option<bool>,
+    /// How the strategy cells are filled (absent: `pipelined`).
+    other_fill: Option<OtherFill>,
     cpu_sizes: Vec<u64>,
     cpu_clients: u64,
     cpu_conns: usize,
     cpu_run_s: f64,
     cpu_warmup_s: f64,
     samples: u64,
+}
+
+/// How a strategy cell's clients are filled: `pipelined`, the captured
+/// request replayed (its clock frozen at the capture: fine for the study's
+/// strategies, whose state does not hold the caller's time), falling back
+/// to `decisions` for a strategy of several round trips; or `decisions`,
+/// the strategy's own decisions one at a time on the real clock (the
+/// scorecard's probe, for any strategy, e.g. a log whose members are
+/// timestamps).
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum OtherFill {
+    Pipelined,
+    Decisions,
 }
 
 /// How a sliding log is filled for a bytes measurement.

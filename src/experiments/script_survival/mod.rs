@@ -377,10 +377,13 @@ struct ScriptSurvival {
 }
 
 impl ScriptSurvival {
-    /// The clients of `strategy` (`None`: the token bucket's study clients).
+    /// The clients of `strategy` (`None`: the token bucket's study clients,
+    /// in their order), in the order they run in each scenario: the clients
+    /// that may put the script into the server's cache (EVAL, and EVALSHA's
+    /// fallback to it) after those that find out whether it is there.
     fn clients(&self, ctx: &RunContext, strategy: Option<&str>) -> Result<Vec<Client>> {
         let name = strategy.unwrap_or("token-bucket");
-        let modes: Vec<String> = match (strategy, &self.p.client_modes) {
+        let mut modes: Vec<String> = match (strategy, &self.p.client_modes) {
             (None, _) | (Some(_), None) => CLIENT_MODES.iter().map(|m| m.to_string()).collect(),
             (Some(_), Some(m)) if m.iter().any(|x| x == "*") => {
                 let s = ctx.build_strategy(name, &Options::default())?;
@@ -388,6 +391,9 @@ impl ScriptSurvival {
             }
             (Some(_), Some(m)) => m.clone(),
         };
+        if strategy.is_some() {
+            modes.sort_by_key(|m| m == "eval" || m == "evalsha-fallback");
+        }
         if modes.is_empty() {
             let built = ctx.build_strategy(name, &Options::default())?;
             return Ok(vec![Client {
