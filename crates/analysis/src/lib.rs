@@ -28,7 +28,6 @@ pub mod claims;
 pub mod compare;
 #[path = "../../../src/experiments/analyzers.rs"]
 pub mod experiments;
-pub mod fidelity;
 pub mod figure;
 pub mod latency;
 pub mod report;
