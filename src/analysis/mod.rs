@@ -12,7 +12,7 @@
 //! - `figure.rs`: figures (panels of points with whiskers, the published
 //!   value and pass region, phases), written as SVG, PNG and CSV; `draw.rs`
 //!   draws them, `svg_text.rs` reads their text back for the figure test.
-//! - `report.rs`: report.md and the README's claims table.
+//! - `report.rs`: report.md and the claims table of docs/results.md.
 //! - `stats.rs`: mean/min/max/quantiles over trials.
 
 pub mod axes;
@@ -331,13 +331,14 @@ pub fn analyze(run_dir: &Path, claims_file: &Path) -> Result<Vec<Judged>> {
     let rows = claims::judge(&claims, measured, &size);
     claims::write_csv(&run_dir.join("claims.csv"), &rows)?;
     report::write_report(&run_dir.join("report.md"), &ctx, &rows, &sections)?;
+    // Links relative to docs/, where docs/results.md shows the reference run's table.
     let rel = run_dir
         .file_name()
-        .map(|n| format!("data/{}", n.to_string_lossy()))
+        .map(|n| format!("../data/{}", n.to_string_lossy()))
         .unwrap_or_default();
     std::fs::write(
         run_dir.join("claims-table.md"),
-        report::readme_table(&rows, &ctx.manifest, &rel, &ctx.figures.borrow()),
+        report::results_table(&rows, &ctx.manifest, &rel, &ctx.figures.borrow()),
     )
     .map_err(|e| Error::io("writing claims-table.md", e))?;
     Ok(rows)
