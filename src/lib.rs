@@ -1,34 +1,35 @@
 //! limitbench: how Redis-backed rate limiters behave, measured.
 //!
-//! Layout (the flow is `experiments/<name>.toml` -> `limitbench run` ->
-//! `data/<run-id>/*.csv` -> `limitbench analyze` -> claims, report, figures):
+//! The flow is `experiments/<name>.toml` -> `limitbench run` ->
+//! `data/<run-id>/*.csv` -> `limitbench analyze` -> claims, report, figures.
+//! This is the application crate, on top of the workspace's layers
+//! (docs/architecture.md):
 //!
-//! - `resp`: a minimal RESP2 connection (one request in flight, counted round trips).
-//! - `conn`: `Conn`, a single connection or a slot-routing cluster client.
-//! - `fleet`: the `redis-server` processes the harness owns, and their reaping.
-//! - `strategy`: the rate limiters (one file each, Lua in `lua/`), the script
-//!   invocation modes, and external (Lua + TOML) strategies.
-//! - `clock`: caller clocks with per-worker skew.
-//! - `check`: the correctness checks that `limitbench check` runs on any strategy.
+//! - `limitbench-base`: the error type, files, quantiles, histograms, paths;
+//! - `limitbench-core`: RESP, connections, the fleet of redis-servers, the
+//!   delay proxy, strategies, load (re-exported here under their names:
+//!   `limitbench::resp`, `limitbench::strategy`, ...);
+//! - `limitbench-plot`: the chart library;
+//! - `limitbench-analysis`: statistics, claims, the judge, tables, every
+//!   experiment's rows and analysis (here as `limitbench::analysis`).
+//!
+//! Its own modules:
+//!
+//! - `run`: the run engine (context, sweep of cells x trials, resume, manifest, seeds);
+//! - `experiments`: each experiment's run side, and the registry;
+//! - `scorecard`: every strategy against every property, from experiment cells;
+//! - `check`: the correctness checks that `limitbench check` runs on any strategy;
+//! - `app`: what the commands do (run experiments, analyze a run); the only
+//!   place the experiment list is walked.
 
-pub mod analysis;
+pub mod app;
 pub mod check;
-pub mod clock;
-pub mod conn;
-pub mod error;
 pub mod experiments;
-pub mod files;
-pub mod fleet;
-pub mod hdr;
-pub mod info;
-pub mod load;
-pub mod paths;
-pub mod pin;
-pub mod proxy;
-pub mod resp;
 pub mod run;
 pub mod scorecard;
-pub mod stats;
-pub mod strategy;
 
-pub use error::{Error, Result};
+pub use limitbench_analysis as analysis;
+pub use limitbench_base::{Error, Result};
+pub use limitbench_base::{error, files, hdr, paths, stats};
+pub use limitbench_core::args;
+pub use limitbench_core::{clock, conn, fleet, info, load, pin, proxy, resp, strategy};

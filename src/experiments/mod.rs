@@ -7,20 +7,23 @@
 //!   through the sweep engine (`run::sweep`), and its `EXPERIMENT` entry;
 //! - `rows.rs`: the rows it writes (`<name>.csv` and side tables), plain
 //!   serde types shared by the run and the analysis;
-//! - `analyze.rs`: rows -> metrics -> claim values -> figures and a report
-//!   section. It reads CSVs only and imports no Redis, fleet or load module
-//!   (`tests/layering.rs` fails if it does).
+//! - `analyze.rs` (or `analyze/`): rows -> metrics -> claim values ->
+//!   figures and a report section. It reads CSVs only: `rows.rs` and
+//!   `analyze` are compiled into `limitbench-analysis` (`analyzers.rs`),
+//!   which has no Redis, fleet or load module to import, so the compiler
+//!   refuses an analyzer that tries.
 //!
 //! Which claims an experiment's rows are evidence for is said once, in
 //! `analysis/claims.toml` (`experiment = "<name>"`).
 //!
 //! Adding an experiment: a new folder with those three files, its name in
-//! the `experiments!` list below (which declares the module and puts it in
-//! [`REGISTRY`]), and the TOML file; `baseline/` is the smallest complete
-//! one.
+//! the one list, `for_each_experiment!` in `analyzers.rs` (which declares
+//! its analysis side there and, through the `experiments!` callback below,
+//! its run side here and its place in [`REGISTRY`]), and the TOML file;
+//! `baseline/` is the smallest complete one.
 
 pub mod decisions;
-pub mod rows;
+pub use limitbench_analysis::experiments::rows;
 pub mod testbed;
 
 use std::future::Future;
@@ -28,8 +31,8 @@ use std::pin::Pin;
 
 pub use crate::run::{Progress, RunContext, Size};
 
-use crate::analysis::Analyzer;
 use crate::error::{Error, Result};
+use limitbench_analysis::Analyzer;
 
 pub type BoxFut<'a> = Pin<Box<dyn Future<Output = Result<()>> + 'a>>;
 
@@ -55,22 +58,7 @@ macro_rules! experiments {
     };
 }
 
-experiments!(
-    concurrency,
-    retries,
-    bursts,
-    skew,
-    replication,
-    cost,
-    memory,
-    stalls,
-    ts_member,
-    script_survival,
-    cluster,
-    fail_open,
-    failover,
-    baseline,
-);
+limitbench_analysis::for_each_experiment!(experiments);
 
 pub fn find(name: &str) -> Result<&'static Experiment> {
     REGISTRY

@@ -9,7 +9,8 @@ pub mod latency;
 pub mod manifest;
 pub mod noise;
 pub mod record;
-pub mod rows;
+/// The run's own row types are the analysis crate's (it reads them).
+pub use limitbench_analysis::rows;
 pub mod seeds;
 pub mod sweep;
 

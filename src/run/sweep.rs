@@ -27,30 +27,17 @@ use super::context::RunContext;
 use super::latency;
 use super::noise::NoiseSampler;
 use super::record::CsvAppender;
-use super::rows::LatencyRow;
 use crate::error::{Error, Result};
 use crate::fleet::reaper;
+use limitbench_analysis::rows::LatencyRow;
 
 /// The run's record of other processes' CPU per cell (see `run::noise`).
 pub const NOISE_CSV: &str = "noise.csv";
 
-/// A row that belongs to a (cell, trial): every main and side row has a
-/// `cell` column, which is how resume knows what is committed.
-pub trait Keyed {
-    fn cell(&self) -> &str;
-}
-
-/// Implements [`Keyed`] for row types with a `cell: String` field.
-#[macro_export]
-macro_rules! keyed {
-    ($($t:ty),+ $(,)?) => {
-        $(impl $crate::run::sweep::Keyed for $t {
-            fn cell(&self) -> &str {
-                &self.cell
-            }
-        })+
-    };
-}
+/// Row types name their (cell, trial) through [`Keyed`]; the trait and its
+/// `keyed!` macro live with the row types in the analysis crate.
+pub use limitbench_analysis::keyed;
+pub use limitbench_analysis::rows::Keyed;
 
 /// The side table of an experiment that has none.
 #[derive(Debug, Serialize)]

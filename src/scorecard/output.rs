@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use plotters::prelude::*;
+use limitbench_plot::grid::{Grid, GridCell, GridRow, write_grid_svg};
 
 use super::{Cell, PROPERTIES, Scorecard, Verdict, num};
 use crate::error::{Error, Result};
@@ -131,69 +131,45 @@ pub fn markdown(sc: &Scorecard) -> String {
     s
 }
 
-fn colour(v: Verdict) -> RGBColor {
+fn colour(v: Verdict) -> (u8, u8, u8) {
     match v {
-        Verdict::Pass => RGBColor(120, 200, 120),
-        Verdict::Warn => RGBColor(240, 200, 90),
-        Verdict::Fail => RGBColor(230, 110, 100),
-        Verdict::NotRun => RGBColor(220, 220, 220),
-        Verdict::Error => RGBColor(150, 120, 200),
+        Verdict::Pass => (120, 200, 120),
+        Verdict::Warn => (240, 200, 90),
+        Verdict::Fail => (230, 110, 100),
+        Verdict::NotRun => (220, 220, 220),
+        Verdict::Error => (150, 120, 200),
     }
 }
 
 /// The table as an SVG heatmap: one row per strategy, one column per property.
 pub fn svg(path: &Path, sc: &Scorecard) -> Result<()> {
-    let (lw, cw, rh, top) = (230i32, 92i32, 26i32, 120i32);
-    let w = lw + cw * PROPERTIES.len() as i32 + 10;
-    let h = top + rh * sc.results.len() as i32 + 40;
-    let root = SVGBackend::new(path, (w as u32, h as u32)).into_drawing_area();
-    let e = |e: &dyn std::fmt::Display| io(path, e);
-    root.fill(&WHITE).map_err(|x| e(&x))?;
-    let font = ("sans-serif", 12).into_font();
-    let small = ("sans-serif", 11).into_font();
-    root.draw(&Text::new(
-        format!("limitbench scorecard (size {}): green pass, yellow warn, red fail, grey not-run, purple error", sc.size),
-        (5, 5),
-        font.clone(),
-    ))
-    .map_err(|x| e(&x))?;
-    for (j, (p, _)) in PROPERTIES.iter().enumerate() {
-        let x = lw + cw * j as i32 + 4;
-        root.draw(&Text::new(
-            p.to_string(),
-            (x, top - 12),
-            small.clone().transform(FontTransform::Rotate270),
-        ))
-        .map_err(|x| e(&x))?;
-    }
-    for (i, r) in sc.results.iter().enumerate() {
-        let y = top + rh * i as i32;
-        root.draw(&Text::new(
-            format!("{} ({})", r.strategy, r.clock),
-            (5, y + 7),
-            font.clone(),
-        ))
-        .map_err(|x| e(&x))?;
-        for (j, (p, _)) in PROPERTIES.iter().enumerate() {
-            let x = lw + cw * j as i32;
-            let Some(c) = r.cells.iter().find(|c| c.property == *p) else {
-                continue;
-            };
-            root.draw(&Rectangle::new(
-                [(x, y), (x + cw - 2, y + rh - 2)],
-                colour(c.verdict).filled(),
-            ))
-            .map_err(|x| e(&x))?;
-            let label = match (c.verdict, c.value) {
-                (Verdict::NotRun, _) => "not-run".to_string(),
-                (Verdict::Error, _) => "error".to_string(),
-                (_, Some(v)) => num(v),
-                _ => String::new(),
-            };
-            root.draw(&Text::new(label, (x + 4, y + 7), small.clone()))
-                .map_err(|x| e(&x))?;
-        }
-    }
-    root.present().map_err(|x| e(&x))?;
-    Ok(())
+    let grid = Grid {
+        title: format!(
+            "limitbench scorecard (size {}): green pass, yellow warn, red fail, grey not-run, purple error",
+            sc.size
+        ),
+        columns: PROPERTIES.iter().map(|(p, _)| p.to_string()).collect(),
+        rows: sc
+            .results
+            .iter()
+            .map(|r| GridRow {
+                label: format!("{} ({})", r.strategy, r.clock),
+                cells: PROPERTIES
+                    .iter()
+                    .map(|(p, _)| {
+                        r.cells.iter().find(|c| c.property == *p).map(|c| GridCell {
+                            text: match (c.verdict, c.value) {
+                                (Verdict::NotRun, _) => "not-run".to_string(),
+                                (Verdict::Error, _) => "error".to_string(),
+                                (_, Some(v)) => num(v),
+                                _ => String::new(),
+                            },
+                            rgb: colour(c.verdict),
+                        })
+                    })
+                    .collect(),
+            })
+            .collect(),
+    };
+    write_grid_svg(path, &grid)
 }

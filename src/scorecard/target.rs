@@ -21,16 +21,7 @@ pub struct External {
 }
 
 /// The URL without its password, for printing and the header.
-pub fn redact(url: &str) -> String {
-    match (url.find("://"), url.rfind('@')) {
-        (Some(s), Some(at)) if at > s => {
-            let creds = &url[s + 3..at];
-            let user = creds.split(':').next().unwrap_or("");
-            format!("{}{}:***{}", &url[..s + 3], user, &url[at..])
-        }
-        _ => url.to_string(),
-    }
-}
+pub use crate::fleet::redact_url as redact;
 
 /// Parse a user-named URL, allow its address and register its credentials.
 fn register(url: &str) -> Result<SocketAddr> {

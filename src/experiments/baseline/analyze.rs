@@ -4,8 +4,8 @@
 use std::collections::BTreeMap;
 
 use super::rows::Row;
-use crate::analysis::table::{f, md_table};
-use crate::analysis::{AnalysisCtx, Measured, Section};
+use crate::table::{f, md_table};
+use crate::{AnalysisCtx, Measured, Section};
 use crate::error::Result;
 
 /// Per target: (trials, mean of medians, min of medians, max of medians).

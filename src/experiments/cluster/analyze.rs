@@ -9,10 +9,11 @@
 //! Unit tests of the metrics: `tests.rs` in this folder.
 
 use super::rows::Row;
-use crate::analysis::figure::{Axis, Figure, Panel, Pt, Reference, Series};
-use crate::analysis::stats::Summary;
-use crate::analysis::table::{distinct, error_core, f, md_table};
-use crate::analysis::{AnalysisCtx, Measured, Section};
+use crate::figure::{ClaimReference, SummaryPoint, WriteFigure};
+use crate::figure::{Axis, Figure, Panel, Pt, Reference, Series};
+use crate::stats::Summary;
+use crate::table::{distinct, error_core, f, md_table};
+use crate::{AnalysisCtx, Measured, Section};
 use crate::error::Result;
 
 /// The text between the first pair of single quotes in a claim statement.
@@ -107,10 +108,10 @@ pub fn b71(u: &UsersRows, published_error: Option<&str>) -> Option<Measured> {
             format!("cluster.csv kind=users nodes={main_n} variant=derived-plain flags=none; cluster-users.csv"),
         )
         .intervals(
-            vec![crate::analysis::stats::mean_ci(
+            vec![crate::stats::mean_ci(
                 &plain.iter().map(|r| r.fraction_ok).collect::<Vec<_>>(),
             )],
-            crate::analysis::stats::mean_ci_method(fr.n),
+            crate::stats::mean_ci_method(fr.n),
         )
         .condition("every failure carries the published error text", all_published)
         .condition("a user works exactly when the derived key is on the base key's node", same)

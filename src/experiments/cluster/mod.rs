@@ -23,8 +23,9 @@
 //! unfinished cell is set up and serves every cell of that size; a cell's
 //! setup is its strategy, loaded on every master.
 
-pub mod analyze;
-pub mod rows;
+// The rows and the analysis are compiled into limitbench-analysis (see
+// experiments/analyzers.rs); they are this experiment's all the same.
+pub use limitbench_analysis::experiments::cluster::{analyze, rows};
 #[cfg(test)]
 mod tests;
 

@@ -21,9 +21,10 @@
 //! (the server, the captured requests, the prefill, the pinning) is made
 //! only if a round is left to run.
 
-pub mod analyze;
 mod benchmark;
-pub mod rows;
+// The rows and the analysis are compiled into limitbench-analysis (see
+// experiments/analyzers.rs); they are this experiment's all the same.
+pub use limitbench_analysis::experiments::cost::{analyze, rows};
 #[cfg(test)]
 mod tests;
 

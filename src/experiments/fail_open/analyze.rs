@@ -8,10 +8,11 @@
 //! Unit tests of the metrics: `tests.rs` in this folder.
 
 use super::rows::{BinRow, SummaryRow};
-use crate::analysis::figure::{Axis, Figure, Panel, Pt, Reference, Series, Shade, num};
-use crate::analysis::stats::Summary;
-use crate::analysis::table::{distinct, f, md_table};
-use crate::analysis::{AnalysisCtx, Measured, Section};
+use crate::figure::{SummaryPoint, WriteFigure};
+use crate::figure::{Axis, Figure, Panel, Pt, Reference, Series, Shade, num};
+use crate::stats::Summary;
+use crate::table::{distinct, f, md_table};
+use crate::{AnalysisCtx, Measured, Section};
 use crate::error::Result;
 
 const PHASES: [&str; 4] = ["normal", "slow", "gone", "back"];

@@ -8,10 +8,11 @@
 //! Unit tests of the metrics: `tests.rs` in this folder.
 
 use super::rows::Row;
-use crate::analysis::figure::{Axis, Figure, Panel, Pt, Reference, Series};
-use crate::analysis::stats::Summary;
-use crate::analysis::table::{distinct, f, md_table};
-use crate::analysis::{AnalysisCtx, Measured, Section};
+use crate::figure::{SummaryPoint, WriteFigure};
+use crate::figure::{Axis, Figure, Panel, Pt, Reference, Series};
+use crate::stats::Summary;
+use crate::table::{distinct, f, md_table};
+use crate::{AnalysisCtx, Measured, Section};
 use crate::error::Result;
 
 /// A cell: (strategy, WAIT after each decision, replication delay as f64 bits).

@@ -20,8 +20,9 @@
 //! A cell is (strategy, wait, replication delay); its setup is the strategy,
 //! and every trial starts its own pair (a promotion cannot be undone).
 
-pub mod analyze;
-pub mod rows;
+// The rows and the analysis are compiled into limitbench-analysis (see
+// experiments/analyzers.rs); they are this experiment's all the same.
+pub use limitbench_analysis::experiments::failover::{analyze, rows};
 #[cfg(test)]
 mod tests;
 

@@ -12,8 +12,9 @@
 //! row per differing field. The caller-clock bucket runs too, as a contrast
 //! (its time comes from the caller, so it is trivially deterministic).
 
-pub mod analyze;
-pub mod rows;
+// The rows and the analysis are compiled into limitbench-analysis (see
+// experiments/analyzers.rs); they are this experiment's all the same.
+pub use limitbench_analysis::experiments::replication::{analyze, rows};
 #[cfg(test)]
 mod tests;
 

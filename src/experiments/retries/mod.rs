@@ -9,9 +9,10 @@
 //! budget counts the first try, so both are swept (`backoff_us`,
 //! `budget_includes_first`); the rows say which values each trial used.
 
-pub mod analyze;
 pub mod cells;
-pub mod rows;
+// The rows and the analysis are compiled into limitbench-analysis (see
+// experiments/analyzers.rs); they are this experiment's all the same.
+pub use limitbench_analysis::experiments::retries::{analyze, rows};
 #[cfg(test)]
 mod tests;
 

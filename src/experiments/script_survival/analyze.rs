@@ -8,10 +8,11 @@
 //! Unit tests of the metrics: `tests.rs` in this folder.
 
 use super::rows::Row;
-use crate::analysis::figure::{Axis, Figure, Panel, Pt, Reference, Series};
-use crate::analysis::stats::Summary;
-use crate::analysis::table::{distinct, md_table};
-use crate::analysis::{AnalysisCtx, Measured, Section};
+use crate::figure::{ClaimReference, SummaryPoint, WriteFigure};
+use crate::figure::{Axis, Figure, Panel, Pt, Reference, Series};
+use crate::stats::Summary;
+use crate::table::{distinct, md_table};
+use crate::{AnalysisCtx, Measured, Section};
 use crate::error::Result;
 
 /// The rows, selected by `replica-read-only` setting, scenario and check.
@@ -299,7 +300,7 @@ fn check_words(check: &str) -> String {
 /// check in a scenario: the script cache is lost on restart, replica and
 /// promotion, functions are kept, the EVAL fallback recovers; a read-only
 /// replica refuses every write (READONLY), whatever the claim.
-pub(super) fn expected(ro: &str, scenario: &str, check: &str) -> Option<f64> {
+pub fn expected(ro: &str, scenario: &str, check: &str) -> Option<f64> {
     let cache_kept = scenario == "primary";
     let writes = matches!(
         check,

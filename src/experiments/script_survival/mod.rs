@@ -22,8 +22,9 @@
 //! and every trial starts its own pair with it, so no trial sees a script
 //! cache or a promotion left by another.
 
-pub mod analyze;
-pub mod rows;
+// The rows and the analysis are compiled into limitbench-analysis (see
+// experiments/analyzers.rs); they are this experiment's all the same.
+pub use limitbench_analysis::experiments::script_survival::{analyze, rows};
 #[cfg(test)]
 mod tests;
 

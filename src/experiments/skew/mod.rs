@@ -20,8 +20,9 @@
 //! cell id `<strategy>/<setting>` (`Sweep::keys`), with every decision in
 //! the `history` side table.
 
-pub mod analyze;
-pub mod rows;
+// The rows and the analysis are compiled into limitbench-analysis (see
+// experiments/analyzers.rs); they are this experiment's all the same.
+pub use limitbench_analysis::experiments::skew::{analyze, rows};
 #[cfg(test)]
 mod tests;
 

@@ -12,10 +12,11 @@
 use std::collections::BTreeMap;
 
 use super::rows::StallRow;
-use crate::analysis::figure::{Axis, Figure, Panel, Pt, RefKind, Reference, Series, num};
-use crate::analysis::stats::{Summary, mean_ci, mean_ci_method};
-use crate::analysis::table::md_table;
-use crate::analysis::{AnalysisCtx, Measured, Section};
+use crate::figure::{ClaimReference, SummaryPoint, WriteFigure};
+use crate::figure::{Axis, Figure, Panel, Pt, RefKind, Reference, Series, num};
+use crate::stats::{Summary, mean_ci, mean_ci_method};
+use crate::table::md_table;
+use crate::{AnalysisCtx, Measured, Section};
 use crate::error::Result;
 
 /// Trim rows by log size.
@@ -25,7 +26,7 @@ pub(super) type Expiries<'a> = BTreeMap<(String, String, u64), Vec<&'a StallRow>
 
 // ---- metrics: rows -> numbers ----
 
-pub(super) fn trims_by_entries(rows: &[StallRow]) -> Trims<'_> {
+pub fn trims_by_entries(rows: &[StallRow]) -> Trims<'_> {
     let mut by_n: Trims = BTreeMap::new();
     for r in rows.iter().filter(|r| r.kind == "trim") {
         by_n.entry(r.entries).or_default().push(r);
@@ -33,7 +34,7 @@ pub(super) fn trims_by_entries(rows: &[StallRow]) -> Trims<'_> {
     by_n
 }
 
-pub(super) fn expiries_by_mode(rows: &[StallRow]) -> Expiries<'_> {
+pub fn expiries_by_mode(rows: &[StallRow]) -> Expiries<'_> {
     let mut by_mode: Expiries = BTreeMap::new();
     for r in rows.iter().filter(|r| r.kind == "expire") {
         let k = (
@@ -56,7 +57,7 @@ pub(super) fn slowlog_ms(v: &[&StallRow]) -> Summary {
 }
 
 /// B4.1: mean SLOWLOG ms at 100k and 1M entries, and their ratio.
-pub(super) fn b41_trim_growth(by_n: &Trims) -> Option<(Summary, Summary, f64)> {
+pub fn b41_trim_growth(by_n: &Trims) -> Option<(Summary, Summary, f64)> {
     let (a, b) = (by_n.get(&100_000)?, by_n.get(&1_000_000)?);
     let (sa, sb) = (slowlog_ms(a), slowlog_ms(b));
     let ratio = sb.mean / sa.mean;
@@ -64,7 +65,7 @@ pub(super) fn b41_trim_growth(by_n: &Trims) -> Option<(Summary, Summary, f64)> {
 }
 
 /// B4.1's growth per trial: SLOWLOG at 1M / at 100k, paired by trial.
-pub(super) fn b41_trial_ratios(by_n: &Trims) -> Vec<f64> {
+pub fn b41_trial_ratios(by_n: &Trims) -> Vec<f64> {
     let (Some(a), Some(b)) = (by_n.get(&100_000), by_n.get(&1_000_000)) else {
         return vec![];
     };
@@ -80,20 +81,20 @@ pub(super) fn b41_trial_ratios(by_n: &Trims) -> Vec<f64> {
 /// B4.1's band for "roughly linear growth" over 10x the entries, from the
 /// published times alone: from linear (10x) to as far above the published
 /// growth g as g is above linear (g^2/10); if g were below 10, mirrored.
-pub(super) fn b41_band(published_growth: f64) -> (f64, f64) {
+pub fn b41_band(published_growth: f64) -> (f64, f64) {
     let k = (published_growth / 10.0).max(10.0 / published_growth);
     (published_growth / k, published_growth * k)
 }
 
 /// Did every trimming call empty the log (leaving its own entry) and admit?
-pub(super) fn all_trimmed(rows: &[StallRow]) -> bool {
+pub fn all_trimmed(rows: &[StallRow]) -> bool {
     rows.iter()
         .filter(|r| r.kind == "trim")
         .all(|r| r.after_size == 1 && r.admitted == Some(true))
 }
 
 /// An expiry's stall: the worse of LATENCY's expire-del and expire-cycle, ms (0: none >= 1 ms).
-pub(super) fn expiry_stall_ms(r: &StallRow) -> f64 {
+pub fn expiry_stall_ms(r: &StallRow) -> f64 {
     r.latency_expire_del_ms
         .unwrap_or(0.0)
         .max(r.latency_expire_cycle_ms.unwrap_or(0.0))
@@ -101,7 +102,7 @@ pub(super) fn expiry_stall_ms(r: &StallRow) -> f64 {
 
 /// B4.2 at one placement of the background threads, at the biggest log.
 #[derive(Debug, PartialEq)]
-pub(super) struct Placement {
+pub struct Placement {
     /// `same` (as the main thread) or `cpuN`.
     pub bio: String,
     /// Worst expiry stall with lazyfree-lazy-expire no / yes, ms.
@@ -113,7 +114,7 @@ pub(super) struct Placement {
 }
 
 /// B4.2: the biggest log size, and each placement measured with both modes.
-pub(super) fn b42_by_placement(by_mode: &Expiries) -> (u64, Vec<Placement>) {
+pub fn b42_by_placement(by_mode: &Expiries) -> (u64, Vec<Placement>) {
     let biggest = by_mode.keys().map(|k| k.2).max().unwrap_or(0);
     let bios: Vec<String> = {
         let mut b: Vec<String> = by_mode.keys().map(|k| k.1.clone()).collect();
@@ -271,7 +272,7 @@ fn b41(ctx: &AnalysisCtx, by_n: &Trims, rows: &[StallRow]) -> Option<Measured> {
 /// B4.2's placement under the study's condition: Redis's background
 /// (lazy-free) thread free to run on another core than the main thread. The
 /// first placement on another CPU; `same` only if nothing else was measured.
-pub(super) fn b42_study_placement(per_bio: &[Placement]) -> Option<&Placement> {
+pub fn b42_study_placement(per_bio: &[Placement]) -> Option<&Placement> {
     per_bio
         .iter()
         .find(|p| p.bio != "same")
@@ -349,7 +350,7 @@ fn bio_short(bio: &str) -> String {
 }
 
 /// The first number after `key` in a published text (`"no: 57 ms"` -> 57).
-pub(super) fn number_after(text: &str, key: &str) -> Option<f64> {
+pub fn number_after(text: &str, key: &str) -> Option<f64> {
     let rest = &text[text.find(key)? + key.len()..];
     let start = rest.find(|c: char| c.is_ascii_digit())?;
     let digits: String = rest[start..]

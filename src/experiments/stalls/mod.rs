@@ -24,9 +24,10 @@
 //! involve background threads: they run once, on the first server.
 //! `measure.rs` holds what one trim or expiry does.
 
-pub mod analyze;
 mod measure;
-pub mod rows;
+// The rows and the analysis are compiled into limitbench-analysis (see
+// experiments/analyzers.rs); they are this experiment's all the same.
+pub use limitbench_analysis::experiments::stalls::{analyze, rows};
 #[cfg(test)]
 mod tests;
 

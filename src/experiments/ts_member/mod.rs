@@ -31,8 +31,9 @@
 //! drivers) sets up its strategy and its pool of driver connections once,
 //! and every trial uses a fresh client (key).
 
-pub mod analyze;
-pub mod rows;
+// The rows and the analysis are compiled into limitbench-analysis (see
+// experiments/analyzers.rs); they are this experiment's all the same.
+pub use limitbench_analysis::experiments::ts_member::{analyze, rows};
 #[cfg(test)]
 mod tests;
 

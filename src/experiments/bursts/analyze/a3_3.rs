@@ -7,10 +7,11 @@
 //! default (the fixed phases pooled, 1x) is the value, the rest alternatives.
 
 use super::{Trial, a3_3_trials};
-use crate::analysis::claims::Alternative;
-use crate::analysis::figure::{Axis, Figure, Panel, Pt, Reference, Series, num, pass_region};
-use crate::analysis::stats::{Summary, bootstrap_ci, mean_ci};
-use crate::analysis::{AnalysisCtx, Measured};
+use crate::figure::{ClaimReference, WriteFigure};
+use crate::claims::Alternative;
+use crate::figure::{Axis, Figure, Panel, Pt, Reference, Series, num, pass_region};
+use crate::stats::{Summary, bootstrap_ci, mean_ci};
+use crate::{AnalysisCtx, Measured};
 use crate::error::Result;
 
 /// The burst-phase value of the fixed phases pooled, e.g. `fixed:0+250+500+750`.

@@ -6,13 +6,14 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::super::rows::Row;
 use super::{Hist, Trial};
-use crate::analysis::AnalysisCtx;
-use crate::analysis::figure::{
+use crate::figure::{ClaimReference, SummaryPoint, WriteFigure};
+use crate::AnalysisCtx;
+use crate::figure::{
     Axis, Draw, Figure, Panel, Pt, Reference, Series, Shade, num, pass_region,
 };
-use crate::analysis::stats::Summary;
-use crate::analysis::table::distinct;
-use crate::analysis::window::{admission_times, min_span};
+use crate::stats::Summary;
+use crate::table::distinct;
+use crate::window::{admission_times, min_span};
 use crate::error::Result;
 
 /// A3.1: the ratio per lead (left) and, per lead, one trial's cumulative

@@ -17,11 +17,11 @@ use std::collections::{BTreeMap, BTreeSet};
 pub use a3_3::a3_3_sweep;
 
 use super::rows::{HistoryRow, Row};
-use crate::analysis::claims::value_text;
-use crate::analysis::stats::{Summary, bootstrap_ci};
-use crate::analysis::table::{distinct, f, md_table};
-use crate::analysis::window::{admission_times, by_trial, max_in_window, min_span};
-use crate::analysis::{AnalysisCtx, Measured, Section};
+use crate::claims::value_text;
+use crate::stats::{Summary, bootstrap_ci};
+use crate::table::{distinct, f, md_table};
+use crate::window::{admission_times, by_trial, max_in_window, min_span};
+use crate::{AnalysisCtx, Measured, Section};
 use crate::error::Result;
 
 /// One trial of one strategy, measured from its history.

@@ -8,11 +8,12 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::super::rows::Row;
 use super::CTA;
-use crate::analysis::claims::Alternative;
-use crate::analysis::figure::{Axis, Figure, Panel, Pt, Reference, Series, num, pass_region};
-use crate::analysis::stats::{Summary, mean_ci, mean_ci_method};
-use crate::analysis::table::{f, md_table};
-use crate::analysis::{AnalysisCtx, Measured};
+use crate::figure::{ClaimReference, SummaryPoint, WriteFigure};
+use crate::claims::Alternative;
+use crate::figure::{Axis, Figure, Panel, Pt, Reference, Series, num, pass_region};
+use crate::stats::{Summary, mean_ci, mean_ci_method};
+use crate::table::{f, md_table};
+use crate::{AnalysisCtx, Measured};
 use crate::error::Result;
 
 /// The worker counts A1.2 compares with the formula at the longest round trip.

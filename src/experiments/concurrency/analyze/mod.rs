@@ -19,11 +19,12 @@ pub use a1_2::{
 };
 
 use super::rows::Row;
-use crate::analysis::claims::Alternative;
-use crate::analysis::figure::{Axis, Figure, Panel, Pt, Reference, Series, num, pass_region};
-use crate::analysis::stats::{Summary, mean_ci, mean_ci_method};
-use crate::analysis::table::{f, md_table};
-use crate::analysis::{AnalysisCtx, Measured, Section};
+use crate::figure::{ClaimReference, SummaryPoint, WriteFigure};
+use crate::claims::Alternative;
+use crate::figure::{Axis, Figure, Panel, Pt, Reference, Series, num, pass_region};
+use crate::stats::{Summary, mean_ci, mean_ci_method};
+use crate::table::{f, md_table};
+use crate::{AnalysisCtx, Measured, Section};
 use crate::error::Result;
 
 pub(crate) const CTA: &str = "check-then-act";

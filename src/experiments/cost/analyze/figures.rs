@@ -7,14 +7,15 @@ use super::{
     STUDY_B, Variants, abusive_ratios, b21_split, cpu_vs_get, eval_vs_evalsha, fcall_vs_evalsha,
     multi_vs_lua, per_run, prefilled_difference,
 };
-use crate::analysis::AnalysisCtx;
-use crate::analysis::figure::{Axis, Figure, Panel, Pt, RefKind, Reference, Series, num};
-use crate::analysis::stats::Summary;
+use crate::figure::{ClaimReference, SummaryPoint, WriteFigure};
+use crate::AnalysisCtx;
+use crate::figure::{Axis, Figure, Panel, Pt, RefKind, Reference, Series, num};
+use crate::stats::Summary;
 use crate::error::Result;
 
 /// A variant id in words: `token-bucket|evalsha` -> `token-bucket (EVALSHA)`.
 pub fn words(id: &str) -> String {
-    crate::analysis::latency::key_words(id)
+    crate::latency::key_words(id)
 }
 
 /// B0: minutes per study-B experiment and their sum.
@@ -80,7 +81,7 @@ pub(super) fn lua(ctx: &AnalysisCtx, v: &Variants) -> Result<String> {
         "the Lua strategies (EVALSHA, uniform keys): CPU against GET, throughput, script time",
         format!(
             "Means over interleaved runs of {} s ({{n}} per point) with min-max whiskers over runs; x GET divides each run's CPU per decision by GET's mean; B2.2 and B2.3 are machine claims (the published values are the authors' machine's, judged on shape only).",
-            crate::analysis::figure::num(
+            crate::figure::num(
                 lua.iter()
                     .flat_map(|(_, l)| l.rows.iter().map(|r| r.wall_s))
                     .sum::<f64>()
@@ -189,7 +190,7 @@ pub(super) fn lua(ctx: &AnalysisCtx, v: &Variants) -> Result<String> {
         for i in 0..2 {
             p = p.reference(Reference::published(c, i).labelled(format!(
                 "B2.3 published: {} (machine claim)",
-                crate::analysis::report::micro(&c.published_text)
+                crate::report::micro(&c.published_text)
             )));
         }
     }
@@ -439,16 +440,16 @@ pub(super) fn split(ctx: &AnalysisCtx, v: &Variants) -> Result<String> {
 }
 
 /// B2.1's published range in the legend, with how it is judged.
-fn b21_label(c: &crate::analysis::claims::ClaimSpec) -> String {
+fn b21_label(c: &crate::claims::ClaimSpec) -> String {
     format!(
         "B2.1 published: {} (judged on shape: above GET, spread no wider than the published range's)",
-        crate::analysis::report::micro(&c.published_text)
+        crate::report::micro(&c.published_text)
     )
 }
 
 /// B6.1's published value `i` with its pass band in words.
-fn b61_ref(c: &crate::analysis::claims::ClaimSpec, i: usize, unit: &str) -> Reference {
-    let (_, band, rule) = crate::analysis::figure::pass_region(c, i);
+fn b61_ref(c: &crate::claims::ClaimSpec, i: usize, unit: &str) -> Reference {
+    let (_, band, rule) = crate::figure::pass_region(c, i);
     let r = Reference::published(c, i);
     // "2.5 µs" but "11%".
     let u = |v: f64| {
@@ -478,7 +479,7 @@ fn with_runs(x: f64, y: f64, runs: &[f64]) -> Pt {
 }
 
 /// The first percentage in a published text (`"1k-2k/s, >=42% busy"` -> 42).
-pub(crate) fn percent_in(text: &str) -> Option<f64> {
+pub fn percent_in(text: &str) -> Option<f64> {
     let end = text.find('%')?;
     let head = &text[..end];
     let start = head

@@ -20,17 +20,15 @@ mod lua;
 mod paired;
 mod tables;
 
-#[cfg(test)]
-pub(super) use figures::percent_in;
-pub use figures::words;
-pub(super) use paired::b21_split;
+pub use figures::{percent_in, words};
+pub use paired::b21_split;
 
 use paired::{ci, per_run};
 
 use super::rows::CostRow;
-use crate::analysis::claims::values_of;
-use crate::analysis::stats::{Summary, mean_ci_method};
-use crate::analysis::{AnalysisCtx, Measured, Section};
+use crate::claims::values_of;
+use crate::stats::{Summary, mean_ci_method};
+use crate::{AnalysisCtx, Measured, Section};
 use crate::error::Result;
 
 /// Study B's experiments, for B0's time sum.
@@ -74,13 +72,13 @@ impl Variant<'_> {
 }
 
 /// Rows grouped by variant (`cell`), with the order variants first appear.
-pub(super) struct Variants<'a> {
+pub struct Variants<'a> {
     by: BTreeMap<String, Variant<'a>>,
     order: Vec<String>,
 }
 
 impl<'a> Variants<'a> {
-    pub(super) fn of(rows: &'a [CostRow]) -> Self {
+    pub fn of(rows: &'a [CostRow]) -> Self {
         let mut by: BTreeMap<String, Variant> = BTreeMap::new();
         let mut order = Vec::new();
         for r in rows {
@@ -140,7 +138,7 @@ fn max_of(v: &[f64]) -> f64 {
 // ---- metrics: rows -> numbers ----
 
 /// B2.1: each Lua variant's mean CPU per decision / GET's; (GET's mean, [(variant, ratio)]).
-pub(super) fn cpu_vs_get(v: &Variants) -> Option<(f64, Vec<(String, f64)>)> {
+pub fn cpu_vs_get(v: &Variants) -> Option<(f64, Vec<(String, f64)>)> {
     let g = v.get("get")?.cpu().mean;
     let lua = v.lua();
     if lua.is_empty() || g.is_nan() || g <= 0.0 {
@@ -155,7 +153,7 @@ pub(super) fn cpu_vs_get(v: &Variants) -> Option<(f64, Vec<(String, f64)>)> {
 }
 
 /// The lowest Redis busy fraction of any Lua run (infinite if none).
-pub(super) fn lua_busy_min(v: &Variants) -> f64 {
+pub fn lua_busy_min(v: &Variants) -> f64 {
     v.lua()
         .iter()
         .flat_map(|(_, l)| l.rows.iter().map(|r| r.redis_busy_fraction))
@@ -163,13 +161,13 @@ pub(super) fn lua_busy_min(v: &Variants) -> f64 {
 }
 
 /// B2.2: mean decisions per second of each Lua variant.
-pub(super) fn lua_rates(v: &Variants) -> Vec<f64> {
+pub fn lua_rates(v: &Variants) -> Vec<f64> {
     v.lua().iter().map(|(_, l)| l.rate().mean).collect()
 }
 
 /// B2.3: each Lua variant's mean script time per call (commandstats) and
 /// mean Redis CPU per decision.
-pub(super) fn lua_script_times(v: &Variants) -> (Vec<f64>, Vec<f64>) {
+pub fn lua_script_times(v: &Variants) -> (Vec<f64>, Vec<f64>) {
     let lua = v.lua();
     (
         lua.iter()
@@ -181,7 +179,7 @@ pub(super) fn lua_script_times(v: &Variants) -> (Vec<f64>, Vec<f64>) {
 
 /// B2.4: MULTI's throughput against the Lua fixed window's, in %: on the
 /// means, and per run (paired by trial).
-pub(super) fn multi_vs_lua(v: &Variants) -> Option<(f64, Vec<f64>)> {
+pub fn multi_vs_lua(v: &Variants) -> Option<(f64, Vec<f64>)> {
     let (m, l) = (
         v.get("fixed-window-multi")?,
         v.get("fixed-window-lua|evalsha")?,
@@ -210,7 +208,7 @@ fn prefilled_logs<'v>(v: &'v Variants) -> Vec<&'v String> {
 
 /// B2.5: relative CPU difference between the first and last prefilled log,
 /// and the larger run-to-run relative sd of the two.
-pub(super) fn prefilled_difference(v: &Variants) -> Option<(f64, f64)> {
+pub fn prefilled_difference(v: &Variants) -> Option<(f64, f64)> {
     let swl = prefilled_logs(v);
     if swl.len() < 2 {
         return None;
@@ -222,7 +220,7 @@ pub(super) fn prefilled_difference(v: &Variants) -> Option<(f64, f64)> {
 
 /// B2.6: an abusive client (one key, nearly all refused) against normal traffic.
 #[derive(Debug, PartialEq)]
-pub(super) struct Abusive {
+pub struct Abusive {
     pub strategy: String,
     /// Redis CPU per decision, abusive over normal.
     pub ratio: f64,
@@ -232,7 +230,7 @@ pub(super) struct Abusive {
 }
 
 /// B2.6: every abusive variant with a normal EVALSHA twin.
-pub(super) fn abusive_ratios(v: &Variants) -> Vec<Abusive> {
+pub fn abusive_ratios(v: &Variants) -> Vec<Abusive> {
     let mut out = Vec::new();
     for (_, a) in v.in_order().filter(|(c, _)| c.ends_with("|abusive")) {
         let s = a.first().strategy.clone();
@@ -252,7 +250,7 @@ pub(super) fn abusive_ratios(v: &Variants) -> Vec<Abusive> {
 
 /// B6.1: EVAL's extra CPU per decision over EVALSHA (us) and the throughput
 /// it loses (%).
-pub(super) fn eval_vs_evalsha(v: &Variants) -> Option<(f64, f64)> {
+pub fn eval_vs_evalsha(v: &Variants) -> Option<(f64, f64)> {
     let (sha, ev) = (v.get("token-bucket|evalsha")?, v.get("token-bucket|eval")?);
     let extra = ev.cpu().mean - sha.cpu().mean;
     let lost = (1.0 - ev.rate().mean / sha.rate().mean) * 100.0;
@@ -261,7 +259,7 @@ pub(super) fn eval_vs_evalsha(v: &Variants) -> Option<(f64, f64)> {
 
 /// B6.1's FCALL check: |FCALL/EVALSHA - 1| of CPU per decision, and the
 /// noise it is held to (2 x the larger relative sd, at least 3%).
-pub(super) fn fcall_vs_evalsha(v: &Variants) -> Option<(f64, f64)> {
+pub fn fcall_vs_evalsha(v: &Variants) -> Option<(f64, f64)> {
     let (sha, fc) = (v.get("token-bucket|evalsha")?, v.get("token-bucket|fcall")?);
     let d = (fc.cpu().mean / sha.cpu().mean - 1.0).abs();
     let noise = (2.0 * rel_sd(&fc.cpu()).max(rel_sd(&sha.cpu()))).max(0.03);

@@ -11,7 +11,7 @@
 
 use super::super::rows::CostRow;
 use super::{Variant, Variants};
-use crate::analysis::stats::mean_ci;
+use crate::stats::mean_ci;
 
 /// `f(a_t, b_t)` for every run t both variants have.
 pub(super) fn per_run(a: &Variant, b: &Variant, f: impl Fn(&CostRow, &CostRow) -> f64) -> Vec<f64> {
@@ -65,7 +65,7 @@ fn rest_us(r: &CostRow) -> f64 {
 
 /// One variant's CPU per decision against GET's, split (B2.1).
 #[derive(Debug, Clone)]
-pub(crate) struct Split {
+pub struct Split {
     pub cell: String,
     /// Whole CPU per decision / GET's whole CPU per decision, per run.
     pub total: Est,
@@ -96,7 +96,7 @@ fn split_of(cell: &str, x: &Variant, g: &Variant) -> Split {
 
 /// B2.1: GET's own split (its parts as fractions of itself) and every Lua
 /// variant's, each per run against GET's CPU in the same run.
-pub(crate) fn b21_split(v: &Variants) -> Option<(Split, Vec<Split>)> {
+pub fn b21_split(v: &Variants) -> Option<(Split, Vec<Split>)> {
     let g = v.get("get")?;
     let lua = v.lua();
     if lua.is_empty() || g.rows.is_empty() {

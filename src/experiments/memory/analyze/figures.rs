@@ -6,8 +6,9 @@
 use super::super::rows::MemoryRow;
 use super::verdicts::SWEEP_FIGURE;
 use super::{Est, LogCells};
-use crate::analysis::AnalysisCtx;
-use crate::analysis::figure::{Axis, Figure, Panel, Pt, Reference, Series, num};
+use crate::figure::{ClaimReference, WriteFigure};
+use crate::AnalysisCtx;
+use crate::figure::{Axis, Figure, Panel, Pt, Reference, Series, num};
 use crate::error::Result;
 
 /// A member length in words (0 is the strategy's own member, the request id).

@@ -22,9 +22,9 @@ mod tables;
 mod verdicts;
 
 use super::rows::MemoryRow;
-use crate::analysis::claims::{Check, Verdict, verdict};
-use crate::analysis::stats::mean_ci;
-use crate::analysis::{AnalysisCtx, Measured, Section};
+use crate::claims::{Check, Verdict, verdict};
+use crate::stats::mean_ci;
+use crate::{AnalysisCtx, Measured, Section};
 use crate::error::Result;
 
 /// Would `v` alone pass claim `id`'s check (`claims::verdict`: published
@@ -62,7 +62,7 @@ fn is_direct_log(r: &MemoryRow) -> bool {
 
 /// A claim's value over trials: the mean and its 95% interval.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub(super) struct Est {
+pub struct Est {
     pub v: f64,
     pub lo: f64,
     pub hi: f64,
@@ -70,7 +70,7 @@ pub(super) struct Est {
 }
 
 impl Est {
-    pub(super) fn of(xs: &[f64]) -> Option<Est> {
+    pub fn of(xs: &[f64]) -> Option<Est> {
         let xs: Vec<f64> = xs.iter().copied().filter(|x| x.is_finite()).collect();
         if xs.is_empty() {
             return None;
@@ -86,22 +86,22 @@ impl Est {
 }
 
 /// The directly filled sliding logs, one cell per (member_len, Z, limit).
-pub(super) struct LogCells<'a> {
+pub struct LogCells<'a> {
     /// (member_len, z, limit) -> every trial of the cell with the most
     /// clients (the main cell), in trial order.
     runs: BTreeMap<(usize, u64, u64), Vec<&'a MemoryRow>>,
     /// (member_len, z, limit) -> the first trial of the main cell.
     main: BTreeMap<(usize, u64, u64), &'a MemoryRow>,
     /// Member lengths measured, ascending.
-    pub(super) member_lens: Vec<usize>,
+    pub member_lens: Vec<usize>,
     /// Limits measured past the cliff at Z=128 (L > 128), ascending.
-    pub(super) past: Vec<u64>,
+    pub past: Vec<u64>,
     /// The member length the run flagged as its default (older runs: none).
     flagged: Option<usize>,
 }
 
 impl<'a> LogCells<'a> {
-    pub(super) fn of(rows: &'a [MemoryRow]) -> Self {
+    pub fn of(rows: &'a [MemoryRow]) -> Self {
         let mut best: BTreeMap<(usize, u64, u64), (u64, &str)> = BTreeMap::new();
         for r in rows.iter().filter(|r| is_direct_log(r)) {
             let k = (r.member_len, r.zset_max_listpack_entries, r.limit);
@@ -140,7 +140,7 @@ impl<'a> LogCells<'a> {
         }
     }
 
-    pub(super) fn get(&self, m: usize, z: u64, l: u64) -> Option<&'a MemoryRow> {
+    pub fn get(&self, m: usize, z: u64, l: u64) -> Option<&'a MemoryRow> {
         self.main.get(&(m, z, l)).copied()
     }
 
@@ -150,7 +150,7 @@ impl<'a> LogCells<'a> {
     }
 
     /// The member lengths other than the default (the sensitivity sweep).
-    pub(super) fn others(&self) -> Vec<usize> {
+    pub fn others(&self) -> Vec<usize> {
         let d = self.default_member_len();
         self.member_lens
             .iter()
@@ -161,14 +161,14 @@ impl<'a> LogCells<'a> {
 
     /// The member length claims are judged at: the one the run flagged as
     /// its default, else (older runs) the smallest measured.
-    pub(super) fn default_member_len(&self) -> usize {
+    pub fn default_member_len(&self) -> usize {
         self.flagged
             .or_else(|| self.member_lens.first().copied())
             .unwrap_or(0)
     }
 
     /// B3.1: bytes per entry of a log of 128 (a listpack), over trials.
-    pub(super) fn b31(&self, m: usize) -> Option<Est> {
+    pub fn b31(&self, m: usize) -> Option<Est> {
         let v: Vec<f64> = self
             .trials(m, 128, 128)
             .iter()
@@ -177,13 +177,13 @@ impl<'a> LogCells<'a> {
         Est::of(&v)
     }
 
-    pub(super) fn b31_bytes_per_entry(&self, m: usize) -> Option<f64> {
+    pub fn b31_bytes_per_entry(&self, m: usize) -> Option<f64> {
         self.b31(m).map(|e| e.v)
     }
 
     /// B3.2: bytes per client at L=129 over L=128 (the jump past the cliff),
     /// per trial (trial i of 129 over trial i of 128).
-    pub(super) fn b32(&self, m: usize) -> Option<Est> {
+    pub fn b32(&self, m: usize) -> Option<Est> {
         let (a, b) = (self.trials(m, 128, 129), self.trials(m, 128, 128));
         let v: Vec<f64> = a
             .iter()
@@ -193,7 +193,7 @@ impl<'a> LogCells<'a> {
         Est::of(&v)
     }
 
-    pub(super) fn b32_jump(&self, m: usize) -> Option<f64> {
+    pub fn b32_jump(&self, m: usize) -> Option<f64> {
         self.b32(m).map(|e| e.v)
     }
 
@@ -212,7 +212,7 @@ impl<'a> LogCells<'a> {
             .collect()
     }
 
-    pub(super) fn b33_bytes_per_entry(&self, m: usize) -> Vec<(u64, f64)> {
+    pub fn b33_bytes_per_entry(&self, m: usize) -> Vec<(u64, f64)> {
         self.b33(m).into_iter().map(|(l, e)| (l, e.v)).collect()
     }
 
@@ -226,12 +226,12 @@ impl<'a> LogCells<'a> {
         Est::of(&v)
     }
 
-    pub(super) fn b43_mb_per_client(&self, m: usize) -> Option<f64> {
+    pub fn b43_mb_per_client(&self, m: usize) -> Option<f64> {
         self.b43(m).map(|e| e.v)
     }
 
     /// B3.4's cliff at each Z: (Z, row at L=Z, row at L=Z+1, jump), where both were measured.
-    pub(super) fn cliffs(
+    pub fn cliffs(
         &self,
         m: usize,
         zs: &[u64],
@@ -252,7 +252,7 @@ fn cliff_ok(a: &MemoryRow, b: &MemoryRow, jump: f64) -> bool {
 
 /// Strategy-filled cells against the direct fill at the same limit, member
 /// length, clients and Z: (strategy row, direct row, difference in %).
-pub(super) fn verify_differences(rows: &[MemoryRow]) -> Vec<(&MemoryRow, &MemoryRow, f64)> {
+pub fn verify_differences(rows: &[MemoryRow]) -> Vec<(&MemoryRow, &MemoryRow, f64)> {
     let direct: Vec<&MemoryRow> = rows.iter().filter(|r| is_direct_log(r)).collect();
     rows.iter()
         .filter(|r| r.fill == "strategy")
@@ -279,7 +279,7 @@ fn stable(r: &&&MemoryRow) -> bool {
 
 /// B3.4: at the largest log size with both encodings (stable through the
 /// window): (n, the worst listpack's and the best skiplist's CPU per decision).
-pub(super) fn listpack_vs_skiplist(cpu: &[&MemoryRow]) -> Option<(u64, f64, f64)> {
+pub fn listpack_vs_skiplist(cpu: &[&MemoryRow]) -> Option<(u64, f64, f64)> {
     let ns = sorted_distinct(cpu.iter().map(|r| r.fill_per_client).collect());
     let at = |n: u64, enc: &'static str| {
         cpu.iter()
@@ -298,7 +298,7 @@ pub(super) fn listpack_vs_skiplist(cpu: &[&MemoryRow]) -> Option<(u64, f64, f64)
 type SizeCpu = (u64, f64);
 
 /// B3.4: (size, CPU per decision) of the smallest and the largest stable listpack.
-pub(super) fn listpack_growth(cpu: &[&MemoryRow]) -> (Option<SizeCpu>, Option<SizeCpu>) {
+pub fn listpack_growth(cpu: &[&MemoryRow]) -> (Option<SizeCpu>, Option<SizeCpu>) {
     let lp = || {
         cpu.iter()
             .filter(stable)

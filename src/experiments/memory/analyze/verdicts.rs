@@ -7,9 +7,9 @@
 
 use super::super::rows::MemoryRow;
 use super::{Est, LogCells, cliff_ok, listpack_growth, listpack_vs_skiplist};
-use crate::analysis::claims::Alternative;
-use crate::analysis::stats::mean_ci_method;
-use crate::analysis::{AnalysisCtx, Measured};
+use crate::claims::Alternative;
+use crate::stats::mean_ci_method;
+use crate::{AnalysisCtx, Measured};
 
 /// The figure that draws the member-length sweep (`figures::member_sweep`).
 pub(super) const SWEEP_FIGURE: &str = "b3-member-len-sweep";
@@ -88,7 +88,7 @@ fn claim(
 }
 
 /// B3.1: a full listpack (L=128), bytes per entry.
-fn b31(cells: &LogCells) -> Option<Measured> {
+pub fn b31(cells: &LogCells) -> Option<Measured> {
     let m0 = cells.default_member_len();
     let r = cells.get(m0, 128, 128)?;
     claim(
@@ -116,7 +116,7 @@ fn b31(cells: &LogCells) -> Option<Measured> {
 }
 
 /// B3.2: the jump from L=128 to L=129.
-fn b32(cells: &LogCells) -> Option<Measured> {
+pub fn b32(cells: &LogCells) -> Option<Measured> {
     let m0 = cells.default_member_len();
     let (a, b) = (cells.get(m0, 128, 129)?, cells.get(m0, 128, 128)?);
     claim(

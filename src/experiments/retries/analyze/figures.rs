@@ -9,10 +9,11 @@ use super::{
     A2_1_BUDGET, A2_2_BUDGET, Details, Groups, WORKERS, a2_1, a2_2, lockstep_admitted,
     lockstep_slowdown, longest, summary,
 };
-use crate::analysis::AnalysisCtx;
-use crate::analysis::figure::{Axis, Figure, Panel, Pt, Reference, Series, num};
-use crate::analysis::stats::{Summary, mean_ci};
-use crate::analysis::table::{f, md_table};
+use crate::figure::{ClaimReference, SummaryPoint, WriteFigure};
+use crate::AnalysisCtx;
+use crate::figure::{Axis, Figure, Panel, Pt, Reference, Series, num};
+use crate::stats::{Summary, mean_ci};
+use crate::table::{f, md_table};
 use crate::error::Result;
 use crate::experiments::concurrency::rows::Row as ConcurrencyRow;
 

@@ -15,8 +15,8 @@ mod figures;
 use std::collections::BTreeMap;
 
 use super::rows::Row;
-use crate::analysis::stats::Summary;
-use crate::analysis::{AnalysisCtx, Measured, Section};
+use crate::stats::Summary;
+use crate::{AnalysisCtx, Measured, Section};
 use crate::error::Result;
 use crate::experiments::concurrency::rows::Row as ConcurrencyRow;
 
@@ -228,7 +228,7 @@ pub fn a2_2(g: &Groups) -> Vec<Slowdown> {
         if let Some(l) = g.baseline.get(&(*rtt, d.workers)) {
             let lua = summary(l, |r| r.wall_ms).mean;
             let w = values(v, |r| r.wall_ms);
-            let (lo, hi) = crate::analysis::stats::mean_ci(&w);
+            let (lo, hi) = crate::stats::mean_ci(&w);
             s.ratios.push((
                 *rtt,
                 Summary::of(&w).mean / lua,

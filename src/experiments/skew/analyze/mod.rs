@@ -14,12 +14,13 @@ use std::collections::BTreeMap;
 pub use sweep::{a4_1_sweep, a4_2_sweep, capacity_s, measured_a4_1, measured_a4_2};
 
 use super::rows::{HistoryRow, Row};
-use crate::analysis::claims::value_text;
-use crate::analysis::figure::{Axis, Figure, Panel, Pt, Reference, Series, num};
-use crate::analysis::stats::Summary;
-use crate::analysis::table::{f, md_table};
-use crate::analysis::window::{by_trial, ideal_bucket};
-use crate::analysis::{AnalysisCtx, Measured, Section};
+use crate::figure::{ClaimReference, SummaryPoint, WriteFigure};
+use crate::claims::value_text;
+use crate::figure::{Axis, Figure, Panel, Pt, Reference, Series, num};
+use crate::stats::Summary;
+use crate::table::{f, md_table};
+use crate::window::{by_trial, ideal_bucket};
+use crate::{AnalysisCtx, Measured, Section};
 use crate::error::Result;
 
 pub(crate) const CALLER: &str = "token-bucket-caller-clock";

@@ -12,10 +12,11 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::super::rows::Row;
 use super::{CALLER, Pair, a4_3, worst_by_skew};
-use crate::analysis::claims::Alternative;
-use crate::analysis::figure::{Axis, Figure, Panel, Pt, Reference, Series, num};
-use crate::analysis::stats::{Summary, bootstrap_ci, mean_ci, mean_ci_method};
-use crate::analysis::{AnalysisCtx, Measured};
+use crate::figure::{ClaimReference, SummaryPoint, WriteFigure};
+use crate::claims::Alternative;
+use crate::figure::{Axis, Figure, Panel, Pt, Reference, Series, num};
+use crate::stats::{Summary, bootstrap_ci, mean_ci, mean_ci_method};
+use crate::{AnalysisCtx, Measured};
 use crate::error::Result;
 
 /// The skew both sweeps are read at (the study's ±1 s).

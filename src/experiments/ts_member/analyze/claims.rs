@@ -6,10 +6,10 @@
 use rand::{RngExt, SeedableRng};
 
 use super::{OpenRows, Sender, fill_share, filled, mean_some, model, pct, ratios};
-use crate::analysis::claims::Alternative;
-use crate::analysis::stats::{Summary, mean_ci, mean_ci_method};
-use crate::analysis::table::f;
-use crate::analysis::{ClaimSpec, Measured};
+use crate::claims::Alternative;
+use crate::stats::{Summary, mean_ci, mean_ci_method};
+use crate::table::f;
+use crate::{ClaimSpec, Measured};
 use crate::experiments::ts_member::rows::Row;
 
 /// The rates B5.1 reports, in its order.
@@ -288,7 +288,7 @@ pub fn clock_diff_at(o: &OpenRows, s: Sender, rates: &[f64]) -> Option<ClockDiff
         .filter(|x| x.is_finite())
         .collect();
     stats.sort_by(|a, b| a.total_cmp(b));
-    let q = |p: f64| crate::analysis::stats::quantile(&stats, p);
+    let q = |p: f64| crate::stats::quantile(&stats, p);
     Some(ClockDiff {
         value,
         interval: (q(0.025), q(0.975)),

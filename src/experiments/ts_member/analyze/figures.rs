@@ -5,10 +5,11 @@
 
 use super::claims::{B51_RATES, clock_diff_at};
 use super::{OpenRows, Sender, fill_share, model, ratios};
-use crate::analysis::AnalysisCtx;
-use crate::analysis::figure::{Axis, Figure, Panel, Pt, Reference, Series, num, pass_region};
-use crate::analysis::stats::{Summary, mean_ci};
-use crate::analysis::table::distinct;
+use crate::figure::{ClaimReference, SummaryPoint, WriteFigure};
+use crate::AnalysisCtx;
+use crate::figure::{Axis, Figure, Panel, Pt, Reference, Series, num, pass_region};
+use crate::stats::{Summary, mean_ci};
+use crate::table::distinct;
 use crate::error::Result;
 use crate::experiments::ts_member::rows::Row;
 
@@ -189,7 +190,7 @@ pub fn poisson_model(ctx: &AnalysisCtx, o: &OpenRows) -> Result<String> {
 }
 
 /// One legend entry for B5.1's three published values and their bands.
-fn published_label(c: &crate::analysis::ClaimSpec) -> String {
+fn published_label(c: &crate::ClaimSpec) -> String {
     format!(
         "B5.1 published: {}; shaded: passes (within ±{}%, ±{}%, ±{}% at 100, 1,000, 10,000/s)",
         c.published_text,

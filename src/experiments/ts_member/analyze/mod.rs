@@ -16,10 +16,10 @@ pub mod model;
 use std::collections::BTreeSet;
 
 use super::rows::Row;
-use crate::analysis::claims::{value_text, values_of};
-use crate::analysis::stats::Summary;
-use crate::analysis::table::{distinct, f, md_table};
-use crate::analysis::{AnalysisCtx, ClaimSpec, Measured, Section};
+use crate::claims::{value_text, values_of};
+use crate::stats::Summary;
+use crate::table::{distinct, f, md_table};
+use crate::{AnalysisCtx, ClaimSpec, Measured, Section};
 use crate::error::Result;
 pub use claims::{b51, b51_band, b52, b53, b54};
 

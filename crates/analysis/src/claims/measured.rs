@@ -1,0 +1,168 @@
+//! What an analyzer hands the judge for one claim: the value at the setup as
+//! the study states it (our defaults for what it leaves unstated), its 95%
+//! interval over trials, and the same quantity at other values of the
+//! unstated details it depends on (the sensitivity sweep), so the judge can
+//! say `pass`, `pass-inferred` (with the detail named) or `fail` (with the
+//! range tried).
+
+/// Values of unstated details, e.g. `[("member_len", "26")]`.
+pub type Setting = Vec<(String, String)>;
+
+/// Build a `Setting` from string pairs.
+pub fn setting(pairs: &[(&str, &str)]) -> Setting {
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+/// A value an analyzer computed for one claim, with its evidence.
+#[derive(Debug, Clone, Default)]
+pub struct Measured {
+    pub id: String,
+    /// The value(s) the check compares with the published one(s), elementwise.
+    pub values: Vec<f64>,
+    /// How to show it: e.g. `128.4 (min 119, max 139, n=20)`.
+    pub display: String,
+    /// File and filter the value comes from.
+    pub evidence: String,
+    /// Conditions that must hold too (for shape/behaviour claims, they decide).
+    pub conditions: Vec<(String, bool)>,
+    /// What differs and the likely reason, for the report (esp. on a fail).
+    pub note: String,
+    /// 95% interval of each value over trials (same order as `values`);
+    /// empty: the check is applied to the point value alone.
+    pub intervals: Vec<(f64, f64)>,
+    /// How the intervals were computed, e.g. "bootstrap 95% of the mean, n=20".
+    pub interval_method: String,
+    /// The unstated details `values` were measured at (our defaults).
+    pub setting: Setting,
+    /// The same quantity at other values of those details.
+    pub sweep: Vec<Alternative>,
+    /// File stem under `figures/` of the figure that draws the sweep.
+    pub sweep_figure: Option<String>,
+    /// Why no swept value reproduces, if none does: a short model.
+    pub model: String,
+}
+
+impl Measured {
+    pub fn new(
+        id: &str,
+        values: Vec<f64>,
+        display: impl Into<String>,
+        evidence: impl Into<String>,
+    ) -> Self {
+        Measured {
+            id: id.into(),
+            values,
+            display: display.into(),
+            evidence: evidence.into(),
+            ..Default::default()
+        }
+    }
+    pub fn condition(mut self, what: impl Into<String>, holds: bool) -> Self {
+        self.conditions.push((what.into(), holds));
+        self
+    }
+    pub fn note(mut self, n: impl Into<String>) -> Self {
+        self.note = n.into();
+        self
+    }
+    /// The 95% intervals of `values`, in order, and how they were computed.
+    pub fn intervals(mut self, iv: Vec<(f64, f64)>, method: impl Into<String>) -> Self {
+        self.intervals = iv;
+        self.interval_method = method.into();
+        self
+    }
+    /// The unstated details the main values were measured at.
+    pub fn setting(mut self, pairs: &[(&str, &str)]) -> Self {
+        self.setting = setting(pairs);
+        self
+    }
+    /// One more point of the sensitivity sweep.
+    pub fn alternative(mut self, a: Alternative) -> Self {
+        self.sweep.push(a);
+        self
+    }
+    pub fn sweep_figure(mut self, stem: impl Into<String>) -> Self {
+        self.sweep_figure = Some(stem.into());
+        self
+    }
+    pub fn model(mut self, why: impl Into<String>) -> Self {
+        self.model = why.into();
+        self
+    }
+    /// The conditions that do not hold, in order.
+    pub fn failed_conditions(&self) -> Vec<&str> {
+        self.conditions
+            .iter()
+            .filter(|c| !c.1)
+            .map(|c| c.0.as_str())
+            .collect()
+    }
+}
+
+/// The values measured for claim `id` among `out` (empty: not measured).
+pub fn values_of(out: &[Measured], id: &str) -> Vec<f64> {
+    out.iter()
+        .find(|m| m.id == id)
+        .map(|m| m.values.clone())
+        .unwrap_or_default()
+}
+
+/// Value `i` measured for claim `id` with `d` decimals, as a finding quotes
+/// it (`n/a`: not measured).
+pub fn value_text(out: &[Measured], id: &str, i: usize, d: usize) -> String {
+    values_of(out, id)
+        .get(i)
+        .map(|v| crate::table::f(*v, d))
+        .unwrap_or_else(|| "n/a".into())
+}
+
+/// The claim's quantity at one other setting of the unstated details.
+#[derive(Debug, Clone, Default)]
+pub struct Alternative {
+    pub setting: Setting,
+    pub values: Vec<f64>,
+    /// 95% intervals of `values` (empty: point values).
+    pub intervals: Vec<(f64, f64)>,
+    pub display: String,
+    /// Conditions that must hold at this setting too.
+    pub conditions: Vec<(String, bool)>,
+}
+
+impl Alternative {
+    pub fn new(pairs: &[(&str, &str)], values: Vec<f64>, display: impl Into<String>) -> Self {
+        Alternative {
+            setting: setting(pairs),
+            values,
+            display: display.into(),
+            ..Default::default()
+        }
+    }
+    pub fn intervals(mut self, iv: Vec<(f64, f64)>) -> Self {
+        self.intervals = iv;
+        self
+    }
+    pub fn condition(mut self, what: impl Into<String>, holds: bool) -> Self {
+        self.conditions.push((what.into(), holds));
+        self
+    }
+    /// The details this setting changes from `defaults` (an alternative may
+    /// restate our defaults beside what it varies).
+    pub fn own(&self, defaults: &Setting) -> Setting {
+        self.setting
+            .iter()
+            .filter(|kv| !defaults.contains(kv))
+            .cloned()
+            .collect()
+    }
+}
+
+/// "member_len=26, backoff=full-jitter".
+pub fn setting_text(s: &Setting) -> String {
+    s.iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}

@@ -1,0 +1,228 @@
+//! The claims table and the verdicts.
+//!
+//! `analysis/claims.toml` holds, per claim ID, the published value, the unit,
+//! the check and its tolerance. Analyzers return `Measured` values computed
+//! from raw rows; `judge` applies the check. A claim nobody measured is
+//! `not-run`.
+
+use std::path::Path;
+
+use serde::Deserialize;
+
+use crate::error::{Error, Result};
+
+mod judge;
+mod measured;
+mod region;
+mod table;
+pub use judge::{Judged, Verdict, judge, swept_range, value_passes, verdict};
+pub use measured::{Alternative, Measured, Setting, setting_text, value_text, values_of};
+pub use region::pass_region;
+pub use table::{interval_text, reproduced, short, sweep_text, write_csv};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Check {
+    Equals,
+    WithinAbs,
+    WithinRel,
+    InRange,
+    AtMost,
+    AtLeast,
+    Shape,
+    Behaviour,
+}
+
+impl Check {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Check::Equals => "equals",
+            Check::WithinAbs => "within_abs",
+            Check::WithinRel => "within_rel",
+            Check::InRange => "in_range",
+            Check::AtMost => "at_most",
+            Check::AtLeast => "at_least",
+            Check::Shape => "shape",
+            Check::Behaviour => "behaviour",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum Num {
+    One(f64),
+    Many(Vec<f64>),
+}
+
+impl Num {
+    pub fn values(&self) -> Vec<f64> {
+        match self {
+            Num::One(v) => vec![*v],
+            Num::Many(v) => v.clone(),
+        }
+    }
+    pub fn at(&self, i: usize) -> f64 {
+        match self {
+            Num::One(v) => *v,
+            Num::Many(v) => v.get(i).copied().unwrap_or(f64::NAN),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClaimSpec {
+    pub id: String,
+    pub study: String,
+    pub experiment: String,
+    pub statement: String,
+    pub kind: String,
+    pub unit: String,
+    pub published: Num,
+    pub published_text: String,
+    pub check: Check,
+    pub tolerance: Num,
+    pub metric: String,
+    /// Sizes at which the claim is measured (default: every size). A claim
+    /// about the full run (trial counts, run time) is `not-run` at the others.
+    #[serde(default)]
+    pub sizes: Option<Vec<String>>,
+    /// What the claim is: `reproduction` (default) counts in the tally;
+    /// `study` (describes the study, e.g. its trial count) and `policy` (the
+    /// harness's own choice) are reported apart from it.
+    #[serde(default = "default_tally")]
+    pub tally: String,
+}
+
+fn default_tally() -> String {
+    "reproduction".into()
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ClaimsFile {
+    claim: Vec<ClaimSpec>,
+}
+
+/// Read the claims table; every claim must name one of `experiments`.
+pub fn load(path: &Path, experiments: &[&str]) -> Result<Vec<ClaimSpec>> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Error::io(format!("reading {}", path.display()), e))?;
+    let f: ClaimsFile = toml::from_str(&text).map_err(|e| Error::Manifest {
+        file: path.to_path_buf(),
+        field: "(TOML syntax)".into(),
+        problem: e.to_string(),
+    })?;
+    for c in &f.claim {
+        if !matches!(c.tally.as_str(), "reproduction" | "study" | "policy") {
+            return Err(Error::Manifest {
+                file: path.to_path_buf(),
+                field: format!("claim {} tally", c.id),
+                problem: format!("`{}` is not one of reproduction, study, policy", c.tally),
+            });
+        }
+        if !experiments.contains(&c.experiment.as_str()) {
+            return Err(Error::Manifest {
+                file: path.to_path_buf(),
+                field: format!("claim {} experiment", c.id),
+                problem: format!("no experiment named `{}`", c.experiment),
+            });
+        }
+    }
+    Ok(f.claim)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(check: Check, published: Num, tolerance: Num) -> ClaimSpec {
+        ClaimSpec {
+            id: "X".into(),
+            study: "A".into(),
+            experiment: "e".into(),
+            statement: String::new(),
+            kind: "portable".into(),
+            unit: String::new(),
+            published,
+            published_text: String::new(),
+            check,
+            tolerance,
+            metric: String::new(),
+            sizes: None,
+            tally: "reproduction".into(),
+        }
+    }
+
+    #[test]
+    fn checks_compare_as_documented() {
+        let m = |v: Vec<f64>| Measured::new("X", v, "", "");
+        assert_eq!(
+            verdict(
+                &spec(Check::WithinAbs, Num::One(60.0), Num::One(10.0)),
+                &m(vec![52.0])
+            ),
+            Verdict::Pass
+        );
+        assert_eq!(
+            verdict(
+                &spec(Check::WithinAbs, Num::One(60.0), Num::One(10.0)),
+                &m(vec![49.0])
+            ),
+            Verdict::Fail
+        );
+        assert_eq!(
+            verdict(
+                &spec(Check::InRange, Num::Many(vec![2.0, 3.0]), Num::One(0.2)),
+                &m(vec![1.7, 3.5])
+            ),
+            Verdict::Pass
+        );
+        assert_eq!(
+            verdict(
+                &spec(Check::InRange, Num::Many(vec![2.0, 3.0]), Num::One(0.2)),
+                &m(vec![1.5])
+            ),
+            Verdict::Fail
+        );
+        assert_eq!(
+            verdict(
+                &spec(
+                    Check::WithinRel,
+                    Num::Many(vec![1.0, 10.0]),
+                    Num::Many(vec![0.1, 0.3])
+                ),
+                &m(vec![1.05, 12.5])
+            ),
+            Verdict::Pass
+        );
+        assert_eq!(
+            verdict(
+                &spec(Check::Equals, Num::One(0.0), Num::One(0.0)),
+                &m(vec![0.0]).condition("exact", false)
+            ),
+            Verdict::Fail
+        );
+        assert_eq!(
+            verdict(
+                &spec(Check::Behaviour, Num::One(1.0), Num::One(0.0)),
+                &m(vec![]).condition("NOSCRIPT", true)
+            ),
+            Verdict::Pass
+        );
+        assert_eq!(
+            verdict(
+                &spec(Check::Shape, Num::One(1.0), Num::One(0.0)),
+                &m(vec![5.0])
+            ),
+            Verdict::Fail
+        );
+        let rows = judge(
+            &[spec(Check::Equals, Num::One(0.0), Num::One(0.0))],
+            vec![],
+            "full",
+        );
+        assert_eq!(rows[0].verdict, Verdict::NotRun);
+    }
+}

@@ -1,0 +1,110 @@
+//! Figures for the analysis: the chart library's model (`limitbench-plot`,
+//! which knows no claims) and what turns claims and trial summaries into
+//! what it draws: a claim's published value with the band where its check
+//! holds ([`ClaimReference`]), a point from a summary over trials
+//! ([`SummaryPoint`]), and writing a figure into a run with its entry in the
+//! claims table ([`WriteFigure`]). Import the traits with the model
+//! (`use crate::figure::*` or by name).
+
+pub use limitbench_plot::figure::*;
+
+pub use crate::claims::pass_region;
+use crate::claims::{Check, ClaimSpec};
+use crate::error::Result;
+use crate::stats::Summary;
+use crate::{AnalysisCtx, FigureInfo};
+
+/// A claim's published value as a reference line with its passing band.
+pub trait ClaimReference: Sized {
+    fn published(spec: &ClaimSpec, i: usize) -> Self;
+    fn published_scaled(spec: &ClaimSpec, i: usize, k: f64) -> Self;
+}
+
+impl ClaimReference for Reference {
+    /// The claim's `i`-th published value and the region its check passes,
+    /// with a legend label saying both.
+    fn published(spec: &ClaimSpec, i: usize) -> Self {
+        let (value, band, rule) = pass_region(spec, i);
+        let label = if band.is_none() {
+            format!(
+                "{} published: {} (judged on its shape, not on this value)",
+                spec.id,
+                crate::report::micro(&spec.published_text)
+            )
+        } else {
+            format!(
+                "{} published: {}; shaded: passes ({rule})",
+                spec.id,
+                crate::report::micro(&spec.published_text)
+            )
+        };
+        Reference {
+            kind: RefKind::Published,
+            label,
+            value,
+            band,
+            x: None,
+            lines: if spec.check == Check::InRange {
+                vec![spec.published.at(0), spec.published.at(1)]
+            } else {
+                vec![]
+            },
+        }
+    }
+    /// The published value `i` scaled (e.g. a fraction shown in %), same rule.
+    fn published_scaled(spec: &ClaimSpec, i: usize, k: f64) -> Self {
+        let mut r = Reference::published(spec, i);
+        r.value = r.value.map(|v| v * k);
+        r.band = r.band.map(|(a, b)| (a * k, b * k));
+        r.lines = r.lines.iter().map(|v| v * k).collect();
+        r
+    }
+}
+
+/// A point from a summary over trials: mean, min..max, n.
+pub trait SummaryPoint {
+    fn summary(x: f64, s: &Summary) -> Self;
+}
+
+impl SummaryPoint for Pt {
+    fn summary(x: f64, s: &Summary) -> Self {
+        Pt::spread(x, s.mean, s.min, s.max, s.n)
+    }
+}
+
+/// Writing a figure into a run folder, recorded for the claims table.
+pub trait WriteFigure {
+    fn write(&self, ctx: &AnalysisCtx) -> Result<String>;
+    fn write_if_any(&self, ctx: &AnalysisCtx) -> Result<String>;
+}
+
+impl WriteFigure for Figure {
+    /// Write SVG, PNG and CSV into the run's figures/, record the figure for
+    /// the claims table, and return its markdown (image, caption, links).
+    fn write(&self, ctx: &AnalysisCtx) -> Result<String> {
+        if self.points() == 0 {
+            // A partial run: say so instead of drawing an empty figure.
+            ctx.warnings.borrow_mut().push(format!(
+                "figure {} has no data points in this run; not drawn",
+                self.name
+            ));
+            return Ok(String::new());
+        }
+        self.write_to(&ctx.figures_dir)?;
+        ctx.figures.borrow_mut().push(FigureInfo {
+            file: format!("figures/{}.png", self.name),
+            claims: self.claims.clone(),
+            title: self.full_title(),
+        });
+        Ok(self.markdown())
+    }
+
+    /// [`Figure::write`] for a figure a run may rightly leave empty: with no
+    /// points, nothing is written and nothing is said.
+    fn write_if_any(&self, ctx: &AnalysisCtx) -> Result<String> {
+        if self.points() == 0 {
+            return Ok(String::new());
+        }
+        self.write(ctx)
+    }
+}

@@ -1,0 +1,411 @@
+//! limitbench's analysis: reads only the CSVs of a run folder (never Redis:
+//! this crate depends on no Redis client, no tokio and no part of the
+//! measuring side), recomputes every claim, judges it, and writes
+//! `claims.csv`, `report.md` and `figures/`.
+//!
+//! - `claims`: the claims table (`analysis/claims.toml`: published value,
+//!   unit, check, tolerance, kind) and the judge. Published figures live in
+//!   that file only.
+//! - `experiments`: every experiment's `rows.rs` and `analyze` code, compiled
+//!   here from the experiment's own folder (`src/experiments/<name>/`), so
+//!   the compiler, not a test, keeps an analyzer away from Redis: rows ->
+//!   metrics -> claim values -> figures and a report section. Missing CSV ->
+//!   its claims are `not-run`.
+//! - `figure`: the chart library (`limitbench-plot`) plus what turns a
+//!   claim into a published reference and its passing band.
+//! - `table.rs`: markdown tables and number formatting for report sections.
+//! - `report.rs`: report.md and the claims table of docs/results.md;
+//!   `latency.rs`: the decision-latency section; `compare.rs`: two runs side
+//!   by side.
+//! - `stats.rs`: mean/min/max/quantiles and intervals over trials;
+//!   `window.rs`: the most admitted in any window of an admission history.
+//! - `rows`: the rows the run itself writes beside the experiments' (noise,
+//!   latency histograms, admission histories) and the [`rows::Keyed`] trait.
+//!
+//! [`analyze`] takes the experiments' analyzers as an argument: the list of
+//! experiments is walked only by the application (`limitbench::app`).
+
+pub mod claims;
+pub mod compare;
+#[path = "../../../src/experiments/analyzers.rs"]
+pub mod experiments;
+pub mod fidelity;
+pub mod figure;
+pub mod latency;
+pub mod report;
+pub mod rows;
+pub mod stats;
+pub mod table;
+pub mod window;
+
+pub use limitbench_base::{error, files, hdr};
+pub use limitbench_plot as plot;
+
+use std::path::{Path, PathBuf};
+
+use serde::de::DeserializeOwned;
+
+use crate::error::{Error, Result};
+
+pub use claims::{ClaimSpec, Judged, Measured, Verdict};
+
+/// What an analyzer gets: where the run's CSVs are, where figures go.
+pub struct AnalysisCtx {
+    pub run_dir: PathBuf,
+    pub figures_dir: PathBuf,
+    pub claims: Vec<ClaimSpec>,
+    pub manifest: serde_json::Value,
+    /// Problems that did not stop the analysis (a torn last line), for
+    /// stderr and the report.
+    pub warnings: std::cell::RefCell<Vec<String>>,
+    /// Every figure written, for the claims table's links.
+    pub figures: std::cell::RefCell<Vec<FigureInfo>>,
+}
+
+/// A written figure: its PNG (relative to the run folder), the claims it
+/// supports and its title.
+#[derive(Debug, Clone)]
+pub struct FigureInfo {
+    pub file: String,
+    pub claims: Vec<String>,
+    pub title: String,
+}
+
+impl AnalysisCtx {
+    pub fn csv_path(&self, name: &str) -> PathBuf {
+        self.run_dir.join(name)
+    }
+
+    /// All rows of `name` (e.g. `concurrency.csv`, or its compressed form
+    /// `concurrency.csv.zst` or `.csv.gz`) as `T`; `Ok(None)` if none exists (the
+    /// experiment did not run).
+    ///
+    /// A torn last line (no newline at the end, the only damage a kill can
+    /// do) is skipped with a warning; any other row that does not parse is an
+    /// error naming the file and line.
+    pub fn read_csv<T: DeserializeOwned>(&self, name: &str) -> Result<Option<Vec<T>>> {
+        let Some(p) = crate::files::find_table(&self.run_dir, name) else {
+            return Ok(None);
+        };
+        let bytes = crate::files::read_maybe_compressed(&p)?;
+        let (rows, torn) =
+            parse_csv_rows(&bytes).map_err(|e| Error::Other(format!("{}: {e}", p.display())))?;
+        if let Some(line) = torn {
+            self.warnings.borrow_mut().push(format!(
+                "{}: line {line} is torn (no newline at the end, as a kill leaves it); skipped",
+                p.display()
+            ));
+        }
+        Ok(Some(rows))
+    }
+
+    /// Path of a figure file, and the relative link for report.md.
+    pub fn figure(&self, file: &str) -> (PathBuf, String) {
+        (self.figures_dir.join(file), format!("figures/{file}"))
+    }
+
+    pub fn claim(&self, id: &str) -> Option<&ClaimSpec> {
+        self.claims.iter().find(|c| c.id == id)
+    }
+}
+
+/// Parse CSV bytes (with a header) into rows. A last line without its
+/// newline was torn by a kill (rows are appended whole, newline last): it is
+/// dropped even if what is left of it parses, and its line number returned.
+/// Any other row that does not parse is an error naming the line.
+pub fn parse_csv_rows<T: DeserializeOwned>(
+    bytes: &[u8],
+) -> std::result::Result<(Vec<T>, Option<u64>), String> {
+    let (body, torn) = match bytes.iter().rposition(|&b| b == b'\n') {
+        _ if bytes.is_empty() || bytes.ends_with(b"\n") => (bytes, None),
+        Some(i) => (
+            &bytes[..=i],
+            Some(bytes[..=i].iter().filter(|&&b| b == b'\n').count() as u64 + 1),
+        ),
+        None => return Err("line 1: the header is torn (no newline)".into()),
+    };
+    let mut rdr = csv::ReaderBuilder::new().flexible(false).from_reader(body);
+    let mut out = Vec::new();
+    for r in rdr.deserialize::<T>() {
+        match r {
+            Ok(v) => out.push(v),
+            Err(e) => {
+                let line = e.position().map(|p| p.line()).unwrap_or(0);
+                return Err(format!("line {line}: {}", csv_error_text(&e)));
+            }
+        }
+    }
+    Ok((out, torn))
+}
+
+fn csv_error_text(e: &csv::Error) -> String {
+    match e.kind() {
+        csv::ErrorKind::UnequalLengths {
+            expected_len, len, ..
+        } => {
+            format!("{len} fields where the header has {expected_len}")
+        }
+        csv::ErrorKind::Deserialize { err, .. } => match err.field() {
+            Some(f) => format!("column {}: {}", f + 1, err.kind()),
+            None => err.kind().to_string(),
+        },
+        _ => e.to_string(),
+    }
+}
+
+/// An experiment's report section (markdown, figures linked relatively).
+#[derive(Debug, Clone, Default)]
+pub struct Section {
+    pub experiment: String,
+    /// One line: what the run shows, from its own numbers.
+    pub finding: String,
+    /// Figure(s), caption and a compact table.
+    pub markdown: String,
+    /// Long tables, printed at the end of the report.
+    pub appendix: String,
+}
+
+impl Section {
+    pub fn new(experiment: &str, markdown: impl Into<String>) -> Self {
+        Section {
+            experiment: experiment.to_string(),
+            markdown: markdown.into(),
+            ..Default::default()
+        }
+    }
+    pub fn finding(mut self, f: impl Into<String>) -> Self {
+        self.finding = f.into();
+        self
+    }
+    pub fn appendix(mut self, a: impl Into<String>) -> Self {
+        self.appendix = a.into();
+        self
+    }
+}
+
+pub type Analyzer = fn(&AnalysisCtx) -> Result<(Vec<Measured>, Section)>;
+
+/// Cells during which other processes took more than this many cores.
+pub const NOISE_WARN_CORES: f64 = 0.10;
+
+/// The noisy-neighbour section: cells where other processes took more
+/// than a tenth of a core while the cell was measured (from `noise.csv`).
+fn noise_section(ctx: &AnalysisCtx) -> Result<Option<Section>> {
+    use crate::rows::NoiseRow;
+    let Some(rows) = ctx.read_csv::<NoiseRow>("noise.csv")? else {
+        return Ok(None);
+    };
+    let noisy: Vec<&NoiseRow> = rows
+        .iter()
+        .filter(|r| r.other_cpu_cores_mean > NOISE_WARN_CORES)
+        .collect();
+    let mut md = format!(
+        "## Noisy neighbours\n\nOther processes' CPU was sampled while each of {} cells ran \
+         (`noise.csv`). ",
+        rows.len()
+    );
+    if noisy.is_empty() {
+        md +=
+            &format!("In none did they take more than {NOISE_WARN_CORES} of a core on average.\n");
+    } else {
+        md += &format!(
+            "**Warning:** in {} cells they took more than {NOISE_WARN_CORES} of a core on average; \
+             timings of these cells may be disturbed:\n\n",
+            noisy.len()
+        );
+        let table: Vec<Vec<String>> = noisy
+            .iter()
+            .take(40)
+            .map(|r| {
+                vec![
+                    r.experiment.clone(),
+                    r.cell.clone(),
+                    format!("{:.2}", r.other_cpu_cores_mean),
+                    format!("{:.2}", r.other_cpu_cores_max),
+                    r.busiest_other.clone(),
+                ]
+            })
+            .collect();
+        md += &table::md_table(
+            &[
+                "experiment",
+                "cell",
+                "other CPU, mean (cores)",
+                "max (cores)",
+                "busiest other process",
+            ],
+            &table,
+        );
+        if noisy.len() > 40 {
+            md += &format!("\n({} more in noise.csv)\n", noisy.len() - 40);
+        }
+        ctx.warnings.borrow_mut().push(format!(
+            "{} cells ran while other processes took more than {NOISE_WARN_CORES} of a core (see the report's noisy-neighbour section)",
+            noisy.len()
+        ));
+    }
+    Ok(Some(Section::new("noise", md)))
+}
+
+/// A run folder's manifest; a folder without one is not a run.
+fn read_manifest(run_dir: &Path) -> Result<serde_json::Value> {
+    let p = run_dir.join("manifest.json");
+    let text = std::fs::read_to_string(&p).map_err(|e| {
+        Error::Other(format!(
+            "{} is not a run folder: cannot read {} ({e})",
+            run_dir.display(),
+            p.display()
+        ))
+    })?;
+    serde_json::from_str(&text)
+        .map_err(|e| Error::Other(format!("{}: not valid JSON: {e}", p.display())))
+}
+
+/// One experiment's analysis, as the application lists them.
+#[derive(Clone, Copy)]
+pub struct ExperimentAnalysis {
+    pub name: &'static str,
+    pub analyze: Analyzer,
+}
+
+/// Analyze a run folder: claims.csv, report.md, figures/. `experiments` is
+/// every experiment in report order (the application's registry).
+pub fn analyze(
+    run_dir: &Path,
+    claims_file: &Path,
+    experiments: &[ExperimentAnalysis],
+) -> Result<Vec<Judged>> {
+    let names: Vec<&str> = experiments.iter().map(|e| e.name).collect();
+    let claims = claims::load(claims_file, &names)?;
+    let figures_dir = run_dir.join("figures");
+    // Nothing is written into a folder that is not a run.
+    let _ = read_manifest(run_dir)?;
+    std::fs::create_dir_all(&figures_dir).map_err(|e| Error::io("creating figures/", e))?;
+    let manifest = read_manifest(run_dir)?;
+    let ctx = AnalysisCtx {
+        run_dir: run_dir.to_path_buf(),
+        figures_dir,
+        claims: claims.clone(),
+        manifest,
+        warnings: Default::default(),
+        figures: Default::default(),
+    };
+    let mut measured: Vec<Measured> = Vec::new();
+    let mut sections = Vec::new();
+    let mut failures = Vec::new();
+    for e in experiments {
+        let name = e.name;
+        match (e.analyze)(&ctx) {
+            Ok((m, s)) => {
+                // A claim ID is joined by its text: one the claims table
+                // does not list is a wiring error, never a silent drop.
+                for x in m.iter().filter(|x| !claims.iter().any(|c| c.id == x.id)) {
+                    failures.push(format!(
+                        "{name}: measured claim `{}`, which {} does not list",
+                        x.id,
+                        claims_file.display()
+                    ));
+                }
+                measured.extend(m);
+                sections.push(s);
+            }
+            Err(e) => failures.push(format!("{name}: {e}")),
+        }
+    }
+    match latency::section(&ctx, &names) {
+        Ok(Some(section)) => sections.push(section),
+        Ok(None) => {}
+        Err(e) => failures.push(format!("latency: {e}")),
+    }
+    // The scorecard (`limitbench scorecard`, run by run_all.sh into the same
+    // folder) is its own table: the report shows it as written.
+    if let Ok(card) = std::fs::read_to_string(run_dir.join("scorecard.md")) {
+        sections.push(Section::new(
+            "scorecard",
+            format!(
+                "Every strategy against every property the studies measured, each cell measured in this run \
+                 (`scorecard.csv` has the value, unit, threshold and detail of every cell).\n\n{}",
+                card.lines().skip_while(|l| l.starts_with("# ")).collect::<Vec<_>>().join("\n")
+            ),
+        ));
+    }
+    if let Some(section) = noise_section(&ctx)? {
+        sections.push(section);
+    }
+    let mut warnings = ctx.warnings.borrow().clone();
+    warnings.sort();
+    warnings.dedup();
+    for w in &warnings {
+        eprintln!("limitbench: warning: {w}");
+    }
+    if !warnings.is_empty() {
+        sections.push(Section::new(
+            "warnings",
+            format!(
+                "## Warnings from the analysis\n\n{}\n",
+                warnings
+                    .iter()
+                    .map(|w| format!("- {w}\n"))
+                    .collect::<String>()
+            ),
+        ));
+    }
+    if !failures.is_empty() {
+        return Err(Error::Other(format!(
+            "the analysis of {} failed; claims.csv and report.md were not written:\n  {}",
+            run_dir.display(),
+            failures.join("\n  ")
+        )));
+    }
+    let size = ctx.manifest["size"].as_str().unwrap_or("?").to_string();
+    let rows = claims::judge(&claims, measured, &size);
+    claims::write_csv(&run_dir.join("claims.csv"), &rows)?;
+    report::write_report(&run_dir.join("report.md"), &ctx, &rows, &sections)?;
+    // Links relative to docs/, where docs/results.md shows the reference run's table.
+    let rel = run_dir
+        .file_name()
+        .map(|n| format!("../data/{}", n.to_string_lossy()))
+        .unwrap_or_default();
+    std::fs::write(
+        run_dir.join("claims-table.md"),
+        report::results_table(&rows, &ctx.manifest, &rel, &ctx.figures.borrow()),
+    )
+    .map_err(|e| Error::io("writing claims-table.md", e))?;
+    Ok(rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, serde::Deserialize, PartialEq)]
+    struct R {
+        cell: String,
+        n: u64,
+    }
+
+    #[test]
+    fn a_torn_last_line_is_dropped_even_if_it_parses() {
+        let (rows, torn) = parse_csv_rows::<R>(b"cell,n\na,1\nb,2").unwrap();
+        assert_eq!(
+            rows,
+            vec![R {
+                cell: "a".into(),
+                n: 1
+            }]
+        );
+        assert_eq!(torn, Some(3));
+        let (rows, torn) = parse_csv_rows::<R>(b"cell,n\na,1\n").unwrap();
+        assert_eq!(rows.len(), 1);
+        assert_eq!(torn, None);
+    }
+
+    #[test]
+    fn ragged_and_mistyped_rows_are_errors_with_their_line() {
+        let e = parse_csv_rows::<R>(b"cell,n\na,1\nb\nc,3\n").unwrap_err();
+        assert!(e.starts_with("line 3:"), "{e}");
+        assert!(e.contains("1 fields where the header has 2"), "{e}");
+        let e = parse_csv_rows::<R>(b"cell,n\na,x\n").unwrap_err();
+        assert!(e.starts_with("line 2:") && e.contains("column 2"), "{e}");
+    }
+}

@@ -1,0 +1,53 @@
+//! Rows the run itself writes, beside the experiments' own: plain serde
+//! types that the analysis reads too, and [`Keyed`], which every row type
+//! implements (its `cell` column is how a resumed run knows what is
+//! committed, and how the analysis groups trials).
+
+use serde::{Deserialize, Serialize};
+
+/// A row that belongs to a (cell, trial): every main and side row has a
+/// `cell` column.
+pub trait Keyed {
+    fn cell(&self) -> &str;
+}
+
+/// Implements [`Keyed`] for row types with a `cell: String` field.
+#[macro_export]
+macro_rules! keyed {
+    ($($t:ty),+ $(,)?) => {
+        $(impl $crate::rows::Keyed for $t {
+            fn cell(&self) -> &str {
+                &self.cell
+            }
+        })+
+    };
+}
+
+/// One row of `noise.csv`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct NoiseRow {
+    pub experiment: String,
+    pub cell: String,
+    pub seconds: f64,
+    /// CPU used by other processes, in cores, averaged over the cell.
+    pub other_cpu_cores_mean: f64,
+    /// The largest one-interval value.
+    pub other_cpu_cores_max: f64,
+    /// The other process that used the most CPU, "name (pid) cores".
+    pub busiest_other: String,
+}
+
+/// One row of `<experiment>-latency.csv`: the per-decision latencies (sent
+/// to reply, µs) of one strategy in one trial, as an HdrHistogram in its V2
+/// compressed format, base64. The analysis merges histograms across trials
+/// before it reads percentiles (percentiles do not average).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct LatencyRow {
+    pub cell: String,
+    pub trial: u64,
+    pub strategy: String,
+    pub decisions: u64,
+    pub histogram_v2_deflate_base64: String,
+}
+
+crate::keyed!(LatencyRow);

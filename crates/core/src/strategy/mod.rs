@@ -1,0 +1,388 @@
+//! Rate-limiting strategies: each makes one decision by issuing Redis calls,
+//! and nothing else.
+//!
+//! The split follows YCSB's DB/DBWrapper: a strategy only talks to Redis; the
+//! wrapper in `load` owns every clock, counter, timer and error series.
+//!
+//! Layout:
+//! - this file: the `Strategy` trait, `Request`/`Decision`, `Info` (what a
+//!   caller needs to know, including whose clock it runs on: `ClockSource`),
+//!   options, and the registry of built-in strategies (one line each).
+//! - `script.rs`: a Lua script, its SHA (computed once), loading it as a
+//!   script and as a function library, and the four invocation modes, with
+//!   NOSCRIPT handled in one place; `ScriptArgs`, the KEYS and ARGV of one
+//!   call, formatted into argument lists the connection reuses.
+//! - `lua.rs`: `LuaStrategy`, a strategy that is one script plus a mapping of
+//!   the request to KEYS/ARGV; built-in Lua strategies and external ones both
+//!   use it.
+//! - one file per built-in strategy; its Lua, if any, in `lua/<name>.lua`.
+//! - `external.rs`: strategies from a folder of `<name>.lua` + `<name>.toml`.
+
+pub mod check_then_act;
+pub mod external;
+pub mod fixed_window_derived_key;
+pub mod fixed_window_lua;
+pub mod fixed_window_multi;
+pub mod gcra;
+pub mod lua;
+pub mod script;
+pub mod sliding_log_ts_member;
+pub mod sliding_window_counter;
+pub mod sliding_window_log;
+pub mod token_bucket;
+pub mod token_bucket_caller_clock;
+pub mod watch_multi;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+
+use crate::conn::Conn;
+use crate::error::{Error, Result};
+use crate::resp::Connection;
+
+pub use script::{Invocation, Script, ScriptArgs};
+
+/// How much traffic a key may take. Windowed strategies read `limit` per
+/// `window_ms`; buckets read `limit` as the capacity (burst) and `rate_per_s`
+/// as the refill rate.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Limit {
+    pub limit: u64,
+    pub window_ms: u64,
+    pub rate_per_s: f64,
+}
+
+impl Limit {
+    /// `limit` per `window_ms`; a bucket refills the whole limit in one window.
+    pub fn per_window(limit: u64, window_ms: u64) -> Self {
+        Limit {
+            limit,
+            window_ms,
+            rate_per_s: limit as f64 * 1000.0 / window_ms as f64,
+        }
+    }
+    /// A bucket of `capacity` refilling at `rate_per_s`; windowed strategies
+    /// see `capacity` per `capacity / rate` seconds.
+    pub fn bucket(capacity: u64, rate_per_s: f64) -> Self {
+        Limit {
+            limit: capacity,
+            window_ms: (capacity as f64 * 1000.0 / rate_per_s).ceil() as u64,
+            rate_per_s,
+        }
+    }
+}
+
+/// One decision to make.
+#[derive(Debug, Clone)]
+pub struct Request<'a> {
+    /// The client (user, API key) whose allowance is spent; keys derive from it.
+    pub client: &'a str,
+    pub limit: Limit,
+    /// Units this request spends (1 for most requests).
+    pub cost: u64,
+    /// The caller's clock, in microseconds since the epoch (possibly skewed).
+    /// Only caller-clock strategies read it.
+    pub now_us: i64,
+    /// Unique per decision in a run.
+    pub request_id: u64,
+}
+
+static REQUEST_IDS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
+/// A request id unique within this process (and so within a run).
+pub fn next_request_id() -> u64 {
+    REQUEST_IDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+}
+
+impl<'a> Request<'a> {
+    /// One unit for `client` now: the system clock and a fresh request id.
+    pub fn now(client: &'a str, limit: Limit) -> Self {
+        Request {
+            client,
+            limit,
+            cost: 1,
+            now_us: crate::clock::Clock::system_now_us(),
+            request_id: next_request_id(),
+        }
+    }
+}
+
+/// The outcome of one decision, as the strategy saw it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Decision {
+    pub admitted: bool,
+    /// What is left of the allowance after this decision, where the strategy knows.
+    pub remaining: Option<i64>,
+    /// Redis's clock (us) when the script read it, where it does.
+    pub redis_time_us: Option<i64>,
+    /// Transactions aborted by a concurrent write (WATCH) during this decision.
+    pub aborts: u32,
+    /// Refused because the retry budget ran out (not because of the limit).
+    pub retries_exhausted: bool,
+    /// EVALSHA answered NOSCRIPT and the script was re-sent with EVAL.
+    pub noscript_fallbacks: u32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Kind {
+    /// Separate round trips decided in the client: racy by design.
+    ClientSide,
+    /// MULTI/EXEC, optimistic (WATCH) or not.
+    Transaction,
+    /// One Lua script per decision.
+    Lua,
+    /// A Lua script + manifest loaded at run time.
+    External,
+}
+
+impl Kind {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Kind::ClientSide => "client-side",
+            Kind::Transaction => "transaction",
+            Kind::Lua => "lua",
+            Kind::External => "external",
+        }
+    }
+}
+
+/// Whose "now" a strategy's decision runs on: what moves its windows,
+/// refills its buckets and trims its logs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ClockSource {
+    /// Redis's `TIME`, read inside the script: every caller sees one clock,
+    /// and a caller's own clock (`Request::now_us`) changes nothing.
+    Redis,
+    /// The caller's clock, `Request::now_us` (skewed per worker in the skew
+    /// experiment): a window index computed by the caller, or "now" passed
+    /// as an argument. Callers whose clocks disagree disagree on the state.
+    Caller,
+    /// No clock: the decision does not depend on time.
+    None,
+}
+
+impl ClockSource {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            ClockSource::Redis => "redis",
+            ClockSource::Caller => "caller",
+            ClockSource::None => "none",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        [ClockSource::Redis, ClockSource::Caller, ClockSource::None]
+            .into_iter()
+            .find(|c| c.as_str() == s)
+    }
+}
+
+/// What `limitbench strategies` prints about a strategy, and what a caller
+/// needs to know to interpret its decisions.
+#[derive(Debug, Clone)]
+pub struct Info {
+    pub name: String,
+    pub kind: Kind,
+    /// Invocation modes for scripted strategies; empty for the others.
+    pub modes: Vec<Invocation>,
+    /// The keys it touches, with `{client}` for the client id.
+    pub keys: String,
+    /// Whether the design promises an atomic decision (the race baseline does not).
+    pub atomic: bool,
+    /// For the deliberately buggy variants: the bug.
+    pub known_bug: Option<&'static str>,
+    /// Whose clock the decision runs on.
+    pub clock: ClockSource,
+    /// Whether every decision returns Redis's `TIME` as the script read it
+    /// (`Decision::redis_time_us`), so that admissions can be placed on
+    /// Redis's time axis. Usually `clock == Redis`; not always: the
+    /// timestamp-member log with `member_clock=caller-ms` runs on the
+    /// caller's clock and still returns Redis's time. For a Lua strategy it
+    /// is whether its reply map has a time slot (`lua::ReplyMap`).
+    pub reports_redis_time: bool,
+}
+
+#[async_trait]
+pub trait Strategy: Send + Sync {
+    fn info(&self) -> &Info;
+
+    /// Run once per node before any timing: load scripts and functions.
+    async fn prepare(&self, _node: &mut Connection) -> Result<()> {
+        Ok(())
+    }
+
+    /// Make one decision.
+    async fn decide(&self, conn: &mut Conn, req: &Request<'_>) -> Result<Decision>;
+}
+
+/// Strategy options (`--opt key=value`, or `[strategy_options]` in an
+/// experiment file). Every strategy takes what it knows and rejects the rest.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Options(pub BTreeMap<String, String>);
+
+impl Options {
+    pub fn parse_pairs<S: AsRef<str>>(pairs: &[S]) -> Result<Self> {
+        let mut m = BTreeMap::new();
+        for p in pairs {
+            let (k, v) = p.as_ref().split_once('=').ok_or_else(|| {
+                Error::Other(format!(
+                    "strategy option `{}` must be key=value",
+                    p.as_ref()
+                ))
+            })?;
+            m.insert(k.trim().to_string(), v.trim().to_string());
+        }
+        Ok(Options(m))
+    }
+
+    pub fn with(mut self, k: &str, v: impl ToString) -> Self {
+        self.0.insert(k.to_string(), v.to_string());
+        self
+    }
+
+    /// Reads options by name and, at `finish`, complains about the unread ones.
+    pub fn reader<'a>(&'a self, strategy: &'a str) -> OptionReader<'a> {
+        OptionReader {
+            opts: self,
+            strategy,
+            read: Vec::new(),
+        }
+    }
+}
+
+pub struct OptionReader<'a> {
+    opts: &'a Options,
+    strategy: &'a str,
+    read: Vec<&'static str>,
+}
+
+impl OptionReader<'_> {
+    pub fn get<T: std::str::FromStr>(&mut self, name: &'static str, default: T) -> Result<T> {
+        self.read.push(name);
+        match self.opts.0.get(name) {
+            None => Ok(default),
+            Some(v) => v.parse().map_err(|_| Error::BadOption {
+                strategy: self.strategy.into(),
+                option: name.into(),
+                problem: format!("cannot parse `{v}`"),
+            }),
+        }
+    }
+
+    pub fn one_of(
+        &mut self,
+        name: &'static str,
+        default: &'static str,
+        allowed: &[&'static str],
+    ) -> Result<&'static str> {
+        self.read.push(name);
+        match self.opts.0.get(name) {
+            None => Ok(default),
+            Some(v) => allowed
+                .iter()
+                .copied()
+                .find(|a| a == v)
+                .ok_or_else(|| Error::BadOption {
+                    strategy: self.strategy.into(),
+                    option: name.into(),
+                    problem: format!("`{v}` is not one of {}", allowed.join(", ")),
+                }),
+        }
+    }
+
+    pub fn finish(self) -> Result<()> {
+        for k in self.opts.0.keys() {
+            if !self.read.contains(&k.as_str()) {
+                return Err(Error::BadOption {
+                    strategy: self.strategy.into(),
+                    option: k.clone(),
+                    problem: format!(
+                        "unknown option (known: {})",
+                        if self.read.is_empty() {
+                            "none".into()
+                        } else {
+                            self.read.join(", ")
+                        }
+                    ),
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A built-in strategy: its name and how to build it from options.
+pub struct Builtin {
+    pub name: &'static str,
+    pub build: fn(&Options) -> Result<Arc<dyn Strategy>>,
+}
+
+/// The registry: every built-in strategy, in the order the studies introduce them.
+pub const BUILTINS: &[Builtin] = &[
+    check_then_act::BUILTIN,
+    watch_multi::BUILTIN,
+    fixed_window_multi::BUILTIN,
+    fixed_window_lua::BUILTIN,
+    token_bucket::BUILTIN,
+    token_bucket_caller_clock::BUILTIN,
+    sliding_window_counter::BUILTIN,
+    sliding_window_log::BUILTIN,
+    sliding_log_ts_member::BUILTIN,
+    fixed_window_derived_key::BUILTIN,
+    gcra::BUILTIN,
+];
+
+/// Where external strategies are looked for when no `--dir` is given.
+pub const DEFAULT_EXTERNAL_DIR: &str = "lua/external";
+
+/// Every strategy name: built-ins, then those found in `dir`.
+pub fn all_names(dir: Option<&Path>) -> Result<Vec<String>> {
+    let mut v: Vec<String> = BUILTINS.iter().map(|b| b.name.to_string()).collect();
+    for m in external::load_dir(dir)? {
+        v.push(m.name.clone());
+    }
+    Ok(v)
+}
+
+/// Build a strategy by name: a built-in, or an external one from `dir`.
+pub fn build(name: &str, dir: Option<&Path>, opts: &Options) -> Result<Arc<dyn Strategy>> {
+    if let Some(b) = BUILTINS.iter().find(|b| b.name == name) {
+        return (b.build)(opts);
+    }
+    for m in external::load_dir(dir)? {
+        if m.name == name {
+            return m.build(opts);
+        }
+    }
+    Err(Error::UnknownStrategy {
+        name: name.to_string(),
+        known: all_names(dir)?.join(", "),
+    })
+}
+
+/// `rl:{client}:suffix`, hash-tagged so that all of a client's keys share a slot.
+pub fn client_key(client: &str, suffix: &str) -> String {
+    ClientKey(client, suffix).to_string()
+}
+
+/// `rl:{client}:suffix` as a value to format, for building the key straight
+/// into an argument list (`ArgList::push`) or one `String`; `suffix` may be
+/// `format_args!(..)` (e.g. a window index) so no intermediate string is made.
+pub struct ClientKey<'a, S: std::fmt::Display>(pub &'a str, pub S);
+
+impl<S: std::fmt::Display> std::fmt::Display for ClientKey<'_, S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "rl:{{{}}}:{}", self.0, self.1)
+    }
+}
+
+/// The index of the fixed window that `now_us` falls in.
+pub fn window_index(now_us: i64, window_ms: u64) -> i64 {
+    now_us.div_euclid(1000).div_euclid(window_ms.max(1) as i64)
+}

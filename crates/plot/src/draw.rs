@@ -1,0 +1,415 @@
+//! Drawing a [`Figure`]: the layout (title, a grid of panels, the legend
+//! right of them, the caption below), axes with ticks at readable values,
+//! whiskers, markers, dashes, reference lines and bands, shaded phases; the
+//! same code draws the SVG and the PNG.
+
+use std::path::Path;
+use std::sync::Once;
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+use super::axes::{Ax, range_of, thin, ticks};
+use super::figure::{Draw, Figure, Panel, RefKind, num};
+use super::marks::{dashed, marker};
+use super::panel::{Frame, category_labels, references, series, shades, x_range, y_values};
+pub use super::text::{text_width, wrap};
+use crate::error::{Error, Result};
+
+/// The bundled font (DejaVu Sans, Bitstream Vera license: see
+/// `crates/plot/assets/fonts/DejaVuSans-LICENSE.txt`).
+pub(crate) static FONT: &[u8] = include_bytes!("../assets/fonts/DejaVuSans.ttf");
+const FAMILY: &str = "sans-serif";
+
+/// Register the bundled font once per process for every text plotters draws.
+pub fn register_font() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        if plotters::style::register_font(FAMILY, FontStyle::Normal, FONT).is_err() {
+            panic!("the bundled font crates/plot/assets/fonts/DejaVuSans.ttf does not parse");
+        }
+    });
+}
+
+/// Write `<name>.svg` and `<name>.png` of a figure into `dir`.
+pub(super) fn render(f: &Figure, dir: &Path) -> Result<()> {
+    register_font();
+    let layout = Layout::of(f);
+    let svg = dir.join(format!("{}.svg", f.name));
+    {
+        let root = SVGBackend::new(&svg, (layout.w, layout.h)).into_drawing_area();
+        draw(&root, f, &layout)?;
+        root.present().map_err(err)?;
+    }
+    let mut rgb = vec![0u8; layout.w as usize * layout.h as usize * 3];
+    {
+        let backend = super::bitmap_text::GlyphFix {
+            inner: BitMapBackend::with_buffer(&mut rgb, (layout.w, layout.h)),
+            font: ab_glyph::FontRef::try_from_slice(FONT)
+                .map_err(|e| Error::Other(e.to_string()))?,
+        };
+        let root = backend.into_drawing_area();
+        draw(&root, f, &layout)?;
+        root.present().map_err(err)?;
+    }
+    let png = dir.join(format!("{}.png", f.name));
+    super::png_out::write_palette_png(&png, layout.w, layout.h, &rgb)
+}
+
+// ---- Styles ----
+
+const PALETTE: [RGBColor; 10] = [
+    RGBColor(0, 114, 178),
+    RGBColor(213, 94, 0),
+    RGBColor(0, 158, 115),
+    RGBColor(204, 121, 167),
+    RGBColor(86, 180, 233),
+    RGBColor(230, 159, 0),
+    RGBColor(90, 90, 90),
+    RGBColor(140, 80, 20),
+    RGBColor(150, 0, 90),
+    RGBColor(20, 20, 20),
+];
+const MARKERS: usize = 6;
+/// (dash, gap) in pixels; (0, 0) is solid.
+const DASHES: [(u32, u32); 3] = [(0, 0), (9, 5), (2, 4)];
+
+#[derive(Clone, Copy)]
+pub(super) struct Look {
+    pub color: RGBColor,
+    pub marker: usize,
+    pub dash: (u32, u32),
+}
+
+pub(super) fn look(i: usize) -> Look {
+    Look {
+        color: PALETTE[i % PALETTE.len()],
+        marker: i % MARKERS,
+        dash: DASHES[i % DASHES.len()],
+    }
+}
+
+pub(super) fn ref_look(k: RefKind) -> (RGBColor, (u32, u32), f64) {
+    match k {
+        RefKind::Published => (RGBColor(0, 0, 0), (14, 4), 0.10),
+        RefKind::Expected => (RGBColor(110, 110, 110), (6, 4), 0.0),
+        RefKind::Limit => (RGBColor(170, 0, 0), (2, 3), 0.0),
+    }
+}
+
+pub(super) const SHADE_TONES: [RGBColor; 4] = [
+    RGBColor(255, 196, 120),
+    RGBColor(240, 120, 120),
+    RGBColor(140, 210, 140),
+    RGBColor(170, 170, 220),
+];
+
+// ---- Layout ----
+
+const W: u32 = 1180;
+const LEGEND_W: u32 = 300;
+const TITLE_SIZE: f64 = 19.0;
+pub(super) const TEXT: f64 = 14.0;
+pub(super) const SMALL: f64 = 13.0;
+const LINE: i32 = 18;
+
+struct Layout {
+    w: u32,
+    h: u32,
+    title_lines: Vec<String>,
+    caption_lines: Vec<String>,
+    rows: usize,
+    panel_h: u32,
+    panel_w: u32,
+}
+
+impl Layout {
+    fn of(f: &Figure) -> Self {
+        let cols = f.columns.min(f.panels.len()).max(1);
+        let rows = f.panels.len().div_ceil(cols);
+        let plot_w = W - LEGEND_W;
+        let panel_w = plot_w / cols as u32;
+        let cats = f
+            .panels
+            .iter()
+            .map(|p| cat_lines(p, panel_w).len())
+            .max()
+            .unwrap_or(0);
+        let panel_h = match rows {
+            1 => 430,
+            2 => 330,
+            _ => 290,
+        } + 16 * cats.saturating_sub(1) as u32;
+        let title_lines = wrap(&f.full_title(), (W - 30) as f64, TITLE_SIZE);
+        let caption_lines = wrap(&f.caption_text(), (W - 30) as f64, SMALL);
+        let top = 14 + title_lines.len() as u32 * 24;
+        let legend_h = legend_height(f);
+        let body = (rows as u32 * panel_h).max(legend_h);
+        let h = top + body + 10 + caption_lines.len() as u32 * LINE as u32 + 8;
+        Layout {
+            w: W,
+            h,
+            title_lines,
+            caption_lines,
+            rows,
+            panel_h,
+            panel_w,
+        }
+    }
+    fn top(&self) -> i32 {
+        14 + self.title_lines.len() as i32 * 24
+    }
+}
+
+/// The category labels of a panel, wrapped to the width of a category.
+fn cat_lines(p: &Panel, panel_w: u32) -> Vec<Vec<String>> {
+    if p.categories.is_empty() {
+        return vec![];
+    }
+    let plot_w = panel_w as f64 - 100.0;
+    let each = (plot_w / p.categories.len() as f64 - 6.0).max(30.0);
+    let wrapped: Vec<Vec<String>> = p.categories.iter().map(|c| wrap(c, each, SMALL)).collect();
+    let lines = wrapped.iter().map(|w| w.len()).max().unwrap_or(0);
+    (0..lines)
+        .map(|i| {
+            wrapped
+                .iter()
+                .map(|w| w.get(i).cloned().unwrap_or_default())
+                .collect()
+        })
+        .collect()
+}
+
+/// Legend entries: series names in first-seen order (one look each), then references.
+/// A reference's entry: its kind, label, and whether any reference under
+/// that label draws a band (only then does the swatch show one).
+type RefEntry = (RefKind, String, bool);
+
+fn legend_entries(f: &Figure) -> (Vec<(String, Draw)>, Vec<RefEntry>) {
+    let mut names: Vec<(String, Draw)> = Vec::new();
+    let mut refs: Vec<RefEntry> = Vec::new();
+    for p in &f.panels {
+        for s in &p.series {
+            if !names.iter().any(|n| n.0 == s.name) {
+                names.push((s.name.clone(), s.draw));
+            }
+        }
+        for r in &p.refs {
+            let banded = r.band.is_some();
+            match refs.iter_mut().find(|x| x.1 == r.label) {
+                Some(e) => e.2 |= banded,
+                None => refs.push((r.kind, r.label.clone(), banded)),
+            }
+        }
+    }
+    (names, refs)
+}
+
+const LEGEND_TEXT_W: f64 = (LEGEND_W - 60) as f64;
+
+fn legend_height(f: &Figure) -> u32 {
+    let (names, refs) = legend_entries(f);
+    let lines: usize = names
+        .iter()
+        .map(|n| &n.0)
+        .chain(refs.iter().map(|r| &r.1))
+        .map(|s| wrap(s, LEGEND_TEXT_W, SMALL).len())
+        .sum();
+    let entries = names.len() + refs.len();
+    (lines as u32 * 16 + entries as u32 * 8 + 30).max(100)
+}
+
+// ---- Drawing ----
+
+pub(super) fn err<T: std::fmt::Display>(e: T) -> Error {
+    Error::Other(format!("drawing figure: {e}"))
+}
+
+pub(super) fn font(size: f64) -> TextStyle<'static> {
+    TextStyle::from((FAMILY, size).into_font()).color(&BLACK)
+}
+
+pub(super) fn text<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    s: &str,
+    at: (i32, i32),
+    style: &TextStyle,
+) -> Result<()> {
+    if s.is_empty() {
+        return Ok(());
+    }
+    area.draw(&Text::new(s.to_string(), at, style.clone()))
+        .map_err(err)
+}
+
+fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, f: &Figure, l: &Layout) -> Result<()> {
+    root.fill(&WHITE).map_err(err)?;
+    let mut y = 10;
+    for t in &l.title_lines {
+        text(
+            root,
+            t,
+            (15, y),
+            &font(TITLE_SIZE).pos(Pos::new(HPos::Left, VPos::Top)),
+        )?;
+        y += 24;
+    }
+    let (names, refs) = legend_entries(f);
+    let body_h = l.rows as u32 * l.panel_h;
+    let plots = root.margin(l.top(), 0, 0, 0);
+    let plots = plots.shrink((0, 0), (W - LEGEND_W, body_h));
+    let cols = f.columns.min(f.panels.len()).max(1);
+    let areas = plots.split_evenly((l.rows, cols));
+    for (p, area) in f.panels.iter().zip(areas.iter()) {
+        panel(root, area, p, &names, l.panel_w)?;
+    }
+    legend(root, (W - LEGEND_W + 10) as i32, l.top() + 6, &names, &refs)?;
+    let mut y = l.top() + body_h.max(legend_height(f)) as i32 + 10;
+    for c in &l.caption_lines {
+        text(
+            root,
+            c,
+            (15, y),
+            &font(SMALL)
+                .color(&RGBColor(60, 60, 60))
+                .pos(Pos::new(HPos::Left, VPos::Top)),
+        )?;
+        y += LINE;
+    }
+    Ok(())
+}
+
+fn legend<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    x: i32,
+    y0: i32,
+    names: &[(String, Draw)],
+    refs: &[RefEntry],
+) -> Result<()> {
+    let mut y = y0;
+    let st = font(SMALL).pos(Pos::new(HPos::Left, VPos::Center));
+    for (i, (n, d)) in names.iter().enumerate() {
+        let lk = look(i);
+        let lines = wrap(n, LEGEND_TEXT_W, SMALL);
+        let mid = y + 8;
+        if *d != Draw::Points {
+            dashed(
+                root,
+                &[(x, mid), (x + 40, mid)],
+                lk.dash,
+                lk.color.stroke_width(2),
+            )?;
+        }
+        if *d != Draw::Line {
+            marker(root, (x + 20, mid), lk.marker, lk.color)?;
+        }
+        for (j, line) in lines.iter().enumerate() {
+            text(root, line, (x + 50, mid + j as i32 * 16), &st)?;
+        }
+        y += lines.len() as i32 * 16 + 8;
+    }
+    for (k, label, banded) in refs {
+        let (c, dash, band) = ref_look(*k);
+        let lines = wrap(label, LEGEND_TEXT_W, SMALL);
+        let mid = y + 8;
+        if band > 0.0 && *banded {
+            root.draw(&Rectangle::new(
+                [(x, mid - 7), (x + 40, mid + 7)],
+                RGBAColor(0, 0, 0, band).filled(),
+            ))
+            .map_err(err)?;
+        }
+        dashed(root, &[(x, mid), (x + 40, mid)], dash, c.stroke_width(2))?;
+        for (j, line) in lines.iter().enumerate() {
+            text(root, line, (x + 50, mid + j as i32 * 16), &st)?;
+        }
+        y += lines.len() as i32 * 16 + 8;
+    }
+    Ok(())
+}
+
+fn panel<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    area: &DrawingArea<DB, Shift>,
+    p: &Panel,
+    names: &[(String, Draw)],
+    panel_w: u32,
+) -> Result<()> {
+    let cat = !p.categories.is_empty();
+    let clines = cat_lines(p, panel_w);
+    let (x0, x1) = x_range(p, cat);
+    let (y0, y1) = range_of(&y_values(p), &p.y, true);
+    let x_area = if cat {
+        20 + 16 * clines.len() as u32 + 22
+    } else {
+        58
+    };
+    let (pw, ph) = area.dim_in_pixel();
+    let plot_px = (pw as f64 - 100.0, ph as f64 - x_area as f64 - 40.0);
+    let xt = if cat {
+        vec![]
+    } else {
+        thin(ticks((x0, x1), &p.x, 8), (x0, x1), plot_px.0, p.x.log)
+    };
+    let yt = thin(
+        ticks((y0, y1), &p.y, (plot_px.1 / 40.0).max(3.0) as usize),
+        (y0, y1),
+        plot_px.1,
+        p.y.log,
+    );
+    let mut b = ChartBuilder::on(area);
+    b.margin_left(8)
+        .margin_right(16)
+        .margin_top(6)
+        .margin_bottom(4)
+        .x_label_area_size(x_area)
+        .y_label_area_size(84);
+    if !p.title.is_empty() {
+        b.caption(&p.title, font(15.0));
+    }
+    let mut chart = b
+        .build_cartesian_2d(
+            Ax {
+                lo: x0,
+                hi: x1,
+                keys: xt,
+            },
+            Ax {
+                lo: y0,
+                hi: y1,
+                keys: yt,
+            },
+        )
+        .map_err(err)?;
+    let (xlog, ylog) = (p.x.log, p.y.log);
+    let xf = move |v: &f64| num(if xlog { 10f64.powf(*v) } else { *v });
+    let yf = move |v: &f64| num(if ylog { 10f64.powf(*v) } else { *v });
+    let mut mesh = chart.configure_mesh();
+    mesh.x_label_formatter(&xf)
+        .y_label_formatter(&yf)
+        .label_style(font(SMALL))
+        .axis_desc_style(font(TEXT))
+        .y_desc(p.y.label.as_str())
+        .bold_line_style(RGBColor(225, 225, 225).stroke_width(1));
+    if cat {
+        mesh.disable_x_mesh();
+    } else {
+        mesh.x_desc(p.x.label.as_str());
+    }
+    mesh.draw().map_err(err)?;
+    let to_px = |x: f64, y: f64| chart.backend_coord(&(x, y));
+    let fr = Frame {
+        x: (x0, x1),
+        y: (y0, y1),
+        log: (xlog, ylog),
+        px: &to_px,
+    };
+    shades(root, p, &fr)?;
+    references(root, p, &fr)?;
+    series(root, p, names, cat, &fr)?;
+    if cat {
+        category_labels(root, p, &clines, &fr)?;
+    }
+    Ok(())
+}

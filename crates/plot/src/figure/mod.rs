@@ -1,0 +1,401 @@
+//! Figures: one model, three outputs. A [`Figure`] is drawn twice from the
+//! same code, as SVG (text left to the viewer's fonts) and as PNG (text
+//! rendered with the bundled DejaVu Sans through `ab_glyph`, so no system
+//! font is needed), and its numbers are written as `<name>.csv`: every point,
+//! whisker and reference line exactly as drawn.
+//!
+//! Conventions every figure follows:
+//! - the title starts with the claim IDs it supports;
+//! - a reference (a published value, the region where a check holds) is
+//!   drawn as the caller gives it: this crate knows no claims (the analysis
+//!   builds published references from the claims table, never typed in);
+//! - our value is the mean over trials with whiskers (the caption says which:
+//!   min-max over trials unless stated) and n;
+//! - each series has its own colour, dash and marker, and the legend (right
+//!   of the panels, never over data) shows the same line, dash and marker;
+//! - log scales are drawn on log10 of the values, with decade ticks.
+//!
+//! The drawing (layout, axes, legend, markers) is in `draw.rs`; reading a
+//! written SVG's text back for the figure test ([`text_boxes`],
+//! [`text_problems`]) in `svg_text.rs`.
+
+use std::path::Path;
+
+use crate::error::{Error, Result};
+
+pub use super::draw::{register_font, text_width, wrap};
+pub use super::svg_text::{TextBox, text_boxes, text_problems};
+
+// ---- The model ----
+
+/// One plotted value: the mean (`y`) with its spread (`lo`..`hi`) over `n` trials.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Pt {
+    pub x: f64,
+    pub y: f64,
+    pub lo: Option<f64>,
+    pub hi: Option<f64>,
+    pub n: Option<usize>,
+}
+
+impl Pt {
+    pub fn new(x: f64, y: f64) -> Self {
+        Pt {
+            x,
+            y,
+            lo: None,
+            hi: None,
+            n: None,
+        }
+    }
+    /// A point with its min-max (or interval) whisker and trial count.
+    pub fn spread(x: f64, y: f64, lo: f64, hi: f64, n: usize) -> Self {
+        Pt {
+            x,
+            y,
+            lo: Some(lo),
+            hi: Some(hi),
+            n: Some(n),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Draw {
+    /// Markers joined by a line.
+    LinePoints,
+    /// Markers only.
+    Points,
+    /// A line only (many points, e.g. a timeline).
+    Line,
+}
+
+#[derive(Debug, Clone)]
+pub struct Series {
+    pub name: String,
+    pub points: Vec<Pt>,
+    pub draw: Draw,
+}
+
+impl Series {
+    pub fn line(name: impl Into<String>, points: Vec<Pt>) -> Self {
+        Series {
+            name: name.into(),
+            points,
+            draw: Draw::LinePoints,
+        }
+    }
+    pub fn points(name: impl Into<String>, points: Vec<Pt>) -> Self {
+        Series {
+            name: name.into(),
+            points,
+            draw: Draw::Points,
+        }
+    }
+    pub fn plain(name: impl Into<String>, points: Vec<Pt>) -> Self {
+        Series {
+            name: name.into(),
+            points,
+            draw: Draw::Line,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum RefKind {
+    /// The study's value (line) and where the check passes (shaded band).
+    Published,
+    /// What a formula or a design predicts.
+    Expected,
+    /// A configured limit.
+    Limit,
+}
+
+/// A horizontal reference: a line at `value` and/or a shaded `band`,
+/// across the panel or only over `x` (data coordinates).
+#[derive(Debug, Clone)]
+pub struct Reference {
+    pub kind: RefKind,
+    pub label: String,
+    pub value: Option<f64>,
+    pub band: Option<(f64, f64)>,
+    pub x: Option<(f64, f64)>,
+    /// Lines drawn when there is no single value (a published range's ends).
+    pub lines: Vec<f64>,
+}
+
+impl Reference {
+    pub fn limit(label: impl Into<String>, value: f64) -> Self {
+        Reference {
+            kind: RefKind::Limit,
+            label: label.into(),
+            value: Some(value),
+            band: None,
+            x: None,
+            lines: vec![],
+        }
+    }
+    pub fn expected(label: impl Into<String>, value: f64) -> Self {
+        Reference {
+            kind: RefKind::Expected,
+            label: label.into(),
+            value: Some(value),
+            band: None,
+            x: None,
+            lines: vec![],
+        }
+    }
+    /// Only over `x0..x1`.
+    pub fn over(mut self, x0: f64, x1: f64) -> Self {
+        self.x = Some((x0, x1));
+        self
+    }
+    /// A short label instead of the default one.
+    pub fn labelled(mut self, label: impl Into<String>) -> Self {
+        self.label = label.into();
+        self
+    }
+}
+
+/// A shaded interval of x (a phase), labelled at the top of the panel.
+#[derive(Debug, Clone)]
+pub struct Shade {
+    pub x0: f64,
+    pub x1: f64,
+    pub label: String,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Axis {
+    /// What and unit, e.g. `CPU per decision (µs)`.
+    pub label: String,
+    pub log: bool,
+    /// Force the range (otherwise from the data and references).
+    pub range: Option<(f64, f64)>,
+    /// Ticks at these values only (e.g. the worker counts that ran).
+    pub ticks: Option<Vec<f64>>,
+}
+
+impl Axis {
+    pub fn new(label: impl Into<String>) -> Self {
+        Axis {
+            label: label.into(),
+            ..Default::default()
+        }
+    }
+    pub fn log(label: impl Into<String>) -> Self {
+        Axis {
+            label: label.into(),
+            log: true,
+            ..Default::default()
+        }
+    }
+    pub fn range(mut self, lo: f64, hi: f64) -> Self {
+        self.range = Some((lo, hi));
+        self
+    }
+    pub fn ticks(mut self, t: Vec<f64>) -> Self {
+        self.ticks = Some(t);
+        self
+    }
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Panel {
+    pub title: String,
+    pub x: Axis,
+    pub y: Axis,
+    /// Categorical x: point `x = i` is category `i`; series are set side by
+    /// side within a category so none hides another.
+    pub categories: Vec<String>,
+    pub series: Vec<Series>,
+    pub refs: Vec<Reference>,
+    pub shades: Vec<Shade>,
+    /// Set series slightly apart on a numeric x so equal values do not hide
+    /// each other (the CSV keeps the true x).
+    pub dodge: bool,
+}
+
+impl Panel {
+    pub fn dodge(mut self) -> Self {
+        self.dodge = true;
+        self
+    }
+    pub fn new(title: impl Into<String>, x: Axis, y: Axis) -> Self {
+        Panel {
+            title: title.into(),
+            x,
+            y,
+            ..Default::default()
+        }
+    }
+    pub fn categories(mut self, c: Vec<String>) -> Self {
+        self.categories = c;
+        self
+    }
+    pub fn series(mut self, s: Series) -> Self {
+        self.series.push(s);
+        self
+    }
+    pub fn reference(mut self, r: Reference) -> Self {
+        self.refs.push(r);
+        self
+    }
+    pub fn points(&self) -> usize {
+        self.series.iter().map(|s| s.points.len()).sum()
+    }
+    /// The y axis from 0 to `room` times the largest value drawn (a point
+    /// or its upper whisker); unchanged if nothing above 0 is drawn.
+    pub fn y_from_zero(mut self, room: f64) -> Self {
+        let top = self
+            .series
+            .iter()
+            .flat_map(|s| s.points.iter().flat_map(|q| [Some(q.y), q.hi]))
+            .flatten()
+            .filter(|v| v.is_finite())
+            .fold(0.0f64, f64::max);
+        if top > 0.0 {
+            self.y = self.y.clone().range(0.0, top * room);
+        }
+        self
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Figure {
+    /// File stem: `<name>.svg`, `.png`, `.csv`.
+    pub name: String,
+    /// The claim IDs it supports; the title starts with them.
+    pub claims: Vec<String>,
+    pub title: String,
+    /// One line: what is plotted, what the whiskers are, n.
+    pub caption: String,
+    pub panels: Vec<Panel>,
+    /// Panels per row.
+    pub columns: usize,
+}
+
+impl Figure {
+    pub fn new(
+        name: &str,
+        claims: &[&str],
+        title: impl Into<String>,
+        caption: impl Into<String>,
+    ) -> Self {
+        Figure {
+            name: name.into(),
+            claims: claims.iter().map(|c| c.to_string()).collect(),
+            title: title.into(),
+            caption: caption.into(),
+            panels: vec![],
+            columns: 1,
+        }
+    }
+    pub fn panel(mut self, p: Panel) -> Self {
+        self.panels.push(p);
+        self
+    }
+    /// Add `p` if it has points to draw (a panel a partial run may leave empty).
+    pub fn panel_if_any(self, p: Panel) -> Self {
+        if p.points() > 0 { self.panel(p) } else { self }
+    }
+    pub fn columns(mut self, c: usize) -> Self {
+        self.columns = c.max(1);
+        self
+    }
+    /// The title as drawn: claim IDs first.
+    pub fn full_title(&self) -> String {
+        if self.claims.is_empty() {
+            self.title.clone()
+        } else {
+            format!("{}: {}", self.claims.join(", "), self.title)
+        }
+    }
+    pub fn points(&self) -> usize {
+        self.panels.iter().map(|p| p.points()).sum()
+    }
+
+    /// The trial counts behind the points: `n = 5` or `n = 2 to 6`.
+    pub fn n_text(&self) -> String {
+        let ns: Vec<usize> = self
+            .panels
+            .iter()
+            .flat_map(|p| {
+                p.series
+                    .iter()
+                    .flat_map(|s| s.points.iter().filter_map(|q| q.n))
+            })
+            .collect();
+        match (ns.iter().min(), ns.iter().max()) {
+            (Some(a), Some(b)) if a == b => format!("n = {a}"),
+            (Some(a), Some(b)) => format!("n = {a} to {b}"),
+            _ => "n not recorded".into(),
+        }
+    }
+
+    /// The caption with `{n}` replaced by [`Figure::n_text`].
+    pub fn caption_text(&self) -> String {
+        self.caption.replace("{n}", &self.n_text())
+    }
+
+    pub fn markdown(&self) -> String {
+        let n = &self.name;
+        format!(
+            "![{}](figures/{n}.png)\n\n*Figure {}.* {} ([SVG](figures/{n}.svg), [numbers drawn](figures/{n}.csv))\n\n",
+            self.full_title().replace(['[', ']'], ""),
+            n,
+            self.caption_text()
+        )
+    }
+
+    pub fn write_to(&self, dir: &Path) -> Result<()> {
+        register_font();
+        if self.points() == 0 {
+            return Err(Error::Other(format!(
+                "figure {}: no data points",
+                self.name
+            )));
+        }
+        super::draw::render(self, dir)?;
+        std::fs::write(dir.join(format!("{}.csv", self.name)), self.csv())
+            .map_err(|e| Error::io(format!("writing figure {}.csv", self.name), e))
+    }
+}
+
+/// A number as a reader writes it: integers without `.0`, k/M for round
+/// thousands and millions, at most 3 significant decimals otherwise.
+pub fn num(v: f64) -> String {
+    if !v.is_finite() {
+        return "n/a".into();
+    }
+    if v == 0.0 {
+        return "0".into();
+    }
+    let a = v.abs();
+    if (v - v.round()).abs() < 1e-9 * a.max(1.0) {
+        let i = v.round() as i64;
+        return if a >= 1e6 && i % 1_000_000 == 0 {
+            format!("{}M", i / 1_000_000)
+        } else if a >= 1e4 && i % 1000 == 0 {
+            format!("{}k", i / 1000)
+        } else {
+            i.to_string()
+        };
+    }
+    let d = if a >= 1000.0 {
+        0
+    } else if a >= 100.0 {
+        1
+    } else if a >= 1.0 {
+        2
+    } else {
+        (2.0 - a.log10().floor()).min(6.0) as usize
+    };
+    let s = format!("{v:.d$}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    s.to_string()
+}
+
+mod numbers;
+#[cfg(test)]
+mod tests;

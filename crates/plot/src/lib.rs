@@ -1,0 +1,27 @@
+//! limitbench's chart library: a [`figure::Figure`] of panels (points with
+//! whiskers, references and bands, shaded phases, category axes) drawn as
+//! SVG and as a palette PNG, with the numbers drawn written as CSV.
+//!
+//! It draws what it is given and knows nothing of claims, verdicts or
+//! experiments (the crate depends on neither): the analysis turns a claim
+//! into a reference line and its passing band before it reaches a figure.
+//!
+//! - `figure`: the model (Figure, Panel, Series, Pt, Reference, Shade) and its CSV;
+//!   `grid`: a table of coloured cells (the scorecard).
+//! - `draw`: the layout; `panel`: one panel's parts; `axes`: ticks and ranges;
+//!   `marks`: markers and dashes; `text`: widths and wrapping without a font engine.
+//! - `bitmap_text`: PNG glyphs on one baseline; `png_out`: palette PNGs;
+//!   `svg_text`: a written SVG's text read back, for the figure tests.
+
+pub mod axes;
+pub mod bitmap_text;
+pub mod draw;
+pub mod figure;
+pub mod grid;
+pub mod marks;
+pub mod panel;
+pub mod png_out;
+pub mod svg_text;
+pub mod text;
+
+pub use limitbench_base::{Error, Result, error};

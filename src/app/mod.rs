@@ -1,0 +1,94 @@
+//! What the commands do, above the layers: the only place the experiment
+//! list ([`crate::experiments::REGISTRY`]) is walked, for runs and for the
+//! analysis (`limitbench-analysis` takes the analyzers as an argument and
+//! knows no registry).
+
+use std::path::Path;
+
+use crate::analysis::{ExperimentAnalysis, Judged};
+use crate::error::Result;
+use crate::experiments::REGISTRY;
+
+pub mod run;
+
+/// Every experiment's analyzer, in report order.
+pub fn analyzers() -> Vec<ExperimentAnalysis> {
+    REGISTRY
+        .iter()
+        .map(|e| ExperimentAnalysis {
+            name: e.name,
+            analyze: e.analyze,
+        })
+        .collect()
+}
+
+/// Analyze a run folder (claims.csv, report.md, figures/) with every
+/// experiment's analyzer.
+pub fn analyze(run_dir: &Path, claims_file: &Path) -> Result<Vec<Judged>> {
+    crate::analysis::analyze(run_dir, claims_file, &analyzers())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+    use crate::analysis::claims;
+
+    fn shipped_claims() -> Vec<crate::analysis::ClaimSpec> {
+        let names: Vec<&str> = REGISTRY.iter().map(|e| e.name).collect();
+        claims::load(
+            &Path::new(env!("CARGO_MANIFEST_DIR")).join("analysis/claims.toml"),
+            &names,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn the_shipped_claims_table_loads_and_covers_every_id() {
+        let claims = shipped_claims();
+        assert_eq!(claims.len(), 41);
+        for id in [
+            "A0", "A1.1", "A3.0", "A4.3", "B1", "B3.3", "B6.5", "B7.2", "B8",
+        ] {
+            assert!(claims.iter().any(|c| c.id == id), "{id} missing");
+        }
+    }
+
+    #[test]
+    fn a_claim_naming_no_experiment_is_refused_at_load() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("claims.toml");
+        let text = std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("analysis/claims.toml"),
+        )
+        .unwrap()
+        .replacen("experiment = \"bursts\"", "experiment = \"burst\"", 1);
+        std::fs::write(&p, text).unwrap();
+        let names: Vec<&str> = REGISTRY.iter().map(|e| e.name).collect();
+        let e = claims::load(&p, &names).unwrap_err().to_string();
+        assert!(e.contains("no experiment named `burst`"), "{e}");
+    }
+
+    #[test]
+    fn every_registered_experiment_has_an_analyzer_and_claims() {
+        let claims = shipped_claims();
+        let listed: Vec<&str> = analyzers().iter().map(|a| a.name).collect();
+        assert_eq!(
+            listed,
+            REGISTRY.iter().map(|e| e.name).collect::<Vec<_>>(),
+            "the analyzers follow the registry's order"
+        );
+        for e in REGISTRY {
+            // baseline measures PING/GET only, for the report's context.
+            if e.name == "baseline" {
+                continue;
+            }
+            assert!(
+                claims.iter().any(|c| c.experiment == e.name),
+                "experiment {} is evidence for no claim in analysis/claims.toml",
+                e.name
+            );
+        }
+    }
+}
