@@ -1,7 +1,7 @@
 //! The report a reader meets: `report.md` (the claims table with statement,
 //! kind, published value, ours, check, margin, verdict and figure; each
 //! experiment's section with its claims and finding first, its long tables
-//! in an appendix) and the README's `claims-table.md`.
+//! in an appendix) and `claims-table.md`, the table of docs/results.md.
 
 use std::path::Path;
 
@@ -102,9 +102,10 @@ pub fn figure_of<'a>(figures: &'a [crate::FigureInfo], id: &str) -> Option<&'a c
     figures.iter().find(|f| f.claims.iter().any(|c| c == id))
 }
 
-/// The README's claims table: claim, what the study says, experiment, the
-/// command that reproduces it, our value, verdict, figure, time.
-pub fn readme_table(
+/// The claims table of docs/results.md (`claims-table.md`): claim, what the
+/// study says, experiment, the command that reproduces it, our value, verdict,
+/// figure (linked relative to docs/), time.
+pub fn results_table(
     rows: &[Judged],
     manifest: &serde_json::Value,
     run_rel: &str,
