@@ -179,6 +179,10 @@ impl Strategy for LuaStrategy {
         }
     }
 
+    fn invocation(&self) -> Option<Invocation> {
+        Some(self.mode)
+    }
+
     async fn mode_support(&self, node: &mut Connection) -> Result<Vec<ModeSupport>> {
         let fcall = self.script.load_for_modes(node).await?;
         Ok(self

@@ -289,6 +289,12 @@ pub trait Strategy: Send + Sync {
         Ok(())
     }
 
+    /// The invocation mode `decide` uses (`--opt invocation=...`), for a
+    /// scripted strategy.
+    fn invocation(&self) -> Option<Invocation> {
+        None
+    }
+
     /// Which of `info().modes` can run on this node, each with the reason
     /// when it cannot (a script that calls `redis.replicate_commands()`
     /// cannot run by FCALL). Loads the script as `prepare` does. Empty for
