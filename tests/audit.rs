@@ -242,3 +242,66 @@ fn one_broken_manifest_leaves_the_folder_usable_and_long_names_aligned() {
         .expect_output("these manifests did not load")
         .expect_output("nowhere.lua");
 }
+
+/// Defect 1's support: the `anchored` bursts pattern finds the edge of a
+/// window that starts at its key's first request. A first-hit fixed window
+/// (tests/fixtures/first-hit) passes `straddle` (its window is not Redis's
+/// clock's) and admits about 2L across its own edge; the sliding log holds L.
+#[test]
+fn a_first_hit_fixed_window_admits_about_twice_the_limit_at_its_anchored_edge() {
+    let tmp = tempfile::tempdir().unwrap();
+    let exp = common::small_experiments(tmp.path());
+    let bursts = std::fs::read_to_string(exp.join("bursts.toml")).unwrap();
+    let start = bursts.find("[smoke]").unwrap();
+    let end = bursts[start..].find("\n# Quick").map(|i| start + i).unwrap();
+    let smoke = "[smoke]\nreps = 1\nlimit = 50\n\
+                 strategies = [\"fixed-window-first-hit\", \"sliding-window-log\"]\n\
+                 patterns = [\"straddle\", \"anchored\"]\nstraddle_lead_ms = [50]\n\
+                 phases_ms = [500]\nsustained_rates = [1.0]\n";
+    std::fs::write(
+        exp.join("bursts.toml"),
+        format!("{}{smoke}{}", &bursts[..start], &bursts[end..]),
+    )
+    .unwrap();
+    let data = tmp.path().join("data");
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/first-hit");
+    limitbench(
+        &[
+            "run",
+            "bursts",
+            "--size",
+            "smoke",
+            "--run-id",
+            "anchored",
+            "--dir",
+            fixtures.to_str().unwrap(),
+            "--experiments-dir",
+            exp.to_str().unwrap(),
+            "--data-dir",
+            data.to_str().unwrap(),
+        ],
+        None,
+    )
+    .expect_code(0);
+    let mut csv = csv::Reader::from_path(data.join("anchored/bursts.csv")).unwrap();
+    let head = csv.headers().unwrap().clone();
+    let col = |n: &str| head.iter().position(|h| h == n).unwrap();
+    let (cell, most, limit, errors) = (col("cell"), col("max_in_window"), col("limit"), col("errors"));
+    let mut ratio = std::collections::BTreeMap::new();
+    for r in csv.records() {
+        let r = r.unwrap();
+        assert_eq!(&r[errors], "0", "{r:?}");
+        let x = r[most].parse::<f64>().unwrap() / r[limit].parse::<f64>().unwrap();
+        ratio.insert(r[cell].to_string(), x);
+    }
+    eprintln!("bursts ratios: {ratio:?}");
+    let get = |c: &str| *ratio.get(c).unwrap_or_else(|| panic!("no row {c}: {ratio:?}"));
+    // 1 + (L - 1) before the key expires, L after: 2L - 1 within ~60 ms.
+    let anchored = get("fixed-window-first-hit/anchored/lead50");
+    assert!(anchored >= 1.9, "first-hit window on anchored: {anchored} ({ratio:?})");
+    // The aligned pattern misses it: its bursts fall inside one anchored window.
+    let straddle = get("fixed-window-first-hit/straddle/lead50");
+    assert!(straddle <= 1.05, "first-hit window on straddle: {straddle} ({ratio:?})");
+    let log = get("sliding-window-log/anchored/lead50");
+    assert!(log <= 1.0, "sliding log on anchored: {log} ({ratio:?})");
+}
