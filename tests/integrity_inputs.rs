@@ -54,7 +54,7 @@ fn check_reports_every_check_and_exits_1_when_one_errors() {
 }
 
 #[test]
-fn reply_errors_name_the_field_and_position_and_show_the_reply_as_redis_would() {
+fn reply_errors_name_the_field_and_rule_and_show_the_reply_as_redis_would() {
     let d = tempfile::tempdir().unwrap();
     let inc = "redis.call('INCR', KEYS[1])\nredis.call('PEXPIRE', KEYS[1], 60000)\n";
     strategy(
@@ -73,12 +73,14 @@ fn reply_errors_name_the_field_and_position_and_show_the_reply_as_redis_would() 
     limitbench(&["check", "bulk", "--dir", dir], None)
         .expect_code(1)
         .expect_output("strategy `bulk`")
-        .expect_output("position 1 of the reply (`reply.admitted = 1`")
+        .expect_output("reply.admitted = 1 cannot be applied: reply[1] is the string \"yes\"")
         .expect_output("Redis replied: 1) \"yes\"  2) \"x\"");
-    // A bare integer is not accepted as an array.
+    // A bare integer is no array for the position form; the error says how
+    // to write the rule for one value.
     limitbench(&["check", "bare", "--dir", dir], None)
         .expect_code(1)
-        .expect_output("must return an array")
+        .expect_output("reply is the integer 1, not an array")
+        .expect_output("write the rule on `reply`, e.g. `reply == 1`")
         .expect_output("Redis replied: (integer) 1");
 }
 
