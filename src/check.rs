@@ -287,15 +287,19 @@ pub fn parse_window(s: &str) -> std::result::Result<u64, String> {
     } else if let Some(n) = t.strip_suffix('s') {
         (n, 1000.0)
     } else {
-        return Err(format!("`{s}`: give the window with a unit, e.g. 1s or 300ms"));
+        return Err(format!(
+            "`{s}`: give the window with a unit, e.g. 1s or 300ms"
+        ));
     };
     let v: f64 = num
         .trim()
         .parse()
         .map_err(|_| format!("`{s}` is not a duration (e.g. 1s or 300ms)"))?;
     let ms = v * scale;
-    if !(ms >= 1.0) || ms.fract() != 0.0 {
-        return Err(format!("`{s}`: the window must be a whole number of ms, at least 1"));
+    if ms.is_nan() || ms < 1.0 || ms.fract() != 0.0 {
+        return Err(format!(
+            "`{s}`: the window must be a whole number of ms, at least 1"
+        ));
     }
     Ok(ms as u64)
 }
@@ -407,8 +411,13 @@ async fn check_expiry(conn: &mut Conn, fleet: &Fleet, client: &str) -> Result<Ch
     ))
 }
 
-/// 3. Cost > 1: as many requests of cost 3 as the limit holds, then refusals.
-async fn check_cost(s: &dyn Strategy, conn: &mut Conn, limit: u64, hour: u64) -> Result<CheckResult> {
+/// Check 3, cost > 1: as many requests of cost 3 as the limit holds, then refusals.
+async fn check_cost(
+    s: &dyn Strategy,
+    conn: &mut Conn,
+    limit: u64,
+    hour: u64,
+) -> Result<CheckResult> {
     let client = unique_client("cost");
     let fit = (limit / 3) as usize;
     let got = sequential(s, conn, &client, Limit::per_window(limit, hour), 3, fit + 2).await?;
@@ -425,7 +434,7 @@ async fn check_cost(s: &dyn Strategy, conn: &mut Conn, limit: u64, hour: u64) ->
     ))
 }
 
-/// 4. Refill / reset once time passes. The burst starts just after a
+/// Check 4, refill / reset once time passes. The burst starts just after a
 /// boundary of the wall clock's windows (where windows aligned to the
 /// epoch, on the caller's or a local Redis's clock, begin), so that it does
 /// not straddle one.
@@ -534,7 +543,7 @@ pub async fn runnable_modes(
     Ok(out)
 }
 
-/// 7. The invocation modes: each mode the strategy declares either runs and
+/// Check 7, the invocation modes: each mode the strategy declares either runs and
 /// decides as the others do, or is reported as not runnable with the
 /// reason. Fails when the mode under check cannot run or two runnable
 /// modes decide differently.
@@ -593,7 +602,11 @@ async fn modes_check(
             "{} of {} declared modes can run{}: {}",
             runs.len(),
             declared.len(),
-            if agree { "" } else { " and they decide differently" },
+            if agree {
+                ""
+            } else {
+                " and they decide differently"
+            },
             parts.join("; ")
         ),
     ))

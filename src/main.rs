@@ -140,7 +140,14 @@ async fn run(cli: Cli) -> Result<i32> {
                     i.keys.clone(),
                 ]);
             }
-            let head = ["name", "kind", "clock", "promise", "invocation modes", "keys"];
+            let head = [
+                "name",
+                "kind",
+                "clock",
+                "promise",
+                "invocation modes",
+                "keys",
+            ];
             // Every column as wide as its longest cell, the last unpadded.
             let width: Vec<usize> = (0..head.len())
                 .map(|c| {

@@ -66,13 +66,17 @@ async fn a_caller_clock_in_fractional_seconds_refills_within_a_second() {
         d.path(),
         "bucket-float-s",
         CALLER_SECONDS_BUCKET,
-        &format!("args = [\"${{capacity}}\", \"${{rate_per_s}}\", \"${{now_s_float}}\", \"${{cost}}\"]\n{reply}"),
+        &format!(
+            "args = [\"${{capacity}}\", \"${{rate_per_s}}\", \"${{now_s_float}}\", \"${{cost}}\"]\n{reply}"
+        ),
     );
     strategy(
         d.path(),
         "bucket-whole-s",
         CALLER_SECONDS_BUCKET,
-        &format!("args = [\"${{capacity}}\", \"${{rate_per_s}}\", \"${{now_s}}\", \"${{cost}}\"]\n{reply}"),
+        &format!(
+            "args = [\"${{capacity}}\", \"${{rate_per_s}}\", \"${{now_s}}\", \"${{cost}}\"]\n{reply}"
+        ),
     );
     let fleet = common::standalone().await;
     let mut conn = fleet.conn().await.unwrap();
@@ -96,14 +100,26 @@ async fn a_caller_clock_in_fractional_seconds_refills_within_a_second() {
         }
         seen.push(got);
     }
-    assert_eq!(seen[0], [true, false, true], "fractional seconds: refilled after 0.6 s");
+    assert_eq!(
+        seen[0],
+        [true, false, true],
+        "fractional seconds: refilled after 0.6 s"
+    );
     // Whole seconds cannot see the 0.6 s: all three fall in one second.
     assert_eq!(seen[1], [true, false, false], "whole seconds");
     // And the whole check suite passes on the fractional one (its clock check
     // gives a caller 2 h ahead a full bucket).
-    limitbench(&["check", "bucket-float-s", "--dir", d.path().to_str().unwrap()], None)
-        .expect_code(0)
-        .expect_output("pass  clock          declares clock caller");
+    limitbench(
+        &[
+            "check",
+            "bucket-float-s",
+            "--dir",
+            d.path().to_str().unwrap(),
+        ],
+        None,
+    )
+    .expect_code(0)
+    .expect_output("pass  clock          declares clock caller");
 }
 
 #[test]
@@ -121,29 +137,57 @@ fn check_takes_the_limit_and_a_window_the_library_accepts() {
         .expect_code(0)
         .expect_output("pass  refill         limit 10 per 1000 ms");
     // 300 ms cannot be said in whole seconds: an error naming why, not a wrong window.
-    limitbench(&["check", "window-whole-s", "--dir", dir, "--limit", "4", "--window", "300ms"], None)
-        .expect_code(1)
-        .expect_output("pass  exact-limit    limit 4, 9 sequential requests: 4 admitted")
-        .expect_output("ERROR refill")
-        .expect_output("takes its window in whole seconds (${window_s_int}); a window of 300 ms is not one");
-    limitbench(&["check", "window-whole-s", "--dir", dir, "--window", "300"], None)
-        .expect_code(2)
-        .expect_output("give the window with a unit");
+    limitbench(
+        &[
+            "check",
+            "window-whole-s",
+            "--dir",
+            dir,
+            "--limit",
+            "4",
+            "--window",
+            "300ms",
+        ],
+        None,
+    )
+    .expect_code(1)
+    .expect_output("pass  exact-limit    limit 4, 9 sequential requests: 4 admitted")
+    .expect_output("ERROR refill")
+    .expect_output(
+        "takes its window in whole seconds (${window_s_int}); a window of 300 ms is not one",
+    );
+    limitbench(
+        &["check", "window-whole-s", "--dir", dir, "--window", "300"],
+        None,
+    )
+    .expect_code(2)
+    .expect_output("give the window with a unit");
 }
 
 /// A first-hit fixed window for Redis < 7, which asks for effects
 /// replication first; `call` is how the script names it.
 fn replicating_window(call: &str) -> String {
-    format!("{call}\n{WHOLE_SECONDS_WINDOW}").replace("'EXPIRE', KEYS[1], ARGV[3]", "'PEXPIRE', KEYS[1], ARGV[3]")
+    format!("{call}\n{WHOLE_SECONDS_WINDOW}")
+        .replace("'EXPIRE', KEYS[1], ARGV[3]", "'PEXPIRE', KEYS[1], ARGV[3]")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_script_that_asks_for_replicate_commands_is_run_without_fcall() {
     let d = tempfile::tempdir().unwrap();
     let rest = "args = [\"${limit}\", \"${cost}\", \"${window_ms}\"]\n[reply]\nadmitted = 1\nremaining = 2";
-    strategy(d.path(), "old-redis", &replicating_window("redis.replicate_commands()"), rest);
+    strategy(
+        d.path(),
+        "old-redis",
+        &replicating_window("redis.replicate_commands()"),
+        rest,
+    );
     // Named indirectly: the source scan misses it, the first FCALL does not.
-    strategy(d.path(), "old-redis-indirect", &replicating_window("redis['replicate_commands']()"), rest);
+    strategy(
+        d.path(),
+        "old-redis-indirect",
+        &replicating_window("redis['replicate_commands']()"),
+        rest,
+    );
     let fleet = common::standalone().await;
     let mut node = fleet.node_connections().await.unwrap().remove(0);
     let s = strategy::build("old-redis", Some(d.path()), &Options::default()).unwrap();
@@ -158,23 +202,47 @@ async fn a_script_that_asks_for_replicate_commands_is_run_without_fcall() {
         }
     }
     // The probe of the function runtime left no library behind.
-    let libs = node.call(&limitbench::args!["FUNCTION", "LIST"]).await.unwrap();
-    assert!(!libs.one_line().contains("lb_api_probe"), "{}", libs.one_line());
+    let libs = node
+        .call(&limitbench::args!["FUNCTION", "LIST"])
+        .await
+        .unwrap();
+    assert!(
+        !libs.one_line().contains("lb_api_probe"),
+        "{}",
+        libs.one_line()
+    );
     // Built to run by fcall, it refuses at load, saying why.
-    let f = strategy::build("old-redis", Some(d.path()), &Options::default().with("invocation", "fcall")).unwrap();
+    let f = strategy::build(
+        "old-redis",
+        Some(d.path()),
+        &Options::default().with("invocation", "fcall"),
+    )
+    .unwrap();
     let e = fleet.prepare(f.as_ref()).await.unwrap_err().to_string();
-    assert!(e.contains("cannot run by fcall") && e.contains("replicate_commands"), "{e}");
+    assert!(
+        e.contains("cannot run by fcall") && e.contains("replicate_commands"),
+        "{e}"
+    );
     // The indirect one loads as a function; its first FCALL fails and says so.
     let dir = d.path().to_path_buf();
     let rebuild = move |mode: Invocation| {
-        strategy::build("old-redis-indirect", Some(&dir), &Options::default().with("invocation", mode.as_str()))
+        strategy::build(
+            "old-redis-indirect",
+            Some(&dir),
+            &Options::default().with("invocation", mode.as_str()),
+        )
     };
     let s = strategy::build("old-redis-indirect", Some(d.path()), &Options::default()).unwrap();
-    let found = check::runnable_modes(s.as_ref(), &rebuild, &fleet, "audit-modes-").await.unwrap();
+    let found = check::runnable_modes(s.as_ref(), &rebuild, &fleet, "audit-modes-")
+        .await
+        .unwrap();
     for (m, got) in &found {
         if m.mode == Invocation::Fcall {
             let p = m.problem.as_deref().expect("fcall fails");
-            assert!(p.contains("first call failed") && p.contains("replicate_commands"), "{p}");
+            assert!(
+                p.contains("first call failed") && p.contains("replicate_commands"),
+                "{p}"
+            );
         } else {
             assert_eq!(got, &[true, true, false], "{}: {:?}", m.mode, m.problem);
         }
@@ -195,9 +263,19 @@ fn check_passes_a_replicate_commands_script_on_the_modes_it_can_run() {
         .expect_code(0)
         .expect_output("pass  modes          3 of 4 declared modes can run")
         .expect_output("fcall: cannot run: the script calls redis.replicate_commands");
-    limitbench(&["check", "old-redis", "--dir", dir, "--opt", "invocation=fcall"], None)
-        .expect_code(2)
-        .expect_output("cannot run by fcall on this server");
+    limitbench(
+        &[
+            "check",
+            "old-redis",
+            "--dir",
+            dir,
+            "--opt",
+            "invocation=fcall",
+        ],
+        None,
+    )
+    .expect_code(2)
+    .expect_output("cannot run by fcall on this server");
 }
 
 #[test]
@@ -213,7 +291,11 @@ fn one_broken_manifest_leaves_the_folder_usable_and_long_names_aligned() {
         &format!("local t = redis.call('TIME')\n{}", replicating_window("")),
         "args = [\"${limit}\", \"${cost}\", \"${window_ms}\"]\n[reply]\nadmitted = 1",
     );
-    std::fs::write(d.path().join("broken.toml"), "name = \"broken\"\nscript = \"nowhere.lua\"\nkeys = [\"k\"]\n[reply]\nadmitted = 1\n").unwrap();
+    std::fs::write(
+        d.path().join("broken.toml"),
+        "name = \"broken\"\nscript = \"nowhere.lua\"\nkeys = [\"k\"]\n[reply]\nadmitted = 1\n",
+    )
+    .unwrap();
     let dir = d.path().to_str().unwrap();
     let r = limitbench(&["strategies", "--dir", dir], None);
     r.expect_code(2)
@@ -225,10 +307,16 @@ fn one_broken_manifest_leaves_the_folder_usable_and_long_names_aligned() {
     let kind_at = lines[0].find("kind").unwrap();
     for l in &lines[1..] {
         let (before, at) = (l.as_bytes()[kind_at - 1], l.as_bytes()[kind_at]);
-        assert!(before == b' ' && at != b' ', "`kind` column not aligned at {kind_at}:\n{out}");
+        assert!(
+            before == b' ' && at != b' ',
+            "`kind` column not aligned at {kind_at}:\n{out}"
+        );
     }
     let row = lines.iter().find(|l| l.starts_with("reads-time")).unwrap();
-    assert!(row.contains(" redis "), "a script that reads TIME runs on Redis's clock:\n{out}");
+    assert!(
+        row.contains(" redis "),
+        "a script that reads TIME runs on Redis's clock:\n{out}"
+    );
     // The good ones still run; the broken one is named.
     limitbench(&["check", long, "--dir", dir], None)
         .expect_code(0)
@@ -253,7 +341,10 @@ fn a_first_hit_fixed_window_admits_about_twice_the_limit_at_its_anchored_edge() 
     let exp = common::small_experiments(tmp.path());
     let bursts = std::fs::read_to_string(exp.join("bursts.toml")).unwrap();
     let start = bursts.find("[smoke]").unwrap();
-    let end = bursts[start..].find("\n# Quick").map(|i| start + i).unwrap();
+    let end = bursts[start..]
+        .find("\n# Quick")
+        .map(|i| start + i)
+        .unwrap();
     let smoke = "[smoke]\nreps = 1\nlimit = 50\n\
                  strategies = [\"fixed-window-first-hit\", \"sliding-window-log\"]\n\
                  patterns = [\"straddle\", \"anchored\"]\nstraddle_lead_ms = [50]\n\
@@ -286,7 +377,12 @@ fn a_first_hit_fixed_window_admits_about_twice_the_limit_at_its_anchored_edge() 
     let mut csv = csv::Reader::from_path(data.join("anchored/bursts.csv")).unwrap();
     let head = csv.headers().unwrap().clone();
     let col = |n: &str| head.iter().position(|h| h == n).unwrap();
-    let (cell, most, limit, errors) = (col("cell"), col("max_in_window"), col("limit"), col("errors"));
+    let (cell, most, limit, errors) = (
+        col("cell"),
+        col("max_in_window"),
+        col("limit"),
+        col("errors"),
+    );
     let mut ratio = std::collections::BTreeMap::new();
     for r in csv.records() {
         let r = r.unwrap();
@@ -295,13 +391,23 @@ fn a_first_hit_fixed_window_admits_about_twice_the_limit_at_its_anchored_edge() 
         ratio.insert(r[cell].to_string(), x);
     }
     eprintln!("bursts ratios: {ratio:?}");
-    let get = |c: &str| *ratio.get(c).unwrap_or_else(|| panic!("no row {c}: {ratio:?}"));
+    let get = |c: &str| {
+        *ratio
+            .get(c)
+            .unwrap_or_else(|| panic!("no row {c}: {ratio:?}"))
+    };
     // 1 + (L - 1) before the key expires, L after: 2L - 1 within ~60 ms.
     let anchored = get("fixed-window-first-hit/anchored/lead50");
-    assert!(anchored >= 1.9, "first-hit window on anchored: {anchored} ({ratio:?})");
+    assert!(
+        anchored >= 1.9,
+        "first-hit window on anchored: {anchored} ({ratio:?})"
+    );
     // The aligned pattern misses it: its bursts fall inside one anchored window.
     let straddle = get("fixed-window-first-hit/straddle/lead50");
-    assert!(straddle <= 1.05, "first-hit window on straddle: {straddle} ({ratio:?})");
+    assert!(
+        straddle <= 1.05,
+        "first-hit window on straddle: {straddle} ({ratio:?})"
+    );
     let log = get("sliding-window-log/anchored/lead50");
     assert!(log <= 1.0, "sliding log on anchored: {log} ({ratio:?})");
 }

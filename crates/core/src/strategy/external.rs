@@ -717,7 +717,12 @@ mod tests {
         assert_eq!(m.clock, ClockSource::Redis);
         assert!(m.warnings.is_empty(), "{:?}", m.warnings);
         // TIME in a comment or a string is not a call.
-        let m = load_with("-- redis.call('TIME')\nreturn {1, 'TIME'}", "", "admitted = 1").unwrap();
+        let m = load_with(
+            "-- redis.call('TIME')\nreturn {1, 'TIME'}",
+            "",
+            "admitted = 1",
+        )
+        .unwrap();
         assert_eq!(m.clock, ClockSource::None);
         // Both clocks: caller, with a warning; declared none: a warning.
         let m = load_with(reads, "args = [\"${now_ms}\"]", "admitted = 1").unwrap();
@@ -729,14 +734,35 @@ mod tests {
 
     #[test]
     fn reply_fields_take_positions_or_rules_and_name_a_bad_one() {
-        let m = load_with("return 1", "", "admitted = \"reply <= ${limit}\"\nremaining = \"${limit} - reply\"").unwrap();
+        let m = load_with(
+            "return 1",
+            "",
+            "admitted = \"reply <= ${limit}\"\nremaining = \"${limit} - reply\"",
+        )
+        .unwrap();
         assert_eq!(m.reply.admitted.text(), "\"reply <= ${limit}\"");
-        let e = load_with("return 1", "", "admitted = \"reply >= \"").unwrap_err().to_string();
-        assert!(e.contains("reply.admitted") && e.contains("rule `reply >= `"), "{e}");
-        let e = load_with("return 1", "", "admitted = 0").unwrap_err().to_string();
+        let e = load_with("return 1", "", "admitted = \"reply >= \"")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("reply.admitted") && e.contains("rule `reply >= `"),
+            "{e}"
+        );
+        let e = load_with("return 1", "", "admitted = 0")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("1-based"), "{e}");
-        let e = load_with("return 1", "", "admitted = 1\nremaining = \"reply[1] == 1\"").unwrap_err().to_string();
-        assert!(e.contains("reply.remaining") && e.contains("comparison"), "{e}");
+        let e = load_with(
+            "return 1",
+            "",
+            "admitted = 1\nremaining = \"reply[1] == 1\"",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("reply.remaining") && e.contains("comparison"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -747,12 +773,20 @@ mod tests {
         assert_eq!(s.info().promise, Some(Promise::BurstOfCapacity));
         assert_eq!(load("", "").unwrap().promise, None);
         let e = load("promise = \"exact\"", "").unwrap_err().to_string();
-        assert!(e.contains("promise") && e.contains("at-most-limit-in-any-window"), "{e}");
+        assert!(
+            e.contains("promise") && e.contains("at-most-limit-in-any-window"),
+            "{e}"
+        );
     }
 
     #[test]
     fn seconds_placeholders_render_in_the_units_libraries_take() {
-        let t = Template::parse("${now_s_float}|${window_s_int}|${now_s}", Path::new("x"), "args").unwrap();
+        let t = Template::parse(
+            "${now_s_float}|${window_s_int}|${now_s}",
+            Path::new("x"),
+            "args",
+        )
+        .unwrap();
         let req = Request {
             client: "c",
             limit: crate::strategy::Limit::per_window(10, 60_000),
@@ -760,23 +794,39 @@ mod tests {
             now_us: 1_700_000_000_012_345,
             request_id: 7,
         };
-        assert_eq!(Rendered(&t, &req).to_string(), "1700000000.012345|60|1700000000");
+        assert_eq!(
+            Rendered(&t, &req).to_string(),
+            "1700000000.012345|60|1700000000"
+        );
         assert!(t.uses_caller_clock());
         let m = load("args = [\"${window_s_int}\"]", "").unwrap();
         let s = m.build(&Options::default()).unwrap();
         assert!(s.info().window_whole_seconds);
-        let e = s.info().accepts(&crate::strategy::Limit::per_window(5, 300)).unwrap_err();
+        let e = s
+            .info()
+            .accepts(&crate::strategy::Limit::per_window(5, 300))
+            .unwrap_err();
         assert!(e.contains("whole seconds") && e.contains("300 ms"), "{e}");
-        assert!(s.info().accepts(&crate::strategy::Limit::per_window(5, 2000)).is_ok());
+        assert!(
+            s.info()
+                .accepts(&crate::strategy::Limit::per_window(5, 2000))
+                .is_ok()
+        );
     }
 
     #[test]
     fn a_broken_manifest_does_not_keep_the_others_from_loading() {
         let d = tempfile::tempdir().unwrap();
         std::fs::write(d.path().join("x.lua"), "return {1}").unwrap();
-        let good = |n: &str| format!("name = \"{n}\"\nscript = \"x.lua\"\nkeys = [\"k\"]\n[reply]\nadmitted = 1\n");
+        let good = |n: &str| {
+            format!("name = \"{n}\"\nscript = \"x.lua\"\nkeys = [\"k\"]\n[reply]\nadmitted = 1\n")
+        };
         std::fs::write(d.path().join("a.toml"), good("good-a")).unwrap();
-        std::fs::write(d.path().join("b.toml"), "name = \"b\"\nscript = \"x.lua\"\nkeys = [\"${clinet}\"]\n[reply]\nadmitted = 1\n").unwrap();
+        std::fs::write(
+            d.path().join("b.toml"),
+            "name = \"b\"\nscript = \"x.lua\"\nkeys = [\"${clinet}\"]\n[reply]\nadmitted = 1\n",
+        )
+        .unwrap();
         std::fs::write(d.path().join("c.toml"), good("good-a")).unwrap();
         std::fs::write(d.path().join("d.toml"), good("good-d")).unwrap();
         let f = load_folder(d.path()).unwrap();
@@ -784,7 +834,13 @@ mod tests {
         assert_eq!(names, ["good-a", "good-d"]);
         let broken = f.broken_text();
         assert_eq!(broken.len(), 2, "{broken:?}");
-        assert!(broken[0].contains("b.toml") && broken[0].contains("${clinet}"), "{broken:?}");
-        assert!(broken[1].contains("c.toml") && broken[1].contains("already defined"), "{broken:?}");
+        assert!(
+            broken[0].contains("b.toml") && broken[0].contains("${clinet}"),
+            "{broken:?}"
+        );
+        assert!(
+            broken[1].contains("c.toml") && broken[1].contains("already defined"),
+            "{broken:?}"
+        );
     }
 }

@@ -223,7 +223,9 @@ impl Info {
     /// Whether a decision under `limit` can be made as the strategy is
     /// written, and if not, why (a window in whole seconds only).
     pub fn accepts(&self, limit: &Limit) -> std::result::Result<(), String> {
-        if self.window_whole_seconds && (limit.window_ms == 0 || limit.window_ms % 1000 != 0) {
+        if self.window_whole_seconds
+            && (limit.window_ms == 0 || !limit.window_ms.is_multiple_of(1000))
+        {
             return Err(format!(
                 "strategy `{}` takes its window in whole seconds (${{window_s_int}}); a window of {} ms is not one",
                 self.name, limit.window_ms

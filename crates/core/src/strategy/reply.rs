@@ -217,8 +217,7 @@ fn lex(s: &str) -> Result<Vec<Tok>, String> {
             }
             let t = &s[start..i];
             out.push(Tok::Num(
-                t.parse()
-                    .map_err(|_| format!("`{t}` is not a number"))?,
+                t.parse().map_err(|_| format!("`{t}` is not a number"))?,
             ));
         } else if c == '"' || c == '\'' {
             let end = s[i + 1..]
@@ -303,7 +302,10 @@ impl Parser {
         let mut a = self.and()?;
         while self.eat_word("or") {
             let b = self.and()?;
-            a = Node::Or(Box::new(bool_operand(a, "or")?), Box::new(bool_operand(b, "or")?));
+            a = Node::Or(
+                Box::new(bool_operand(a, "or")?),
+                Box::new(bool_operand(b, "or")?),
+            );
         }
         Ok(a)
     }
@@ -482,7 +484,10 @@ fn bool_operand(n: Node, op: &str) -> Result<Node, String> {
 
 fn value_operand(n: Node) -> Result<Node, String> {
     if n.is_bool() {
-        Err(format!("`{}` is a comparison where a value is expected", n.text()))
+        Err(format!(
+            "`{}` is a comparison where a value is expected",
+            n.text()
+        ))
     } else {
         Ok(n)
     }
@@ -607,7 +612,10 @@ impl V<'_> {
     fn hint(&self, node: &Node) -> String {
         match self {
             V::Str(s) if std::str::from_utf8(s).is_ok_and(|t| t.trim().parse::<f64>().is_ok()) => {
-                format!(" (write num({}) to read the string as a number)", node.text())
+                format!(
+                    " (write num({}) to read the string as a number)",
+                    node.text()
+                )
             }
             _ => String::new(),
         }
@@ -731,8 +739,8 @@ fn truth<'a>(n: &'a Node, reply: &'a Reply, req: &Request<'_>) -> Result<bool, P
         Node::Not(a) => Ok(!truth(a, reply, req)?),
         Node::Cmp(op, a, b) => compare(*op, a, b, reply, req),
         Node::Flag(ix) => match index(reply, ix)? {
-            V::Num(x) if x == 1.0 => Ok(true),
-            V::Num(x) if x == 0.0 => Ok(false),
+            V::Num(1.0) => Ok(true),
+            V::Num(0.0) => Ok(false),
             v => Err(Problem(format!(
                 "{} is {}: the position form `admitted = {}` reads 1 as admitted and 0 as refused; \
                  for another shape write a rule, e.g. admitted = \"{} >= 1\" (units granted), \
@@ -769,7 +777,7 @@ fn compare<'a>(
             Node::Lit(Lit::Bool(t)) => {
                 let got = match value(other, reply, req)? {
                     V::Nil(_) => false,
-                    V::Num(x) if x == 1.0 => true,
+                    V::Num(1.0) => true,
                     V::Bool(b) => b,
                     v => {
                         return Err(Problem(format!(
@@ -884,20 +892,35 @@ mod tests {
         assert!(ok("reply[1] == \"1\"", &arr(vec![s("1")])));
         assert!(!ok("reply[1] == '1'", &arr(vec![s("0")])));
         assert!(ok("reply[1] == 1", &arr(vec![Int(1), s("0.25")])));
-        assert!(ok("num(reply[2]) <= 0 and reply[1] == 1", &arr(vec![Int(1), s("-1")])));
-        assert!(ok("not (reply[1] == 0) or reply[2] == nil", &arr(vec![Int(1)])));
-        assert!(ok("reply[2][1] == 3", &arr(vec![Int(1), arr(vec![Int(3)])])));
+        assert!(ok(
+            "num(reply[2]) <= 0 and reply[1] == 1",
+            &arr(vec![Int(1), s("-1")])
+        ));
+        assert!(ok(
+            "not (reply[1] == 0) or reply[2] == nil",
+            &arr(vec![Int(1)])
+        ));
+        assert!(ok(
+            "reply[2][1] == 3",
+            &arr(vec![Int(1), arr(vec![Int(3)])])
+        ));
     }
 
     #[test]
     fn a_rule_that_cannot_be_applied_says_what_it_met() {
         use Reply::{Int, Nil};
         let p = problem("reply[1] == 1", &arr(vec![s("1")]));
-        assert!(p.contains("the string \"1\"") && p.contains("num(reply[1])"), "{p}");
+        assert!(
+            p.contains("the string \"1\"") && p.contains("num(reply[1])"),
+            "{p}"
+        );
         let p = problem("reply[2] >= 0", &arr(vec![Int(1)]));
         assert!(p.contains("absent") && p.contains("1 element"), "{p}");
         let p = problem("reply[1] == 1", &Int(1));
-        assert!(p.contains("not an array") && p.contains("reply == 1"), "{p}");
+        assert!(
+            p.contains("not an array") && p.contains("reply == 1"),
+            "{p}"
+        );
         let p = problem("reply == true", &Int(3));
         assert!(p.contains("not a Lua boolean"), "{p}");
         let p = problem("reply < ${limit}", &Nil);
@@ -913,7 +936,10 @@ mod tests {
         assert_eq!(r(arr(vec![Reply::Int(0)])), Ok(false));
         // A count of 3 is not a refusal, a text "1" is not an admission.
         let p = r(arr(vec![Reply::Int(3)])).unwrap_err().0;
-        assert!(p.contains("the integer 3") && p.contains("reply[1] >= 1"), "{p}");
+        assert!(
+            p.contains("the integer 3") && p.contains("reply[1] >= 1"),
+            "{p}"
+        );
         let p = r(arr(vec![s("1")])).unwrap_err().0;
         assert!(p.contains("the string \"1\""), "{p}");
     }
@@ -922,17 +948,17 @@ mod tests {
     fn numbers_and_their_nil() {
         let v = |rule: &str, reply: &Reply| Rule::value(rule).unwrap().number(reply, &req(2));
         assert_eq!(v("${limit} - reply", &Reply::Int(3)), Ok(Some(2.0)));
-        let time = arr(vec![
-            Reply::Int(1),
-            arr(vec![s("1700000000"), s("123456")]),
-        ]);
+        let time = arr(vec![Reply::Int(1), arr(vec![s("1700000000"), s("123456")])]);
         assert_eq!(
             v("num(reply[2][1]) * 1000000 + num(reply[2][2])", &time),
             Ok(Some(1_700_000_000_123_456.0))
         );
         assert_eq!(v("reply[3]", &arr(vec![Reply::Int(1)])), Ok(None));
         assert!(v("reply[1]", &arr(vec![s("x")])).is_err());
-        assert_eq!(v("-reply[1] * ${cost}", &arr(vec![Reply::Int(4)])), Ok(Some(-8.0)));
+        assert_eq!(
+            v("-reply[1] * ${cost}", &arr(vec![Reply::Int(4)])),
+            Ok(Some(-8.0))
+        );
     }
 
     #[test]

@@ -393,10 +393,11 @@ impl SourceUse {
         let mut api: Vec<String> = Vec::new();
         let mut reads_time = false;
         for w in t.windows(3) {
-            if let [LuaTok::Name(r), LuaTok::Punct('.'), LuaTok::Name(f)] = w {
-                if r == "redis" && !api.contains(f) {
-                    api.push(f.clone());
-                }
+            if let [LuaTok::Name(r), LuaTok::Punct('.'), LuaTok::Name(f)] = w
+                && r == "redis"
+                && !api.contains(f)
+            {
+                api.push(f.clone());
             }
         }
         for w in t.windows(6) {
