@@ -12,21 +12,7 @@ use std::path::Path;
 use limitbench::check;
 use limitbench::strategy::{self, ClockSource, Invocation, Limit, Options, Promise, Request};
 
-use common::limitbench;
-
-/// Write `<name>.lua` and `<name>.toml` into `dir`; `rest` is the
-/// manifest after `name`, `script` and `keys`.
-fn strategy(dir: &Path, name: &str, lua: &str, rest: &str) {
-    std::fs::create_dir_all(dir).unwrap();
-    std::fs::write(dir.join(format!("{name}.lua")), lua).unwrap();
-    std::fs::write(
-        dir.join(format!("{name}.toml")),
-        format!(
-            "name = \"{name}\"\nscript = \"{name}.lua\"\nkeys = [\"rl:{{${{client}}}}:{name}\"]\n{rest}\n"
-        ),
-    )
-    .unwrap();
-}
+use common::{external_strategy as strategy, limitbench};
 
 /// A token bucket on the caller's clock, "now" in seconds as ARGV[3]
 /// (fractional or not, as the manifest passes it).
@@ -45,18 +31,15 @@ redis.call('PEXPIRE', KEYS[1], math.ceil(cap / rate * 1000))
 return {1, math.floor(tokens)}
 ";
 
-/// A first-hit fixed window whose expiry is in whole seconds (EXPIRE).
-const WHOLE_SECONDS_WINDOW: &str = "\
-local limit, cost = tonumber(ARGV[1]), tonumber(ARGV[2])
-local n = redis.call('INCRBY', KEYS[1], cost)
-if n == cost then
-  redis.call('EXPIRE', KEYS[1], ARGV[3])
-end
-if n > limit then
-  return {0, 0}
-end
-return {1, limit - n}
-";
+/// The first-hit fixed window of `tests/fixtures/first-hit`.
+const FIRST_HIT_WINDOW: &str = include_str!("fixtures/first-hit/fixed-window-first-hit.lua");
+
+/// The same window with its expiry in whole seconds (EXPIRE, ARGV[3] in s).
+fn whole_seconds_window() -> String {
+    let s = FIRST_HIT_WINDOW.replace("'PEXPIRE', KEYS[1], ARGV[3]", "'EXPIRE', KEYS[1], ARGV[3]");
+    assert_ne!(s, FIRST_HIT_WINDOW, "the fixture's PEXPIRE line moved");
+    s
+}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_caller_clock_in_fractional_seconds_refills_within_a_second() {
@@ -128,7 +111,7 @@ fn check_takes_the_limit_and_a_window_the_library_accepts() {
     strategy(
         d.path(),
         "window-whole-s",
-        WHOLE_SECONDS_WINDOW,
+        &whole_seconds_window(),
         "args = [\"${limit}\", \"${cost}\", \"${window_s_int}\"]\n[reply]\nadmitted = 1\nremaining = 2",
     );
     let dir = d.path().to_str().unwrap();
@@ -167,8 +150,7 @@ fn check_takes_the_limit_and_a_window_the_library_accepts() {
 /// A first-hit fixed window for Redis < 7, which asks for effects
 /// replication first; `call` is how the script names it.
 fn replicating_window(call: &str) -> String {
-    format!("{call}\n{WHOLE_SECONDS_WINDOW}")
-        .replace("'EXPIRE', KEYS[1], ARGV[3]", "'PEXPIRE', KEYS[1], ARGV[3]")
+    format!("{call}\n{FIRST_HIT_WINDOW}")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

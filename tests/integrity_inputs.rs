@@ -17,15 +17,12 @@ use common::{limitbench, small_experiments};
 /// Write `<name>.lua` and `<name>.toml` (keys `rl:{client}:<name>`, args the
 /// limit and the window, replies mapped by `reply`) into `dir`.
 fn strategy(dir: &Path, name: &str, lua: &str, reply: &str) {
-    std::fs::create_dir_all(dir).unwrap();
-    std::fs::write(dir.join(format!("{name}.lua")), lua).unwrap();
-    std::fs::write(
-        dir.join(format!("{name}.toml")),
-        format!(
-            "name = \"{name}\"\nscript = \"{name}.lua\"\nkeys = [\"rl:{{${{client}}}}:{name}\"]\nargs = [\"${{limit}}\", \"${{window_ms}}\"]\n[reply]\n{reply}\n"
-        ),
-    )
-    .unwrap();
+    common::external_strategy(
+        dir,
+        name,
+        lua,
+        &format!("args = [\"${{limit}}\", \"${{window_ms}}\"]\n[reply]\n{reply}"),
+    );
 }
 
 #[test]
