@@ -109,22 +109,16 @@ struct RawManifest {
     reply: RawReply,
 }
 
+/// Each field a 1-based position (an integer) or a rule (a string,
+/// `reply.rs`); read as TOML values so that a wrong type names its field.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawReply {
-    admitted: RawRule,
+    admitted: toml::Value,
     #[serde(default)]
-    remaining: Option<RawRule>,
+    remaining: Option<toml::Value>,
     #[serde(default)]
-    redis_time_us: Option<RawRule>,
-}
-
-/// A 1-based position in the reply array, or a rule (`reply.rs`).
-#[derive(Debug, Deserialize)]
-#[serde(untagged)]
-enum RawRule {
-    Position(i64),
-    Rule(String),
+    redis_time_us: Option<toml::Value>,
 }
 
 /// A validated manifest with its script source.
@@ -434,21 +428,29 @@ impl Manifest {
 
 /// A `[reply]` field: a 1-based position, or a rule (a decision for
 /// `admitted`, a number for the others).
-fn rule(raw: RawRule, file: &Path, field: &str, decision: bool) -> Result<Rule> {
+fn rule(raw: toml::Value, file: &Path, field: &str, decision: bool) -> Result<Rule> {
     match raw {
-        RawRule::Position(p) if p < 1 => Err(bad(
+        toml::Value::Integer(p) if p < 1 => Err(bad(
             file,
             field,
             format!("positions are 1-based (reply[1] is the first element), got {p}"),
         )),
-        RawRule::Position(p) if decision => Ok(Rule::flag_at(p as usize - 1)),
-        RawRule::Position(p) => Ok(Rule::at(p as usize - 1)),
-        RawRule::Rule(text) => if decision {
+        toml::Value::Integer(p) if decision => Ok(Rule::flag_at(p as usize - 1)),
+        toml::Value::Integer(p) => Ok(Rule::at(p as usize - 1)),
+        toml::Value::String(text) => if decision {
             Rule::decision(&text)
         } else {
             Rule::value(&text)
         }
         .map_err(|e| bad(file, field, format!("rule `{text}`: {e}"))),
+        other => Err(bad(
+            file,
+            field,
+            format!(
+                "`{other}` is a {}; give a 1-based position (an integer) or a rule (a string, e.g. \"reply[1] == 1\")",
+                other.type_str()
+            ),
+        )),
     }
 }
 
@@ -752,6 +754,10 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("1-based"), "{e}");
+        let e = load_with("return 1", "", "admitted = true")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("reply.admitted") && e.contains("boolean"), "{e}");
         let e = load_with(
             "return 1",
             "",
