@@ -1,6 +1,12 @@
 //! The correctness checks `limitbench check <strategy>` runs, the first thing
 //! to run on a new strategy. They need a Redis (the harness's own or
 //! `--redis-url`) and use fresh, unique keys, so they never touch other data.
+//!
+//! The limit and window of the checks that depend on them are settings
+//! (`Settings`, `--limit` and `--window`), defaulting to 10 per 1 s, which
+//! every library takes: a limiter configured in whole seconds cannot be
+//! given 300 ms, and some refuse a burst below the rate. The other windows
+//! are an hour (whole seconds too), so no window ends during a check.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -12,7 +18,20 @@ use crate::error::Result;
 use crate::fleet::Fleet;
 use crate::load::next_request_id;
 use crate::resp::Connection;
-use crate::strategy::{ClockSource, Limit, Request, Strategy};
+use crate::strategy::{ClockSource, Invocation, Limit, ModeSupport, Request, Strategy};
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn windows_take_a_unit() {
+        assert_eq!(super::parse_window("1s"), Ok(1000));
+        assert_eq!(super::parse_window("1.5s"), Ok(1500));
+        assert_eq!(super::parse_window("300ms"), Ok(300));
+        assert!(super::parse_window("300").unwrap_err().contains("unit"));
+        assert!(super::parse_window("0s").is_err());
+        assert!(super::parse_window("0.5ms").is_err());
+    }
+}
 
 #[derive(Debug, Clone)]
 pub struct CheckResult {
@@ -236,20 +255,79 @@ pub async fn keys_of(conn: &mut Conn, fleet: &Fleet, client: &str) -> Result<Vec
     Ok(out)
 }
 
-/// Run every check on `strategy` against `fleet`. Scripts are loaded first.
+/// Builds the strategy under check again for another invocation mode.
+pub type Rebuild = dyn Fn(Invocation) -> Result<Arc<dyn Strategy>> + Send + Sync;
+
+/// What the checks are run with.
+pub struct Settings {
+    /// The limit of the exact-limit, cost and refill checks.
+    pub limit: u64,
+    /// The refill check's window (ms).
+    pub window_ms: u64,
+    /// For the `modes` check: the strategy in another invocation mode
+    /// (without it, that check only reports what the server can load).
+    pub rebuild: Option<Box<Rebuild>>,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            limit: 10,
+            window_ms: 1000,
+            rebuild: None,
+        }
+    }
+}
+
+/// A window as `--window` takes it: `1s`, `1.5s`, `300ms` (a unit is required).
+pub fn parse_window(s: &str) -> std::result::Result<u64, String> {
+    let t = s.trim();
+    let (num, scale) = if let Some(n) = t.strip_suffix("ms") {
+        (n, 1.0)
+    } else if let Some(n) = t.strip_suffix('s') {
+        (n, 1000.0)
+    } else {
+        return Err(format!(
+            "`{s}`: give the window with a unit, e.g. 1s or 300ms"
+        ));
+    };
+    let v: f64 = num
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{s}` is not a duration (e.g. 1s or 300ms)"))?;
+    let ms = v * scale;
+    if ms.is_nan() || ms < 1.0 || ms.fract() != 0.0 {
+        return Err(format!(
+            "`{s}`: the window must be a whole number of ms, at least 1"
+        ));
+    }
+    Ok(ms as u64)
+}
+
+/// Run every check on `strategy` against `fleet` with the default settings.
 pub async fn run_checks(strategy: Arc<dyn Strategy>, fleet: &Fleet) -> Result<Vec<CheckResult>> {
+    run_checks_with(strategy, fleet, &Settings::default()).await
+}
+
+/// Run every check on `strategy` against `fleet`. Scripts are loaded first.
+pub async fn run_checks_with(
+    strategy: Arc<dyn Strategy>,
+    fleet: &Fleet,
+    set: &Settings,
+) -> Result<Vec<CheckResult>> {
     // Loading the scripts is not a check: without them nothing can run.
     fleet.prepare(strategy.as_ref()).await?;
     let s = strategy.as_ref();
     let mut conn = fleet.conn().await?;
     let hour = 3_600_000;
+    let (l, w) = (set.limit, set.window_ms);
     let mut results = Vec::new();
 
     let exact = unique_client("exact");
     results.push(outcome(
         "exact-limit",
-        "15 sequential requests, limit 10 per hour, cost 1",
-        check_exact(s, &mut conn, &exact, hour).await,
+        &format!("{} sequential requests, limit {l} per hour, cost 1", l + 5),
+        check_exact(s, &mut conn, &exact, l, hour).await,
     ));
     results.push(outcome(
         "expiry",
@@ -258,13 +336,17 @@ pub async fn run_checks(strategy: Arc<dyn Strategy>, fleet: &Fleet) -> Result<Ve
     ));
     results.push(outcome(
         "cost",
-        "5 requests of cost 3, limit 10 per hour",
-        check_cost(s, &mut conn, hour).await,
+        &format!("{} requests of cost 3, limit {l} per hour", l / 3 + 2),
+        check_cost(s, &mut conn, l, hour).await,
     ));
     results.push(outcome(
         "refill",
-        "6 requests, limit 5 per 300 ms, then 1 more after 650 ms",
-        check_refill(s, &mut conn).await,
+        &format!(
+            "{} requests, limit {l} per {w} ms, then 1 more after {} ms",
+            l + 1,
+            2 * w + 50
+        ),
+        check_refill(s, &mut conn, l, w).await,
     ));
     results.push(outcome(
         "concurrent-64",
@@ -276,6 +358,11 @@ pub async fn run_checks(strategy: Arc<dyn Strategy>, fleet: &Fleet) -> Result<Ve
         "one decision, compared with the server's TIME",
         clock_check(s, &mut conn).await,
     ));
+    results.push(outcome(
+        "modes",
+        "per invocation mode: what the server loads, then 3 decisions, limit 2 per hour",
+        modes_check(s, set.rebuild.as_deref(), fleet).await,
+    ));
     Ok(results)
 }
 
@@ -284,16 +371,19 @@ async fn check_exact(
     s: &dyn Strategy,
     conn: &mut Conn,
     client: &str,
+    limit: u64,
     hour: u64,
 ) -> Result<CheckResult> {
-    let got = sequential(s, conn, client, Limit::per_window(10, hour), 1, 15).await?;
+    let n = limit as usize;
+    let got = sequential(s, conn, client, Limit::per_window(limit, hour), 1, n + 5).await?;
     let admitted = got.iter().filter(|a| **a).count();
-    let pattern_ok = got[..10].iter().all(|a| *a) && got[10..].iter().all(|a| !*a);
+    let pattern_ok = got[..n].iter().all(|a| *a) && got[n..].iter().all(|a| !*a);
     Ok(CheckResult::new(
         "exact-limit",
-        admitted == 10 && pattern_ok,
+        admitted == n && pattern_ok,
         format!(
-            "limit 10, 15 sequential requests: {admitted} admitted, the first 10 admitted and the rest refused: {pattern_ok}"
+            "limit {limit}, {} sequential requests: {admitted} admitted, the first {limit} admitted and the rest refused: {pattern_ok}",
+            n + 5
         ),
     ))
 }
@@ -321,33 +411,59 @@ async fn check_expiry(conn: &mut Conn, fleet: &Fleet, client: &str) -> Result<Ch
     ))
 }
 
-/// 3. Cost > 1.
-async fn check_cost(s: &dyn Strategy, conn: &mut Conn, hour: u64) -> Result<CheckResult> {
+/// Check 3, cost > 1: as many requests of cost 3 as the limit holds, then refusals.
+async fn check_cost(
+    s: &dyn Strategy,
+    conn: &mut Conn,
+    limit: u64,
+    hour: u64,
+) -> Result<CheckResult> {
     let client = unique_client("cost");
-    let got = sequential(s, conn, &client, Limit::per_window(10, hour), 3, 5).await?;
+    let fit = (limit / 3) as usize;
+    let got = sequential(s, conn, &client, Limit::per_window(limit, hour), 3, fit + 2).await?;
     let admitted = got.iter().filter(|a| **a).count();
+    let want: Vec<bool> = (0..fit + 2).map(|i| i < fit).collect();
     Ok(CheckResult::new(
         "cost",
-        got == [true, true, true, false, false],
+        got == want,
         format!(
-            "limit 10, cost 3, 5 requests: {admitted} admitted ({} units), pattern {got:?}",
+            "limit {limit}, cost 3, {} requests: {admitted} admitted ({} units), pattern {got:?}",
+            fit + 2,
             admitted * 3
         ),
     ))
 }
 
-/// 4. Refill / reset once time passes.
-async fn check_refill(s: &dyn Strategy, conn: &mut Conn) -> Result<CheckResult> {
+/// Check 4, refill / reset once time passes. The burst starts just after a
+/// boundary of the wall clock's windows (where windows aligned to the
+/// epoch, on the caller's or a local Redis's clock, begin), so that it does
+/// not straddle one.
+async fn check_refill(
+    s: &dyn Strategy,
+    conn: &mut Conn,
+    limit: u64,
+    window: u64,
+) -> Result<CheckResult> {
     let client = unique_client("refill");
-    let window = 300;
-    let before = sequential(s, conn, &client, Limit::per_window(5, window), 1, 6).await?;
+    let lim = Limit::per_window(limit, window);
+    if let Err(why) = s.info().accepts(&lim) {
+        return Err(crate::Error::Other(format!(
+            "{why}; give a window it takes with --window"
+        )));
+    }
+    let w_us = window as i64 * 1000;
+    let into = Clock::system_now_us().rem_euclid(w_us);
+    let lead_us = (w_us / 100).clamp(1000, 20_000);
+    tokio::time::sleep(Duration::from_micros((w_us - into + lead_us) as u64)).await;
+    let n = limit as usize;
+    let before = sequential(s, conn, &client, lim, 1, n + 1).await?;
     tokio::time::sleep(Duration::from_millis(2 * window + 50)).await;
-    let after = sequential(s, conn, &client, Limit::per_window(5, window), 1, 1).await?;
+    let after = sequential(s, conn, &client, lim, 1, 1).await?;
     Ok(CheckResult::new(
         "refill",
-        before.iter().filter(|a| **a).count() == 5 && !before[5] && after[0],
+        before.iter().filter(|a| **a).count() == n && !before[n] && after[0],
         format!(
-            "limit 5 per {window} ms: before {before:?}, after {} ms: {after:?}",
+            "limit {limit} per {window} ms: before {before:?}, after {} ms: {after:?}",
             2 * window + 50
         ),
     ))
@@ -374,6 +490,124 @@ async fn check_concurrent(
         admitted == 100,
         format!(
             "limit 100, 64 workers on their own connections, 200 requests: {admitted} admitted"
+        ),
+    ))
+}
+
+/// Which invocation modes can run the strategy on `fleet`'s first node:
+/// what the server loads (`Strategy::mode_support`: FUNCTION LOAD, the API
+/// a function lacks), and then, for each mode that loads, a first decision
+/// on a fresh key of `client_prefix` (a mode whose first call fails cannot
+/// run either; its error is the reason). Each mode is built by `rebuild`.
+/// Also the decisions of each runnable mode (3 requests, limit 2 per hour),
+/// for comparing them.
+pub async fn runnable_modes(
+    s: &dyn Strategy,
+    rebuild: &Rebuild,
+    fleet: &Fleet,
+    client_prefix: &str,
+) -> Result<Vec<(ModeSupport, Vec<bool>)>> {
+    let mut node = fleet
+        .node_connections()
+        .await?
+        .into_iter()
+        .next()
+        .ok_or_else(|| crate::Error::Other("the fleet has no node".into()))?;
+    let mut out = Vec::new();
+    for mut m in s.mode_support(&mut node).await? {
+        let mut got = Vec::new();
+        if m.problem.is_none() {
+            let tried = async {
+                let sm = rebuild(m.mode)?;
+                fleet.prepare(sm.as_ref()).await?;
+                let mut conn = fleet.conn().await?;
+                let client = format!("{client_prefix}{}-{}", m.mode, next_request_id());
+                sequential(
+                    sm.as_ref(),
+                    &mut conn,
+                    &client,
+                    Limit::per_window(2, 3_600_000),
+                    1,
+                    3,
+                )
+                .await
+            }
+            .await;
+            match tried {
+                Ok(g) => got = g,
+                Err(e) => m.problem = Some(format!("its first call failed: {e}")),
+            }
+        }
+        out.push((m, got));
+    }
+    Ok(out)
+}
+
+/// Check 7, the invocation modes: each mode the strategy declares either runs and
+/// decides as the others do, or is reported as not runnable with the
+/// reason. Fails when the mode under check cannot run or two runnable
+/// modes decide differently.
+async fn modes_check(
+    s: &dyn Strategy,
+    rebuild: Option<&Rebuild>,
+    fleet: &Fleet,
+) -> Result<CheckResult> {
+    let declared = &s.info().modes;
+    if declared.is_empty() {
+        return Ok(CheckResult::new(
+            "modes",
+            true,
+            "not a script: no invocation modes".into(),
+        ));
+    }
+    let found: Vec<(ModeSupport, Vec<bool>)> = match rebuild {
+        Some(r) => runnable_modes(s, r, fleet, &unique_client("modes")).await?,
+        None => {
+            let mut node = fleet.node_connections().await?.remove(0);
+            s.mode_support(&mut node)
+                .await?
+                .into_iter()
+                .map(|m| (m, Vec::new()))
+                .collect()
+        }
+    };
+    let runs: Vec<&(ModeSupport, Vec<bool>)> =
+        found.iter().filter(|(m, _)| m.problem.is_none()).collect();
+    let agree = runs.windows(2).all(|w| w[0].1 == w[1].1);
+    let mut parts: Vec<String> = runs
+        .iter()
+        .map(|(m, got)| {
+            if got.is_empty() {
+                format!("{}: loads", m.mode)
+            } else {
+                format!("{}: {got:?}", m.mode)
+            }
+        })
+        .collect();
+    parts.extend(found.iter().filter_map(|(m, _)| {
+        m.problem
+            .as_ref()
+            .map(|p| format!("{}: cannot run: {p}", m.mode))
+    }));
+    // The mode this strategy was built with is the one `decide` uses: the
+    // exact-limit check ran it. It must be among the runnable ones.
+    let used_ok = match s.invocation() {
+        Some(used) => runs.iter().any(|(m, _)| m.mode == used),
+        None => true,
+    };
+    Ok(CheckResult::new(
+        "modes",
+        !runs.is_empty() && agree && used_ok,
+        format!(
+            "{} of {} declared modes can run{}: {}",
+            runs.len(),
+            declared.len(),
+            if agree {
+                ""
+            } else {
+                " and they decide differently"
+            },
+            parts.join("; ")
         ),
     ))
 }

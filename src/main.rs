@@ -41,6 +41,12 @@ enum Command {
         strategy: String,
         #[arg(long)]
         dir: Option<PathBuf>,
+        /// The limit of the exact-limit, cost and refill checks.
+        #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..))]
+        limit: u64,
+        /// The refill check's window, with a unit: 1s, 2s, 500ms.
+        #[arg(long, default_value = "1s", value_parser = limitbench::check::parse_window)]
+        window: u64,
         /// Strategy option key=value (repeatable), e.g. invocation=fcall.
         #[arg(long = "opt")]
         opts: Vec<String>,
@@ -109,13 +115,11 @@ async fn run(cli: Cli) -> Result<i32> {
     };
     match cli.command {
         Command::Strategies { dir } => {
+            let folder = strategy::external::scan(dir.as_deref())?;
             let names = strategy::all_names(dir.as_deref())?;
-            println!(
-                "{:<28} {:<12} {:<7} {:<44} keys",
-                "name", "kind", "clock", "invocation modes"
-            );
-            for name in names {
-                let s = strategy::build(&name, dir.as_deref(), &Options::default())?;
+            let mut rows = Vec::new();
+            for name in &names {
+                let s = strategy::build(name, dir.as_deref(), &Options::default())?;
                 let i = s.info();
                 let modes = if i.modes.is_empty() {
                     "-".to_string()
@@ -126,27 +130,95 @@ async fn run(cli: Cli) -> Result<i32> {
                         .collect::<Vec<_>>()
                         .join(",")
                 };
-                println!(
-                    "{:<28} {:<12} {:<7} {:<44} {}",
-                    i.name,
-                    i.kind.as_str(),
-                    i.clock.as_str(),
+                let promise = i.promise.map(|p| p.as_str()).unwrap_or("-");
+                rows.push([
+                    i.name.clone(),
+                    i.kind.as_str().to_string(),
+                    i.clock.as_str().to_string(),
+                    promise.to_string(),
                     modes,
-                    i.keys
-                );
+                    i.keys.clone(),
+                ]);
             }
-            Ok(0)
+            let head = [
+                "name",
+                "kind",
+                "clock",
+                "promise",
+                "invocation modes",
+                "keys",
+            ];
+            // Every column as wide as its longest cell, the last unpadded.
+            let width: Vec<usize> = (0..head.len())
+                .map(|c| {
+                    rows.iter()
+                        .map(|r| r[c].chars().count())
+                        .chain([head[c].len()])
+                        .max()
+                        .unwrap_or(0)
+                })
+                .collect();
+            let line = |cells: &[&str]| {
+                let mut out = String::new();
+                for (c, cell) in cells.iter().enumerate() {
+                    if c + 1 == cells.len() {
+                        out += cell;
+                    } else {
+                        out += &format!("{cell:<w$} ", w = width[c]);
+                    }
+                }
+                println!("{}", out.trim_end());
+            };
+            line(&head);
+            for r in &rows {
+                line(&r.iter().map(String::as_str).collect::<Vec<_>>());
+            }
+            for m in &folder.manifests {
+                for w in &m.warnings {
+                    eprintln!("limitbench: warning: {w}");
+                }
+            }
+            for b in folder.broken_text() {
+                eprintln!("limitbench: error: not loaded: {b}");
+            }
+            Ok(if folder.broken.is_empty() { 0 } else { 2 })
         }
         Command::Check {
             strategy: name,
             dir,
+            limit,
+            window,
             opts,
             target,
         } => {
             let opts = Options::parse_pairs(&opts)?;
+            let folder = strategy::external::scan(dir.as_deref())?;
+            for b in folder.broken_text() {
+                eprintln!("limitbench: warning: not loaded (other strategies still are): {b}");
+            }
+            if let Some(m) = folder.manifests.iter().find(|m| m.name == name) {
+                for w in &m.warnings {
+                    eprintln!("limitbench: warning: {w}");
+                }
+            }
             let s = strategy::build(&name, dir.as_deref(), &opts)?;
             let fleet = target.standalone().await.context("starting redis-server")?;
-            let results = limitbench::check::run_checks(s.clone(), &fleet).await?;
+            let rebuild = {
+                let (name, dir, opts) = (name.clone(), dir.clone(), opts.clone());
+                move |mode: strategy::Invocation| {
+                    strategy::build(
+                        &name,
+                        dir.as_deref(),
+                        &opts.clone().with("invocation", mode.as_str()),
+                    )
+                }
+            };
+            let settings = limitbench::check::Settings {
+                limit,
+                window_ms: window,
+                rebuild: Some(Box::new(rebuild)),
+            };
+            let results = limitbench::check::run_checks_with(s.clone(), &fleet, &settings).await?;
             let mut failed = 0;
             for r in &results {
                 match &r.error {

@@ -38,7 +38,7 @@ fn strategies_lists_all_builtins_and_the_example_external_one() {
 fn check_passes_a_good_strategy_and_fails_the_race() {
     limitbench(&["check", "leaky-bucket"], None)
         .expect_code(0)
-        .expect_output("all 6 checks passed");
+        .expect_output("all 7 checks passed");
     limitbench(
         &["check", "token-bucket", "--opt", "invocation=fcall"],
         None,

@@ -251,7 +251,7 @@ fn a_strategy_whose_every_decision_fails_is_an_error_of_the_run() {
     )
     .expect_code(1)
     .expect_output("decisions of `bad5` failed")
-    .expect_output("position 5");
+    .expect_output("reply[5] is absent (nil: the reply array has 3 elements)");
     assert!(
         std::fs::symlink_metadata(data.join("latest")).is_err(),
         "data/latest moved to a run that committed no trial"

@@ -17,15 +17,12 @@ use common::{limitbench, small_experiments};
 /// Write `<name>.lua` and `<name>.toml` (keys `rl:{client}:<name>`, args the
 /// limit and the window, replies mapped by `reply`) into `dir`.
 fn strategy(dir: &Path, name: &str, lua: &str, reply: &str) {
-    std::fs::create_dir_all(dir).unwrap();
-    std::fs::write(dir.join(format!("{name}.lua")), lua).unwrap();
-    std::fs::write(
-        dir.join(format!("{name}.toml")),
-        format!(
-            "name = \"{name}\"\nscript = \"{name}.lua\"\nkeys = [\"rl:{{${{client}}}}:{name}\"]\nargs = [\"${{limit}}\", \"${{window_ms}}\"]\n[reply]\n{reply}\n"
-        ),
-    )
-    .unwrap();
+    common::external_strategy(
+        dir,
+        name,
+        lua,
+        &format!("args = [\"${{limit}}\", \"${{window_ms}}\"]\n[reply]\n{reply}"),
+    );
 }
 
 #[test]
@@ -54,7 +51,7 @@ fn check_reports_every_check_and_exits_1_when_one_errors() {
 }
 
 #[test]
-fn reply_errors_name_the_field_and_position_and_show_the_reply_as_redis_would() {
+fn reply_errors_name_the_field_and_rule_and_show_the_reply_as_redis_would() {
     let d = tempfile::tempdir().unwrap();
     let inc = "redis.call('INCR', KEYS[1])\nredis.call('PEXPIRE', KEYS[1], 60000)\n";
     strategy(
@@ -73,12 +70,14 @@ fn reply_errors_name_the_field_and_position_and_show_the_reply_as_redis_would() 
     limitbench(&["check", "bulk", "--dir", dir], None)
         .expect_code(1)
         .expect_output("strategy `bulk`")
-        .expect_output("position 1 of the reply (`reply.admitted = 1`")
+        .expect_output("reply.admitted = 1 cannot be applied: reply[1] is the string \"yes\"")
         .expect_output("Redis replied: 1) \"yes\"  2) \"x\"");
-    // A bare integer is not accepted as an array.
+    // A bare integer is no array for the position form; the error says how
+    // to write the rule for one value.
     limitbench(&["check", "bare", "--dir", dir], None)
         .expect_code(1)
-        .expect_output("must return an array")
+        .expect_output("reply is the integer 1, not an array")
+        .expect_output("write the rule on `reply`, e.g. `reply == 1`")
         .expect_output("Redis replied: (integer) 1");
 }
 

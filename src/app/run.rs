@@ -297,6 +297,14 @@ async fn validate(
             }
         }
     }
+    // A manifest that does not load: the strategies asked for still run,
+    // but "every strategy" would quietly lack it, so then it stops the run.
+    for b in strategy::external::scan(a.dir.as_deref())?.broken_text() {
+        match &a.strategy {
+            Some(_) => eprintln!("limitbench: warning: not loaded: {b}"),
+            None => problems.push(format!("a strategy manifest does not load: {b}")),
+        }
+    }
     let strategies = match &a.strategy {
         Some(list) => list.clone(),
         None => strategy::all_names(a.dir.as_deref())?,

@@ -75,6 +75,21 @@ pub fn limitbench(args: &[&str], dir: Option<&Path>) -> Run {
     }
 }
 
+/// Write `<name>.lua` and `<name>.toml` into `dir` (created if need be):
+/// the manifest names the script and the key `rl:{client}:<name>`, then
+/// `rest` (args, `[reply]`, ...).
+pub fn external_strategy(dir: &Path, name: &str, lua: &str, rest: &str) {
+    std::fs::create_dir_all(dir).unwrap();
+    std::fs::write(dir.join(format!("{name}.lua")), lua).unwrap();
+    std::fs::write(
+        dir.join(format!("{name}.toml")),
+        format!(
+            "name = \"{name}\"\nscript = \"{name}.lua\"\nkeys = [\"rl:{{${{client}}}}:{name}\"]\n{rest}\n"
+        ),
+    )
+    .unwrap();
+}
+
 /// Is a process with this PID still alive?
 pub fn alive(pid: u32) -> bool {
     // A zombie is dead for our purposes: check /proc state.

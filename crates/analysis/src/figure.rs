@@ -29,13 +29,13 @@ impl ClaimReference for Reference {
             format!(
                 "{} published: {} (judged on its shape, not on this value)",
                 spec.id,
-                crate::report::micro(&spec.published_text)
+                crate::table::micro(&spec.published_text)
             )
         } else {
             format!(
                 "{} published: {}; shaded: passes ({rule})",
                 spec.id,
-                crate::report::micro(&spec.published_text)
+                crate::table::micro(&spec.published_text)
             )
         };
         Reference {

@@ -14,8 +14,9 @@
 //! - `figure`: the chart library (`limitbench-plot`) plus what turns a
 //!   claim into a published reference and its passing band.
 //! - `table.rs`: markdown tables and number formatting for report sections.
-//! - `report.rs`: report.md and the README's claims table; `latency.rs`:
-//!   the decision-latency section; `compare.rs`: two runs side by side.
+//! - `report.rs`: report.md and the claims table of docs/results.md;
+//!   `latency.rs`: the decision-latency section; `compare.rs`: two runs side
+//!   by side.
 //! - `stats.rs`: mean/min/max/quantiles and intervals over trials;
 //!   `window.rs`: the most admitted in any window of an admission history.
 //! - `rows`: the rows the run itself writes beside the experiments' (noise,
@@ -28,7 +29,6 @@ pub mod claims;
 pub mod compare;
 #[path = "../../../src/experiments/analyzers.rs"]
 pub mod experiments;
-pub mod fidelity;
 pub mod figure;
 pub mod latency;
 pub mod report;
@@ -360,13 +360,14 @@ pub fn analyze(
     let rows = claims::judge(&claims, measured, &size);
     claims::write_csv(&run_dir.join("claims.csv"), &rows)?;
     report::write_report(&run_dir.join("report.md"), &ctx, &rows, &sections)?;
+    // Links relative to docs/, where docs/results.md shows the reference run's table.
     let rel = run_dir
         .file_name()
-        .map(|n| format!("data/{}", n.to_string_lossy()))
+        .map(|n| format!("../data/{}", n.to_string_lossy()))
         .unwrap_or_default();
     std::fs::write(
         run_dir.join("claims-table.md"),
-        report::readme_table(&rows, &ctx.manifest, &rel, &ctx.figures.borrow()),
+        report::results_table(&rows, &ctx.manifest, &rel, &ctx.figures.borrow()),
     )
     .map_err(|e| Error::io("writing claims-table.md", e))?;
     Ok(rows)

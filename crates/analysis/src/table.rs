@@ -42,3 +42,18 @@ pub fn error_core(text: &str) -> String {
         None => text.to_string(),
     }
 }
+
+/// The claims table writes microseconds as `us`; a reader gets `µs`.
+pub fn micro(s: &str) -> String {
+    s.split(' ')
+        .map(|w| {
+            let core = w.trim_end_matches([';', ',', '.', ')']);
+            if core == "us" {
+                format!("µs{}", &w[2..])
+            } else {
+                w.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}

@@ -4,8 +4,9 @@
 
 use plotters::prelude::*;
 
-use super::draw::{SMALL, text_width};
 use super::figure::{Axis, num};
+use super::style::SMALL;
+use super::text::text_width;
 
 /// A value on an axis as drawn (log10 for log axes).
 pub(super) fn tr(v: f64, log: bool) -> f64 {

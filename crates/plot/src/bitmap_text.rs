@@ -173,7 +173,7 @@ mod tests {
     fn bottoms(text: &str, size: f64) -> Vec<i32> {
         let fix = GlyphFix {
             inner: NoBackend,
-            font: FontRef::try_from_slice(crate::draw::FONT).unwrap(),
+            font: FontRef::try_from_slice(crate::style::FONT).unwrap(),
         };
         text.chars()
             .map(|c| {

@@ -4,7 +4,6 @@
 //! same code draws the SVG and the PNG.
 
 use std::path::Path;
-use std::sync::Once;
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -14,22 +13,25 @@ use super::axes::{Ax, range_of, thin, ticks};
 use super::figure::{Draw, Figure, Panel, RefKind, num};
 use super::marks::{dashed, marker};
 use super::panel::{Frame, category_labels, references, series, shades, x_range, y_values};
+use super::style::*;
 pub use super::text::{text_width, wrap};
 use crate::error::{Error, Result};
 
-/// The bundled font (DejaVu Sans, Bitstream Vera license: see
-/// `crates/plot/assets/fonts/DejaVuSans-LICENSE.txt`).
-pub(crate) static FONT: &[u8] = include_bytes!("../assets/fonts/DejaVuSans.ttf");
-const FAMILY: &str = "sans-serif";
-
-/// Register the bundled font once per process for every text plotters draws.
-pub fn register_font() {
-    static ONCE: Once = Once::new();
-    ONCE.call_once(|| {
-        if plotters::style::register_font(FAMILY, FontStyle::Normal, FONT).is_err() {
-            panic!("the bundled font crates/plot/assets/fonts/DejaVuSans.ttf does not parse");
+impl Figure {
+    /// Write `<name>.svg`, `<name>.png` and `<name>.csv` (the numbers
+    /// drawn) into `dir`.
+    pub fn write_to(&self, dir: &Path) -> Result<()> {
+        register_font();
+        if self.points() == 0 {
+            return Err(Error::Other(format!(
+                "figure {}: no data points",
+                self.name
+            )));
         }
-    });
+        render(self, dir)?;
+        std::fs::write(dir.join(format!("{}.csv", self.name)), self.csv())
+            .map_err(|e| Error::io(format!("writing figure {}.csv", self.name), e))
+    }
 }
 
 /// Write `<name>.svg` and `<name>.png` of a figure into `dir`.
@@ -57,61 +59,11 @@ pub(super) fn render(f: &Figure, dir: &Path) -> Result<()> {
     super::png_out::write_palette_png(&png, layout.w, layout.h, &rgb)
 }
 
-// ---- Styles ----
-
-const PALETTE: [RGBColor; 10] = [
-    RGBColor(0, 114, 178),
-    RGBColor(213, 94, 0),
-    RGBColor(0, 158, 115),
-    RGBColor(204, 121, 167),
-    RGBColor(86, 180, 233),
-    RGBColor(230, 159, 0),
-    RGBColor(90, 90, 90),
-    RGBColor(140, 80, 20),
-    RGBColor(150, 0, 90),
-    RGBColor(20, 20, 20),
-];
-const MARKERS: usize = 6;
-/// (dash, gap) in pixels; (0, 0) is solid.
-const DASHES: [(u32, u32); 3] = [(0, 0), (9, 5), (2, 4)];
-
-#[derive(Clone, Copy)]
-pub(super) struct Look {
-    pub color: RGBColor,
-    pub marker: usize,
-    pub dash: (u32, u32),
-}
-
-pub(super) fn look(i: usize) -> Look {
-    Look {
-        color: PALETTE[i % PALETTE.len()],
-        marker: i % MARKERS,
-        dash: DASHES[i % DASHES.len()],
-    }
-}
-
-pub(super) fn ref_look(k: RefKind) -> (RGBColor, (u32, u32), f64) {
-    match k {
-        RefKind::Published => (RGBColor(0, 0, 0), (14, 4), 0.10),
-        RefKind::Expected => (RGBColor(110, 110, 110), (6, 4), 0.0),
-        RefKind::Limit => (RGBColor(170, 0, 0), (2, 3), 0.0),
-    }
-}
-
-pub(super) const SHADE_TONES: [RGBColor; 4] = [
-    RGBColor(255, 196, 120),
-    RGBColor(240, 120, 120),
-    RGBColor(140, 210, 140),
-    RGBColor(170, 170, 220),
-];
-
 // ---- Layout ----
 
 const W: u32 = 1180;
 const LEGEND_W: u32 = 300;
 const TITLE_SIZE: f64 = 19.0;
-pub(super) const TEXT: f64 = 14.0;
-pub(super) const SMALL: f64 = 13.0;
 const LINE: i32 = 18;
 
 struct Layout {
@@ -221,27 +173,6 @@ fn legend_height(f: &Figure) -> u32 {
 }
 
 // ---- Drawing ----
-
-pub(super) fn err<T: std::fmt::Display>(e: T) -> Error {
-    Error::Other(format!("drawing figure: {e}"))
-}
-
-pub(super) fn font(size: f64) -> TextStyle<'static> {
-    TextStyle::from((FAMILY, size).into_font()).color(&BLACK)
-}
-
-pub(super) fn text<DB: DrawingBackend>(
-    area: &DrawingArea<DB, Shift>,
-    s: &str,
-    at: (i32, i32),
-    style: &TextStyle,
-) -> Result<()> {
-    if s.is_empty() {
-        return Ok(());
-    }
-    area.draw(&Text::new(s.to_string(), at, style.clone()))
-        .map_err(err)
-}
 
 fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, f: &Figure, l: &Layout) -> Result<()> {
     root.fill(&WHITE).map_err(err)?;

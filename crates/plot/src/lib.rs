@@ -9,7 +9,8 @@
 //! - `figure`: the model (Figure, Panel, Series, Pt, Reference, Shade) and its CSV;
 //!   `grid`: a table of coloured cells (the scorecard).
 //! - `draw`: the layout; `panel`: one panel's parts; `axes`: ticks and ranges;
-//!   `marks`: markers and dashes; `text`: widths and wrapping without a font engine.
+//!   `marks`: markers and dashes; `style`: font, palette, looks, text sizes;
+//!   `text`: widths and wrapping without a font engine.
 //! - `bitmap_text`: PNG glyphs on one baseline; `png_out`: palette PNGs;
 //!   `svg_text`: a written SVG's text read back, for the figure tests.
 
@@ -21,6 +22,7 @@ pub mod grid;
 pub mod marks;
 pub mod panel;
 pub mod png_out;
+pub mod style;
 pub mod svg_text;
 pub mod text;
 

@@ -4,7 +4,7 @@
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::draw::err;
+use super::style::err;
 use crate::error::Result;
 
 pub(super) fn marker<DB: DrawingBackend>(

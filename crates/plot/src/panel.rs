@@ -8,9 +8,9 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::axes::{range_of, tr};
-use super::draw::{SHADE_TONES, SMALL, TEXT, err, font, look, ref_look, text};
 use super::figure::{Draw, Panel, RefKind};
 use super::marks::{dashed, marker};
+use super::style::{SHADE_TONES, SMALL, TEXT, err, font, look, ref_look, text};
 use crate::error::Result;
 
 /// A panel's plot as the parts below see it: its ranges in drawn units

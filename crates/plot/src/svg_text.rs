@@ -3,7 +3,7 @@
 //! by [`text_width`]. The figure test fails on text outside the canvas and
 //! on overlapping labels.
 
-use super::draw::text_width;
+use super::text::text_width;
 
 /// A text element's box in pixels: (x0, y0, x1, y1) and its text.
 #[derive(Debug, Clone)]

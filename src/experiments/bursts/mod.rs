@@ -15,6 +15,18 @@
 //!   then steady traffic at `rate` x the limit for `sustained_ms`.
 //! - `steady` / `poisson`: evenly spaced / random arrivals at `rate` x the
 //!   limit for `steady_ms`.
+//! - `anchored`: one request at a moment of our choosing, then a burst of L
+//!   `lead_ms` before one window after it and another burst of L
+//!   `anchored_after_ms` after that. A window anchored at a key's first
+//!   request (INCR, then PEXPIRE when the count is 1: the key expires one
+//!   window after that request, wherever it fell) has its edge there, which
+//!   the patterns aligned on Redis's clock never find: such a window admits
+//!   about 2L across it, a sliding log L. The first request is placed half a
+//!   window after a boundary of Redis's clock, so that windows aligned to
+//!   the clock put both bursts in one window (they admit L + 1 at most:
+//!   `straddle` is their test). Not a pattern of the study (no claim reads
+//!   it); the scorecard's probe runs it. `boundary_us` is the anchored edge
+//!   (the first request's intended time + one window).
 //!
 //! Where in the window a burst lands is not stated by the study, so
 //! `lead_ms` and `phase_ms` are swept; burst-then-sustained also gets, per
@@ -97,7 +109,21 @@ struct Params {
     sustained_ms: f64,
     steady_rates: Vec<f64>,
     steady_ms: f64,
+    /// `anchored`: how long before the anchored edge the first burst goes
+    /// (one variant each; absent: a twentieth of the window).
+    anchored_lead_ms: Option<Vec<f64>>,
+    /// `anchored`: how long after the anchored edge the second burst goes
+    /// (absent: 10 ms): after the key has expired, in the next window.
+    anchored_after_ms: Option<f64>,
     pin_redis_cpu: Option<usize>,
+}
+
+impl Params {
+    fn anchored_leads(&self) -> Vec<f64> {
+        self.anchored_lead_ms
+            .clone()
+            .unwrap_or_else(|| vec![self.window_ms as f64 / 20.0])
+    }
 }
 
 /// One arrival schedule, run for several strategies.
@@ -118,7 +144,7 @@ impl Variant {
         } else if let Some(p) = self.phase_ms {
             s += &format!(
                 "/{}{}",
-                if self.pattern == "straddle" {
+                if self.pattern == "straddle" || self.pattern == "anchored" {
                     "lead"
                 } else {
                     "phase"
@@ -144,6 +170,7 @@ fn variants(p: &Params) -> Result<Vec<Variant>> {
     for pat in &p.patterns {
         match pat.as_str() {
             "straddle" => v.extend(p.straddle_lead_ms.iter().map(|l| mk(pat, Some(*l), None))),
+            "anchored" => v.extend(p.anchored_leads().iter().map(|l| mk(pat, Some(*l), None))),
             "quiet-then-burst" => v.extend(
                 p.phases_ms
                     .iter()
@@ -166,7 +193,7 @@ fn variants(p: &Params) -> Result<Vec<Variant>> {
             }
             other => {
                 return Err(Error::Other(format!(
-                    "bursts: unknown pattern `{other}` (straddle, quiet-then-burst, burst-then-sustained, steady, poisson)"
+                    "bursts: unknown pattern `{other}` (straddle, quiet-then-burst, burst-then-sustained, steady, poisson, anchored)"
                 )));
             }
         }
@@ -195,6 +222,19 @@ fn schedule_of(
                 schedule::burst(l, b + ms(p.straddle_after_ms), 0, ""),
             ]);
             (a, Some(b))
+        }
+        "anchored" => {
+            let w = p.window_ms as i64 * 1000;
+            let lead = ms(v.phase_ms.unwrap_or(0.0));
+            let after = ms(p.anchored_after_ms.unwrap_or(10.0));
+            let first = testbed::next_boundary(tc, offset_us, p.window_ms, 50_000) + w / 2;
+            let edge = first + w;
+            let a = schedule::merge(vec![
+                schedule::burst(1, first, 0, ""),
+                schedule::burst(l, edge - lead, 0, ""),
+                schedule::burst(l, edge + after, 0, ""),
+            ]);
+            (a, Some(edge))
         }
         "quiet-then-burst" => {
             let warm = schedule::steady(per_s, start, ms(p.warm_ms), "");

@@ -35,6 +35,8 @@ pub const BUILTIN: Builtin = Builtin {
                 ),
                 clock: ClockSource::Caller,
                 reports_redis_time: false,
+                promise: None,
+                window_whole_seconds: false,
             },
         }))
     },

@@ -1,5 +1,10 @@
 //! External strategies: a Lua file and a TOML manifest, no Rust.
 //!
+//! The point is auditing the scripts that libraries ship without editing
+//! them: the manifest says how a request becomes KEYS and ARGV (templates
+//! with placeholders, in the units the library takes) and how the reply
+//! becomes a decision (rules, `reply.rs`).
+//!
 //! ```toml
 //! name = "leaky-bucket"            # how experiments and `check` refer to it
 //! script = "leaky-bucket.lua"      # relative to the manifest
@@ -9,41 +14,52 @@
 //! args = ["${limit}", "${rate_per_s}", "${cost}"]            # ARGV, templated
 //!
 //! clock = "redis"                  # optional: redis | caller | none (see below)
+//! promise = "burst-of-capacity"    # optional: at-most-limit-in-any-window | burst-of-capacity
 //!
-//! [reply]                          # 1-based positions in the reply array
-//! admitted = 1                     # 1 = admitted, 0 = refused
-//! remaining = 2                    # optional
+//! [reply]
+//! admitted = 1                     # position: reply[1] is 1 (admitted) or 0 (refused)
+//! # admitted = "reply[2] >= 0"     # or a rule (reply.rs): remaining, -1 when refused
+//! remaining = 2                    # optional: a position or an expression ("${limit} - reply")
 //! redis_time_us = 3                # optional: Redis's TIME (us) as the script read it
 //! ```
 //!
-//! Placeholders: `${client}`, `${limit}`, `${capacity}` (= limit),
-//! `${window_ms}`, `${window_s}`, `${rate_per_s}`, `${cost}`, `${now_s}`,
-//! `${now_ms}`, `${now_us}` (the harness's caller clock), `${request_id}`,
-//! and for limiters that build the key from the window on the caller's side
+//! Placeholders (`PLACEHOLDERS`): `${client}`, `${limit}`, `${capacity}`
+//! (= limit), `${window_ms}`, `${window_s}` (seconds, fractional: 0.3),
+//! `${window_s_int}` (whole seconds; a window that is not one is an error
+//! of the decision, `Info::window_whole_seconds`), `${rate_per_s}`,
+//! `${cost}`, the caller's clock as `${now_s}` (whole seconds), `${now_ms}`,
+//! `${now_us}` and `${now_s_float}` (seconds with six decimals, as
+//! `time.time()` or `microtime(true)` give it), `${request_id}`, and for
+//! limiters that build the key from the window on the caller's side
 //! (`rl:user:<window>`): `${window_index}` (the caller's now in ms divided
 //! by `window_ms`, `strategy::window_index`), `${window_start_ms}` (that
 //! window's start, ms since the epoch) and `${prev_window_index}` (the one
-//! before). The window placeholders read the caller's clock too, e.g.
-//!
-//! ```toml
-//! keys = ["rl:{${client}}:fw:${window_index}"]
-//! args = ["${limit}", "${window_ms}", "${cost}"]
-//! ```
+//! before). The window placeholders read the caller's clock too.
 //!
 //! `clock` is whose "now" the script decides on (`strategy::ClockSource`).
 //! Without it: `redis` if `reply.redis_time_us` is mapped, else `caller` if
-//! an argument or key uses a `${now_*}` or window placeholder, else `none`.
-//! `caller` needs one of those placeholders. The strategy reports Redis's time
-//! (`Info::reports_redis_time`) exactly when `reply.redis_time_us` is mapped;
-//! a script that returns -1 there reports none for that decision.
+//! an argument or key uses a `${now_*}` or window placeholder, else `redis`
+//! if the script calls `redis.call('TIME')`, else `none`; a script that
+//! reads TIME and also takes the caller's time is inferred `caller` with a
+//! warning (`Manifest::warnings`), and so is a declared `none` that reads
+//! TIME. `caller` needs one of those placeholders. The strategy reports
+//! Redis's time (`Info::reports_redis_time`) exactly when
+//! `reply.redis_time_us` is mapped; a script that returns -1 (or nil) there
+//! reports none for that decision.
+//!
+//! A folder is read manifest by manifest: a broken one is named with its
+//! error (`Folder::broken`) and the others load (`scan`).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde::Deserialize;
 
-use super::lua::{LuaStrategy, ReplyMap};
-use super::{ClockSource, Info, Invocation, Kind, Options, Request, Script, Strategy};
+use super::lua::LuaStrategy;
+use super::reply::{ReplyRules, Rule};
+use super::{
+    ClockSource, Info, Invocation, Kind, Options, Promise, Request, Script, SourceUse, Strategy,
+};
 use crate::error::{Error, Result};
 
 pub const PLACEHOLDERS: &[&str] = &[
@@ -58,6 +74,8 @@ pub const PLACEHOLDERS: &[&str] = &[
     "now_ms",
     "now_us",
     "request_id",
+    "now_s_float",
+    "window_s_int",
     "window_index",
     "window_start_ms",
     "prev_window_index",
@@ -86,17 +104,21 @@ struct RawManifest {
     args: Vec<String>,
     #[serde(default)]
     clock: Option<String>,
+    #[serde(default)]
+    promise: Option<String>,
     reply: RawReply,
 }
 
+/// Each field a 1-based position (an integer) or a rule (a string,
+/// `reply.rs`); read as TOML values so that a wrong type names its field.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawReply {
-    admitted: usize,
+    admitted: toml::Value,
     #[serde(default)]
-    remaining: Option<usize>,
+    remaining: Option<toml::Value>,
     #[serde(default)]
-    redis_time_us: Option<usize>,
+    redis_time_us: Option<toml::Value>,
 }
 
 /// A validated manifest with its script source.
@@ -108,9 +130,13 @@ pub struct Manifest {
     pub source: String,
     pub modes: Vec<Invocation>,
     pub clock: ClockSource,
+    pub promise: Option<Promise>,
+    /// What the manifest leaves doubtful but not wrong (an inferred clock
+    /// that could be another); `strategies` and `check` print them.
+    pub warnings: Vec<String>,
     keys: Vec<Template>,
     args: Vec<Template>,
-    reply: ReplyMap,
+    reply: ReplyRules,
 }
 
 /// A string with `${placeholder}`s, split once at load time.
@@ -169,6 +195,12 @@ impl Template {
             .iter()
             .any(|p| matches!(p, Piece::Var(i) if reads_caller_clock(PLACEHOLDERS[*i])))
     }
+
+    fn uses(&self, name: &str) -> bool {
+        self.0
+            .iter()
+            .any(|p| matches!(p, Piece::Var(i) if PLACEHOLDERS[*i] == name))
+    }
 }
 
 /// A template filled in for one request, as a value to format straight into
@@ -192,6 +224,14 @@ impl std::fmt::Display for Rendered<'_> {
                     "now_s" => write!(f, "{}", req.now_us.div_euclid(1_000_000))?,
                     "now_ms" => write!(f, "{}", req.now_us.div_euclid(1000))?,
                     "now_us" => write!(f, "{}", req.now_us)?,
+                    "now_s_float" => write!(
+                        f,
+                        "{}.{:06}",
+                        req.now_us.div_euclid(1_000_000),
+                        req.now_us.rem_euclid(1_000_000)
+                    )?,
+                    // Whole by `Info::accepts`, checked before the call.
+                    "window_s_int" => write!(f, "{}", l.window_ms / 1000)?,
                     "request_id" => write!(f, "{}", req.request_id)?,
                     "window_index" => {
                         write!(f, "{}", super::window_index(req.now_us, l.window_ms))?
@@ -293,27 +333,45 @@ impl Manifest {
             .iter()
             .map(|a| Template::parse(a, file, "args"))
             .collect::<Result<Vec<_>>>()?;
-        let pos = |v: usize, field: &str| -> Result<usize> {
-            if v == 0 {
-                Err(bad(file, field, "positions are 1-based"))
-            } else {
-                Ok(v - 1)
-            }
-        };
-        let reply = ReplyMap {
-            admitted: pos(raw.reply.admitted, "reply.admitted")?,
+        let reply = ReplyRules {
+            admitted: rule(raw.reply.admitted, file, "reply.admitted", true)?,
             remaining: raw
                 .reply
                 .remaining
-                .map(|v| pos(v, "reply.remaining"))
+                .map(|r| rule(r, file, "reply.remaining", false))
                 .transpose()?,
             redis_time_us: raw
                 .reply
                 .redis_time_us
-                .map(|v| pos(v, "reply.redis_time_us"))
+                .map(|r| rule(r, file, "reply.redis_time_us", false))
                 .transpose()?,
         };
-        let clock = manifest_clock(raw.clock.as_deref(), &reply, &keys, &args, file)?;
+        let promise = raw
+            .promise
+            .as_deref()
+            .map(|p| {
+                Promise::parse(p).ok_or_else(|| {
+                    bad(
+                        file,
+                        "promise",
+                        format!(
+                            "`{p}` is not one of {}",
+                            Promise::ALL.map(|p| p.as_str()).join(", ")
+                        ),
+                    )
+                })
+            })
+            .transpose()?;
+        let mut warnings = Vec::new();
+        let clock = manifest_clock(
+            raw.clock.as_deref(),
+            &reply,
+            &keys,
+            &args,
+            SourceUse::of(&source).reads_time,
+            file,
+            &mut warnings,
+        )?;
         Ok(Manifest {
             name: raw.name,
             file: file.to_path_buf(),
@@ -321,6 +379,8 @@ impl Manifest {
             source,
             modes,
             clock,
+            promise,
+            warnings,
             keys,
             args,
             reply,
@@ -343,12 +403,18 @@ impl Manifest {
             known_bug: None,
             clock: self.clock,
             reports_redis_time: self.reply.redis_time_us.is_some(),
+            promise: self.promise,
+            window_whole_seconds: self
+                .keys
+                .iter()
+                .chain(&self.args)
+                .any(|t| t.uses("window_s_int")),
         };
         let (keys, args) = (self.keys.clone(), self.args.clone());
         LuaStrategy::with_writer(
             info,
             Script::new(&self.name, &self.source),
-            self.reply,
+            self.reply.clone(),
             opts,
             move |_, _| {
                 Ok(Box::new(move |req, call| {
@@ -360,13 +426,44 @@ impl Manifest {
     }
 }
 
-/// The manifest's `clock`, or the one its reply map and placeholders imply.
+/// A `[reply]` field: a 1-based position, or a rule (a decision for
+/// `admitted`, a number for the others).
+fn rule(raw: toml::Value, file: &Path, field: &str, decision: bool) -> Result<Rule> {
+    match raw {
+        toml::Value::Integer(p) if p < 1 => Err(bad(
+            file,
+            field,
+            format!("positions are 1-based (reply[1] is the first element), got {p}"),
+        )),
+        toml::Value::Integer(p) if decision => Ok(Rule::flag_at(p as usize - 1)),
+        toml::Value::Integer(p) => Ok(Rule::at(p as usize - 1)),
+        toml::Value::String(text) => if decision {
+            Rule::decision(&text)
+        } else {
+            Rule::value(&text)
+        }
+        .map_err(|e| bad(file, field, format!("rule `{text}`: {e}"))),
+        other => Err(bad(
+            file,
+            field,
+            format!(
+                "`{other}` is a {}; give a 1-based position (an integer) or a rule (a string, e.g. \"reply[1] == 1\")",
+                other.type_str()
+            ),
+        )),
+    }
+}
+
+/// The manifest's `clock`, or the one its reply map, placeholders and
+/// script imply; doubtful inferences add a warning.
 fn manifest_clock(
     declared: Option<&str>,
-    reply: &ReplyMap,
+    reply: &ReplyRules,
     keys: &[Template],
     args: &[Template],
+    reads_time: bool,
     file: &Path,
+    warnings: &mut Vec<String>,
 ) -> Result<ClockSource> {
     let takes_caller_time = keys.iter().chain(args).any(Template::uses_caller_clock);
     let clock = match declared {
@@ -378,14 +475,29 @@ fn manifest_clock(
             )
         })?,
         None if reply.redis_time_us.is_some() => ClockSource::Redis,
-        None if takes_caller_time => ClockSource::Caller,
+        None if takes_caller_time => {
+            if reads_time {
+                warnings.push(format!(
+                    "{}: the script reads Redis's TIME and takes the caller's time: inferred clock `caller`; declare `clock = \"redis\"` if TIME is what moves its windows",
+                    file.display()
+                ));
+            }
+            ClockSource::Caller
+        }
+        None if reads_time => ClockSource::Redis,
         None => ClockSource::None,
     };
     if clock == ClockSource::Caller && !takes_caller_time {
         return Err(bad(
             file,
             "clock",
-            "`caller` needs the caller's time: pass ${now_s}, ${now_ms}, ${now_us} or a window placeholder (${window_index}, ${window_start_ms}, ${prev_window_index}) in keys or args",
+            "`caller` needs the caller's time: pass ${now_s}, ${now_ms}, ${now_us}, ${now_s_float} or a window placeholder (${window_index}, ${window_start_ms}, ${prev_window_index}) in keys or args",
+        ));
+    }
+    if declared == Some("none") && reads_time {
+        warnings.push(format!(
+            "{}: declares clock `none` but the script reads Redis's TIME",
+            file.display()
         ));
     }
     Ok(clock)
@@ -400,16 +512,40 @@ fn describe(t: &Template) -> String {
         .collect()
 }
 
+/// A manifest that did not load, and why.
+#[derive(Debug)]
+pub struct Broken {
+    pub file: PathBuf,
+    pub error: Error,
+}
+
+/// What a scan of the strategy folders found: the manifests that loaded,
+/// and the ones that did not, each with its error.
+#[derive(Debug, Default)]
+pub struct Folder {
+    pub manifests: Vec<Manifest>,
+    pub broken: Vec<Broken>,
+}
+
+impl Folder {
+    /// The broken manifests, one line each (`<file>: field ...: problem`).
+    pub fn broken_text(&self) -> Vec<String> {
+        self.broken.iter().map(|b| b.error.to_string()).collect()
+    }
+}
+
 /// Every `*.toml` manifest in `lua/external` (when that folder exists) and
 /// then in `dir`, each folder sorted by file name: `--dir` adds to the
 /// shipped folder, and a manifest in `dir` replaces a shipped one of the
-/// same name. Names must be unique within a folder.
-pub fn load_dir(dir: Option<&Path>) -> Result<Vec<Manifest>> {
+/// same name. A manifest that does not load (or repeats a name within its
+/// folder) is listed in `broken` and the others still load. Errors only
+/// when `dir` does not exist or a folder cannot be read.
+pub fn scan(dir: Option<&Path>) -> Result<Folder> {
     let shipped = crate::paths::project_file(super::DEFAULT_EXTERNAL_DIR);
     let mut out = if shipped.is_dir() {
         load_folder(&shipped)?
     } else {
-        Vec::new()
+        Folder::default()
     };
     if let Some(d) = dir {
         if !d.is_dir() {
@@ -423,34 +559,49 @@ pub fn load_dir(dir: Option<&Path>) -> Result<Vec<Manifest>> {
             _ => false,
         };
         if !same {
-            for m in load_folder(d)? {
-                out.retain(|o| o.name != m.name);
-                out.push(m);
+            let theirs = load_folder(d)?;
+            for m in theirs.manifests {
+                out.manifests.retain(|o| o.name != m.name);
+                out.manifests.push(m);
             }
+            out.broken.extend(theirs.broken);
         }
     }
     Ok(out)
 }
 
+/// The manifests of `scan` that loaded.
+pub fn load_dir(dir: Option<&Path>) -> Result<Vec<Manifest>> {
+    Ok(scan(dir)?.manifests)
+}
+
 /// Every `*.toml` manifest in one folder, sorted by file name.
-fn load_folder(dir: &Path) -> Result<Vec<Manifest>> {
+fn load_folder(dir: &Path) -> Result<Folder> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
         .map_err(|e| Error::io(format!("reading {}", dir.display()), e))?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|x| x == "toml"))
         .collect();
     files.sort();
-    let mut out: Vec<Manifest> = Vec::new();
+    let mut out = Folder::default();
     for f in files {
-        let m = Manifest::load(&f)?;
-        if let Some(prev) = out.iter().find(|o| o.name == m.name) {
-            return Err(bad(
+        let m = match Manifest::load(&f) {
+            Ok(m) => m,
+            Err(error) => {
+                out.broken.push(Broken { file: f, error });
+                continue;
+            }
+        };
+        if let Some(prev) = out.manifests.iter().find(|o| o.name == m.name) {
+            let error = bad(
                 &f,
                 "name",
                 format!("`{}` is already defined by {}", m.name, prev.file.display()),
-            ));
+            );
+            out.broken.push(Broken { file: f, error });
+            continue;
         }
-        out.push(m);
+        out.manifests.push(m);
     }
     Ok(out)
 }
@@ -545,6 +696,157 @@ mod tests {
         assert_eq!(
             Rendered(&t, &req).to_string(),
             format!("rl:{{c}}:0.3:{rate}")
+        );
+    }
+
+    /// `load`, with the script's source given.
+    fn load_with(lua: &str, extra: &str, reply: &str) -> Result<Manifest> {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join("x.lua"), lua).unwrap();
+        let file = d.path().join("x.toml");
+        std::fs::write(
+            &file,
+            format!("name = \"x\"\nscript = \"x.lua\"\nkeys = [\"k:${{client}}\"]\n{extra}\n[reply]\n{reply}\n"),
+        )
+        .unwrap();
+        Manifest::load(&file)
+    }
+
+    #[test]
+    fn a_script_that_reads_time_runs_on_redis_clock_unless_it_takes_the_callers() {
+        let reads = "local t = redis.call('TIME')\nreturn {1, 0}";
+        let m = load_with(reads, "", "admitted = 1").unwrap();
+        assert_eq!(m.clock, ClockSource::Redis);
+        assert!(m.warnings.is_empty(), "{:?}", m.warnings);
+        // TIME in a comment or a string is not a call.
+        let m = load_with(
+            "-- redis.call('TIME')\nreturn {1, 'TIME'}",
+            "",
+            "admitted = 1",
+        )
+        .unwrap();
+        assert_eq!(m.clock, ClockSource::None);
+        // Both clocks: caller, with a warning; declared none: a warning.
+        let m = load_with(reads, "args = [\"${now_ms}\"]", "admitted = 1").unwrap();
+        assert_eq!(m.clock, ClockSource::Caller);
+        assert!(m.warnings[0].contains("TIME"), "{:?}", m.warnings);
+        let m = load_with(reads, "clock = \"none\"", "admitted = 1").unwrap();
+        assert!(m.warnings[0].contains("none"), "{:?}", m.warnings);
+    }
+
+    #[test]
+    fn reply_fields_take_positions_or_rules_and_name_a_bad_one() {
+        let m = load_with(
+            "return 1",
+            "",
+            "admitted = \"reply <= ${limit}\"\nremaining = \"${limit} - reply\"",
+        )
+        .unwrap();
+        assert_eq!(m.reply.admitted.text(), "\"reply <= ${limit}\"");
+        let e = load_with("return 1", "", "admitted = \"reply >= \"")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("reply.admitted") && e.contains("rule `reply >= `"),
+            "{e}"
+        );
+        let e = load_with("return 1", "", "admitted = 0")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("1-based"), "{e}");
+        let e = load_with("return 1", "", "admitted = true")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("reply.admitted") && e.contains("boolean"), "{e}");
+        let e = load_with(
+            "return 1",
+            "",
+            "admitted = 1\nremaining = \"reply[1] == 1\"",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("reply.remaining") && e.contains("comparison"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn the_promise_is_parsed_and_checked() {
+        let m = load("promise = \"burst-of-capacity\"", "").unwrap();
+        assert_eq!(m.promise, Some(Promise::BurstOfCapacity));
+        let s = m.build(&Options::default()).unwrap();
+        assert_eq!(s.info().promise, Some(Promise::BurstOfCapacity));
+        assert_eq!(load("", "").unwrap().promise, None);
+        let e = load("promise = \"exact\"", "").unwrap_err().to_string();
+        assert!(
+            e.contains("promise") && e.contains("at-most-limit-in-any-window"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn seconds_placeholders_render_in_the_units_libraries_take() {
+        let t = Template::parse(
+            "${now_s_float}|${window_s_int}|${now_s}",
+            Path::new("x"),
+            "args",
+        )
+        .unwrap();
+        let req = Request {
+            client: "c",
+            limit: crate::strategy::Limit::per_window(10, 60_000),
+            cost: 1,
+            now_us: 1_700_000_000_012_345,
+            request_id: 7,
+        };
+        assert_eq!(
+            Rendered(&t, &req).to_string(),
+            "1700000000.012345|60|1700000000"
+        );
+        assert!(t.uses_caller_clock());
+        let m = load("args = [\"${window_s_int}\"]", "").unwrap();
+        let s = m.build(&Options::default()).unwrap();
+        assert!(s.info().window_whole_seconds);
+        let e = s
+            .info()
+            .accepts(&crate::strategy::Limit::per_window(5, 300))
+            .unwrap_err();
+        assert!(e.contains("whole seconds") && e.contains("300 ms"), "{e}");
+        assert!(
+            s.info()
+                .accepts(&crate::strategy::Limit::per_window(5, 2000))
+                .is_ok()
+        );
+    }
+
+    #[test]
+    fn a_broken_manifest_does_not_keep_the_others_from_loading() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join("x.lua"), "return {1}").unwrap();
+        let good = |n: &str| {
+            format!("name = \"{n}\"\nscript = \"x.lua\"\nkeys = [\"k\"]\n[reply]\nadmitted = 1\n")
+        };
+        std::fs::write(d.path().join("a.toml"), good("good-a")).unwrap();
+        std::fs::write(
+            d.path().join("b.toml"),
+            "name = \"b\"\nscript = \"x.lua\"\nkeys = [\"${clinet}\"]\n[reply]\nadmitted = 1\n",
+        )
+        .unwrap();
+        std::fs::write(d.path().join("c.toml"), good("good-a")).unwrap();
+        std::fs::write(d.path().join("d.toml"), good("good-d")).unwrap();
+        let f = load_folder(d.path()).unwrap();
+        let names: Vec<&str> = f.manifests.iter().map(|m| m.name.as_str()).collect();
+        assert_eq!(names, ["good-a", "good-d"]);
+        let broken = f.broken_text();
+        assert_eq!(broken.len(), 2, "{broken:?}");
+        assert!(
+            broken[0].contains("b.toml") && broken[0].contains("${clinet}"),
+            "{broken:?}"
+        );
+        assert!(
+            broken[1].contains("c.toml") && broken[1].contains("already defined"),
+            "{broken:?}"
         );
     }
 }

@@ -32,6 +32,8 @@ pub const BUILTIN: Builtin = Builtin {
                 known_bug: None,
                 clock: ClockSource::Caller,
                 reports_redis_time: false,
+                promise: None,
+                window_whole_seconds: false,
             },
         }))
     },

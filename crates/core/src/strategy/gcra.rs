@@ -2,7 +2,7 @@
 //! Burst = `limit`, emission interval = 1 / `rate_per_s`.
 
 use super::lua::{LuaStrategy, STANDARD_REPLY};
-use super::{Builtin, ClientKey, ClockSource, Options, Script};
+use super::{Builtin, ClientKey, ClockSource, Options, Promise, Script};
 
 pub const BUILTIN: Builtin = Builtin {
     name: "gcra",
@@ -13,7 +13,8 @@ pub const BUILTIN: Builtin = Builtin {
                 "rl:{client}:gcra (string: theoretical arrival time us)",
                 ClockSource::Redis,
                 None,
-            ),
+            )
+            .with_promise(Promise::BurstOfCapacity),
             Script::new("gcra", include_str!("../../../../lua/gcra.lua")),
             STANDARD_REPLY,
             opts,

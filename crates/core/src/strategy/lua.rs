@@ -2,23 +2,28 @@
 //! the reply becomes a decision. Built-in Lua strategies and external ones
 //! (manifest-driven) are both this type.
 //!
-//! The reply is an array; a `ReplyMap` says where in it (0-based) the
-//! admitted flag (1 admitted, anything else refused), the remaining allowance
-//! and Redis's `TIME` in microseconds are. The built-in scripts return
+//! How the reply is read is a `reply::ReplyRules`. The built-ins give it as
+//! a `ReplyMap` of 0-based positions: the admitted flag (1 admitted, 0
+//! refused, anything else an error that shows the reply), the remaining
+//! allowance and Redis's `TIME` in microseconds. The built-in scripts return
 //! `{admitted, remaining, redis time us}` (`STANDARD_REPLY`); a script that
 //! reads no Redis clock returns -1 in the time slot or is mapped with
 //! `NO_TIME_REPLY`. A negative time is taken as "no time" for this decision.
+//! External manifests write rules (`reply[2] >= 0`, `reply <= ${limit}`).
 
 use std::sync::Arc;
 
 use async_trait::async_trait;
 
 use super::{
-    ClockSource, Decision, Info, Invocation, Kind, Options, Request, Script, ScriptArgs, Strategy,
+    ClockSource, Decision, Info, Invocation, Kind, ModeSupport, Options, Request, Script,
+    ScriptArgs, Strategy,
 };
 use crate::conn::Conn;
 use crate::error::{Error, Result};
-use crate::resp::{Connection, Reply};
+use crate::resp::Connection;
+
+use super::reply::{ReplyRules, Rule};
 
 /// Writes KEYS and ARGV for one request into `ScriptArgs`:
 /// `call.keys.push(ClientKey(req.client, "tb"))`, `call.args.push(req.cost)`.
@@ -49,12 +54,22 @@ pub const NO_TIME_REPLY: ReplyMap = ReplyMap {
     redis_time_us: None,
 };
 
+impl From<ReplyMap> for ReplyRules {
+    fn from(m: ReplyMap) -> Self {
+        ReplyRules {
+            admitted: Rule::flag_at(m.admitted),
+            remaining: m.remaining.map(Rule::at),
+            redis_time_us: m.redis_time_us.map(Rule::at),
+        }
+    }
+}
+
 pub struct LuaStrategy {
     info: Info,
     pub script: Script,
     pub mode: Invocation,
     write_call: WriteCall,
-    reply: ReplyMap,
+    reply: ReplyRules,
 }
 
 impl LuaStrategy {
@@ -67,7 +82,7 @@ impl LuaStrategy {
     pub fn with_writer(
         mut info: Info,
         script: Script,
-        reply: ReplyMap,
+        reply: impl Into<ReplyRules>,
         opts: &Options,
         extra: impl FnOnce(&mut super::OptionReader<'_>, &mut Info) -> Result<WriteCall>,
     ) -> Result<Arc<dyn Strategy>> {
@@ -92,6 +107,7 @@ impl LuaStrategy {
                     .join(", "),
             });
         }
+        let reply = reply.into();
         let write_call = extra(&mut r, &mut info)?;
         r.finish()?;
         if info.reports_redis_time != reply.redis_time_us.is_some() {
@@ -132,12 +148,10 @@ impl LuaStrategy {
             known_bug,
             clock,
             reports_redis_time: clock == ClockSource::Redis,
+            promise: None,
+            window_whole_seconds: false,
         }
     }
-}
-
-fn reply_i64(items: &[Reply], i: usize) -> Option<i64> {
-    items.get(i).and_then(|r| r.as_i64())
 }
 
 #[async_trait]
@@ -146,47 +160,84 @@ impl Strategy for LuaStrategy {
         &self.info
     }
 
+    /// Loads the script and its function; a function that cannot run is
+    /// an error only when this strategy runs by FCALL.
     async fn prepare(&self, node: &mut Connection) -> Result<()> {
-        self.script.load(node).await
+        match self.script.load_for_modes(node).await? {
+            Some(why) if self.mode == Invocation::Fcall => Err(Error::Other(format!(
+                "strategy `{}` cannot run by fcall on this server: {why}; run it by {} instead (--opt invocation=...)",
+                self.info.name,
+                self.info
+                    .modes
+                    .iter()
+                    .filter(|m| **m != Invocation::Fcall)
+                    .map(|m| m.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))),
+            _ => Ok(()),
+        }
+    }
+
+    fn invocation(&self) -> Option<Invocation> {
+        Some(self.mode)
+    }
+
+    async fn mode_support(&self, node: &mut Connection) -> Result<Vec<ModeSupport>> {
+        let fcall = self.script.load_for_modes(node).await?;
+        Ok(self
+            .info
+            .modes
+            .iter()
+            .map(|&mode| ModeSupport {
+                mode,
+                problem: if mode == Invocation::Fcall {
+                    fcall.clone()
+                } else {
+                    None
+                },
+            })
+            .collect())
     }
 
     async fn decide(&self, conn: &mut Conn, req: &Request<'_>) -> Result<Decision> {
+        if self.info.window_whole_seconds {
+            self.info.accepts(&req.limit).map_err(Error::Other)?;
+        }
         let mut call = ScriptArgs::take(conn);
         (self.write_call)(req, &mut call);
         let out = self.script.invoke(conn, self.mode, &call).await;
         call.give_back(conn);
         let (reply, fallbacks) = out?;
-        // Positions are 1-based in messages, as in an external manifest's
-        // `[reply]` table (the ReplyMap itself is 0-based).
-        let items = match reply {
-            Reply::Array(items) => items,
-            other => {
-                return Err(Error::Protocol(format!(
-                    "strategy `{}`: the script must return an array ({{admitted, ...}}); Redis replied: {}",
-                    self.info.name,
-                    other.as_redis_cli()
-                )));
+        // Every rule failure names the field, the rule and the reply.
+        let fail = |field: &str, rule: &Rule, p: super::reply::Problem| {
+            Error::Protocol(format!(
+                "strategy `{}`: reply.{field} = {} cannot be applied: {}; Redis replied: {}",
+                self.info.name,
+                rule.text(),
+                p.0,
+                reply.as_redis_cli()
+            ))
+        };
+        let r = &self.reply;
+        let admitted = r
+            .admitted
+            .admitted(&reply, req)
+            .map_err(|p| fail("admitted", &r.admitted, p))?;
+        let number = |field: &str, rule: &Option<Rule>| -> Result<Option<i64>> {
+            match rule {
+                None => Ok(None),
+                Some(rule) => Ok(rule
+                    .number(&reply, req)
+                    .map_err(|p| fail(field, rule, p))?
+                    .map(|x| x.floor() as i64)),
             }
         };
-        let admitted = reply_i64(&items, self.reply.admitted).ok_or_else(|| {
-            Error::Protocol(format!(
-                "strategy `{}`: no integer admitted flag at position {} of the reply (`reply.admitted = {}` \
-                 in an external manifest); Redis replied: {}",
-                self.info.name,
-                self.reply.admitted + 1,
-                self.reply.admitted + 1,
-                Reply::Array(items.clone()).as_redis_cli()
-            ))
-        })?;
         Ok(Decision {
-            admitted: admitted == 1,
-            remaining: self.reply.remaining.and_then(|i| reply_i64(&items, i)),
-            // A script that did not read Redis's clock puts -1 in that slot.
-            redis_time_us: self
-                .reply
-                .redis_time_us
-                .and_then(|i| reply_i64(&items, i))
-                .filter(|t| *t >= 0),
+            admitted,
+            remaining: number("remaining", &r.remaining)?,
+            // A script that did not read Redis's clock puts -1 (or nil) in that slot.
+            redis_time_us: number("redis_time_us", &r.redis_time_us)?.filter(|t| *t >= 0),
             noscript_fallbacks: fallbacks,
             ..Default::default()
         })

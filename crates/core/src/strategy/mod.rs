@@ -15,6 +15,8 @@
 //! - `lua.rs`: `LuaStrategy`, a strategy that is one script plus a mapping of
 //!   the request to KEYS/ARGV; built-in Lua strategies and external ones both
 //!   use it.
+//! - `reply.rs`: the rules that turn a script's reply into a decision (the
+//!   position form of the built-ins, and the rule language of manifests).
 //! - one file per built-in strategy; its Lua, if any, in `lua/<name>.lua`.
 //! - `external.rs`: strategies from a folder of `<name>.lua` + `<name>.toml`.
 
@@ -25,6 +27,7 @@ pub mod fixed_window_lua;
 pub mod fixed_window_multi;
 pub mod gcra;
 pub mod lua;
+pub mod reply;
 pub mod script;
 pub mod sliding_log_ts_member;
 pub mod sliding_window_counter;
@@ -44,7 +47,7 @@ use crate::conn::Conn;
 use crate::error::{Error, Result};
 use crate::resp::Connection;
 
-pub use script::{Invocation, Script, ScriptArgs};
+pub use script::{Invocation, ModeSupport, Script, ScriptArgs, SourceUse};
 
 /// How much traffic a key may take. Windowed strategies read `limit` per
 /// `window_ms`; buckets read `limit` as the capacity (burst) and `rate_per_s`
@@ -206,6 +209,77 @@ pub struct Info {
     /// caller's clock and still returns Redis's time. For a Lua strategy it
     /// is whether its reply map has a time slot (`lua::ReplyMap`).
     pub reports_redis_time: bool,
+    /// What the design promises about bursts, where it says (a manifest's
+    /// `promise`, or the built-in's design); `None`: not declared, and a
+    /// judge picks its own ideal. See `Promise`.
+    pub promise: Option<Promise>,
+    /// The script takes its window in whole seconds (`${window_s_int}`): a
+    /// window that is not a whole number of seconds cannot be expressed, and
+    /// a decision asked for one is an error (`Info::accepts`).
+    pub window_whole_seconds: bool,
+}
+
+impl Info {
+    /// Whether a decision under `limit` can be made as the strategy is
+    /// written, and if not, why (a window in whole seconds only).
+    pub fn accepts(&self, limit: &Limit) -> std::result::Result<(), String> {
+        if self.window_whole_seconds
+            && (limit.window_ms == 0 || !limit.window_ms.is_multiple_of(1000))
+        {
+            return Err(format!(
+                "strategy `{}` takes its window in whole seconds (${{window_s_int}}); a window of {} ms is not one",
+                self.name, limit.window_ms
+            ));
+        }
+        Ok(())
+    }
+
+    /// The same info with a declared promise.
+    pub fn with_promise(mut self, p: Promise) -> Self {
+        self.promise = Some(p);
+        self
+    }
+}
+
+/// What a limiter promises about how much it admits in a short time, so
+/// that it is judged against its own promise rather than one ideal. Both
+/// are read with the same metric: the most admitted in any sliding window
+/// of the limit's window length, divided by the limit (the bursts
+/// experiment's ratio).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Promise {
+    /// At most `limit` in any window of `window_ms`, wherever the window is
+    /// placed (a sliding log): ratio at most 1.
+    AtMostLimitInAnyWindow,
+    /// A bucket of `capacity` (= limit) refilling at `rate_per_s`: a full
+    /// bucket may go at once, and what refills during the window after it,
+    /// so at most 2 x capacity in any window of capacity / rate: ratio at most 2.
+    BurstOfCapacity,
+}
+
+impl Promise {
+    pub const ALL: [Promise; 2] = [Promise::AtMostLimitInAnyWindow, Promise::BurstOfCapacity];
+
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Promise::AtMostLimitInAnyWindow => "at-most-limit-in-any-window",
+            Promise::BurstOfCapacity => "burst-of-capacity",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|p| p.as_str() == s)
+    }
+
+    /// The most admitted in any window / limit that the promise allows
+    /// (before any tolerance for timing, which is the judge's).
+    pub fn max_window_ratio(&self) -> f64 {
+        match self {
+            Promise::AtMostLimitInAnyWindow => 1.0,
+            Promise::BurstOfCapacity => 2.0,
+        }
+    }
 }
 
 #[async_trait]
@@ -215,6 +289,20 @@ pub trait Strategy: Send + Sync {
     /// Run once per node before any timing: load scripts and functions.
     async fn prepare(&self, _node: &mut Connection) -> Result<()> {
         Ok(())
+    }
+
+    /// The invocation mode `decide` uses (`--opt invocation=...`), for a
+    /// scripted strategy.
+    fn invocation(&self) -> Option<Invocation> {
+        None
+    }
+
+    /// Which of `info().modes` can run on this node, each with the reason
+    /// when it cannot (a script that calls `redis.replicate_commands()`
+    /// cannot run by FCALL). Loads the script as `prepare` does. Empty for
+    /// strategies that are not scripts.
+    async fn mode_support(&self, _node: &mut Connection) -> Result<Vec<ModeSupport>> {
+        Ok(Vec::new())
     }
 
     /// Make one decision.
@@ -341,7 +429,8 @@ pub const BUILTINS: &[Builtin] = &[
 /// Where external strategies are looked for when no `--dir` is given.
 pub const DEFAULT_EXTERNAL_DIR: &str = "lua/external";
 
-/// Every strategy name: built-ins, then those found in `dir`.
+/// Every strategy name: built-ins, then those found in `dir` that load
+/// (`external::scan` names the others).
 pub fn all_names(dir: Option<&Path>) -> Result<Vec<String>> {
     let mut v: Vec<String> = BUILTINS.iter().map(|b| b.name.to_string()).collect();
     for m in external::load_dir(dir)? {
@@ -351,18 +440,27 @@ pub fn all_names(dir: Option<&Path>) -> Result<Vec<String>> {
 }
 
 /// Build a strategy by name: a built-in, or an external one from `dir`.
+/// An unknown name lists the known ones and the manifests that did not load.
 pub fn build(name: &str, dir: Option<&Path>, opts: &Options) -> Result<Arc<dyn Strategy>> {
     if let Some(b) = BUILTINS.iter().find(|b| b.name == name) {
         return (b.build)(opts);
     }
-    for m in external::load_dir(dir)? {
-        if m.name == name {
-            return m.build(opts);
-        }
+    let folder = external::scan(dir)?;
+    if let Some(m) = folder.manifests.iter().find(|m| m.name == name) {
+        return m.build(opts);
+    }
+    let mut known: Vec<String> = BUILTINS.iter().map(|b| b.name.to_string()).collect();
+    known.extend(folder.manifests.iter().map(|m| m.name.clone()));
+    let mut known = known.join(", ");
+    if !folder.broken.is_empty() {
+        known += &format!(
+            "; these manifests did not load: {}",
+            folder.broken_text().join("; ")
+        );
     }
     Err(Error::UnknownStrategy {
         name: name.to_string(),
-        known: all_names(dir)?.join(", "),
+        known,
     })
 }
 

@@ -135,8 +135,27 @@ impl Script {
         }
     }
 
-    /// SCRIPT LOAD and FUNCTION LOAD REPLACE on one node; checks the SHA Redis reports.
+    /// SCRIPT LOAD and FUNCTION LOAD REPLACE on one node; checks the SHA
+    /// Redis reports. Both must work (and FCALL must be able to run the
+    /// script, `load_for_modes`).
     pub async fn load(&self, node: &mut Connection) -> Result<()> {
+        match self.load_for_modes(node).await? {
+            None => Ok(()),
+            Some(why) => Err(Error::Other(format!(
+                "{} cannot run as a function: {why}",
+                self.name
+            ))),
+        }
+    }
+
+    /// SCRIPT LOAD (an error when Redis refuses it: then no mode can run
+    /// it), then FUNCTION LOAD REPLACE of the wrapped body. Returns why FCALL
+    /// cannot run the script on this node, if it cannot: the function did not
+    /// load, or the script calls a `redis.*` function that this server's
+    /// function runtime lacks (`redis.replicate_commands`, common in scripts
+    /// written for Redis < 7, exists for EVAL only; FUNCTION LOAD accepts
+    /// the library, as it does not run the body, and every FCALL would fail).
+    pub async fn load_for_modes(&self, node: &mut Connection) -> Result<Option<String>> {
         let sha = node
             .call(&crate::args!["SCRIPT", "LOAD", self.source.as_str()])
             .await?;
@@ -146,7 +165,31 @@ impl Script {
                 self.name, sha, self.sha
             )));
         }
-        self.load_function(node).await
+        if let Err(e) = self.load_function(node).await {
+            return Ok(Some(e.to_string()));
+        }
+        let used = SourceUse::of(&self.source).redis_api;
+        let unusual: Vec<&String> = used
+            .iter()
+            .filter(|f| !IN_FUNCTIONS_TOO.contains(&f.as_str()))
+            .collect();
+        if unusual.is_empty() {
+            return Ok(None);
+        }
+        let there = function_api(node).await?;
+        let missing: Vec<String> = unusual
+            .into_iter()
+            .filter(|f| !there.contains(f))
+            .map(|f| format!("redis.{f}"))
+            .collect();
+        Ok((!missing.is_empty()).then(|| {
+            format!(
+                "the script calls {}, which functions on this server do not have (it exists for EVAL only; \
+                 since Redis 7 effects replication is always on, so redis.replicate_commands() is not needed): \
+                 every FCALL would fail",
+                missing.join(", ")
+            )
+        }))
     }
 
     /// FUNCTION LOAD REPLACE only.
@@ -197,6 +240,189 @@ impl Script {
     }
 }
 
+/// Whether an invocation mode can run a strategy on a server, and if not, why.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModeSupport {
+    pub mode: Invocation,
+    /// `None`: it can; else the reason it cannot (FUNCTION LOAD's error,
+    /// an API the function runtime lacks, ...).
+    pub problem: Option<String>,
+}
+
+/// `redis.*` fields that EVAL scripts and functions both have in Redis 7;
+/// a script that calls only these needs no probe of the function runtime.
+const IN_FUNCTIONS_TOO: &[&str] = &[
+    "call",
+    "pcall",
+    "error_reply",
+    "status_reply",
+    "sha1hex",
+    "log",
+    "setresp",
+    "set_repl",
+    "acl_check_cmd",
+    "REDIS_VERSION",
+    "REDIS_VERSION_NUM",
+    "LOG_DEBUG",
+    "LOG_VERBOSE",
+    "LOG_NOTICE",
+    "LOG_WARNING",
+    "REPL_ALL",
+    "REPL_AOF",
+    "REPL_REPLICA",
+    "REPL_SLAVE",
+    "REPL_NONE",
+];
+
+static PROBES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// The names in the `redis` table that a function sees on this server: a
+/// throwaway library (named for this process, deleted again) lists them.
+async fn function_api(node: &mut Connection) -> Result<Vec<String>> {
+    let name = format!(
+        "lb_api_probe_{}_{}",
+        std::process::id(),
+        PROBES.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    );
+    let lib = format!(
+        "#!lua name={name}\nredis.register_function{{function_name='{name}', flags={{'no-writes'}}, \
+         callback=function() local out = {{}} for k in pairs(redis) do out[#out + 1] = k end return out end}}\n"
+    );
+    node.call(&crate::args!["FUNCTION", "LOAD", "REPLACE", lib.as_str()])
+        .await?;
+    let listed = node.call(&crate::args!["FCALL", name.as_str(), 0u64]).await;
+    node.call(&crate::args!["FUNCTION", "DELETE", name.as_str()])
+        .await?;
+    Ok(listed?
+        .into_array()
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|r| r.as_string())
+        .collect())
+}
+
+/// What a script's source uses of Redis's Lua API, read from its tokens
+/// (comments skipped, strings kept whole), so that a word in a comment or a
+/// string does not count.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SourceUse {
+    /// Every `redis.<name>` the code names (`call`, `replicate_commands`, ...), sorted, once each.
+    pub redis_api: Vec<String>,
+    /// It calls `redis.call('TIME')` or `redis.pcall('TIME')` (any case).
+    pub reads_time: bool,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum LuaTok {
+    Name(String),
+    Str(String),
+    Punct(char),
+}
+
+/// Lua's tokens, enough to find `redis.x` and `redis.call('TIME')`:
+/// names, strings (short and long brackets) and one-character punctuation;
+/// comments (`--` and `--[[ ]]`) and numbers are skipped.
+fn lua_tokens(src: &str) -> Vec<LuaTok> {
+    let b = src.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    // A long bracket `[==[ ... ]==]` opening at `at`: (body start, body end, after it).
+    let long = |at: usize| -> Option<(usize, usize, usize)> {
+        if b.get(at) != Some(&b'[') {
+            return None;
+        }
+        let mut j = at + 1;
+        while j < b.len() && b[j] == b'=' {
+            j += 1;
+        }
+        if j >= b.len() || b[j] != b'[' {
+            return None;
+        }
+        let close = format!("]{}]", "=".repeat(j - at - 1));
+        let body = j + 1;
+        Some(match src[body..].find(&close) {
+            Some(e) => (body, body + e, body + e + close.len()),
+            None => (body, b.len(), b.len()),
+        })
+    };
+    while i < b.len() {
+        let c = b[i];
+        if b[i..].starts_with(b"--") {
+            i = match long(i + 2) {
+                Some((_, _, next)) => next,
+                _ => src[i..].find('\n').map(|e| i + e + 1).unwrap_or(b.len()),
+            };
+        } else if let Some((body, end, next)) = long(i) {
+            out.push(LuaTok::Str(src[body..end].to_string()));
+            i = next;
+        } else if c == b'"' || c == b'\'' {
+            let mut j = i + 1;
+            let mut text = String::new();
+            while j < b.len() && b[j] != c && b[j] != b'\n' {
+                if b[j] == b'\\' && j + 1 < b.len() {
+                    j += 1;
+                }
+                text.push(b[j] as char);
+                j += 1;
+            }
+            out.push(LuaTok::Str(text));
+            i = j + 1;
+        } else if c.is_ascii_alphabetic() || c == b'_' {
+            let start = i;
+            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+                i += 1;
+            }
+            out.push(LuaTok::Name(src[start..i].to_string()));
+        } else if c.is_ascii_digit() {
+            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'.') {
+                i += 1;
+            }
+        } else {
+            if !c.is_ascii_whitespace() {
+                out.push(LuaTok::Punct(c as char));
+            }
+            i += 1;
+        }
+    }
+    out
+}
+
+impl SourceUse {
+    pub fn of(source: &str) -> Self {
+        let t = lua_tokens(source);
+        let mut api: Vec<String> = Vec::new();
+        let mut reads_time = false;
+        for w in t.windows(3) {
+            if let [LuaTok::Name(r), LuaTok::Punct('.'), LuaTok::Name(f)] = w
+                && r == "redis"
+                && !api.contains(f)
+            {
+                api.push(f.clone());
+            }
+        }
+        for w in t.windows(6) {
+            if let [
+                LuaTok::Name(r),
+                LuaTok::Punct('.'),
+                LuaTok::Name(f),
+                LuaTok::Punct('('),
+                LuaTok::Str(cmd),
+                _,
+            ] = w
+            {
+                reads_time |= r == "redis"
+                    && (f == "call" || f == "pcall")
+                    && cmd.trim().eq_ignore_ascii_case("time");
+            }
+        }
+        api.sort();
+        SourceUse {
+            redis_api: api,
+            reads_time,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -211,5 +437,17 @@ mod tests {
         assert_eq!(s.function, "lb_my_thing");
         assert!(s.library.contains("flags={'no-writes'}"));
         assert!(!s.library.contains("#!lua flags"));
+    }
+
+    #[test]
+    fn the_source_scan_sees_calls_not_comments_or_strings() {
+        let src = "-- redis.breakpoint() in a comment\n--[==[ redis.debug('x') ]==]\n\
+                   redis.replicate_commands()\nlocal t = redis.call(\"time\")\n\
+                   local s = 'redis.setresp(3)'\nlocal l = [[redis.log]]\nreturn redis.pcall('GET', KEYS[1])";
+        let u = SourceUse::of(src);
+        assert_eq!(u.redis_api, ["call", "pcall", "replicate_commands"]);
+        assert!(u.reads_time);
+        assert!(!SourceUse::of("redis.call('GET', 'TIME')").reads_time);
+        assert!(SourceUse::of("redis.pcall( 'TIME' )").reads_time);
     }
 }

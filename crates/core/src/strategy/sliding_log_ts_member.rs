@@ -5,7 +5,7 @@
 //! Redis's `TIME` in every mode, so it always reports Redis's time.
 
 use super::lua::{LuaStrategy, STANDARD_REPLY};
-use super::{Builtin, ClientKey, ClockSource, Options, Script};
+use super::{Builtin, ClientKey, ClockSource, Options, Promise, Script};
 
 pub const BUILTIN: Builtin = Builtin {
     name: "sliding-log-ts-member",
@@ -18,7 +18,8 @@ pub const BUILTIN: Builtin = Builtin {
                 Some(
                     "the timestamp is the member: requests in the same tick share one entry and the log undercounts",
                 ),
-            ),
+            )
+            .with_promise(Promise::AtMostLimitInAnyWindow),
             Script::new(
                 "sliding-log-ts-member",
                 include_str!("../../../../lua/sliding-log-ts-member.lua"),

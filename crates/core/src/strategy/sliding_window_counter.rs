@@ -1,7 +1,7 @@
 //! `sliding-window-counter`: current + weighted previous window, one hash.
 
 use super::lua::{LuaStrategy, STANDARD_REPLY};
-use super::{Builtin, ClientKey, ClockSource, Options, Script};
+use super::{Builtin, ClientKey, ClockSource, Options, Promise, Script};
 
 pub const BUILTIN: Builtin = Builtin {
     name: "sliding-window-counter",
@@ -12,7 +12,8 @@ pub const BUILTIN: Builtin = Builtin {
                 "rl:{client}:swc (hash: w, cur, prev)",
                 ClockSource::Redis,
                 None,
-            ),
+            )
+            .with_promise(Promise::AtMostLimitInAnyWindow),
             Script::new(
                 "sliding-window-counter",
                 include_str!("../../../../lua/sliding-window-counter.lua"),

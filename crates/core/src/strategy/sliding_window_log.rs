@@ -4,7 +4,7 @@
 //! depends on it, so it is a parameter).
 
 use super::lua::{LuaStrategy, STANDARD_REPLY};
-use super::{Builtin, ClientKey, ClockSource, Options, Script};
+use super::{Builtin, ClientKey, ClockSource, Options, Promise, Script};
 
 pub const BUILTIN: Builtin = Builtin {
     name: "sliding-window-log",
@@ -15,7 +15,8 @@ pub const BUILTIN: Builtin = Builtin {
                 "rl:{client}:swl (zset: request id -> redis time us)",
                 ClockSource::Redis,
                 None,
-            ),
+            )
+            .with_promise(Promise::AtMostLimitInAnyWindow),
             Script::new(
                 "sliding-window-log",
                 include_str!("../../../../lua/sliding-window-log.lua"),

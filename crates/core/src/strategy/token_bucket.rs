@@ -1,7 +1,7 @@
 //! `token-bucket`: study B's token bucket on Redis's clock (`lua/token-bucket.lua`).
 
 use super::lua::{LuaStrategy, STANDARD_REPLY};
-use super::{Builtin, ClientKey, ClockSource, Options, Script};
+use super::{Builtin, ClientKey, ClockSource, Options, Promise, Script};
 
 pub const BUILTIN: Builtin = Builtin {
     name: "token-bucket",
@@ -12,7 +12,8 @@ pub const BUILTIN: Builtin = Builtin {
                 "rl:{client}:tb (hash: tokens, ts)",
                 ClockSource::Redis,
                 None,
-            ),
+            )
+            .with_promise(Promise::BurstOfCapacity),
             Script::new(
                 "token-bucket",
                 include_str!("../../../../lua/token-bucket.lua"),

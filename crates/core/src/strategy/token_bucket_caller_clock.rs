@@ -2,7 +2,7 @@
 //! clock (`Request::now_us`, which the harness may skew per worker).
 
 use super::lua::{LuaStrategy, NO_TIME_REPLY};
-use super::{Builtin, ClientKey, ClockSource, Options, Script};
+use super::{Builtin, ClientKey, ClockSource, Options, Promise, Script};
 
 pub const BUILTIN: Builtin = Builtin {
     name: "token-bucket-caller-clock",
@@ -15,7 +15,8 @@ pub const BUILTIN: Builtin = Builtin {
                 Some(
                     "the caller supplies the time: skewed callers make negative refills that drain the bucket",
                 ),
-            ),
+            )
+            .with_promise(Promise::BurstOfCapacity),
             Script::new(
                 "token-bucket-caller-clock",
                 include_str!("../../../../lua/token-bucket-caller-clock.lua"),

@@ -69,6 +69,8 @@ pub const BUILTIN: Builtin = Builtin {
                 known_bug: None,
                 clock: ClockSource::Caller,
                 reports_redis_time: false,
+                promise: None,
+                window_whole_seconds: false,
             },
             backoff: Duration::from_micros(backoff_us),
             full_jitter,

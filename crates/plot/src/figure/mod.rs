@@ -19,12 +19,8 @@
 //! written SVG's text back for the figure test ([`text_boxes`],
 //! [`text_problems`]) in `svg_text.rs`.
 
-use std::path::Path;
-
-use crate::error::{Error, Result};
-
-pub use super::draw::{register_font, text_width, wrap};
 pub use super::svg_text::{TextBox, text_boxes, text_problems};
+pub use super::text::{text_width, wrap};
 
 // ---- The model ----
 
@@ -346,19 +342,6 @@ impl Figure {
             n,
             self.caption_text()
         )
-    }
-
-    pub fn write_to(&self, dir: &Path) -> Result<()> {
-        register_font();
-        if self.points() == 0 {
-            return Err(Error::Other(format!(
-                "figure {}: no data points",
-                self.name
-            )));
-        }
-        super::draw::render(self, dir)?;
-        std::fs::write(dir.join(format!("{}.csv", self.name)), self.csv())
-            .map_err(|e| Error::io(format!("writing figure {}.csv", self.name), e))
     }
 }
 

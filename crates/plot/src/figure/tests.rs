@@ -1,6 +1,8 @@
 //! The figure module's tests: rendering to SVG, PNG and CSV, and the text
 //! checks that find overlapping or clipped labels.
 
+use std::path::Path;
+
 use super::*;
 
 #[test]

@@ -124,9 +124,22 @@ pub fn a3_3_trials<'t, 'a>(trials: &'t [Trial<'a>]) -> Vec<&'t Trial<'a>> {
     })
 }
 
-/// A3.4 reads the sliding-window log on every pattern.
+/// The patterns of the study; `anchored` (for windows anchored at a key's
+/// first request) is the harness's own, and no claim reads it.
+pub const STUDY_PATTERNS: [&str; 5] = [
+    "straddle",
+    "quiet-then-burst",
+    "burst-then-sustained",
+    "steady",
+    "poisson",
+];
+
+/// A3.4 reads the sliding-window log on every pattern of the study.
 pub fn a3_4_trials<'t, 'a>(trials: &'t [Trial<'a>]) -> Vec<&'t Trial<'a>> {
     pick(trials, "", |s| s == "sliding-window-log")
+        .into_iter()
+        .filter(|t| STUDY_PATTERNS.contains(&t.row.pattern.as_str()))
+        .collect()
 }
 
 /// The bootstrap 95% interval of the largest ratio, and how it was computed.

@@ -10,8 +10,9 @@
 //! presentation functions below them write the claim values, the tables and
 //! the figure.
 //!
-//! The figures are in `figures.rs` beside this file (`tests/layering.rs`
-//! lets the files of an `analyze/` folder reach each other and the rows).
+//! The figures are in `figures.rs` beside this file (the files of an
+//! `analyze/` folder reach each other and the rows, inside
+//! `limitbench-analysis`).
 
 use std::collections::BTreeMap;
 

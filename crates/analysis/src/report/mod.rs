@@ -1,19 +1,22 @@
 //! The report a reader meets: `report.md` (the claims table with statement,
 //! kind, published value, ours, check, margin, verdict and figure; each
 //! experiment's section with its claims and finding first, its long tables
-//! in an appendix) and the README's `claims-table.md`.
+//! in an appendix) and `claims-table.md`, the table of docs/results.md.
 
 use std::path::Path;
 
-use super::claims::{Check, ClaimSpec, Judged, Measured, Verdict, interval_text};
-use super::{AnalysisCtx, Section};
+pub mod fidelity;
+
+use crate::claims::{Check, ClaimSpec, Judged, Measured, Verdict, interval_text};
 use crate::error::{Error, Result};
+pub use crate::table::micro;
+use crate::{AnalysisCtx, Section};
 
 /// The value(s) a claim's check compares, as a reader writes them.
 /// More than three values read as their range; a behaviour claim (whose
 /// value is a placeholder) reads as its conditions.
 pub fn headline(c: &ClaimSpec, m: &Measured) -> String {
-    let n = super::figure::num;
+    let n = crate::figure::num;
     if c.check == Check::Behaviour {
         let held = m.conditions.iter().filter(|c| c.1).count();
         return format!("{held} of {} conditions hold", m.conditions.len());
@@ -35,13 +38,13 @@ pub fn headline(c: &ClaimSpec, m: &Measured) -> String {
 pub fn check_text(c: &ClaimSpec) -> String {
     let n = c.published.values().len().max(1);
     let one = |i: usize| {
-        let (_, _, rule) = super::figure::pass_region(c, i);
+        let (_, _, rule) = crate::figure::pass_region(c, i);
         match c.check {
             Check::Equals | Check::WithinAbs if c.tolerance.at(i) == 0.0 => {
-                format!("exactly {}", super::figure::num(c.published.at(i)))
+                format!("exactly {}", crate::figure::num(c.published.at(i)))
             }
             Check::Equals | Check::WithinAbs | Check::WithinRel => {
-                format!("{rule} of {}", super::figure::num(c.published.at(i)))
+                format!("{rule} of {}", crate::figure::num(c.published.at(i)))
             }
             _ => rule,
         }
@@ -67,7 +70,7 @@ pub fn margins(c: &ClaimSpec, m: &Measured) -> Vec<f64> {
         .iter()
         .enumerate()
         .filter_map(|(i, v)| {
-            let (lo, hi) = super::figure::pass_region(c, i).1?;
+            let (lo, hi) = crate::figure::pass_region(c, i).1?;
             Some((v - lo).min(hi - v))
         })
         .collect()
@@ -77,8 +80,8 @@ pub fn margins(c: &ClaimSpec, m: &Measured) -> Vec<f64> {
 pub fn margin_text(c: &ClaimSpec, m: &Measured) -> String {
     let failed = m.failed_conditions();
     let mut out = match margins(c, m).iter().copied().reduce(f64::min) {
-        Some(x) if x >= -1e-9 => format!("inside by {}", super::figure::num(x.max(0.0))),
-        Some(x) => format!("outside by {}", super::figure::num(-x)),
+        Some(x) if x >= -1e-9 => format!("inside by {}", crate::figure::num(x.max(0.0))),
+        Some(x) => format!("outside by {}", crate::figure::num(-x)),
         None if m.conditions.is_empty() || c.check == Check::Behaviour => "-".into(),
         None => format!(
             "{} of {} conditions hold",
@@ -95,17 +98,18 @@ pub fn margin_text(c: &ClaimSpec, m: &Measured) -> String {
 }
 
 /// The figure a claim is drawn in: the first whose claims include it.
-pub fn figure_of<'a>(figures: &'a [super::FigureInfo], id: &str) -> Option<&'a super::FigureInfo> {
+pub fn figure_of<'a>(figures: &'a [crate::FigureInfo], id: &str) -> Option<&'a crate::FigureInfo> {
     figures.iter().find(|f| f.claims.iter().any(|c| c == id))
 }
 
-/// The README's claims table: claim, what the study says, experiment, the
-/// command that reproduces it, our value, verdict, figure, time.
-pub fn readme_table(
+/// The claims table of docs/results.md (`claims-table.md`): claim, what the
+/// study says, experiment, the command that reproduces it, our value, verdict,
+/// figure (linked relative to docs/), time.
+pub fn results_table(
     rows: &[Judged],
     manifest: &serde_json::Value,
     run_rel: &str,
-    figures: &[super::FigureInfo],
+    figures: &[crate::FigureInfo],
 ) -> String {
     let mut out = String::from(
         "| claim | the study says | published | reference run | check | verdict | figure | command | experiment time (full) |\n|---|---|---|---|---|---|---|---|---|\n",
@@ -162,21 +166,6 @@ pub fn md_escape(s: &str) -> String {
     micro(s).replace('|', "\\|").replace('\n', " ")
 }
 
-/// The claims table writes microseconds as `us`; a reader gets `µs`.
-pub fn micro(s: &str) -> String {
-    s.split(' ')
-        .map(|w| {
-            let core = w.trim_end_matches([';', ',', '.', ')']);
-            if core == "us" {
-                format!("µs{}", &w[2..])
-            } else {
-                w.to_string()
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
 const HOW_TO_READ: &str = "How to read this report. Every claim of the two studies has a row below: what the study \
 says, its kind (`portable`: should hold on any machine; `portable-ish`: depends on scheduling; `machine`: an absolute \
 time or rate of the authors' machine, judged on its shape only; `behaviour`: yes/no behaviour), the published value, \
@@ -216,11 +205,11 @@ pub fn inferred_value(j: &Judged) -> Option<String> {
     let a = m
         .sweep
         .iter()
-        .find(|a| super::claims::setting_text(&a.own(&m.setting)) == j.assumption)?;
+        .find(|a| crate::claims::setting_text(&a.own(&m.setting)) == j.assumption)?;
     let v = a
         .values
         .iter()
-        .map(|x| super::figure::num(*x))
+        .map(|x| crate::figure::num(*x))
         .collect::<Vec<_>>()
         .join(" / ");
     Some(format!("{v} at {}", j.assumption))
@@ -329,12 +318,8 @@ pub fn write_report(
                 .unwrap_or_else(|| "-".into()),
         ));
     }
-    out.push_str(&super::fidelity::not_reproduced(
-        rows,
-        &figures,
-        &ctx.figures_dir,
-    ));
-    out.push_str(&super::fidelity::sweeps(rows));
+    out.push_str(&fidelity::not_reproduced(rows, &figures, &ctx.figures_dir));
+    out.push_str(&fidelity::sweeps(rows));
     out.push_str("\n## Environment\n\n");
     out.push_str(&format!(
         "- size `{}`, seed `{}`, git `{}`{}\n- machine: {} ({} cores), kernel {}, {}\n- redis-server {}\n- started {}, ended {}\n\n",

@@ -5,9 +5,9 @@
 
 use std::path::Path;
 
-use super::FigureInfo;
-use super::claims::{Judged, Verdict, setting_text, short, value_passes};
-use super::report::{check_text, figure_of, md_escape, micro, ours_text, verdict_text};
+use super::{check_text, figure_of, md_escape, micro, ours_text, verdict_text};
+use crate::FigureInfo;
+use crate::claims::{Judged, Verdict, setting_text, short, value_passes};
 
 /// The link to a claim's sweep figure, else to its figure.
 fn figure_link(j: &Judged, figures: &[FigureInfo], dir: &Path) -> Option<String> {

@@ -1,0 +1,98 @@
+//! The look shared by every part of a figure: the bundled font, the
+//! colour-blind-safe palette with its markers and dashes, the looks of
+//! reference lines and shaded phases, text sizes, and the few drawing
+//! helpers (text at a point, plotters' errors as ours) that the layout
+//! (`draw`), one panel's parts (`panel`), the axes and the markers share.
+
+use std::sync::Once;
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+use crate::error::{Error, Result};
+use crate::figure::RefKind;
+
+/// The bundled font (DejaVu Sans, Bitstream Vera license: see
+/// `crates/plot/assets/fonts/DejaVuSans-LICENSE.txt`).
+pub(crate) static FONT: &[u8] = include_bytes!("../assets/fonts/DejaVuSans.ttf");
+pub(crate) const FAMILY: &str = "sans-serif";
+
+/// Register the bundled font once per process for every text plotters draws.
+pub fn register_font() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        if plotters::style::register_font(FAMILY, FontStyle::Normal, FONT).is_err() {
+            panic!("the bundled font crates/plot/assets/fonts/DejaVuSans.ttf does not parse");
+        }
+    });
+}
+
+const PALETTE: [RGBColor; 10] = [
+    RGBColor(0, 114, 178),
+    RGBColor(213, 94, 0),
+    RGBColor(0, 158, 115),
+    RGBColor(204, 121, 167),
+    RGBColor(86, 180, 233),
+    RGBColor(230, 159, 0),
+    RGBColor(90, 90, 90),
+    RGBColor(140, 80, 20),
+    RGBColor(150, 0, 90),
+    RGBColor(20, 20, 20),
+];
+const MARKERS: usize = 6;
+/// (dash, gap) in pixels; (0, 0) is solid.
+const DASHES: [(u32, u32); 3] = [(0, 0), (9, 5), (2, 4)];
+
+#[derive(Clone, Copy)]
+pub(crate) struct Look {
+    pub color: RGBColor,
+    pub marker: usize,
+    pub dash: (u32, u32),
+}
+
+pub(crate) fn look(i: usize) -> Look {
+    Look {
+        color: PALETTE[i % PALETTE.len()],
+        marker: i % MARKERS,
+        dash: DASHES[i % DASHES.len()],
+    }
+}
+
+pub(crate) fn ref_look(k: RefKind) -> (RGBColor, (u32, u32), f64) {
+    match k {
+        RefKind::Published => (RGBColor(0, 0, 0), (14, 4), 0.10),
+        RefKind::Expected => (RGBColor(110, 110, 110), (6, 4), 0.0),
+        RefKind::Limit => (RGBColor(170, 0, 0), (2, 3), 0.0),
+    }
+}
+
+pub(crate) const SHADE_TONES: [RGBColor; 4] = [
+    RGBColor(255, 196, 120),
+    RGBColor(240, 120, 120),
+    RGBColor(140, 210, 140),
+    RGBColor(170, 170, 220),
+];
+
+pub(crate) const TEXT: f64 = 14.0;
+pub(crate) const SMALL: f64 = 13.0;
+
+pub(crate) fn err<T: std::fmt::Display>(e: T) -> Error {
+    Error::Other(format!("drawing figure: {e}"))
+}
+
+pub(crate) fn font(size: f64) -> TextStyle<'static> {
+    TextStyle::from((FAMILY, size).into_font()).color(&BLACK)
+}
+
+pub(crate) fn text<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    s: &str,
+    at: (i32, i32),
+    style: &TextStyle,
+) -> Result<()> {
+    if s.is_empty() {
+        return Ok(());
+    }
+    area.draw(&Text::new(s.to_string(), at, style.clone()))
+        .map_err(err)
+}
