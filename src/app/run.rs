@@ -98,6 +98,11 @@ pub struct RunArgs {
     /// The experiment definitions; default: experiments/ in the project.
     #[arg(long)]
     pub experiments_dir: Option<PathBuf>,
+    /// Give up on a trial (or a cell's setup) that runs longer than this
+    /// (30s, 500ms, 2m); default: ten times the slowest trial so far, at
+    /// least 60 s (600 s before the first). A trial that hit it is not stored.
+    #[arg(long, value_parser = crate::run::deadline::parse_duration)]
+    pub stall_after: Option<std::time::Duration>,
     #[command(flatten)]
     pub target: Target,
 }
@@ -201,6 +206,8 @@ pub async fn run_experiments(a: RunArgs, root: &std::path::Path) -> Result<i32> 
             &experiments_dir,
             manifest.clone(),
         )?;
+        let mut ctx = ctx;
+        ctx.stall_after = a.stall_after;
         {
             let mut m = manifest.lock().unwrap();
             m.started_experiment(d.name, &ctx.params);

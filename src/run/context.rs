@@ -65,6 +65,9 @@ pub struct RunContext {
     /// A Redis Cluster you run (the scorecard's `--cluster-url`), for the
     /// experiments that can measure on one (`cluster`).
     pub cluster_url: Option<SocketAddr>,
+    /// `--stall-after`: the deadline of every setup and trial (default:
+    /// derived from the experiment's own trials, `run::deadline`).
+    pub stall_after: Option<std::time::Duration>,
     /// No progress output (the scorecard reports per strategy instead).
     quiet: bool,
     manifest: Arc<Mutex<crate::run::manifest::RunManifest>>,
@@ -106,6 +109,7 @@ impl RunContext {
             probe: false,
             key_prefix: String::new(),
             cluster_url: None,
+            stall_after: None,
             quiet: false,
             manifest,
             validating: false,
