@@ -184,6 +184,17 @@ pub async fn run_experiments(a: RunArgs, root: &std::path::Path) -> Result<i32> 
     manifest.ended = None;
     manifest.save(&run)?;
     let manifest = std::sync::Arc::new(std::sync::Mutex::new(manifest));
+    {
+        // Ctrl-C: the manifest records the interruption (the trials
+        // committed so far are kept; resume redoes the rest).
+        let (m, run) = (manifest.clone(), run.clone());
+        crate::fleet::reaper::on_interrupt(move || {
+            if let Ok(mut m) = m.try_lock() {
+                m.interrupted();
+                let _ = m.save(&run);
+            }
+        });
+    }
     eprintln!(
         "limitbench: run {} ({}), writing {}",
         run.run_id,
@@ -236,8 +247,13 @@ pub async fn run_experiments(a: RunArgs, root: &std::path::Path) -> Result<i32> 
         m.ended = Some(now_rfc3339());
         m.save(&run)?;
     }
-    if let Some(u) = &user_server {
-        u.clean_up().await?;
+    // A clean-up that fails (a stalled server) is reported, not hidden
+    // behind the experiments' outcome, and makes the exit non-zero.
+    if let Some(u) = &user_server
+        && let Err(e) = u.clean_up().await
+    {
+        eprintln!("limitbench: error: {e}");
+        failures += 1;
     }
     // Asked once, before compression renames the tables it reads.
     let measured = run.has_committed_trials();

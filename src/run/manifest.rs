@@ -21,6 +21,9 @@ pub struct RunManifest {
     pub redis_server: serde_json::Value,
     pub started: String,
     pub ended: Option<String>,
+    /// When a session was interrupted (Ctrl-C, SIGTERM), if one was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interrupted: Option<String>,
     /// What a resume must match: the strategy filter and folder, and the
     /// SHA-1 of every script and manifest (absent in runs made before it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -136,6 +139,18 @@ impl RunManifest {
                 .sum::<f64>();
         }
         e.insert("seconds".into(), round(total).into());
+    }
+
+    /// The session was interrupted (Ctrl-C, SIGTERM): every experiment that
+    /// started and did not end says so, and the run records when.
+    pub fn interrupted(&mut self) {
+        let now = now_rfc3339();
+        for e in self.experiments.values_mut() {
+            if e.contains_key("started") && !e.contains_key("ended") {
+                e.insert("outcome".into(), format!("interrupted at {now}").into());
+            }
+        }
+        self.interrupted = Some(now);
     }
 
     pub fn ended_experiment(&mut self, experiment: &str, seconds: f64, outcome: &str) {

@@ -196,6 +196,7 @@ impl UserServer {
     /// Remove everything the run wrote (every claim), with a line saying what.
     pub async fn clean_up(&self) -> Result<owned::Removed> {
         let r = owned::release_all().await?;
+        owned::set_namespace("");
         eprintln!(
             "limitbench: removed {} key(s) and {} function library(ies) under `{}` from {}",
             r.keys, r.libraries, self.prefix, self.url
@@ -207,6 +208,6 @@ impl UserServer {
 impl Drop for UserServer {
     /// A run that ends early (an error, a panic) still cleans up.
     fn drop(&mut self) {
-        owned::release_all_blocking();
+        owned::release_all_blocking(false);
     }
 }

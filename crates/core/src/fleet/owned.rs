@@ -308,7 +308,6 @@ pub async fn release_all() -> Result<Removed> {
             }
         }
     }
-    set_namespace("");
     if failed.is_empty() {
         Ok(total)
     } else {
@@ -324,11 +323,20 @@ pub async fn release_all() -> Result<Removed> {
 /// [`release_all`] from a signal handler, a panic hook or a `Drop`: on a
 /// thread of its own with its own runtime (the caller may be inside one),
 /// waited for. Prints what it removed.
-pub fn release_all_blocking() {
+/// With `halt` (Ctrl-C, a panic of the binary), no other thread sends a
+/// command any more: workers still running must not write while or after
+/// the clean-up runs.
+pub fn release_all_blocking(halt: bool) {
     if !has_claims() {
         return;
     }
+    if halt {
+        // What is already on the wire lands before the clean-up's SCAN.
+        crate::resp::halt_commands();
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
     let t = std::thread::spawn(|| {
+        crate::resp::mark_cleanup_thread();
         let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
             Ok(rt) => rt,
             Err(e) => {

@@ -211,7 +211,7 @@ pub fn install_handlers() {
         kill_all();
         remove_tracked_dirs();
         // On a server the user runs: remove what the run wrote there.
-        super::owned::release_all_blocking();
+        super::owned::release_all_blocking(true);
         run_interrupt_hooks();
         std::process::exit(130);
     });
@@ -219,7 +219,7 @@ pub fn install_handlers() {
     std::panic::set_hook(Box::new(move |info| {
         kill_all();
         remove_tracked_dirs();
-        super::owned::release_all_blocking();
+        super::owned::release_all_blocking(true);
         prev(info);
     }));
 }
