@@ -29,7 +29,32 @@ pub fn analyze(run_dir: &Path, claims_file: &Path) -> Result<Vec<Judged>> {
     for w in crate::run::deadline::outliers(run_dir)? {
         eprintln!("limitbench: warning: {w}");
     }
-    crate::analysis::analyze(run_dir, claims_file, &analyzers())
+    let started = std::time::SystemTime::now();
+    let out = crate::analysis::analyze(run_dir, claims_file, &analyzers());
+    if out.is_err() {
+        remove_written_since(&run_dir.join("figures"), started);
+    }
+    out
+}
+
+/// A failed analysis leaves no partial figures: the files of `dir` written
+/// since `since` go (older ones, from an earlier analysis, stay).
+fn remove_written_since(dir: &Path, since: std::time::SystemTime) {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in rd.flatten() {
+        let p = e.path();
+        let fresh = e
+            .metadata()
+            .and_then(|m| m.modified())
+            .is_ok_and(|t| t >= since);
+        if p.is_file() && fresh {
+            let _ = std::fs::remove_file(&p);
+        }
+    }
+    // An empty folder this analysis made goes too.
+    let _ = std::fs::remove_dir(dir);
 }
 
 /// An experiment the manifest says finished (`outcome: done`) whose table

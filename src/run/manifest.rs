@@ -44,16 +44,31 @@ impl RunInputs {
     /// What differs from `now`, in words.
     pub fn differences(&self, now: &RunInputs) -> Vec<String> {
         let mut d = Vec::new();
-        if self.strategy_filter != now.strategy_filter {
+        // The same strategies in another order are the same filter.
+        let sorted = |f: &Option<Vec<String>>| {
+            f.clone().map(|mut v| {
+                v.sort();
+                v.dedup();
+                v
+            })
+        };
+        let shown = |f: &Option<Vec<String>>| match f {
+            None => "not given (every strategy)".to_string(),
+            Some(v) => format!("`{}`", v.join(",")),
+        };
+        if sorted(&self.strategy_filter) != sorted(&now.strategy_filter) {
             d.push(format!(
-                "--strategy was {:?}, now {:?}",
-                self.strategy_filter, now.strategy_filter
+                "--strategy was {}, now {}",
+                shown(&self.strategy_filter),
+                shown(&now.strategy_filter)
             ));
         }
         if self.strategy_dir != now.strategy_dir {
+            let dir = |d: &Option<String>| d.clone().unwrap_or_else(|| "not given".into());
             d.push(format!(
-                "--dir was {:?}, now {:?}",
-                self.strategy_dir, now.strategy_dir
+                "--dir was {}, now {}",
+                dir(&self.strategy_dir),
+                dir(&now.strategy_dir)
             ));
         }
         for (f, sha) in &self.scripts {
