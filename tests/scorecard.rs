@@ -352,7 +352,7 @@ async fn an_external_redis_and_cluster_by_url_with_auth() {
             "--data-dir",
             "/nonexistent/never",
             "--key-prefix",
-            "limitbench:bad-input:",
+            "limitbench:never:",
             "--redis-url",
             u.as_str(),
         ];
