@@ -100,7 +100,7 @@ pub async fn check_redis(addr: SocketAddr, url: &str) -> Result<Connection> {
             r.one_line()
         ))),
         Err(e) if e.to_string().contains("NOAUTH") => Err(Error::Other(format!(
-            "{shown} needs a password (redis://user:password@host:port): {e}"
+            "{shown} needs a password (put user:password before the host in the URL): {e}"
         ))),
         Err(e) => Err(Error::Other(format!(
             "{shown} did not answer PING like Redis (not Redis?): {e}"
