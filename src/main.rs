@@ -207,10 +207,15 @@ async fn run(cli: Cli) -> Result<i32> {
             // then again after the server is claimed (function names carry
             // the prefix on a server the user runs).
             strategy::build(&name, dir.as_deref(), &opts)?;
-            let (fleet, user_server) = target
-                .standalone()
-                .await
-                .context(if target.redis_url.is_some() { "the server to check" } else { "starting redis-server" })?;
+            let (fleet, user_server) =
+                target
+                    .standalone()
+                    .await
+                    .context(if target.redis_url.is_some() {
+                        "the server to check"
+                    } else {
+                        "starting redis-server"
+                    })?;
             let s = strategy::build(&name, dir.as_deref(), &opts)?;
             let rebuild = {
                 let (name, dir, opts) = (name.clone(), dir.clone(), opts.clone());

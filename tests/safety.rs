@@ -29,7 +29,10 @@ async fn password_server() -> (Fleet, Connection) {
 }
 
 fn url_of(f: &Fleet, db: u32) -> String {
-    format!("redis://:{PASSWORD}@127.0.0.1:{}/{db}", f.primary_addr().port())
+    format!(
+        "redis://:{PASSWORD}@127.0.0.1:{}/{db}",
+        f.primary_addr().port()
+    )
 }
 
 async fn keys(admin: &mut Connection, db: u64) -> Vec<String> {
@@ -57,7 +60,10 @@ async fn libraries(admin: &mut Connection) -> Vec<String> {
 async fn the_clean_up_deletes_only_keys_that_start_with_the_prefix() {
     let _turn = SERIAL.lock().await;
     let (f, mut admin) = password_server().await;
-    admin.call(&limitbench::args!["SELECT", 2u64]).await.unwrap();
+    admin
+        .call(&limitbench::args!["SELECT", 2u64])
+        .await
+        .unwrap();
     for k in ["sess:lb:t1:123", "victim:other-app"] {
         admin.call(&limitbench::args!["SET", k, "x"]).await.unwrap();
     }
@@ -77,14 +83,30 @@ async fn the_clean_up_deletes_only_keys_that_start_with_the_prefix() {
     let s = limitbench::strategy::build("token-bucket", None, &Default::default()).unwrap();
     let fleet = Fleet::external(u.addr);
     fleet.prepare(s.as_ref()).await.unwrap();
-    let req = limitbench::strategy::Request::now("alice", limitbench::strategy::Limit::per_window(5, 60_000));
-    s.decide(&mut fleet.conn().await.unwrap(), &req).await.unwrap();
+    let req = limitbench::strategy::Request::now(
+        "alice",
+        limitbench::strategy::Limit::per_window(5, 60_000),
+    );
+    s.decide(&mut fleet.conn().await.unwrap(), &req)
+        .await
+        .unwrap();
     let during = keys(&mut admin, 2).await;
-    assert!(during.iter().any(|k| k.starts_with("lb:t1:rl:{alice}")), "{during:?}");
-    assert!(libraries(&mut admin).await.iter().any(|l| l.starts_with("lb_t1_")));
+    assert!(
+        during.iter().any(|k| k.starts_with("lb:t1:rl:{alice}")),
+        "{during:?}"
+    );
+    assert!(
+        libraries(&mut admin)
+            .await
+            .iter()
+            .any(|l| l.starts_with("lb_t1_"))
+    );
     let removed = u.clean_up().await.unwrap();
     assert_eq!((removed.keys, removed.libraries), (1, 1), "{removed:?}");
-    assert_eq!(keys(&mut admin, 2).await, vec!["sess:lb:t1:123", "victim:other-app"]);
+    assert_eq!(
+        keys(&mut admin, 2).await,
+        vec!["sess:lb:t1:123", "victim:other-app"]
+    );
     assert_eq!(libraries(&mut admin).await, vec!["lb_token_bucket"]);
     assert_eq!(owned::namespace(), "");
     drop(u);
@@ -94,15 +116,36 @@ async fn the_clean_up_deletes_only_keys_that_start_with_the_prefix() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn empty_and_short_prefixes_are_refused() {
     let (f, mut admin) = password_server().await;
-    admin.call(&limitbench::args!["SELECT", 2u64]).await.unwrap();
-    admin.call(&limitbench::args!["SET", "sess:lb:123", "x"]).await.unwrap();
+    admin
+        .call(&limitbench::args!["SELECT", 2u64])
+        .await
+        .unwrap();
+    admin
+        .call(&limitbench::args!["SET", "sess:lb:123", "x"])
+        .await
+        .unwrap();
     let url = url_of(&f, 2);
     let data = tempfile::tempdir().unwrap();
-    for (prefix, want) in [("", "is empty"), ("lb:", "shorter than"), ("lb:other:", "does not contain the run id")] {
+    for (prefix, want) in [
+        ("", "is empty"),
+        ("lb:", "shorter than"),
+        ("lb:other:", "does not contain the run id"),
+    ] {
         common::limitbench(
             &[
-                "scorecard", "--size", "smoke", "--strategy", "token-bucket", "--run-id", "pfx1",
-                "--data-dir", data.path().to_str().unwrap(), "--key-prefix", prefix, "--redis-url", &url,
+                "scorecard",
+                "--size",
+                "smoke",
+                "--strategy",
+                "token-bucket",
+                "--run-id",
+                "pfx1",
+                "--data-dir",
+                data.path().to_str().unwrap(),
+                "--key-prefix",
+                prefix,
+                "--redis-url",
+                &url,
             ],
             None,
         )
@@ -119,25 +162,49 @@ async fn empty_and_short_prefixes_are_refused() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_password_run_and_check_leave_no_secret_and_no_key() {
     let (f, mut admin) = password_server().await;
-    admin.call(&limitbench::args!["SELECT", 3u64]).await.unwrap();
-    admin.call(&limitbench::args!["SET", "sess:lb:pw1:1", "x"]).await.unwrap();
+    admin
+        .call(&limitbench::args!["SELECT", 3u64])
+        .await
+        .unwrap();
+    admin
+        .call(&limitbench::args!["SET", "sess:lb:pw1:1", "x"])
+        .await
+        .unwrap();
     let url = url_of(&f, 3);
     let data = tempfile::tempdir().unwrap();
     let bin = env!("CARGO_BIN_EXE_limitbench");
     let out = std::process::Command::new(bin)
-        .args(["run", "concurrency", "--size", "smoke", "--run-id", "pw1", "--data-dir"])
+        .args([
+            "run",
+            "concurrency",
+            "--size",
+            "smoke",
+            "--run-id",
+            "pw1",
+            "--data-dir",
+        ])
         .arg(data.path())
         .env("LIMITBENCH_REDIS_URL", &url)
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
         .unwrap();
-    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert_eq!(out.status.code(), Some(0), "{text}");
-    assert!(!text.contains(PASSWORD), "the password is in the output: {text}");
+    assert!(
+        !text.contains(PASSWORD),
+        "the password is in the output: {text}"
+    );
     assert!(text.contains("under the key prefix `lb:pw1:`"), "{text}");
     let run = data.path().join("pw1");
     let csv = std::fs::read_to_string(run.join("concurrency.csv")).unwrap();
-    assert!(csv.lines().any(|l| l.contains("rtt2")), "no trial through the proxy:\n{csv}");
+    assert!(
+        csv.lines().any(|l| l.contains("rtt2")),
+        "no trial through the proxy:\n{csv}"
+    );
     for e in walk(&run) {
         let bytes = std::fs::read(&e).unwrap();
         assert!(
@@ -147,11 +214,17 @@ async fn a_password_run_and_check_leave_no_secret_and_no_key() {
         );
     }
     let manifest = std::fs::read_to_string(run.join("manifest.json")).unwrap();
-    assert!(manifest.contains("\"requirepass\": \"***\""), "CONFIG not recorded redacted");
+    assert!(
+        manifest.contains("\"requirepass\": \"***\""),
+        "CONFIG not recorded redacted"
+    );
     assert_eq!(keys(&mut admin, 3).await, vec!["sess:lb:pw1:1"]);
     assert!(libraries(&mut admin).await.is_empty());
 
-    let check = common::limitbench(&["check", "fixed-window-derived-key", "--redis-url", &url], None);
+    let check = common::limitbench(
+        &["check", "fixed-window-derived-key", "--redis-url", &url],
+        None,
+    );
     check.expect_code(0);
     assert!(!format!("{}{}", check.stdout(), check.stderr()).contains(PASSWORD));
     assert_eq!(keys(&mut admin, 3).await, vec!["sess:lb:pw1:1"]);
@@ -190,7 +263,16 @@ async fn a_stopped_server_gives_a_named_timeout_and_no_stored_trial() {
     let exp = common::small_experiments(data.path());
     let bin = env!("CARGO_BIN_EXE_limitbench");
     let child = std::process::Command::new(bin)
-        .args(["run", "concurrency", "--size", "smoke", "--run-id", "stall1", "--stall-after", "2s"])
+        .args([
+            "run",
+            "concurrency",
+            "--size",
+            "smoke",
+            "--run-id",
+            "stall1",
+            "--stall-after",
+            "2s",
+        ])
         .arg("--data-dir")
         .arg(data.path())
         .arg("--experiments-dir")
@@ -222,8 +304,18 @@ async fn a_stopped_server_gives_a_named_timeout_and_no_stored_trial() {
     let before = committed(&run);
     let r = common::limitbench(
         &[
-            "run", "concurrency", "--size", "smoke", "--resume", "stall1", "--data-dir",
-            data.path().to_str().unwrap(), "--experiments-dir", exp.to_str().unwrap(), "--redis-url", &url,
+            "run",
+            "concurrency",
+            "--size",
+            "smoke",
+            "--resume",
+            "stall1",
+            "--data-dir",
+            data.path().to_str().unwrap(),
+            "--experiments-dir",
+            exp.to_str().unwrap(),
+            "--redis-url",
+            &url,
         ],
         None,
     );
@@ -244,7 +336,10 @@ fn committed(run: &std::path::Path) -> usize {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ctrl_c_leaves_nothing_on_the_server() {
     let (f, mut admin) = password_server().await;
-    admin.call(&limitbench::args!["SET", "sess:lb:int1:1", "x"]).await.unwrap();
+    admin
+        .call(&limitbench::args!["SET", "sess:lb:int1:1", "x"])
+        .await
+        .unwrap();
     let url = url_of(&f, 0);
     let data = tempfile::tempdir().unwrap();
     let bin = env!("CARGO_BIN_EXE_limitbench");
@@ -289,17 +384,38 @@ fn parameters_out_of_range_are_refused_before_the_first_trial() {
         std::fs::write(&file, good.replace(from, to)).unwrap();
         let r = common::limitbench(
             &[
-                "run", "concurrency", "--size", "smoke", "--data-dir", dir.path().join("data").to_str().unwrap(),
-                "--experiments-dir", exp.to_str().unwrap(),
+                "run",
+                "concurrency",
+                "--size",
+                "smoke",
+                "--data-dir",
+                dir.path().join("data").to_str().unwrap(),
+                "--experiments-dir",
+                exp.to_str().unwrap(),
             ],
             None,
         );
-        r.expect_code(2).expect_output(field).expect_output("concurrency.toml");
-        assert!(!dir.path().join("data").exists() || std::fs::read_dir(dir.path().join("data")).unwrap().count() == 0);
+        r.expect_code(2)
+            .expect_output(field)
+            .expect_output("concurrency.toml");
+        assert!(
+            !dir.path().join("data").exists()
+                || std::fs::read_dir(dir.path().join("data")).unwrap().count() == 0
+        );
     }
     for bad in ["0s", "x"] {
-        common::limitbench(&["run", "concurrency", "--size", "smoke", "--stall-after", bad], None)
-            .expect_code(2);
+        common::limitbench(
+            &[
+                "run",
+                "concurrency",
+                "--size",
+                "smoke",
+                "--stall-after",
+                bad,
+            ],
+            None,
+        )
+        .expect_code(2);
     }
 }
 
@@ -312,28 +428,61 @@ async fn replicas_full_servers_and_remote_hosts_are_refused() {
         .await
         .unwrap();
     let replica = pair.replica().unwrap().addr();
-    let e = UserServer::open(&format!("redis://{replica}"), "lb:rep1:", Some("rep1"), Policy::default())
-        .await
-        .unwrap_err();
+    let e = UserServer::open(
+        &format!("redis://{replica}"),
+        "lb:rep1:",
+        Some("rep1"),
+        Policy::default(),
+    )
+    .await
+    .unwrap_err();
     assert!(e.to_string().contains("is a replica"), "{e}");
     let primary = pair.primary_addr();
     let mut c = Connection::connect(primary).await.unwrap();
-    let used = limitbench::info::read_number(&mut c, "memory", "used_memory").await.unwrap();
-    c.call(&limitbench::args!["CONFIG", "SET", "maxmemory", (used as u64 + 1000)])
+    let used = limitbench::info::read_number(&mut c, "memory", "used_memory")
         .await
         .unwrap();
-    let e = UserServer::open(&format!("redis://{primary}"), "lb:mem1:", Some("mem1"), Policy::default())
-        .await
-        .unwrap_err();
+    c.call(&limitbench::args![
+        "CONFIG",
+        "SET",
+        "maxmemory",
+        used as u64 + 1000
+    ])
+    .await
+    .unwrap();
+    let e = UserServer::open(
+        &format!("redis://{primary}"),
+        "lb:mem1:",
+        Some("mem1"),
+        Policy::default(),
+    )
+    .await
+    .unwrap_err();
     assert!(e.to_string().contains("maxmemory"), "{e}");
     drop(pair);
     // 192.0.2.1 (TEST-NET-1) is never a real server; refused before connecting.
     let r = common::limitbench(
-        &["scorecard", "--size", "smoke", "--strategy", "token-bucket", "--redis-url", "redis://192.0.2.1:6379"],
+        &[
+            "scorecard",
+            "--size",
+            "smoke",
+            "--strategy",
+            "token-bucket",
+            "--redis-url",
+            "redis://192.0.2.1:6379",
+        ],
         None,
     );
     r.expect_code(2).expect_output("--allow-remote");
-    common::limitbench(&["check", "token-bucket", "--redis-url", "redis://192.0.2.1:6379"], None)
-        .expect_code(2)
-        .expect_output("not a loopback address");
+    common::limitbench(
+        &[
+            "check",
+            "token-bucket",
+            "--redis-url",
+            "redis://192.0.2.1:6379",
+        ],
+        None,
+    )
+    .expect_code(2)
+    .expect_output("not a loopback address");
 }

@@ -80,7 +80,10 @@ fn finished_experiments_have_rows(run_dir: &Path) -> Result<()> {
             continue;
         };
         let bytes = limitbench_base::files::read_maybe_compressed(&path)?;
-        let rows = bytes.split(|&b| b == b'\n').filter(|l| !l.is_empty()).count();
+        let rows = bytes
+            .split(|&b| b == b'\n')
+            .filter(|l| !l.is_empty())
+            .count();
         if rows <= 1 {
             empty.push(format!("{} holds no row", path.display()));
         }

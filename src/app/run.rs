@@ -49,7 +49,10 @@ impl Target {
             return Ok((Fleet::external(u.addr), Some(u)));
         }
         let bin = RedisBinary::locate(self.redis_server.as_deref())?;
-        Ok((Fleet::standalone(&bin, ServerConfig::default()).await?, None))
+        Ok((
+            Fleet::standalone(&bin, ServerConfig::default()).await?,
+            None,
+        ))
     }
 
     /// Check and claim the user's server for run `id` (loopback only).
@@ -134,7 +137,11 @@ pub async fn run_experiments(a: RunArgs, root: &std::path::Path) -> Result<i32> 
                     .unwrap_or_else(|| r.clone()),
                 None => RunDir::free_id(&data_dir, a.run_id.as_deref()),
             };
-            Some(a.target.open_user_server(url, &id, a.resume.is_some()).await?)
+            Some(
+                a.target
+                    .open_user_server(url, &id, a.resume.is_some())
+                    .await?,
+            )
         }
         None => None,
     };
@@ -176,7 +183,10 @@ pub async fn run_experiments(a: RunArgs, root: &std::path::Path) -> Result<i32> 
         }
         None => match &user_server {
             // The id the prefix was made from.
-            Some(_) => RunDir::create(&data_dir, Some(&RunDir::free_id(&data_dir, a.run_id.as_deref())))?,
+            Some(_) => RunDir::create(
+                &data_dir,
+                Some(&RunDir::free_id(&data_dir, a.run_id.as_deref())),
+            )?,
             None => RunDir::create(&data_dir, a.run_id.as_deref())?,
         },
     };

@@ -39,7 +39,12 @@ pub struct ScorecardArgs {
     allow_remote: bool,
     /// A seed node of a Redis Cluster you run, for the cluster property.
     /// Also from the environment (LIMITBENCH_CLUSTER_URL).
-    #[arg(long, requires = "redis_url", env = "LIMITBENCH_CLUSTER_URL", hide_env_values = true)]
+    #[arg(
+        long,
+        requires = "redis_url",
+        env = "LIMITBENCH_CLUSTER_URL",
+        hide_env_values = true
+    )]
     cluster_url: Option<String>,
     /// Every key written starts with this prefix (default limitbench:<run-id>:),
     /// which must contain the run id; what starts with it is deleted at the end.

@@ -310,7 +310,10 @@ impl RunContext {
 /// What a numeric parameter must be, by its name: a count (trials,
 /// workers, repetitions) at least 1; a rate, a window, a duration, a limit
 /// greater than 0. Other names are not range-checked here.
-fn range_rule(name: &str) -> Option<(&'static str, fn(f64) -> bool)> {
+/// What a range rule says a value must be, and the test of it.
+type RangeRule = (&'static str, fn(f64) -> bool);
+
+fn range_rule(name: &str) -> Option<RangeRule> {
     let count = name == "trials"
         || name.ends_with("_trials")
         || name == "workers"
@@ -351,7 +354,11 @@ fn out_of_range(table: &toml::Table, at: &str) -> Option<(String, String)> {
         }
     }
     table.iter().find_map(|(k, v)| {
-        let path = if at.is_empty() { k.clone() } else { format!("{at}.{k}") };
+        let path = if at.is_empty() {
+            k.clone()
+        } else {
+            format!("{at}.{k}")
+        };
         walk(k, &path, v)
     })
 }

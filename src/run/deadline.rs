@@ -139,11 +139,16 @@ pub fn outliers(run_dir: &std::path::Path) -> Result<Vec<String>> {
     if !p.exists() {
         return Ok(vec![]);
     }
-    let mut r = csv::Reader::from_path(&p).map_err(|e| Error::Other(format!("{}: {e}", p.display())))?;
-    let mut by_cell: std::collections::BTreeMap<(String, String), Vec<(u64, f64)>> = Default::default();
+    let mut r =
+        csv::Reader::from_path(&p).map_err(|e| Error::Other(format!("{}: {e}", p.display())))?;
+    let mut by_cell: std::collections::BTreeMap<(String, String), Vec<(u64, f64)>> =
+        Default::default();
     for (i, row) in r.deserialize::<TrialTime>().enumerate() {
         let t = row.map_err(|e| Error::Other(format!("{} line {}: {e}", p.display(), i + 2)))?;
-        by_cell.entry((t.experiment, t.cell)).or_default().push((t.trial, t.wall_ms));
+        by_cell
+            .entry((t.experiment, t.cell))
+            .or_default()
+            .push((t.trial, t.wall_ms));
     }
     let mut out = Vec::new();
     for ((exp, cell), v) in by_cell {

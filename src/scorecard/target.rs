@@ -95,7 +95,9 @@ impl External {
                 }),
             );
         }
-        Ok(crate::fleet::redact::json(&serde_json::json!({ "external": out })))
+        Ok(crate::fleet::redact::json(
+            &serde_json::json!({ "external": out }),
+        ))
     }
 
     /// Remove every key that starts with the prefix and the libraries the

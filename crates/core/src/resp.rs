@@ -460,7 +460,9 @@ impl Connection {
     /// `call` of `head` followed by the arguments in `tail` (`encode_with`).
     pub async fn call_with(&mut self, head: &[Arg<'_>], tail: &[&ArgList]) -> Result<Reply> {
         if halted() {
-            return Err(Error::Other("interrupted: no more commands are sent".into()));
+            return Err(Error::Other(
+                "interrupted: no more commands are sent".into(),
+            ));
         }
         self.wbuf.clear();
         encode_with(&mut self.wbuf, head, tail);
@@ -480,7 +482,9 @@ impl Connection {
     /// error replies included as `Reply::Error`.
     pub async fn pipeline(&mut self, cmds: &[&[Arg<'_>]]) -> Result<Vec<Reply>> {
         if halted() {
-            return Err(Error::Other("interrupted: no more commands are sent".into()));
+            return Err(Error::Other(
+                "interrupted: no more commands are sent".into(),
+            ));
         }
         self.wbuf.clear();
         for c in cmds {

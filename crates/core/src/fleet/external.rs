@@ -65,9 +65,17 @@ pub fn register(url: &str, allow_remote: bool) -> Result<SocketAddr> {
 /// something that does not speak RESP (not Redis).
 fn refused_by_redis(e: &Error) -> bool {
     let t = e.to_string();
-    ["WRONGPASS", "invalid password", "invalid username", "ERR AUTH", "NOAUTH", "ERR Client sent AUTH", "ERR "]
-        .iter()
-        .any(|w| t.contains(w))
+    [
+        "WRONGPASS",
+        "invalid password",
+        "invalid username",
+        "ERR AUTH",
+        "NOAUTH",
+        "ERR Client sent AUTH",
+        "ERR ",
+    ]
+    .iter()
+    .any(|w| t.contains(w))
 }
 
 /// Connect and PING within 5 s; every failure names its cause.
@@ -144,7 +152,12 @@ impl UserServer {
     /// Check the server (and, for a cluster, every master) and the prefix,
     /// then claim it: from here on every key built starts with `prefix`
     /// and everything under it is removed at the end.
-    pub async fn open(url: &str, prefix: &str, run_id: Option<&str>, policy: Policy) -> Result<Self> {
+    pub async fn open(
+        url: &str,
+        prefix: &str,
+        run_id: Option<&str>,
+        policy: Policy,
+    ) -> Result<Self> {
         owned::check_prefix(prefix, run_id)?;
         let shown = redact::url(url);
         let addr = register(url, policy.allow_remote)?;
@@ -163,7 +176,11 @@ impl UserServer {
         };
         let mut held = 0;
         for &n in &nodes {
-            let mut nc = if n == addr { check_redis(n, url).await? } else { Connection::connect(n).await? };
+            let mut nc = if n == addr {
+                check_redis(n, url).await?
+            } else {
+                Connection::connect(n).await?
+            };
             nc.timeout = Some(Duration::from_secs(10));
             check_writable_server(&mut nc, &format!("{shown} (node {n})")).await?;
             held += owned::keys_with_prefix(&mut nc, prefix).await?.len();

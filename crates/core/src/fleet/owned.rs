@@ -39,12 +39,14 @@ pub fn check_prefix(prefix: &str, run_id: Option<&str>) -> Result<()> {
         Some(format!(
             "it is shorter than {MIN_PREFIX_LEN} characters (other applications' keys may start with it)"
         ))
-    } else if prefix.contains(['*', '?', '[', ']', '\\', '{', '}']) || prefix.contains(char::is_whitespace) {
+    } else if prefix.contains(['*', '?', '[', ']', '\\', '{', '}'])
+        || prefix.contains(char::is_whitespace)
+    {
         Some("it holds glob characters, braces or white space".to_string())
-    } else if let Some(id) = run_id.filter(|id| !prefix.contains(*id)) {
-        Some(format!("it does not contain the run id `{id}`"))
     } else {
-        None
+        run_id
+            .filter(|id| !prefix.contains(*id))
+            .map(|id| format!("it does not contain the run id `{id}`"))
     };
     match why {
         Some(why) => Err(Error::Other(format!(
@@ -58,7 +60,8 @@ pub fn check_prefix(prefix: &str, run_id: Option<&str>) -> Result<()> {
 /// Refuse an output folder that cannot be written, before any work
 /// (creates it if missing, then writes and removes a probe file).
 pub fn check_writable(dir: &std::path::Path) -> Result<()> {
-    std::fs::create_dir_all(dir).map_err(|e| Error::io(format!("creating {}", dir.display()), e))?;
+    std::fs::create_dir_all(dir)
+        .map_err(|e| Error::io(format!("creating {}", dir.display()), e))?;
     let probe = dir.join(format!(".limitbench-write-test-{}", std::process::id()));
     std::fs::write(&probe, b"")
         .map_err(|e| Error::io(format!("{} is not writable", dir.display()), e))?;
@@ -138,18 +141,30 @@ pub fn scan_pattern(prefix: &str) -> String {
 /// `starts_with` check of each: the pattern is a filter, the check decides).
 pub async fn keys_with_prefix(conn: &mut Connection, prefix: &str) -> Result<Vec<String>> {
     if prefix.is_empty() {
-        return Err(Error::Other("refusing to list keys under an empty prefix".into()));
+        return Err(Error::Other(
+            "refusing to list keys under an empty prefix".into(),
+        ));
     }
     let pattern = scan_pattern(prefix);
     let mut cursor = "0".to_string();
     let mut out = Vec::new();
     loop {
         let r = conn
-            .call(&crate::args!["SCAN", cursor.as_str(), "MATCH", pattern.as_str(), "COUNT", 1000u64])
+            .call(&crate::args![
+                "SCAN",
+                cursor.as_str(),
+                "MATCH",
+                pattern.as_str(),
+                "COUNT",
+                1000u64
+            ])
             .await?;
         let mut parts = r.into_array().unwrap_or_default();
         let keys = parts.pop().and_then(|k| k.into_array()).unwrap_or_default();
-        cursor = parts.pop().and_then(|c| c.as_string()).unwrap_or_else(|| "0".into());
+        cursor = parts
+            .pop()
+            .and_then(|c| c.as_string())
+            .unwrap_or_else(|| "0".into());
         out.extend(
             keys.iter()
                 .filter_map(|k| k.as_string())
@@ -188,7 +203,8 @@ pub async fn clean_up_node(conn: &mut Connection, prefix: &str, cluster: bool) -
     }
     for lib in libraries(conn).await? {
         if library_stem_matches(&lib, prefix) {
-            conn.call(&crate::args!["FUNCTION", "DELETE", lib.as_str()]).await?;
+            conn.call(&crate::args!["FUNCTION", "DELETE", lib.as_str()])
+                .await?;
             removed.libraries += 1;
         }
     }
@@ -271,11 +287,14 @@ static CLAIMS: std::sync::Mutex<Vec<Claim>> = std::sync::Mutex::new(Vec::new());
 /// a cluster), so [`release_all`] (or the reaper) removes it all.
 pub fn claim(nodes: Vec<std::net::SocketAddr>, prefix: &str, cluster: bool) -> Result<()> {
     check_prefix(prefix, None)?;
-    CLAIMS.lock().unwrap_or_else(|p| p.into_inner()).push(Claim {
-        nodes,
-        prefix: prefix.to_string(),
-        cluster,
-    });
+    CLAIMS
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .push(Claim {
+            nodes,
+            prefix: prefix.to_string(),
+            cluster,
+        });
     Ok(())
 }
 
@@ -315,7 +334,10 @@ pub async fn release_all() -> Result<Removed> {
             "could not remove the run's keys (prefix `{}`) from {}; delete them by hand: redis-cli --scan --pattern '{}' | xargs redis-cli unlink",
             claims.first().map(|c| c.prefix.as_str()).unwrap_or(""),
             failed.join("; "),
-            claims.first().map(|c| scan_pattern(&c.prefix)).unwrap_or_default()
+            claims
+                .first()
+                .map(|c| scan_pattern(&c.prefix))
+                .unwrap_or_default()
         ))))
     }
 }
@@ -337,7 +359,10 @@ pub fn release_all_blocking(halt: bool) {
     }
     let t = std::thread::spawn(|| {
         crate::resp::mark_cleanup_thread();
-        let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        let rt = match tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+        {
             Ok(rt) => rt,
             Err(e) => {
                 eprintln!("limitbench: cannot clean up the server: {e}");

@@ -189,7 +189,10 @@ static HOOKS: Mutex<Vec<Hook>> = Mutex::new(Vec::new());
 /// Run `hook` when the process is interrupted (Ctrl-C, SIGTERM), after the
 /// servers are stopped: e.g. record the interruption in the manifest.
 pub fn on_interrupt(hook: impl Fn() + Send + Sync + 'static) {
-    HOOKS.lock().unwrap_or_else(|p| p.into_inner()).push(Box::new(hook));
+    HOOKS
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .push(Box::new(hook));
 }
 
 fn run_interrupt_hooks() {

@@ -62,8 +62,10 @@ fn urls(s: &str) -> String {
 /// Config parameters whose value is a secret (or names one).
 pub fn is_secret_config(name: &str) -> bool {
     let n = name.to_ascii_lowercase();
-    matches!(n.as_str(), "requirepass" | "masterauth" | "masteruser" | "user")
-        || n.contains("password")
+    matches!(
+        n.as_str(),
+        "requirepass" | "masterauth" | "masteruser" | "user"
+    ) || n.contains("password")
         || n.contains("pass")
 }
 
@@ -149,10 +151,19 @@ mod tests {
         );
         assert_eq!(url("redis://bench:pw@h:1"), "redis://bench:***@h:1");
         assert_eq!(url("redis://127.0.0.1:1"), "redis://127.0.0.1:1");
-        assert_eq!(text("redis-server --requirepass hunter2 --port 1"), "redis-server --requirepass *** --port 1");
-        assert_eq!(text("user bench on >pw ~* +@all"), "user bench on >*** ~* +@all");
+        assert_eq!(
+            text("redis-server --requirepass hunter2 --port 1"),
+            "redis-server --requirepass *** --port 1"
+        );
+        assert_eq!(
+            text("user bench on >pw ~* +@all"),
+            "user bench on >*** ~* +@all"
+        );
         remember_secret("zq-unique-secret");
-        assert_eq!(text("AUTH failed for zq-unique-secret"), "AUTH failed for ***");
+        assert_eq!(
+            text("AUTH failed for zq-unique-secret"),
+            "AUTH failed for ***"
+        );
         let v = serde_json::json!({"config": {"requirepass": "x1", "masterauth": "", "port": "1"},
                                    "external": "redis://:x1@h:1"});
         let r = json(&v).to_string();

@@ -419,7 +419,8 @@ impl Manifest {
             move |_, _| {
                 Ok(Box::new(move |req, call| {
                     keys.iter().for_each(|t| {
-                        call.keys.push(crate::fleet::owned::Namespaced(Rendered(t, req)))
+                        call.keys
+                            .push(crate::fleet::owned::Namespaced(Rendered(t, req)))
                     });
                     args.iter().for_each(|t| call.args.push(Rendered(t, req)));
                 }))
