@@ -102,8 +102,8 @@ pub struct RunArgs {
     #[arg(long)]
     pub experiments_dir: Option<PathBuf>,
     /// Give up on a trial (or a cell's setup) that runs longer than this
-    /// (30s, 500ms, 2m); default: ten times the slowest trial so far, at
-    /// least 60 s (600 s before the first). A trial that hit it is not stored.
+    /// (30s, 500ms, 2m); default: ten times the slowest trial of the cell so far, at
+    /// least 60 s (600 s for a cell's first trial and its setup). A trial that hit it is not stored.
     #[arg(long, value_parser = crate::run::deadline::parse_duration)]
     pub stall_after: Option<std::time::Duration>,
     #[command(flatten)]

@@ -4,8 +4,10 @@
 //! hit its deadline is not committed (resume redoes it).
 //!
 //! The limit comes from the experiment itself: ten times the slowest trial
-//! of this experiment so far in this session, at least 60 s; before the
-//! first trial, 600 s. `--stall-after` overrides it. While a trial runs
+//! of the same cell so far in this session, at least 60 s; a cell's first
+//! trial and its setup get 600 s (cells of one experiment differ by orders
+//! of magnitude; the longest whole experiment of the full reference run
+//! took under 400 s). `--stall-after` overrides it. While a trial runs
 //! past a tenth of its limit (at least 5 s), a line every 10 s says so.
 //!
 //! Every trial's wall time goes to `trial-times.csv` (experiment, cell,
@@ -40,43 +42,46 @@ const SLOWEST_FACTOR: u32 = 10;
 /// The deadlines of one experiment's sweep.
 pub struct Deadlines {
     fixed: Option<Duration>,
-    slowest: Option<Duration>,
+    /// The slowest trial of each cell so far.
+    slowest: std::collections::HashMap<String, Duration>,
 }
 
 impl Deadlines {
     pub fn new(ctx: &RunContext) -> Self {
         Deadlines {
             fixed: ctx.stall_after,
-            slowest: None,
+            slowest: Default::default(),
         }
     }
 
-    /// The limit the next trial (or setup) gets.
-    pub fn limit(&self) -> Duration {
+    /// The limit the next trial of `cell` (or its setup) gets.
+    pub fn limit(&self, cell: &str) -> Duration {
         if let Some(f) = self.fixed {
             return f;
         }
-        match self.slowest {
+        match self.slowest.get(cell) {
             None => FIRST_LIMIT,
-            Some(s) => (s * SLOWEST_FACTOR).max(FLOOR),
+            Some(s) => (*s * SLOWEST_FACTOR).max(FLOOR),
         }
     }
 
-    /// Remember a trial's duration (the next limits follow the slowest).
-    pub fn observed(&mut self, took: Duration) {
-        self.slowest = Some(self.slowest.map_or(took, |s| s.max(took)));
+    /// Remember a trial's duration (the cell's next limits follow its slowest).
+    pub fn observed(&mut self, cell: &str, took: Duration) {
+        let s = self.slowest.entry(cell.to_string()).or_insert(took);
+        *s = (*s).max(took);
     }
 
-    /// Run `work` (`what`: "trial 3 of cell `x`") within the limit, with a
+    /// Run `work` of `cell` (`what`: "trial 3 of cell `x`") within the limit, with a
     /// progress line while it waits. On timeout the work is dropped (its
     /// connections close) and the error says nothing was committed.
     pub async fn within<T>(
         &self,
         ctx: &RunContext,
+        cell: &str,
         what: &str,
         work: impl std::future::Future<Output = Result<T>>,
     ) -> Result<T> {
-        let limit = self.limit();
+        let limit = self.limit(cell);
         let started = Instant::now();
         let quiet_for = (limit / 10).max(Duration::from_secs(5));
         tokio::pin!(work);

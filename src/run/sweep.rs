@@ -220,7 +220,7 @@ pub async fn run<S: Sweep>(ctx: &RunContext, sweep: &mut S, cells: &[S::Cell]) -
         }
         let cell_started = std::time::Instant::now();
         let setup_what = format!("the setup of cell `{id}`");
-        let setup = deadlines.within(ctx, &setup_what, sweep.setup(ctx, cell));
+        let setup = deadlines.within(ctx, &id, &setup_what, sweep.setup(ctx, cell));
         let mut setup = match setup.await {
             Ok(s) => s,
             Err(e) => return Err(server_death(ctx, &id, None, e).await),
@@ -229,7 +229,7 @@ pub async fn run<S: Sweep>(ctx: &RunContext, sweep: &mut S, cells: &[S::Cell]) -
             let trial_started = std::time::Instant::now();
             let what = format!("trial {trial} of cell `{id}`");
             let out = deadlines
-                .within(ctx, &what, sweep.trial(ctx, cell, &mut setup, trial))
+                .within(ctx, &id, &what, sweep.trial(ctx, cell, &mut setup, trial))
                 .await;
             let took = trial_started.elapsed();
             // A server that died under the trial makes whatever it returned
@@ -272,7 +272,7 @@ pub async fn run<S: Sweep>(ctx: &RunContext, sweep: &mut S, cells: &[S::Cell]) -
             let mut committed: Vec<&str> = rows.iter().map(|r| r.cell()).collect();
             committed.dedup();
             log.commit_keys(&committed, trial, &rows)?;
-            deadlines.observed(took);
+            deadlines.observed(&id, took);
             times.append(&[super::deadline::TrialTime {
                 experiment: ctx.experiment.to_string(),
                 cell: id.clone(),
