@@ -104,10 +104,15 @@ pub fn read_claims(run_dir: &Path) -> Result<BTreeMap<String, Side>> {
     for (i, rec) in rdr.records().enumerate() {
         let rec = rec.map_err(|e| Error::Other(format!("{}: line {}: {e}", p.display(), i + 2)))?;
         let assumption = asm.map(|a| rec[a].to_string()).unwrap_or_default();
+        // Old run folders name verdicts pass / pass-inferred / fail: read
+        // them under today's names so the two runs compare.
+        let name = crate::claims::Verdict::parse(&rec[v])
+            .map(|x| x.as_str().to_string())
+            .unwrap_or_else(|| rec[v].to_string());
         let verdict = if assumption.is_empty() {
-            rec[v].to_string()
+            name
         } else {
-            format!("{} ({assumption})", &rec[v])
+            format!("{name} ({assumption})")
         };
         let side = Side {
             reproduced: rec[r].to_string(),

@@ -1,4 +1,5 @@
-//! Verdicts: `pass`, `pass-inferred`, `fail`, `not-run`.
+//! Verdicts: `reproduced`, `reproduced-with-assumption`, `not-reproduced`,
+//! `inconclusive`, `not-run`.
 //!
 //! A value passes when its 95% interval over trials reaches the region where
 //! the claim's check holds (so a claim does not flip between runs on noise);
@@ -14,30 +15,59 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::{Check, ClaimSpec, Measured, Setting, setting_text};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Verdict {
-    Pass,
-    PassInferred,
-    Fail,
+    /// The whole 95% interval lies inside the tolerance region, at the setup
+    /// as the study states it (our defaults for what it leaves unstated).
+    Reproduced,
+    /// Reproduced only at a setting of an unstated detail chosen because it
+    /// reproduces: an assumption, shown as one.
+    ReproducedWithAssumption,
+    /// The whole 95% interval lies outside the tolerance region (or a
+    /// condition the claim rests on does not hold).
+    NotReproduced,
+    /// The interval straddles the region's edge, or rests on fewer than
+    /// `MIN_TRIALS` trials: the data do not decide. Not a pass.
+    Inconclusive,
     NotRun,
 }
 
 impl Verdict {
     pub fn as_str(&self) -> &'static str {
         match self {
-            Verdict::Pass => "pass",
-            Verdict::PassInferred => "pass-inferred",
-            Verdict::Fail => "fail",
+            Verdict::Reproduced => "reproduced",
+            Verdict::ReproducedWithAssumption => "reproduced-with-assumption",
+            Verdict::NotReproduced => "not-reproduced",
+            Verdict::Inconclusive => "inconclusive",
             Verdict::NotRun => "not-run",
         }
     }
-    pub fn all() -> [Verdict; 4] {
+    pub fn all() -> [Verdict; 5] {
         [
-            Verdict::Pass,
-            Verdict::PassInferred,
-            Verdict::Fail,
+            Verdict::Reproduced,
+            Verdict::ReproducedWithAssumption,
+            Verdict::NotReproduced,
+            Verdict::Inconclusive,
             Verdict::NotRun,
         ]
+    }
+    /// A verdict by its name in a claims.csv, also the names before issue
+    /// 24 (`pass`, `pass-inferred`, `fail`), so old run folders compare.
+    pub fn parse(name: &str) -> Option<Verdict> {
+        Some(match name.trim() {
+            "reproduced" | "pass" => Verdict::Reproduced,
+            "reproduced-with-assumption" | "pass-inferred" => Verdict::ReproducedWithAssumption,
+            "not-reproduced" | "fail" => Verdict::NotReproduced,
+            "inconclusive" => Verdict::Inconclusive,
+            "not-run" => Verdict::NotRun,
+            _ => return None,
+        })
+    }
+}
+
+impl std::fmt::Display for Verdict {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 
@@ -101,9 +131,9 @@ pub fn value_passes(
 /// The claim's check at its main values alone (no sweep, no consistency).
 pub fn verdict(spec: &ClaimSpec, m: &Measured) -> Verdict {
     if value_passes(spec, &m.values, &m.intervals, &m.conditions).0 {
-        Verdict::Pass
+        Verdict::Reproduced
     } else {
-        Verdict::Fail
+        Verdict::NotReproduced
     }
 }
 
@@ -330,13 +360,13 @@ pub fn judge(claims: &[ClaimSpec], measured: Vec<Measured>, size: &str) -> Vec<J
                 );
             };
             if let Some(x) = cands[i].iter().find(|x| x.is_default) {
-                return row(Verdict::Pass, String::new(), x.borderline, String::new());
+                return row(Verdict::Reproduced, String::new(), x.borderline, String::new());
             }
             let range = swept_range(mm);
             if let Some(k) = chosen[i] {
                 let x = &cands[i][k];
                 return row(
-                    Verdict::PassInferred,
+                    Verdict::ReproducedWithAssumption,
                     setting_text(&x.own),
                     x.borderline,
                     format!(
@@ -372,7 +402,7 @@ pub fn judge(claims: &[ClaimSpec], measured: Vec<Measured>, size: &str) -> Vec<J
             } else {
                 format!("no swept value reproduces; swept {range}")
             };
-            row(Verdict::Fail, String::new(), false, why)
+            row(Verdict::NotReproduced, String::new(), false, why)
         })
         .collect()
 }
@@ -447,9 +477,9 @@ mod tests {
         assert_eq!(
             v,
             [
-                (Verdict::PassInferred, "member_len=24"),
-                (Verdict::PassInferred, "member_len=24"),
-                (Verdict::Pass, ""),
+                (Verdict::ReproducedWithAssumption, "member_len=24"),
+                (Verdict::ReproducedWithAssumption, "member_len=24"),
+                (Verdict::Reproduced, ""),
             ]
         );
         // Now B3.1 reproduces only at 16: no single member length serves both.
@@ -458,7 +488,7 @@ mod tests {
             vec![member("M1", 20.0, 30.5, 20.0), member("M2", 7.0, 8.0, 4.1)],
             "full",
         );
-        assert!(rows.iter().all(|j| j.verdict == Verdict::Fail), "{rows:#?}");
+        assert!(rows.iter().all(|j| j.verdict == Verdict::NotReproduced), "{rows:#?}");
         assert!(
             rows[0].why.contains("one value per detail"),
             "{}",
@@ -466,7 +496,7 @@ mod tests {
         );
         // Nothing reproduces: the range swept is named.
         let rows = judge(&claims[..1], vec![member("M1", 1.0, 2.0, 3.0)], "full");
-        assert_eq!(rows[0].verdict, Verdict::Fail);
+        assert_eq!(rows[0].verdict, Verdict::NotReproduced);
         assert!(
             rows[0].why.contains("member_len: 26 (default), 16, 24"),
             "{}",
@@ -491,11 +521,11 @@ mod tests {
             vec![a, b],
             "full",
         );
-        assert_eq!(rows[0].verdict, Verdict::PassInferred, "{}", rows[0].why);
+        assert_eq!(rows[0].verdict, Verdict::ReproducedWithAssumption, "{}", rows[0].why);
         assert_eq!(rows[0].assumption, "backoff=full-jitter-10ms");
         assert_eq!(
             (rows[1].verdict, rows[1].assumption.as_str()),
-            (Verdict::PassInferred, "workers=4")
+            (Verdict::ReproducedWithAssumption, "workers=4")
         );
     }
 
@@ -509,6 +539,6 @@ mod tests {
             judge(&[s.clone()], m(), "quick")[0].verdict,
             Verdict::NotRun
         );
-        assert_eq!(judge(&[s], m(), "full")[0].verdict, Verdict::Fail);
+        assert_eq!(judge(&[s], m(), "full")[0].verdict, Verdict::NotReproduced);
     }
 }

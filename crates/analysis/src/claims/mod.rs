@@ -163,28 +163,28 @@ mod tests {
                 &spec(Check::WithinAbs, Num::One(60.0), Num::One(10.0)),
                 &m(vec![52.0])
             ),
-            Verdict::Pass
+            Verdict::Reproduced
         );
         assert_eq!(
             verdict(
                 &spec(Check::WithinAbs, Num::One(60.0), Num::One(10.0)),
                 &m(vec![49.0])
             ),
-            Verdict::Fail
+            Verdict::NotReproduced
         );
         assert_eq!(
             verdict(
                 &spec(Check::InRange, Num::Many(vec![2.0, 3.0]), Num::One(0.2)),
                 &m(vec![1.7, 3.5])
             ),
-            Verdict::Pass
+            Verdict::Reproduced
         );
         assert_eq!(
             verdict(
                 &spec(Check::InRange, Num::Many(vec![2.0, 3.0]), Num::One(0.2)),
                 &m(vec![1.5])
             ),
-            Verdict::Fail
+            Verdict::NotReproduced
         );
         assert_eq!(
             verdict(
@@ -195,28 +195,28 @@ mod tests {
                 ),
                 &m(vec![1.05, 12.5])
             ),
-            Verdict::Pass
+            Verdict::Reproduced
         );
         assert_eq!(
             verdict(
                 &spec(Check::Equals, Num::One(0.0), Num::One(0.0)),
                 &m(vec![0.0]).condition("exact", false)
             ),
-            Verdict::Fail
+            Verdict::NotReproduced
         );
         assert_eq!(
             verdict(
                 &spec(Check::Behaviour, Num::One(1.0), Num::One(0.0)),
                 &m(vec![]).condition("NOSCRIPT", true)
             ),
-            Verdict::Pass
+            Verdict::Reproduced
         );
         assert_eq!(
             verdict(
                 &spec(Check::Shape, Num::One(1.0), Num::One(0.0)),
                 &m(vec![5.0])
             ),
-            Verdict::Fail
+            Verdict::NotReproduced
         );
         let rows = judge(
             &[spec(Check::Equals, Num::One(0.0), Num::One(0.0))],

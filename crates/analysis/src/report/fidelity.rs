@@ -24,7 +24,7 @@ fn figure_link(j: &Judged, figures: &[FigureInfo], dir: &Path) -> Option<String>
 pub fn not_reproduced(rows: &[Judged], figures: &[FigureInfo], dir: &Path) -> String {
     let picked: Vec<&Judged> = rows
         .iter()
-        .filter(|j| matches!(j.verdict, Verdict::Fail | Verdict::PassInferred))
+        .filter(|j| matches!(j.verdict, Verdict::NotReproduced | Verdict::ReproducedWithAssumption))
         .collect();
     if picked.is_empty() {
         return String::new();
@@ -51,7 +51,7 @@ pub fn not_reproduced(rows: &[Judged], figures: &[FigureInfo], dir: &Path) -> St
         if !m.model.is_empty() {
             line += &format!(" Model: {}", m.model.trim());
         }
-        if !m.note.is_empty() && j.verdict == Verdict::Fail {
+        if !m.note.is_empty() && j.verdict == Verdict::NotReproduced {
             line += &format!(" {}", m.note.trim());
         }
         if let Some(f) = figure_link(j, figures, dir) {
