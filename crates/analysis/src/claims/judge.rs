@@ -1,15 +1,18 @@
 //! Verdicts: `reproduced`, `reproduced-with-assumption`, `not-reproduced`,
 //! `inconclusive`, `not-run`.
 //!
-//! A value passes when its 95% interval over trials reaches the region where
-//! the claim's check holds (so a claim does not flip between runs on noise);
-//! it is *borderline* when that interval also reaches outside the region.
-//! A claim passes at the setup as the study states it (our defaults for what
-//! it leaves unstated); failing that, it is `pass-inferred` when one of the
-//! swept settings of its unstated details passes, provided one value of
-//! each detail serves every claim that sweeps that detail (the member
-//! length that gives one memory claim must give the others); otherwise it
-//! fails, and the reason names the range swept.
+//! An equivalence test: a setting reproduces a claim only when the whole 95%
+//! interval of every value lies inside the tolerance region (`region.rs`);
+//! it does not when one lies wholly outside; anything else, and any value
+//! resting on fewer than `MIN_TRIALS` trials, is undecided, so noise and
+//! small samples give `inconclusive`, never a pass. A claim is `reproduced`
+//! at the setup as the study states it (our defaults for what it leaves
+//! unstated), unless a default is marked `assumed` (kept because it
+//! reproduces); failing that, `reproduced-with-assumption` when one swept
+//! setting reproduces, provided one value of each detail serves every claim
+//! of the experiment that has the detail and every claim that sweeps it;
+//! a setting that changes a detail the study states is a finding and the
+//! claim is `not-reproduced` as stated.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -77,10 +80,10 @@ pub struct Judged {
     pub spec: ClaimSpec,
     pub measured: Option<Measured>,
     pub verdict: Verdict,
-    /// For `pass-inferred`: the setting of the unstated details it needs.
+    /// For `reproduced-with-assumption`: the setting of the unstated details it needs.
     pub assumption: String,
-    /// The interval reaches across the check's threshold: another run of the
-    /// same size may judge the other way.
+    /// `inconclusive` because the interval reaches across the tolerance's
+    /// edge (not for too few trials): more trials may decide it.
     pub borderline: bool,
     /// Why this verdict: the range swept, a conflict between claims, the size.
     pub why: String,
@@ -428,12 +431,16 @@ fn shared_details(
         .collect()
 }
 
-/// Why a setting's outcome is not a decision, in words.
-fn undecided_text(o: Outcome, trials: Option<usize>) -> String {
+/// Why the main values' outcome is not a decision, in words.
+fn undecided_text(o: Outcome, m: &Measured) -> String {
     match o {
         Outcome::TooFew => format!(
             "{} trials, fewer than the {MIN_TRIALS} an interval needs to decide",
-            trials.unwrap_or(0)
+            m.trial_count().unwrap_or(0)
+        ),
+        _ if !m.undecided.is_empty() => format!(
+            "undecided: the interval reaches across the band of {}",
+            m.undecided.join("; ")
         ),
         _ => "the 95% interval reaches across the tolerance's edge".into(),
     }
@@ -559,11 +566,11 @@ pub fn judge(claims: &[ClaimSpec], measured: Vec<Measured>, size: &str) -> Vec<J
                     return row(
                         Verdict::Inconclusive,
                         String::new(),
-                        true,
+                        at_default == Outcome::Straddles,
                         format!(
                             "undecided at the defaults ({}: {}); reproduces at {}; {tried} settings tried; swept {range}",
                             setting_text(&mm.setting),
-                            undecided_text(at_default, mm.trial_count()),
+                            undecided_text(at_default, mm),
                             setting_text(&x.own)
                         ),
                     );
@@ -605,10 +612,15 @@ pub fn judge(claims: &[ClaimSpec], measured: Vec<Measured>, size: &str) -> Vec<J
             if at_default != Outcome::Outside {
                 let why = format!(
                     "{}{}",
-                    undecided_text(at_default, mm.trial_count()),
+                    undecided_text(at_default, mm),
                     conflict.map(|c| format!("; {c}")).unwrap_or_default()
                 );
-                return row(Verdict::Inconclusive, String::new(), true, why);
+                return row(
+                    Verdict::Inconclusive,
+                    String::new(),
+                    at_default == Outcome::Straddles,
+                    why,
+                );
             }
             let why = if let Some(c) = conflict {
                 c

@@ -19,12 +19,18 @@ fn figure_link(j: &Judged, figures: &[FigureInfo], dir: &Path) -> Option<String>
     figure_of(figures, &j.spec.id).map(|f| f.file.clone())
 }
 
-/// "What did not reproduce": every `fail` and `pass-inferred` claim with the
+/// "What did not reproduce": every `not-reproduced`, `inconclusive` and
+/// `reproduced-with-assumption` claim with the
 /// published value, ours, the assumption or the reason, and its sweep figure.
 pub fn not_reproduced(rows: &[Judged], figures: &[FigureInfo], dir: &Path) -> String {
     let picked: Vec<&Judged> = rows
         .iter()
-        .filter(|j| matches!(j.verdict, Verdict::NotReproduced | Verdict::ReproducedWithAssumption))
+        .filter(|j| {
+            matches!(
+                j.verdict,
+                Verdict::NotReproduced | Verdict::Inconclusive | Verdict::ReproducedWithAssumption
+            )
+        })
         .collect();
     if picked.is_empty() {
         return String::new();
