@@ -488,7 +488,35 @@ pub fn judge(claims: &[ClaimSpec], measured: Vec<Measured>, size: &str) -> Vec<J
         .map(|m| m.as_ref().map(swept).unwrap_or_default())
         .collect();
     let shared = shared_details(claims, &found, &sweeps);
-    let chosen = assign(&cands, &shared);
+    let mut chosen = assign(&cands, &shared);
+    // A fitted value binds the claims of its experiment that no setting
+    // reproduces too: they were judged at our default of that detail, so an
+    // assumption that changes it is unproven for them, and the conflict is
+    // the finding (A2.1's spread arrival against A2.2, run all at once).
+    let mut bound: Vec<Vec<String>> = vec![vec![]; claims.len()];
+    for i in 0..claims.len() {
+        let Some(k) = chosen[i] else { continue };
+        let x = &cands[i][k];
+        if x.is_default {
+            continue;
+        }
+        for j in (0..claims.len()).filter(|&j| j != i && chosen[j].is_none() && in_size(&claims[j])) {
+            let Some(mj) = &found[j] else { continue };
+            for d in &shared[i][j] {
+                let theirs = mj.setting.iter().find(|(k, _)| k == d).map(|(_, v)| v);
+                if theirs.is_some() && x.full.get(d) != theirs {
+                    bound[i].push(format!(
+                        "{} is judged at {d}={} and no setting reproduces it",
+                        claims[j].id,
+                        theirs.unwrap()
+                    ));
+                }
+            }
+        }
+        if !bound[i].is_empty() {
+            chosen[i] = None;
+        }
+    }
 
     (0..claims.len())
         .map(|i| {
@@ -586,7 +614,17 @@ pub fn judge(claims: &[ClaimSpec], measured: Vec<Measured>, size: &str) -> Vec<J
                     ),
                 );
             }
-            let conflict = cands[i].first().map(|x| {
+            let conflict = if !bound[i].is_empty() {
+                let x = &cands[i][0];
+                Some(format!(
+                    "reproduces only at {}, but that value must serve every claim of the experiment that has the detail ({}); swept {range}",
+                    setting_text(&x.own),
+                    bound[i].join("; ")
+                ))
+            } else {
+                None
+            };
+            let conflict = conflict.or_else(|| cands[i].first().map(|x| {
                 // Which claims' settings this claim's reproducing settings clash with.
                 let others: Vec<String> = (0..claims.len())
                     .filter(|&j| j != i)
@@ -608,7 +646,7 @@ pub fn judge(claims: &[ClaimSpec], measured: Vec<Measured>, size: &str) -> Vec<J
                     setting_text(&x.own),
                     if others.is_empty() { "no setting fits the others".to_string() } else { others.join("; ") }
                 )
-            });
+            }));
             if at_default != Outcome::Outside {
                 let why = format!(
                     "{}{}",
@@ -787,6 +825,16 @@ mod tests {
         );
         assert_eq!(rows[0].verdict, Verdict::NotReproduced, "{}", rows[0].why);
         assert!(rows[0].why.contains("W2 needs backoff=fixed-0"), "{}", rows[0].why);
+        // A claim of the experiment that no setting reproduces binds too: it
+        // was judged at backoff=fixed-0.
+        let c = Measured::new("W3", vec![1.0], "", "").setting(&[("backoff", "fixed-0")]);
+        let rows = judge(
+            &[spec("W1", 50.0, 10.0), spec("W3", 20.0, 5.0)],
+            vec![a.clone(), c],
+            "full",
+        );
+        assert_eq!(rows[0].verdict, Verdict::NotReproduced, "{}", rows[0].why);
+        assert!(rows[0].why.contains("W3 is judged at backoff=fixed-0"), "{}", rows[0].why);
         // Another experiment's detail of the same name does not bind.
         let mut w2 = spec("W2", 20.0, 5.0);
         w2.experiment = "retries".into();
