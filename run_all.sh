@@ -28,7 +28,7 @@ while [ $# -gt 0 ]; do
     --resume) resume="${2:?--resume needs a run id}"; shift ;;
     --run-id) run_id="${2:?--run-id needs a name}"; shift ;;
     --seed) seed="${2:?--seed needs a number}"; shift ;;
-    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
     *) echo "run_all.sh: unknown argument $1 (try --help)" >&2; exit 2 ;;
   esac
   shift
