@@ -24,7 +24,7 @@ pub struct Side {
     pub reproduced: String,
     /// `lo..hi` per value, `; `-separated (empty: no interval).
     pub interval: String,
-    /// The verdict with its assumption, e.g. `pass-inferred (member_len=26)`.
+    /// The verdict with its assumption, e.g. `reproduced-with-assumption (member_len=26)`.
     pub verdict: String,
 }
 

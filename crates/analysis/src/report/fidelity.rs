@@ -7,7 +7,7 @@ use std::path::Path;
 
 use super::{check_text, figure_of, md_escape, micro, ours_text, verdict_text};
 use crate::FigureInfo;
-use crate::claims::{Judged, Verdict, setting_text, short, value_passes};
+use crate::claims::{Judged, Outcome, Verdict, main_outcome, outcome, setting_text, short};
 
 /// The link to a claim's sweep figure, else to its figure.
 fn figure_link(j: &Judged, figures: &[FigureInfo], dir: &Path) -> Option<String> {
@@ -94,10 +94,11 @@ pub fn sweeps(rows: &[Judged]) -> String {
             md_escape(&check_text(c)),
             md_escape(&verdict_text(j)),
         ));
-        let yes = |ok: bool, borderline: bool| match (ok, borderline) {
-            (true, true) => "yes (borderline)",
-            (true, false) => "yes",
-            _ => "no",
+        let yes = |o: Outcome| match o {
+            Outcome::Inside => "yes",
+            Outcome::Outside => "no",
+            Outcome::Straddles => "undecided (interval across the edge)",
+            Outcome::TooFew => "undecided (fewer than 10 trials)",
         };
         let iv = |v: &[(f64, f64)]| {
             v.iter()
@@ -105,16 +106,21 @@ pub fn sweeps(rows: &[Judged]) -> String {
                 .collect::<Vec<_>>()
                 .join("; ")
         };
-        let (ok, b) = value_passes(c, &m.values, &m.intervals, &m.conditions);
         out.push_str(&format!(
             "| {} (default) | {} | {} | {} |\n",
             md_escape(&setting_text(&m.setting)),
             md_escape(&m.display),
             iv(&m.intervals),
-            yes(ok, b)
+            yes(main_outcome(c, m))
         ));
         for a in &m.sweep {
-            let (ok, b) = value_passes(c, &a.values, &a.intervals, &a.conditions);
+            let o = outcome(
+                c,
+                &a.values,
+                &a.intervals,
+                &a.conditions,
+                a.trials.or_else(|| m.trial_count()),
+            );
             let shown = if a.display.is_empty() {
                 a.values
                     .iter()
@@ -131,7 +137,7 @@ pub fn sweeps(rows: &[Judged]) -> String {
                 md_escape(&setting_text(&own)),
                 md_escape(&shown),
                 iv(&a.intervals),
-                yes(ok, b)
+                yes(o)
             ));
         }
         if !m.model.is_empty() {
