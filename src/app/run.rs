@@ -11,6 +11,7 @@ use crate::experiments::{self, RunContext, Size};
 use crate::fleet::{self, Fleet, RedisBinary, ServerConfig};
 use crate::run::manifest::{self as mf, RunInputs, RunManifest};
 use crate::run::record::{RunDir, now_rfc3339};
+use crate::run::shard::Shard;
 use crate::strategy::{self, Options};
 
 /// Where the harness measures: its own redis-server, or the user's.
@@ -61,12 +62,23 @@ pub struct RunArgs {
     /// The experiment definitions; default: experiments/ in the project.
     #[arg(long)]
     pub experiments_dir: Option<PathBuf>,
+    /// Run one shard of the cells, `INDEX/COUNT` (0-based), for a run spread
+    /// over machines; join the shards' folders with `limitbench merge`.
+    /// Without it the index comes from JOB_COMPLETION_INDEX (Kubernetes
+    /// Indexed Job) or SLURM_ARRAY_TASK_ID (Slurm array), if set.
+    #[arg(long)]
+    pub shard: Option<String>,
+    /// The number of shards when the index comes from the batch engine
+    /// (default: LIMITBENCH_SHARD_COUNT, then SLURM_ARRAY_TASK_COUNT).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    pub shard_count: Option<u64>,
     #[command(flatten)]
     pub target: Target,
 }
 
 // Longer than 120 lines: validation of every input before the first trial, then the experiments in order with the manifest's per-session times; the steps must stay in this order.
 pub async fn run_experiments(a: RunArgs, root: &std::path::Path) -> Result<i32> {
+    let shard = Shard::resolve(a.shard.as_deref(), a.shard_count, |v| std::env::var(v).ok())?;
     let names: Vec<&'static str> = if a.experiments.iter().any(|e| e == "all") {
         experiments::REGISTRY.iter().map(|d| d.name).collect()
     } else {
@@ -124,14 +136,17 @@ pub async fn run_experiments(a: RunArgs, root: &std::path::Path) -> Result<i32> 
         }
         None => RunDir::create(&data_dir, a.run_id.as_deref())?,
     };
-    let mut manifest = start_manifest(&run, &a, redis.as_ref(), inputs)?;
+    let mut manifest = start_manifest(&run, &a, redis.as_ref(), inputs, shard)?;
     manifest.ended = None;
     manifest.save(&run)?;
     let manifest = std::sync::Arc::new(std::sync::Mutex::new(manifest));
     eprintln!(
-        "limitbench: run {} ({}), writing {}",
+        "limitbench: run {} ({}{}), writing {}",
         run.run_id,
         a.size.as_str(),
+        shard
+            .map(|s| format!(", shard {}", s.label()))
+            .unwrap_or_default(),
         run.path.display()
     );
     let mut timings = Vec::new();
@@ -149,7 +164,8 @@ pub async fn run_experiments(a: RunArgs, root: &std::path::Path) -> Result<i32> 
             redis_url,
             &experiments_dir,
             manifest.clone(),
-        )?;
+        )?
+        .with_shard(shard);
         {
             let mut m = manifest.lock().unwrap();
             m.started_experiment(d.name, &ctx.params);
@@ -211,6 +227,7 @@ fn start_manifest(
     a: &RunArgs,
     redis: Option<&RedisBinary>,
     inputs: RunInputs,
+    shard: Option<Shard>,
 ) -> Result<RunManifest> {
     let mut manifest = RunManifest::load(run)?.unwrap_or_default();
     if manifest.run_id.is_empty() {
@@ -229,9 +246,19 @@ fn start_manifest(
             },
             started: now_rfc3339(),
             inputs: Some(inputs),
+            shard,
             ..Default::default()
         };
     } else {
+        if manifest.shard != shard {
+            let says = |s: Option<Shard>| s.map(|s| s.label()).unwrap_or_else(|| "unsharded".into());
+            anyhow::bail!(
+                "run {} holds shard {}; resume it as the same shard (now: {})",
+                run.run_id,
+                says(manifest.shard),
+                says(shard)
+            );
+        }
         if manifest.size != a.size.as_str() || manifest.seed != a.seed {
             anyhow::bail!(
                 "run {} was started with --size {} --seed {}; resume it with the same size and seed",

@@ -65,6 +65,9 @@ pub struct RunContext {
     /// A Redis Cluster you run (the scorecard's `--cluster-url`), for the
     /// experiments that can measure on one (`cluster`).
     pub cluster_url: Option<SocketAddr>,
+    /// The run's shard (`limitbench run --shard I/N`): the sweep runs only
+    /// this shard's cells (`run::shard`); None runs them all.
+    pub shard: Option<crate::run::shard::Shard>,
     /// No progress output (the scorecard reports per strategy instead).
     quiet: bool,
     manifest: Arc<Mutex<crate::run::manifest::RunManifest>>,
@@ -106,6 +109,7 @@ impl RunContext {
             probe: false,
             key_prefix: String::new(),
             cluster_url: None,
+            shard: None,
             quiet: false,
             manifest,
             validating: false,
@@ -125,6 +129,12 @@ impl RunContext {
     /// Every client id made through this context starts with `prefix`.
     pub fn with_key_prefix(mut self, prefix: &str) -> Self {
         self.key_prefix = prefix.to_string();
+        self
+    }
+
+    /// Run only `shard`'s cells (None: all of them).
+    pub fn with_shard(mut self, shard: Option<crate::run::shard::Shard>) -> Self {
+        self.shard = shard;
         self
     }
 

@@ -191,6 +191,14 @@ pub async fn run<S: Sweep>(ctx: &RunContext, sweep: &mut S, cells: &[S::Cell]) -
             }
         }
     }
+    // A shard runs its own cells only (ids were checked over all of them,
+    // so every shard refuses the same duplicate).
+    let cells: Vec<&S::Cell> = cells
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| ctx.shard.is_none_or(|s| s.owns(ctx.experiment, *i)))
+        .map(|(_, c)| c)
+        .collect();
     let total: u64 = cells.iter().map(|c| sweep.trials(c)).sum();
     // Other processes' CPU while each cell ran (noise.csv, one row per cell),
     // from one sampler for the whole experiment, written as the sampler
@@ -204,7 +212,7 @@ pub async fn run<S: Sweep>(ctx: &RunContext, sweep: &mut S, cells: &[S::Cell]) -
     // died, a trial that is not a measurement) still reach the noise rows
     // below: the cells that finished keep their record.
     let result: Result<()> = async {
-    for cell in cells {
+    for &cell in &cells {
         let id = sweep.cell_id(cell);
         let keys = sweep.keys(cell);
         let trials = sweep.trials(cell);
