@@ -179,7 +179,9 @@ pub fn machine_info() -> serde_json::Value {
     })
 }
 
-/// `git rev-parse HEAD` and whether the tree has uncommitted changes.
+/// `git rev-parse HEAD` and whether the tree has uncommitted changes; where
+/// there is no checkout (a container image, deploy/Dockerfile), the commit
+/// the image was built from, `LIMITBENCH_GIT_COMMIT`.
 pub fn git_state() -> (String, bool) {
     let run = |args: &[&str]| {
         std::process::Command::new("git")
@@ -190,6 +192,7 @@ pub fn git_state() -> (String, bool) {
     };
     let commit = run(&["rev-parse", "HEAD"])
         .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .or_else(|| std::env::var("LIMITBENCH_GIT_COMMIT").ok().filter(|c| !c.is_empty()))
         .unwrap_or_else(|| "unknown".into());
     let dirty = run(&["status", "--porcelain", "--untracked-files=no"])
         .map(|o| !o.stdout.is_empty())
