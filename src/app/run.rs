@@ -11,6 +11,7 @@ use crate::experiments::{self, RunContext, Size};
 use crate::fleet::{self, Fleet, RedisBinary, ServerConfig};
 use crate::run::manifest::{self as mf, RunInputs, RunManifest};
 use crate::run::record::{RunDir, now_rfc3339};
+use crate::run::parallel::Bound;
 use crate::run::shard::Shard;
 use crate::strategy::{self, Options};
 
@@ -72,6 +73,11 @@ pub struct RunArgs {
     /// (default: LIMITBENCH_SHARD_COUNT, then SLURM_ARRAY_TASK_COUNT).
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     pub shard_count: Option<u64>,
+    /// Latency-bound experiments to run at once (CPU-bound ones always run
+    /// alone); default: 2 per core other processes leave free, 1 to 4
+    /// (`run::parallel::default_parallel`). 1 runs everything in order.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=16))]
+    pub parallel: Option<u64>,
     #[command(flatten)]
     pub target: Target,
 }
@@ -149,46 +155,71 @@ pub async fn run_experiments(a: RunArgs, root: &std::path::Path) -> Result<i32> 
             .unwrap_or_default(),
         run.path.display()
     );
-    let mut timings = Vec::new();
-    let mut failures = 0;
-    for n in names {
-        let d = experiments::find(n)?;
-        let ctx = RunContext::new(
-            d.name,
-            run.clone(),
-            a.size,
-            a.seed,
-            a.strategy.clone(),
-            a.dir.clone(),
-            redis.clone(),
-            redis_url,
-            &experiments_dir,
-            manifest.clone(),
-        )?
-        .with_shard(shard);
-        {
-            let mut m = manifest.lock().unwrap();
-            m.started_experiment(d.name, &ctx.params);
-            m.save(&run)?;
-        }
-        let t = std::time::Instant::now();
-        let out = (d.run)(&ctx).await;
-        let secs = t.elapsed().as_secs_f64();
-        let outcome = match &out {
-            Ok(()) => "done".to_string(),
-            Err(e) => {
-                failures += 1;
-                eprintln!("limitbench: experiment {} failed: {e}", d.name);
-                format!("failed: {e}")
-            }
-        };
-        {
-            let mut m = manifest.lock().unwrap();
-            m.ended_experiment(d.name, secs, &outcome);
-            m.save(&run)?;
-        }
-        timings.push((d.name, secs, outcome));
+    let parallel = choose_parallel(a.parallel).await;
+    {
+        let mut m = manifest.lock().unwrap();
+        m.parallel = Some(parallel.1.clone());
+        m.save(&run)?;
     }
+    eprintln!("limitbench: latency-bound experiments {} at a time ({})", parallel.0, parallel.1["how"].as_str().unwrap_or(""));
+    // One experiment: its context, its run, its time and outcome in the manifest.
+    let one = |d: &'static experiments::Experiment| {
+        let (run, manifest, experiments_dir) = (run.clone(), manifest.clone(), experiments_dir.clone());
+        let (size, seed, filter, dir, redis) = (a.size, a.seed, a.strategy.clone(), a.dir.clone(), redis.clone());
+        Box::pin(async move {
+            let ctx = match RunContext::new(
+                d.name, run.clone(), size, seed, filter, dir, redis, redis_url, &experiments_dir, manifest.clone(),
+            ) {
+                Ok(c) => c.with_shard(shard).with_bound(d.bound),
+                Err(e) => return Err(anyhow::Error::from(e)),
+            };
+            {
+                let mut m = manifest.lock().unwrap();
+                m.started_experiment(d.name, &ctx.params);
+                m.note(d.name, "bound", serde_json::to_value(d.bound).unwrap_or_default());
+                m.save(&run)?;
+            }
+            let t = std::time::Instant::now();
+            let out = (d.run)(&ctx).await;
+            let secs = t.elapsed().as_secs_f64();
+            let outcome = match &out {
+                Ok(()) => "done".to_string(),
+                Err(e) => {
+                    eprintln!("limitbench: experiment {} failed: {e}", d.name);
+                    format!("failed: {e}")
+                }
+            };
+            {
+                let mut m = manifest.lock().unwrap();
+                m.ended_experiment(d.name, secs, &outcome);
+                m.save(&run)?;
+            }
+            Ok::<_, anyhow::Error>((d.name, secs, outcome))
+        }) as crate::run::parallel::Job<'_, Result<(&'static str, f64, String)>>
+    };
+    let experiments: Vec<&'static experiments::Experiment> =
+        names.iter().map(|n| experiments::find(n)).collect::<Result<_, _>>()?;
+    let mut timings = Vec::new();
+    if parallel.0 <= 1 {
+        for d in &experiments {
+            timings.push(one(d).await?);
+        }
+    } else {
+        // CPU-bound experiments alone, in order; then the latency-bound
+        // ones side by side.
+        for d in experiments.iter().filter(|d| d.bound == Bound::Cpu) {
+            timings.push(one(d).await?);
+        }
+        let jobs: Vec<_> = experiments
+            .iter()
+            .filter(|d| d.bound != Bound::Cpu)
+            .map(|d| one(d))
+            .collect();
+        for r in crate::run::parallel::n_at_a_time(parallel.0, jobs).await {
+            timings.push(r?);
+        }
+    }
+    let failures = timings.iter().filter(|t| t.2 != "done").count();
     {
         let mut m = manifest.lock().unwrap();
         m.ended = Some(now_rfc3339());
@@ -218,6 +249,29 @@ pub async fn run_experiments(a: RunArgs, root: &std::path::Path) -> Result<i32> 
     }
     println!("{}", run.path.display());
     Ok(if failures > 0 { 1 } else { 0 })
+}
+
+/// How many latency-bound experiments run at once, and how that was chosen.
+async fn choose_parallel(flag: Option<u64>) -> (usize, serde_json::Value) {
+    if let Some(n) = flag {
+        return (n as usize, serde_json::json!({"n": n, "how": "--parallel"}));
+    }
+    let cores = std::thread::available_parallelism().map(|c| c.get()).unwrap_or(1);
+    // What other processes take now, over one second (the noise sampler's
+    // view: neither this process nor its servers).
+    let sampler = crate::run::noise::NoiseSampler::start();
+    let t0 = std::time::Instant::now();
+    tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+    let rows = sampler.stop_spans("harness", &[("headroom".to_string(), t0, std::time::Instant::now())]);
+    let others = rows.first().map(|r| r.other_cpu_cores_mean).unwrap_or(0.0);
+    let n = crate::run::parallel::default_parallel(cores, others);
+    (
+        n,
+        serde_json::json!({
+            "n": n,
+            "how": format!("default: 2 per free core; {cores} cores, other processes took {others:.2} of a core over 1 s"),
+        }),
+    )
 }
 
 /// The run's manifest: a new one, or the resumed run's after checking that

@@ -35,6 +35,10 @@ pub struct RunManifest {
     /// machine-kind claim judged on rows from more than one.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub merged_from: Vec<serde_json::Value>,
+    /// How many latency-bound experiments ran at once and how that was
+    /// chosen (`run::parallel`); absent in runs made before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parallel: Option<serde_json::Value>,
     /// Per experiment: started, ended, seconds (summed over sessions),
     /// sessions (each session's start and seconds), parameters and notes.
     pub experiments: BTreeMap<String, serde_json::Map<String, serde_json::Value>>,

@@ -217,6 +217,7 @@ fn tables_of(dir: &Path, experiments: &[&str]) -> Result<Vec<(String, PathBuf)>>
             continue;
         };
         let ours = stem == "noise"
+            || stem == "schedule"
             || experiments
                 .iter()
                 .any(|x| stem == *x || stem.strip_prefix(x).is_some_and(|r| r.starts_with('-')));

@@ -9,6 +9,7 @@ pub mod latency;
 pub mod manifest;
 pub mod merge;
 pub mod noise;
+pub mod parallel;
 pub mod record;
 /// The run's own row types are the analysis crate's (it reads them).
 pub use limitbench_analysis::rows;

@@ -59,6 +59,8 @@ pub const EXPERIMENT: Experiment = Experiment {
     name: "cluster",
     study: "B",
     allows_external: false,
+    // it counts which keys land on which node and which calls succeed: no timing.
+    bound: crate::run::parallel::Bound::Latency { max_slip_ms: 50.0 },
     run: |ctx: &RunContext| Box::pin(run(ctx)),
     analyze: analyze::analyze,
 };

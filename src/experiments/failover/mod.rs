@@ -56,6 +56,8 @@ pub const EXPERIMENT: Experiment = Experiment {
     name: "failover",
     study: "beyond",
     allows_external: false,
+    // replication delays of tens of ms and a kill point: 10 ms.
+    bound: crate::run::parallel::Bound::Latency { max_slip_ms: 10.0 },
     run: |ctx: &RunContext| Box::pin(run(ctx)),
     analyze: analyze::analyze,
 };

@@ -42,6 +42,8 @@ pub const EXPERIMENT: Experiment = Experiment {
     name: "retries",
     study: "A",
     allows_external: true,
+    // round trips of 2-6.7 ms and 1 ms jitter: 3 ms, above the probe's own 1 ms timer resolution.
+    bound: crate::run::parallel::Bound::Latency { max_slip_ms: 3.0 },
     run: |ctx: &RunContext| Box::pin(run(ctx)),
     analyze: analyze::analyze,
 };
