@@ -161,22 +161,28 @@ pub async fn run_experiments(a: RunArgs, root: &std::path::Path) -> Result<i32> 
         m.parallel = Some(parallel.1.clone());
         m.save(&run)?;
     }
-    eprintln!("limitbench: latency-bound experiments {} at a time ({})", parallel.0, parallel.1["how"].as_str().unwrap_or(""));
+    eprintln!("limitbench: latency-bound experiments in {} lanes at a time ({})", parallel.0, parallel.1["how"].as_str().unwrap_or(""));
     // One experiment: its context, its run, its time and outcome in the manifest.
-    let one = |d: &'static experiments::Experiment| {
+    // A lane (Some) is one of several concurrent runs of a latency-bound
+    // experiment over its part of the cells; the manifest's start is the
+    // first lane's and its end is written once all lanes ended (below).
+    let one = |d: &'static experiments::Experiment, lane: Option<Shard>| {
         let (run, manifest, experiments_dir) = (run.clone(), manifest.clone(), experiments_dir.clone());
         let (size, seed, filter, dir, redis) = (a.size, a.seed, a.strategy.clone(), a.dir.clone(), redis.clone());
         Box::pin(async move {
             let ctx = match RunContext::new(
                 d.name, run.clone(), size, seed, filter, dir, redis, redis_url, &experiments_dir, manifest.clone(),
             ) {
-                Ok(c) => c.with_shard(shard).with_bound(d.bound),
+                Ok(c) => c.with_shard(shard).with_lane(lane).with_bound(d.bound),
                 Err(e) => return Err(anyhow::Error::from(e)),
             };
-            {
+            if lane.is_none_or(|l| l.index == 0) {
                 let mut m = manifest.lock().unwrap();
                 m.started_experiment(d.name, &ctx.params);
                 m.note(d.name, "bound", serde_json::to_value(d.bound).unwrap_or_default());
+                if let Some(l) = lane {
+                    m.note(d.name, "lanes", l.count.into());
+                }
                 m.save(&run)?;
             }
             let t = std::time::Instant::now();
@@ -189,7 +195,7 @@ pub async fn run_experiments(a: RunArgs, root: &std::path::Path) -> Result<i32> 
                     format!("failed: {e}")
                 }
             };
-            {
+            if lane.is_none() {
                 let mut m = manifest.lock().unwrap();
                 m.ended_experiment(d.name, secs, &outcome);
                 m.save(&run)?;
@@ -202,21 +208,47 @@ pub async fn run_experiments(a: RunArgs, root: &std::path::Path) -> Result<i32> 
     let mut timings = Vec::new();
     if parallel.0 <= 1 {
         for d in &experiments {
-            timings.push(one(d).await?);
+            timings.push(one(d, None).await?);
         }
     } else {
         // CPU-bound experiments alone, in order; then the latency-bound
-        // ones side by side.
+        // ones, each split into N lanes (its cells round robin, each lane
+        // with its own servers, keys and proxies), N lanes at a time.
         for d in experiments.iter().filter(|d| d.bound == Bound::Cpu) {
-            timings.push(one(d).await?);
+            timings.push(one(d, None).await?);
         }
-        let jobs: Vec<_> = experiments
+        let n = parallel.0 as u64;
+        let laned: Vec<&'static experiments::Experiment> = experiments
             .iter()
             .filter(|d| d.bound != Bound::Cpu)
-            .map(|d| one(d))
+            .copied()
             .collect();
+        let _holds: Vec<_> = laned
+            .iter()
+            .map(|d| crate::run::record::LaneHold::new(&run, d.name))
+            .collect();
+        let jobs: Vec<_> = laned
+            .iter()
+            .flat_map(|d| (0..n).map(move |k| (*d, Shard { index: k, count: n })))
+            .map(|(d, lane)| one(d, Some(lane)))
+            .collect();
+        let mut per: std::collections::BTreeMap<&str, (f64, String)> = Default::default();
         for r in crate::run::parallel::n_at_a_time(parallel.0, jobs).await {
-            timings.push(r?);
+            let (name, secs, outcome) = r?;
+            let e = per.entry(name).or_insert((0.0, "done".to_string()));
+            e.0 = e.0.max(secs);
+            if outcome != "done" && e.1 == "done" {
+                e.1 = outcome;
+            }
+        }
+        for d in laned {
+            let (secs, outcome) = per.remove(d.name).unwrap_or((0.0, "done".into()));
+            {
+                let mut m = manifest.lock().unwrap();
+                m.ended_experiment(d.name, secs, &outcome);
+                m.save(&run)?;
+            }
+            timings.push((d.name, secs, outcome));
         }
     }
     let failures = timings.iter().filter(|t| t.2 != "done").count();

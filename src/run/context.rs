@@ -68,6 +68,9 @@ pub struct RunContext {
     /// The run's shard (`limitbench run --shard I/N`): the sweep runs only
     /// this shard's cells (`run::shard`); None runs them all.
     pub shard: Option<crate::run::shard::Shard>,
+    /// The lane of an experiment split over several concurrent runs of it
+    /// in this process (`run::parallel`): like a shard, of the shard's cells.
+    pub lane: Option<crate::run::shard::Shard>,
     /// CPU-bound (runs alone) or latency-bound with its schedule's bound
     /// (`run::parallel`); the registry's declaration, set by `limitbench run`.
     pub bound: crate::run::parallel::Bound,
@@ -116,6 +119,7 @@ impl RunContext {
             key_prefix: String::new(),
             cluster_url: None,
             shard: None,
+            lane: None,
             bound: crate::run::parallel::Bound::Cpu,
             attempt: std::sync::atomic::AtomicU64::new(0),
             quiet: false,
@@ -143,6 +147,12 @@ impl RunContext {
     /// Run only `shard`'s cells (None: all of them).
     pub fn with_shard(mut self, shard: Option<crate::run::shard::Shard>) -> Self {
         self.shard = shard;
+        self
+    }
+
+    /// Run only `lane`'s part of the cells (None: all the shard's).
+    pub fn with_lane(mut self, lane: Option<crate::run::shard::Shard>) -> Self {
+        self.lane = lane;
         self
     }
 

@@ -5,9 +5,13 @@
 //! declares whether its cells are CPU-bound (the cost hot loop, memory,
 //! stalls, concurrency at 0 ms, ts-member's closed loop: run alone) or
 //! latency-bound with a bound on how late its schedule may run
-//! ([`Bound`]). `limitbench run` runs the CPU-bound experiments alone and
-//! the latency-bound ones N at a time ([`n_at_a_time`]), each with its own
-//! redis-servers, keys and proxies, as each experiment makes them.
+//! ([`Bound`]). `limitbench run --parallel N` runs the CPU-bound
+//! experiments alone and splits each latency-bound one into N lanes (its
+//! cells round robin, as shards split a run: `RunContext::lane`), running N
+//! lanes at a time ([`n_at_a_time`]); each lane is the experiment's own run
+//! over its cells, so it has its own redis-servers, keys and proxies.
+//! Lanes append to the same tables (`record.rs` decides the header at the
+//! append and prepares a table once per process).
 //!
 //! What ran beside what, and how late the schedule ran, is recorded per
 //! trial in `schedule.csv` (also in a sequential run, so the two can be
@@ -15,7 +19,7 @@
 //! [`SlipProbe`] measures how late a 1 ms timer fires on the harness's
 //! runtime during the trial, the lateness any timed send of the trial
 //! could have had. A trial of a latency-bound experiment whose slip passed
-//! the experiment's bound while other experiments' cells ran beside it is
+//! the experiment's bound while other cells ran beside it is
 //! not committed and is redone on fresh keys; its last attempt runs alone
 //! ([`trial_turn`]), as it would in a sequential run (sweep.rs). A trial
 //! that slipped with nothing beside it is what a sequential run measures
@@ -85,7 +89,6 @@ static SEEN: Mutex<BTreeMap<u64, Vec<String>>> = Mutex::new(BTreeMap::new());
 /// A cell in flight, until dropped.
 pub struct InFlight {
     id: u64,
-    experiment: String,
 }
 
 impl InFlight {
@@ -102,10 +105,7 @@ impl InFlight {
                 seen.push(label.clone());
             }
         }
-        InFlight {
-            id,
-            experiment: experiment.to_string(),
-        }
+        InFlight { id }
     }
 
     /// A trial of this cell begins: start collecting what runs beside it.
@@ -113,20 +113,17 @@ impl InFlight {
         let now: Vec<String> = IN_FLIGHT
             .lock()
             .unwrap()
-            .values()
-            .filter(|(e, _)| *e != self.experiment)
-            .map(|(e, c)| format!("{e}/{c}"))
+            .iter()
+            .filter(|(id, _)| **id != self.id)
+            .map(|(_, (e, c))| format!("{e}/{c}"))
             .collect();
         SEEN.lock().unwrap().insert(self.id, now);
     }
 
-    /// The trial ended: the other experiments' cells that were in flight
-    /// at any time during it.
+    /// The trial ended: the other cells (of other experiments, or of other
+    /// lanes of this one) that were in flight at any time during it.
     pub fn trial_ends(&self) -> Vec<String> {
-        let mut v = SEEN.lock().unwrap().remove(&self.id).unwrap_or_default();
-        let own = format!("{}/", self.experiment);
-        v.retain(|l| !l.starts_with(&own));
-        v
+        SEEN.lock().unwrap().remove(&self.id).unwrap_or_default()
     }
 }
 
@@ -290,10 +287,11 @@ mod tests {
         let a = InFlight::start("exp-a", "c1");
         a.trial_begins();
         let b = InFlight::start("exp-b", "c9");
-        let own = InFlight::start("exp-a", "c2");
+        // Another lane of the same experiment is beside it too.
+        let lane = InFlight::start("exp-a", "c2");
         drop(b);
-        drop(own);
-        assert_eq!(a.trial_ends(), vec!["exp-b/c9".to_string()]);
+        drop(lane);
+        assert_eq!(a.trial_ends(), vec!["exp-b/c9".to_string(), "exp-a/c2".to_string()]);
         a.trial_begins();
         assert!(a.trial_ends().is_empty());
     }

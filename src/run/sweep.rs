@@ -217,6 +217,14 @@ pub async fn run<S: Sweep>(ctx: &RunContext, sweep: &mut S, cells: &[S::Cell]) -
         .filter(|(i, _)| ctx.shard.is_none_or(|s| s.owns(ctx.experiment, *i)))
         .map(|(_, c)| c)
         .collect();
+    // A lane (one of several concurrent runs of this experiment) takes its
+    // round-robin part of the shard's cells, each lane with its own servers.
+    let cells: Vec<&S::Cell> = cells
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| ctx.lane.is_none_or(|l| l.owns("", *i)))
+        .map(|(_, c)| c)
+        .collect();
     let total: u64 = cells.iter().map(|c| sweep.trials(c)).sum();
     // Other processes' CPU while each cell ran (noise.csv, one row per cell),
     // from one sampler for the whole experiment, written as the sampler
