@@ -127,7 +127,10 @@ fn two_shards_side_by_side_merge_into_the_unsharded_run() {
     limitbench(&m, None).expect_code(0);
     for e in EXPERIMENTS {
         let (a, b) = (keys(&s0, e), keys(&s1, e));
-        assert!(!a.is_empty() && !b.is_empty(), "{e}: both shards hold cells");
+        assert!(
+            !a.is_empty() && !b.is_empty(),
+            "{e}: both shards hold cells"
+        );
         assert_eq!(keys(&merged, e), keys(&whole, e), "{e}: merged keys");
     }
     // The merged run is one machine's (both shards ran here): nothing marked.
@@ -135,13 +138,22 @@ fn two_shards_side_by_side_merge_into_the_unsharded_run() {
         serde_json::from_str(&std::fs::read_to_string(merged.join("manifest.json")).unwrap())
             .unwrap();
     assert_eq!(mm["merged_from"].as_array().unwrap().len(), 2);
-    assert_eq!(mm["experiments"]["stalls"]["machines"].as_array().unwrap().len(), 1);
+    assert_eq!(
+        mm["experiments"]["stalls"]["machines"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
 
     for r in [&merged, &whole] {
         limitbench(&["analyze", r.to_str().unwrap()], None).expect_code(0);
     }
     let (vm, vw) = (verdicts(&merged), verdicts(&whole));
-    assert!(vw.values().any(|v| v != "not-run"), "the whole run judged something: {vw:?}");
+    assert!(
+        vw.values().any(|v| v != "not-run"),
+        "the whole run judged something: {vw:?}"
+    );
     assert_eq!(vm, vw, "the merged run's verdicts are the unsharded run's");
 
     // Shards from two machines: the machine-kind claims of their
@@ -152,11 +164,22 @@ fn two_shards_side_by_side_merge_into_the_unsharded_run() {
     edit_manifest(&t0, |m| m["machine"]["hostname"] = "node-a".into());
     edit_manifest(&t1, |m| m["machine"]["hostname"] = "node-b".into());
     let two = tmp.path().join("two-machines");
-    limitbench(&["merge", two.to_str().unwrap(), t0.to_str().unwrap(), t1.to_str().unwrap()], None)
-        .expect_code(0);
+    limitbench(
+        &[
+            "merge",
+            two.to_str().unwrap(),
+            t0.to_str().unwrap(),
+            t1.to_str().unwrap(),
+        ],
+        None,
+    )
+    .expect_code(0);
     limitbench(&["analyze", two.to_str().unwrap()], None).expect_code(0);
     let report = std::fs::read_to_string(two.join("report.md")).unwrap();
-    assert!(report.contains("machine (rows from 2 machines)"), "{report}");
+    assert!(
+        report.contains("machine (rows from 2 machines)"),
+        "{report}"
+    );
     let report = std::fs::read_to_string(merged.join("report.md")).unwrap();
     assert!(!report.contains("rows from 2 machines"));
 
@@ -166,19 +189,55 @@ fn two_shards_side_by_side_merge_into_the_unsharded_run() {
     copy_dir(&s1, &u1);
     edit_manifest(&u1, |m| m["seed"] = 7.into());
     let out = tmp.path().join("refused");
-    let r = limitbench(&["merge", out.to_str().unwrap(), u0.to_str().unwrap(), u1.to_str().unwrap()], None);
-    r.expect_code(2).expect_output("the seed is 20261129").expect_output("but 7");
+    let r = limitbench(
+        &[
+            "merge",
+            out.to_str().unwrap(),
+            u0.to_str().unwrap(),
+            u1.to_str().unwrap(),
+        ],
+        None,
+    );
+    r.expect_code(2)
+        .expect_output("the seed is 20261129")
+        .expect_output("but 7");
     edit_manifest(&u1, |m| {
         m["seed"] = 20261129.into();
         m["git_commit"] = "0000000".into();
     });
-    let r = limitbench(&["merge", out.to_str().unwrap(), u0.to_str().unwrap(), u1.to_str().unwrap()], None);
-    r.expect_code(2).expect_output("the commit is").expect_output("\"0000000\"");
+    let r = limitbench(
+        &[
+            "merge",
+            out.to_str().unwrap(),
+            u0.to_str().unwrap(),
+            u1.to_str().unwrap(),
+        ],
+        None,
+    );
+    r.expect_code(2)
+        .expect_output("the commit is")
+        .expect_output("\"0000000\"");
     // A missing shard, and a shard twice.
-    let r = limitbench(&["merge", out.to_str().unwrap(), s0.to_str().unwrap(), s0.to_str().unwrap()], None);
+    let r = limitbench(
+        &[
+            "merge",
+            out.to_str().unwrap(),
+            s0.to_str().unwrap(),
+            s0.to_str().unwrap(),
+        ],
+        None,
+    );
     r.expect_code(2).expect_output("are the same shard");
     // An unsharded run is not a shard.
-    let r = limitbench(&["merge", out.to_str().unwrap(), s0.to_str().unwrap(), whole.to_str().unwrap()], None);
+    let r = limitbench(
+        &[
+            "merge",
+            out.to_str().unwrap(),
+            s0.to_str().unwrap(),
+            whole.to_str().unwrap(),
+        ],
+        None,
+    );
     r.expect_code(2).expect_output("is not a shard");
     // A shard resumed as another shard is refused.
     let args: Vec<String> = run_args(&exp, &data, "x", &["--shard", "1/2"]);

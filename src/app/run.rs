@@ -10,8 +10,8 @@ use anyhow::{Context, Result};
 use crate::experiments::{self, RunContext, Size};
 use crate::fleet::{self, Fleet, RedisBinary, ServerConfig};
 use crate::run::manifest::{self as mf, RunInputs, RunManifest};
-use crate::run::record::{RunDir, now_rfc3339};
 use crate::run::parallel::Bound;
+use crate::run::record::{RunDir, now_rfc3339};
 use crate::run::shard::Shard;
 use crate::strategy::{self, Options};
 
@@ -161,17 +161,37 @@ pub async fn run_experiments(a: RunArgs, root: &std::path::Path) -> Result<i32> 
         m.parallel = Some(parallel.1.clone());
         m.save(&run)?;
     }
-    eprintln!("limitbench: latency-bound experiments in {} lanes at a time ({})", parallel.0, parallel.1["how"].as_str().unwrap_or(""));
+    eprintln!(
+        "limitbench: latency-bound experiments in {} lanes at a time ({})",
+        parallel.0,
+        parallel.1["how"].as_str().unwrap_or("")
+    );
     // One experiment: its context, its run, its time and outcome in the manifest.
     // A lane (Some) is one of several concurrent runs of a latency-bound
     // experiment over its part of the cells; the manifest's start is the
     // first lane's and its end is written once all lanes ended (below).
     let one = |d: &'static experiments::Experiment, lane: Option<Shard>| {
-        let (run, manifest, experiments_dir) = (run.clone(), manifest.clone(), experiments_dir.clone());
-        let (size, seed, filter, dir, redis) = (a.size, a.seed, a.strategy.clone(), a.dir.clone(), redis.clone());
+        let (run, manifest, experiments_dir) =
+            (run.clone(), manifest.clone(), experiments_dir.clone());
+        let (size, seed, filter, dir, redis) = (
+            a.size,
+            a.seed,
+            a.strategy.clone(),
+            a.dir.clone(),
+            redis.clone(),
+        );
         Box::pin(async move {
             let ctx = match RunContext::new(
-                d.name, run.clone(), size, seed, filter, dir, redis, redis_url, &experiments_dir, manifest.clone(),
+                d.name,
+                run.clone(),
+                size,
+                seed,
+                filter,
+                dir,
+                redis,
+                redis_url,
+                &experiments_dir,
+                manifest.clone(),
             ) {
                 Ok(c) => c.with_shard(shard).with_lane(lane).with_bound(d.bound),
                 Err(e) => return Err(anyhow::Error::from(e)),
@@ -179,7 +199,11 @@ pub async fn run_experiments(a: RunArgs, root: &std::path::Path) -> Result<i32> 
             if lane.is_none_or(|l| l.index == 0) {
                 let mut m = manifest.lock().unwrap();
                 m.started_experiment(d.name, &ctx.params);
-                m.note(d.name, "bound", serde_json::to_value(d.bound).unwrap_or_default());
+                m.note(
+                    d.name,
+                    "bound",
+                    serde_json::to_value(d.bound).unwrap_or_default(),
+                );
                 if let Some(l) = lane {
                     m.note(d.name, "lanes", l.count.into());
                 }
@@ -203,8 +227,10 @@ pub async fn run_experiments(a: RunArgs, root: &std::path::Path) -> Result<i32> 
             Ok::<_, anyhow::Error>((d.name, secs, outcome))
         }) as crate::run::parallel::Job<'_, Result<(&'static str, f64, String)>>
     };
-    let experiments: Vec<&'static experiments::Experiment> =
-        names.iter().map(|n| experiments::find(n)).collect::<Result<_, _>>()?;
+    let experiments: Vec<&'static experiments::Experiment> = names
+        .iter()
+        .map(|n| experiments::find(n))
+        .collect::<Result<_, _>>()?;
     let mut timings = Vec::new();
     if parallel.0 <= 1 {
         for d in &experiments {
@@ -288,13 +314,18 @@ async fn choose_parallel(flag: Option<u64>) -> (usize, serde_json::Value) {
     if let Some(n) = flag {
         return (n as usize, serde_json::json!({"n": n, "how": "--parallel"}));
     }
-    let cores = std::thread::available_parallelism().map(|c| c.get()).unwrap_or(1);
+    let cores = std::thread::available_parallelism()
+        .map(|c| c.get())
+        .unwrap_or(1);
     // What other processes take now, over one second (the noise sampler's
     // view: neither this process nor its servers).
     let sampler = crate::run::noise::NoiseSampler::start();
     let t0 = std::time::Instant::now();
     tokio::time::sleep(std::time::Duration::from_secs(1)).await;
-    let rows = sampler.stop_spans("harness", &[("headroom".to_string(), t0, std::time::Instant::now())]);
+    let rows = sampler.stop_spans(
+        "harness",
+        &[("headroom".to_string(), t0, std::time::Instant::now())],
+    );
     let others = rows.first().map(|r| r.other_cpu_cores_mean).unwrap_or(0.0);
     let n = crate::run::parallel::default_parallel(cores, others);
     (
@@ -337,7 +368,8 @@ fn start_manifest(
         };
     } else {
         if manifest.shard != shard {
-            let says = |s: Option<Shard>| s.map(|s| s.label()).unwrap_or_else(|| "unsharded".into());
+            let says =
+                |s: Option<Shard>| s.map(|s| s.label()).unwrap_or_else(|| "unsharded".into());
             anyhow::bail!(
                 "run {} holds shard {}; resume it as the same shard (now: {})",
                 run.run_id,

@@ -196,7 +196,11 @@ pub fn git_state() -> (String, bool) {
     };
     let commit = run(&["rev-parse", "HEAD"])
         .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-        .or_else(|| std::env::var("LIMITBENCH_GIT_COMMIT").ok().filter(|c| !c.is_empty()))
+        .or_else(|| {
+            std::env::var("LIMITBENCH_GIT_COMMIT")
+                .ok()
+                .filter(|c| !c.is_empty())
+        })
         .unwrap_or_else(|| "unknown".into());
     let dirty = run(&["status", "--porcelain", "--untracked-files=no"])
         .map(|o| !o.stdout.is_empty())

@@ -30,7 +30,11 @@ struct Part {
 
 impl Part {
     fn name(&self) -> String {
-        format!("shard {} (run {})", self.shard.label(), self.dir.path.display())
+        format!(
+            "shard {} (run {})",
+            self.shard.label(),
+            self.dir.path.display()
+        )
     }
 }
 
@@ -46,7 +50,10 @@ pub struct Merged {
 pub fn machine_label(machine: &serde_json::Value) -> String {
     match machine["hostname"].as_str().filter(|h| !h.is_empty()) {
         Some(h) => h.to_string(),
-        None => machine["cpu_model"].as_str().unwrap_or("unknown").to_string(),
+        None => machine["cpu_model"]
+            .as_str()
+            .unwrap_or("unknown")
+            .to_string(),
     }
 }
 
@@ -64,7 +71,10 @@ fn portable_scripts(inputs: &RunInputs) -> BTreeMap<String, String> {
                 .take(2)
                 .map(|c| c.to_string_lossy().into_owned())
                 .collect();
-            (tail.into_iter().rev().collect::<Vec<_>>().join("/"), sha.clone())
+            (
+                tail.into_iter().rev().collect::<Vec<_>>().join("/"),
+                sha.clone(),
+            )
         })
         .collect()
 }
@@ -107,11 +117,17 @@ fn load_parts(runs: &[PathBuf]) -> Result<Vec<Part>> {
     let mut parts = Vec::new();
     for path in runs {
         if !path.is_dir() {
-            return Err(Error::Other(format!("{} is not a run folder", path.display())));
+            return Err(Error::Other(format!(
+                "{} is not a run folder",
+                path.display()
+            )));
         }
         let dir = RunDir::open(Path::new("."), &path.display().to_string())?;
         let manifest = RunManifest::load(&dir)?.ok_or_else(|| {
-            Error::Other(format!("{} has no manifest.json; it is not a run folder", path.display()))
+            Error::Other(format!(
+                "{} has no manifest.json; it is not a run folder",
+                path.display()
+            ))
         })?;
         let shard = manifest.shard.ok_or_else(|| {
             Error::Other(format!(
@@ -129,7 +145,10 @@ fn load_parts(runs: &[PathBuf]) -> Result<Vec<Part>> {
             )));
         }
         for (name, e) in &manifest.experiments {
-            let outcome = e.get("outcome").and_then(|o| o.as_str()).unwrap_or("not finished");
+            let outcome = e
+                .get("outcome")
+                .and_then(|o| o.as_str())
+                .unwrap_or("not finished");
             if outcome != "done" {
                 return Err(Error::Other(format!(
                     "{} (shard {}): experiment `{name}` is {outcome}; resume the shard before merging",
@@ -173,12 +192,19 @@ fn check_parts(parts: &[Part]) -> Result<()> {
         )));
     }
     agree(parts, "the commit", |p| p.manifest.git_commit.clone())?;
-    agree(parts, "uncommitted changes (git_dirty)", |p| p.manifest.git_dirty)?;
+    agree(parts, "uncommitted changes (git_dirty)", |p| {
+        p.manifest.git_dirty
+    })?;
     agree(parts, "the size", |p| p.manifest.size.clone())?;
     agree(parts, "the seed", |p| p.manifest.seed)?;
-    agree(parts, "the redis-server", |p| server_identity(&p.manifest.redis_server))?;
+    agree(parts, "the redis-server", |p| {
+        server_identity(&p.manifest.redis_server)
+    })?;
     agree(parts, "the strategy filter (--strategy)", |p| {
-        p.manifest.inputs.as_ref().map(|i| i.strategy_filter.clone())
+        p.manifest
+            .inputs
+            .as_ref()
+            .map(|i| i.strategy_filter.clone())
     })?;
     agree(parts, "the strategy folder (--dir)", |p| {
         p.manifest.inputs.as_ref().map(|i| {
@@ -208,8 +234,8 @@ fn check_parts(parts: &[Part]) -> Result<()> {
 /// outputs (claims.csv, figures/) are not tables of the run.
 fn tables_of(dir: &Path, experiments: &[&str]) -> Result<Vec<(String, PathBuf)>> {
     let mut out = Vec::new();
-    let rd = std::fs::read_dir(dir)
-        .map_err(|e| Error::io(format!("listing {}", dir.display()), e))?;
+    let rd =
+        std::fs::read_dir(dir).map_err(|e| Error::io(format!("listing {}", dir.display()), e))?;
     for e in rd.flatten() {
         let name = e.file_name().to_string_lossy().into_owned();
         let plain = crate::files::plain_name(&name).to_string();
@@ -276,7 +302,8 @@ pub fn merge(out: &Path, runs: &[PathBuf], experiments: &[&str]) -> Result<Merge
             out.display()
         )));
     }
-    std::fs::create_dir_all(out).map_err(|e| Error::io(format!("creating {}", out.display()), e))?;
+    std::fs::create_dir_all(out)
+        .map_err(|e| Error::io(format!("creating {}", out.display()), e))?;
     let dir = RunDir::open(Path::new("."), &out.display().to_string())?;
 
     // table -> shard index -> path
@@ -409,7 +436,11 @@ fn write_manifest(
     for (name, e) in m.experiments.iter_mut() {
         let per_shard: Vec<f64> = parts
             .iter()
-            .map(|p| p.manifest.experiments[name]["seconds"].as_f64().unwrap_or(0.0))
+            .map(|p| {
+                p.manifest.experiments[name]["seconds"]
+                    .as_f64()
+                    .unwrap_or(0.0)
+            })
             .collect();
         // The wall time of the merged run is its slowest shard's.
         let wall = per_shard.iter().cloned().fold(0.0, f64::max);

@@ -279,7 +279,11 @@ mod tests {
         assert_eq!(out, (0..7).collect::<Vec<_>>());
         assert_eq!(peak.load(Ordering::SeqCst), 3);
         // 7 jobs of 20-50 ms, 3 at a time: well under their sum (245 ms).
-        assert!(t.elapsed() < Duration::from_millis(200), "{:?}", t.elapsed());
+        assert!(
+            t.elapsed() < Duration::from_millis(200),
+            "{:?}",
+            t.elapsed()
+        );
     }
 
     #[test]
@@ -291,7 +295,10 @@ mod tests {
         let lane = InFlight::start("exp-a", "c2");
         drop(b);
         drop(lane);
-        assert_eq!(a.trial_ends(), vec!["exp-b/c9".to_string(), "exp-a/c2".to_string()]);
+        assert_eq!(
+            a.trial_ends(),
+            vec!["exp-b/c9".to_string(), "exp-a/c2".to_string()]
+        );
         a.trial_begins();
         assert!(a.trial_ends().is_empty());
     }
@@ -310,7 +317,10 @@ mod tests {
         }
         tokio::time::sleep(Duration::from_millis(5)).await;
         let blocked = probe.take();
-        assert!(blocked >= 30_000, "blocked runtime: {blocked} us (idle {idle} us)");
+        assert!(
+            blocked >= 30_000,
+            "blocked runtime: {blocked} us (idle {idle} us)"
+        );
         assert!(idle < blocked, "idle {idle} us, blocked {blocked} us");
     }
 

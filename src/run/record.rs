@@ -298,14 +298,20 @@ pub struct LaneHold(PathBuf);
 impl LaneHold {
     pub fn new(run: &RunDir, name: &str) -> Self {
         let p = run.file(&format!("{name}.csv"));
-        LANED.lock().unwrap_or_else(|p| p.into_inner()).insert(p.clone(), false);
+        LANED
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(p.clone(), false);
         LaneHold(p)
     }
 }
 
 impl Drop for LaneHold {
     fn drop(&mut self) {
-        LANED.lock().unwrap_or_else(|p| p.into_inner()).remove(&self.0);
+        LANED
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&self.0);
     }
 }
 

@@ -40,8 +40,14 @@ impl Shard {
             ))
         };
         let (i, n) = text.split_once('/').ok_or_else(|| bad("no `/`"))?;
-        let index: u64 = i.trim().parse().map_err(|_| bad("the index is not a number"))?;
-        let count: u64 = n.trim().parse().map_err(|_| bad("the count is not a number"))?;
+        let index: u64 = i
+            .trim()
+            .parse()
+            .map_err(|_| bad("the index is not a number"))?;
+        let count: u64 = n
+            .trim()
+            .parse()
+            .map_err(|_| bad("the count is not a number"))?;
         Shard::new(index, count).map_err(|e| bad(&e))
     }
 
@@ -89,9 +95,9 @@ impl Shard {
             return Ok(None);
         };
         let number = |name: &str, x: &str| {
-            x.trim().parse::<u64>().map_err(|_| {
-                Error::Other(format!("{name}=`{x}` is not a shard number"))
-            })
+            x.trim()
+                .parse::<u64>()
+                .map_err(|_| Error::Other(format!("{name}=`{x}` is not a shard number")))
         };
         let mut index = number(var, &raw)?;
         if var == "SLURM_ARRAY_TASK_ID"
@@ -163,7 +169,11 @@ mod tests {
         }
         // Round robin within an experiment: 10 cells over 3 shards is 4/3/3.
         let sizes: Vec<usize> = (0..3)
-            .map(|i| (0..10).filter(|&p| Shard { index: i, count: 3 }.owns("x", p)).count())
+            .map(|i| {
+                (0..10)
+                    .filter(|&p| Shard { index: i, count: 3 }.owns("x", p))
+                    .count()
+            })
             .collect();
         let mut sorted = sizes.clone();
         sorted.sort();
@@ -178,7 +188,10 @@ mod tests {
             Shard::resolve(Some("1/3"), None, &none).unwrap(),
             Some(Shard { index: 1, count: 3 })
         );
-        let k8s = env(&[("JOB_COMPLETION_INDEX", "2"), ("LIMITBENCH_SHARD_COUNT", "4")]);
+        let k8s = env(&[
+            ("JOB_COMPLETION_INDEX", "2"),
+            ("LIMITBENCH_SHARD_COUNT", "4"),
+        ]);
         assert_eq!(
             Shard::resolve(None, None, &k8s).unwrap(),
             Some(Shard { index: 2, count: 4 })
@@ -209,20 +222,29 @@ mod tests {
             ("a/2", "index is not a number"),
             ("2", "no `/`"),
         ] {
-            let e = Shard::resolve(Some(flag), None, &none).unwrap_err().to_string();
+            let e = Shard::resolve(Some(flag), None, &none)
+                .unwrap_err()
+                .to_string();
             assert!(e.contains(flag) && e.contains(says), "{flag}: {e}");
         }
-        let e = Shard::resolve(Some("1/3"), Some(4), &none).unwrap_err().to_string();
+        let e = Shard::resolve(Some("1/3"), Some(4), &none)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("--shard-count says 4"), "{e}");
         let e = Shard::resolve(None, None, &env(&[("JOB_COMPLETION_INDEX", "1")]))
             .unwrap_err()
             .to_string();
-        assert!(e.contains("JOB_COMPLETION_INDEX=1") && e.contains("count"), "{e}");
+        assert!(
+            e.contains("JOB_COMPLETION_INDEX=1") && e.contains("count"),
+            "{e}"
+        );
         let e = Shard::resolve(None, Some(2), &env(&[("JOB_COMPLETION_INDEX", "x")]))
             .unwrap_err()
             .to_string();
         assert!(e.contains("JOB_COMPLETION_INDEX=`x`"), "{e}");
-        let e = Shard::resolve(None, Some(2), &none).unwrap_err().to_string();
+        let e = Shard::resolve(None, Some(2), &none)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("no shard index"), "{e}");
     }
 }
