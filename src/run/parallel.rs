@@ -204,13 +204,13 @@ impl Drop for SlipProbe {
     }
 }
 
-/// How many latency-bound experiments run at once by default: two per core
-/// the other processes leave free (they mostly wait; measured: a smoke run
-/// of every experiment used 0.2 of a core on average), at least 1 and at
-/// most 4. `others_cores` is what the noise sampler saw other processes take.
+/// How many lanes run at once by default: two per core the other processes
+/// leave free (they mostly wait; measured: a smoke run of every experiment
+/// used 0.2 of a core on average), at least 1 and at most the cores (and 4).
+/// `others_cores` is what the noise sampler saw other processes take.
 pub fn default_parallel(cores: usize, others_cores: f64) -> usize {
     let free = (cores as f64 - others_cores).max(0.0);
-    ((free * 2.0).floor() as usize).clamp(1, 4)
+    ((free * 2.0).floor() as usize).clamp(1, cores.clamp(1, 4))
 }
 
 pub type Job<'a, T> = Pin<Box<dyn Future<Output = T> + 'a>>;
@@ -326,9 +326,11 @@ mod tests {
 
     #[test]
     fn the_default_leaves_room() {
-        assert_eq!(default_parallel(2, 0.0), 4);
+        assert_eq!(default_parallel(2, 0.0), 2);
+        assert_eq!(default_parallel(8, 0.0), 4);
         assert_eq!(default_parallel(2, 1.2), 1);
         assert_eq!(default_parallel(2, 0.6), 2);
+        assert_eq!(default_parallel(4, 2.6), 2);
         assert_eq!(default_parallel(1, 0.9), 1);
     }
 }
