@@ -248,3 +248,68 @@ fn two_shards_side_by_side_merge_into_the_unsharded_run() {
         .expect_code(2)
         .expect_output("holds shard 0/2");
 }
+
+/// Latency-bound experiments in lanes (`--parallel 2`): the same keys as a
+/// sequential run, every trial's schedule recorded with what ran beside
+/// it, one header per table although two lanes append to it.
+#[test]
+fn lanes_hold_the_sequential_runs_keys_and_record_what_ran_beside() {
+    let tmp = tempfile::tempdir().unwrap();
+    let exp = small_experiments(tmp.path());
+    let data = tmp.path().join("data");
+    let lat = ["retries", "cluster"];
+    let args = |id: &str, parallel: &str| {
+        let mut v: Vec<String> = vec!["run".into()];
+        v.extend(lat.iter().map(|s| s.to_string()));
+        for s in [
+            "--size",
+            "smoke",
+            "--run-id",
+            id,
+            "--parallel",
+            parallel,
+            "--experiments-dir",
+        ] {
+            v.push(s.into());
+        }
+        v.push(exp.display().to_string());
+        v.push("--data-dir".into());
+        v.push(data.display().to_string());
+        v
+    };
+    for (id, n) in [("seq", "1"), ("lanes", "2")] {
+        let a = args(id, n);
+        let a: Vec<&str> = a.iter().map(|s| s.as_str()).collect();
+        limitbench(&a, None).expect_code(0);
+    }
+    let (seq, lanes) = (data.join("seq"), data.join("lanes"));
+    for e in lat {
+        assert_eq!(keys(&lanes, e), keys(&seq, e), "{e}: lanes' keys");
+        let text = std::fs::read_to_string(lanes.join(format!("{e}.csv"))).unwrap();
+        assert_eq!(text.matches("cell,trial").count(), 1, "{e}.csv: one header");
+    }
+    let mut rdr = csv::Reader::from_path(lanes.join("schedule.csv")).unwrap();
+    let h = rdr.headers().unwrap().clone();
+    let (bi, ci) = (
+        h.iter().position(|x| x == "beside").unwrap(),
+        h.iter().position(|x| x == "committed").unwrap(),
+    );
+    let rows: Vec<csv::StringRecord> = rdr.records().map(|r| r.unwrap()).collect();
+    let committed = rows.iter().filter(|r| &r[ci] == "true").count();
+    let total: usize = lat.iter().map(|e| keys(&lanes, e).len()).sum();
+    // cluster commits several rows per trial; every trial has one committed schedule row.
+    assert!(
+        committed > 0 && committed <= total,
+        "{committed} committed of {total} rows"
+    );
+    assert!(
+        rows.iter().any(|r| !r[bi].is_empty()),
+        "some trial ran beside another lane"
+    );
+    let m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(lanes.join("manifest.json")).unwrap())
+            .unwrap();
+    assert_eq!(m["parallel"]["n"], 2);
+    assert_eq!(m["experiments"]["retries"]["lanes"], 2);
+    assert_eq!(m["experiments"]["retries"]["outcome"], "done");
+}
