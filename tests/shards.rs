@@ -257,7 +257,7 @@ fn lanes_hold_the_sequential_runs_keys_and_record_what_ran_beside() {
     let tmp = tempfile::tempdir().unwrap();
     let exp = small_experiments(tmp.path());
     let data = tmp.path().join("data");
-    let lat = ["retries", "cluster"];
+    let lat = ["replication", "cluster"];
     let args = |id: &str, parallel: &str| {
         let mut v: Vec<String> = vec!["run".into()];
         v.extend(lat.iter().map(|s| s.to_string()));
@@ -310,6 +310,6 @@ fn lanes_hold_the_sequential_runs_keys_and_record_what_ran_beside() {
         serde_json::from_str(&std::fs::read_to_string(lanes.join("manifest.json")).unwrap())
             .unwrap();
     assert_eq!(m["parallel"]["n"], 2);
-    assert_eq!(m["experiments"]["retries"]["lanes"], 2);
-    assert_eq!(m["experiments"]["retries"]["outcome"], "done");
+    assert_eq!(m["experiments"]["replication"]["lanes"], 2);
+    assert_eq!(m["experiments"]["replication"]["outcome"], "done");
 }
