@@ -47,7 +47,10 @@ pub enum Bound {
     Cpu,
     /// Mostly waiting: may run beside other latency-bound experiments, as
     /// long as the harness's timers fire at most `max_slip_ms` late during
-    /// a trial (else the trial is redone).
+    /// a trial (else the trial is redone). Such an experiment must make its
+    /// keys with `RunContext::fresh_client` or `unique_client`, so a redo
+    /// writes fresh keys (`run::keys::fresh_client` called directly gives
+    /// the redo the first attempt's spent keys).
     Latency { max_slip_ms: f64 },
 }
 
