@@ -27,7 +27,10 @@ pub fn register_font() {
     });
 }
 
-const PALETTE: [RGBColor; 10] = [
+/// Okabe and Ito's colour-blind-safe palette without its yellow (too pale
+/// on white) and without black (the published value's colour), with a
+/// dark grey in its place.
+const PALETTE: [RGBColor; 7] = [
     RGBColor(0, 114, 178),
     RGBColor(213, 94, 0),
     RGBColor(0, 158, 115),
@@ -35,13 +38,15 @@ const PALETTE: [RGBColor; 10] = [
     RGBColor(86, 180, 233),
     RGBColor(230, 159, 0),
     RGBColor(90, 90, 90),
-    RGBColor(140, 80, 20),
-    RGBColor(150, 0, 90),
-    RGBColor(20, 20, 20),
 ];
 const MARKERS: usize = 6;
+const MARKER_NAMES: [&str; MARKERS] = ["circle", "square", "triangle", "diamond", "plus", "cross"];
 /// (dash, gap) in pixels; (0, 0) is solid.
 const DASHES: [(u32, u32); 3] = [(0, 0), (9, 5), (2, 4)];
+/// How many distinct looks there are: colour and marker cycle with
+/// coprime periods (7 and 6), so looks 0..42 differ in colour or marker
+/// (and a reader without colour still tells them apart by the marker).
+pub const LOOKS: usize = 42;
 
 #[derive(Clone, Copy)]
 pub(crate) struct Look {
@@ -56,6 +61,44 @@ pub(crate) fn look(i: usize) -> Look {
         marker: i % MARKERS,
         dash: DASHES[i % DASHES.len()],
     }
+}
+
+/// Look `i` in words, as the figure CSV's `look` column writes it
+/// (`#0072b2 circle`): the figure tests compare strategies' looks by it.
+pub fn look_name(i: usize) -> String {
+    let l = look(i);
+    format!(
+        "#{:02x}{:02x}{:02x} {}",
+        l.color.0,
+        l.color.1,
+        l.color.2,
+        MARKER_NAMES[l.marker]
+    )
+}
+
+/// The drawn look of every series name of a figure, in first-seen order:
+/// a series with a fixed look keeps it; the others take, in order, the
+/// looks no fixed series of the figure uses.
+pub(crate) fn resolve_looks(f: &crate::figure::Figure) -> Vec<(String, crate::figure::Draw, usize)> {
+    let fixed: Vec<usize> = f
+        .panels
+        .iter()
+        .flat_map(|p| p.series.iter().filter_map(|s| s.look))
+        .collect();
+    let mut free = (f.free_looks_from..LOOKS)
+        .chain(0..f.free_looks_from)
+        .filter(|i| !fixed.contains(i));
+    let mut out: Vec<(String, crate::figure::Draw, usize)> = Vec::new();
+    for p in &f.panels {
+        for s in &p.series {
+            if out.iter().any(|n| n.0 == s.name) {
+                continue;
+            }
+            let i = s.look.unwrap_or_else(|| free.next().unwrap_or(0));
+            out.push((s.name.clone(), s.draw, i));
+        }
+    }
+    out
 }
 
 pub(crate) fn ref_look(k: RefKind) -> (RGBColor, (u32, u32), f64) {
