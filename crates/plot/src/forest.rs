@@ -55,10 +55,10 @@ pub struct Forest {
 }
 
 const W: u32 = 1180;
-const LABEL_W: i32 = 300;
+const LABEL_W: i32 = 390;
 const PLOT_X0: i32 = LABEL_W + 20;
-const PLOT_X1: i32 = 880;
-const NOTE_X: i32 = PLOT_X1 + 24;
+const PLOT_X1: i32 = 900;
+const NOTE_X: i32 = PLOT_X1 + 20;
 const ROW_H: i32 = 21;
 const GROUP_H: i32 = 30;
 const TITLE_SIZE: f64 = 19.0;
@@ -278,11 +278,11 @@ impl Forest {
                         .map_err(err)?;
                     }
                 }
-                let Some(v) = r.value.filter(|v| v.is_finite() && *v > 0.0) else {
+                let Some(v) = r.value.filter(|v| v.is_finite()) else {
                     text(
                         root,
-                        &fit(&r.placeholder, (PLOT_X1 - PLOT_X0 - 40) as f64, SMALL),
-                        (one + 10, mid),
+                        &fit(&r.placeholder, (PLOT_X1 - PLOT_X0 - 20) as f64, SMALL),
+                        (PLOT_X0 + 10, mid),
                         &font(SMALL).color(&RGBColor(90, 90, 90)).pos(left),
                     )?;
                     continue;
@@ -299,7 +299,8 @@ impl Forest {
                             .map_err(err)?;
                     }
                 }
-                let lv = v.log10();
+                // A ratio of 0 (or below) lies left of every log axis.
+                let lv = if v > 0.0 { v.log10() } else { f64::NEG_INFINITY };
                 if lv < r0 || lv > r1 {
                     // Outside the axis: an arrow at the edge and the value.
                     let (x, d) = if lv < r0 { (PLOT_X0 + 6, -1) } else { (PLOT_X1 - 6, 1) };
