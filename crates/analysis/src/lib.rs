@@ -377,7 +377,7 @@ pub fn analyze(
         .unwrap_or_default();
     std::fs::write(
         run_dir.join("claims-table.md"),
-        report::results_table(&rows, &ctx.manifest, &rel, &ctx.figures.borrow()),
+        report::results_table(&rows, &ctx.manifest, &rel, &ctx.figures.borrow(), &ctx.figures_dir),
     )
     .map_err(|e| Error::io("writing claims-table.md", e))?;
     Ok(rows)

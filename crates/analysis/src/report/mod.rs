@@ -111,6 +111,7 @@ pub fn results_table(
     manifest: &serde_json::Value,
     run_rel: &str,
     figures: &[crate::FigureInfo],
+    dir: &Path,
 ) -> String {
     let mut out = String::from(
         "| claim | the study says | published | reference run | check | verdict | figure | command | experiment time (full) |\n|---|---|---|---|---|---|---|---|---|\n",
@@ -136,13 +137,10 @@ pub fn results_table(
             ),
             md_escape(&check_text(c)),
             md_escape(&verdict_text(j)),
-            figure_of(figures, &c.id)
+            fidelity::figure_link(j, figures, dir)
                 .map(|f| format!(
-                    "[{}]({run_rel}/{})",
-                    f.file
-                        .trim_start_matches("figures/")
-                        .trim_end_matches(".png"),
-                    f.file
+                    "[{}]({run_rel}/{f})",
+                    f.trim_start_matches("figures/").trim_end_matches(".png"),
                 ))
                 .unwrap_or_else(|| "-".into()),
             c.experiment,
@@ -231,7 +229,7 @@ fn study_summary(study: &str, rows: &[&Judged]) -> String {
 
 /// The full claims table (statement, kind, published, ours with its
 /// interval, unit, check, margin, verdict, figure).
-fn claims_table(rows: &[Judged], figures: &[crate::FigureInfo]) -> String {
+fn claims_table(rows: &[Judged], figures: &[crate::FigureInfo], dir: &Path) -> String {
     let mut out = String::from("| claim | the study says | kind | published | ours [95% interval] | unit | check | margin | verdict | figure |\n|---|---|---|---|---|---|---|---|---|---|\n");
     for j in rows {
         let (c, me) = (&j.spec, &j.measured);
@@ -257,8 +255,8 @@ fn claims_table(rows: &[Judged], figures: &[crate::FigureInfo]) -> String {
                     .unwrap_or_else(|| "-".into())
             ),
             md_escape(&verdict_text(j)),
-            figure_of(figures, &c.id)
-                .map(|f| format!("[figure]({})", f.file))
+            fidelity::figure_link(j, figures, dir)
+                .map(|f| format!("[figure]({f})"))
                 .unwrap_or_else(|| "-".into()),
         ));
     }
@@ -442,7 +440,7 @@ pub fn write_report(
         out.push('\n');
     }
     out.push_str("\n## All claims\n\n");
-    out.push_str(&claims_table(rows, &figures));
+    out.push_str(&claims_table(rows, &figures, &ctx.figures_dir));
     out.push_str("\n## Environment\n\n");
     out.push_str(&format!(
         "- size `{}`, seed `{}`, git `{}`{}\n- machine: {} ({} cores), kernel {}, {}\n- redis-server {}\n- started {}, ended {}\n\n",

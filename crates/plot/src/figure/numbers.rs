@@ -78,6 +78,24 @@ impl Figure {
                     String::new(),
                 ]);
             }
+            // A published range without one value: its ends, as drawn.
+            for r in p.refs.iter().filter(|r| r.value.is_none() && r.kind == RefKind::Published) {
+                for v in &r.lines {
+                    let _ = w.write_record([
+                        p.title.clone(),
+                        "published-line".into(),
+                        r.label.clone(),
+                        o(r.x.map(|x| x.0)),
+                        String::new(),
+                        o(Some(*v)),
+                        String::new(),
+                        String::new(),
+                        String::new(),
+                        o(r.x.map(|x| x.1)),
+                        String::new(),
+                    ]);
+                }
+            }
             for s in &p.shades {
                 let _ = w.write_record([
                     p.title.clone(),

@@ -204,6 +204,20 @@ pub(super) fn cpu(
             .collect();
         b = b.series(Series::line(format!("Z = {}", num(*z as f64)), pts));
     }
+    // B3.4's judged quantity: a listpack's CPU per decision over a
+    // skiplist's at the same number of entries (above 1: the listpack costs more).
+    let mut c = Panel::new(
+        "B3.4's judged ratio: listpack / skiplist",
+        Axis::new(""),
+        Axis::new("CPU per decision, listpack / skiplist (x)"),
+    );
+    if let Some((n, lp, sl)) = super::listpack_vs_skiplist(cpu) {
+        c = c
+            .categories(vec![format!("{} entries", num(n as f64))])
+            .series(Series::points("ours (one window each)", vec![Pt::new(0.0, lp / sl)]))
+            .reference(Reference::expected("no difference (1x)", 1.0))
+            .y_from_zero(1.3);
+    }
     let published = ctx
         .claim("B3.4")
         .map(|c| c.published_text.clone())
@@ -216,9 +230,10 @@ pub(super) fn cpu(
             "One measurement per point (the default members; CPU: one connection deciding on a log of the given size, every call admits). The study publishes no number for B3.4 (\"{published}\"); it is judged on these two shapes."
         ),
     )
-    .columns(2)
+    .columns(3)
     .panel_if_any(a)
     .panel_if_any(b)
+    .panel_if_any(c)
     .write_if_any(ctx)
 }
 
