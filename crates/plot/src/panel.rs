@@ -176,13 +176,17 @@ pub(super) fn series<DB: DrawingBackend>(
         let pts: Vec<(f64, f64, Option<f64>, Option<f64>)> = s
             .points
             .iter()
-            .filter(|q| q.y.is_finite() && (!ylog || q.y > 0.0) && (!xlog || q.x > 0.0))
+            .filter(|q| q.y.is_finite() && (!xlog || q.x > 0.0))
             .map(|q| {
+                // On a log axis a value of 0 (or below) sits on the axis
+                // floor, so a "none" is seen rather than dropped; the CSV
+                // keeps the value.
+                let ty = |v: f64| if ylog && v <= 0.0 { fr.y.0 } else { tr(v, ylog) };
                 (
                     tr(q.x, xlog) + dodge,
-                    tr(q.y, ylog),
-                    q.lo.map(|v| tr(v, ylog)),
-                    q.hi.map(|v| tr(v, ylog)),
+                    ty(q.y),
+                    q.lo.map(ty),
+                    q.hi.map(ty),
                 )
             })
             .collect();

@@ -285,7 +285,7 @@ fn claim_line(j: &Judged) -> String {
         None => ours_text(c, me),
     };
     format!(
-        "- **{} {}** ({}): ours {} {} against published {}; {} ({}).\n",
+        "- **{} {}** ({}): ours {} {} against published {}; {} ({}).{}\n",
         c.id,
         verdict_text(j),
         micro(&c.statement),
@@ -294,6 +294,11 @@ fn claim_line(j: &Judged) -> String {
         micro(&c.published_text),
         margin_text(c, me),
         check_text(c),
+        if me.note.is_empty() {
+            String::new()
+        } else {
+            format!(" *Note:* {}", micro(me.note.trim()))
+        }
     )
 }
 

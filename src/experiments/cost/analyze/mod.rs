@@ -385,6 +385,11 @@ fn b25(v: &Variants) -> Option<Measured> {
         .condition(
             "difference <= 2 x the larger run-to-run relative sd",
             diff <= 2.0 * spread,
+        )
+        .note(
+            "measures the refusal path only: both logs are prefilled to their limit, so every decision is refused \
+             (0% admitted) and the script trims and counts but never adds; the study's claim is about a full log, \
+             which is this path. The admitting path (ZADD on a log of L entries) is not measured here.",
         ),
     )
 }
