@@ -113,7 +113,7 @@ pub fn strategy_of(series: &str) -> Option<&'static str> {
 /// The figure with every strategy's series in the strategy's colour. A
 /// strategy drawn as several series (`token-bucket (EVAL)`, `(EVALSHA)`,
 /// `(FCALL)`) keeps its colour in each, with the next marker: looks that
-/// differ by a multiple of the palette's 7 colours share the colour.
+/// differ by a multiple of the palette's [`COLOURS`] share the colour.
 pub fn with_strategy_looks(f: &Figure) -> Figure {
     let mut f = f.clone();
     f.free_looks_from = STRATEGY_LOOKS.len();
@@ -134,7 +134,7 @@ pub fn with_strategy_looks(f: &Figure) -> Figure {
             .position(|v| *v == s.name)
             .unwrap_or(0);
         let base = STRATEGY_LOOKS.iter().position(|x| *x == k).unwrap_or(0);
-        s.look = Some((base + 7 * nth) % LOOKS);
+        s.look = Some((base + COLOURS * nth) % LOOKS);
     }
     f
 }

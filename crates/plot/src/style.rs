@@ -29,8 +29,9 @@ pub fn register_font() {
 
 /// Okabe and Ito's colour-blind-safe palette without its yellow (too pale
 /// on white) and without black (the published value's colour), with a
-/// dark grey in its place.
-const PALETTE: [RGBColor; 7] = [
+/// dark grey and Tol's wine in their places: eight colours, so the eight
+/// strategies most figures compare each have their own.
+const PALETTE: [RGBColor; COLOURS] = [
     RGBColor(0, 114, 178),
     RGBColor(213, 94, 0),
     RGBColor(0, 158, 115),
@@ -38,15 +39,19 @@ const PALETTE: [RGBColor; 7] = [
     RGBColor(86, 180, 233),
     RGBColor(230, 159, 0),
     RGBColor(90, 90, 90),
+    RGBColor(136, 34, 85),
 ];
+/// How many colours the looks cycle through: looks `i` and `i + COLOURS`
+/// share a colour (and differ in marker).
+pub const COLOURS: usize = 8;
 const MARKERS: usize = 6;
 const MARKER_NAMES: [&str; MARKERS] = ["circle", "square", "triangle", "diamond", "plus", "cross"];
 /// (dash, gap) in pixels; (0, 0) is solid.
 const DASHES: [(u32, u32); 3] = [(0, 0), (9, 5), (2, 4)];
 /// How many distinct looks there are: colour and marker cycle with
-/// coprime periods (7 and 6), so looks 0..42 differ in colour or marker
-/// (and a reader without colour still tells them apart by the marker).
-pub const LOOKS: usize = 42;
+/// periods 8 and 6, so looks 0..24 differ in colour or marker (and a
+/// reader without colour still tells most apart by the marker).
+pub const LOOKS: usize = 24;
 
 #[derive(Clone, Copy)]
 pub(crate) struct Look {

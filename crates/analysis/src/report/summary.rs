@@ -48,11 +48,11 @@ fn heading(v: Verdict) -> String {
 /// green circle, blue triangle, vermillion cross, orange diamond, grey plus).
 fn group_look(v: Verdict) -> usize {
     match v.as_str() {
-        "pass" | "reproduced" => 30,
-        "pass-inferred" | "reproduced-with-assumption" => 14,
-        "fail" | "not-reproduced" => 29,
-        "inconclusive" => 33,
-        _ => 34,
+        "pass" | "reproduced" => 18,
+        "pass-inferred" | "reproduced-with-assumption" => 8,
+        "fail" | "not-reproduced" => 17,
+        "inconclusive" => 21,
+        _ => 22,
     }
 }
 
@@ -179,7 +179,7 @@ pub fn summary_forest(rows: &[Judged], run: &str) -> Forest {
                 "apart from the tally: the study's description, our policy ({})",
                 apart.len()
             ),
-            look: 34,
+            look: 22,
             rows: apart,
         });
     }

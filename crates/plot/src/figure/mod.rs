@@ -21,7 +21,7 @@
 
 pub use super::svg_text::{TextBox, text_boxes, text_problems};
 pub use super::text::{text_width, wrap};
-pub use super::style::{LOOKS, look_name};
+pub use super::style::{COLOURS, LOOKS, look_name};
 
 // ---- The model ----
 

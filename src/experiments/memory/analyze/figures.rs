@@ -181,7 +181,7 @@ pub(super) fn cpu(
         "jump from Z to Z+1 entries",
         cliffs.iter().map(|c| Pt::new(c.0 as f64, c.3)).collect(),
     ))
-    .reference(Reference::expected("no jump (1x)", 1.0));
+    .reference(Reference::expected("1x: no jump, no difference", 1.0));
     a.title = "the jump follows Z".into();
     let mut b = Panel::new(
         "CPU per admitted decision by log size",
@@ -215,7 +215,7 @@ pub(super) fn cpu(
         c = c
             .categories(vec![format!("{} entries", num(n as f64))])
             .series(Series::points("ours (one window each)", vec![Pt::new(0.0, lp / sl)]))
-            .reference(Reference::expected("no difference (1x)", 1.0))
+            .reference(Reference::expected("1x: no jump, no difference", 1.0))
             .y_from_zero(1.3);
     }
     let published = ctx
