@@ -98,6 +98,10 @@ pub const STRATEGY_LOOKS: &[&str] = &[
 /// `gcra, then 2x L`), as a whole word: `token-bucket-caller-clock` is
 /// not `token-bucket`.
 pub fn strategy_of(series: &str) -> Option<&'static str> {
+    // Figures that name a strategy by what it does.
+    if series.starts_with("WATCH/MULTI") {
+        return Some("watch-multi");
+    }
     STRATEGY_LOOKS
         .iter()
         .filter(|s| {
