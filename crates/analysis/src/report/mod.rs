@@ -167,17 +167,22 @@ pub fn md_escape(s: &str) -> String {
 
 const HOW_TO_READ: &str = "How to read this report. The figure above has one row per claim: our value divided by \
 the published one on a log axis (1 is the published value), our 95% interval over trials as a bar, and the region \
-where the claim's check passes shaded grey; rows are grouped by verdict. A verdict is an equivalence test (the \
-checks and their tolerances are fixed in advance in `analysis/claims.toml`, where the published values live): a claim \
-reproduces when its 95% interval lies inside the region; a claim that reproduces only at a setting of a detail the \
-study does not state says so and names the setting (an assumption, one value per detail serving every claim that \
-depends on it); `(borderline)` marks a verdict whose interval also reaches outside the region. Then one section per \
-experiment: its claims, the finding in one sentence, its figures, then its tables. In every figure the published \
-value is a black dashed line ending in a black diamond, with the region where its check passes shaded grey; our \
-values are means over trials with whiskers (min to max over trials unless the caption says otherwise), each strategy \
-in one colour and marker in every figure; every figure writes the numbers it draws to a CSV beside it. The full \
-claims table, the environment, and debug-level detail (the sensitivity sweeps setting by setting, full tables) \
-follow the sections; the appendix is for checking, not for reading.\n\n";
+where the claim's check passes shaded grey; rows are grouped by verdict. A verdict is an equivalence test against a \
+tolerance fixed in advance (checks, tolerances, their basis and the published values live in `analysis/claims.toml`). \
+`reproduced`: the whole 95% interval lies inside the tolerance at the setup as the study states it (our defaults for \
+what it leaves unstated); `reproduced-with-assumption`: only at the named setting of a detail the study does not state \
+(a swept value, or a default we kept because it reproduces), one value per detail serving every claim that has it, \
+with the number of settings tried; `not-reproduced`: the whole interval lies outside (or the claim reproduces only by \
+changing a parameter the study states, reported as a finding); `inconclusive`: the interval reaches across the \
+tolerance's edge (`(borderline)`) or rests on fewer than 10 trials, not a pass; `not-run`: this size did not measure \
+it. Claims that describe the study (its trial count, its run time) and the harness's own policies are counted apart \
+from the reproduction tally. Then one section per experiment: its claims, the finding in one sentence, its figures, \
+then its tables. In every figure the published value is a black dashed line ending in a black diamond, with the \
+region where its check passes shaded grey; our values are means over trials with whiskers (min to max over trials \
+unless the caption says otherwise), each strategy in one colour and marker in every figure; every figure writes the \
+numbers it draws to a CSV beside it. The full claims table, the environment, and debug-level detail (the \
+sensitivity sweeps setting by setting, full tables) follow the sections; the appendix is for checking, not for \
+reading.\n\n";
 
 /// One study's executive summary: its claims' verdicts in a sentence,
 /// then what did not reproduce as stated.
@@ -332,8 +337,8 @@ fn figures_then_tables(md: &str) -> String {
     format!("{prose}\n{tables}")
 }
 
-/// The verdict as the tables show it: `pass-inferred (member_len=26)`,
-/// `pass (borderline)`.
+/// The verdict as the tables show it: `reproduced-with-assumption
+/// (member_len=26)`, `inconclusive (borderline)`.
 pub fn verdict_text(j: &Judged) -> String {
     let mut s = j.verdict.as_str().to_string();
     if !j.assumption.is_empty() {
@@ -345,7 +350,7 @@ pub fn verdict_text(j: &Judged) -> String {
     s
 }
 
-/// For a `pass-inferred` claim: the value at the assumed setting, as
+/// For a `reproduced-with-assumption` claim: the value at the assumed setting, as
 /// `60.5 at arrival=spread-750ms`.
 pub fn inferred_value(j: &Judged) -> Option<String> {
     let m = j.measured.as_ref()?;
@@ -365,7 +370,8 @@ pub fn inferred_value(j: &Judged) -> Option<String> {
     Some(format!("{v} at {}", j.assumption))
 }
 
-/// "12 pass, 3 pass-inferred, 2 fail, 0 not-run" over `rows`.
+/// "12 reproduced, 3 reproduced-with-assumption, 2 not-reproduced, 5
+/// inconclusive, 0 not-run" over `rows`.
 pub fn tally(rows: &[&Judged]) -> String {
     Verdict::all()
         .iter()
