@@ -227,7 +227,7 @@ fn figure_conventions_hold_on_the_reference_run() {
                 continue;
             }
             let (series, look) = (rec[2].to_string(), rec[look_col].to_string());
-            if let Some((_, other)) = seen.iter().find(|(s, l)| *l == look && *s != series) {
+            if let Some((other, _)) = seen.iter().find(|(s, l)| *l == look && *s != series) {
                 problems.push(format!("{name}: series `{series}` and `{other}` are drawn alike ({look})"));
             }
             if !seen.iter().any(|(s, _)| *s == series) {

@@ -137,8 +137,13 @@ pub fn with_strategy_looks(f: &Figure) -> Figure {
             .filter(|v| strategy_of(v) == Some(k))
             .position(|v| *v == s.name)
             .unwrap_or(0);
-        let base = STRATEGY_LOOKS.iter().position(|x| *x == k).unwrap_or(0);
-        s.look = Some((base + COLOURS * nth) % LOOKS);
+        // The strategy's colour has LOOKS / COLOURS distinct looks; a
+        // variant beyond them takes a free look (another colour) rather
+        // than repeat one.
+        if nth < LOOKS / COLOURS {
+            let base = STRATEGY_LOOKS.iter().position(|x| *x == k).unwrap_or(0);
+            s.look = Some((base + COLOURS * nth) % LOOKS);
+        }
     }
     f
 }

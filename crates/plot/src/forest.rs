@@ -115,14 +115,17 @@ impl Forest {
     pub fn csv(&self) -> String {
         let mut w = csv::Writer::from_writer(vec![]);
         let _ = w.write_record([
-            "group", "label", "value", "low", "high", "band_low", "band_high", "note",
+            "group", "kind", "label", "value", "low", "high", "band_low", "band_high", "note",
             "placeholder",
         ]);
         let o = |v: Option<f64>| v.map(|v| format!("{v}")).unwrap_or_default();
         for g in &self.groups {
             for r in &g.rows {
+                // `kind` as in a figure's CSV: `data` for a drawn value.
+                let kind = if r.value.is_some() { "data" } else { "text" };
                 let _ = w.write_record([
                     g.label.clone(),
+                    kind.into(),
                     r.label.clone(),
                     o(r.value),
                     o(r.interval.map(|i| i.0)),

@@ -48,10 +48,11 @@ const MARKERS: usize = 6;
 const MARKER_NAMES: [&str; MARKERS] = ["circle", "square", "triangle", "diamond", "plus", "cross"];
 /// (dash, gap) in pixels; (0, 0) is solid.
 const DASHES: [(u32, u32); 3] = [(0, 0), (9, 5), (2, 4)];
-/// How many distinct looks there are: colour and marker cycle with
-/// periods 8 and 6, so looks 0..24 differ in colour or marker (and a
-/// reader without colour still tells most apart by the marker).
-pub const LOOKS: usize = 24;
+/// How many distinct looks there are: look `i` has colour `i % COLOURS`
+/// and, in its `i / COLOURS`-th variant (0..6), the marker and dash after
+/// the colour's own, so every look differs from every other in colour or
+/// marker, and looks `i`, `i + COLOURS`, ... are one colour's six variants.
+pub const LOOKS: usize = COLOURS * MARKERS;
 
 #[derive(Clone, Copy)]
 pub(crate) struct Look {
@@ -61,10 +62,12 @@ pub(crate) struct Look {
 }
 
 pub(crate) fn look(i: usize) -> Look {
+    let i = i % LOOKS;
+    let (c, k) = (i % COLOURS, i / COLOURS);
     Look {
-        color: PALETTE[i % PALETTE.len()],
-        marker: i % MARKERS,
-        dash: DASHES[i % DASHES.len()],
+        color: PALETTE[c],
+        marker: (c + k) % MARKERS,
+        dash: DASHES[(c + k) % DASHES.len()],
     }
 }
 

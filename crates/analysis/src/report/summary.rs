@@ -48,11 +48,11 @@ fn heading(v: Verdict) -> String {
 /// green circle, blue triangle, vermillion cross, orange diamond, grey plus).
 fn group_look(v: Verdict) -> usize {
     match v.as_str() {
-        "pass" | "reproduced" => 18,
-        "pass-inferred" | "reproduced-with-assumption" => 8,
-        "fail" | "not-reproduced" => 17,
-        "inconclusive" => 21,
-        _ => 22,
+        "pass" | "reproduced" => 34,
+        "pass-inferred" | "reproduced-with-assumption" => 16,
+        "fail" | "not-reproduced" => 33,
+        "inconclusive" => 37,
+        _ => 38,
     }
 }
 
@@ -179,7 +179,7 @@ pub fn summary_forest(rows: &[Judged], run: &str) -> Forest {
                 "apart from the tally: the study's description, our policy ({})",
                 apart.len()
             ),
-            look: 22,
+            look: 38,
             rows: apart,
         });
     }
