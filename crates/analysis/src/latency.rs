@@ -79,7 +79,8 @@ pub fn quantile_points(h: &Histogram<u64>) -> Vec<(f64, f64)> {
     let n = h.len() as f64;
     let mut out: Vec<(f64, f64)> = PLOT_QUANTILES
         .iter()
-        .map(|q| (1.0 / (1.0 - q), *q))
+        // Rounded so p99's 1/(1-q) is 100, not 99.99999999999991.
+        .map(|q| (((1.0 / (1.0 - q)) * 1e6).round() / 1e6, *q))
         .filter(|(x, _)| *x < n)
         .map(|(x, q)| (x, h.value_at_quantile(q).max(1) as f64))
         .collect();
