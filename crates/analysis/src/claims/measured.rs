@@ -142,7 +142,11 @@ pub fn trials_in(method: &str) -> Option<usize> {
         if let Some(n) = w.strip_prefix("n=").and_then(|x| x.parse().ok()) {
             return Some(n);
         }
-        let prev = if i > 0 { words[i - 1] } else { "" };
+        let prev = if i > 0 {
+            words[i - 1].trim_matches(|c: char| !c.is_ascii_alphanumeric())
+        } else {
+            ""
+        };
         if matches!(prev, "over" | "all" | "of" | "about") {
             if let Ok(n) = w.parse() {
                 return Some(n);
@@ -221,4 +225,20 @@ pub fn setting_text(s: &Setting) -> String {
         .map(|(k, v)| format!("{k}={v}"))
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::trials_in;
+
+    #[test]
+    fn the_trial_count_is_read_from_the_interval_description() {
+        assert_eq!(trials_in("bootstrap 95% interval of the mean over 20 trials"), Some(20));
+        assert_eq!(trials_in("mean: bootstrap; worst: interval of the max (over 12 trials)"), Some(12));
+        assert_eq!(trials_in("the maximum over all 395 trials of every setting"), Some(395));
+        assert_eq!(trials_in("the worst of 3 runs (no interval is taken)"), Some(3));
+        assert_eq!(trials_in("largest difference, about 4 trials per member"), Some(4));
+        assert_eq!(trials_in("41.0 (95% 41.0-41.0, n=3)"), Some(3));
+        assert_eq!(trials_in("none: a count over every trial"), None);
+    }
 }
