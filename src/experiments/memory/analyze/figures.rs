@@ -158,7 +158,8 @@ pub(super) fn per_client(ctx: &AnalysisCtx, cells: &LogCells, zs: &[u64]) -> Res
         "sliding-log memory per client: the jump at the listpack cliff and a 100,000-entry log",
         "The mean over trials (used_memory growth / clients; the spread is in the member-length figure); B3.2 and B4.3 are judged on the default members; the other member lengths show how much the unstated member size matters.",
     )
-    .columns(2)
+    // Three panels in one row: no empty slot beside the last.
+    .columns(3)
     .panel(a)
     .panel_if_any(b)
     .panel_if_any(d)
