@@ -135,3 +135,138 @@ fn every_figure_of_the_reference_run_renders_without_text_problems() {
         problems.join("\n")
     );
 }
+
+/// Every number of a figure CSV's numeric columns (x, y, low, high, x_end).
+fn csv_numbers(path: &Path) -> Vec<f64> {
+    let Ok(mut r) = csv::Reader::from_path(path) else {
+        return vec![];
+    };
+    r.records()
+        .flatten()
+        .flat_map(|rec| {
+            [3, 5, 6, 7, 9]
+                .iter()
+                .filter_map(|i| rec.get(*i).and_then(|v| v.parse::<f64>().ok()))
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// `v` among `nums`, as drawn (to 0.1%) or drawn in % (a fraction times 100).
+fn drawn(v: f64, nums: &[f64]) -> bool {
+    let close = |a: f64, b: f64| (a - b).abs() <= 1e-3 * a.abs().max(b.abs()).max(1e-9);
+    nums.iter().any(|n| close(v, *n) || close(v * 100.0, *n))
+}
+
+/// The figure each claim links to in the report's claims table.
+fn linked_figures(report: &str) -> std::collections::HashMap<String, String> {
+    report
+        .lines()
+        .filter(|l| l.starts_with("| ") && l.contains("[figure](figures/"))
+        .filter_map(|l| {
+            let id = l.trim_start_matches("| ").split(' ').next()?.to_string();
+            let f = l.split("[figure](figures/").nth(1)?.split(".png)").next()?;
+            Some((id, f.to_string()))
+        })
+        .collect()
+}
+
+#[test]
+fn figure_conventions_hold_on_the_reference_run() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let tmp = tempfile::tempdir().unwrap();
+    let run = copy_of_reference(tmp.path(), usize::MAX - 1);
+    let rows = limitbench::app::analyze(&run, &root.join("analysis/claims.toml")).unwrap();
+    let figures = run.join("figures");
+    let mut problems = Vec::new();
+    // The linked figure shows the judged value and the published value.
+    let report = std::fs::read_to_string(run.join("report.md")).unwrap();
+    let links = linked_figures(&report);
+    for j in &rows {
+        let id = &j.spec.id;
+        let Some(stem) = links.get(id) else {
+            problems.push(format!("{id}: no linked figure"));
+            continue;
+        };
+        let nums = csv_numbers(&figures.join(format!("{stem}.csv")));
+        // A behaviour claim's value is a placeholder (its conditions decide);
+        // so is a shape claim's published 0 when the study gives no number.
+        use limitbench::analysis::claims::Check;
+        if j.spec.check == Check::Behaviour {
+            continue;
+        }
+        let (values, _) = limitbench::analysis::report::summary::judged_values(j);
+        for v in values.iter().filter(|v| v.is_finite()) {
+            if !drawn(*v, &nums) {
+                problems.push(format!("{id}: judged value {v} is not in {stem}.csv"));
+            }
+        }
+        let placeholder = j.spec.check == Check::Shape && j.spec.published.values().iter().all(|p| *p == 0.0);
+        for p in j.spec.published.values().iter().filter(|v| v.is_finite() && !placeholder) {
+            if !drawn(*p, &nums) {
+                problems.push(format!("{id}: published value {p} is not in {stem}.csv"));
+            }
+        }
+    }
+    // One look per strategy across figures, no duplicate legend labels.
+    let mut looks: std::collections::HashMap<String, (String, String)> = Default::default();
+    for e in std::fs::read_dir(&figures).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_none_or(|x| x != "csv") {
+            continue;
+        }
+        let name = p.file_stem().unwrap().to_string_lossy().to_string();
+        let Ok(mut r) = csv::Reader::from_path(&p) else { continue };
+        let headers = r.headers().unwrap().clone();
+        let Some(look_col) = headers.iter().position(|h| h == "look") else {
+            continue;
+        };
+        let mut seen: Vec<(String, String)> = Vec::new();
+        for rec in r.records().flatten() {
+            if rec.get(1) != Some("data") {
+                continue;
+            }
+            let (series, look) = (rec[2].to_string(), rec[look_col].to_string());
+            if let Some((other, _)) = seen.iter().find(|(s, l)| *l == look && *s != series) {
+                problems.push(format!("{name}: series `{series}` and `{other}` are drawn alike ({look})"));
+            }
+            if !seen.iter().any(|(s, _)| *s == series) {
+                seen.push((series.clone(), look.clone()));
+            }
+            if let Some(strategy) = limitbench::analysis::figure::strategy_of(&series) {
+                let colour = look.split(' ').next().unwrap_or("").to_string();
+                match looks.get(strategy) {
+                    Some((c, fig)) if *c != colour => problems.push(format!(
+                        "strategy {strategy} is {c} in {fig} but {colour} in {name}"
+                    )),
+                    None => {
+                        looks.insert(strategy.to_string(), (colour, name.clone()));
+                    }
+                    _ => {}
+                }
+            }
+        }
+        let (_, boxes) = limitbench::analysis::figure::text_boxes(
+            &std::fs::read_to_string(figures.join(format!("{name}.svg"))).unwrap_or_default(),
+        );
+        // The legend (right of the panels): published values in one entry
+        // (a figure with several lists them in its caption). Series names
+        // are one entry each by construction; two of them drawn alike is
+        // checked above.
+        let published_entries = boxes
+            .iter()
+            .filter(|b| b.x0 > 930.0 && b.y0 > 30.0)
+            .filter(|b| {
+                let mut w = b.text.split(' ');
+                let first = w.next().unwrap_or("");
+                first.starts_with(['A', 'B'])
+                    && first[1..].starts_with(|c: char| c.is_ascii_digit())
+                    && w.next().is_some_and(|x| x.starts_with("published"))
+            })
+            .count();
+        if published_entries > 1 {
+            problems.push(format!("{name}: {published_entries} legend entries for published values"));
+        }
+    }
+    assert!(problems.is_empty(), "{} problems:\n{}", problems.len(), problems.join("\n"));
+}

@@ -69,31 +69,30 @@ pub fn cdf(h: &Histogram<u64>) -> Vec<(f64, f64)> {
         .collect()
 }
 
-/// The fractions at which the figure reads each CDF: every tenth of the
-/// decisions, and the tails (p0.1, p1, p99, p99.9, max).
-pub const CDF_QUANTILES: [f64; 14] = [
-    0.001, 0.01, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.99, 0.999, 1.0,
+/// The quantiles at which the percentile plot reads each histogram (the
+/// "nines" HdrHistogram's plotter and wrk2 draw), the maximum after them.
+pub const PLOT_QUANTILES: [f64; 12] = [
+    0.0, 0.5, 0.75, 0.9, 0.95, 0.99, 0.995, 0.999, 0.9995, 0.9999, 0.99995, 0.99999,
 ];
 
-/// The CDF points a figure draws: the latency at each of
-/// [`CDF_QUANTILES`] (a point every tenth of the decisions, and the tails).
-/// A full run's merged histograms hold thousands of distinct values each;
-/// drawn all, the SVG weighs megabytes and the eye sees the same curve.
+/// The percentile plot's points: (1 / (1 - q), latency at q in µs) for
+/// each of [`PLOT_QUANTILES`] the histogram resolves (1 / (1 - q) no more
+/// than its count), then the maximum at 1 / (1 - q) = the count. On a log
+/// x axis 10 is p90, 100 p99, 1000 p99.9: each decade one more nine.
 pub fn quantile_points(h: &Histogram<u64>) -> Vec<(f64, f64)> {
     if h.is_empty() {
         return vec![];
     }
-    CDF_QUANTILES
+    let n = h.len() as f64;
+    let mut out: Vec<(f64, f64)> = PLOT_QUANTILES
         .iter()
-        .map(|q| {
-            let v = if *q >= 1.0 {
-                h.max()
-            } else {
-                h.value_at_quantile(*q)
-            };
-            (v.max(1) as f64, *q)
-        })
-        .collect()
+        // Rounded so p99's 1/(1-q) is 100, not 99.99999999999991.
+        .map(|q| (((1.0 / (1.0 - q)) * 1e6).round() / 1e6, *q))
+        .filter(|(x, _)| *x < n)
+        .map(|(x, q)| (x, h.value_at_quantile(q).max(1) as f64))
+        .collect();
+    out.push((n.max(1.0), h.max().max(1) as f64));
+    out
 }
 
 /// A strategy key (`token-bucket|evalsha`, `sliding-window-log|L100|full`)
@@ -130,7 +129,7 @@ fn cost_panel(key: &str) -> usize {
     }
 }
 
-/// The latency section: a table per experiment, one CDF figure.
+/// The latency section: a table per experiment, one percentile figure.
 pub fn section(ctx: &AnalysisCtx, experiments: &[&str]) -> Result<Option<Section>> {
     let mut md = String::from(
         "## Decision latency\n\nPer-decision latency, from the request's send to its reply, recorded in \
@@ -195,12 +194,16 @@ pub fn section(ctx: &AnalysisCtx, experiments: &[&str]) -> Result<Option<Section
     Ok(Some(Section::new("latency", md)))
 }
 
-/// The CDF figure: for `cost`, two panels (defaults; other calls and
-/// loads, with the token bucket's EVALSHA repeated as the common line);
-/// otherwise one.
+/// The percentile figure (latency against percentile on a log "nines"
+/// axis, as HdrHistogram's plotter and wrk2 draw it): for `cost`, two
+/// panels (defaults; other calls and loads, with the token bucket's
+/// EVALSHA repeated as the common line); otherwise one.
 fn cdf_figure(ctx: &AnalysisCtx, exp: &str, merged: &BTreeMap<String, Merged>) -> Result<String> {
-    let y = || Axis::new("fraction of decisions at or below").range(0.0, 1.0);
-    let x = || Axis::log("decision latency (µs, log scale)");
+    let y = || Axis::log("decision latency (µs, log scale)");
+    let x = || {
+        Axis::log("percentile as 1/(1-q), log: 1 = p0, 10 = p90, 100 = p99, 1000 = p99.9, 10k = p99.99")
+            .ticks(vec![1.0, 2.0, 10.0, 100.0, 1000.0, 1e4, 1e5, 1e6, 1e7])
+    };
     let mut panels: Vec<Panel> = if exp == "cost" {
         vec![
             Panel::new(
@@ -240,11 +243,11 @@ fn cdf_figure(ctx: &AnalysisCtx, exp: &str, merged: &BTreeMap<String, Merged>) -
         _ => String::new(),
     };
     let mut fig = Figure::new(
-        "latency_cdf",
+        "latency_percentiles",
         &[],
-        format!("Decision latency CDF ({exp}; beyond the studies)"),
+        format!("Decision latency by percentile ({exp}; beyond the studies)"),
         format!(
-            "Cumulative distribution of per-decision latency (send to reply) in the {exp} experiment, from HdrHistograms merged over every trial of each strategy ({n}); no spread is drawn: the line is the pooled decisions' CDF, read at every tenth of the decisions and at the tails (0.1%, 1%, 99%, 99.9%, max), one marker each."
+            "Per-decision latency (send to reply) in the {exp} experiment against its percentile on a log \"nines\" axis (HdrHistogram's percentile plot), from HdrHistograms merged over every trial of each strategy ({n}); the last point of each line is the maximum, drawn at 1/(1-q) = the number of decisions. Closed loop: each connection sends its next request when the previous reply arrives, so a slow reply delays the requests behind it instead of being measured by them (coordinated omission): these tails are lower bounds of what an open-loop client at the same rate would see. No spread is drawn: each line is the pooled decisions'."
         ),
     )
     .columns(1);
@@ -288,11 +291,14 @@ mod tests {
         let c = cdf(&a.hist);
         assert_eq!(c.first().unwrap().1, 0.99);
         assert_eq!(c.last().unwrap().1, 1.0);
+        // The percentile plot: quantiles the 100 decisions resolve (p0 to
+        // p95: 1/(1-q) below 100), then the maximum at x = 100.
         let q = quantile_points(&a.hist);
-        assert_eq!(q.len(), CDF_QUANTILES.len());
-        assert_eq!(q[0], (10.0, 0.001));
-        assert_eq!(q.last().unwrap().1, 1.0);
-        assert!(q.last().unwrap().0 >= 9_990.0);
+        assert_eq!(q.len(), 6, "{q:?}");
+        assert_eq!(q[0], (1.0, 10.0));
+        assert_eq!(q[3], (10.0, 10.0));
+        assert_eq!(q.last().unwrap().0, 100.0);
+        assert!(q.last().unwrap().1 >= 9_990.0);
     }
 
     #[test]

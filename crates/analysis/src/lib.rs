@@ -317,14 +317,24 @@ pub fn analyze(
         Err(e) => failures.push(format!("latency: {e}")),
     }
     // The scorecard (`limitbench scorecard`, run by run_all.sh into the same
-    // folder) is its own table: the report shows it as written.
-    if let Ok(card) = std::fs::read_to_string(run_dir.join("scorecard.md")) {
+    // folder) is measured at its own size (often `quick`), so its numbers
+    // differ from the experiments' at this run's size: it is linked apart,
+    // labelled with its size, never embedded.
+    if run_dir.join("scorecard.md").exists() {
+        let card_size = std::fs::read_to_string(run_dir.join("scorecard.json"))
+            .ok()
+            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+            .and_then(|v| v["size"].as_str().map(str::to_string))
+            .unwrap_or_else(|| "unknown".into());
         sections.push(Section::new(
             "scorecard",
             format!(
-                "Every strategy against every property the studies measured, each cell measured in this run \
-                 (`scorecard.csv` has the value, unit, threshold and detail of every cell).\n\n{}",
-                card.lines().skip_while(|l| l.starts_with("# ")).collect::<Vec<_>>().join("\n")
+                "## Scorecard (size `{card_size}`, linked apart)\n\n\
+                 Every strategy against every property the studies measured is in [scorecard.md](scorecard.md) \
+                 (picture: [scorecard.svg](scorecard.svg); every cell's value, unit, threshold and detail: \
+                 `scorecard.csv`). It was measured at size `{card_size}`, not at this report's size, so its numbers \
+                 (fewer trials, shorter runs) are not those of the sections above and are not shown here; where the \
+                 two disagree, the experiment sections are the measurement at this report's size.\n"
             ),
         ));
     }
@@ -367,7 +377,7 @@ pub fn analyze(
         .unwrap_or_default();
     std::fs::write(
         run_dir.join("claims-table.md"),
-        report::results_table(&rows, &ctx.manifest, &rel, &ctx.figures.borrow()),
+        report::results_table(&rows, &ctx.manifest, &rel, &ctx.figures.borrow(), &ctx.figures_dir),
     )
     .map_err(|e| Error::io("writing claims-table.md", e))?;
     Ok(rows)

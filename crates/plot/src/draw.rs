@@ -11,7 +11,7 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::axes::{Ax, range_of, thin, ticks};
 use super::figure::{Draw, Figure, Panel, RefKind, num};
-use super::marks::{dashed, marker};
+use super::marks::{dashed, marker, published_marker};
 use super::panel::{Frame, category_labels, references, series, shades, x_range, y_values};
 use super::style::*;
 pub use super::text::{text_width, wrap};
@@ -94,7 +94,7 @@ impl Layout {
             _ => 290,
         } + 16 * cats.saturating_sub(1) as u32;
         let title_lines = wrap(&f.full_title(), (W - 30) as f64, TITLE_SIZE);
-        let caption_lines = wrap(&f.caption_text(), (W - 30) as f64, SMALL);
+        let caption_lines = wrap(&caption_drawn(f), (W - 30) as f64, SMALL);
         let top = 14 + title_lines.len() as u32 * 24;
         let legend_h = legend_height(f);
         let body = (rows as u32 * panel_h).max(legend_h);
@@ -138,20 +138,47 @@ fn cat_lines(p: &Panel, panel_w: u32) -> Vec<Vec<String>> {
 /// that label draws a band (only then does the swatch show one).
 type RefEntry = (RefKind, String, bool);
 
-fn legend_entries(f: &Figure) -> (Vec<(String, Draw)>, Vec<RefEntry>) {
-    let mut names: Vec<(String, Draw)> = Vec::new();
+/// The legend's one entry for all published values of a figure that
+/// shows more than one: their labels are listed under the figure instead.
+pub const PUBLISHED_ENTRY: &str = "published value (listed below the figure); shaded: where its check passes";
+
+/// The distinct labels of the figure's published references.
+fn published_labels(f: &Figure) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for r in f.panels.iter().flat_map(|p| &p.refs) {
+        if r.kind == RefKind::Published && !out.contains(&r.label) {
+            out.push(r.label.clone());
+        }
+    }
+    out
+}
+
+/// The caption as drawn: the caption, then (with more than one published
+/// value, whose legend entry is then one) the published values' labels.
+fn caption_drawn(f: &Figure) -> String {
+    let labels = published_labels(f);
+    if labels.len() > 1 {
+        format!("{} Published values (black dashes, black diamond at the right end): {}.", f.caption_text(), labels.join("; "))
+    } else {
+        f.caption_text()
+    }
+}
+
+fn legend_entries(f: &Figure) -> (Vec<(String, Draw, usize)>, Vec<RefEntry>) {
+    let names = resolve_looks(f);
+    let collapse = published_labels(f).len() > 1;
     let mut refs: Vec<RefEntry> = Vec::new();
     for p in &f.panels {
-        for s in &p.series {
-            if !names.iter().any(|n| n.0 == s.name) {
-                names.push((s.name.clone(), s.draw));
-            }
-        }
         for r in &p.refs {
             let banded = r.band.is_some();
-            match refs.iter_mut().find(|x| x.1 == r.label) {
+            let label = if collapse && r.kind == RefKind::Published {
+                PUBLISHED_ENTRY.to_string()
+            } else {
+                r.label.clone()
+            };
+            match refs.iter_mut().find(|x| x.1 == label) {
                 Some(e) => e.2 |= banded,
-                None => refs.push((r.kind, r.label.clone(), banded)),
+                None => refs.push((r.kind, label, banded)),
             }
         }
     }
@@ -215,13 +242,13 @@ fn legend<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     x: i32,
     y0: i32,
-    names: &[(String, Draw)],
+    names: &[(String, Draw, usize)],
     refs: &[RefEntry],
 ) -> Result<()> {
     let mut y = y0;
     let st = font(SMALL).pos(Pos::new(HPos::Left, VPos::Center));
-    for (i, (n, d)) in names.iter().enumerate() {
-        let lk = look(i);
+    for (n, d, i) in names {
+        let lk = look(*i);
         let lines = wrap(n, LEGEND_TEXT_W, SMALL);
         let mid = y + 8;
         if *d != Draw::Points {
@@ -252,6 +279,9 @@ fn legend<DB: DrawingBackend>(
             .map_err(err)?;
         }
         dashed(root, &[(x, mid), (x + 40, mid)], dash, c.stroke_width(2))?;
+        if *k == RefKind::Published {
+            published_marker(root, (x + 40, mid))?;
+        }
         for (j, line) in lines.iter().enumerate() {
             text(root, line, (x + 50, mid + j as i32 * 16), &st)?;
         }
@@ -264,7 +294,7 @@ fn panel<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     area: &DrawingArea<DB, Shift>,
     p: &Panel,
-    names: &[(String, Draw)],
+    names: &[(String, Draw, usize)],
     panel_w: u32,
 ) -> Result<()> {
     let cat = !p.categories.is_empty();

@@ -18,6 +18,7 @@ pub mod axes;
 pub mod bitmap_text;
 pub mod draw;
 pub mod figure;
+pub mod forest;
 pub mod grid;
 pub mod marks;
 pub mod panel;

@@ -110,3 +110,16 @@ pub(super) fn dashed<DB: DrawingBackend>(
     }
     Ok(())
 }
+
+/// The published value's own marker: a filled black diamond, larger than
+/// any series marker (series markers are hollow or strokes), drawn at the
+/// right end of a published line and in its legend swatch.
+pub(crate) fn published_marker<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    at: (i32, i32),
+) -> Result<()> {
+    let (x, y) = at;
+    let s = 7;
+    let diamond = vec![(x, y - s), (x + s, y), (x, y + s), (x - s, y)];
+    area.draw(&Polygon::new(diamond, BLACK.filled())).map_err(err)
+}

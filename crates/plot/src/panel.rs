@@ -9,7 +9,7 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::axes::{range_of, tr};
 use super::figure::{Draw, Panel, RefKind};
-use super::marks::{dashed, marker};
+use super::marks::{dashed, marker, published_marker};
 use super::style::{SHADE_TONES, SMALL, TEXT, err, font, look, ref_look, text};
 use crate::error::Result;
 
@@ -143,6 +143,9 @@ pub(super) fn references<DB: DrawingBackend>(
                 dash,
                 c.stroke_width(2),
             )?;
+            if r.kind == RefKind::Published {
+                published_marker(root, (fr.px)(b, v))?;
+            }
         }
     }
     Ok(())
@@ -153,14 +156,14 @@ pub(super) fn references<DB: DrawingBackend>(
 pub(super) fn series<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     p: &Panel,
-    names: &[(String, Draw)],
+    names: &[(String, Draw, usize)],
     cat: bool,
     fr: &Frame,
 ) -> Result<()> {
     let ((x0, x1), (xlog, ylog)) = (fr.x, fr.log);
     let k = p.series.len().max(1);
     for (si, s) in p.series.iter().enumerate() {
-        let idx = names.iter().position(|n| n.0 == s.name).unwrap_or(si);
+        let idx = names.iter().find(|n| n.0 == s.name).map(|n| n.2).unwrap_or(si);
         let lk = look(idx);
         // Series side by side at a category (or, asked for, at an x).
         let dodge = if cat && k > 1 {
@@ -173,13 +176,17 @@ pub(super) fn series<DB: DrawingBackend>(
         let pts: Vec<(f64, f64, Option<f64>, Option<f64>)> = s
             .points
             .iter()
-            .filter(|q| q.y.is_finite() && (!ylog || q.y > 0.0) && (!xlog || q.x > 0.0))
+            .filter(|q| q.y.is_finite() && (!xlog || q.x > 0.0))
             .map(|q| {
+                // On a log axis a value of 0 (or below) sits on the axis
+                // floor, so a "none" is seen rather than dropped; the CSV
+                // keeps the value.
+                let ty = |v: f64| if ylog && v <= 0.0 { fr.y.0 } else { tr(v, ylog) };
                 (
                     tr(q.x, xlog) + dodge,
-                    tr(q.y, ylog),
-                    q.lo.map(|v| tr(v, ylog)),
-                    q.hi.map(|v| tr(v, ylog)),
+                    ty(q.y),
+                    q.lo.map(ty),
+                    q.hi.map(ty),
                 )
             })
             .collect();

@@ -27,7 +27,11 @@ pub fn register_font() {
     });
 }
 
-const PALETTE: [RGBColor; 10] = [
+/// Okabe and Ito's colour-blind-safe palette without its yellow (too pale
+/// on white) and without black (the published value's colour), with a
+/// dark grey and Tol's wine in their places: eight colours, so the eight
+/// strategies most figures compare each have their own.
+const PALETTE: [RGBColor; COLOURS] = [
     RGBColor(0, 114, 178),
     RGBColor(213, 94, 0),
     RGBColor(0, 158, 115),
@@ -35,13 +39,20 @@ const PALETTE: [RGBColor; 10] = [
     RGBColor(86, 180, 233),
     RGBColor(230, 159, 0),
     RGBColor(90, 90, 90),
-    RGBColor(140, 80, 20),
-    RGBColor(150, 0, 90),
-    RGBColor(20, 20, 20),
+    RGBColor(136, 34, 85),
 ];
+/// How many colours the looks cycle through: looks `i` and `i + COLOURS`
+/// share a colour (and differ in marker).
+pub const COLOURS: usize = 8;
 const MARKERS: usize = 6;
+const MARKER_NAMES: [&str; MARKERS] = ["circle", "square", "triangle", "diamond", "plus", "cross"];
 /// (dash, gap) in pixels; (0, 0) is solid.
 const DASHES: [(u32, u32); 3] = [(0, 0), (9, 5), (2, 4)];
+/// How many distinct looks there are: look `i` has colour `i % COLOURS`
+/// and, in its `i / COLOURS`-th variant (0..6), the marker and dash after
+/// the colour's own, so every look differs from every other in colour or
+/// marker, and looks `i`, `i + COLOURS`, ... are one colour's six variants.
+pub const LOOKS: usize = COLOURS * MARKERS;
 
 #[derive(Clone, Copy)]
 pub(crate) struct Look {
@@ -51,11 +62,51 @@ pub(crate) struct Look {
 }
 
 pub(crate) fn look(i: usize) -> Look {
+    let i = i % LOOKS;
+    let (c, k) = (i % COLOURS, i / COLOURS);
     Look {
-        color: PALETTE[i % PALETTE.len()],
-        marker: i % MARKERS,
-        dash: DASHES[i % DASHES.len()],
+        color: PALETTE[c],
+        marker: (c + k) % MARKERS,
+        dash: DASHES[(c + k) % DASHES.len()],
     }
+}
+
+/// Look `i` in words, as the figure CSV's `look` column writes it
+/// (`#0072b2 circle`): the figure tests compare strategies' looks by it.
+pub fn look_name(i: usize) -> String {
+    let l = look(i);
+    format!(
+        "#{:02x}{:02x}{:02x} {}",
+        l.color.0,
+        l.color.1,
+        l.color.2,
+        MARKER_NAMES[l.marker]
+    )
+}
+
+/// The drawn look of every series name of a figure, in first-seen order:
+/// a series with a fixed look keeps it; the others take, in order, the
+/// looks no fixed series of the figure uses.
+pub(crate) fn resolve_looks(f: &crate::figure::Figure) -> Vec<(String, crate::figure::Draw, usize)> {
+    let fixed: Vec<usize> = f
+        .panels
+        .iter()
+        .flat_map(|p| p.series.iter().filter_map(|s| s.look))
+        .collect();
+    let mut free = (f.free_looks_from..LOOKS)
+        .chain(0..f.free_looks_from)
+        .filter(|i| !fixed.contains(i));
+    let mut out: Vec<(String, crate::figure::Draw, usize)> = Vec::new();
+    for p in &f.panels {
+        for s in &p.series {
+            if out.iter().any(|n| n.0 == s.name) {
+                continue;
+            }
+            let i = s.look.unwrap_or_else(|| free.next().unwrap_or(0));
+            out.push((s.name.clone(), s.draw, i));
+        }
+    }
+    out
 }
 
 pub(crate) fn ref_look(k: RefKind) -> (RGBColor, (u32, u32), f64) {

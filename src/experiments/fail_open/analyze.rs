@@ -131,7 +131,10 @@ fn phase_table(bins: &[BinRow], policies: &[String]) -> String {
             "over limit (sum of bins)",
         ],
         &t,
-    )
+    ) + "\n`limit` is the bucket's rate times the phase's length, without its burst: a token bucket starts full, so in \
+         the normal phase (and again in `back`, on a server restarted empty) it rightly admits its capacity at once on top \
+         of its rate. The normal phase's `over limit` (about one capacity) is that first burst, not a breach; the outage's \
+         `over limit` under fail-open is the policy admitting every miss, which is what B8 measures.\n"
 }
 
 /// Per policy: the outage totals and recovery times over trials.

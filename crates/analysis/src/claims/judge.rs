@@ -568,38 +568,44 @@ pub fn judge(claims: &[ClaimSpec], measured: Vec<Measured>, size: &str) -> Vec<J
             }
             if let Some(k) = chosen[i] {
                 let x = &cands[i][k];
-                let contradicts: Vec<&(String, String)> =
-                    x.own.iter().filter(|(d, _)| c.stated_details.contains(d)).collect();
-                if !contradicts.is_empty() {
-                    let stated: Vec<String> = contradicts
-                        .iter()
-                        .map(|(d, _)| {
-                            let v = mm.setting.iter().find(|(k, _)| k == d).map(|x| x.1.as_str()).unwrap_or("?");
-                            format!("{d}={v}")
-                        })
-                        .collect();
-                    return row(
-                        Verdict::NotReproduced,
-                        String::new(),
-                        false,
-                        format!(
-                            "not reproduced as stated ({}); finding: it reproduces at {}, which contradicts the study's stated {}; {tried} settings tried; swept {range}",
-                            setting_text(&mm.setting),
-                            setting_text(&x.own),
-                            stated.join(", ")
-                        ),
-                    );
-                }
+                let stated: Vec<String> = x
+                    .own
+                    .iter()
+                    .filter(|(d, _)| c.stated_details.contains(d))
+                    .map(|(d, _)| {
+                        let v = mm.setting.iter().find(|(k, _)| k == d).map(|x| x.1.as_str()).unwrap_or("?");
+                        format!("{d}={v}")
+                    })
+                    .collect();
+                let against = if stated.is_empty() {
+                    String::new()
+                } else {
+                    format!(", which contradicts the study's stated {}", stated.join(", "))
+                };
+                // Undecided at the study's setup: more trials may reproduce
+                // it there, so no assumption (or finding) is needed yet.
                 if at_default != Outcome::Outside {
                     return row(
                         Verdict::Inconclusive,
                         String::new(),
                         at_default == Outcome::Straddles,
                         format!(
-                            "undecided at the defaults ({}: {}); reproduces at {}; {tried} settings tried; swept {range}",
+                            "undecided at the defaults ({}: {}); reproduces at {}{against}; {tried} settings tried; swept {range}",
                             setting_text(&mm.setting),
                             undecided_text(at_default, mm),
                             setting_text(&x.own)
+                        ),
+                    );
+                }
+                if !stated.is_empty() {
+                    return row(
+                        Verdict::NotReproduced,
+                        String::new(),
+                        false,
+                        format!(
+                            "not reproduced as stated ({}); finding: it reproduces at {}{against}; {tried} settings tried; swept {range}",
+                            setting_text(&mm.setting),
+                            setting_text(&x.own),
                         ),
                     );
                 }

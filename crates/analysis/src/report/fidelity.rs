@@ -9,14 +9,63 @@ use super::{check_text, figure_of, md_escape, micro, ours_text, verdict_text};
 use crate::FigureInfo;
 use crate::claims::{Judged, Outcome, Verdict, main_outcome, outcome, setting_text, short};
 
-/// The link to a claim's sweep figure, else to its figure.
-fn figure_link(j: &Judged, figures: &[FigureInfo], dir: &Path) -> Option<String> {
-    if let Some(stem) = j.measured.as_ref().and_then(|m| m.sweep_figure.as_ref()) {
-        if dir.join(format!("{stem}.png")).exists() {
-            return Some(format!("figures/{stem}.png"));
-        }
+/// Every number a figure's CSV holds in its numeric columns.
+fn drawn_numbers(dir: &Path, stem: &str) -> Vec<f64> {
+    let Ok(text) = std::fs::read_to_string(dir.join(format!("{stem}.csv"))) else {
+        return vec![];
+    };
+    let mut r = csv::Reader::from_reader(text.as_bytes());
+    r.records()
+        .flatten()
+        .flat_map(|rec| {
+            [3, 5, 6, 7, 9]
+                .iter()
+                .filter_map(|i| rec.get(*i).and_then(|v| v.parse::<f64>().ok()))
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// Whether `v` is among the numbers drawn (to 0.1%), or drawn in %.
+fn is_drawn(v: f64, nums: &[f64]) -> bool {
+    let close = |a: f64, b: f64| (a - b).abs() <= 1e-3 * a.abs().max(b.abs()).max(1e-9);
+    nums.iter().any(|n| close(v, *n) || close(v * 100.0, *n))
+}
+
+/// The figure a claim links to: the first that draws every value its
+/// verdict was judged on (for a claim reproduced at an assumed setting,
+/// its sweep figure first), among the figures that name it and its sweep
+/// figure; if none draws them all, the first that names it.
+pub fn figure_link(j: &Judged, figures: &[FigureInfo], dir: &Path) -> Option<String> {
+    let sweep = j
+        .measured
+        .as_ref()
+        .and_then(|m| m.sweep_figure.clone())
+        .filter(|stem| dir.join(format!("{stem}.png")).exists());
+    let named = figures
+        .iter()
+        .filter(|f| f.claims.iter().any(|c| *c == j.spec.id))
+        .map(|f| f.file.trim_start_matches("figures/").trim_end_matches(".png").to_string());
+    let mut candidates: Vec<String> = Vec::new();
+    if !j.assumption.is_empty() {
+        candidates.extend(sweep.clone());
     }
-    figure_of(figures, &j.spec.id).map(|f| f.file.clone())
+    candidates.extend(named);
+    candidates.extend(sweep);
+    let (values, _) = super::summary::judged_values(j);
+    let shows = |stem: &String| {
+        let nums = drawn_numbers(dir, stem);
+        values.iter().filter(|v| v.is_finite()).all(|v| is_drawn(*v, &nums))
+    };
+    let pick = candidates
+        .iter()
+        .find(|s| shows(s))
+        .or(figure_of(figures, &j.spec.id)
+            .map(|f| f.file.trim_start_matches("figures/").trim_end_matches(".png").to_string())
+            .as_ref()
+            .and_then(|first| candidates.iter().find(|c| *c == first)))
+        .or(candidates.first())?;
+    Some(format!("figures/{pick}.png"))
 }
 
 /// "What did not reproduce": every `not-reproduced`, `inconclusive` and

@@ -6,6 +6,7 @@
 use std::path::Path;
 
 pub mod fidelity;
+pub mod summary;
 
 use crate::claims::{Check, ClaimSpec, Judged, Measured, Verdict, interval_text};
 use crate::error::{Error, Result};
@@ -126,6 +127,7 @@ pub fn results_table(
     manifest: &serde_json::Value,
     run_rel: &str,
     figures: &[crate::FigureInfo],
+    dir: &Path,
 ) -> String {
     let mut out = String::from(
         "| claim | the study says | published | reference run | check | verdict | figure | command | experiment time (full) |\n|---|---|---|---|---|---|---|---|---|\n",
@@ -151,13 +153,10 @@ pub fn results_table(
             ),
             md_escape(&check_text(c)),
             md_escape(&verdict_text(j)),
-            figure_of(figures, &c.id)
+            fidelity::figure_link(j, figures, dir)
                 .map(|f| format!(
-                    "[{}]({run_rel}/{})",
-                    f.file
-                        .trim_start_matches("figures/")
-                        .trim_end_matches(".png"),
-                    f.file
+                    "[{}]({run_rel}/{f})",
+                    f.trim_start_matches("figures/").trim_end_matches(".png"),
                 ))
                 .unwrap_or_else(|| "-".into()),
             c.experiment,
@@ -182,24 +181,182 @@ pub fn md_escape(s: &str) -> String {
     micro(s).replace('|', "\\|").replace('\n', " ")
 }
 
-const HOW_TO_READ: &str = "How to read this report. Every claim of the two studies has a row below: what the study \
-says, its kind (`portable`: should hold on any machine; `portable-ish`: depends on scheduling; `machine`: an absolute \
-time or rate of the authors' machine, judged on its shape only; `behaviour`: yes/no behaviour), the published value, \
-ours (the value the check compares, in the claim's unit, computed from this run's CSVs) with its 95% interval over \
-trials, the check with its tolerance (from `analysis/claims.toml`, where the published values live), the margin (how \
-far ours lies inside or outside the region where the check passes, in the claim's unit) and the verdict, an \
-equivalence test against a tolerance fixed in advance (its basis in `analysis/claims.toml`). `reproduced`: the whole \
-95% interval lies inside the tolerance at the setup as the study states it (our defaults for what it leaves \
-unstated); `reproduced-with-assumption`: only at the named setting of a detail the study does not state (a swept \
-value, or a default we kept because it reproduces), one value per detail serving every claim that has it, with the \
-number of settings tried; `not-reproduced`: the whole interval lies outside (or the claim reproduces only by \
+const HOW_TO_READ: &str = "How to read this report. The figure above has one row per claim: our value divided by \
+the published one on a log axis (1 is the published value), our 95% interval over trials as a bar, and the region \
+where the claim's check passes shaded grey; rows are grouped by verdict. A verdict is an equivalence test against a \
+tolerance fixed in advance (checks, tolerances, their basis and the published values live in `analysis/claims.toml`). \
+`reproduced`: the whole 95% interval lies inside the tolerance at the setup as the study states it (our defaults for \
+what it leaves unstated); `reproduced-with-assumption`: only at the named setting of a detail the study does not state \
+(a swept value, or a default we kept because it reproduces), one value per detail serving every claim that has it, \
+with the number of settings tried; `not-reproduced`: the whole interval lies outside (or the claim reproduces only by \
 changing a parameter the study states, reported as a finding); `inconclusive`: the interval reaches across the \
-tolerance's edge (`(borderline)`) or rests on fewer than 10 trials, not a pass; `not-run`: this size did not \
-measure it. Claims that describe the study (its trial count, its \
-run time) and the harness's own policies are counted apart from the reproduction tally. Each claim links to its \
-figure; every figure draws the published value as a black dash-dot line with the region where the check passes \
-shaded grey, our values as means over trials with whiskers (min to max over trials unless the caption says \
-otherwise), and writes the numbers it draws to a CSV beside it.\n\n";
+tolerance's edge (`(borderline)`) or rests on fewer than 10 trials, not a pass; `not-run`: this size did not measure \
+it. Claims that describe the study (its trial count, its run time) and the harness's own policies are counted apart \
+from the reproduction tally. Then one section per experiment: its claims, the finding in one sentence, its figures, \
+then its tables. In every figure the published value is a black dashed line ending in a black diamond, with the \
+region where its check passes shaded grey; our values are means over trials with whiskers (min to max over trials \
+unless the caption says otherwise), each strategy in one colour and marker in every figure; every figure writes the \
+numbers it draws to a CSV beside it. The full claims table, the environment, and debug-level detail (the \
+sensitivity sweeps setting by setting, full tables) follow the sections; the appendix is for checking, not for \
+reading.\n\n";
+
+/// One study's executive summary: its claims' verdicts in a sentence,
+/// then what did not reproduce as stated.
+fn study_summary(study: &str, rows: &[&Judged]) -> String {
+    let repro: Vec<&&Judged> = rows.iter().filter(|j| j.spec.tally == "reproduction").collect();
+    if repro.is_empty() {
+        return String::new();
+    }
+    let counts: Vec<String> = Verdict::all()
+        .iter()
+        .filter_map(|v| {
+            let n = repro.iter().filter(|j| j.verdict == *v).count();
+            (n > 0).then(|| format!("{n} {}", v.as_str()))
+        })
+        .collect();
+    let mut out = format!(
+        "**Study {study}** ({} claims): {}.",
+        repro.len(),
+        counts.join(", ")
+    );
+    let first = Verdict::all()[0];
+    let others: Vec<String> = repro
+        .iter()
+        .filter(|j| j.verdict != first)
+        .map(|j| {
+            let mut s = format!("{} {}", j.spec.id, j.verdict.as_str());
+            if !j.assumption.is_empty() {
+                s += &format!(" (at {})", j.assumption);
+            }
+            s
+        })
+        .collect();
+    if !others.is_empty() {
+        out += &format!(" Not as stated: {}.", others.join("; "));
+    }
+    let borderline: Vec<&str> = repro
+        .iter()
+        .filter(|j| j.borderline)
+        .map(|j| j.spec.id.as_str())
+        .collect();
+    if !borderline.is_empty() {
+        out += &format!(
+            " Borderline (the 95% interval reaches across the region's edge): {}.",
+            borderline.join(", ")
+        );
+    }
+    out + "\n\n"
+}
+
+/// The full claims table (statement, kind, published, ours with its
+/// interval, unit, check, margin, verdict, figure).
+fn claims_table(
+    rows: &[Judged],
+    figures: &[crate::FigureInfo],
+    dir: &Path,
+    manifest: &serde_json::Value,
+) -> String {
+    let mut out = String::from("| claim | the study says | kind | published | ours [95% interval] | unit | check | margin | verdict | figure |\n|---|---|---|---|---|---|---|---|---|---|\n");
+    for j in rows {
+        let (c, me) = (&j.spec, &j.measured);
+        out.push_str(&format!(
+            "| {} | {} | {} | {} | {} | {} | {} | {} | **{}** | {} |\n",
+            c.id,
+            md_escape(&c.statement),
+            kind_text(c, manifest),
+            md_escape(&c.published_text),
+            md_escape(
+                &me.as_ref()
+                    .map(|m| match inferred_value(j) {
+                        Some(at) => format!("{} at our defaults; {at}", ours_text(c, m)),
+                        None => ours_text(c, m),
+                    })
+                    .unwrap_or_else(|| "-".into())
+            ),
+            md_escape(&unit_short(c)),
+            md_escape(&check_text(c)),
+            md_escape(
+                &me.as_ref()
+                    .map(|m| margin_text(c, m))
+                    .unwrap_or_else(|| "-".into())
+            ),
+            md_escape(&verdict_text(j)),
+            fidelity::figure_link(j, figures, dir)
+                .map(|f| format!("[figure]({f})"))
+                .unwrap_or_else(|| "-".into()),
+        ));
+    }
+    out
+}
+
+/// One claim as a section opens with it: verdict, statement, the judged
+/// value against the published one, the margin.
+fn claim_line(j: &Judged) -> String {
+    let c = &j.spec;
+    let Some(me) = &j.measured else {
+        return format!(
+            "- **{} {}**: {}{}\n",
+            c.id,
+            verdict_text(j),
+            micro(&c.statement),
+            if j.why.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", j.why)
+            }
+        );
+    };
+    let ours = match inferred_value(j) {
+        Some(at) => format!("{} (judged at the assumed setting: {at})", ours_text(c, me)),
+        None => ours_text(c, me),
+    };
+    format!(
+        "- **{} {}** ({}): ours {} {} against published {}; {} ({}).{}\n",
+        c.id,
+        verdict_text(j),
+        micro(&c.statement),
+        ours,
+        unit_short(c),
+        micro(&c.published_text),
+        margin_text(c, me),
+        check_text(c),
+        if me.note.is_empty() {
+            String::new()
+        } else {
+            format!(" *Note:* {}", micro(me.note.trim()))
+        }
+    )
+}
+
+/// A section's markdown split at its first table: figures and text
+/// before, tables after (so a section reads claims, finding, figure,
+/// then tables).
+fn figures_then_tables(md: &str) -> String {
+    let mut prose = String::new();
+    let mut tables = String::new();
+    let mut in_table = false;
+    let mut seen_table = false;
+    for line in md.lines() {
+        let is_table = line.trim_start().starts_with('|');
+        if is_table {
+            in_table = true;
+            seen_table = true;
+        } else if in_table && line.trim().is_empty() {
+            in_table = false;
+        }
+        // Figures (and their captions) move up; the rest keeps its place
+        // after the first table.
+        let figure = line.starts_with("![") || line.starts_with("*Figure ");
+        if is_table || (seen_table && !figure) {
+            tables.push_str(line);
+            tables.push('\n');
+        } else {
+            prose.push_str(line);
+            prose.push('\n');
+        }
+    }
+    format!("{prose}\n{tables}")
+}
 
 /// The verdict as the tables show it: `reproduced-with-assumption
 /// (member_len=26)`, `inconclusive (borderline)`.
@@ -261,7 +418,9 @@ pub fn ours_text(c: &ClaimSpec, m: &Measured) -> String {
     }
 }
 
-// Longer than 120 lines: the report's sections in reading order (summary, claims table, per-experiment sections, fidelity, noise, appendix); each step is one call or one short block.
+// The report's parts in reading order: executive summary and the summary
+// figure, how to read, one section per experiment, the claims table, the
+// environment, the sections without claims, the appendix.
 pub fn write_report(
     path: &Path,
     ctx: &AnalysisCtx,
@@ -269,77 +428,51 @@ pub fn write_report(
     sections: &[Section],
 ) -> Result<()> {
     let m = &ctx.manifest;
-    let figures = ctx.figures.borrow();
-    let mut out = String::new();
-    out.push_str(&format!(
-        "# limitbench report: run `{}`\n\n",
-        m["run_id"].as_str().unwrap_or("?")
-    ));
-    let repro: Vec<&Judged> = rows
-        .iter()
-        .filter(|j| j.spec.tally == "reproduction")
-        .collect();
-    let apart: Vec<&Judged> = rows
-        .iter()
-        .filter(|j| j.spec.tally != "reproduction")
-        .collect();
-    let borderline: Vec<&str> = rows
-        .iter()
-        .filter(|j| j.borderline)
-        .map(|j| j.spec.id.as_str())
-        .collect();
-    out.push_str(&format!(
-        "**{} claims reproduced or not: {}.** Apart from the tally: {}.{}\n\n",
-        repro.len(),
-        tally(&repro),
-        apart
-            .iter()
-            .map(|j| format!("{} ({}) {}", j.spec.id, j.spec.tally, verdict_text(j)))
-            .collect::<Vec<_>>()
-            .join("; "),
-        if borderline.is_empty() {
-            String::new()
-        } else {
-            format!(
-                " Borderline (the 95% interval reaches across the threshold): {}.",
-                borderline.join(", ")
-            )
-        }
-    ));
-    out.push_str(HOW_TO_READ);
-    out.push_str("## Claims\n\n");
-    out.push_str("| claim | the study says | kind | published | ours [95% interval] | unit | check | margin | verdict | figure |\n|---|---|---|---|---|---|---|---|---|---|\n");
-    for j in rows {
-        let (c, me) = (&j.spec, &j.measured);
+    let run = m["run_id"].as_str().unwrap_or("?");
+    let mut out = format!("# limitbench report: run `{run}` (size `{}`)\n\n", m["size"].as_str().unwrap_or("?"));
+    out.push_str("## Executive summary\n\n");
+    let mut studies: Vec<&str> = rows.iter().map(|j| j.spec.study.as_str()).collect();
+    studies.dedup();
+    for st in studies {
+        let mine: Vec<&Judged> = rows.iter().filter(|j| j.spec.study == st).collect();
+        out.push_str(&study_summary(st, &mine));
+    }
+    let apart: Vec<&Judged> = rows.iter().filter(|j| j.spec.tally != "reproduction").collect();
+    if !apart.is_empty() {
         out.push_str(&format!(
-            "| {} | {} | {} | {} | {} | {} | {} | {} | **{}** | {} |\n",
-            c.id,
-            md_escape(&c.statement),
-            kind_text(c, m),
-            md_escape(&c.published_text),
-            md_escape(
-                &me.as_ref()
-                    .map(|m| match inferred_value(j) {
-                        Some(at) => format!("{} at our defaults; {at}", ours_text(c, m)),
-                        None => ours_text(c, m),
-                    })
-                    .unwrap_or_else(|| "-".into())
-            ),
-            md_escape(&unit_short(c)),
-            md_escape(&check_text(c)),
-            md_escape(
-                &me.as_ref()
-                    .map(|m| margin_text(c, m))
-                    .unwrap_or_else(|| "-".into())
-            ),
-            md_escape(&verdict_text(j)),
-            figure_of(&figures, &c.id)
-                .map(|f| format!("[figure]({})", f.file))
-                .unwrap_or_else(|| "-".into()),
+            "Apart from the tally (the studies' own description and the harness's policy): {}.\n\n",
+            apart
+                .iter()
+                .map(|j| format!("{} ({}) {}", j.spec.id, j.spec.tally, verdict_text(j)))
+                .collect::<Vec<_>>()
+                .join("; ")
         ));
     }
-    out.push_str(&fidelity::not_reproduced(rows, &figures, &ctx.figures_dir));
-    out.push_str(&fidelity::sweeps(rows));
+    out.push_str(&summary::write_summary(rows, run, &ctx.figures_dir)?);
+    out.push_str(HOW_TO_READ);
+    let figures = ctx.figures.borrow();
+    let (with_claims, without): (Vec<&Section>, Vec<&Section>) = sections
+        .iter()
+        .partition(|s| rows.iter().any(|j| j.spec.experiment == s.experiment));
+    for s in with_claims {
+        let mine: Vec<&Judged> = rows
+            .iter()
+            .filter(|j| j.spec.experiment == s.experiment)
+            .collect();
+        let ids: Vec<&str> = mine.iter().map(|j| j.spec.id.as_str()).collect();
+        out.push_str(&format!("\n## {} ({})\n\n", s.experiment, ids.join(", ")));
+        for j in &mine {
+            out.push_str(&claim_line(j));
+        }
+        out.push('\n');
+        if !s.finding.is_empty() {
+            out.push_str(&format!("**Finding:** {}\n\n", s.finding));
+        }
+        out.push_str(&figures_then_tables(&s.markdown));
+        out.push('\n');
+    }
+    out.push_str("\n## All claims\n\n");
+    out.push_str(&claims_table(rows, &figures, &ctx.figures_dir, m));
     out.push_str("\n## Environment\n\n");
     out.push_str(&format!(
         "- size `{}`, seed `{}`, git `{}`{}\n- machine: {} ({} cores), kernel {}, {}\n- redis-server {}\n- started {}, ended {}\n\n",
@@ -369,54 +502,22 @@ pub fn write_report(
         }
         out.push('\n');
     }
-    for s in sections {
-        let mine: Vec<&Judged> = rows
-            .iter()
-            .filter(|j| j.spec.experiment == s.experiment)
-            .collect();
-        out.push_str(&format!("\n## {}\n\n", s.experiment));
-        for j in &mine {
-            let c = &j.spec;
-            let Some(me) = &j.measured else {
-                out.push_str(&format!(
-                    "- **{} {}**: {}{}\n",
-                    c.id,
-                    verdict_text(j),
-                    micro(&c.statement),
-                    if j.why.is_empty() {
-                        String::new()
-                    } else {
-                        format!(" ({})", j.why)
-                    }
-                ));
-                continue;
-            };
-            out.push_str(&format!(
-                "- **{} {}** ({}): ours {} against published {}; {} ({}).\n",
-                c.id,
-                verdict_text(j),
-                micro(&c.statement),
-                me.display,
-                micro(&c.published_text),
-                margin_text(c, me),
-                check_text(c),
-            ));
-        }
-        if !mine.is_empty() {
+    // Sections without claims (latency, scorecard link, noise, warnings)
+    // carry their own heading.
+    for s in without {
+        if !s.markdown.trim_start().starts_with("## ") {
+            out.push_str(&format!("\n## {}\n\n", s.experiment));
+        } else {
             out.push('\n');
-        }
-        if !s.finding.is_empty() {
-            out.push_str(&format!("**Finding:** {}\n\n", s.finding));
         }
         out.push_str(&s.markdown);
         out.push('\n');
     }
-    let appendix: Vec<&Section> = sections.iter().filter(|s| !s.appendix.is_empty()).collect();
-    if !appendix.is_empty() {
-        out.push_str("\n## Appendix: full tables\n");
-        for s in appendix {
-            out.push_str(&format!("\n### {}\n\n{}\n", s.experiment, s.appendix));
-        }
+    out.push_str("\n## Appendix: debug-level detail\n\nFor checking, not for reading: every claim that did not reproduce at our defaults, every sensitivity sweep setting by setting, and each experiment's full tables.\n");
+    out.push_str(&fidelity::not_reproduced(rows, &figures, &ctx.figures_dir).replace("\n### ", "\n### Appendix: "));
+    out.push_str(&fidelity::sweeps(rows).replace("\n### ", "\n#### ").replace("\n## Sensitivity sweeps", "\n### Appendix: sensitivity sweeps"));
+    for s in sections.iter().filter(|s| !s.appendix.is_empty()) {
+        out.push_str(&format!("\n### Appendix: {} tables\n\n{}\n", s.experiment, s.appendix));
     }
     std::fs::write(path, out).map_err(|e| Error::io("writing report.md", e))
 }

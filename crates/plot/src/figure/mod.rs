@@ -21,6 +21,7 @@
 
 pub use super::svg_text::{TextBox, text_boxes, text_problems};
 pub use super::text::{text_width, wrap};
+pub use super::style::{COLOURS, LOOKS, look_name};
 
 // ---- The model ----
 
@@ -71,14 +72,24 @@ pub struct Series {
     pub name: String,
     pub points: Vec<Pt>,
     pub draw: Draw,
+    /// A fixed look (index into the palette's looks, [`LOOKS`]) that the
+    /// caller keeps for this series in every figure (the analysis keys one
+    /// per strategy); None: the next look no fixed series of the figure uses.
+    pub look: Option<usize>,
 }
 
 impl Series {
+    /// The same series with a fixed look (see [`Series::look`]).
+    pub fn with_look(mut self, look: usize) -> Self {
+        self.look = Some(look);
+        self
+    }
     pub fn line(name: impl Into<String>, points: Vec<Pt>) -> Self {
         Series {
             name: name.into(),
             points,
             draw: Draw::LinePoints,
+            look: None,
         }
     }
     pub fn points(name: impl Into<String>, points: Vec<Pt>) -> Self {
@@ -86,6 +97,7 @@ impl Series {
             name: name.into(),
             points,
             draw: Draw::Points,
+            look: None,
         }
     }
     pub fn plain(name: impl Into<String>, points: Vec<Pt>) -> Self {
@@ -93,6 +105,7 @@ impl Series {
             name: name.into(),
             points,
             draw: Draw::Line,
+            look: None,
         }
     }
 }
@@ -269,6 +282,10 @@ pub struct Figure {
     pub panels: Vec<Panel>,
     /// Panels per row.
     pub columns: usize,
+    /// Series without a fixed look take looks from this index on, so a
+    /// caller that fixes looks 0..k for named things (the analysis: one
+    /// per strategy) never sees another series drawn in one of them.
+    pub free_looks_from: usize,
 }
 
 impl Figure {
@@ -285,6 +302,7 @@ impl Figure {
             caption: caption.into(),
             panels: vec![],
             columns: 1,
+            free_looks_from: 0,
         }
     }
     pub fn panel(mut self, p: Panel) -> Self {

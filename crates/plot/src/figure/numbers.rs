@@ -17,7 +17,18 @@ impl Figure {
             "high",
             "n",
             "x_end",
+            "look",
         ]);
+        // The look each series is drawn with (colour and marker), so a
+        // test can check that a strategy looks the same in every figure.
+        let looks = crate::style::resolve_looks(self);
+        let look_of = |name: &str| {
+            looks
+                .iter()
+                .find(|l| l.0 == name)
+                .map(|l| crate::style::look_name(l.2))
+                .unwrap_or_default()
+        };
         let o = |v: Option<f64>| {
             v.filter(|v| v.is_finite())
                 .map(|v| format!("{v}"))
@@ -43,6 +54,7 @@ impl Figure {
                         o(pt.hi),
                         pt.n.map(|n| n.to_string()).unwrap_or_default(),
                         String::new(),
+                        look_of(&s.name),
                     ]);
                 }
             }
@@ -63,7 +75,26 @@ impl Figure {
                     o(r.band.map(|b| b.1)),
                     String::new(),
                     o(r.x.map(|x| x.1)),
+                    String::new(),
                 ]);
+            }
+            // A published range without one value: its ends, as drawn.
+            for r in p.refs.iter().filter(|r| r.value.is_none() && r.kind == RefKind::Published) {
+                for v in &r.lines {
+                    let _ = w.write_record([
+                        p.title.clone(),
+                        "published-line".into(),
+                        r.label.clone(),
+                        o(r.x.map(|x| x.0)),
+                        String::new(),
+                        o(Some(*v)),
+                        String::new(),
+                        String::new(),
+                        String::new(),
+                        o(r.x.map(|x| x.1)),
+                        String::new(),
+                    ]);
+                }
             }
             for s in &p.shades {
                 let _ = w.write_record([
@@ -77,6 +108,7 @@ impl Figure {
                     String::new(),
                     String::new(),
                     format!("{}", s.x1),
+                    String::new(),
                 ]);
             }
         }

@@ -158,7 +158,8 @@ pub(super) fn per_client(ctx: &AnalysisCtx, cells: &LogCells, zs: &[u64]) -> Res
         "sliding-log memory per client: the jump at the listpack cliff and a 100,000-entry log",
         "The mean over trials (used_memory growth / clients; the spread is in the member-length figure); B3.2 and B4.3 are judged on the default members; the other member lengths show how much the unstated member size matters.",
     )
-    .columns(2)
+    // Three panels in one row: no empty slot beside the last.
+    .columns(3)
     .panel(a)
     .panel_if_any(b)
     .panel_if_any(d)
@@ -181,7 +182,7 @@ pub(super) fn cpu(
         "jump from Z to Z+1 entries",
         cliffs.iter().map(|c| Pt::new(c.0 as f64, c.3)).collect(),
     ))
-    .reference(Reference::expected("no jump (1x)", 1.0));
+    .reference(Reference::expected("1x: no jump, no difference", 1.0));
     a.title = "the jump follows Z".into();
     let mut b = Panel::new(
         "CPU per admitted decision by log size",
@@ -204,6 +205,20 @@ pub(super) fn cpu(
             .collect();
         b = b.series(Series::line(format!("Z = {}", num(*z as f64)), pts));
     }
+    // B3.4's judged quantity: a listpack's CPU per decision over a
+    // skiplist's at the same number of entries (above 1: the listpack costs more).
+    let mut c = Panel::new(
+        "B3.4's judged ratio: listpack / skiplist",
+        Axis::new(""),
+        Axis::new("CPU per decision, listpack / skiplist (x)"),
+    );
+    if let Some((n, lp, sl)) = super::listpack_vs_skiplist(cpu) {
+        c = c
+            .categories(vec![format!("{} entries", num(n as f64))])
+            .series(Series::points("ours (one window each)", vec![Pt::new(0.0, lp / sl)]))
+            .reference(Reference::expected("1x: no jump, no difference", 1.0))
+            .y_from_zero(1.3);
+    }
     let published = ctx
         .claim("B3.4")
         .map(|c| c.published_text.clone())
@@ -216,9 +231,10 @@ pub(super) fn cpu(
             "One measurement per point (the default members; CPU: one connection deciding on a log of the given size, every call admits). The study publishes no number for B3.4 (\"{published}\"); it is judged on these two shapes."
         ),
     )
-    .columns(2)
+    .columns(3)
     .panel_if_any(a)
     .panel_if_any(b)
+    .panel_if_any(c)
     .write_if_any(ctx)
 }
 

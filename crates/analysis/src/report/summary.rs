@@ -1,0 +1,216 @@
+//! The summary figure that opens the report and the README's results: one
+//! row per claim, ours / published on a log axis with our 95% interval and
+//! the band where the claim's check passes, grouped by verdict (in the
+//! judge's order, [`Verdict::all`]), the number of settings tried beside
+//! each row. Rows are built from the judged claims only; the figure reads
+//! no CSV of its own.
+
+use limitbench_plot::forest::{Forest, ForestGroup, ForestRow};
+
+use crate::claims::{Check, Judged, Verdict};
+use crate::error::Result;
+use crate::figure::num;
+
+/// The file stem of the summary figure under `figures/`.
+pub const SUMMARY_FIGURE: &str = "summary-claims";
+
+/// The values and 95% intervals a claim's verdict was judged on: at the
+/// assumed setting for a claim that reproduces only there, else at our
+/// defaults.
+pub fn judged_values(j: &Judged) -> (Vec<f64>, Vec<(f64, f64)>) {
+    let Some(m) = &j.measured else {
+        return (vec![], vec![]);
+    };
+    if !j.assumption.is_empty()
+        && let Some(a) = m
+            .sweep
+            .iter()
+            .find(|a| crate::claims::setting_text(&a.own(&m.setting)) == j.assumption)
+    {
+        return (a.values.clone(), a.intervals.clone());
+    }
+    (m.values.clone(), m.intervals.clone())
+}
+
+/// A verdict's heading in the figure.
+fn heading(v: Verdict) -> String {
+    match v.as_str() {
+        "pass" | "reproduced" => "reproduced as stated".into(),
+        "pass-inferred" | "reproduced-with-assumption" => {
+            "reproduced with an assumption (a setting the study leaves unstated)".into()
+        }
+        "fail" | "not-reproduced" => "not reproduced".into(),
+        other => other.replace('-', " "),
+    }
+}
+
+/// Look of a verdict's group (indices of the chart library's palette:
+/// green circle, blue triangle, vermillion cross, orange diamond, grey plus).
+fn group_look(v: Verdict) -> usize {
+    match v.as_str() {
+        "pass" | "reproduced" => 34,
+        "pass-inferred" | "reproduced-with-assumption" => 16,
+        "fail" | "not-reproduced" => 33,
+        "inconclusive" => 37,
+        _ => 38,
+    }
+}
+
+/// The row of one claim: the value that decides (the one with the least
+/// margin to its band, when the claim compares several) as a ratio to its
+/// published value.
+fn row(j: &Judged) -> ForestRow {
+    let c = &j.spec;
+    let settings = j.measured.as_ref().map(|m| 1 + m.sweep.len()).unwrap_or(0);
+    let mut note = match settings {
+        0 => "not measured".to_string(),
+        1 => "1 setting".to_string(),
+        n => format!("{n} settings"),
+    };
+    if !j.assumption.is_empty() {
+        note += &format!("; at {}", j.assumption);
+    }
+    let label = format!("{} {}", c.id, crate::table::micro(&c.statement));
+    let (values, intervals) = judged_values(j);
+    let Some(m) = &j.measured else {
+        return ForestRow {
+            label,
+            note,
+            placeholder: "not run at this size".into(),
+            ..Default::default()
+        };
+    };
+    if matches!(c.check, Check::Behaviour | Check::Shape) || values.is_empty() {
+        let held = m.conditions.iter().filter(|c| c.1).count();
+        return ForestRow {
+            label,
+            note,
+            placeholder: format!(
+                "{} claim: {held} of {} conditions hold (no ratio)",
+                c.check.as_str(),
+                m.conditions.len()
+            ),
+            ..Default::default()
+        };
+    }
+    // The value with the least margin decides.
+    let margin = |i: usize| {
+        crate::figure::pass_region(c, i)
+            .1
+            .map(|(lo, hi)| {
+                let (a, b) = intervals.get(i).copied().unwrap_or((values[i], values[i]));
+                (a - lo).min(hi - b) / c.published.at(i).abs().max(1e-12)
+            })
+            .unwrap_or(f64::INFINITY)
+    };
+    let i = (0..values.len())
+        .min_by(|a, b| margin(*a).total_cmp(&margin(*b)))
+        .unwrap_or(0);
+    if values.len() > 1 {
+        note += &format!("; value {}/{}", i + 1, values.len());
+    }
+    // A range's published value is its middle; a value of 0 has no ratio.
+    let p = if c.check == Check::InRange {
+        (c.published.at(0) + c.published.at(1)) / 2.0
+    } else {
+        c.published.at(i)
+    };
+    let v = values[i];
+    if !(p.is_finite() && p > 0.0) {
+        return ForestRow {
+            label,
+            note,
+            placeholder: match crate::figure::pass_region(c, i).1 {
+                Some((lo, hi)) if lo == hi => format!("ours {} = published {} exactly (no ratio to 0)", num(v), num(p)),
+                _ => format!(
+                    "ours {} against published {}; passes {} (no ratio to 0)",
+                    num(v),
+                    num(p),
+                    crate::figure::pass_region(c, i).2
+                ),
+            },
+            ..Default::default()
+        };
+    }
+    let band = crate::figure::pass_region(c, i)
+        .1
+        .map(|(lo, hi)| (lo / p, hi / p));
+    ForestRow {
+        label,
+        value: Some(v / p),
+        interval: intervals.get(i).map(|(a, b)| (a / p, b / p)),
+        band,
+        note,
+        placeholder: String::new(),
+    }
+}
+
+/// The summary figure of `rows`: the reproduction claims by verdict, then
+/// those counted apart (the study's own description, the harness's policy).
+pub fn summary_forest(rows: &[Judged], run: &str) -> Forest {
+    let mut groups: Vec<ForestGroup> = Verdict::all()
+        .iter()
+        .map(|v| {
+            let mine: Vec<ForestRow> = rows
+                .iter()
+                .filter(|j| j.verdict == *v && j.spec.tally == "reproduction")
+                .map(row)
+                .collect();
+            ForestGroup {
+                label: format!("{} ({})", heading(*v), mine.len()),
+                look: group_look(*v),
+                rows: mine,
+            }
+        })
+        .filter(|g| !g.rows.is_empty())
+        .collect();
+    let apart: Vec<ForestRow> = rows
+        .iter()
+        .filter(|j| j.spec.tally != "reproduction")
+        .map(|j| {
+            let mut r = row(j);
+            r.note = format!("{}; {}", j.verdict.as_str(), r.note);
+            r
+        })
+        .collect();
+    if !apart.is_empty() {
+        groups.push(ForestGroup {
+            label: format!(
+                "apart from the tally: the study's description, our policy ({})",
+                apart.len()
+            ),
+            look: 38,
+            rows: apart,
+        });
+    }
+    let n: usize = groups.iter().map(|g| g.rows.len()).sum();
+    Forest {
+        name: SUMMARY_FIGURE.into(),
+        title: format!("Every claim at a glance: ours / published, {n} claims, run `{run}`"),
+        caption: "One row per claim, grouped by verdict. Marker: our value divided by the published \
+                  value (the middle of a published range); bar: our 95% interval over trials, divided \
+                  alike; grey: where the claim's check passes (a band open to one side reaches the axis \
+                  edge). A claim that compares several values is drawn at the one nearest its band's edge (value k/n at the right). \
+                  Right: how many settings of the details the study leaves unstated were measured (our \
+                  defaults and the sweep), and the assumed setting of a claim reproduced only there. Shape \
+                  and behaviour claims have no ratio: their conditions are counted instead. A value \
+                  outside the axis is an arrow with its ratio."
+            .into(),
+        x_label: "ours / published (log scale)".into(),
+        one_label: "published".into(),
+        note_heading: "settings tried".into(),
+        groups,
+    }
+}
+
+/// Write the summary figure into the run's figures/ and return its markdown.
+pub fn write_summary(rows: &[Judged], run: &str, figures_dir: &std::path::Path) -> Result<String> {
+    let f = summary_forest(rows, run);
+    f.write_to(figures_dir)?;
+    let n = SUMMARY_FIGURE;
+    Ok(format!(
+        "![{}](figures/{n}.png)\n\n*Figure {n}.* {} ([SVG](figures/{n}.svg), [numbers drawn](figures/{n}.csv))\n\n",
+        f.title.replace(['[', ']', '`'], ""),
+        f.caption
+    ))
+}
