@@ -293,11 +293,7 @@ async fn run(cli: Cli) -> Result<i32> {
             println!("{} against {}:\n", run_dir.display(), reference.display());
             print!("{}", compare::table(&pairs));
             let differ = pairs.iter().filter(|p| p.differs()).count();
-            let both = pairs.iter().filter(|p| p.both_measured()).count();
-            println!(
-                "\n{differ} of the {both} claims measured in both runs have different verdicts; {} not measured in both",
-                pairs.len() - both
-            );
+            print!("\n{}", compare::summary(&pairs));
             Ok(if differ > 0 { 1 } else { 0 })
         }
         Command::Scorecard(args) => scorecard(args, &project("")).await,
