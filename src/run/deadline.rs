@@ -176,3 +176,28 @@ pub fn outliers(run_dir: &std::path::Path) -> Result<Vec<String>> {
     }
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_trial_far_slower_than_its_cell_is_flagged() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut text = String::from("experiment,cell,trial,wall_ms\n");
+        for (t, ms) in [1300.0, 1350.0, 1400.0, 91351.0].iter().enumerate() {
+            text += &format!("concurrency,token-bucket/c8/rtt0,{t},{ms}\n");
+        }
+        // A cell of fast trials with one twice as slow: not a stall.
+        for (t, ms) in [10.0, 11.0, 22.0].iter().enumerate() {
+            text += &format!("concurrency,gcra/c1/rtt0,{t},{ms}\n");
+        }
+        std::fs::write(dir.path().join(TRIAL_TIMES_CSV), text).unwrap();
+        let w = outliers(dir.path()).unwrap();
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(w[0].contains("trial 3 of cell `token-bucket/c8/rtt0` took 91.4 s"), "{w:?}");
+        assert_eq!(parse_duration("500ms").unwrap(), Duration::from_millis(500));
+        assert_eq!(parse_duration("2m").unwrap(), Duration::from_secs(120));
+        assert!(parse_duration("0s").is_err() && parse_duration("3h").is_err());
+    }
+}
