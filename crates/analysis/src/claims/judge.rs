@@ -157,8 +157,13 @@ pub fn outcome_with(
             Outcome::Inside
         };
     }
-    if values.is_empty() || values.iter().any(|v| !v.is_finite()) {
+    if values.is_empty() {
         return Outcome::Outside;
+    }
+    // A value this run did not measure (NaN: a rate that did not run at
+    // this size) rests on no trial at all: it decides nothing.
+    if values.iter().any(|v| !v.is_finite()) {
+        return Outcome::TooFew;
     }
     if few {
         return Outcome::TooFew;
