@@ -55,6 +55,16 @@ enum Command {
     },
     /// Run experiments and write data/<run-id>/ (CSV per experiment, manifest.json).
     Run(RunArgs),
+    /// Join the folders of a sharded run's shards (`run --shard I/N`) into
+    /// one run folder, after checking that they are parts of one run (commit,
+    /// size, seed, inputs, parameters, redis-server); then analyze it.
+    Merge {
+        /// The merged run's folder (new, or empty).
+        out: PathBuf,
+        /// Every shard's run folder.
+        #[arg(required = true, num_args = 2..)]
+        runs: Vec<PathBuf>,
+    },
     /// List the experiments and the claims their rows are evidence for.
     Experiments {
         /// The claims table (which experiment each claim comes from);
@@ -283,6 +293,19 @@ async fn run(cli: Cli) -> Result<i32> {
             Ok(0)
         }
         Command::Run(args) => app::run::run_experiments(args, &project("")).await,
+        Command::Merge { out, runs } => {
+            let names: Vec<&str> = experiments::REGISTRY.iter().map(|d| d.name).collect();
+            let merged = limitbench::run::merge::merge(&out, &runs, &names)?;
+            for (table, rows) in &merged.tables {
+                eprintln!("limitbench: {table}: {rows} rows");
+            }
+            eprintln!(
+                "limitbench: claims, report and figures: limitbench analyze {}",
+                merged.dir.path.display()
+            );
+            println!("{}", merged.dir.path.display());
+            Ok(0)
+        }
         Command::Compare { run_dir, reference } => {
             use limitbench::analysis::compare;
             let reference = reference.unwrap_or_else(|| project("data/reference"));

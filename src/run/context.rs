@@ -68,6 +68,18 @@ pub struct RunContext {
     /// `--stall-after`: the deadline of every setup and trial (default:
     /// derived from the experiment's own trials, `run::deadline`).
     pub stall_after: Option<std::time::Duration>,
+    /// The run's shard (`limitbench run --shard I/N`): the sweep runs only
+    /// this shard's cells (`run::shard`); None runs them all.
+    pub shard: Option<crate::run::shard::Shard>,
+    /// The lane of an experiment split over several concurrent runs of it
+    /// in this process (`run::parallel`): like a shard, of the shard's cells.
+    pub lane: Option<crate::run::shard::Shard>,
+    /// CPU-bound (runs alone) or latency-bound with its schedule's bound
+    /// (`run::parallel`); the registry's declaration, set by `limitbench run`.
+    pub bound: crate::run::parallel::Bound,
+    /// The attempt of the trial running now: 0, or the redo after a trial
+    /// whose schedule slipped past the bound. A redo writes fresh keys.
+    pub attempt: std::sync::atomic::AtomicU64,
     /// No progress output (the scorecard reports per strategy instead).
     quiet: bool,
     manifest: Arc<Mutex<crate::run::manifest::RunManifest>>,
@@ -110,6 +122,10 @@ impl RunContext {
             key_prefix: String::new(),
             cluster_url: None,
             stall_after: None,
+            shard: None,
+            lane: None,
+            bound: crate::run::parallel::Bound::Cpu,
+            attempt: std::sync::atomic::AtomicU64::new(0),
             quiet: false,
             manifest,
             validating: false,
@@ -132,6 +148,24 @@ impl RunContext {
         self
     }
 
+    /// Run only `shard`'s cells (None: all of them).
+    pub fn with_shard(mut self, shard: Option<crate::run::shard::Shard>) -> Self {
+        self.shard = shard;
+        self
+    }
+
+    /// Run only `lane`'s part of the cells (None: all the shard's).
+    pub fn with_lane(mut self, lane: Option<crate::run::shard::Shard>) -> Self {
+        self.lane = lane;
+        self
+    }
+
+    /// Declare how the experiment's cells use the machine.
+    pub fn with_bound(mut self, bound: crate::run::parallel::Bound) -> Self {
+        self.bound = bound;
+        self
+    }
+
     /// No progress bar or lines from the sweep.
     pub fn quiet(mut self) -> Self {
         self.quiet = true;
@@ -146,8 +180,12 @@ impl RunContext {
 
     /// [`crate::run::keys::fresh_client`] under the run's key prefix.
     pub fn fresh_client(&self, experiment: &str, cell: &str, trial: u64) -> String {
+        let redo = match self.attempt.load(std::sync::atomic::Ordering::Relaxed) {
+            0 => String::new(),
+            a => format!("-redo{a}"),
+        };
         format!(
-            "{}{}",
+            "{}{}{redo}",
             self.key_prefix,
             crate::run::keys::fresh_client(experiment, cell, trial)
         )
@@ -443,6 +481,27 @@ fn load_params(file: &Path, size: Size) -> Result<toml::Table> {
     Ok(merged)
 }
 
+/// The run's one progress display (a bar per experiment in flight).
+fn progress_display() -> &'static indicatif::MultiProgress {
+    static DISPLAY: std::sync::OnceLock<indicatif::MultiProgress> = std::sync::OnceLock::new();
+    DISPLAY.get_or_init(indicatif::MultiProgress::new)
+}
+
+/// The cells of other experiments in flight beside `label`'s, for a
+/// progress line ("" when it runs alone).
+fn beside_text(label: &str) -> String {
+    let own = format!("{label}/");
+    let others: Vec<String> = crate::run::parallel::in_flight()
+        .into_iter()
+        .filter(|c| !c.starts_with(&own))
+        .collect();
+    if others.is_empty() {
+        String::new()
+    } else {
+        format!(" | beside: {}", others.join(", "))
+    }
+}
+
 /// Progress on stderr: a bar with ETA on a terminal, a line every ~10% otherwise.
 pub struct Progress {
     bar: Option<indicatif::ProgressBar>,
@@ -468,7 +527,9 @@ impl Progress {
                 .progress_chars("=> "),
             );
             b.set_prefix(label);
-            Some(b)
+            // One display for the whole run: experiments side by side get
+            // one bar each, stacked, not bars drawn over each other.
+            Some(progress_display().add(b))
         } else {
             eprintln!("[{label}] {total} trials to run");
             None
@@ -509,7 +570,7 @@ impl Progress {
         self.done += 1;
         match &self.bar {
             Some(b) => {
-                b.set_message(msg.to_string());
+                b.set_message(format!("{msg}{}", beside_text(self.label)));
                 b.inc(1);
             }
             None if self.silent => {}
@@ -519,8 +580,12 @@ impl Progress {
                     self.last_pct = pct;
                     let el = self.started.elapsed().as_secs_f64();
                     eprintln!(
-                        "[{}] {}/{} ({pct}%) {:.0}s {msg}",
-                        self.label, self.done, self.total, el
+                        "[{}] {}/{} ({pct}%) {:.0}s {msg}{}",
+                        self.label,
+                        self.done,
+                        self.total,
+                        el,
+                        beside_text(self.label)
                     );
                 }
             }
@@ -577,7 +642,10 @@ workers = [8]
         assert_eq!(s["workers"].as_array().unwrap()[0].as_integer(), Some(8));
         // The run is unchanged by the probe table.
         let r = load_params(&p, Size::Quick).unwrap();
-        assert_eq!((int(&r, "trials"), r.contains_key("workers")), (Some(5), false));
+        assert_eq!(
+            (int(&r, "trials"), r.contains_key("workers")),
+            (Some(5), false)
+        );
     }
 
     #[test]
@@ -587,7 +655,10 @@ workers = [8]
         assert!(e.contains("no [probe] table"), "{e}");
         let (_d, p) = file("[defaults]\n[quick]\n[probes]\n");
         let e = load_params(&p, Size::Quick).unwrap_err().to_string();
-        assert!(e.contains("unknown top-level key") && e.contains("probe"), "{e}");
+        assert!(
+            e.contains("unknown top-level key") && e.contains("probe"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -603,10 +674,21 @@ workers = [8]
         let run = RunDir::scratch(d.path());
         let manifest = Arc::new(Mutex::new(crate::run::manifest::RunManifest::default()));
         let dir = p.parent().unwrap();
-        let ctx = RunContext::new("x", run, Size::Smoke, 1, None, None, None, None, dir, manifest)
-            .unwrap()
-            .probe()
-            .unwrap();
+        let ctx = RunContext::new(
+            "x",
+            run,
+            Size::Smoke,
+            1,
+            None,
+            None,
+            None,
+            None,
+            dir,
+            manifest,
+        )
+        .unwrap()
+        .probe()
+        .unwrap();
         let e = ctx.params::<P>().unwrap_err().to_string();
         assert!(e.contains("[probe.smoke] workers"), "{e}");
         let ctx = ctx.with_key_prefix("lb:run:");

@@ -28,6 +28,20 @@ pub struct RunManifest {
     /// SHA-1 of every script and manifest (absent in runs made before it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub inputs: Option<RunInputs>,
+    /// The shard this run folder holds (`limitbench run --shard I/N`);
+    /// absent for an unsharded run and for a merged one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<crate::run::shard::Shard>,
+    /// A merged run's parts (`limitbench merge`): each shard's run id, shard
+    /// and machine. Per experiment, `experiments.<name>.machines` lists the
+    /// machines whose shards committed its rows; the report marks a
+    /// machine-kind claim judged on rows from more than one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub merged_from: Vec<serde_json::Value>,
+    /// How many latency-bound experiments ran at once and how that was
+    /// chosen (`run::parallel`); absent in runs made before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parallel: Option<serde_json::Value>,
     /// Per experiment: started, ended, seconds (summed over sessions),
     /// sessions (each session's start and seconds), parameters and notes.
     pub experiments: BTreeMap<String, serde_json::Map<String, serde_json::Value>>,
@@ -196,13 +210,16 @@ pub fn machine_info() -> serde_json::Value {
         "physical_cores": System::physical_core_count().ok(),
         "kernel": System::kernel_version().unwrap_or_default(),
         "os": System::long_os_version().unwrap_or_default(),
+        "hostname": System::host_name().unwrap_or_default(),
         "memory_mib": sys.as_ref().map(|s| s.total_memory() / (1024 * 1024)).unwrap_or(0),
         "harness_cpus_allowed": crate::pin::allowed_cpus(std::process::id()),
         "rustc": option_env!("LIMITBENCH_RUSTC_VERSION").unwrap_or("unknown"),
     })
 }
 
-/// `git rev-parse HEAD` and whether the tree has uncommitted changes.
+/// `git rev-parse HEAD` and whether the tree has uncommitted changes; where
+/// there is no checkout (a container image, deploy/Dockerfile), the commit
+/// the image was built from, `LIMITBENCH_GIT_COMMIT`.
 pub fn git_state() -> (String, bool) {
     let run = |args: &[&str]| {
         std::process::Command::new("git")
@@ -213,6 +230,11 @@ pub fn git_state() -> (String, bool) {
     };
     let commit = run(&["rev-parse", "HEAD"])
         .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .or_else(|| {
+            std::env::var("LIMITBENCH_GIT_COMMIT")
+                .ok()
+                .filter(|c| !c.is_empty())
+        })
         .unwrap_or_else(|| "unknown".into());
     let dirty = run(&["status", "--porcelain", "--untracked-files=no"])
         .map(|o| !o.stdout.is_empty())

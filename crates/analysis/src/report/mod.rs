@@ -97,6 +97,22 @@ pub fn margin_text(c: &ClaimSpec, m: &Measured) -> String {
     out
 }
 
+/// A claim's kind; a `machine` claim (an absolute time or rate) whose
+/// experiment's rows came from more than one machine (a merged sharded run:
+/// `experiments.<name>.machines` in the manifest) says so, since its value
+/// then mixes machines.
+pub fn kind_text(c: &ClaimSpec, manifest: &serde_json::Value) -> String {
+    let machines = manifest["experiments"][c.experiment.as_str()]["machines"]
+        .as_array()
+        .map(|a| a.len())
+        .unwrap_or(0);
+    if c.kind == "machine" && machines > 1 {
+        format!("{} (rows from {machines} machines)", c.kind)
+    } else {
+        c.kind.to_string()
+    }
+}
+
 /// The figure a claim is drawn in: the first whose claims include it.
 pub fn figure_of<'a>(figures: &'a [crate::FigureInfo], id: &str) -> Option<&'a crate::FigureInfo> {
     figures.iter().find(|f| f.claims.iter().any(|c| c == id))
@@ -299,7 +315,7 @@ pub fn write_report(
             "| {} | {} | {} | {} | {} | {} | {} | {} | **{}** | {} |\n",
             c.id,
             md_escape(&c.statement),
-            c.kind,
+            kind_text(c, m),
             md_escape(&c.published_text),
             md_escape(
                 &me.as_ref()
