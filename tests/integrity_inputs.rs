@@ -359,7 +359,7 @@ fn bursts_rows_hold_the_most_admitted_in_any_window() {
     // One strategy at smoke size: the claims it cannot judge are not-run.
     limitbench(&["analyze", data.join("b").to_str().unwrap()], None)
         .expect_code(0)
-        .expect_output(" 0 fail,");
+        .expect_output(" 0 not-reproduced,");
 }
 
 #[test]

@@ -285,8 +285,14 @@ mod tests {
         );
         assert_eq!(p[2].intervals_overlap(), Some(true));
         let s = summary(&p);
-        assert!(s.contains("verdicts agree on 2 of the 3 claims measured in both runs (differ: A1.2)"), "{s}");
-        assert!(s.contains("do not overlap for 1 of the 3 claims with intervals in both: A1.2"), "{s}");
+        assert!(
+            s.contains("verdicts agree on 2 of the 3 claims measured in both runs (differ: A1.2)"),
+            "{s}"
+        );
+        assert!(
+            s.contains("do not overlap for 1 of the 3 claims with intervals in both: A1.2"),
+            "{s}"
+        );
     }
 
     #[test]

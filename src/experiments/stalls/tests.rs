@@ -108,7 +108,10 @@ fn b41_growth_is_paired_by_trial_and_the_band_comes_from_the_published_growth() 
 #[test]
 fn b41_shape_fails_on_linear_growth_and_is_undecided_across_the_band_edge() {
     use crate::analysis::claims::{self, Check, Measured, Outcome, outcome_with};
-    let names: Vec<&str> = crate::experiments::REGISTRY.iter().map(|e| e.name).collect();
+    let names: Vec<&str> = crate::experiments::REGISTRY
+        .iter()
+        .map(|e| e.name)
+        .collect();
     let claims = claims::load(
         &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("analysis/claims.toml"),
         &names,
@@ -116,10 +119,20 @@ fn b41_shape_fails_on_linear_growth_and_is_undecided_across_the_band_edge() {
     .unwrap();
     let spec = claims.iter().find(|c| c.id == "B4.1").unwrap();
     assert_eq!(spec.check, Check::Shape);
-    let band = b41_band(spec.published.at(1) / spec.published.at(0), spec.tolerance.at(0));
+    let band = b41_band(
+        spec.published.at(1) / spec.published.at(0),
+        spec.tolerance.at(0),
+    );
     let judge = |iv: (f64, f64)| {
         let m = Measured::new("B4.1", vec![1.0, 10.0], "", "").band_condition("growth", iv, band);
-        outcome_with(spec, &m.values, &m.intervals, &m.conditions, !m.undecided.is_empty(), Some(10))
+        outcome_with(
+            spec,
+            &m.values,
+            &m.intervals,
+            &m.conditions,
+            !m.undecided.is_empty(),
+            Some(10),
+        )
     };
     // A hand-made counter-example: a trim that grows linearly (9.8-10.2x).
     assert_eq!(judge((9.8, 10.2)), Outcome::Outside);

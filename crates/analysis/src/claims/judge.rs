@@ -157,8 +157,13 @@ pub fn outcome_with(
             Outcome::Inside
         };
     }
-    if values.is_empty() || values.iter().any(|v| !v.is_finite()) {
+    if values.is_empty() {
         return Outcome::Outside;
+    }
+    // A value this run did not measure (NaN: a rate that did not run at
+    // this size) rests on no trial at all: it decides nothing.
+    if values.iter().any(|v| !v.is_finite()) {
+        return Outcome::TooFew;
     }
     if few {
         return Outcome::TooFew;
@@ -248,7 +253,14 @@ fn candidates(spec: &ClaimSpec, m: &Measured) -> Vec<Candidate> {
         });
     }
     for a in &m.sweep {
-        if outcome(spec, &a.values, &a.intervals, &a.conditions, alt_trials(m, a)) == Outcome::Inside {
+        if outcome(
+            spec,
+            &a.values,
+            &a.intervals,
+            &a.conditions,
+            alt_trials(m, a),
+        ) == Outcome::Inside
+        {
             let mut full = defaults.clone();
             full.extend(a.setting.iter().cloned());
             // The assumption names what differs from our defaults.
@@ -500,7 +512,8 @@ pub fn judge(claims: &[ClaimSpec], measured: Vec<Measured>, size: &str) -> Vec<J
         if x.is_default {
             continue;
         }
-        for j in (0..claims.len()).filter(|&j| j != i && chosen[j].is_none() && in_size(&claims[j])) {
+        for j in (0..claims.len()).filter(|&j| j != i && chosen[j].is_none() && in_size(&claims[j]))
+        {
             let Some(mj) = &found[j] else { continue };
             for d in &shared[i][j] {
                 let theirs = mj.setting.iter().find(|(k, _)| k == d).map(|(_, v)| v);
@@ -730,9 +743,14 @@ mod tests {
         // Fewer than ten trials decide nothing, however tight.
         assert_eq!(o(10.0, &[(10.0, 10.0)], Some(9)), Outcome::TooFew);
         assert_eq!(o(30.0, &[(30.0, 30.0)], Some(2)), Outcome::TooFew);
-        let m = Measured::new("X", vec![10.0], "", "").intervals(vec![(9.9, 10.1)], "over 5 trials");
-        assert_eq!(judge(&[s.clone()], vec![m], "full")[0].verdict, Verdict::Inconclusive);
-        let m = Measured::new("X", vec![10.0], "", "").intervals(vec![(9.9, 10.1)], "over 12 trials");
+        let m =
+            Measured::new("X", vec![10.0], "", "").intervals(vec![(9.9, 10.1)], "over 5 trials");
+        assert_eq!(
+            judge(&[s.clone()], vec![m], "full")[0].verdict,
+            Verdict::Inconclusive
+        );
+        let m =
+            Measured::new("X", vec![10.0], "", "").intervals(vec![(9.9, 10.1)], "over 12 trials");
         assert_eq!(judge(&[s], vec![m], "full")[0].verdict, Verdict::Reproduced);
     }
 
@@ -745,7 +763,12 @@ mod tests {
             .alternative(Alternative::new(&[("capacity_s", "0.1")], vec![15.0], ""));
         let j = &judge(&[s], vec![m], "full")[0];
         assert_eq!(j.verdict, Verdict::NotReproduced);
-        assert!(j.why.contains("contradicts the study's stated capacity_s=1"), "{}", j.why);
+        assert!(
+            j.why
+                .contains("contradicts the study's stated capacity_s=1"),
+            "{}",
+            j.why
+        );
         assert!(j.why.contains("2 settings tried"), "{}", j.why);
     }
 
@@ -794,7 +817,10 @@ mod tests {
             vec![member("M1", 20.0, 30.5, 20.0), member("M2", 7.0, 8.0, 4.1)],
             "full",
         );
-        assert!(rows.iter().all(|j| j.verdict == Verdict::NotReproduced), "{rows:#?}");
+        assert!(
+            rows.iter().all(|j| j.verdict == Verdict::NotReproduced),
+            "{rows:#?}"
+        );
         assert!(
             rows[0].why.contains("one value per detail"),
             "{}",
@@ -830,7 +856,11 @@ mod tests {
             "full",
         );
         assert_eq!(rows[0].verdict, Verdict::NotReproduced, "{}", rows[0].why);
-        assert!(rows[0].why.contains("W2 needs backoff=fixed-0"), "{}", rows[0].why);
+        assert!(
+            rows[0].why.contains("W2 needs backoff=fixed-0"),
+            "{}",
+            rows[0].why
+        );
         // A claim of the experiment that no setting reproduces binds too: it
         // was judged at backoff=fixed-0.
         let c = Measured::new("W3", vec![1.0], "", "").setting(&[("backoff", "fixed-0")]);
@@ -840,12 +870,21 @@ mod tests {
             "full",
         );
         assert_eq!(rows[0].verdict, Verdict::NotReproduced, "{}", rows[0].why);
-        assert!(rows[0].why.contains("W3 is judged at backoff=fixed-0"), "{}", rows[0].why);
+        assert!(
+            rows[0].why.contains("W3 is judged at backoff=fixed-0"),
+            "{}",
+            rows[0].why
+        );
         // Another experiment's detail of the same name does not bind.
         let mut w2 = spec("W2", 20.0, 5.0);
         w2.experiment = "retries".into();
         let rows = judge(&[spec("W1", 50.0, 10.0), w2], vec![a, b], "full");
-        assert_eq!(rows[0].verdict, Verdict::ReproducedWithAssumption, "{}", rows[0].why);
+        assert_eq!(
+            rows[0].verdict,
+            Verdict::ReproducedWithAssumption,
+            "{}",
+            rows[0].why
+        );
         assert_eq!(rows[0].assumption, "backoff=full-jitter-10ms");
         assert_eq!(
             (rows[1].verdict, rows[1].assumption.as_str()),

@@ -73,7 +73,12 @@ impl Measured {
     /// A condition judged on an interval against a band: holds when the
     /// whole interval is inside, fails when it is wholly outside, undecided
     /// otherwise (a shape check near its edge is not a pass).
-    pub fn band_condition(mut self, what: impl Into<String>, iv: (f64, f64), band: (f64, f64)) -> Self {
+    pub fn band_condition(
+        mut self,
+        what: impl Into<String>,
+        iv: (f64, f64),
+        band: (f64, f64),
+    ) -> Self {
         let what = what.into();
         let (lo, hi) = (iv.0.min(iv.1), iv.0.max(iv.1));
         if !(lo.is_finite() && hi.is_finite()) || hi < band.0 || lo > band.1 {
@@ -233,11 +238,26 @@ mod tests {
 
     #[test]
     fn the_trial_count_is_read_from_the_interval_description() {
-        assert_eq!(trials_in("bootstrap 95% interval of the mean over 20 trials"), Some(20));
-        assert_eq!(trials_in("mean: bootstrap; worst: interval of the max (over 12 trials)"), Some(12));
-        assert_eq!(trials_in("the maximum over all 395 trials of every setting"), Some(395));
-        assert_eq!(trials_in("the worst of 3 runs (no interval is taken)"), Some(3));
-        assert_eq!(trials_in("largest difference, about 4 trials per member"), Some(4));
+        assert_eq!(
+            trials_in("bootstrap 95% interval of the mean over 20 trials"),
+            Some(20)
+        );
+        assert_eq!(
+            trials_in("mean: bootstrap; worst: interval of the max (over 12 trials)"),
+            Some(12)
+        );
+        assert_eq!(
+            trials_in("the maximum over all 395 trials of every setting"),
+            Some(395)
+        );
+        assert_eq!(
+            trials_in("the worst of 3 runs (no interval is taken)"),
+            Some(3)
+        );
+        assert_eq!(
+            trials_in("largest difference, about 4 trials per member"),
+            Some(4)
+        );
         assert_eq!(trials_in("41.0 (95% 41.0-41.0, n=3)"), Some(3));
         assert_eq!(trials_in("none: a count over every trial"), None);
     }
