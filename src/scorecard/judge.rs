@@ -461,6 +461,18 @@ pub fn script_survival(r: &Rows) -> Vec<Judged> {
                 return (column, Err(Error::Other(e)));
             }
             let ok = clients.iter().filter(|x| x.ok).count();
+            // Modes the server said the strategy cannot run are not scored.
+            let unrunnable: Vec<String> = rows
+                .iter()
+                .filter(|x| x.script == r.strategy && x.check.starts_with("unrunnable:"))
+                .map(|x| {
+                    format!(
+                        "{} not scored ({})",
+                        x.check.trim_start_matches("unrunnable:"),
+                        first_line(&x.reply)
+                    )
+                })
+                .collect();
             let detail = clients
                 .iter()
                 .map(|x| {
@@ -480,7 +492,11 @@ pub fn script_survival(r: &Rows) -> Vec<Judged> {
                     "fraction of modes",
                     1.0,
                     0.01,
-                    format!("{what}: {detail}"),
+                    if unrunnable.is_empty() {
+                        format!("{what}: {detail}")
+                    } else {
+                        format!("{what}: {detail}; {}", unrunnable.join("; "))
+                    },
                 )),
             )
         })
