@@ -82,7 +82,7 @@ async fn anchored_windows_under_admission_and_errors_are_caught() {
             assert!(c.verdict != Verdict::Pass, "{s}/{}: {c:?}", c.property);
         }
         let measured = r.cells.iter().filter(|c| c.verdict != Verdict::NotRun).count();
-        assert!(measured >= 12, "{s}: only {measured} cells measured");
+        assert!(measured >= 10, "{s}: only {measured} cells measured");
     }
     for p in ["exact-0ms", "straddle", "quiet-burst", "anchored"] {
         let c = get("under-admits", p);
@@ -104,5 +104,5 @@ async fn anchored_windows_under_admission_and_errors_are_caught() {
     // The broken manifest is a row of its own, naming its file and field.
     let c = get("broken.toml", "works");
     assert_eq!(c.verdict, Verdict::Error, "{c:?}");
-    assert!(c.detail.contains("did not load") && c.detail.contains("keys"), "{c:?}");
+    assert!(c.detail.contains("did not load") && c.detail.contains("broken.toml"), "{c:?}");
 }

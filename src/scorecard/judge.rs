@@ -106,7 +106,12 @@ pub fn concurrency(r: &Rows) -> Vec<Judged> {
             ),
             verdict,
             detail: format!(
-                "limit {}, {} workers, {} offered, round trip {} ms (median PING): {} admitted, {} errors, {} WATCH aborts, {} refused for retries exhausted",
+                "{}limit {}, {} workers, {} offered, round trip {} ms (median PING): {} admitted, {} errors, {} WATCH aborts, {} refused for retries exhausted",
+                if w.admitted < w.limit && w.offered > w.limit {
+                    format!("under-admits: {} of the limit {}; ", w.admitted, w.limit)
+                } else {
+                    String::new()
+                },
                 w.limit,
                 w.workers,
                 w.offered,
