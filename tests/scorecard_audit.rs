@@ -106,3 +106,49 @@ async fn anchored_windows_under_admission_and_errors_are_caught() {
     assert_eq!(c.verdict, Verdict::Error, "{c:?}");
     assert!(c.detail.contains("did not load") && c.detail.contains("broken.toml"), "{c:?}");
 }
+
+/// A script that calls `redis.replicate_commands()` (written for Redis < 7)
+/// has no FCALL: the survival cells score the modes it can run, and say why
+/// FCALL is not among them (tests/fixtures/replicate-commands).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn survival_scores_only_the_modes_a_script_can_run() {
+    use limitbench::scorecard::judge::Rows;
+    use limitbench::scorecard::probe::StrategyRun;
+    use limitbench::scorecard::properties::PROBES;
+    let dir = tempfile::tempdir().unwrap();
+    copy_fixture("replicate-commands", dir.path());
+    let out = tempfile::tempdir().unwrap();
+    let name = "old-redis-window";
+    let cfg = Config {
+        strategies: vec![name.into()],
+        dir: Some(dir.path().to_path_buf()),
+        size: Size::Quick,
+        target: Target::Own(common::redis()),
+        key_prefix: "limitbench:test:".into(),
+        out: out.path().to_path_buf(),
+        experiments_dir: std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("experiments"),
+        promise_limit: None,
+        promise_window_ms: None,
+        broken: Vec::new(),
+    };
+    let s = sc::build(name, Some(dir.path()), &Default::default()).unwrap();
+    assert!(s.info().modes.iter().any(|m| m.as_str() == "fcall"));
+    let run = StrategyRun::start(&cfg, name).unwrap();
+    let p = PROBES.iter().find(|p| p.experiment == "script-survival").unwrap();
+    run.probe(p).await.expect("the survival probe runs");
+    let rows = std::fs::read_to_string(run.dir().join("script-survival.csv")).unwrap();
+    assert!(rows.contains("unrunnable:fcall"), "{rows}");
+    assert!(!rows.contains("client:fcall"), "an fcall client ran: {rows}");
+    for (prop, r) in (p.judge)(&Rows::new(run.dir(), name, s.info())) {
+        let Ok(sc::Outcome::Measured { value, detail, .. }) = r else {
+            panic!("{prop}: {r:?}");
+        };
+        assert!(
+            detail.contains("fcall not scored") && detail.contains("replicate_commands"),
+            "{prop}: {detail}"
+        );
+        // EVALSHA alone loses its script on a restart and a promotion; the
+        // modes that send the source (EVAL, the fallback) keep working.
+        assert!(value > 0.0 && value < 1.0, "{prop}: {value} {detail}");
+    }
+}

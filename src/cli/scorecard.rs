@@ -140,10 +140,20 @@ pub async fn scorecard(a: ScorecardArgs, root: &std::path::Path) -> Result<i32> 
         a.size.as_str(),
         out.display()
     );
+    // Names line up however long an external manifest's name is.
+    let width = cfg
+        .strategies
+        .iter()
+        .map(String::len)
+        .chain(cfg.broken.iter().map(|(f, _)| {
+            std::path::Path::new(f).file_name().map_or(f.len(), |n| n.len())
+        }))
+        .max()
+        .unwrap_or(0);
     let card = sc::run(&cfg, |r| {
         let n = |v: sc::Verdict| r.cells.iter().filter(|c| c.verdict == v).count();
         eprintln!(
-            "  {:<28} {:>6.1} s  clock {:<7} pass {} warn {} fail {} not-run {} error {}",
+            "  {:<width$} {:>6.1} s  clock {:<7} pass {} warn {} fail {} not-run {} error {}",
             r.strategy,
             r.seconds,
             r.clock,
