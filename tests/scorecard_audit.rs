@@ -18,7 +18,9 @@ use limitbench::scorecard::{self as sc, Config, Target, Verdict};
 mod common;
 
 fn copy_fixture(folder: &str, into: &std::path::Path) {
-    let from = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(folder);
+    let from = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(folder);
     for f in std::fs::read_dir(from).unwrap().flatten() {
         std::fs::copy(f.path(), into.join(f.file_name())).unwrap();
     }
@@ -81,7 +83,11 @@ async fn anchored_windows_under_admission_and_errors_are_caught() {
         for c in r.cells.iter().filter(|c| c.property != "works") {
             assert!(c.verdict != Verdict::Pass, "{s}/{}: {c:?}", c.property);
         }
-        let measured = r.cells.iter().filter(|c| c.verdict != Verdict::NotRun).count();
+        let measured = r
+            .cells
+            .iter()
+            .filter(|c| c.verdict != Verdict::NotRun)
+            .count();
         assert!(measured >= 10, "{s}: only {measured} cells measured");
     }
     for p in ["exact-0ms", "straddle", "quiet-burst", "anchored"] {
@@ -93,18 +99,35 @@ async fn anchored_windows_under_admission_and_errors_are_caught() {
     }
     let c = get("under-admits", "exact-0ms");
     assert!(c.value.unwrap() < 0.1, "{c:?}");
-    for c in card.results.iter().find(|r| r.strategy == "half-errors").unwrap().cells.iter() {
+    for c in card
+        .results
+        .iter()
+        .find(|r| r.strategy == "half-errors")
+        .unwrap()
+        .cells
+        .iter()
+    {
         if c.property != "works" && c.verdict != Verdict::NotRun {
             assert_eq!(c.verdict, Verdict::Error, "{}: {c:?}", c.property);
         }
     }
-    let r = card.results.iter().find(|r| r.strategy == "half-errors").unwrap();
-    assert_eq!(r.clock, "redis", "a script reading TIME is on Redis's clock");
+    let r = card
+        .results
+        .iter()
+        .find(|r| r.strategy == "half-errors")
+        .unwrap();
+    assert_eq!(
+        r.clock, "redis",
+        "a script reading TIME is on Redis's clock"
+    );
 
     // The broken manifest is a row of its own, naming its file and field.
     let c = get("broken.toml", "works");
     assert_eq!(c.verdict, Verdict::Error, "{c:?}");
-    assert!(c.detail.contains("did not load") && c.detail.contains("broken.toml"), "{c:?}");
+    assert!(
+        c.detail.contains("did not load") && c.detail.contains("broken.toml"),
+        "{c:?}"
+    );
 }
 
 /// A script that calls `redis.replicate_commands()` (written for Redis < 7)
@@ -134,11 +157,17 @@ async fn survival_scores_only_the_modes_a_script_can_run() {
     let s = sc::build(name, Some(dir.path()), &Default::default()).unwrap();
     assert!(s.info().modes.iter().any(|m| m.as_str() == "fcall"));
     let run = StrategyRun::start(&cfg, name).unwrap();
-    let p = PROBES.iter().find(|p| p.experiment == "script-survival").unwrap();
+    let p = PROBES
+        .iter()
+        .find(|p| p.experiment == "script-survival")
+        .unwrap();
     run.probe(p).await.expect("the survival probe runs");
     let rows = std::fs::read_to_string(run.dir().join("script-survival.csv")).unwrap();
     assert!(rows.contains("unrunnable:fcall"), "{rows}");
-    assert!(!rows.contains("client:fcall"), "an fcall client ran: {rows}");
+    assert!(
+        !rows.contains("client:fcall"),
+        "an fcall client ran: {rows}"
+    );
     for (prop, r) in (p.judge)(&Rows::new(run.dir(), name, s.info())) {
         let Ok(sc::Outcome::Measured { value, detail, .. }) = r else {
             panic!("{prop}: {r:?}");

@@ -71,7 +71,9 @@ pub async fn scorecard(a: ScorecardArgs, root: &std::path::Path) -> Result<i32> 
         anyhow::bail!("--limit must be at least 1");
     }
     if a.window.is_some_and(|w| w < 200) {
-        anyhow::bail!("--window must be at least 200ms (the promise patterns put bursts 50 ms either side of an edge)");
+        anyhow::bail!(
+            "--window must be at least 200ms (the promise patterns put bursts 50 ms either side of an edge)"
+        );
     }
     for s in &strategies {
         sc::build(s, a.dir.as_deref(), &Options::default())?;
@@ -146,7 +148,9 @@ pub async fn scorecard(a: ScorecardArgs, root: &std::path::Path) -> Result<i32> 
         .iter()
         .map(String::len)
         .chain(cfg.broken.iter().map(|(f, _)| {
-            std::path::Path::new(f).file_name().map_or(f.len(), |n| n.len())
+            std::path::Path::new(f)
+                .file_name()
+                .map_or(f.len(), |n| n.len())
         }))
         .max()
         .unwrap_or(0);

@@ -10,12 +10,12 @@ use std::path::Path;
 use limitbench_plot::figure::num;
 use serde::de::DeserializeOwned;
 
-use super::{Outcome, Verdict};
 use super::properties::PROMISE_PATTERNS;
+use super::{Outcome, Verdict};
 use crate::error::{Error, Result};
 use crate::experiments::{
-    bursts, cluster, concurrency, cost, fail_open, failover, memory, replication,
-    script_survival, skew,
+    bursts, cluster, concurrency, cost, fail_open, failover, memory, replication, script_survival,
+    skew,
 };
 use crate::strategy::{Info, Promise};
 
@@ -41,7 +41,10 @@ impl<'a> Rows<'a> {
     /// Every row of `table` (e.g. `concurrency.csv`).
     pub fn read<T: DeserializeOwned>(&self, table: &str) -> Result<Vec<T>> {
         let p = crate::files::find_table(self.dir, table).ok_or_else(|| {
-            Error::Other(format!("the probe wrote no {table} in {}", self.dir.display()))
+            Error::Other(format!(
+                "the probe wrote no {table} in {}",
+                self.dir.display()
+            ))
         })?;
         let bytes = crate::files::read_maybe_compressed(&p)?;
         limitbench_analysis::parse_csv_rows(&bytes)
@@ -290,7 +293,11 @@ pub fn bursts(r: &Rows) -> Vec<Judged> {
 /// most 2 to pass, 5 to warn. A skew the probe did not run at this size is
 /// `not-run`.
 pub fn skew(r: &Rows) -> Vec<Judged> {
-    let columns = [("clock-10ms", 10.0), ("clock-100ms", 100.0), ("clock-1s", 1000.0)];
+    let columns = [
+        ("clock-10ms", 10.0),
+        ("clock-100ms", 100.0),
+        ("clock-1s", 1000.0),
+    ];
     let read = || -> Result<(Vec<skew::Row>, Vec<skew::HistoryRow>)> {
         Ok((r.read("skew.csv")?, r.read("skew-history.csv")?))
     };
@@ -319,7 +326,7 @@ pub fn skew(r: &Rows) -> Vec<Judged> {
                 return (column, Ok(Outcome::NotRun(why.into())));
             };
             let out = base.as_ref().map_err(|e| Error::Other(e.to_string())).map(|b| {
-                let ((p, i), (p0, i0)) = (pct(w), pct(*b));
+                let ((p, i), (p0, i0)) = (pct(w), pct(b));
                 let drift = p - p0;
                 let errors = w.errors + b.errors;
                 // An under-admitter drifts no more than a good limiter: its
@@ -409,50 +416,53 @@ pub fn cost(r: &Rows) -> Vec<Judged> {
         Ok((get, mine, (x_cpu, x_rate))) => {
             let admitted = mine.admitted as f64 / mine.decisions.max(1) as f64;
             let mut cells = vec![
-            (
-                columns[0],
-                Ok(Outcome::at_most(
-                    x_cpu,
-                    "x GET",
-                    3.0,
-                    10.0,
-                    format!(
-                        "{} us Redis CPU per decision ({} by {}, {} decisions, Redis {} % busy) vs {} us per GET ({} GETs, {} % busy); {} connections replaying, {} s windows, Redis on CPU {} and the load on CPU {}",
-                        num(mine.redis_cpu_us_per_decision),
-                        mine.strategy,
-                        mine.invocation,
-                        mine.decisions,
-                        num(100.0 * mine.redis_busy_fraction),
-                        num(get.redis_cpu_us_per_decision),
-                        get.decisions,
-                        num(100.0 * get.redis_busy_fraction),
-                        mine.conns,
-                        num(mine.wall_s),
-                        mine.redis_cpu.map(|c| c.to_string()).unwrap_or("-".into()),
-                        mine.load_cpu.map(|c| c.to_string()).unwrap_or("-".into()),
-                    ),
-                )),
-            ),
-            (
-                columns[1],
-                Ok(Outcome::at_least(
-                    x_rate,
-                    "x GET/s",
-                    0.5,
-                    0.2,
-                    format!(
-                        "{} decisions/s vs {} GETs/s ({} connections, closed loop, one process on this machine)",
-                        num(mine.decisions_per_s.round()),
-                        num(get.decisions_per_s.round()),
-                        mine.conns
-                    ),
-                )),
-            ),
+                (
+                    columns[0],
+                    Ok(Outcome::at_most(
+                        x_cpu,
+                        "x GET",
+                        3.0,
+                        10.0,
+                        format!(
+                            "{} us Redis CPU per decision ({} by {}, {} decisions, Redis {} % busy) vs {} us per GET ({} GETs, {} % busy); {} connections replaying, {} s windows, Redis on CPU {} and the load on CPU {}",
+                            num(mine.redis_cpu_us_per_decision),
+                            mine.strategy,
+                            mine.invocation,
+                            mine.decisions,
+                            num(100.0 * mine.redis_busy_fraction),
+                            num(get.redis_cpu_us_per_decision),
+                            get.decisions,
+                            num(100.0 * get.redis_busy_fraction),
+                            mine.conns,
+                            num(mine.wall_s),
+                            mine.redis_cpu.map(|c| c.to_string()).unwrap_or("-".into()),
+                            mine.load_cpu.map(|c| c.to_string()).unwrap_or("-".into()),
+                        ),
+                    )),
+                ),
+                (
+                    columns[1],
+                    Ok(Outcome::at_least(
+                        x_rate,
+                        "x GET/s",
+                        0.5,
+                        0.2,
+                        format!(
+                            "{} decisions/s vs {} GETs/s ({} connections, closed loop, one process on this machine)",
+                            num(mine.decisions_per_s.round()),
+                            num(get.decisions_per_s.round()),
+                            mine.conns
+                        ),
+                    )),
+                ),
             ];
             // At a limit the traffic never reaches every decision is an admission.
             if admitted < UNDER_PASS {
                 for (_, c) in cells.iter_mut() {
-                    if let Ok(Outcome::Measured { verdict, detail, .. }) = c {
+                    if let Ok(Outcome::Measured {
+                        verdict, detail, ..
+                    }) = c
+                    {
                         *verdict = worse(*verdict, under_verdict(admitted));
                         *detail = format!(
                             "under-admits: {} of {} decisions admitted at a limit of {} per {} ms it never reaches; {detail}",
@@ -628,7 +638,11 @@ pub fn cluster(r: &Rows) -> Vec<Judged> {
 /// promoted replica: 1 to pass, above 0 to warn.
 pub fn script_survival(r: &Rows) -> Vec<Judged> {
     let columns = [
-        ("survive-restart", "restart", "after SHUTDOWN SAVE and a restart"),
+        (
+            "survive-restart",
+            "restart",
+            "after SHUTDOWN SAVE and a restart",
+        ),
         (
             "survive-promotion",
             "promoted",
@@ -712,10 +726,14 @@ pub fn fail_open(r: &Rows) -> Vec<Judged> {
         Err(e) => return failed(&columns, e),
     };
     let Some(s) = summary.first() else {
-        return failed(&columns, Error::Other("the probe wrote no summary row".into()));
+        return failed(
+            &columns,
+            Error::Other("the probe wrote no summary row".into()),
+        );
     };
     let phase = |name: &'static str| bins.iter().filter(move |b| b.phase == name);
-    let sum = |name: &'static str, f: fn(&fail_open::BinRow) -> u64| phase(name).map(f).sum::<u64>();
+    let sum =
+        |name: &'static str, f: fn(&fail_open::BinRow) -> u64| phase(name).map(f).sum::<u64>();
     let slow_n = sum("slow", |b| b.offered);
     let slow = (slow_n > 0)
         .then(|| {

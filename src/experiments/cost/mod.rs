@@ -492,7 +492,9 @@ async fn one_run(
         Duration::from_secs_f64(p.run_s),
     );
     let w = match &v.load {
-        Load::Replay(tpl) => replay::measure_window(admin, tpl.clone(), spec, warmup, window).await?,
+        Load::Replay(tpl) => {
+            replay::measure_window(admin, tpl.clone(), spec, warmup, window).await?
+        }
         Load::Decide { strategy, limit } => {
             let load = HotLoad::start_decide(strategy.clone(), *limit, spec).await?;
             replay::measure_started(admin, load, warmup, window).await?

@@ -255,7 +255,8 @@ async fn capture(s: &dyn Strategy, limit: Limit, rule: AdmitRule) -> Result<Temp
 async fn round_trips_per_decision(s: &dyn Strategy, addr: SocketAddr, limit: Limit) -> Result<u64> {
     let mut conn = Conn::connect(addr).await?;
     let before = conn.round_trips();
-    s.decide(&mut conn, &Request::now("memory-probe", limit)).await?;
+    s.decide(&mut conn, &Request::now("memory-probe", limit))
+        .await?;
     Ok(conn.round_trips() - before)
 }
 

@@ -403,7 +403,11 @@ impl ScriptSurvival {
             (None, _) | (Some(_), None) => CLIENT_MODES.iter().map(|m| m.to_string()).collect(),
             (Some(_), Some(m)) if m.iter().any(|x| x == "*") => {
                 let s = ctx.build_strategy(name, &Options::default())?;
-                s.info().modes.iter().map(|m| m.as_str().to_string()).collect()
+                s.info()
+                    .modes
+                    .iter()
+                    .map(|m| m.as_str().to_string())
+                    .collect()
             }
             (Some(_), Some(m)) => m.clone(),
         };
@@ -491,8 +495,16 @@ impl ScriptSurvival {
         drop(pc);
 
         let replica_clients = format!("{trial_client}-r");
-        rec.scenario("replica", "replica", raddr, &key, clients, &replica_clients, n)
-            .await?;
+        rec.scenario(
+            "replica",
+            "replica",
+            raddr,
+            &key,
+            clients,
+            &replica_clients,
+            n,
+        )
+        .await?;
         let mut rc = Connection::connect(raddr).await?;
         // The fallback client's EVAL cached the script on the replica; a real
         // replica that nobody EVALed on has an empty cache.
@@ -501,8 +513,16 @@ impl ScriptSurvival {
 
         fleet.servers[0].restart_with_rdb().await?;
         let restart_clients = format!("{trial_client}-s");
-        rec.scenario("restart", "primary", paddr, &key, clients, &restart_clients, n)
-            .await?;
+        rec.scenario(
+            "restart",
+            "primary",
+            paddr,
+            &key,
+            clients,
+            &restart_clients,
+            n,
+        )
+        .await?;
 
         if let Some(r) = fleet.replica() {
             r.wait_in_sync(Duration::from_secs(30)).await?;

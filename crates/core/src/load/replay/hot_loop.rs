@@ -17,8 +17,8 @@ use tokio::net::TcpStream;
 use super::reply::scan_reply;
 use super::template::{ID_BASE, Template, client_name};
 use crate::conn::Conn;
-use crate::strategy::{Limit, Request, Strategy};
 use crate::error::{Error, Result};
+use crate::strategy::{Limit, Request, Strategy};
 
 /// What the load generator counted (client side).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
@@ -111,7 +111,11 @@ impl HotLoad {
     /// decision costs, measured the way its callers run it. Slower per
     /// decision on the client side than a replay (it allocates), so its
     /// rows say `load_bound` when Redis is not the bottleneck.
-    pub async fn start_decide(strategy: Arc<dyn Strategy>, limit: Limit, spec: HotSpec) -> Result<Self> {
+    pub async fn start_decide(
+        strategy: Arc<dyn Strategy>,
+        limit: Limit,
+        spec: HotSpec,
+    ) -> Result<Self> {
         Self::start_source(Source::Decide(strategy, limit), spec).await
     }
 

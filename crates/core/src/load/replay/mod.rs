@@ -41,8 +41,8 @@ pub use hot_loop::{Counts, HotLoad, HotSpec, new_histogram};
 pub use log_fill::{LogSpec, fill_logs, log_member};
 pub use pipe::{PipeOutcome, RawPipe, ReplayOutcome, replay_pipelined};
 pub use redis_cpu::{
-    CommandStats, CpuCost, CpuSample, Window, command_stats, cpu_cost, measure_started, measure_window,
-    redis_snapshot,
+    CommandStats, CpuCost, CpuSample, Window, command_stats, cpu_cost, measure_started,
+    measure_window, redis_snapshot,
 };
 pub use reply::{Scanned, scan_reply};
 pub use template::{
