@@ -7,6 +7,7 @@
 #   ./run_all.sh --smoke    the same experiments, tiny (about 1 minute)
 #   ./run_all.sh --resume RUN_ID [--quick|--smoke]   continue a killed run
 #   ./run_all.sh --run-id NAME                         name the run folder (default: date-time)
+#   ./run_all.sh --seed N   another seed (an independent rerun; recorded in manifest.json)
 #   ./run_all.sh --test     install what is missing, then run the test suite (cargo test)
 #
 # Writes only under data/<run-id>/ (and the data/latest link).
@@ -16,6 +17,7 @@ cd "$(dirname "$0")"
 size=full
 resume=""
 run_id=""
+seed=""
 test_only=""
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -25,7 +27,8 @@ while [ $# -gt 0 ]; do
     --full) size=full ;;
     --resume) resume="${2:?--resume needs a run id}"; shift ;;
     --run-id) run_id="${2:?--run-id needs a name}"; shift ;;
-    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+    --seed) seed="${2:?--seed needs a number}"; shift ;;
+    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
     *) echo "run_all.sh: unknown argument $1 (try --help)" >&2; exit 2 ;;
   esac
   shift
@@ -64,6 +67,7 @@ started=$(date +%s)
 args=(run all --size "$size")
 if [ -n "$resume" ]; then args+=(--resume "$resume"); fi
 if [ -n "$run_id" ]; then args+=(--run-id "$run_id"); fi
+if [ -n "$seed" ]; then args+=(--seed "$seed"); fi
 set +e
 run_dir=$("$bin" "${args[@]}" | tail -n 1; exit "${PIPESTATUS[0]}")
 run_status=$?

@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 
 use crate::experiments::{self, RunContext, Size};
+use crate::fleet::external::{Policy, UserServer};
 use crate::fleet::{self, Fleet, RedisBinary, ServerConfig};
 use crate::run::manifest::{self as mf, RunInputs, RunManifest};
 use crate::run::record::{RunDir, now_rfc3339};
@@ -16,21 +17,60 @@ use crate::strategy::{self, Options};
 /// Where the harness measures: its own redis-server, or the user's.
 #[derive(clap::Args, Clone)]
 pub struct Target {
-    /// Use this Redis (loopback only) instead of starting one.
-    #[arg(long, env = "LIMITBENCH_REDIS_URL")]
+    /// Use this Redis (loopback only) instead of starting one; also from
+    /// the environment (LIMITBENCH_REDIS_URL), so a password stays out of `ps`.
+    #[arg(long, env = "LIMITBENCH_REDIS_URL", hide_env_values = true)]
     pub redis_url: Option<String>,
+    /// On a --redis-url server every key starts with this prefix (default
+    /// lb:<run-id>:); it must contain the run id. Everything under it is
+    /// removed at the end, also on Ctrl-C.
+    #[arg(long)]
+    pub key_prefix: Option<String>,
     /// The redis-server binary to start (default: from PATH).
     #[arg(long)]
     pub redis_server: Option<PathBuf>,
 }
 
 impl Target {
-    pub async fn standalone(&self) -> Result<Fleet> {
+    /// The server `check` works on: its own, or the user's (checked and
+    /// claimed under a prefix of its own, `lb:check-<pid>-<time>:`; the
+    /// returned guard removes what was written).
+    pub async fn standalone(&self) -> Result<(Fleet, Option<UserServer>)> {
         if let Some(url) = &self.redis_url {
-            return Ok(Fleet::external(fleet::parse_redis_url(url)?));
+            let id = format!(
+                "check-{}-{}",
+                std::process::id(),
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map(|d| d.as_secs())
+                    .unwrap_or(0)
+            );
+            let u = self.open_user_server(url, &id, false).await?;
+            return Ok((Fleet::external(u.addr), Some(u)));
         }
         let bin = RedisBinary::locate(self.redis_server.as_deref())?;
-        Ok(Fleet::standalone(&bin, ServerConfig::default()).await?)
+        Ok((
+            Fleet::standalone(&bin, ServerConfig::default()).await?,
+            None,
+        ))
+    }
+
+    /// Check and claim the user's server for run `id` (loopback only).
+    pub async fn open_user_server(&self, url: &str, id: &str, resume: bool) -> Result<UserServer> {
+        let prefix = self
+            .key_prefix
+            .clone()
+            .unwrap_or_else(|| fleet::owned::default_prefix(id));
+        let policy = Policy {
+            allow_remote: false,
+            resume,
+            cluster: false,
+        };
+        let u = UserServer::open(url, &prefix, Some(id), policy)
+            .await
+            .with_context(|| format!("checking --redis-url {}", fleet::redact_url(url)))?;
+        u.announce();
+        Ok(u)
     }
 }
 
@@ -61,6 +101,11 @@ pub struct RunArgs {
     /// The experiment definitions; default: experiments/ in the project.
     #[arg(long)]
     pub experiments_dir: Option<PathBuf>,
+    /// Give up on a trial (or a cell's setup) that runs longer than this
+    /// (30s, 500ms, 2m); default: ten times the slowest trial of the cell so far, at
+    /// least 60 s (600 s for a cell's first trial and its setup). A trial that hit it is not stored.
+    #[arg(long, value_parser = crate::run::deadline::parse_duration)]
+    pub stall_after: Option<std::time::Duration>,
     #[command(flatten)]
     pub target: Target,
 }
@@ -80,12 +125,27 @@ pub async fn run_experiments(a: RunArgs, root: &std::path::Path) -> Result<i32> 
             strategy::build(s, a.dir.as_deref(), &Options::default())?;
         }
     }
-    let redis_url = a
-        .target
-        .redis_url
-        .as_deref()
-        .map(fleet::parse_redis_url)
-        .transpose()?;
+    let data_dir = a.data_dir.clone().unwrap_or_else(|| root.join("data"));
+    // On a server the user runs: checked, announced and claimed under the
+    // run's prefix before anything (validation included) writes to it.
+    let user_server = match &a.target.redis_url {
+        Some(url) => {
+            let id = match &a.resume {
+                Some(r) => std::path::Path::new(r)
+                    .file_name()
+                    .map(|f| f.to_string_lossy().into_owned())
+                    .unwrap_or_else(|| r.clone()),
+                None => RunDir::free_id(&data_dir, a.run_id.as_deref()),
+            };
+            Some(
+                a.target
+                    .open_user_server(url, &id, a.resume.is_some())
+                    .await?,
+            )
+        }
+        None => None,
+    };
+    let redis_url = user_server.as_ref().map(|u| u.addr);
     let redis = match redis_url {
         Some(_) => None,
         None => Some(RedisBinary::locate(a.target.redis_server.as_deref())?),
@@ -98,7 +158,6 @@ pub async fn run_experiments(a: RunArgs, root: &std::path::Path) -> Result<i32> 
             );
         }
     }
-    let data_dir = a.data_dir.clone().unwrap_or_else(|| root.join("data"));
     let experiments_dir = a
         .experiments_dir
         .clone()
@@ -122,12 +181,30 @@ pub async fn run_experiments(a: RunArgs, root: &std::path::Path) -> Result<i32> 
             run.decompress_csvs()?;
             run
         }
-        None => RunDir::create(&data_dir, a.run_id.as_deref())?,
+        None => match &user_server {
+            // The id the prefix was made from.
+            Some(_) => RunDir::create(
+                &data_dir,
+                Some(&RunDir::free_id(&data_dir, a.run_id.as_deref())),
+            )?,
+            None => RunDir::create(&data_dir, a.run_id.as_deref())?,
+        },
     };
     let mut manifest = start_manifest(&run, &a, redis.as_ref(), inputs)?;
     manifest.ended = None;
     manifest.save(&run)?;
     let manifest = std::sync::Arc::new(std::sync::Mutex::new(manifest));
+    {
+        // Ctrl-C: the manifest records the interruption (the trials
+        // committed so far are kept; resume redoes the rest).
+        let (m, run) = (manifest.clone(), run.clone());
+        crate::fleet::reaper::on_interrupt(move || {
+            if let Ok(mut m) = m.try_lock() {
+                m.interrupted();
+                let _ = m.save(&run);
+            }
+        });
+    }
     eprintln!(
         "limitbench: run {} ({}), writing {}",
         run.run_id,
@@ -150,6 +227,8 @@ pub async fn run_experiments(a: RunArgs, root: &std::path::Path) -> Result<i32> 
             &experiments_dir,
             manifest.clone(),
         )?;
+        let mut ctx = ctx;
+        ctx.stall_after = a.stall_after;
         {
             let mut m = manifest.lock().unwrap();
             m.started_experiment(d.name, &ctx.params);
@@ -177,6 +256,14 @@ pub async fn run_experiments(a: RunArgs, root: &std::path::Path) -> Result<i32> 
         let mut m = manifest.lock().unwrap();
         m.ended = Some(now_rfc3339());
         m.save(&run)?;
+    }
+    // A clean-up that fails (a stalled server) is reported, not hidden
+    // behind the experiments' outcome, and makes the exit non-zero.
+    if let Some(u) = &user_server
+        && let Err(e) = u.clean_up().await
+    {
+        eprintln!("limitbench: error: {e}");
+        failures += 1;
     }
     // Asked once, before compression renames the tables it reads.
     let measured = run.has_committed_trials();
@@ -225,7 +312,10 @@ fn start_manifest(
             machine: mf::machine_info(),
             redis_server: match redis {
                 Some(b) => serde_json::json!({"path": b.path, "version": b.version}),
-                None => serde_json::json!({"external": a.target.redis_url}),
+                None => serde_json::json!({
+                    "external": a.target.redis_url.as_deref().map(fleet::redact_url),
+                    "key_prefix": fleet::owned::namespace(),
+                }),
             },
             started: now_rfc3339(),
             inputs: Some(inputs),

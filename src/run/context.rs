@@ -65,6 +65,9 @@ pub struct RunContext {
     /// A Redis Cluster you run (the scorecard's `--cluster-url`), for the
     /// experiments that can measure on one (`cluster`).
     pub cluster_url: Option<SocketAddr>,
+    /// `--stall-after`: the deadline of every setup and trial (default:
+    /// derived from the experiment's own trials, `run::deadline`).
+    pub stall_after: Option<std::time::Duration>,
     /// No progress output (the scorecard reports per strategy instead).
     quiet: bool,
     manifest: Arc<Mutex<crate::run::manifest::RunManifest>>,
@@ -106,6 +109,7 @@ impl RunContext {
             probe: false,
             key_prefix: String::new(),
             cluster_url: None,
+            stall_after: None,
             quiet: false,
             manifest,
             validating: false,
@@ -202,6 +206,15 @@ impl RunContext {
     /// The parameters as the experiment's own type; unknown or missing
     /// fields are errors naming the file.
     pub fn params<T: DeserializeOwned>(&self) -> Result<T> {
+        // Ranges before types: `trials = 0` must not run "0 trials ... done".
+        if let Some((path, problem)) = out_of_range(&self.params, "") {
+            let key = path.split(['.', '[']).next().unwrap_or("").to_string();
+            return Err(Error::Manifest {
+                file: self.params_file.clone(),
+                field: format!("[{}] {path}", self.table_of(&key)),
+                problem,
+            });
+        }
         let p = serde_path_to_error::deserialize(toml::Value::Table(self.params.clone())).map_err(
             |e| {
                 let path = e.path().to_string();
@@ -292,6 +305,62 @@ impl RunContext {
         }
         Progress::new(self.experiment, total)
     }
+}
+
+/// What a numeric parameter must be, by its name: a count (trials,
+/// workers, repetitions) at least 1; a rate, a window, a duration, a limit
+/// greater than 0. Other names are not range-checked here.
+/// What a range rule says a value must be, and the test of it.
+type RangeRule = (&'static str, fn(f64) -> bool);
+
+fn range_rule(name: &str) -> Option<RangeRule> {
+    let count = name == "trials"
+        || name.ends_with("_trials")
+        || name == "workers"
+        || name.ends_with("_workers")
+        || matches!(name, "reps" | "runs" | "conns" | "drivers" | "users")
+        || name.ends_with("_samples");
+    let positive = name.contains("rate")
+        || name.ends_with("per_s")
+        || name == "window_ms"
+        || name.ends_with("_window_ms")
+        || name.contains("duration")
+        || matches!(name, "limit" | "capacity");
+    if count {
+        Some(("a count, at least 1", |v| v >= 1.0))
+    } else if positive {
+        Some(("greater than 0", |v| v > 0.0))
+    } else {
+        None
+    }
+}
+
+/// The first parameter (path, problem) outside its range, looking into
+/// arrays and nested tables (a group's `workers`).
+fn out_of_range(table: &toml::Table, at: &str) -> Option<(String, String)> {
+    fn walk(name: &str, path: &str, v: &toml::Value) -> Option<(String, String)> {
+        match v {
+            toml::Value::Integer(_) | toml::Value::Float(_) => {
+                let x = v.as_float().or_else(|| v.as_integer().map(|i| i as f64))?;
+                let (what, ok) = range_rule(name)?;
+                (!ok(x)).then(|| (path.to_string(), format!("is {v}, must be {what}")))
+            }
+            toml::Value::Array(a) => a
+                .iter()
+                .enumerate()
+                .find_map(|(i, x)| walk(name, &format!("{path}[{i}]"), x)),
+            toml::Value::Table(t) => out_of_range(t, path),
+            _ => None,
+        }
+    }
+    table.iter().find_map(|(k, v)| {
+        let path = if at.is_empty() {
+            k.clone()
+        } else {
+            format!("{at}.{k}")
+        };
+        walk(k, &path, v)
+    })
 }
 
 /// An experiment file, its top-level keys checked.

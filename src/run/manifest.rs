@@ -21,6 +21,9 @@ pub struct RunManifest {
     pub redis_server: serde_json::Value,
     pub started: String,
     pub ended: Option<String>,
+    /// When a session was interrupted (Ctrl-C, SIGTERM), if one was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interrupted: Option<String>,
     /// What a resume must match: the strategy filter and folder, and the
     /// SHA-1 of every script and manifest (absent in runs made before it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -41,16 +44,31 @@ impl RunInputs {
     /// What differs from `now`, in words.
     pub fn differences(&self, now: &RunInputs) -> Vec<String> {
         let mut d = Vec::new();
-        if self.strategy_filter != now.strategy_filter {
+        // The same strategies in another order are the same filter.
+        let sorted = |f: &Option<Vec<String>>| {
+            f.clone().map(|mut v| {
+                v.sort();
+                v.dedup();
+                v
+            })
+        };
+        let shown = |f: &Option<Vec<String>>| match f {
+            None => "not given (every strategy)".to_string(),
+            Some(v) => format!("`{}`", v.join(",")),
+        };
+        if sorted(&self.strategy_filter) != sorted(&now.strategy_filter) {
             d.push(format!(
-                "--strategy was {:?}, now {:?}",
-                self.strategy_filter, now.strategy_filter
+                "--strategy was {}, now {}",
+                shown(&self.strategy_filter),
+                shown(&now.strategy_filter)
             ));
         }
         if self.strategy_dir != now.strategy_dir {
+            let dir = |d: &Option<String>| d.clone().unwrap_or_else(|| "not given".into());
             d.push(format!(
-                "--dir was {:?}, now {:?}",
-                self.strategy_dir, now.strategy_dir
+                "--dir was {}, now {}",
+                dir(&self.strategy_dir),
+                dir(&now.strategy_dir)
             ));
         }
         for (f, sha) in &self.scripts {
@@ -87,7 +105,11 @@ impl RunManifest {
     pub fn save(&self, run: &RunDir) -> Result<()> {
         let p = run.file("manifest.json");
         let tmp = run.file("manifest.json.tmp");
-        let text = serde_json::to_string_pretty(self).map_err(|e| Error::Other(e.to_string()))?;
+        // Every string of the manifest (the command line, the server's URL
+        // and CONFIG, error outcomes) goes through the one redaction.
+        let value = serde_json::to_value(self).map_err(|e| Error::Other(e.to_string()))?;
+        let text = serde_json::to_string_pretty(&crate::fleet::redact::json(&value))
+            .map_err(|e| Error::Other(e.to_string()))?;
         std::fs::write(&tmp, text).map_err(|e| Error::io("writing manifest.json", e))?;
         std::fs::rename(&tmp, &p).map_err(|e| Error::io("writing manifest.json", e))
     }
@@ -132,6 +154,18 @@ impl RunManifest {
                 .sum::<f64>();
         }
         e.insert("seconds".into(), round(total).into());
+    }
+
+    /// The session was interrupted (Ctrl-C, SIGTERM): every experiment that
+    /// started and did not end says so, and the run records when.
+    pub fn interrupted(&mut self) {
+        let now = now_rfc3339();
+        for e in self.experiments.values_mut() {
+            if e.contains_key("started") && !e.contains_key("ended") {
+                e.insert("outcome".into(), format!("interrupted at {now}").into());
+            }
+        }
+        self.interrupted = Some(now);
     }
 
     pub fn ended_experiment(&mut self, experiment: &str, seconds: f64, outcome: &str) {

@@ -4,6 +4,7 @@
 //! run's manifest (`manifest`) and the seeds derived per trial (`seeds`).
 
 pub mod context;
+pub mod deadline;
 pub mod keys;
 pub mod latency;
 pub mod manifest;

@@ -28,17 +28,24 @@ impl RunDir {
     /// A new run folder under `data_dir` (never reusing an existing one).
     /// `data_dir/latest` moves only once the run committed a trial.
     pub fn create(data_dir: &Path, run_id: Option<&str>) -> Result<Self> {
-        let base = run_id.map(str::to_string).unwrap_or_else(default_run_id);
-        let mut run_id = base.clone();
-        let mut n = 1;
-        while data_dir.join(&run_id).exists() {
-            n += 1;
-            run_id = format!("{base}-{n}");
-        }
+        let run_id = Self::free_id(data_dir, run_id);
         let path = data_dir.join(&run_id);
         std::fs::create_dir_all(&path)
             .map_err(|e| Error::io(format!("creating {}", path.display()), e))?;
         Ok(RunDir { path, run_id })
+    }
+
+    /// The id [`RunDir::create`] would give a new run now: `run_id` (or the
+    /// UTC date and time), with `-2`, `-3`, ... if that folder exists.
+    pub fn free_id(data_dir: &Path, run_id: Option<&str>) -> String {
+        let base = run_id.map(str::to_string).unwrap_or_else(default_run_id);
+        let mut id = base.clone();
+        let mut n = 1;
+        while data_dir.join(&id).exists() {
+            n += 1;
+            id = format!("{base}-{n}");
+        }
+        id
     }
 
     /// A folder that is not a run (validation uses it; nothing is written).

@@ -200,6 +200,9 @@ pub async fn run<S: Sweep>(ctx: &RunContext, sweep: &mut S, cells: &[S::Cell]) -
     let noise = NoiseSampler::start();
     let mut spans: Vec<(String, std::time::Instant, std::time::Instant)> = Vec::new();
     let mut progress = ctx.progress(total);
+    // A stalled server fails the trial by a deadline (run::deadline).
+    let mut deadlines = super::deadline::Deadlines::new(ctx);
+    let mut times = CsvAppender::open(&ctx.run.file(super::deadline::TRIAL_TIMES_CSV))?;
     // The cells run in a block so that its early returns (a server that
     // died, a trial that is not a measurement) still reach the noise rows
     // below: the cells that finished keep their record.
@@ -216,12 +219,19 @@ pub async fn run<S: Sweep>(ctx: &RunContext, sweep: &mut S, cells: &[S::Cell]) -
             continue;
         }
         let cell_started = std::time::Instant::now();
-        let mut setup = match sweep.setup(ctx, cell).await {
+        let setup_what = format!("the setup of cell `{id}`");
+        let setup = deadlines.within(ctx, &id, &setup_what, sweep.setup(ctx, cell));
+        let mut setup = match setup.await {
             Ok(s) => s,
             Err(e) => return Err(server_death(ctx, &id, None, e).await),
         };
         for trial in todo {
-            let out = sweep.trial(ctx, cell, &mut setup, trial).await;
+            let trial_started = std::time::Instant::now();
+            let what = format!("trial {trial} of cell `{id}`");
+            let out = deadlines
+                .within(ctx, &id, &what, sweep.trial(ctx, cell, &mut setup, trial))
+                .await;
+            let took = trial_started.elapsed();
             // A server that died under the trial makes whatever it returned
             // (rows full of refused connections, or an error) not a measurement.
             let out = match out {
@@ -262,6 +272,13 @@ pub async fn run<S: Sweep>(ctx: &RunContext, sweep: &mut S, cells: &[S::Cell]) -
             let mut committed: Vec<&str> = rows.iter().map(|r| r.cell()).collect();
             committed.dedup();
             log.commit_keys(&committed, trial, &rows)?;
+            deadlines.observed(&id, took);
+            times.append(&[super::deadline::TrialTime {
+                experiment: ctx.experiment.to_string(),
+                cell: id.clone(),
+                trial,
+                wall_ms: took.as_secs_f64() * 1000.0,
+            }])?;
             ctx.record_time()?;
             progress.inc(&id);
         }

@@ -183,6 +183,26 @@ pub fn live_count() -> usize {
     LIVE.lock().map(|g| g.len()).unwrap_or(0)
 }
 
+type Hook = Box<dyn Fn() + Send + Sync>;
+static HOOKS: Mutex<Vec<Hook>> = Mutex::new(Vec::new());
+
+/// Run `hook` when the process is interrupted (Ctrl-C, SIGTERM), after the
+/// servers are stopped: e.g. record the interruption in the manifest.
+pub fn on_interrupt(hook: impl Fn() + Send + Sync + 'static) {
+    HOOKS
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .push(Box::new(hook));
+}
+
+fn run_interrupt_hooks() {
+    if let Ok(h) = HOOKS.try_lock() {
+        for f in h.iter() {
+            f();
+        }
+    }
+}
+
 /// Install the Ctrl-C/SIGTERM/SIGHUP handler and the panic hook. Called once
 /// by the binary (not by the library's tests, whose panics are expected).
 pub fn install_handlers() {
@@ -193,12 +213,16 @@ pub fn install_handlers() {
         );
         kill_all();
         remove_tracked_dirs();
+        // On a server the user runs: remove what the run wrote there.
+        super::owned::release_all_blocking(true);
+        run_interrupt_hooks();
         std::process::exit(130);
     });
     let prev = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
         kill_all();
         remove_tracked_dirs();
+        super::owned::release_all_blocking(true);
         prev(info);
     }));
 }
