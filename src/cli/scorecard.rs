@@ -21,6 +21,17 @@ pub struct ScorecardArgs {
     dir: Option<PathBuf>,
     #[arg(long, value_enum, default_value = "quick")]
     size: Size,
+    /// The limit of the promise columns (straddle, quiet-burst,
+    /// burst-sustained, anchored); default: the bursts probe table's (50).
+    /// For a library that only takes some limits.
+    #[arg(long)]
+    limit: Option<u64>,
+    /// The window of the promise columns, with a unit: 1s, 2s, 500ms
+    /// (at least 200 ms: the bursts land 50 ms either side of an edge);
+    /// default: the bursts probe table's (1 s). For a library configured in
+    /// whole seconds.
+    #[arg(long, value_parser = limitbench::check::parse_window)]
+    window: Option<u64>,
     /// Name of the run folder (default: scorecard-<UTC date and time>).
     #[arg(long)]
     run_id: Option<String>,
@@ -57,11 +68,25 @@ pub struct ScorecardArgs {
 
 pub async fn scorecard(a: ScorecardArgs, root: &std::path::Path) -> Result<i32> {
     use limitbench::scorecard::{self as sc, Config, Target};
+    // A manifest that does not load is named (and scored as an error row);
+    // the good ones beside it are scored.
+    let folder = limitbench::strategy::external::scan(a.dir.as_deref())?;
+    for b in folder.broken_text() {
+        eprintln!("limitbench: error: not loaded: {b}");
+    }
     let strategies = if a.strategy.is_empty() {
         sc::default_strategies(a.dir.as_deref())?
     } else {
         a.strategy.clone()
     };
+    if a.limit == Some(0) {
+        anyhow::bail!("--limit must be at least 1");
+    }
+    if a.window.is_some_and(|w| w < 200) {
+        anyhow::bail!(
+            "--window must be at least 200ms (the promise patterns put bursts 50 ms either side of an edge)"
+        );
+    }
     for s in &strategies {
         sc::build(s, a.dir.as_deref(), &Options::default())?;
     }
@@ -117,6 +142,17 @@ pub async fn scorecard(a: ScorecardArgs, root: &std::path::Path) -> Result<i32> 
         key_prefix,
         out: out.clone(),
         experiments_dir: root.join("experiments"),
+        promise_limit: a.limit,
+        promise_window_ms: a.window,
+        broken: if a.strategy.is_empty() {
+            folder
+                .broken
+                .iter()
+                .map(|b| (b.file.display().to_string(), b.error.to_string()))
+                .collect()
+        } else {
+            Vec::new()
+        },
     };
     eprintln!(
         "limitbench: scorecard of {} strategies ({}), writing {}",
@@ -124,10 +160,22 @@ pub async fn scorecard(a: ScorecardArgs, root: &std::path::Path) -> Result<i32> 
         a.size.as_str(),
         out.display()
     );
+    // Names line up however long an external manifest's name is.
+    let width = cfg
+        .strategies
+        .iter()
+        .map(String::len)
+        .chain(cfg.broken.iter().map(|(f, _)| {
+            std::path::Path::new(f)
+                .file_name()
+                .map_or(f.len(), |n| n.len())
+        }))
+        .max()
+        .unwrap_or(0);
     let card = sc::run(&cfg, |r| {
         let n = |v: sc::Verdict| r.cells.iter().filter(|c| c.verdict == v).count();
         eprintln!(
-            "  {:<28} {:>6.1} s  clock {:<7} pass {} warn {} fail {} not-run {} error {}",
+            "  {:<width$} {:>6.1} s  clock {:<7} pass {} warn {} fail {} not-run {} error {}",
             r.strategy,
             r.seconds,
             r.clock,
@@ -145,5 +193,12 @@ pub async fn scorecard(a: ScorecardArgs, root: &std::path::Path) -> Result<i32> 
         card.total_seconds
     );
     println!("{}", out.join("scorecard.md").display());
+    if !folder.broken.is_empty() {
+        eprintln!(
+            "limitbench: error: {} strategy manifest(s) did not load (their rows say why); the others were scored",
+            folder.broken.len()
+        );
+        return Ok(1);
+    }
     Ok(0)
 }

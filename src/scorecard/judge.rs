@@ -10,14 +10,14 @@ use std::path::Path;
 use limitbench_plot::figure::num;
 use serde::de::DeserializeOwned;
 
-use super::{Outcome, Verdict};
 use super::properties::PROMISE_PATTERNS;
+use super::{Outcome, Verdict};
 use crate::error::{Error, Result};
 use crate::experiments::{
-    bursts, cluster, concurrency, cost, fail_open, failover, memory, replication,
-    script_survival, skew,
+    bursts, cluster, concurrency, cost, fail_open, failover, memory, replication, script_survival,
+    skew,
 };
-use crate::strategy::Info;
+use crate::strategy::{Info, Promise};
 
 /// A column and its outcome.
 pub type Judged = (&'static str, Result<Outcome>);
@@ -41,7 +41,10 @@ impl<'a> Rows<'a> {
     /// Every row of `table` (e.g. `concurrency.csv`).
     pub fn read<T: DeserializeOwned>(&self, table: &str) -> Result<Vec<T>> {
         let p = crate::files::find_table(self.dir, table).ok_or_else(|| {
-            Error::Other(format!("the probe wrote no {table} in {}", self.dir.display()))
+            Error::Other(format!(
+                "the probe wrote no {table} in {}",
+                self.dir.display()
+            ))
         })?;
         let bytes = crate::files::read_maybe_compressed(&p)?;
         limitbench_analysis::parse_csv_rows(&bytes)
@@ -86,25 +89,38 @@ pub fn concurrency(r: &Rows) -> Vec<Judged> {
         let w = one(&rows, &format!("at a {rtt_ms} ms round trip"), |x| {
             (x.target_rtt_ms - rtt_ms).abs() < 1e-9 && x.rtt_jitter_ms == 0.0
         })?;
-        let verdict = if w.admitted > w.limit {
+        let fraction = w.admitted as f64 / w.limit as f64;
+        let verdict = if w.errors > 0 {
+            Verdict::Error
+        } else if w.admitted > w.limit {
             Verdict::Fail
-        } else if w.admitted == w.limit && w.errors == 0 {
+        } else if w.admitted == w.limit {
             Verdict::Pass
         } else {
-            Verdict::Warn
+            // Under-admission: every worker offered more than the limit.
+            under_verdict(fraction)
         };
         Ok(Outcome::Measured {
-            value: w.admitted as f64 / w.limit as f64,
+            value: fraction,
             unit: "x limit",
-            threshold: "pass = 1 (exactly the limit); warn < 1 (under-admits); fail > 1".into(),
+            threshold: format!(
+                "pass = 1 (exactly the limit); under-admits: warn >= {}, fail below; fail > 1; no errors",
+                num(UNDER_WARN)
+            ),
             verdict,
             detail: format!(
-                "limit {}, {} workers, {} offered, round trip {} ms (median PING): {} admitted, {} WATCH aborts, {} refused for retries exhausted",
+                "{}limit {}, {} workers, {} offered, round trip {} ms (median PING): {} admitted, {} errors, {} WATCH aborts, {} refused for retries exhausted",
+                if w.admitted < w.limit && w.offered > w.limit {
+                    format!("under-admits: {} of the limit {}; ", w.admitted, w.limit)
+                } else {
+                    String::new()
+                },
                 w.limit,
                 w.workers,
                 w.offered,
                 num(w.rtt_median_us / 1000.0),
                 w.admitted,
+                w.errors,
                 w.aborts,
                 w.retries_exhausted
             ),
@@ -113,9 +129,62 @@ pub fn concurrency(r: &Rows) -> Vec<Judged> {
     vec![(columns[0], exact(0.0)), (columns[1], exact(6.7))]
 }
 
+/// The worse of two verdicts (pass < warn < fail < error).
+fn worse(a: Verdict, b: Verdict) -> Verdict {
+    let rank = |v: Verdict| match v {
+        Verdict::Pass => 0,
+        Verdict::Warn => 1,
+        Verdict::Fail => 2,
+        Verdict::NotRun => 3,
+        Verdict::Error => 4,
+    };
+    if rank(b) > rank(a) { b } else { a }
+}
+
+/// How many of `sent` (sorted, us) a sliding log of `limit` per `window_us`
+/// admits (each arrival is admitted when fewer than `limit` admissions lie
+/// in the window before it), and the admission times: the ideal every
+/// promise column shows beside the strategy.
+pub fn sliding_log_ideal(sent: &[i64], limit: u64, window_us: i64) -> Vec<i64> {
+    let mut admitted: Vec<i64> = Vec::new();
+    let mut left = 0;
+    for &t in sent {
+        while left < admitted.len() && t - admitted[left] >= window_us {
+            left += 1;
+        }
+        if ((admitted.len() - left) as u64) < limit {
+            admitted.push(t);
+        }
+    }
+    admitted
+}
+
+/// Under-admission: the strategy's admissions / the sliding log's on the
+/// same arrivals, at least 0.9 to pass, 0.5 to warn. Every design the
+/// scorecard knows admits at least what a sliding log admits on these
+/// patterns (a fixed window or a bucket admits more); one that admits
+/// less is refusing traffic it promised.
+pub const UNDER_PASS: f64 = 0.9;
+pub const UNDER_WARN: f64 = 0.5;
+
+fn under_verdict(fraction: f64) -> Verdict {
+    if fraction >= UNDER_PASS {
+        Verdict::Pass
+    } else if fraction >= UNDER_WARN {
+        Verdict::Warn
+    } else {
+        Verdict::Fail
+    }
+}
+
 /// The promise columns: the most admitted in any window of one window
-/// length / L (`bursts`' own metric over the admission history), at most 1
-/// to pass, 1.1 to warn.
+/// length / L (`bursts`' own metric over the admission history), judged
+/// against the promise the strategy declares (`Info.promise`; a strategy
+/// that declares none is held to at most the limit in any window): at most
+/// the promise's ratio to pass, 0.1 above it to warn. Beside it the sliding
+/// log's ideal on the same arrivals; a cell that admitted less than
+/// [`UNDER_PASS`] of that ideal warns, less than [`UNDER_WARN`] fails
+/// (under-admission), and any error makes the cell `error`.
 pub fn bursts(r: &Rows) -> Vec<Judged> {
     let columns: Vec<&'static str> = PROMISE_PATTERNS.iter().map(|(c, _)| *c).collect();
     let read = || -> Result<(Vec<bursts::Row>, Vec<bursts::HistoryRow>)> {
@@ -127,6 +196,9 @@ pub fn bursts(r: &Rows) -> Vec<Judged> {
     };
     let hist = limitbench_analysis::window::by_trial(history);
     let trials = bursts::analyze::trials(&rows, &hist);
+    let declared = r.info.promise;
+    let promise = declared.unwrap_or(Promise::AtMostLimitInAnyWindow);
+    let max = promise.max_window_ratio();
     PROMISE_PATTERNS
         .iter()
         .map(|(column, pattern)| {
@@ -135,27 +207,81 @@ pub fn bursts(r: &Rows) -> Vec<Judged> {
             })
             .map(|t| {
                 let w = t.row;
-                Outcome::at_most(
-                    t.ratio,
-                    "x limit",
-                    1.0,
-                    1.1,
-                    format!(
-                        "limit {} per {} ms ({}), {} offered, {} admitted; most in any window {} (times: {}); latest send {} ms behind schedule",
-                        w.limit,
-                        w.window_ms,
-                        bursts::analyze::variant(w),
-                        w.offered,
-                        w.admitted,
-                        num(t.ratio * w.limit as f64),
-                        if t.clock == "redis" {
-                            "Redis's clock"
-                        } else {
-                            "reply times"
-                        },
-                        num(w.lateness_max_us / 1000.0)
+                let h = hist
+                    .get(&(w.cell.clone(), w.trial))
+                    .map(Vec::as_slice)
+                    .unwrap_or(&[]);
+                let mut sent: Vec<i64> = h.iter().map(|x| x.sent_us).collect();
+                sent.sort_unstable();
+                let window_us = w.window_ms as i64 * 1000;
+                let ideal = sliding_log_ideal(&sent, w.limit, window_us);
+                let (ideal_max, _) = limitbench_analysis::window::max_in_window(&ideal, window_us);
+                let ideal_ratio = ideal_max as f64 / w.limit as f64;
+                let under = w.admitted as f64 / (ideal.len() as f64).max(1.0);
+                let over = if t.ratio.is_nan() {
+                    Verdict::Fail
+                } else if t.ratio <= max {
+                    Verdict::Pass
+                } else if t.ratio <= max + 0.1 {
+                    Verdict::Warn
+                } else {
+                    Verdict::Fail
+                };
+                let verdict = if w.errors > 0 {
+                    Verdict::Error
+                } else {
+                    worse(over, under_verdict(under))
+                };
+                let mut detail = format!(
+                    "limit {} per {} ms ({}), {} offered, {} admitted, {} errors{}; most in any window {} (times: {}); promise {}{} allows {}; sliding-log ideal on the same arrivals: {} admitted, most in any window {} ({} x limit); admitted / ideal {}{}; latest send {} ms behind schedule",
+                    w.limit,
+                    w.window_ms,
+                    bursts::analyze::variant(w),
+                    w.offered,
+                    w.admitted,
+                    w.errors,
+                    if w.errors > 0 {
+                        format!(" (first: {})", first_line(&w.first_error))
+                    } else {
+                        String::new()
+                    },
+                    num(t.ratio * w.limit as f64),
+                    if t.clock == "redis" {
+                        "Redis's clock"
+                    } else {
+                        "reply times"
+                    },
+                    promise.as_str(),
+                    if declared.is_some() { "" } else { " (not declared: the default)" },
+                    num(max),
+                    ideal.len(),
+                    ideal_max,
+                    num(ideal_ratio),
+                    num(under),
+                    if under < UNDER_PASS {
+                        format!(" (under-admits: below {})", num(UNDER_PASS))
+                    } else {
+                        String::new()
+                    },
+                    num(w.lateness_max_us / 1000.0)
+                );
+                if w.errors > 0 {
+                    detail = format!("{} of {} decisions errored: {detail}", w.errors, w.offered);
+                }
+                Outcome::Measured {
+                    value: t.ratio,
+                    unit: "x limit",
+                    threshold: format!(
+                        "promise {}: pass <= {}, warn <= {}; admitted >= {} x the sliding-log ideal (warn >= {}); no errors",
+                        promise.as_str(),
+                        num(max),
+                        num(max + 0.1),
+                        num(UNDER_PASS),
+                        num(UNDER_WARN)
                     ),
-                )
+                    verdict,
+                    detail,
+                }
             });
             (*column, out)
         })
@@ -167,7 +293,11 @@ pub fn bursts(r: &Rows) -> Vec<Judged> {
 /// most 2 to pass, 5 to warn. A skew the probe did not run at this size is
 /// `not-run`.
 pub fn skew(r: &Rows) -> Vec<Judged> {
-    let columns = [("clock-10ms", 10.0), ("clock-100ms", 100.0), ("clock-1s", 1000.0)];
+    let columns = [
+        ("clock-10ms", 10.0),
+        ("clock-100ms", 100.0),
+        ("clock-1s", 1000.0),
+    ];
     let read = || -> Result<(Vec<skew::Row>, Vec<skew::HistoryRow>)> {
         Ok((r.read("skew.csv")?, r.read("skew-history.csv")?))
     };
@@ -196,9 +326,13 @@ pub fn skew(r: &Rows) -> Vec<Judged> {
                 return (column, Ok(Outcome::NotRun(why.into())));
             };
             let out = base.as_ref().map_err(|e| Error::Other(e.to_string())).map(|b| {
-                let ((p, i), (p0, i0)) = (pct(w), pct(*b));
+                let ((p, i), (p0, i0)) = (pct(w), pct(b));
                 let drift = p - p0;
-                Outcome::at_most(
+                let errors = w.errors + b.errors;
+                // An under-admitter drifts no more than a good limiter: its
+                // unskewed share of the ideal bucket says it (windows admit
+                // about two thirds of a bucket's ideal on this traffic).
+                let mut judged = Outcome::at_most(
                     drift.abs(),
                     "points",
                     2.0,
@@ -221,7 +355,24 @@ pub fn skew(r: &Rows) -> Vec<Judged> {
                         num(p0),
                         num(drift)
                     ),
-                )
+                );
+                if let Outcome::Measured { verdict, detail, threshold, .. } = &mut judged {
+                    *threshold += &format!(
+                        "; unskewed >= {} % of the ideal bucket; no errors",
+                        num(100.0 * UNDER_WARN)
+                    );
+                    if errors > 0 {
+                        *verdict = Verdict::Error;
+                        *detail = format!(
+                            "{errors} decisions errored (first: {}); {detail}",
+                            first_line(if w.errors > 0 { &w.first_error } else { &b.first_error })
+                        );
+                    } else if p0 < 100.0 * UNDER_WARN {
+                        *verdict = worse(*verdict, Verdict::Fail);
+                        *detail = format!("under-admits: {} % of the ideal unskewed; {detail}", num(p0));
+                    }
+                }
+                judged
             });
             (column, out)
         })
@@ -252,47 +403,76 @@ pub fn cost(r: &Rows) -> Vec<Judged> {
     };
     match read() {
         Err(e) => failed(&columns, e),
-        Ok((get, mine, (x_cpu, x_rate))) => vec![
-            (
-                columns[0],
-                Ok(Outcome::at_most(
-                    x_cpu,
-                    "x GET",
-                    3.0,
-                    10.0,
-                    format!(
-                        "{} us Redis CPU per decision ({} by {}, {} decisions, Redis {} % busy) vs {} us per GET ({} GETs, {} % busy); {} connections replaying, {} s windows, Redis on CPU {} and the load on CPU {}",
-                        num(mine.redis_cpu_us_per_decision),
-                        mine.strategy,
-                        mine.invocation,
-                        mine.decisions,
-                        num(100.0 * mine.redis_busy_fraction),
-                        num(get.redis_cpu_us_per_decision),
-                        get.decisions,
-                        num(100.0 * get.redis_busy_fraction),
-                        mine.conns,
-                        num(mine.wall_s),
-                        mine.redis_cpu.map(|c| c.to_string()).unwrap_or("-".into()),
-                        mine.load_cpu.map(|c| c.to_string()).unwrap_or("-".into()),
-                    ),
-                )),
-            ),
-            (
-                columns[1],
-                Ok(Outcome::at_least(
-                    x_rate,
-                    "x GET/s",
-                    0.5,
-                    0.2,
-                    format!(
-                        "{} decisions/s vs {} GETs/s ({} connections, closed loop, one process on this machine)",
-                        num(mine.decisions_per_s.round()),
-                        num(get.decisions_per_s.round()),
-                        mine.conns
-                    ),
-                )),
-            ),
-        ],
+        // A window with errors did not measure decisions (an error reply is cheap).
+        Ok((_, mine, _)) if mine.errors > 0 => {
+            let e = Error::Other(format!(
+                "{} of {} decisions errored: {}",
+                mine.errors,
+                mine.decisions,
+                first_line(&mine.first_error)
+            ));
+            failed(&columns, e)
+        }
+        Ok((get, mine, (x_cpu, x_rate))) => {
+            let admitted = mine.admitted as f64 / mine.decisions.max(1) as f64;
+            let mut cells = vec![
+                (
+                    columns[0],
+                    Ok(Outcome::at_most(
+                        x_cpu,
+                        "x GET",
+                        3.0,
+                        10.0,
+                        format!(
+                            "{} us Redis CPU per decision ({} by {}, {} decisions, Redis {} % busy) vs {} us per GET ({} GETs, {} % busy); {} connections replaying, {} s windows, Redis on CPU {} and the load on CPU {}",
+                            num(mine.redis_cpu_us_per_decision),
+                            mine.strategy,
+                            mine.invocation,
+                            mine.decisions,
+                            num(100.0 * mine.redis_busy_fraction),
+                            num(get.redis_cpu_us_per_decision),
+                            get.decisions,
+                            num(100.0 * get.redis_busy_fraction),
+                            mine.conns,
+                            num(mine.wall_s),
+                            mine.redis_cpu.map(|c| c.to_string()).unwrap_or("-".into()),
+                            mine.load_cpu.map(|c| c.to_string()).unwrap_or("-".into()),
+                        ),
+                    )),
+                ),
+                (
+                    columns[1],
+                    Ok(Outcome::at_least(
+                        x_rate,
+                        "x GET/s",
+                        0.5,
+                        0.2,
+                        format!(
+                            "{} decisions/s vs {} GETs/s ({} connections, closed loop, one process on this machine)",
+                            num(mine.decisions_per_s.round()),
+                            num(get.decisions_per_s.round()),
+                            mine.conns
+                        ),
+                    )),
+                ),
+            ];
+            // At a limit the traffic never reaches every decision is an admission.
+            if admitted < UNDER_PASS {
+                for (_, c) in cells.iter_mut() {
+                    if let Ok(Outcome::Measured {
+                        verdict, detail, ..
+                    }) = c
+                    {
+                        *verdict = worse(*verdict, under_verdict(admitted));
+                        *detail = format!(
+                            "under-admits: {} of {} decisions admitted at a limit of {} per {} ms it never reaches; {detail}",
+                            mine.admitted, mine.decisions, mine.limit, mine.window_ms
+                        );
+                    }
+                }
+            }
+            cells
+        }
     }
 }
 
@@ -343,6 +523,12 @@ pub fn replication(r: &Rows) -> Vec<Judged> {
                 w.decisions, w.errors
             )));
         }
+        if w.errors > 0 {
+            return Err(Error::Other(format!(
+                "{} of {} decisions errored before the replica was compared",
+                w.errors, w.decisions
+            )));
+        }
         Ok(Outcome::at_least(
             w.matches as f64 / keys as f64,
             "fraction",
@@ -376,13 +562,14 @@ pub fn failover(r: &Rows) -> Vec<Judged> {
             x.strategy == r.strategy
         })?;
         let over = w.admitted_total.saturating_sub(w.limit) as f64 / w.limit as f64;
-        Ok(Outcome::at_most(
+        let offered = w.replies_pre + w.post_sent;
+        let mut judged = Outcome::at_most(
             over,
             "x limit over",
             0.0,
             0.05,
             format!(
-                "limit {} per hour, {} workers, replication link {} ms each way (PING {} ms): {} admitted on the primary ({} replies, {} calls lost at the kill), killed and the replica promoted in {} ms, {} of {} admitted on it ({} errors): {} in all",
+                "limit {} per hour, {} workers, replication link {} ms each way (PING {} ms), cut at the kill: {} admitted on the primary ({} replies, {} calls lost at the kill), killed and the replica promoted in {} ms, {} of {} admitted on it ({} errors): {} in all",
                 w.limit,
                 w.workers,
                 num(w.repl_delay_ms),
@@ -396,7 +583,24 @@ pub fn failover(r: &Rows) -> Vec<Judged> {
                 w.errors_post,
                 w.admitted_total
             ),
-        ))
+        );
+        if let Outcome::Measured { verdict, detail, threshold, .. } = &mut judged {
+            *threshold += "; admits the limit (offered more than it); no errors on the promoted replica";
+            let admitted = w.admitted_total as f64 / w.limit as f64;
+            // (The probe cuts the delayed link at the kill, so however long
+            // the promotion takes, the replica holds only what had arrived.)
+            if w.errors_post > 0 {
+                *verdict = Verdict::Error;
+                *detail = format!("{} of {} decisions on the promoted replica errored; {detail}", w.errors_post, w.post_sent);
+            } else if offered > w.limit && admitted < 1.0 {
+                *verdict = worse(*verdict, under_verdict(admitted));
+                *detail = format!(
+                    "under-admits: {} admitted in all of {offered} offered, below the limit {}; {detail}",
+                    w.admitted_total, w.limit
+                );
+            }
+        }
+        Ok(judged)
     });
     vec![("failover", out)]
 }
@@ -434,7 +638,11 @@ pub fn cluster(r: &Rows) -> Vec<Judged> {
 /// promoted replica: 1 to pass, above 0 to warn.
 pub fn script_survival(r: &Rows) -> Vec<Judged> {
     let columns = [
-        ("survive-restart", "restart", "after SHUTDOWN SAVE and a restart"),
+        (
+            "survive-restart",
+            "restart",
+            "after SHUTDOWN SAVE and a restart",
+        ),
         (
             "survive-promotion",
             "promoted",
@@ -461,6 +669,18 @@ pub fn script_survival(r: &Rows) -> Vec<Judged> {
                 return (column, Err(Error::Other(e)));
             }
             let ok = clients.iter().filter(|x| x.ok).count();
+            // Modes the server said the strategy cannot run are not scored.
+            let unrunnable: Vec<String> = rows
+                .iter()
+                .filter(|x| x.script == r.strategy && x.check.starts_with("unrunnable:"))
+                .map(|x| {
+                    format!(
+                        "{} not scored ({})",
+                        x.check.trim_start_matches("unrunnable:"),
+                        first_line(&x.reply)
+                    )
+                })
+                .collect();
             let detail = clients
                 .iter()
                 .map(|x| {
@@ -480,7 +700,11 @@ pub fn script_survival(r: &Rows) -> Vec<Judged> {
                     "fraction of modes",
                     1.0,
                     0.01,
-                    format!("{what}: {detail}"),
+                    if unrunnable.is_empty() {
+                        format!("{what}: {detail}")
+                    } else {
+                        format!("{what}: {detail}; {}", unrunnable.join("; "))
+                    },
                 )),
             )
         })
@@ -502,10 +726,14 @@ pub fn fail_open(r: &Rows) -> Vec<Judged> {
         Err(e) => return failed(&columns, e),
     };
     let Some(s) = summary.first() else {
-        return failed(&columns, Error::Other("the probe wrote no summary row".into()));
+        return failed(
+            &columns,
+            Error::Other("the probe wrote no summary row".into()),
+        );
     };
     let phase = |name: &'static str| bins.iter().filter(move |b| b.phase == name);
-    let sum = |name: &'static str, f: fn(&fail_open::BinRow) -> u64| phase(name).map(f).sum::<u64>();
+    let sum =
+        |name: &'static str, f: fn(&fail_open::BinRow) -> u64| phase(name).map(f).sum::<u64>();
     let slow_n = sum("slow", |b| b.offered);
     let slow = (slow_n > 0)
         .then(|| {

@@ -161,6 +161,13 @@ pub struct Config {
     pub out: PathBuf,
     /// Where the experiment files (and their `[probe]` tables) are.
     pub experiments_dir: PathBuf,
+    /// The promise columns' limit and window (ms) in place of the bursts
+    /// probe table's (`--limit`, `--window`).
+    pub promise_limit: Option<u64>,
+    pub promise_window_ms: Option<u64>,
+    /// Manifests of the strategy folders that did not load: (file, error).
+    /// Each is a row of its own, `works` = error with the cause.
+    pub broken: Vec<(String, String)>,
 }
 
 /// One strategy's battery, timed.
@@ -290,6 +297,29 @@ pub async fn run(cfg: &Config, mut progress: impl FnMut(&StrategyResult)) -> Res
             strategy: name.clone(),
             clock,
             seconds: t.elapsed().as_secs_f64(),
+            cells,
+        };
+        progress(&r);
+        results.push(r);
+    }
+    for (file, error) in &cfg.broken {
+        let name = Path::new(file)
+            .file_name()
+            .map(|f| f.to_string_lossy().into_owned())
+            .unwrap_or_else(|| file.clone());
+        let mut cells = vec![cell(
+            &name,
+            "works",
+            Err(Error::Other(format!("the manifest did not load: {error}"))),
+        )];
+        for (p, _) in &PROPERTIES[1..] {
+            let why = "the manifest did not load (see works)";
+            cells.push(cell(&name, p, Ok(Outcome::NotRun(why.into()))));
+        }
+        let r = StrategyResult {
+            strategy: name,
+            clock: "?".into(),
+            seconds: 0.0,
             cells,
         };
         progress(&r);

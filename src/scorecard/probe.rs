@@ -72,7 +72,7 @@ fn context(
     let dir = filter
         .first()
         .and_then(|name| dir_of(name, cfg.dir.as_deref()));
-    Ok(RunContext::new(
+    let mut ctx = RunContext::new(
         e.name,
         run.clone(),
         cfg.size,
@@ -87,7 +87,20 @@ fn context(
     .probe()?
     .with_key_prefix(&cfg.key_prefix)
     .with_cluster_url(cluster)
-    .quiet())
+    .quiet();
+    // `--limit` / `--window`: the promise columns' traffic at the caller's
+    // limit and window (the patterns' other times stay the table's).
+    if e.name == "bursts" {
+        if let Some(l) = cfg.promise_limit {
+            ctx.params
+                .insert("limit".into(), toml::Value::Integer(l as i64));
+        }
+        if let Some(w) = cfg.promise_window_ms {
+            ctx.params
+                .insert("window_ms".into(), toml::Value::Integer(w as i64));
+        }
+    }
+    Ok(ctx)
 }
 
 impl<'a> StrategyRun<'a> {
@@ -221,7 +234,11 @@ mod tests {
     async fn every_shipped_probe_table_parses_at_every_size() {
         let root = Path::new(env!("CARGO_MANIFEST_DIR"));
         let out = tempfile::tempdir().unwrap();
-        for size in [crate::run::Size::Smoke, crate::run::Size::Quick, crate::run::Size::Full] {
+        for size in [
+            crate::run::Size::Smoke,
+            crate::run::Size::Quick,
+            crate::run::Size::Full,
+        ] {
             let cfg = Config {
                 strategies: vec!["token-bucket".into()],
                 dir: None,
@@ -234,6 +251,9 @@ mod tests {
                 key_prefix: "limitbench:test:".into(),
                 out: out.path().to_path_buf(),
                 experiments_dir: root.join("experiments"),
+                promise_limit: None,
+                promise_window_ms: None,
+                broken: Vec::new(),
             };
             validate(&cfg).await.unwrap();
         }
@@ -243,7 +263,10 @@ mod tests {
     async fn a_broken_probe_table_is_named_before_anything_runs() {
         let root = Path::new(env!("CARGO_MANIFEST_DIR"));
         let dir = tempfile::tempdir().unwrap();
-        for f in std::fs::read_dir(root.join("experiments")).unwrap().flatten() {
+        for f in std::fs::read_dir(root.join("experiments"))
+            .unwrap()
+            .flatten()
+        {
             std::fs::copy(f.path(), dir.path().join(f.file_name())).unwrap();
         }
         let p = dir.path().join("concurrency.toml");
@@ -262,8 +285,14 @@ mod tests {
             key_prefix: "limitbench:test:".into(),
             out: dir.path().join("out"),
             experiments_dir: dir.path().to_path_buf(),
+            promise_limit: None,
+            promise_window_ms: None,
+            broken: Vec::new(),
         };
         let e = validate(&cfg).await.unwrap_err().to_string();
-        assert!(e.contains("concurrency.toml") && e.contains("[probe] workers"), "{e}");
+        assert!(
+            e.contains("concurrency.toml") && e.contains("[probe] workers"),
+            "{e}"
+        );
     }
 }

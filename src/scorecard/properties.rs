@@ -38,6 +38,10 @@ pub const PROPERTIES: &[(&str, &str)] = &[
         "max admitted in any window / limit: a burst of L then traffic at the rate (bursts)",
     ),
     (
+        "anchored",
+        "max admitted in any window / limit: one request, then bursts of L just before and just after one window later, for windows that start at a key's first request (bursts)",
+    ),
+    (
         "clock-10ms",
         "admitted % of the ideal bucket, +/-10 ms caller skew minus unskewed (points; skew)",
     ),
@@ -91,6 +95,7 @@ pub const PROMISE_PATTERNS: &[(&str, &str)] = &[
     ("straddle", "straddle"),
     ("quiet-burst", "quiet-then-burst"),
     ("burst-sustained", "burst-then-sustained"),
+    ("anchored", "anchored"),
 ];
 
 /// One experiment's probe: the columns it fills and when it runs.
@@ -118,7 +123,7 @@ pub const PROBES: &[Probe] = &[
     },
     Probe {
         experiment: "bursts",
-        properties: &["straddle", "quiet-burst", "burst-sustained"],
+        properties: &["straddle", "quiet-burst", "burst-sustained", "anchored"],
         at_smoke: true,
         on_cluster_url: false,
         judge: judge::bursts,
@@ -218,7 +223,10 @@ mod tests {
 
     #[test]
     fn every_column_is_filled_by_exactly_one_probe_in_the_columns_order() {
-        let filled: Vec<&str> = PROBES.iter().flat_map(|p| p.properties.iter().copied()).collect();
+        let filled: Vec<&str> = PROBES
+            .iter()
+            .flat_map(|p| p.properties.iter().copied())
+            .collect();
         let columns: Vec<&str> = PROPERTIES[1..].iter().map(|(p, _)| *p).collect();
         assert_eq!(filled, columns);
         for p in PROBES {

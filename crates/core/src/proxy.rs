@@ -202,6 +202,17 @@ impl DelayProxy {
         })
     }
 
+    /// Cut every open connection now: bytes still waiting out their delay
+    /// are dropped, as on a link that is partitioned at this moment. New
+    /// connections are still accepted (and forwarded, if the upstream is up).
+    pub fn cut(&self) {
+        for (_, pair) in self.shared.sockets.lock().unwrap().drain() {
+            for s in pair {
+                let _ = s.shutdown(Shutdown::Both);
+            }
+        }
+    }
+
     /// Set the delay added to each direction.
     pub fn set_one_way(&self, d: Duration) {
         self.shared

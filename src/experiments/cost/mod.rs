@@ -40,7 +40,7 @@ pub use rows::CostRow;
 use super::{Experiment, RunContext};
 use crate::error::{Error, Result};
 use crate::fleet::{Fleet, ServerConfig};
-use crate::load::replay::{self, AdmitRule, HotSpec, LogSpec, RawPipe, Template, Window};
+use crate::load::replay::{self, AdmitRule, HotLoad, HotSpec, LogSpec, RawPipe, Template, Window};
 use crate::pin::PinGuard;
 use crate::resp::Connection;
 use crate::run::latency;
@@ -127,14 +127,30 @@ enum RequestSource {
     Strategy { name: String, invocation: String },
 }
 
+/// What a variant's connections send.
+enum Load {
+    /// The captured bytes of one decision, replayed.
+    Replay(Arc<Template>),
+    /// The strategy's own `decide` in the same closed loop: a design of
+    /// several round trips a decision (a read, then a write that depends on
+    /// it) cannot be replayed from bytes, and is measured the way its
+    /// callers run it (`HotLoad::start_decide`), not dropped.
+    Decide {
+        strategy: Arc<dyn Strategy>,
+        limit: Limit,
+    },
+}
+
 /// A variant ready to replay.
 struct Variant {
     plan: Plan,
     /// `get`, `incr` or the strategy's name.
     strategy: String,
-    /// How Redis runs it: `command`, `multi`, `evalsha`, `eval`, `fcall`, `commands`.
+    /// How Redis runs it: `command`, `multi`, `evalsha`, `eval`, `fcall`,
+    /// `commands`, or `decide` (several round trips a decision: not
+    /// replayable, so the load calls the strategy's own `decide`).
     invocation: String,
-    tpl: Arc<Template>,
+    load: Load,
     /// Top-level commands per decision, for commandstats.
     cmds: Vec<String>,
 }
@@ -242,7 +258,7 @@ impl Plan {
                 return Ok(Variant {
                     strategy: name.to_string(),
                     invocation: "command".into(),
-                    tpl: Arc::new(Template::command(args, AdmitRule::Always)),
+                    load: Load::Replay(Arc::new(Template::command(args, AdmitRule::Always))),
                     cmds: vec![name.to_string()],
                     plan: self,
                 });
@@ -254,18 +270,37 @@ impl Plan {
         s.prepare(admin).await?;
         let limit = Limit::per_window(self.limit, self.window_ms);
         let now = crate::clock::Clock::system_now_us();
-        let tpl =
-            replay::capture(s.as_ref(), limit, now, rule_for(s.as_ref(), limit.limit)).await?;
-        let (invocation, cmds) = match s.info().kind {
-            Kind::Transaction => ("multi".to_string(), vec!["multi".into(), "exec".into()]),
-            Kind::Lua | Kind::External => (invocation.clone(), vec![invocation]),
-            Kind::ClientSide => ("commands".to_string(), vec![]),
+        let load = match replay::capture(s.as_ref(), limit, now, rule_for(s.as_ref(), limit.limit))
+            .await
+        {
+            Ok(tpl) => Load::Replay(Arc::new(tpl)),
+            Err(Error::NotReplayable { round_trips, .. }) if self.prefill_entries == 0 => {
+                ctx.note(
+                    &format!("decide-loop-{}", self.cell),
+                    serde_json::json!({
+                        "strategy": name,
+                        "round_trips_per_decision": round_trips,
+                        "load": "the strategy's own decide in the closed loop (not replayable from bytes); client ids as the replay's",
+                    }),
+                )?;
+                Load::Decide {
+                    strategy: s.clone(),
+                    limit,
+                }
+            }
+            Err(e) => return Err(e),
+        };
+        let (invocation, cmds) = match (&load, s.info().kind) {
+            (Load::Decide { .. }, _) => ("decide".to_string(), vec![]),
+            (_, Kind::Transaction) => ("multi".to_string(), vec!["multi".into(), "exec".into()]),
+            (_, Kind::Lua | Kind::External) => (invocation.clone(), vec![invocation]),
+            (_, Kind::ClientSide) => ("commands".to_string(), vec![]),
         };
         Ok(Variant {
             plan: self,
             strategy: name,
             invocation,
-            tpl: Arc::new(tpl),
+            load,
             cmds,
         })
     }
@@ -294,8 +329,14 @@ async fn prefill(
     for v in variants.iter().filter(|v| v.plan.prefill_entries > 0) {
         // The template's key for client i is exactly what the strategy writes;
         // render it to be sure the prefilled key is the one the loop hits.
+        let Load::Replay(tpl) = &v.load else {
+            return Err(Error::Other(format!(
+                "cost: the prefilled variant `{}` needs a replayable strategy",
+                v.plan.cell
+            )));
+        };
         let keys: Vec<String> = (0..v.plan.keys)
-            .map(|i| v.tpl.key(i))
+            .map(|i| tpl.key(i))
             .collect::<Result<_>>()?;
         let now = crate::clock::Clock::system_now_us();
         let entries = v.plan.prefill_entries;
@@ -448,14 +489,19 @@ async fn one_run(
         seed: seeds::trial_seed(ctx.seed, &v.plan.cell, trial),
         pin_cpu: load_cpu,
     };
-    let w = replay::measure_window(
-        admin,
-        v.tpl.clone(),
-        spec,
+    let (warmup, window) = (
         Duration::from_secs_f64(p.warmup_s),
         Duration::from_secs_f64(p.run_s),
-    )
-    .await?;
+    );
+    let w = match &v.load {
+        Load::Replay(tpl) => {
+            replay::measure_window(admin, tpl.clone(), spec, warmup, window).await?
+        }
+        Load::Decide { strategy, limit } => {
+            let load = HotLoad::start_decide(strategy.clone(), *limit, spec).await?;
+            replay::measure_started(admin, load, warmup, window).await?
+        }
+    };
     // The hot loop records nanoseconds; the latency table is in µs.
     let mut latency_us = latency::new_histogram();
     for it in w.latency.iter_recorded() {

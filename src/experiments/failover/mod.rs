@@ -79,6 +79,13 @@ struct Params {
     wait_timeout_ms: u64,
     /// PINGs through the replication link's proxy for `repl_rtt_ms` (absent: 20).
     repl_rtt_samples: Option<u32>,
+    /// Cut the delayed replication link at the kill (absent: no): what the
+    /// replica had not received by then is lost, however long the promotion
+    /// takes. Without it the bytes in flight on the delayed link still reach
+    /// the replica if REPLICAOF NO ONE takes longer than the link's one-way
+    /// delay (a loaded machine), and the cell measures that race instead of
+    /// the lag (the scorecard's probe).
+    cut_link_at_kill: Option<bool>,
     /// Stop sending to the primary at `kill_at` admissions (absent: no, the
     /// workers send on until the primary is gone).
     hold_at_kill: Option<bool>,
@@ -318,6 +325,11 @@ impl Failover {
         }
         let _ = tokio::time::timeout(Duration::from_secs(30), sh.kill.notified()).await;
         let t0 = Instant::now();
+        if self.p.cut_link_at_kill.unwrap_or(false)
+            && let Some(px) = &pair._proxy
+        {
+            px.cut();
+        }
         pair.primary.kill();
         sh.phase.store(PHASE_SWITCHING, Ordering::Release);
         pair.replica.promote().await?;

@@ -255,7 +255,8 @@ async fn capture(s: &dyn Strategy, limit: Limit, rule: AdmitRule) -> Result<Temp
 async fn round_trips_per_decision(s: &dyn Strategy, addr: SocketAddr, limit: Limit) -> Result<u64> {
     let mut conn = Conn::connect(addr).await?;
     let before = conn.round_trips();
-    s.decide(&mut conn, &Request::now("memory-probe", limit)).await?;
+    s.decide(&mut conn, &Request::now("memory-probe", limit))
+        .await?;
     Ok(conn.round_trips() - before)
 }
 
@@ -307,14 +308,28 @@ impl StrategyFill {
             StrategyFill::Decisions(s) => {
                 let mut conn = Conn::connect(addr).await?;
                 let names: Vec<String> = (0..p.other_clients).map(client_name).collect();
+                let mut refused = 0u64;
                 for name in &names {
                     for _ in 0..calls {
-                        if let Err(e) = s.decide(&mut conn, &Request::now(name, limit)).await {
-                            return Err(Error::Reply(format!(
-                                "{cell}: an error while filling: {e}"
-                            )));
+                        match s.decide(&mut conn, &Request::now(name, limit)).await {
+                            Ok(d) => refused += u64::from(!d.admitted),
+                            Err(e) => {
+                                return Err(Error::Reply(format!(
+                                    "{cell}: an error while filling: {e}"
+                                )));
+                            }
                         }
                     }
+                }
+                // The fill takes each client to its limit, not past it: a
+                // refusal there is a strategy that under-admits, and the
+                // state measured would not be a busy client's.
+                if refused > 0 && calls <= limit.limit {
+                    return Err(Error::Other(format!(
+                        "{cell}: the strategy refused {refused} of {} requests below its limit of {} while filling (it under-admits)",
+                        calls * names.len() as u64,
+                        limit.limit
+                    )));
                 }
                 drop(conn);
                 let mut keys = Vec::new();

@@ -26,8 +26,12 @@
 //! narrowed to `--strategy`) a cell is a setting and a strategy: the
 //! strategy is loaded on the primary as it loads itself, and its clients
 //! are the strategy in each of `client_modes` (`["*"]`: every invocation
-//! mode it has; one client `none` for a strategy without scripts). The
-//! checks are the token bucket's either way.
+//! mode it has; one client `none` for a strategy without scripts). With
+//! `["*"]` a mode the server says the strategy cannot run
+//! (`Strategy::mode_support`: a script calling `redis.replicate_commands()`
+//! has no FCALL) runs no client: its row `unrunnable:<mode>` (in scenario
+//! `primary`) says why, and the survival cells score only the modes that
+//! run. The checks are the token bucket's either way.
 
 // The rows and the analysis are compiled into limitbench-analysis (see
 // experiments/analyzers.rs); they are this experiment's all the same.
@@ -303,6 +307,18 @@ impl Recorder<'_> {
             });
         }
     }
+    /// A mode that runs no client, and why.
+    fn unrunnable(&mut self, c: &Client, why: &str) {
+        self.rows.push(Row {
+            check: format!("unrunnable:{}", c.mode),
+            script: c.strategy.clone(),
+            ok: false,
+            outcome: "unrunnable".into(),
+            reply: why.into(),
+            ..self.row("primary", "primary")
+        });
+    }
+
     fn client(&mut self, scenario: &str, target: &str, c: &Client, o: ClientOutcome) {
         let (outcome, reply) = o
             .first_error
@@ -345,7 +361,7 @@ impl Recorder<'_> {
         target: &str,
         addr: std::net::SocketAddr,
         key: &str,
-        clients: &[Client],
+        clients: &[&Client],
         client_prefix: &str,
         decisions: u64,
     ) -> Result<()> {
@@ -389,7 +405,11 @@ impl ScriptSurvival {
             (None, _) | (Some(_), None) => CLIENT_MODES.iter().map(|m| m.to_string()).collect(),
             (Some(_), Some(m)) if m.iter().any(|x| x == "*") => {
                 let s = ctx.build_strategy(name, &Options::default())?;
-                s.info().modes.iter().map(|m| m.as_str().to_string()).collect()
+                s.info()
+                    .modes
+                    .iter()
+                    .map(|m| m.as_str().to_string())
+                    .collect()
             }
             (Some(_), Some(m)) => m.clone(),
         };
@@ -427,18 +447,44 @@ impl ScriptSurvival {
     ) -> Result<()> {
         let n = self.p.client_decisions;
         let key = client_key(trial_client, "tb");
+        let every_mode = self
+            .p
+            .client_modes
+            .as_ref()
+            .is_some_and(|m| m.iter().any(|x| x == "*"));
+        let mut runnable: Vec<&Client> = clients.iter().collect();
         {
             let mut pc = fleet.primary().connection().await?;
             bucket_script().load(&mut pc).await?;
             probe_script().load(&mut pc).await?;
             // A strategy's own scripts, loaded as it loads them (the study's
-            // clients run the bucket script loaded just above).
+            // clients run the bucket script loaded just above); with every
+            // mode asked for, only those the server can run.
             if self.p.strategies.is_some()
                 && let Some(c) = clients.first()
             {
-                c.built.prepare(&mut pc).await?;
+                if every_mode {
+                    let support = c.built.mode_support(&mut pc).await?;
+                    runnable.retain(|cl| {
+                        let problem = support
+                            .iter()
+                            .find(|m| m.mode.as_str() == cl.mode)
+                            .and_then(|m| m.problem.clone());
+                        match problem {
+                            Some(why) => {
+                                rec.unrunnable(cl, &why);
+                                false
+                            }
+                            None => true,
+                        }
+                    });
+                }
+                if let Some(c) = runnable.first() {
+                    c.built.prepare(&mut pc).await?;
+                }
             }
         }
+        let clients = runnable.as_slice();
         let paddr = fleet.primary_addr();
         let raddr = fleet
             .replica()
@@ -451,8 +497,16 @@ impl ScriptSurvival {
         drop(pc);
 
         let replica_clients = format!("{trial_client}-r");
-        rec.scenario("replica", "replica", raddr, &key, clients, &replica_clients, n)
-            .await?;
+        rec.scenario(
+            "replica",
+            "replica",
+            raddr,
+            &key,
+            clients,
+            &replica_clients,
+            n,
+        )
+        .await?;
         let mut rc = Connection::connect(raddr).await?;
         // The fallback client's EVAL cached the script on the replica; a real
         // replica that nobody EVALed on has an empty cache.
@@ -461,8 +515,16 @@ impl ScriptSurvival {
 
         fleet.servers[0].restart_with_rdb().await?;
         let restart_clients = format!("{trial_client}-s");
-        rec.scenario("restart", "primary", paddr, &key, clients, &restart_clients, n)
-            .await?;
+        rec.scenario(
+            "restart",
+            "primary",
+            paddr,
+            &key,
+            clients,
+            &restart_clients,
+            n,
+        )
+        .await?;
 
         if let Some(r) = fleet.replica() {
             r.wait_in_sync(Duration::from_secs(30)).await?;

@@ -15,8 +15,10 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 use super::reply::scan_reply;
-use super::template::{ID_BASE, Template};
+use super::template::{ID_BASE, Template, client_name};
+use crate::conn::Conn;
 use crate::error::{Error, Result};
+use crate::strategy::{Limit, Request, Strategy};
 
 /// What the load generator counted (client side).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
@@ -86,9 +88,38 @@ impl Mix {
     }
 }
 
+/// What each connection of a hot loop sends.
+#[derive(Clone)]
+enum Source {
+    /// A captured template's bytes (one round trip a decision).
+    Template(Arc<Template>),
+    /// The strategy's own `decide`, for designs of several round trips a
+    /// decision (a read, then a write that depends on it), which no
+    /// template can replay; the limit is the template's `limit` argument.
+    Decide(Arc<dyn Strategy>, Limit),
+}
+
 impl HotLoad {
     /// Connect and start sending; returns once every connection is up.
     pub async fn start(tpl: Arc<Template>, spec: HotSpec) -> Result<Self> {
+        Self::start_source(Source::Template(tpl), spec).await
+    }
+
+    /// The same closed loop, each connection calling `strategy.decide` for
+    /// client [`client_name`]`(i)` (the template's key), `i` drawn as the
+    /// template loop draws it: what a strategy of several round trips a
+    /// decision costs, measured the way its callers run it. Slower per
+    /// decision on the client side than a replay (it allocates), so its
+    /// rows say `load_bound` when Redis is not the bottleneck.
+    pub async fn start_decide(
+        strategy: Arc<dyn Strategy>,
+        limit: Limit,
+        spec: HotSpec,
+    ) -> Result<Self> {
+        Self::start_source(Source::Decide(strategy, limit), spec).await
+    }
+
+    async fn start_source(src: Source, spec: HotSpec) -> Result<Self> {
         crate::resp::require_loopback(&spec.addr)?;
         let shared = Arc::new(Shared::default());
         shared.next_id.store(ID_BASE, Relaxed);
@@ -106,7 +137,7 @@ impl HotLoad {
                     .enable_all()
                     .build()
                     .map_err(|e| Error::io("building the hot-loop runtime", e))?;
-                rt.block_on(run_connections(tpl, spec, sh, ready_tx))
+                rt.block_on(run_connections(src, spec, sh, ready_tx))
             })
             .map_err(|e| Error::io("spawning the hot-loop thread", e))?;
         match ready_rx.await {
@@ -164,36 +195,57 @@ impl Drop for HotLoad {
 /// On the hot-loop thread: connect every connection (then report ready),
 /// run one worker per connection until stopped, merge their histograms.
 async fn run_connections(
-    tpl: Arc<Template>,
+    src: Source,
     spec: HotSpec,
     sh: Arc<Shared>,
     ready: tokio::sync::oneshot::Sender<Result<()>>,
 ) -> Result<Histogram<u64>> {
-    let mut streams = Vec::with_capacity(spec.conns);
+    enum Link {
+        Raw(TcpStream),
+        Conn(Conn),
+    }
+    let mut links = Vec::with_capacity(spec.conns);
     for _ in 0..spec.conns {
-        match TcpStream::connect(spec.addr).await {
-            Ok(s) => {
-                s.set_nodelay(true).ok();
-                streams.push(s);
-            }
+        // The decide loop's connections are the strategy's own kind (AUTH,
+        // round-trip counting); the template loop writes raw bytes.
+        let link = match &src {
+            Source::Template(_) => TcpStream::connect(spec.addr)
+                .await
+                .map(|s| {
+                    s.set_nodelay(true).ok();
+                    Link::Raw(s)
+                })
+                .map_err(|e| Error::io("hot loop connect", e)),
+            Source::Decide(..) => Conn::connect(spec.addr).await.map(Link::Conn),
+        };
+        match link {
+            Ok(l) => links.push(l),
             Err(e) => {
-                let _ = ready.send(Err(Error::io("hot loop connect", e)));
+                let _ = ready.send(Err(e));
                 return Ok(new_histogram());
             }
         }
     }
     let _ = ready.send(Ok(()));
     let mut tasks = Vec::new();
-    for (i, s) in streams.into_iter().enumerate() {
+    for (i, link) in links.into_iter().enumerate() {
         let seed = spec.seed ^ (i as u64 + 1).wrapping_mul(0x2545_F491_4F6C_DD1D);
-        tasks.push(tokio::spawn(worker(
-            s,
-            tpl.clone(),
-            sh.clone(),
-            spec.keys.max(1),
-            spec.single_key,
-            seed,
-        )));
+        let (keys, single_key, sh) = (spec.keys.max(1), spec.single_key, sh.clone());
+        tasks.push(match (&src, link) {
+            (Source::Template(tpl), Link::Raw(s)) => {
+                tokio::spawn(worker(s, tpl.clone(), sh, keys, single_key, seed))
+            }
+            (Source::Decide(strategy, limit), Link::Conn(c)) => tokio::spawn(decide_worker(
+                c,
+                strategy.clone(),
+                *limit,
+                sh,
+                keys,
+                single_key,
+                seed,
+            )),
+            _ => unreachable!("each source connects its own kind of link"),
+        });
     }
     let mut hist = new_histogram();
     for t in tasks {
@@ -291,6 +343,54 @@ async fn worker(
             sh.errors.fetch_add(1, Relaxed);
         } else if tpl.rule.admits(last_first) {
             sh.admitted.fetch_add(1, Relaxed);
+        }
+        sh.decisions.fetch_add(1, Relaxed);
+    }
+    Ok(hist)
+}
+
+/// One connection's closed loop of the strategy's own decisions (any number
+/// of round trips each), counted as the template loop counts.
+async fn decide_worker(
+    mut conn: Conn,
+    strategy: Arc<dyn Strategy>,
+    limit: Limit,
+    sh: Arc<Shared>,
+    keys: u64,
+    single_key: Option<u64>,
+    seed: u64,
+) -> Result<Histogram<u64>> {
+    let mut hist = new_histogram();
+    let mut rng = Mix(seed);
+    while !sh.stop.load(Relaxed) {
+        let client = client_name(single_key.unwrap_or_else(|| rng.next() % keys));
+        let req = Request {
+            client: &client,
+            limit,
+            cost: 1,
+            now_us: crate::clock::Clock::system_now_us(),
+            request_id: sh.next_id.fetch_add(1, Relaxed),
+        };
+        let t0 = Instant::now();
+        let out = strategy.decide(&mut conn, &req).await;
+        let ns = t0.elapsed().as_nanos() as u64;
+        if sh.recording.load(Relaxed) {
+            let _ = hist.record(ns.max(1));
+        }
+        match out {
+            Ok(d) if d.admitted => {
+                sh.admitted.fetch_add(1, Relaxed);
+            }
+            Ok(_) => {}
+            // A connection that broke stops its loop, as a template worker's does.
+            Err(e @ (Error::Io { .. } | Error::Timeout(_))) => {
+                note_error(&sh, e.to_string());
+                return Err(e);
+            }
+            Err(e) => {
+                note_error(&sh, e.to_string());
+                sh.errors.fetch_add(1, Relaxed);
+            }
         }
         sh.decisions.fetch_add(1, Relaxed);
     }

@@ -18,7 +18,9 @@
 //! - `reply`: `scan_reply`, the allocation-free reading of a reply (first
 //!   integer, error or not), checked against `resp::parse`;
 //! - `hot_loop`: `HotLoad`, N connections replaying a template in a closed
-//!   loop on a thread of its own, counting decisions on the client side;
+//!   loop on a thread of its own, counting decisions on the client side (or,
+//!   for a strategy of several round trips a decision, calling its own
+//!   `decide`: `HotLoad::start_decide`);
 //! - `pipe`: `RawPipe`, raw bytes pipelined on one connection, and
 //!   `replay_pipelined` (many decisions of a template per round trip);
 //! - `redis_cpu`: INFO cpu/commandstats snapshots around a window of a hot
@@ -39,8 +41,8 @@ pub use hot_loop::{Counts, HotLoad, HotSpec, new_histogram};
 pub use log_fill::{LogSpec, fill_logs, log_member};
 pub use pipe::{PipeOutcome, RawPipe, ReplayOutcome, replay_pipelined};
 pub use redis_cpu::{
-    CommandStats, CpuCost, CpuSample, Window, command_stats, cpu_cost, measure_window,
-    redis_snapshot,
+    CommandStats, CpuCost, CpuSample, Window, command_stats, cpu_cost, measure_started,
+    measure_window, redis_snapshot,
 };
 pub use reply::{Scanned, scan_reply};
 pub use template::{

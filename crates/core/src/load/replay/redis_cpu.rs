@@ -126,7 +126,17 @@ pub async fn measure_window(
     warmup: Duration,
     window: Duration,
 ) -> Result<Window> {
-    let load = HotLoad::start(tpl, spec).await?;
+    measure_started(admin, HotLoad::start(tpl, spec).await?, warmup, window).await
+}
+
+/// [`measure_window`] of a hot load already started (a template's or a
+/// strategy's own decisions, [`HotLoad::start_decide`]).
+pub async fn measure_started(
+    admin: &mut Connection,
+    load: HotLoad,
+    warmup: Duration,
+    window: Duration,
+) -> Result<Window> {
     tokio::time::sleep(warmup).await;
     admin.call(&crate::args!["CONFIG", "RESETSTAT"]).await?;
     // Commands between RESETSTAT and this snapshot are subtracted below, so
