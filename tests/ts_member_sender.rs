@@ -50,14 +50,17 @@ async fn a_coarse_tick_groups_sends_and_over_admits_as_the_model_says() {
     let (tick, tick_share) = send(&fleet, 1000.0, 4000, "tick").await;
     let (precise, precise_share) = send(&fleet, 1000.0, 0, "precise").await;
     // Groups that a loaded machine sends over more than a millisecond share
-    // it less, so the test holds the over-admission to the share the sends
-    // achieved (the model's same-millisecond form), not to the ideal groups.
+    // it less, so the share the sends achieved (the model's same-millisecond
+    // form) can understate the groups that Redis's clock still sees: the
+    // over-admission must lie between the model at the achieved share and the
+    // model of ideal groups (35% either side), never near the precise sender's.
     let implied = |share: f64| (99.0 / (1.0 - share) + 1.0) / 100.0;
+    let ideal = model::expected_ratio(100, 1000.0, 4.0);
+    let (low, high) = (implied(tick_share).min(ideal), implied(tick_share).max(ideal));
     assert!(
-        (tick - implied(tick_share)).abs() < 0.35 * implied(tick_share),
-        "4 ms tick: {tick}x, implied by its same-ms share {tick_share}: {}x (ideal groups: {}x)",
+        tick > 0.65 * low && tick < 1.35 * high,
+        "4 ms tick: {tick}x, implied by its same-ms share {tick_share}: {}x (ideal groups: {ideal}x)",
         implied(tick_share),
-        model::expected_ratio(100, 1000.0, 4.0)
     );
     // A loaded machine clumps the precise sender too (a CPU-bound run saw
     // half its sends share a millisecond), so only the order is asserted.
