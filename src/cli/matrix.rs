@@ -168,7 +168,10 @@ pub async fn matrix(a: MatrixArgs, root: &Path) -> Result<i32> {
             });
             let p = data_dir.join(&id);
             if p.exists() {
-                anyhow::bail!("{} exists; choose another --run-id or --resume it", p.display());
+                anyhow::bail!(
+                    "{} exists; choose another --run-id or --resume it",
+                    p.display()
+                );
             }
             std::fs::create_dir_all(&p).with_context(|| format!("creating {}", p.display()))?;
             p
@@ -253,9 +256,10 @@ pub async fn matrix(a: MatrixArgs, root: &Path) -> Result<i32> {
                 #[command(flatten)]
                 run: app::run::RunArgs,
             }
-            let mut run = RunCmd::try_parse_from(std::iter::once("limitbench".to_string()).chain(args))
-                .context("building the run's arguments")?
-                .run;
+            let mut run =
+                RunCmd::try_parse_from(std::iter::once("limitbench".to_string()).chain(args))
+                    .context("building the run's arguments")?
+                    .run;
             run.server_identity = Some(id.to_json());
             let t = Instant::now();
             let code = app::run::run_experiments(run, root).await?;
@@ -285,9 +289,10 @@ pub async fn matrix(a: MatrixArgs, root: &Path) -> Result<i32> {
                 #[command(flatten)]
                 card: super::scorecard::ScorecardArgs,
             }
-            let card = ScoreCmd::try_parse_from(std::iter::once("limitbench".to_string()).chain(args))
-                .context("building the scorecard's arguments")?
-                .card;
+            let card =
+                ScoreCmd::try_parse_from(std::iter::once("limitbench".to_string()).chain(args))
+                    .context("building the scorecard's arguments")?
+                    .card;
             let out = super::scorecard::scorecard(card, root).await;
             entries[pos].scorecard_seconds += t.elapsed().as_secs_f64();
             if let Err(e) = out {
@@ -300,19 +305,6 @@ pub async fn matrix(a: MatrixArgs, root: &Path) -> Result<i32> {
     }
     // The analysis: each server's claims, then one table across them.
     let claims = root.join("analysis/claims.toml");
-    let mut analysed = Vec::new();
-    for e in &entries {
-        let sub = run_dir.join(&e.name);
-        if e.status == "done" || (e.status == "failed" && sub.join("manifest.json").exists()) {
-            match app::analyze(&sub, &claims) {
-                Ok(_) => analysed.push(e.name.clone()),
-                Err(err) => {
-                    eprintln!("limitbench: analysis of {} failed: {err}", e.name);
-                    failures += 1;
-                }
-            }
-        }
-    }
     let entries_id: Vec<servers::claims::ServerColumn> = entries
         .iter()
         .map(|e| servers::claims::ServerColumn {
@@ -324,7 +316,7 @@ pub async fn matrix(a: MatrixArgs, root: &Path) -> Result<i32> {
             scorecard_seconds: e.scorecard_seconds,
         })
         .collect();
-    let written = servers::claims::write_matrix(&run_dir, &entries_id)?;
+    let written = servers::claims::write_matrix(&run_dir, &claims, &entries_id)?;
     for f in &written {
         eprintln!("limitbench: wrote {}", f.display());
     }
@@ -336,7 +328,10 @@ pub async fn matrix(a: MatrixArgs, root: &Path) -> Result<i32> {
             e.status,
             e.run_seconds,
             e.scorecard_seconds,
-            e.reason.as_deref().map(|r| format!("  ({r})")).unwrap_or_default()
+            e.reason
+                .as_deref()
+                .map(|r| format!("  ({r})"))
+                .unwrap_or_default()
         );
     }
     println!("{}", run_dir.display());

@@ -1,4 +1,4 @@
 //! Subcommands of the `limitbench` binary that have a file of their own.
 
-pub mod scorecard;
 pub mod matrix;
+pub mod scorecard;

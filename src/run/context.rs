@@ -508,7 +508,10 @@ workers = [8]
         assert_eq!(s["workers"].as_array().unwrap()[0].as_integer(), Some(8));
         // The run is unchanged by the probe table.
         let r = load_params(&p, Size::Quick).unwrap();
-        assert_eq!((int(&r, "trials"), r.contains_key("workers")), (Some(5), false));
+        assert_eq!(
+            (int(&r, "trials"), r.contains_key("workers")),
+            (Some(5), false)
+        );
     }
 
     #[test]
@@ -518,7 +521,10 @@ workers = [8]
         assert!(e.contains("no [probe] table"), "{e}");
         let (_d, p) = file("[defaults]\n[quick]\n[probes]\n");
         let e = load_params(&p, Size::Quick).unwrap_err().to_string();
-        assert!(e.contains("unknown top-level key") && e.contains("probe"), "{e}");
+        assert!(
+            e.contains("unknown top-level key") && e.contains("probe"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -534,10 +540,21 @@ workers = [8]
         let run = RunDir::scratch(d.path());
         let manifest = Arc::new(Mutex::new(crate::run::manifest::RunManifest::default()));
         let dir = p.parent().unwrap();
-        let ctx = RunContext::new("x", run, Size::Smoke, 1, None, None, None, None, dir, manifest)
-            .unwrap()
-            .probe()
-            .unwrap();
+        let ctx = RunContext::new(
+            "x",
+            run,
+            Size::Smoke,
+            1,
+            None,
+            None,
+            None,
+            None,
+            dir,
+            manifest,
+        )
+        .unwrap()
+        .probe()
+        .unwrap();
         let e = ctx.params::<P>().unwrap_err().to_string();
         assert!(e.contains("[probe.smoke] workers"), "{e}");
         let ctx = ctx.with_key_prefix("lb:run:");

@@ -1,9 +1,22 @@
 //! The claims of a matrix run side by side: one column per server.
+//!
+//! The expectation of a claim is the study's, on the study's server
+//! (Redis 7.0): that column is judged against the publication as any run
+//! is. On another server the row says whether the finding holds there (the
+//! same verdict as on the study's server) and, where it does not, what the
+//! server does instead: its value, the change against the study's server,
+//! and the server's own default of the setting the finding depends on.
 
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use crate::error::Result;
+use limitbench_plot::figure::{Axis, Figure, Panel, Pt, Reference, Series};
 
+use crate::analysis::Judged;
+use crate::error::{Error, Result};
+
+use super::STUDY_SERVER;
 use super::identity::Identity;
 
 /// One server's column: what it is and how its run went.
@@ -17,7 +30,416 @@ pub struct ServerColumn {
     pub scorecard_seconds: f64,
 }
 
-/// Write the matrix's tables and figure into `run_dir`; returns the files.
-pub fn write_matrix(_run_dir: &Path, _columns: &[ServerColumn]) -> Result<Vec<PathBuf>> {
-    Ok(Vec::new())
+/// Claims whose finding rests on a server default the experiment itself
+/// overrides (so the measurement holds everywhere, but an untouched server
+/// behaves as its default says): the setting, and what its value means.
+const DEFAULT_DEPENDENT: &[(&str, &str, &str)] = &[
+    (
+        "B4.2",
+        "lazyfree-lazy-expire",
+        "with `yes` an untouched server frees an expired log in the background: the default stall of the study's server does not happen",
+    ),
+    (
+        "B3.2",
+        "zset-max-listpack-entries",
+        "the listpack cliff sits at this many entries",
+    ),
+];
+
+/// One server's judgement of one claim row.
+#[derive(Debug, Clone)]
+pub struct Cell {
+    pub verdict: String,
+    pub display: String,
+    pub value: Option<f64>,
+    pub interval: Option<(f64, f64)>,
+}
+
+/// A row of the matrix: a claim (and its setting, where a claim has rows
+/// per setting) with one cell per server.
+#[derive(Debug, Clone)]
+pub struct Row {
+    pub id: String,
+    pub setting: String,
+    pub unit: String,
+    pub published: Option<f64>,
+    pub published_text: String,
+    pub cells: BTreeMap<String, Cell>,
+}
+
+impl Row {
+    /// Does any server's verdict differ from the study server's?
+    pub fn differs(&self) -> bool {
+        let Some(study) = self.cells.get(STUDY_SERVER) else {
+            return false;
+        };
+        self.cells.values().any(|c| c.verdict != study.verdict)
+    }
+}
+
+fn setting_text(j: &Judged) -> String {
+    j.measured
+        .as_ref()
+        .map(|m| {
+            m.setting
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .unwrap_or_default()
+}
+
+/// The rows, from each server's judged claims, in the study server's order.
+/// A claim measured on no server (its experiment not in the matrix) is left out.
+pub fn rows(per_server: &[(String, Vec<Judged>)]) -> Vec<Row> {
+    let mut out: Vec<Row> = Vec::new();
+    for (server, judged) in per_server {
+        for j in judged {
+            let Some(m) = &j.measured else { continue };
+            let setting = setting_text(j);
+            let cell = Cell {
+                verdict: crate::analysis::report::verdict_text(j),
+                display: m.display.clone(),
+                value: m.values.first().copied(),
+                interval: m.intervals.first().copied(),
+            };
+            let pos = out
+                .iter()
+                .position(|r| r.id == j.spec.id && r.setting == setting);
+            let pos = match pos {
+                Some(p) => p,
+                None => {
+                    out.push(Row {
+                        id: j.spec.id.clone(),
+                        setting,
+                        unit: j.spec.unit.clone(),
+                        published: j.spec.published.values().first().copied(),
+                        published_text: j.spec.published_text.clone(),
+                        cells: BTreeMap::new(),
+                    });
+                    out.len() - 1
+                }
+            };
+            out[pos].cells.insert(server.clone(), cell);
+        }
+    }
+    out
+}
+
+/// What a row says for `server`: the study's judgement on the study's
+/// server; elsewhere whether the finding holds and, if not, what instead.
+pub fn cell_text(row: &Row, server: &str, identities: &BTreeMap<String, Identity>) -> String {
+    let Some(c) = row.cells.get(server) else {
+        return "not measured".into();
+    };
+    if server == STUDY_SERVER {
+        return format!("{}: {}", c.verdict, c.display);
+    }
+    let study = row.cells.get(STUDY_SERVER);
+    let change = match (c.value, study.and_then(|s| s.value)) {
+        (Some(v), Some(s)) if s.abs() > 1e-12 && (v - s).abs() > 1e-9 * s.abs() => {
+            format!(" ({:+.0}% vs {STUDY_SERVER})", (v / s - 1.0) * 100.0)
+        }
+        _ => String::new(),
+    };
+    let mut text = match study {
+        Some(s) if s.verdict == c.verdict => {
+            format!("holds ({}): {}{change}", c.verdict, c.display)
+        }
+        Some(s) => format!(
+            "does not hold ({}; {} on {STUDY_SERVER}): {}{change}",
+            c.verdict, s.verdict, c.display
+        ),
+        None => format!("{}: {}{change}", c.verdict, c.display),
+    };
+    if let Some(d) = default_note(&row.id, server, identities) {
+        text += &format!("; {d}");
+    }
+    text
+}
+
+/// The server's own default of the setting `id` depends on, where it is
+/// not the study server's.
+pub fn default_note(
+    id: &str,
+    server: &str,
+    identities: &BTreeMap<String, Identity>,
+) -> Option<String> {
+    let (_, key, meaning) = DEFAULT_DEPENDENT.iter().find(|d| d.0 == id)?;
+    let here = identities.get(server)?.defaults.get(*key)?;
+    let study = identities.get(STUDY_SERVER)?.defaults.get(*key)?;
+    (here != study).then(|| {
+        format!("this server's own default {key} = {here} ({STUDY_SERVER}: {study}): {meaning}")
+    })
+}
+
+/// The servers' identities, the time each took and the skipped ones.
+pub fn servers_table(columns: &[ServerColumn]) -> String {
+    let mut md = String::from(
+        "| server | product | version | INFO redis_version | mem_allocator | --version malloc | lazyfree-lazy-expire default | zset-max-listpack-entries default | status | run s | scorecard s |\n|---|---|---|---|---|---|---|---|---|---|---|\n",
+    );
+    for c in columns {
+        let id = c.identity.clone().unwrap_or_default();
+        let d = |k: &str| id.defaults.get(k).cloned().unwrap_or_else(|| "-".into());
+        let status = match &c.reason {
+            Some(r) => format!("{}: {r}", c.status),
+            None => c.status.clone(),
+        };
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.0} | {:.0} |",
+            c.name,
+            id.product,
+            id.version,
+            id.redis_version,
+            id.mem_allocator,
+            id.version_malloc,
+            d("lazyfree-lazy-expire"),
+            d("zset-max-listpack-entries"),
+            status.replace('|', "/"),
+            c.run_seconds,
+            c.scorecard_seconds
+        );
+    }
+    md
+}
+
+/// The claims table, one column per analysed server.
+pub fn claims_table(
+    rows: &[Row],
+    servers: &[String],
+    identities: &BTreeMap<String, Identity>,
+) -> String {
+    let label = |s: &String| {
+        identities
+            .get(s)
+            .map(|i| format!("{s} ({} {})", i.product, i.version))
+            .unwrap_or_else(|| s.clone())
+    };
+    let mut md = format!(
+        "| claim | published | {} |\n|---|---|{}\n",
+        servers.iter().map(label).collect::<Vec<_>>().join(" | "),
+        "---|".repeat(servers.len())
+    );
+    for r in rows {
+        let id = if r.setting.is_empty() {
+            r.id.clone()
+        } else {
+            format!("{} ({})", r.id, r.setting)
+        };
+        let id = if r.differs() { format!("**{id}**") } else { id };
+        let cells: Vec<String> = servers
+            .iter()
+            .map(|s| {
+                cell_text(r, s, identities)
+                    .replace('|', "/")
+                    .replace('\n', " ")
+            })
+            .collect();
+        let _ = writeln!(
+            md,
+            "| {id} | {} | {} |",
+            r.published_text.replace('|', "/"),
+            cells.join(" | ")
+        );
+    }
+    md
+}
+
+/// One panel per differing claim that has a value: the judged value on each
+/// server (with its 95% interval where there is one), the published value
+/// beside it.
+pub fn differ_figure(rows: &[Row], servers: &[String]) -> Option<Figure> {
+    let differing: Vec<&Row> = rows
+        .iter()
+        .filter(|r| r.differs() && r.cells.values().any(|c| c.value.is_some()))
+        .collect();
+    if differing.is_empty() {
+        return None;
+    }
+    let ids: Vec<&str> = differing.iter().map(|r| r.id.as_str()).collect();
+    let mut fig = Figure::new(
+        "matrix-differ",
+        &ids,
+        "claims whose verdict differs between servers",
+        "the claim's judged value per server (whiskers: its 95% interval where the claim has one); dashed: the published value",
+    )
+    .columns(differing.len().min(3));
+    for r in differing {
+        let pts: Vec<Pt> = servers
+            .iter()
+            .enumerate()
+            .filter_map(|(i, s)| {
+                let c = r.cells.get(s)?;
+                let v = c.value?;
+                Some(match c.interval {
+                    Some((lo, hi)) => Pt::spread(i as f64, v, lo, hi, 0),
+                    None => Pt::new(i as f64, v),
+                })
+            })
+            .collect();
+        let title = if r.setting.is_empty() {
+            r.id.clone()
+        } else {
+            format!("{} ({})", r.id, r.setting)
+        };
+        let mut p = Panel::new(title, Axis::new("server"), Axis::new(r.unit.clone()))
+            .categories(servers.to_vec())
+            .series(Series::points("measured", pts));
+        if let Some(v) = r.published {
+            p = p.reference(Reference::expected(
+                format!("published {}", r.published_text),
+                v,
+            ));
+        }
+        fig = fig.panel(p.y_from_zero(1.15));
+    }
+    Some(fig)
+}
+
+/// Analyse every finished server's folder and write the matrix's tables
+/// (`matrix-claims.md`, `matrix-claims.csv`) and figure
+/// (`figures/matrix-differ.*`) into `run_dir`; returns the files written.
+pub fn write_matrix(
+    run_dir: &Path,
+    claims_file: &Path,
+    columns: &[ServerColumn],
+) -> Result<Vec<PathBuf>> {
+    let mut per_server = Vec::new();
+    let mut identities = BTreeMap::new();
+    for c in columns {
+        if let Some(id) = &c.identity {
+            identities.insert(c.name.clone(), id.clone());
+        }
+        let sub = run_dir.join(&c.name);
+        if !sub.join("manifest.json").exists() || c.status == "skipped" {
+            continue;
+        }
+        let judged = crate::app::analyze(&sub, claims_file)?;
+        per_server.push((c.name.clone(), judged));
+    }
+    let servers: Vec<String> = per_server.iter().map(|p| p.0.clone()).collect();
+    let rows = rows(&per_server);
+    let mut written = Vec::new();
+
+    let mut csv =
+        String::from("claim,setting,server,verdict,value,lo,hi,holds_as_on_study_server,display\n");
+    let q = |s: &str| format!("\"{}\"", s.replace('"', "\"\""));
+    for r in &rows {
+        let study = r.cells.get(STUDY_SERVER).map(|c| c.verdict.clone());
+        for s in &servers {
+            let Some(c) = r.cells.get(s) else { continue };
+            let f = |v: Option<f64>| v.map(|x| format!("{x}")).unwrap_or_default();
+            let _ = writeln!(
+                csv,
+                "{},{},{},{},{},{},{},{},{}",
+                q(&r.id),
+                q(&r.setting),
+                s,
+                q(&c.verdict),
+                f(c.value),
+                f(c.interval.map(|i| i.0)),
+                f(c.interval.map(|i| i.1)),
+                study
+                    .as_ref()
+                    .map(|v| (*v == c.verdict).to_string())
+                    .unwrap_or_default(),
+                q(&c.display)
+            );
+        }
+    }
+    let p = run_dir.join("matrix-claims.csv");
+    std::fs::write(&p, csv).map_err(|e| Error::io("writing matrix-claims.csv", e))?;
+    written.push(p);
+
+    let differ: Vec<&Row> = rows.iter().filter(|r| r.differs()).collect();
+    let mut md = String::from("# The same battery on every server\n\n");
+    md += "The expectation of each claim is the study's, on the study's server (Redis 7.0); on another server a cell says whether the finding holds there (the same verdict) and, where not, what the server does instead. Rows in bold differ.\n\n";
+    md += &servers_table(columns);
+    md += "\n";
+    md += &claims_table(&rows, &servers, &identities);
+    let _ = writeln!(
+        md,
+        "\n{} of {} claim rows differ between servers: {}.",
+        differ.len(),
+        rows.len(),
+        differ
+            .iter()
+            .map(|r| r.id.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    if let Some(fig) = differ_figure(&rows, &servers) {
+        let dir = run_dir.join("figures");
+        std::fs::create_dir_all(&dir).map_err(|e| Error::io("creating figures/", e))?;
+        fig.write_to(&dir)?;
+        let _ = writeln!(md, "\n![claims that differ](figures/matrix-differ.png)");
+        written.push(dir.join("matrix-differ.png"));
+    }
+    let p = run_dir.join("matrix-claims.md");
+    std::fs::write(&p, md).map_err(|e| Error::io("writing matrix-claims.md", e))?;
+    written.push(p);
+    Ok(written)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cell(verdict: &str, v: f64) -> Cell {
+        Cell {
+            verdict: verdict.into(),
+            display: format!("{v}"),
+            value: Some(v),
+            interval: Some((v, v)),
+        }
+    }
+
+    fn identity(lazy: &str) -> Identity {
+        let mut id = Identity::default();
+        id.defaults
+            .insert("lazyfree-lazy-expire".into(), lazy.into());
+        id
+    }
+
+    #[test]
+    fn a_row_differs_only_when_a_verdict_does_and_says_what_instead() {
+        let mut r = Row {
+            id: "B3.3".into(),
+            setting: String::new(),
+            unit: "B/entry".into(),
+            published: Some(130.0),
+            published_text: "126-137".into(),
+            cells: BTreeMap::new(),
+        };
+        r.cells.insert(STUDY_SERVER.into(), cell("pass", 128.0));
+        r.cells.insert("valkey-9.1".into(), cell("pass", 128.0));
+        assert!(!r.differs());
+        r.cells.insert("valkey-9.1".into(), cell("fail", 88.0));
+        assert!(r.differs());
+        let ids = BTreeMap::new();
+        let t = cell_text(&r, "valkey-9.1", &ids);
+        assert!(
+            t.starts_with("does not hold (fail; pass on redis-7.0): 88"),
+            "{t}"
+        );
+        assert!(t.contains("-31% vs redis-7.0"), "{t}");
+        assert!(cell_text(&r, STUDY_SERVER, &ids).starts_with("pass: 128"));
+    }
+
+    #[test]
+    fn the_lazyfree_default_is_named_where_it_differs_from_the_study_servers() {
+        let mut ids = BTreeMap::new();
+        ids.insert(STUDY_SERVER.to_string(), identity("no"));
+        ids.insert("valkey-8.1".to_string(), identity("yes"));
+        ids.insert("redis-8.2".to_string(), identity("no"));
+        let n = default_note("B4.2", "valkey-8.1", &ids).unwrap();
+        assert!(
+            n.contains("lazyfree-lazy-expire = yes (redis-7.0: no)"),
+            "{n}"
+        );
+        assert!(default_note("B4.2", "redis-8.2", &ids).is_none());
+        assert!(default_note("B7.1", "valkey-8.1", &ids).is_none());
+    }
 }

