@@ -174,10 +174,46 @@ pub fn default_note(
     })
 }
 
+/// The noise sampler's view of a server's run: the other processes' CPU
+/// (cores) during its cells, mean and worst over cells, and the cell count.
+pub fn noise_of(sub: &Path) -> Option<(f64, f64, usize)> {
+    let text = std::fs::read_to_string(sub.join("noise.csv")).ok()?;
+    let mut r = csv::Reader::from_reader(text.as_bytes());
+    let head = r.headers().ok()?.clone();
+    let mean_at = head.iter().position(|h| h == "other_cpu_cores_mean")?;
+    let max_at = head.iter().position(|h| h == "other_cpu_cores_max")?;
+    let (mut sum, mut worst, mut n) = (0.0, 0.0f64, 0usize);
+    for rec in r.records().flatten() {
+        if let (Some(m), Some(x)) = (
+            rec.get(mean_at).and_then(|v| v.parse::<f64>().ok()),
+            rec.get(max_at).and_then(|v| v.parse::<f64>().ok()),
+        ) {
+            sum += m;
+            worst = worst.max(x);
+            n += 1;
+        }
+    }
+    (n > 0).then(|| (sum / n as f64, worst, n))
+}
+
+/// The seconds a server's experiments took, summed over the sessions of a
+/// resumed run (the manifest keeps them), or `fallback` without a manifest.
+pub fn run_seconds_of(sub: &Path, fallback: f64) -> f64 {
+    std::fs::read_to_string(sub.join("manifest.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+        .and_then(|m| {
+            m["experiments"]
+                .as_object()
+                .map(|e| e.values().filter_map(|x| x["seconds"].as_f64()).sum())
+        })
+        .unwrap_or(fallback)
+}
+
 /// The servers' identities, the time each took and the skipped ones.
-pub fn servers_table(columns: &[ServerColumn]) -> String {
+pub fn servers_table(run_dir: &Path, columns: &[ServerColumn]) -> String {
     let mut md = String::from(
-        "| server | product | version | INFO redis_version | mem_allocator | --version malloc | lazyfree-lazy-expire default | zset-max-listpack-entries default | status | run s | scorecard s |\n|---|---|---|---|---|---|---|---|---|---|---|\n",
+        "| server | product | version | INFO redis_version | mem_allocator | --version malloc | lazyfree-lazy-expire default | zset-max-listpack-entries default | status | run s | scorecard s | other processes' CPU, cores (mean / worst over cells) |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n",
     );
     for c in columns {
         let id = c.identity.clone().unwrap_or_default();
@@ -188,7 +224,7 @@ pub fn servers_table(columns: &[ServerColumn]) -> String {
         };
         let _ = writeln!(
             md,
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.0} | {:.0} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.0} | {:.0} | {} |",
             c.name,
             id.product,
             id.version,
@@ -198,8 +234,11 @@ pub fn servers_table(columns: &[ServerColumn]) -> String {
             d("lazyfree-lazy-expire"),
             d("zset-max-listpack-entries"),
             status.replace('|', "/"),
-            c.run_seconds,
-            c.scorecard_seconds
+            run_seconds_of(&run_dir.join(&c.name), c.run_seconds),
+            c.scorecard_seconds,
+            noise_of(&run_dir.join(&c.name))
+                .map(|(m, x, n)| format!("{m:.2} / {x:.2} ({n} cells)"))
+                .unwrap_or_else(|| "-".into())
         );
     }
     md
@@ -356,7 +395,7 @@ pub fn write_matrix(
     let differ: Vec<&Row> = rows.iter().filter(|r| r.differs()).collect();
     let mut md = String::from("# The same battery on every server\n\n");
     md += "The expectation of each claim is the study's, on the study's server (Redis 7.0); on another server a cell says whether the finding holds there (the same verdict) and, where not, what the server does instead. Rows in bold differ.\n\n";
-    md += &servers_table(columns);
+    md += &servers_table(run_dir, columns);
     md += "\n";
     md += &claims_table(&rows, &servers, &identities);
     let _ = writeln!(
