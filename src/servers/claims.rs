@@ -337,6 +337,101 @@ pub fn differ_figure(rows: &[Row], servers: &[String]) -> Option<Figure> {
     Some(fig)
 }
 
+/// The scorecards of the servers side by side (`matrix-scorecard.md`): per
+/// strategy and server the verdict counts, then every cell whose verdict
+/// differs between servers with each server's value. None without scorecards.
+pub fn scorecard_table(run_dir: &Path, servers: &[String]) -> Option<String> {
+    // (strategy, property) -> server -> (verdict, value, unit)
+    let mut cells: BTreeMap<(String, String), BTreeMap<String, (String, String, String)>> =
+        BTreeMap::new();
+    let mut order: Vec<String> = Vec::new();
+    let mut with_card = Vec::new();
+    for s in servers {
+        let Ok(text) = std::fs::read_to_string(run_dir.join(s).join("scorecard.csv")) else {
+            continue;
+        };
+        with_card.push(s.clone());
+        let mut r = csv::Reader::from_reader(text.as_bytes());
+        for rec in r.records().flatten() {
+            let g = |i: usize| rec.get(i).unwrap_or("").to_string();
+            if !order.contains(&g(0)) {
+                order.push(g(0));
+            }
+            cells
+                .entry((g(0), g(1)))
+                .or_default()
+                .insert(s.clone(), (g(5), g(2), g(3)));
+        }
+    }
+    if with_card.is_empty() {
+        return None;
+    }
+    let mut md = format!(
+        "| strategy | {} |\n|---|{}\n",
+        with_card.join(" | "),
+        "---|".repeat(with_card.len())
+    );
+    for strategy in &order {
+        let counts: Vec<String> = with_card
+            .iter()
+            .map(|s| {
+                let mut n: BTreeMap<&str, usize> = BTreeMap::new();
+                for ((st, _), per) in &cells {
+                    if st == strategy
+                        && let Some((v, _, _)) = per.get(s)
+                    {
+                        *n.entry(v.as_str()).or_default() += 1;
+                    }
+                }
+                n.iter()
+                    .map(|(v, c)| format!("{v} {c}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            })
+            .collect();
+        let _ = writeln!(md, "| {strategy} | {} |", counts.join(" | "));
+    }
+    let differing: Vec<_> = cells
+        .iter()
+        .filter(|(_, per)| {
+            let mut v = per.values().map(|x| &x.0);
+            let first = v.next();
+            v.any(|x| Some(x) != first)
+        })
+        .collect();
+    let _ = writeln!(
+        md,
+        "\n{} of {} (strategy, property) cells have a verdict that differs between servers{}\n",
+        differing.len(),
+        cells.len(),
+        if differing.is_empty() { "." } else { ":" }
+    );
+    if !differing.is_empty() {
+        let _ = writeln!(
+            md,
+            "| strategy | property | {} |\n|---|---|{}",
+            with_card.join(" | "),
+            "---|".repeat(with_card.len())
+        );
+        for ((st, prop), per) in differing {
+            let row: Vec<String> = with_card
+                .iter()
+                .map(|s| {
+                    per.get(s)
+                        .map(|(v, x, u)| {
+                            format!("{v} ({x} {u})")
+                                .replace("  ", " ")
+                                .replace(" )", ")")
+                        })
+                        .unwrap_or_else(|| "-".into())
+                })
+                .collect();
+            let _ = writeln!(md, "| {st} | {prop} | {} |", row.join(" | "));
+        }
+    }
+    Some(md)
+}
+
 /// Analyse every finished server's folder and write the matrix's tables
 /// (`matrix-claims.md`, `matrix-claims.csv`) and figure
 /// (`figures/matrix-differ.*`) into `run_dir`; returns the files written.
@@ -415,6 +510,18 @@ pub fn write_matrix(
         fig.write_to(&dir)?;
         let _ = writeln!(md, "\n![claims that differ](figures/matrix-differ.png)");
         written.push(dir.join("matrix-differ.png"));
+    }
+    if let Some(card) = scorecard_table(run_dir, &servers) {
+        let p = run_dir.join("matrix-scorecard.md");
+        let text = format!(
+            "# The scorecard on every server\n\nEach server's own scorecard is `<server>/scorecard.md`; here a strategy's verdict counts per server, then the cells that differ.\n\n{card}"
+        );
+        std::fs::write(&p, text).map_err(|e| Error::io("writing matrix-scorecard.md", e))?;
+        written.push(p);
+        let _ = writeln!(
+            md,
+            "\nThe scorecard per server: [matrix-scorecard.md](matrix-scorecard.md)."
+        );
     }
     let p = run_dir.join("matrix-claims.md");
     std::fs::write(&p, md).map_err(|e| Error::io("writing matrix-claims.md", e))?;
