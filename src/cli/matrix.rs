@@ -130,7 +130,7 @@ pub struct ServerEntry {
     pub licence: String,
 }
 
-// Longer than 80 lines: fetch, probe, run, scorecard, analyze per server, then the table; one pass in that order.
+// Longer than 120 lines: fetch, probe, run, scorecard, analyze per server, then the table; one pass in that order.
 pub async fn matrix(a: MatrixArgs, root: &Path) -> Result<i32> {
     let specs = servers::select(&a.server)?;
     let experiments: Vec<String> = if a.experiments.is_empty() {
