@@ -575,6 +575,28 @@ mod tests {
     }
 
     #[test]
+    fn the_scorecards_side_by_side_list_the_cells_that_differ() {
+        let dir = tempfile::tempdir().unwrap();
+        let head = "strategy,property,value,unit,threshold,verdict,detail\n";
+        for (server, memory) in [("redis-7.0", "pass"), ("valkey-9.1", "warn")] {
+            std::fs::create_dir_all(dir.path().join(server)).unwrap();
+            std::fs::write(
+                dir.path().join(server).join("scorecard.csv"),
+                format!("{head}gcra,works,1,,x,pass,d\ngcra,memory,80,B/key,x,{memory},d\n"),
+            )
+            .unwrap();
+        }
+        let md = scorecard_table(dir.path(), &["redis-7.0".into(), "valkey-9.1".into()]).unwrap();
+        assert!(md.contains("| gcra | pass 2 | pass 1, warn 1 |"), "{md}");
+        assert!(md.contains("1 of 2 (strategy, property) cells"), "{md}");
+        assert!(
+            md.contains("| gcra | memory | pass (80 B/key) | warn (80 B/key) |"),
+            "{md}"
+        );
+        assert!(scorecard_table(dir.path(), &["valkey-8.1".into()]).is_none());
+    }
+
+    #[test]
     fn the_lazyfree_default_is_named_where_it_differs_from_the_study_servers() {
         let mut ids = BTreeMap::new();
         ids.insert(STUDY_SERVER.to_string(), identity("no"));
