@@ -67,7 +67,7 @@ pub async fn list(a: ServersArgs) -> Result<i32> {
     let cache = servers::cache_dir();
     println!("cache: {}", cache.display());
     println!(
-        "{:<11} {:<7} {:<8} {:<26} {:<12} licence",
+        "{:<11} {:<7} {:<8} {:<31} {:<11} licence",
         "name", "product", "version", "allocator (INFO / --version)", "status"
     );
     for spec in servers::select(&a.server)? {
@@ -106,7 +106,7 @@ pub async fn list(a: ServersArgs) -> Result<i32> {
         };
         let version = version.split(' ').next_back().unwrap_or("").to_string();
         println!(
-            "{:<11} {:<7} {:<8} {:<26} {:<12} {}",
+            "{:<11} {:<7} {:<8} {:<31} {:<11} {}",
             spec.name, spec.product, version, alloc, status, spec.licence
         );
         if let Some(w) = why {

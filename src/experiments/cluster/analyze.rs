@@ -81,7 +81,9 @@ pub fn error_cores(rows: &[&Row], core: bool) -> Vec<String> {
 /// (Redis 7.0 and 8.2, Valkey 8.1: "Script attempted to access a non local
 /// key in a cluster node"; Valkey 9.1: "Attempted to access a non local
 /// key in a cluster node"), and a cluster may answer with the redirection
-/// or cross-slot family instead; all are the same finding.
+/// or cross-slot family instead ("MOVED", "CROSSSLOT", "Script attempted
+/// to access keys that do not hash to the same slot"); all are the same
+/// finding.
 pub fn is_non_local_key_error(text: &str) -> bool {
     let t = text.trim().to_ascii_lowercase();
     let t = t.strip_prefix("err ").unwrap_or(&t);
@@ -90,6 +92,7 @@ pub fn is_non_local_key_error(text: &str) -> bool {
         || t.starts_with("moved ")
         || t.starts_with("ask ")
         || t.starts_with("crossslot")
+        || t.contains("hash to the same slot")
 }
 
 /// B7.1: the fraction of users whose decision works with the derived-key

@@ -92,6 +92,7 @@ mod analysis {
             ("valkey-9.1", "ERR Attempted to access a non local key in a cluster node script: 5f1d, on @user_script:4."),
             ("a redirect", "MOVED 3999 127.0.0.1:7001"),
             ("a cross-slot call", "CROSSSLOT Keys in request don't hash to the same slot"),
+            ("a cross-slot script", "ERR Script attempted to access keys that do not hash to the same slot script: 242c, on @user_script:13."),
         ] {
             assert!(is_non_local_key_error(text), "{server}: {text}");
             let rows = vec![users(3, "derived-plain", "none", 4, 0, &format!("{text} (x6)"))];
