@@ -166,12 +166,23 @@ pub fn default_note(
     server: &str,
     identities: &BTreeMap<String, Identity>,
 ) -> Option<String> {
+    let (key, here, study, meaning) = default_differs(id, server, identities)?;
+    Some(format!(
+        "this server's own default {key} = {here} ({STUDY_SERVER}: {study}): {meaning}"
+    ))
+}
+
+/// The setting `id` depends on, this server's default, the study server's,
+/// and what it means, where the two defaults differ.
+fn default_differs(
+    id: &str,
+    server: &str,
+    identities: &BTreeMap<String, Identity>,
+) -> Option<(&'static str, String, String, &'static str)> {
     let (_, key, meaning) = DEFAULT_DEPENDENT.iter().find(|d| d.0 == id)?;
     let here = identities.get(server)?.defaults.get(*key)?;
     let study = identities.get(STUDY_SERVER)?.defaults.get(*key)?;
-    (here != study).then(|| {
-        format!("this server's own default {key} = {here} ({STUDY_SERVER}: {study}): {meaning}")
-    })
+    (here != study).then(|| (*key, here.clone(), study.clone(), *meaning))
 }
 
 /// The noise sampler's view of a server's run: the other processes' CPU
@@ -279,6 +290,77 @@ pub fn claims_table(
         let _ = writeln!(
             md,
             "| {id} | {} | {} |",
+            r.published_text.replace('|', "/"),
+            cells.join(" | ")
+        );
+    }
+    md
+}
+
+/// A number with three significant digits, as a compact cell shows it.
+fn short(v: f64) -> String {
+    if v == 0.0 || !v.is_finite() {
+        return format!("{v}");
+    }
+    let digits = (2 - v.abs().log10().floor() as i32).max(0) as usize;
+    format!("{v:.digits$}")
+}
+
+/// The claims table at a glance: per server the verdict and the judged
+/// value (with its change against the study's server), bold where a
+/// verdict differs; the full table says what each value is.
+pub fn compact_table(
+    rows: &[Row],
+    servers: &[String],
+    identities: &BTreeMap<String, Identity>,
+) -> String {
+    let label = |s: &String| {
+        identities
+            .get(s)
+            .map(|i| format!("{} {} ({})", i.product, i.version, i.mem_allocator))
+            .unwrap_or_else(|| s.clone())
+    };
+    let mut md = format!(
+        "| claim | unit | published | {} |\n|---|---|---|{}\n",
+        servers.iter().map(label).collect::<Vec<_>>().join(" | "),
+        "---|".repeat(servers.len())
+    );
+    let study = |r: &Row| r.cells.get(STUDY_SERVER).cloned();
+    for r in rows {
+        let cells: Vec<String> = servers
+            .iter()
+            .map(|s| {
+                let Some(c) = r.cells.get(s) else {
+                    return "-".into();
+                };
+                let mut t = c.verdict.clone();
+                if let Some(v) = c.value {
+                    t += &format!(" {}", short(v));
+                    if let (true, Some(sv)) = (s != STUDY_SERVER, study(r).and_then(|x| x.value))
+                        && sv.abs() > 1e-12
+                        && (v - sv).abs() > 1e-9 * sv.abs()
+                    {
+                        t += &format!(" ({:+.0}%)", (v / sv - 1.0) * 100.0);
+                    }
+                }
+                if s != STUDY_SERVER
+                    && let Some((key, here, _, _)) = default_differs(&r.id, s, identities)
+                {
+                    t += &format!("; default {key} {here}");
+                }
+                let differs = study(r).is_some_and(|x| x.verdict != c.verdict);
+                if differs { format!("**{t}**") } else { t }
+            })
+            .collect();
+        let id = if r.setting.is_empty() {
+            r.id.clone()
+        } else {
+            format!("{} ({})", r.id, r.setting)
+        };
+        let _ = writeln!(
+            md,
+            "| {id} | {} | {} | {} |",
+            r.unit.replace('|', "/"),
             r.published_text.replace('|', "/"),
             cells.join(" | ")
         );
@@ -491,7 +573,9 @@ pub fn write_matrix(
     let mut md = String::from("# The same battery on every server\n\n");
     md += "The expectation of each claim is the study's, on the study's server (Redis 7.0); on another server a cell says whether the finding holds there (the same verdict) and, where not, what the server does instead. Rows in bold differ.\n\n";
     md += &servers_table(run_dir, columns);
-    md += "\n";
+    md += "\n## At a glance\n\nThe verdict and the judged value per server (the change against the study's server in brackets); bold: the verdict differs from the study server's.\n\n";
+    md += &compact_table(&rows, &servers, &identities);
+    md += "\n## In full\n\n";
     md += &claims_table(&rows, &servers, &identities);
     let _ = writeln!(
         md,
