@@ -87,9 +87,9 @@ mod analysis {
         // The texts the servers of the matrix answered (data/servers/*/cluster-users.csv).
         for (server, text) in [
             ("redis-7.0", NON_LOCAL),
-            ("redis-8.2", "ERR Script attempted to access a non local key in a cluster node script: 5f1d, on @user_script:4."),
-            ("valkey-8.1", "ERR Script attempted to access a non local key in a cluster node script: 5f1d, on @user_script:4."),
-            ("valkey-9.1", "ERR Attempted to access a non local key in a cluster node script: 5f1d, on @user_script:4."),
+            ("redis-8.2", "ERR Script attempted to access a non local key in a cluster node script: 1bc04894, on @user_script:12."),
+            ("valkey-8.1", "ERR Script attempted to access a non local key in a cluster node script: 1bc04894, on @user_script:12."),
+            ("valkey-9.1", "ERR Attempted to access a non local key in a cluster node script: on @user_script:12."),
             ("a redirect", "MOVED 3999 127.0.0.1:7001"),
             ("a cross-slot call", "CROSSSLOT Keys in request don't hash to the same slot"),
             ("a cross-slot script", "ERR Script attempted to access keys that do not hash to the same slot script: 242c, on @user_script:13."),
