@@ -49,7 +49,11 @@ const DEFAULT_DEPENDENT: &[(&str, &str, &str)] = &[
 /// One server's judgement of one claim row.
 #[derive(Debug, Clone)]
 pub struct Cell {
+    /// The verdict as the report writes it (with "(borderline)" and the like).
     pub verdict: String,
+    /// The verdict alone: what "holds" and "differs" compare (a borderline
+    /// interval on one server is not a different finding).
+    pub base: String,
     pub display: String,
     pub value: Option<f64>,
     pub interval: Option<(f64, f64)>,
@@ -73,7 +77,7 @@ impl Row {
         let Some(study) = self.cells.get(STUDY_SERVER) else {
             return false;
         };
-        self.cells.values().any(|c| c.verdict != study.verdict)
+        self.cells.values().any(|c| c.base != study.base)
     }
 }
 
@@ -100,6 +104,7 @@ pub fn rows(per_server: &[(String, Vec<Judged>)]) -> Vec<Row> {
             let setting = setting_text(j);
             let cell = Cell {
                 verdict: crate::analysis::report::verdict_text(j),
+                base: j.verdict.as_str().to_string(),
                 display: m.display.clone(),
                 value: m.values.first().copied(),
                 interval: m.intervals.first().copied(),
@@ -144,7 +149,7 @@ pub fn cell_text(row: &Row, server: &str, identities: &BTreeMap<String, Identity
         _ => String::new(),
     };
     let mut text = match study {
-        Some(s) if s.verdict == c.verdict => {
+        Some(s) if s.base == c.base => {
             format!("holds ({}): {}{change}", c.verdict, c.display)
         }
         Some(s) => format!(
@@ -348,7 +353,7 @@ pub fn compact_table(
                 {
                     t += &format!("; default {key} {here}");
                 }
-                let differs = study(r).is_some_and(|x| x.verdict != c.verdict);
+                let differs = study(r).is_some_and(|x| x.base != c.base);
                 if differs { format!("**{t}**") } else { t }
             })
             .collect();
@@ -543,7 +548,7 @@ pub fn write_matrix(
         String::from("claim,setting,server,verdict,value,lo,hi,holds_as_on_study_server,display\n");
     let q = |s: &str| format!("\"{}\"", s.replace('"', "\"\""));
     for r in &rows {
-        let study = r.cells.get(STUDY_SERVER).map(|c| c.verdict.clone());
+        let study = r.cells.get(STUDY_SERVER).map(|c| c.base.clone());
         for s in &servers {
             let Some(c) = r.cells.get(s) else { continue };
             let f = |v: Option<f64>| v.map(|x| format!("{x}")).unwrap_or_default();
@@ -559,7 +564,7 @@ pub fn write_matrix(
                 f(c.interval.map(|i| i.1)),
                 study
                     .as_ref()
-                    .map(|v| (*v == c.verdict).to_string())
+                    .map(|v| (*v == c.base).to_string())
                     .unwrap_or_default(),
                 q(&c.display)
             );
@@ -620,6 +625,7 @@ mod tests {
     fn cell(verdict: &str, v: f64) -> Cell {
         Cell {
             verdict: verdict.into(),
+            base: verdict.into(),
             display: format!("{v}"),
             value: Some(v),
             interval: Some((v, v)),
