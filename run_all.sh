@@ -7,6 +7,7 @@
 #   ./run_all.sh --smoke    the same experiments, tiny (about 1 minute)
 #   ./run_all.sh --resume RUN_ID [--quick|--smoke]   continue a killed run
 #   ./run_all.sh --run-id NAME                         name the run folder (default: date-time)
+#   ./run_all.sh --seed N   another seed (an independent rerun; recorded in manifest.json)
 #   ./run_all.sh --test     install what is missing, then run the test suite (cargo test)
 #   ./run_all.sh --servers [--quick|--smoke]   the server matrix: memory, stalls, script-survival,
 #                           cluster and concurrency plus the scorecard on Redis 7.0 / 8.2 and
@@ -19,6 +20,7 @@ cd "$(dirname "$0")"
 size=full
 resume=""
 run_id=""
+seed=""
 test_only=""
 servers=""
 while [ $# -gt 0 ]; do
@@ -30,7 +32,8 @@ while [ $# -gt 0 ]; do
     --full) size=full ;;
     --resume) resume="${2:?--resume needs a run id}"; shift ;;
     --run-id) run_id="${2:?--run-id needs a name}"; shift ;;
-    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+    --seed) seed="${2:?--seed needs a number}"; shift ;;
+    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
     *) echo "run_all.sh: unknown argument $1 (try --help)" >&2; exit 2 ;;
   esac
   shift
@@ -77,6 +80,7 @@ started=$(date +%s)
 args=(run all --size "$size")
 if [ -n "$resume" ]; then args+=(--resume "$resume"); fi
 if [ -n "$run_id" ]; then args+=(--run-id "$run_id"); fi
+if [ -n "$seed" ]; then args+=(--seed "$seed"); fi
 set +e
 run_dir=$("$bin" "${args[@]}" | tail -n 1; exit "${PIPESTATUS[0]}")
 run_status=$?

@@ -316,7 +316,13 @@ pub async fn run_checks_with(
     set: &Settings,
 ) -> Result<Vec<CheckResult>> {
     // Loading the scripts is not a check: without them nothing can run.
-    fleet.prepare(strategy.as_ref()).await?;
+    // A script that does not compile names the strategy (and its file).
+    fleet.prepare(strategy.as_ref()).await.map_err(|e| {
+        let name = &strategy.info().name;
+        crate::error::Error::Other(format!(
+            "strategy `{name}` (its script, {name}.lua): the script does not load: {e}"
+        ))
+    })?;
     let s = strategy.as_ref();
     let mut conn = fleet.conn().await?;
     let hour = 3_600_000;

@@ -56,6 +56,16 @@ enum Command {
     },
     /// Run experiments and write data/<run-id>/ (CSV per experiment, manifest.json).
     Run(RunArgs),
+    /// Join the folders of a sharded run's shards (`run --shard I/N`) into
+    /// one run folder, after checking that they are parts of one run (commit,
+    /// size, seed, inputs, parameters, redis-server); then analyze it.
+    Merge {
+        /// The merged run's folder (new, or empty).
+        out: PathBuf,
+        /// Every shard's run folder.
+        #[arg(required = true, num_args = 2..)]
+        runs: Vec<PathBuf>,
+    },
     /// List the experiments and the claims their rows are evidence for.
     Experiments {
         /// The claims table (which experiment each claim comes from);
@@ -99,7 +109,9 @@ async fn main() {
     let code = match run(cli).await {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("limitbench: error: {e:#}");
+            // Error messages pass through the one redaction too.
+            let text = limitbench::fleet::redact::text(&format!("{e:#}"));
+            eprintln!("limitbench: error: {text}");
             2
         }
     };
@@ -208,8 +220,20 @@ async fn run(cli: Cli) -> Result<i32> {
                     eprintln!("limitbench: warning: {w}");
                 }
             }
+            // Built once to name a bad strategy before any server is touched,
+            // then again after the server is claimed (function names carry
+            // the prefix on a server the user runs).
+            strategy::build(&name, dir.as_deref(), &opts)?;
+            let (fleet, user_server) =
+                target
+                    .standalone()
+                    .await
+                    .context(if target.redis_url.is_some() {
+                        "the server to check"
+                    } else {
+                        "starting redis-server"
+                    })?;
             let s = strategy::build(&name, dir.as_deref(), &opts)?;
-            let fleet = target.standalone().await.context("starting redis-server")?;
             let rebuild = {
                 let (name, dir, opts) = (name.clone(), dir.clone(), opts.clone());
                 move |mode: strategy::Invocation| {
@@ -225,7 +249,11 @@ async fn run(cli: Cli) -> Result<i32> {
                 window_ms: window,
                 rebuild: Some(Box::new(rebuild)),
             };
-            let results = limitbench::check::run_checks_with(s.clone(), &fleet, &settings).await?;
+            let results = limitbench::check::run_checks_with(s.clone(), &fleet, &settings).await;
+            if let Some(u) = &user_server {
+                u.clean_up().await?;
+            }
+            let results = results?;
             let mut failed = 0;
             for r in &results {
                 match &r.error {
@@ -272,6 +300,19 @@ async fn run(cli: Cli) -> Result<i32> {
             Ok(0)
         }
         Command::Run(args) => app::run::run_experiments(args, &project("")).await,
+        Command::Merge { out, runs } => {
+            let names: Vec<&str> = experiments::REGISTRY.iter().map(|d| d.name).collect();
+            let merged = limitbench::run::merge::merge(&out, &runs, &names)?;
+            for (table, rows) in &merged.tables {
+                eprintln!("limitbench: {table}: {rows} rows");
+            }
+            eprintln!(
+                "limitbench: claims, report and figures: limitbench analyze {}",
+                merged.dir.path.display()
+            );
+            println!("{}", merged.dir.path.display());
+            Ok(0)
+        }
         Command::Compare { run_dir, reference } => {
             use limitbench::analysis::compare;
             let reference = reference.unwrap_or_else(|| project("data/reference"));
@@ -282,11 +323,7 @@ async fn run(cli: Cli) -> Result<i32> {
             println!("{} against {}:\n", run_dir.display(), reference.display());
             print!("{}", compare::table(&pairs));
             let differ = pairs.iter().filter(|p| p.differs()).count();
-            let both = pairs.iter().filter(|p| p.both_measured()).count();
-            println!(
-                "\n{differ} of the {both} claims measured in both runs have different verdicts; {} not measured in both",
-                pairs.len() - both
-            );
+            print!("\n{}", compare::summary(&pairs));
             Ok(if differ > 0 { 1 } else { 0 })
         }
         Command::Scorecard(args) => scorecard(args, &project("")).await,

@@ -25,7 +25,78 @@ pub fn analyzers() -> Vec<ExperimentAnalysis> {
 /// Analyze a run folder (claims.csv, report.md, figures/) with every
 /// experiment's analyzer.
 pub fn analyze(run_dir: &Path, claims_file: &Path) -> Result<Vec<Judged>> {
-    crate::analysis::analyze(run_dir, claims_file, &analyzers())
+    finished_experiments_have_rows(run_dir)?;
+    for w in crate::run::deadline::outliers(run_dir)? {
+        eprintln!("limitbench: warning: {w}");
+    }
+    let started = std::time::SystemTime::now();
+    let out = crate::analysis::analyze(run_dir, claims_file, &analyzers());
+    if out.is_err() {
+        remove_written_since(&run_dir.join("figures"), started);
+    }
+    out
+}
+
+/// A failed analysis leaves no partial figures: the files of `dir` written
+/// since `since` go (older ones, from an earlier analysis, stay).
+fn remove_written_since(dir: &Path, since: std::time::SystemTime) {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in rd.flatten() {
+        let p = e.path();
+        let fresh = e
+            .metadata()
+            .and_then(|m| m.modified())
+            .is_ok_and(|t| t >= since);
+        if p.is_file() && fresh {
+            let _ = std::fs::remove_file(&p);
+        }
+    }
+    // An empty folder this analysis made goes too.
+    let _ = std::fs::remove_dir(dir);
+}
+
+/// An experiment the manifest says finished (`outcome: done`) whose table
+/// holds no row is a broken input, not a quiet `not-run`.
+fn finished_experiments_have_rows(run_dir: &Path) -> Result<()> {
+    let Ok(text) = std::fs::read_to_string(run_dir.join("manifest.json")) else {
+        return Ok(());
+    };
+    let Ok(m) = serde_json::from_str::<serde_json::Value>(&text) else {
+        return Ok(());
+    };
+    let Some(exps) = m.get("experiments").and_then(|e| e.as_object()) else {
+        return Ok(());
+    };
+    let mut empty = Vec::new();
+    for (name, e) in exps {
+        if e.get("outcome").and_then(|o| o.as_str()) != Some("done") {
+            continue;
+        }
+        let file = format!("{name}.csv");
+        let Some(path) = limitbench_base::files::find_table(run_dir, &file) else {
+            empty.push(format!("{file} is missing"));
+            continue;
+        };
+        let bytes = limitbench_base::files::read_maybe_compressed(&path)?;
+        let rows = bytes
+            .split(|&b| b == b'\n')
+            .filter(|l| !l.is_empty())
+            .count();
+        if rows <= 1 {
+            empty.push(format!("{} holds no row", path.display()));
+        }
+    }
+    if empty.is_empty() {
+        Ok(())
+    } else {
+        Err(crate::Error::Other(format!(
+            "the manifest of {} says these experiments finished, but: {}; the run folder is incomplete or was edited",
+            run_dir.display(),
+            empty.join("; ")
+        )))
+    }
 }
 
 #[cfg(test)]
@@ -53,6 +124,69 @@ mod tests {
         ] {
             assert!(claims.iter().any(|c| c.id == id), "{id} missing");
         }
+    }
+
+    /// The effect claims (over-admission, slowdown, a jump, a cost): each
+    /// names in claims.toml what a system without the effect measures.
+    const EFFECT_CLAIMS: &[&str] = &[
+        "A1.1", "A1.2", "A2.1", "A2.2", "A3.1", "A3.2", "A3.3", "A4.2", "B2.1", "B2.4", "B2.6",
+        "B3.2", "B5.1", "B6.1", "B7.1",
+    ];
+
+    /// An ideal limiter (exact counts, no jump, no drift, no extra cost)
+    /// measured perfectly, with ten trials: every effect claim must be
+    /// `not-reproduced` on it. A tolerance widened past the effect fails here.
+    #[test]
+    fn every_effect_claim_is_not_reproduced_on_an_ideal_limiter() {
+        let claims = shipped_claims();
+        for id in EFFECT_CLAIMS {
+            let c = claims.iter().find(|c| c.id == *id).unwrap();
+            let ideal = c
+                .no_effect
+                .as_ref()
+                .unwrap_or_else(|| panic!("{id}: an effect claim names its no_effect value"));
+            let n = match c.check {
+                claims::Check::InRange => 1,
+                _ => c.published.values().len(),
+            };
+            let values: Vec<f64> = (0..n).map(|i| ideal.at(i)).collect();
+            // Every value asserts its own effect (B5.1 at each rate): each
+            // ideal value lies outside its own tolerance region.
+            for (i, v) in values.iter().enumerate() {
+                let (_, region, rule) = claims::pass_region(c, i);
+                let (lo, hi) = region.unwrap();
+                assert!(
+                    *v < lo || *v > hi,
+                    "{id} value {i}: the ideal limiter's {v} is inside the tolerance ({rule})"
+                );
+            }
+            let m = crate::analysis::Measured::new(id, values.clone(), "", "")
+                .intervals(values.iter().map(|v| (*v, *v)).collect(), "ideal")
+                .trials(10);
+            let j = claims::judge(std::slice::from_ref(c), vec![m], "full");
+            assert_eq!(
+                j[0].verdict,
+                crate::analysis::Verdict::NotReproduced,
+                "{id} at its no-effect value {values:?}: {}",
+                j[0].why
+            );
+        }
+    }
+
+    #[test]
+    fn a_claim_without_a_tolerance_basis_is_refused_at_load() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("claims.toml");
+        let text = std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("analysis/claims.toml"),
+        )
+        .unwrap();
+        let cut = text.find("tolerance_basis = ").unwrap();
+        let end = cut + text[cut..].find('\n').unwrap() + 1;
+        std::fs::write(&p, format!("{}{}", &text[..cut], &text[end..])).unwrap();
+        let names: Vec<&str> = REGISTRY.iter().map(|e| e.name).collect();
+        let e = claims::load(&p, &names).unwrap_err().to_string();
+        assert!(e.contains("A0 tolerance_basis"), "{e}");
     }
 
     #[test]

@@ -8,29 +8,71 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 
 use crate::experiments::{self, RunContext, Size};
+use crate::fleet::external::{Policy, UserServer};
 use crate::fleet::{self, Fleet, RedisBinary, ServerConfig};
 use crate::run::manifest::{self as mf, RunInputs, RunManifest};
+use crate::run::parallel::Bound;
 use crate::run::record::{RunDir, now_rfc3339};
+use crate::run::shard::Shard;
 use crate::strategy::{self, Options};
 
 /// Where the harness measures: its own redis-server, or the user's.
 #[derive(clap::Args, Clone)]
 pub struct Target {
-    /// Use this Redis (loopback only) instead of starting one.
-    #[arg(long, env = "LIMITBENCH_REDIS_URL")]
+    /// Use this Redis (loopback only) instead of starting one; also from
+    /// the environment (LIMITBENCH_REDIS_URL), so a password stays out of `ps`.
+    #[arg(long, env = "LIMITBENCH_REDIS_URL", hide_env_values = true)]
     pub redis_url: Option<String>,
+    /// On a --redis-url server every key starts with this prefix (default
+    /// lb:<run-id>:); it must contain the run id. Everything under it is
+    /// removed at the end, also on Ctrl-C.
+    #[arg(long)]
+    pub key_prefix: Option<String>,
     /// The redis-server binary to start (default: from PATH).
     #[arg(long)]
     pub redis_server: Option<PathBuf>,
 }
 
 impl Target {
-    pub async fn standalone(&self) -> Result<Fleet> {
+    /// The server `check` works on: its own, or the user's (checked and
+    /// claimed under a prefix of its own, `lb:check-<pid>-<time>:`; the
+    /// returned guard removes what was written).
+    pub async fn standalone(&self) -> Result<(Fleet, Option<UserServer>)> {
         if let Some(url) = &self.redis_url {
-            return Ok(Fleet::external(fleet::parse_redis_url(url)?));
+            let id = format!(
+                "check-{}-{}",
+                std::process::id(),
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map(|d| d.as_secs())
+                    .unwrap_or(0)
+            );
+            let u = self.open_user_server(url, &id, false).await?;
+            return Ok((Fleet::external(u.addr), Some(u)));
         }
         let bin = RedisBinary::locate(self.redis_server.as_deref())?;
-        Ok(Fleet::standalone(&bin, ServerConfig::default()).await?)
+        Ok((
+            Fleet::standalone(&bin, ServerConfig::default()).await?,
+            None,
+        ))
+    }
+
+    /// Check and claim the user's server for run `id` (loopback only).
+    pub async fn open_user_server(&self, url: &str, id: &str, resume: bool) -> Result<UserServer> {
+        let prefix = self
+            .key_prefix
+            .clone()
+            .unwrap_or_else(|| fleet::owned::default_prefix(id));
+        let policy = Policy {
+            allow_remote: false,
+            resume,
+            cluster: false,
+        };
+        let u = UserServer::open(url, &prefix, Some(id), policy)
+            .await
+            .with_context(|| format!("checking --redis-url {}", fleet::redact_url(url)))?;
+        u.announce();
+        Ok(u)
     }
 }
 
@@ -61,6 +103,26 @@ pub struct RunArgs {
     /// The experiment definitions; default: experiments/ in the project.
     #[arg(long)]
     pub experiments_dir: Option<PathBuf>,
+    /// Give up on a trial (or a cell's setup) that runs longer than this
+    /// (30s, 500ms, 2m); default: ten times the slowest trial of the cell so far, at
+    /// least 60 s (600 s for a cell's first trial and its setup). A trial that hit it is not stored.
+    #[arg(long, value_parser = crate::run::deadline::parse_duration)]
+    pub stall_after: Option<std::time::Duration>,
+    /// Run one shard of the cells, `INDEX/COUNT` (0-based), for a run spread
+    /// over machines; join the shards' folders with `limitbench merge`.
+    /// Without it the index comes from JOB_COMPLETION_INDEX (Kubernetes
+    /// Indexed Job) or SLURM_ARRAY_TASK_ID (Slurm array), if set.
+    #[arg(long)]
+    pub shard: Option<String>,
+    /// The number of shards when the index comes from the batch engine
+    /// (default: LIMITBENCH_SHARD_COUNT, then SLURM_ARRAY_TASK_COUNT).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    pub shard_count: Option<u64>,
+    /// Latency-bound experiments to run at once (CPU-bound ones always run
+    /// alone); default: 2 per core other processes leave free, 1 to 4
+    /// (`run::parallel::default_parallel`). 1 runs everything in order.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=16))]
+    pub parallel: Option<u64>,
     #[command(flatten)]
     pub target: Target,
     /// What the server is (product, version, allocators, its own defaults),
@@ -71,6 +133,7 @@ pub struct RunArgs {
 
 // Longer than 120 lines: validation of every input before the first trial, then the experiments in order with the manifest's per-session times; the steps must stay in this order.
 pub async fn run_experiments(a: RunArgs, root: &std::path::Path) -> Result<i32> {
+    let shard = Shard::resolve(a.shard.as_deref(), a.shard_count, |v| std::env::var(v).ok())?;
     let names: Vec<&'static str> = if a.experiments.iter().any(|e| e == "all") {
         experiments::REGISTRY.iter().map(|d| d.name).collect()
     } else {
@@ -84,12 +147,27 @@ pub async fn run_experiments(a: RunArgs, root: &std::path::Path) -> Result<i32> 
             strategy::build(s, a.dir.as_deref(), &Options::default())?;
         }
     }
-    let redis_url = a
-        .target
-        .redis_url
-        .as_deref()
-        .map(fleet::parse_redis_url)
-        .transpose()?;
+    let data_dir = a.data_dir.clone().unwrap_or_else(|| root.join("data"));
+    // On a server the user runs: checked, announced and claimed under the
+    // run's prefix before anything (validation included) writes to it.
+    let user_server = match &a.target.redis_url {
+        Some(url) => {
+            let id = match &a.resume {
+                Some(r) => std::path::Path::new(r)
+                    .file_name()
+                    .map(|f| f.to_string_lossy().into_owned())
+                    .unwrap_or_else(|| r.clone()),
+                None => RunDir::free_id(&data_dir, a.run_id.as_deref()),
+            };
+            Some(
+                a.target
+                    .open_user_server(url, &id, a.resume.is_some())
+                    .await?,
+            )
+        }
+        None => None,
+    };
+    let redis_url = user_server.as_ref().map(|u| u.addr);
     let redis = match redis_url {
         Some(_) => None,
         None => Some(RedisBinary::locate(a.target.redis_server.as_deref())?),
@@ -102,7 +180,6 @@ pub async fn run_experiments(a: RunArgs, root: &std::path::Path) -> Result<i32> 
             );
         }
     }
-    let data_dir = a.data_dir.clone().unwrap_or_else(|| root.join("data"));
     let experiments_dir = a
         .experiments_dir
         .clone()
@@ -126,61 +203,178 @@ pub async fn run_experiments(a: RunArgs, root: &std::path::Path) -> Result<i32> 
             run.decompress_csvs()?;
             run
         }
-        None => RunDir::create(&data_dir, a.run_id.as_deref())?,
+        None => match &user_server {
+            // The id the prefix was made from.
+            Some(_) => RunDir::create(
+                &data_dir,
+                Some(&RunDir::free_id(&data_dir, a.run_id.as_deref())),
+            )?,
+            None => RunDir::create(&data_dir, a.run_id.as_deref())?,
+        },
     };
-    let mut manifest = start_manifest(&run, &a, redis.as_ref(), inputs)?;
+    let mut manifest = start_manifest(&run, &a, redis.as_ref(), inputs, shard)?;
     manifest.ended = None;
     manifest.save(&run)?;
     let manifest = std::sync::Arc::new(std::sync::Mutex::new(manifest));
+    {
+        // Ctrl-C: the manifest records the interruption (the trials
+        // committed so far are kept; resume redoes the rest).
+        let (m, run) = (manifest.clone(), run.clone());
+        crate::fleet::reaper::on_interrupt(move || {
+            if let Ok(mut m) = m.try_lock() {
+                m.interrupted();
+                let _ = m.save(&run);
+            }
+        });
+    }
     eprintln!(
-        "limitbench: run {} ({}), writing {}",
+        "limitbench: run {} ({}{}), writing {}",
         run.run_id,
         a.size.as_str(),
+        shard
+            .map(|s| format!(", shard {}", s.label()))
+            .unwrap_or_default(),
         run.path.display()
     );
-    let mut timings = Vec::new();
-    let mut failures = 0;
-    for n in names {
-        let d = experiments::find(n)?;
-        let ctx = RunContext::new(
-            d.name,
-            run.clone(),
+    let parallel = choose_parallel(a.parallel).await;
+    {
+        let mut m = manifest.lock().unwrap();
+        m.parallel = Some(parallel.1.clone());
+        m.save(&run)?;
+    }
+    eprintln!(
+        "limitbench: latency-bound experiments in {} lanes at a time ({})",
+        parallel.0,
+        parallel.1["how"].as_str().unwrap_or("")
+    );
+    // One experiment: its context, its run, its time and outcome in the manifest.
+    // A lane (Some) is one of several concurrent runs of a latency-bound
+    // experiment over its part of the cells; the manifest's start is the
+    // first lane's and its end is written once all lanes ended (below).
+    let one = |d: &'static experiments::Experiment, lane: Option<Shard>| {
+        let (run, manifest, experiments_dir) =
+            (run.clone(), manifest.clone(), experiments_dir.clone());
+        let (size, seed, filter, dir, redis, stall_after) = (
             a.size,
             a.seed,
             a.strategy.clone(),
             a.dir.clone(),
             redis.clone(),
-            redis_url,
-            &experiments_dir,
-            manifest.clone(),
-        )?;
-        {
-            let mut m = manifest.lock().unwrap();
-            m.started_experiment(d.name, &ctx.params);
-            m.save(&run)?;
-        }
-        let t = std::time::Instant::now();
-        let out = (d.run)(&ctx).await;
-        let secs = t.elapsed().as_secs_f64();
-        let outcome = match &out {
-            Ok(()) => "done".to_string(),
-            Err(e) => {
-                failures += 1;
-                eprintln!("limitbench: experiment {} failed: {e}", d.name);
-                format!("failed: {e}")
+            a.stall_after,
+        );
+        Box::pin(async move {
+            let ctx = match RunContext::new(
+                d.name,
+                run.clone(),
+                size,
+                seed,
+                filter,
+                dir,
+                redis,
+                redis_url,
+                &experiments_dir,
+                manifest.clone(),
+            ) {
+                Ok(mut c) => {
+                    c.stall_after = stall_after;
+                    c.with_shard(shard).with_lane(lane).with_bound(d.bound)
+                }
+                Err(e) => return Err(anyhow::Error::from(e)),
+            };
+            if lane.is_none_or(|l| l.index == 0) {
+                let mut m = manifest.lock().unwrap();
+                m.started_experiment(d.name, &ctx.params);
+                m.note(
+                    d.name,
+                    "bound",
+                    serde_json::to_value(d.bound).unwrap_or_default(),
+                );
+                if let Some(l) = lane {
+                    m.note(d.name, "lanes", l.count.into());
+                }
+                m.save(&run)?;
             }
-        };
-        {
-            let mut m = manifest.lock().unwrap();
-            m.ended_experiment(d.name, secs, &outcome);
-            m.save(&run)?;
+            let t = std::time::Instant::now();
+            let out = (d.run)(&ctx).await;
+            let secs = t.elapsed().as_secs_f64();
+            let outcome = match &out {
+                Ok(()) => "done".to_string(),
+                Err(e) => {
+                    eprintln!("limitbench: experiment {} failed: {e}", d.name);
+                    format!("failed: {e}")
+                }
+            };
+            if lane.is_none() {
+                let mut m = manifest.lock().unwrap();
+                m.ended_experiment(d.name, secs, &outcome);
+                m.save(&run)?;
+            }
+            Ok::<_, anyhow::Error>((d.name, secs, outcome))
+        }) as crate::run::parallel::Job<'_, Result<(&'static str, f64, String)>>
+    };
+    let experiments: Vec<&'static experiments::Experiment> = names
+        .iter()
+        .map(|n| experiments::find(n))
+        .collect::<Result<_, _>>()?;
+    let mut timings = Vec::new();
+    if parallel.0 <= 1 {
+        for d in &experiments {
+            timings.push(one(d, None).await?);
         }
-        timings.push((d.name, secs, outcome));
+    } else {
+        // CPU-bound experiments alone, in order; then the latency-bound
+        // ones, each split into N lanes (its cells round robin, each lane
+        // with its own servers, keys and proxies), N lanes at a time.
+        for d in experiments.iter().filter(|d| d.bound == Bound::Cpu) {
+            timings.push(one(d, None).await?);
+        }
+        let n = parallel.0 as u64;
+        let laned: Vec<&'static experiments::Experiment> = experiments
+            .iter()
+            .filter(|d| d.bound != Bound::Cpu)
+            .copied()
+            .collect();
+        let _holds: Vec<_> = laned
+            .iter()
+            .map(|d| crate::run::record::LaneHold::new(&run, d.name))
+            .collect();
+        let jobs: Vec<_> = laned
+            .iter()
+            .flat_map(|d| (0..n).map(move |k| (*d, Shard { index: k, count: n })))
+            .map(|(d, lane)| one(d, Some(lane)))
+            .collect();
+        let mut per: std::collections::BTreeMap<&str, (f64, String)> = Default::default();
+        for r in crate::run::parallel::n_at_a_time(parallel.0, jobs).await {
+            let (name, secs, outcome) = r?;
+            let e = per.entry(name).or_insert((0.0, "done".to_string()));
+            e.0 = e.0.max(secs);
+            if outcome != "done" && e.1 == "done" {
+                e.1 = outcome;
+            }
+        }
+        for d in laned {
+            let (secs, outcome) = per.remove(d.name).unwrap_or((0.0, "done".into()));
+            {
+                let mut m = manifest.lock().unwrap();
+                m.ended_experiment(d.name, secs, &outcome);
+                m.save(&run)?;
+            }
+            timings.push((d.name, secs, outcome));
+        }
     }
+    let mut failures = timings.iter().filter(|t| t.2 != "done").count();
     {
         let mut m = manifest.lock().unwrap();
         m.ended = Some(now_rfc3339());
         m.save(&run)?;
+    }
+    // A clean-up that fails (a stalled server) is reported, not hidden
+    // behind the experiments' outcome, and makes the exit non-zero.
+    if let Some(u) = &user_server
+        && let Err(e) = u.clean_up().await
+    {
+        eprintln!("limitbench: error: {e}");
+        failures += 1;
     }
     // Asked once, before compression renames the tables it reads.
     let measured = run.has_committed_trials();
@@ -208,6 +402,34 @@ pub async fn run_experiments(a: RunArgs, root: &std::path::Path) -> Result<i32> 
     Ok(if failures > 0 { 1 } else { 0 })
 }
 
+/// How many latency-bound experiments run at once, and how that was chosen.
+async fn choose_parallel(flag: Option<u64>) -> (usize, serde_json::Value) {
+    if let Some(n) = flag {
+        return (n as usize, serde_json::json!({"n": n, "how": "--parallel"}));
+    }
+    let cores = std::thread::available_parallelism()
+        .map(|c| c.get())
+        .unwrap_or(1);
+    // What other processes take now, over one second (the noise sampler's
+    // view: neither this process nor its servers).
+    let sampler = crate::run::noise::NoiseSampler::start();
+    let t0 = std::time::Instant::now();
+    tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+    let rows = sampler.stop_spans(
+        "harness",
+        &[("headroom".to_string(), t0, std::time::Instant::now())],
+    );
+    let others = rows.first().map(|r| r.other_cpu_cores_mean).unwrap_or(0.0);
+    let n = crate::run::parallel::default_parallel(cores, others);
+    (
+        n,
+        serde_json::json!({
+            "n": n,
+            "how": format!("default: 2 per free core; {cores} cores, other processes took {others:.2} of a core over 1 s"),
+        }),
+    )
+}
+
 /// The run's manifest: a new one, or the resumed run's after checking that
 /// the resume uses the same size, seed and inputs.
 fn start_manifest(
@@ -215,6 +437,7 @@ fn start_manifest(
     a: &RunArgs,
     redis: Option<&RedisBinary>,
     inputs: RunInputs,
+    shard: Option<Shard>,
 ) -> Result<RunManifest> {
     let mut manifest = RunManifest::load(run)?.unwrap_or_default();
     if manifest.run_id.is_empty() {
@@ -237,13 +460,27 @@ fn start_manifest(
                     }
                     v
                 }
-                None => serde_json::json!({"external": a.target.redis_url}),
+                None => serde_json::json!({
+                    "external": a.target.redis_url.as_deref().map(fleet::redact_url),
+                    "key_prefix": fleet::owned::namespace(),
+                }),
             },
             started: now_rfc3339(),
             inputs: Some(inputs),
+            shard,
             ..Default::default()
         };
     } else {
+        if manifest.shard != shard {
+            let says =
+                |s: Option<Shard>| s.map(|s| s.label()).unwrap_or_else(|| "unsharded".into());
+            anyhow::bail!(
+                "run {} holds shard {}; resume it as the same shard (now: {})",
+                run.run_id,
+                says(manifest.shard),
+                says(shard)
+            );
+        }
         if manifest.size != a.size.as_str() || manifest.seed != a.seed {
             anyhow::bail!(
                 "run {} was started with --size {} --seed {}; resume it with the same size and seed",

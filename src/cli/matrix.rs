@@ -243,6 +243,9 @@ pub async fn matrix(a: MatrixArgs, root: &Path) -> Result<i32> {
             let mut args: Vec<String> = experiments.clone();
             args.extend(["--size".into(), a.size.as_str().into()]);
             args.extend(["--seed".into(), a.seed.to_string()]);
+            // One experiment at a time: the servers' columns are compared
+            // with each other, so each runs as the committed matrix did.
+            args.extend(["--parallel".into(), "1".into()]);
             args.extend(["--data-dir".into(), run_dir.display().to_string()]);
             args.push("--redis-server".into());
             args.push(bin.path.display().to_string());

@@ -29,13 +29,25 @@ pub struct ScorecardArgs {
     data_dir: Option<PathBuf>,
     /// A Redis you run: redis://[user:password@]host:port[/db]. Only the
     /// properties that need no control of the server are run.
-    #[arg(long)]
+    /// Also from the environment (LIMITBENCH_REDIS_URL), so a password
+    /// stays out of `ps`.
+    #[arg(long, env = "LIMITBENCH_REDIS_URL", hide_env_values = true)]
     redis_url: Option<String>,
+    /// Allow a --redis-url / --cluster-url that is not a loopback address
+    /// (a Redis you run elsewhere); the host and prefix are printed first.
+    #[arg(long)]
+    allow_remote: bool,
     /// A seed node of a Redis Cluster you run, for the cluster property.
-    #[arg(long, requires = "redis_url")]
+    /// Also from the environment (LIMITBENCH_CLUSTER_URL).
+    #[arg(
+        long,
+        requires = "redis_url",
+        env = "LIMITBENCH_CLUSTER_URL",
+        hide_env_values = true
+    )]
     cluster_url: Option<String>,
-    /// Every key written contains this prefix (default limitbench:<run-id>:);
-    /// deleted at the end.
+    /// Every key written starts with this prefix (default limitbench:<run-id>:),
+    /// which must contain the run id; what starts with it is deleted at the end.
     #[arg(long)]
     key_prefix: Option<String>,
     /// The redis-server binary to start (default: from PATH).
@@ -126,17 +138,23 @@ pub async fn scorecard(a: ScorecardArgs, root: &std::path::Path) -> Result<i32> 
         .key_prefix
         .clone()
         .unwrap_or_else(|| format!("limitbench:{run_id}:"));
-    if key_prefix.contains(['*', '?', '[', ']', '\\', '{', '}']) {
-        anyhow::bail!("--key-prefix `{key_prefix}` may not hold glob characters or braces");
-    }
+    limitbench::fleet::owned::check_prefix(&key_prefix, Some(&run_id))?;
     let target = match &a.redis_url {
         Some(url) => Target::External(
-            sc::External::connect(url, a.cluster_url.as_deref(), &key_prefix)
-                .await
-                .context("checking --redis-url")?,
+            sc::External::connect_with(
+                url,
+                a.cluster_url.as_deref(),
+                &key_prefix,
+                Some(&run_id),
+                a.allow_remote,
+            )
+            .await
+            .context("checking --redis-url")?,
         ),
         None => Target::Own(RedisBinary::locate(a.redis_server.as_deref())?),
     };
+    // A folder that cannot be written is refused before the battery runs.
+    limitbench::fleet::owned::check_writable(&data_dir)?;
     let out = data_dir.join(&run_id);
     if out.join("scorecard.csv").exists() || out.join("probes").exists() {
         anyhow::bail!(

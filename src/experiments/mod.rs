@@ -43,6 +43,10 @@ pub struct Experiment {
     pub study: &'static str,
     /// Can it run against `--redis-url` (no server control needed)?
     pub allows_external: bool,
+    /// CPU-bound (runs alone) or latency-bound (may run beside other
+    /// latency-bound experiments, within a bound on its schedule's slip):
+    /// `run::parallel`.
+    pub bound: crate::run::parallel::Bound,
     pub run: for<'a> fn(&'a RunContext) -> BoxFut<'a>,
     pub analyze: Analyzer,
 }

@@ -65,6 +65,21 @@ pub struct RunContext {
     /// A Redis Cluster you run (the scorecard's `--cluster-url`), for the
     /// experiments that can measure on one (`cluster`).
     pub cluster_url: Option<SocketAddr>,
+    /// `--stall-after`: the deadline of every setup and trial (default:
+    /// derived from the experiment's own trials, `run::deadline`).
+    pub stall_after: Option<std::time::Duration>,
+    /// The run's shard (`limitbench run --shard I/N`): the sweep runs only
+    /// this shard's cells (`run::shard`); None runs them all.
+    pub shard: Option<crate::run::shard::Shard>,
+    /// The lane of an experiment split over several concurrent runs of it
+    /// in this process (`run::parallel`): like a shard, of the shard's cells.
+    pub lane: Option<crate::run::shard::Shard>,
+    /// CPU-bound (runs alone) or latency-bound with its schedule's bound
+    /// (`run::parallel`); the registry's declaration, set by `limitbench run`.
+    pub bound: crate::run::parallel::Bound,
+    /// The attempt of the trial running now: 0, or the redo after a trial
+    /// whose schedule slipped past the bound. A redo writes fresh keys.
+    pub attempt: std::sync::atomic::AtomicU64,
     /// No progress output (the scorecard reports per strategy instead).
     quiet: bool,
     manifest: Arc<Mutex<crate::run::manifest::RunManifest>>,
@@ -106,6 +121,11 @@ impl RunContext {
             probe: false,
             key_prefix: String::new(),
             cluster_url: None,
+            stall_after: None,
+            shard: None,
+            lane: None,
+            bound: crate::run::parallel::Bound::Cpu,
+            attempt: std::sync::atomic::AtomicU64::new(0),
             quiet: false,
             manifest,
             validating: false,
@@ -128,6 +148,24 @@ impl RunContext {
         self
     }
 
+    /// Run only `shard`'s cells (None: all of them).
+    pub fn with_shard(mut self, shard: Option<crate::run::shard::Shard>) -> Self {
+        self.shard = shard;
+        self
+    }
+
+    /// Run only `lane`'s part of the cells (None: all the shard's).
+    pub fn with_lane(mut self, lane: Option<crate::run::shard::Shard>) -> Self {
+        self.lane = lane;
+        self
+    }
+
+    /// Declare how the experiment's cells use the machine.
+    pub fn with_bound(mut self, bound: crate::run::parallel::Bound) -> Self {
+        self.bound = bound;
+        self
+    }
+
     /// No progress bar or lines from the sweep.
     pub fn quiet(mut self) -> Self {
         self.quiet = true;
@@ -142,8 +180,12 @@ impl RunContext {
 
     /// [`crate::run::keys::fresh_client`] under the run's key prefix.
     pub fn fresh_client(&self, experiment: &str, cell: &str, trial: u64) -> String {
+        let redo = match self.attempt.load(std::sync::atomic::Ordering::Relaxed) {
+            0 => String::new(),
+            a => format!("-redo{a}"),
+        };
         format!(
-            "{}{}",
+            "{}{}{redo}",
             self.key_prefix,
             crate::run::keys::fresh_client(experiment, cell, trial)
         )
@@ -202,6 +244,15 @@ impl RunContext {
     /// The parameters as the experiment's own type; unknown or missing
     /// fields are errors naming the file.
     pub fn params<T: DeserializeOwned>(&self) -> Result<T> {
+        // Ranges before types: `trials = 0` must not run "0 trials ... done".
+        if let Some((path, problem)) = out_of_range(&self.params, "") {
+            let key = path.split(['.', '[']).next().unwrap_or("").to_string();
+            return Err(Error::Manifest {
+                file: self.params_file.clone(),
+                field: format!("[{}] {path}", self.table_of(&key)),
+                problem,
+            });
+        }
         let p = serde_path_to_error::deserialize(toml::Value::Table(self.params.clone())).map_err(
             |e| {
                 let path = e.path().to_string();
@@ -294,6 +345,62 @@ impl RunContext {
     }
 }
 
+/// What a numeric parameter must be, by its name: a count (trials,
+/// workers, repetitions) at least 1; a rate, a window, a duration, a limit
+/// greater than 0. Other names are not range-checked here.
+/// What a range rule says a value must be, and the test of it.
+type RangeRule = (&'static str, fn(f64) -> bool);
+
+fn range_rule(name: &str) -> Option<RangeRule> {
+    let count = name == "trials"
+        || name.ends_with("_trials")
+        || name == "workers"
+        || name.ends_with("_workers")
+        || matches!(name, "reps" | "runs" | "conns" | "drivers" | "users")
+        || name.ends_with("_samples");
+    let positive = name.contains("rate")
+        || name.ends_with("per_s")
+        || name == "window_ms"
+        || name.ends_with("_window_ms")
+        || name.contains("duration")
+        || matches!(name, "limit" | "capacity");
+    if count {
+        Some(("a count, at least 1", |v| v >= 1.0))
+    } else if positive {
+        Some(("greater than 0", |v| v > 0.0))
+    } else {
+        None
+    }
+}
+
+/// The first parameter (path, problem) outside its range, looking into
+/// arrays and nested tables (a group's `workers`).
+fn out_of_range(table: &toml::Table, at: &str) -> Option<(String, String)> {
+    fn walk(name: &str, path: &str, v: &toml::Value) -> Option<(String, String)> {
+        match v {
+            toml::Value::Integer(_) | toml::Value::Float(_) => {
+                let x = v.as_float().or_else(|| v.as_integer().map(|i| i as f64))?;
+                let (what, ok) = range_rule(name)?;
+                (!ok(x)).then(|| (path.to_string(), format!("is {v}, must be {what}")))
+            }
+            toml::Value::Array(a) => a
+                .iter()
+                .enumerate()
+                .find_map(|(i, x)| walk(name, &format!("{path}[{i}]"), x)),
+            toml::Value::Table(t) => out_of_range(t, path),
+            _ => None,
+        }
+    }
+    table.iter().find_map(|(k, v)| {
+        let path = if at.is_empty() {
+            k.clone()
+        } else {
+            format!("{at}.{k}")
+        };
+        walk(k, &path, v)
+    })
+}
+
 /// An experiment file, its top-level keys checked.
 fn read_definition(file: &Path) -> Result<toml::Table> {
     let text = std::fs::read_to_string(file).map_err(|e| Error::Manifest {
@@ -374,6 +481,27 @@ fn load_params(file: &Path, size: Size) -> Result<toml::Table> {
     Ok(merged)
 }
 
+/// The run's one progress display (a bar per experiment in flight).
+fn progress_display() -> &'static indicatif::MultiProgress {
+    static DISPLAY: std::sync::OnceLock<indicatif::MultiProgress> = std::sync::OnceLock::new();
+    DISPLAY.get_or_init(indicatif::MultiProgress::new)
+}
+
+/// The cells of other experiments in flight beside `label`'s, for a
+/// progress line ("" when it runs alone).
+fn beside_text(label: &str) -> String {
+    let own = format!("{label}/");
+    let others: Vec<String> = crate::run::parallel::in_flight()
+        .into_iter()
+        .filter(|c| !c.starts_with(&own))
+        .collect();
+    if others.is_empty() {
+        String::new()
+    } else {
+        format!(" | beside: {}", others.join(", "))
+    }
+}
+
 /// Progress on stderr: a bar with ETA on a terminal, a line every ~10% otherwise.
 pub struct Progress {
     bar: Option<indicatif::ProgressBar>,
@@ -399,7 +527,9 @@ impl Progress {
                 .progress_chars("=> "),
             );
             b.set_prefix(label);
-            Some(b)
+            // One display for the whole run: experiments side by side get
+            // one bar each, stacked, not bars drawn over each other.
+            Some(progress_display().add(b))
         } else {
             eprintln!("[{label}] {total} trials to run");
             None
@@ -440,7 +570,7 @@ impl Progress {
         self.done += 1;
         match &self.bar {
             Some(b) => {
-                b.set_message(msg.to_string());
+                b.set_message(format!("{msg}{}", beside_text(self.label)));
                 b.inc(1);
             }
             None if self.silent => {}
@@ -450,8 +580,12 @@ impl Progress {
                     self.last_pct = pct;
                     let el = self.started.elapsed().as_secs_f64();
                     eprintln!(
-                        "[{}] {}/{} ({pct}%) {:.0}s {msg}",
-                        self.label, self.done, self.total, el
+                        "[{}] {}/{} ({pct}%) {:.0}s {msg}{}",
+                        self.label,
+                        self.done,
+                        self.total,
+                        el,
+                        beside_text(self.label)
                     );
                 }
             }

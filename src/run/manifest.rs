@@ -21,10 +21,27 @@ pub struct RunManifest {
     pub redis_server: serde_json::Value,
     pub started: String,
     pub ended: Option<String>,
+    /// When a session was interrupted (Ctrl-C, SIGTERM), if one was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interrupted: Option<String>,
     /// What a resume must match: the strategy filter and folder, and the
     /// SHA-1 of every script and manifest (absent in runs made before it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub inputs: Option<RunInputs>,
+    /// The shard this run folder holds (`limitbench run --shard I/N`);
+    /// absent for an unsharded run and for a merged one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<crate::run::shard::Shard>,
+    /// A merged run's parts (`limitbench merge`): each shard's run id, shard
+    /// and machine. Per experiment, `experiments.<name>.machines` lists the
+    /// machines whose shards committed its rows; the report marks a
+    /// machine-kind claim judged on rows from more than one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub merged_from: Vec<serde_json::Value>,
+    /// How many latency-bound experiments ran at once and how that was
+    /// chosen (`run::parallel`); absent in runs made before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parallel: Option<serde_json::Value>,
     /// Per experiment: started, ended, seconds (summed over sessions),
     /// sessions (each session's start and seconds), parameters and notes.
     pub experiments: BTreeMap<String, serde_json::Map<String, serde_json::Value>>,
@@ -41,16 +58,31 @@ impl RunInputs {
     /// What differs from `now`, in words.
     pub fn differences(&self, now: &RunInputs) -> Vec<String> {
         let mut d = Vec::new();
-        if self.strategy_filter != now.strategy_filter {
+        // The same strategies in another order are the same filter.
+        let sorted = |f: &Option<Vec<String>>| {
+            f.clone().map(|mut v| {
+                v.sort();
+                v.dedup();
+                v
+            })
+        };
+        let shown = |f: &Option<Vec<String>>| match f {
+            None => "not given (every strategy)".to_string(),
+            Some(v) => format!("`{}`", v.join(",")),
+        };
+        if sorted(&self.strategy_filter) != sorted(&now.strategy_filter) {
             d.push(format!(
-                "--strategy was {:?}, now {:?}",
-                self.strategy_filter, now.strategy_filter
+                "--strategy was {}, now {}",
+                shown(&self.strategy_filter),
+                shown(&now.strategy_filter)
             ));
         }
         if self.strategy_dir != now.strategy_dir {
+            let dir = |d: &Option<String>| d.clone().unwrap_or_else(|| "not given".into());
             d.push(format!(
-                "--dir was {:?}, now {:?}",
-                self.strategy_dir, now.strategy_dir
+                "--dir was {}, now {}",
+                dir(&self.strategy_dir),
+                dir(&now.strategy_dir)
             ));
         }
         for (f, sha) in &self.scripts {
@@ -87,7 +119,11 @@ impl RunManifest {
     pub fn save(&self, run: &RunDir) -> Result<()> {
         let p = run.file("manifest.json");
         let tmp = run.file("manifest.json.tmp");
-        let text = serde_json::to_string_pretty(self).map_err(|e| Error::Other(e.to_string()))?;
+        // Every string of the manifest (the command line, the server's URL
+        // and CONFIG, error outcomes) goes through the one redaction.
+        let value = serde_json::to_value(self).map_err(|e| Error::Other(e.to_string()))?;
+        let text = serde_json::to_string_pretty(&crate::fleet::redact::json(&value))
+            .map_err(|e| Error::Other(e.to_string()))?;
         std::fs::write(&tmp, text).map_err(|e| Error::io("writing manifest.json", e))?;
         std::fs::rename(&tmp, &p).map_err(|e| Error::io("writing manifest.json", e))
     }
@@ -134,6 +170,18 @@ impl RunManifest {
         e.insert("seconds".into(), round(total).into());
     }
 
+    /// The session was interrupted (Ctrl-C, SIGTERM): every experiment that
+    /// started and did not end says so, and the run records when.
+    pub fn interrupted(&mut self) {
+        let now = now_rfc3339();
+        for e in self.experiments.values_mut() {
+            if e.contains_key("started") && !e.contains_key("ended") {
+                e.insert("outcome".into(), format!("interrupted at {now}").into());
+            }
+        }
+        self.interrupted = Some(now);
+    }
+
     pub fn ended_experiment(&mut self, experiment: &str, seconds: f64, outcome: &str) {
         self.session_time(experiment, seconds);
         let e = self.experiments.entry(experiment.to_string()).or_default();
@@ -162,13 +210,16 @@ pub fn machine_info() -> serde_json::Value {
         "physical_cores": System::physical_core_count().ok(),
         "kernel": System::kernel_version().unwrap_or_default(),
         "os": System::long_os_version().unwrap_or_default(),
+        "hostname": System::host_name().unwrap_or_default(),
         "memory_mib": sys.as_ref().map(|s| s.total_memory() / (1024 * 1024)).unwrap_or(0),
         "harness_cpus_allowed": crate::pin::allowed_cpus(std::process::id()),
         "rustc": option_env!("LIMITBENCH_RUSTC_VERSION").unwrap_or("unknown"),
     })
 }
 
-/// `git rev-parse HEAD` and whether the tree has uncommitted changes.
+/// `git rev-parse HEAD` and whether the tree has uncommitted changes; where
+/// there is no checkout (a container image, deploy/Dockerfile), the commit
+/// the image was built from, `LIMITBENCH_GIT_COMMIT`.
 pub fn git_state() -> (String, bool) {
     let run = |args: &[&str]| {
         std::process::Command::new("git")
@@ -179,6 +230,11 @@ pub fn git_state() -> (String, bool) {
     };
     let commit = run(&["rev-parse", "HEAD"])
         .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .or_else(|| {
+            std::env::var("LIMITBENCH_GIT_COMMIT")
+                .ok()
+                .filter(|c| !c.is_empty())
+        })
         .unwrap_or_else(|| "unknown".into());
     let dirty = run(&["status", "--porcelain", "--untracked-files=no"])
         .map(|o| !o.stdout.is_empty())

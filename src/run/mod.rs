@@ -4,14 +4,18 @@
 //! run's manifest (`manifest`) and the seeds derived per trial (`seeds`).
 
 pub mod context;
+pub mod deadline;
 pub mod keys;
 pub mod latency;
 pub mod manifest;
+pub mod merge;
 pub mod noise;
+pub mod parallel;
 pub mod record;
 /// The run's own row types are the analysis crate's (it reads them).
 pub use limitbench_analysis::rows;
 pub mod seeds;
+pub mod shard;
 pub mod sweep;
 
 pub use context::{Progress, RunContext, Size};

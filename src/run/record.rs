@@ -28,17 +28,24 @@ impl RunDir {
     /// A new run folder under `data_dir` (never reusing an existing one).
     /// `data_dir/latest` moves only once the run committed a trial.
     pub fn create(data_dir: &Path, run_id: Option<&str>) -> Result<Self> {
-        let base = run_id.map(str::to_string).unwrap_or_else(default_run_id);
-        let mut run_id = base.clone();
-        let mut n = 1;
-        while data_dir.join(&run_id).exists() {
-            n += 1;
-            run_id = format!("{base}-{n}");
-        }
+        let run_id = Self::free_id(data_dir, run_id);
         let path = data_dir.join(&run_id);
         std::fs::create_dir_all(&path)
             .map_err(|e| Error::io(format!("creating {}", path.display()), e))?;
         Ok(RunDir { path, run_id })
+    }
+
+    /// The id [`RunDir::create`] would give a new run now: `run_id` (or the
+    /// UTC date and time), with `-2`, `-3`, ... if that folder exists.
+    pub fn free_id(data_dir: &Path, run_id: Option<&str>) -> String {
+        let base = run_id.map(str::to_string).unwrap_or_else(default_run_id);
+        let mut id = base.clone();
+        let mut n = 1;
+        while data_dir.join(&id).exists() {
+            n += 1;
+            id = format!("{base}-{n}");
+        }
+        id
     }
 
     /// A folder that is not a run (validation uses it; nothing is written).
@@ -216,7 +223,8 @@ fn truncate_torn_line(path: &Path) -> Result<()> {
 /// The (cell, trial) pairs present in a CSV with `cell` and `trial` columns.
 pub fn committed_trials(path: &Path) -> Result<HashSet<(String, u64)>> {
     let mut done = HashSet::new();
-    if !path.exists() {
+    // Absent, or just created by another lane of the experiment: nothing yet.
+    if path.metadata().map(|m| m.len() == 0).unwrap_or(true) {
         return Ok(done);
     }
     let mut rdr = csv::Reader::from_path(path)
@@ -280,6 +288,40 @@ fn filter_rows(path: &Path, keep: &HashSet<(String, u64)>) -> Result<()> {
     Ok(())
 }
 
+/// One append at a time in this process (see [`CsvAppender::append`]).
+static APPENDS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Experiments run in lanes (`run::parallel`): main table -> whether a
+/// lane prepared it already. Opening a [`TrialLog`] cuts torn lines and
+/// drops uncommitted side rows (rewriting the side tables); while an
+/// experiment's lanes run ([`LaneHold`]) only the first open does that, so
+/// no lane rewrites a table another lane is appending to.
+static LANED: std::sync::Mutex<BTreeMap<PathBuf, bool>> = std::sync::Mutex::new(BTreeMap::new());
+
+/// While alive, `run`'s experiment `name` runs in lanes: its tables are
+/// prepared once, by the first lane to open them.
+pub struct LaneHold(PathBuf);
+
+impl LaneHold {
+    pub fn new(run: &RunDir, name: &str) -> Self {
+        let p = run.file(&format!("{name}.csv"));
+        LANED
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(p.clone(), false);
+        LaneHold(p)
+    }
+}
+
+impl Drop for LaneHold {
+    fn drop(&mut self) {
+        LANED
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&self.0);
+    }
+}
+
 /// An append-only CSV of typed rows.
 pub struct CsvAppender {
     path: PathBuf,
@@ -289,7 +331,11 @@ pub struct CsvAppender {
 
 impl CsvAppender {
     pub fn open(path: &Path) -> Result<Self> {
+        // Not while another appender of this process writes to the file
+        // (its line in flight would look torn).
+        let one = APPENDS.lock().unwrap_or_else(|p| p.into_inner());
         truncate_torn_line(path)?;
+        drop(one);
         let exists = path.metadata().map(|m| m.len() > 0).unwrap_or(false);
         let file = OpenOptions::new()
             .create(true)
@@ -305,6 +351,13 @@ impl CsvAppender {
 
     /// Append rows and flush them to the OS (they survive a kill of the harness).
     pub fn append<R: Serialize>(&mut self, rows: &[R]) -> Result<()> {
+        // Lanes of one experiment (`run::parallel`) append to the same
+        // tables: whether the header is due is decided at the append, from
+        // the file itself, one append at a time.
+        let _one = APPENDS.lock().unwrap_or_else(|p| p.into_inner());
+        if !self.header_written {
+            self.header_written = self.file.metadata().map(|m| m.len() > 0).unwrap_or(false);
+        }
         let mut w = csv::WriterBuilder::new()
             .has_headers(!self.header_written)
             .from_writer(Vec::new());
@@ -341,15 +394,25 @@ pub struct TrialLog {
 impl TrialLog {
     pub fn open(run: &RunDir, name: &str, sides: &[&str]) -> Result<Self> {
         let main_path = run.file(&format!("{name}.csv"));
-        truncate_torn_line(&main_path)?;
+        let mut laned = LANED.lock().unwrap_or_else(|p| p.into_inner());
+        let first = laned.get(&main_path) != Some(&true);
+        if first {
+            truncate_torn_line(&main_path)?;
+        }
         let done = committed_trials(&main_path)?;
         let mut side_map = BTreeMap::new();
         for s in sides {
             let p = run.file(&format!("{name}-{s}.csv"));
-            truncate_torn_line(&p)?;
-            filter_rows(&p, &done)?;
+            if first {
+                truncate_torn_line(&p)?;
+                filter_rows(&p, &done)?;
+            }
             side_map.insert(s.to_string(), CsvAppender::open(&p)?);
         }
+        if let Some(done) = laned.get_mut(&main_path) {
+            *done = true;
+        }
+        drop(laned);
         Ok(TrialLog {
             main: CsvAppender::open(&main_path)?,
             sides: side_map,

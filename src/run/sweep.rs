@@ -26,6 +26,7 @@ use serde::Serialize;
 use super::context::RunContext;
 use super::latency;
 use super::noise::NoiseSampler;
+use super::parallel;
 use super::record::CsvAppender;
 use crate::error::{Error, Result};
 use crate::fleet::reaper;
@@ -173,6 +174,23 @@ async fn servers_dead_after_failure() -> Vec<String> {
     reaper::died_unexpectedly()
 }
 
+/// Attempts of a trial whose schedule slipped beside other cells; the last
+/// one runs alone.
+const MAX_ATTEMPTS: u64 = 3;
+
+/// Run-level tables (noise.csv, schedule.csv) are written by every
+/// experiment's sweep, and latency-bound experiments run side by side: one
+/// writer at a time, so the header is written once and rows never interleave.
+static SHARED_TABLES: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn append_shared<R: Serialize>(path: &std::path::Path, rows: &[R]) -> Result<()> {
+    if rows.is_empty() {
+        return Ok(());
+    }
+    let _one = SHARED_TABLES.lock().unwrap_or_else(|p| p.into_inner());
+    CsvAppender::open(path)?.append(rows)
+}
+
 /// Run every cell's unfinished trials, in order, committing as they finish.
 pub async fn run<S: Sweep>(ctx: &RunContext, sweep: &mut S, cells: &[S::Cell]) -> Result<()> {
     let mut sides: Vec<&str> = S::SIDE.into_iter().collect();
@@ -191,20 +209,41 @@ pub async fn run<S: Sweep>(ctx: &RunContext, sweep: &mut S, cells: &[S::Cell]) -
             }
         }
     }
+    // A shard runs its own cells only (ids were checked over all of them,
+    // so every shard refuses the same duplicate).
+    let cells: Vec<&S::Cell> = cells
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| ctx.shard.is_none_or(|s| s.owns(ctx.experiment, *i)))
+        .map(|(_, c)| c)
+        .collect();
+    // A lane (one of several concurrent runs of this experiment) takes its
+    // round-robin part of the shard's cells, each lane with its own servers.
+    let cells: Vec<&S::Cell> = cells
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| ctx.lane.is_none_or(|l| l.owns("", *i)))
+        .map(|(_, c)| c)
+        .collect();
     let total: u64 = cells.iter().map(|c| sweep.trials(c)).sum();
     // Other processes' CPU while each cell ran (noise.csv, one row per cell),
     // from one sampler for the whole experiment, written as the sampler
     // sees each cell to its end, and the rest when the experiment ends or
     // fails.
-    let mut noise_log = CsvAppender::open(&ctx.run.file(NOISE_CSV))?;
+    let noise_path = ctx.run.file(NOISE_CSV);
+    let schedule_path = ctx.run.file(parallel::SCHEDULE_CSV);
     let noise = NoiseSampler::start();
+    let probe = parallel::SlipProbe::start();
     let mut spans: Vec<(String, std::time::Instant, std::time::Instant)> = Vec::new();
     let mut progress = ctx.progress(total);
+    // A stalled server fails the trial by a deadline (run::deadline).
+    let mut deadlines = super::deadline::Deadlines::new(ctx);
+    let mut times = CsvAppender::open(&ctx.run.file(super::deadline::TRIAL_TIMES_CSV))?;
     // The cells run in a block so that its early returns (a server that
     // died, a trial that is not a measurement) still reach the noise rows
     // below: the cells that finished keep their record.
     let result: Result<()> = async {
-    for cell in cells {
+    for &cell in &cells {
         let id = sweep.cell_id(cell);
         let keys = sweep.keys(cell);
         let trials = sweep.trials(cell);
@@ -216,12 +255,30 @@ pub async fn run<S: Sweep>(ctx: &RunContext, sweep: &mut S, cells: &[S::Cell]) -
             continue;
         }
         let cell_started = std::time::Instant::now();
-        let mut setup = match sweep.setup(ctx, cell).await {
+        let flight = parallel::InFlight::start(ctx.experiment, &id);
+        let setup_what = format!("the setup of cell `{id}`");
+        let setup = deadlines.within(ctx, &id, &setup_what, sweep.setup(ctx, cell));
+        let mut setup = match setup.await {
             Ok(s) => s,
             Err(e) => return Err(server_death(ctx, &id, None, e).await),
         };
         for trial in todo {
-            let out = sweep.trial(ctx, cell, &mut setup, trial).await;
+            let mut attempt = 0;
+            let (out, took) = loop {
+            ctx.attempt.store(attempt, std::sync::atomic::Ordering::Relaxed);
+            let alone = attempt + 1 == MAX_ATTEMPTS;
+            let turn = parallel::trial_turn(alone).await;
+            flight.trial_begins();
+            probe.take();
+            let trial_started = std::time::Instant::now();
+            let what = format!("trial {trial} of cell `{id}`");
+            let out = deadlines
+                .within(ctx, &id, &what, sweep.trial(ctx, cell, &mut setup, trial))
+                .await;
+            let took = trial_started.elapsed();
+            let slip_us = probe.take();
+            let beside = flight.trial_ends();
+            drop(turn);
             // A server that died under the trial makes whatever it returned
             // (rows full of refused connections, or an error) not a measurement.
             let out = match out {
@@ -248,6 +305,33 @@ pub async fn run<S: Sweep>(ctx: &RunContext, sweep: &mut S, cells: &[S::Cell]) -
                     ctx.experiment
                 )));
             }
+            // A schedule that slipped past the experiment's bound (the
+            // runtime too busy to send on time) is not a measurement either:
+            // redo it on fresh keys, a few times, then stop.
+            let bound_us = match ctx.bound {
+                parallel::Bound::Latency { max_slip_ms } => Some((max_slip_ms * 1000.0) as u64),
+                parallel::Bound::Cpu => None,
+            };
+            // Only a slip beside other cells is the concurrency's doing; the
+            // last attempt ran alone and is kept whatever its slip.
+            let slipped = bound_us.is_some_and(|b| slip_us > b) && !beside.is_empty() && !alone;
+            let row = parallel::ScheduleRow {
+                experiment: ctx.experiment.to_string(),
+                cell: id.clone(),
+                trial,
+                attempt,
+                slip_max_us: slip_us,
+                slip_bound_us: bound_us,
+                beside: beside.join(";"),
+                committed: !slipped,
+            };
+            append_shared(&schedule_path, &[row])?;
+            if !slipped {
+                break (out, took);
+            }
+            attempt += 1;
+            };
+            ctx.attempt.store(0, std::sync::atomic::Ordering::Relaxed);
             // On a redo of a multi-key trial, keep only what is not committed yet.
             let fresh = |k: &str| !log.is_done(k, trial);
             let side: Vec<&S::Side> = out.side.iter().filter(|r| fresh(r.cell())).collect();
@@ -262,6 +346,13 @@ pub async fn run<S: Sweep>(ctx: &RunContext, sweep: &mut S, cells: &[S::Cell]) -
             let mut committed: Vec<&str> = rows.iter().map(|r| r.cell()).collect();
             committed.dedup();
             log.commit_keys(&committed, trial, &rows)?;
+            deadlines.observed(&id, took);
+            times.append(&[super::deadline::TrialTime {
+                experiment: ctx.experiment.to_string(),
+                cell: id.clone(),
+                trial,
+                wall_ms: took.as_secs_f64() * 1000.0,
+            }])?;
             ctx.record_time()?;
             progress.inc(&id);
         }
@@ -271,12 +362,12 @@ pub async fn run<S: Sweep>(ctx: &RunContext, sweep: &mut S, cells: &[S::Cell]) -
         spans.push((id.clone(), cell_started, std::time::Instant::now()));
         // Rows of the cells the sampler has seen to their end, written now
         // so that a kill loses at most the last second's cells.
-        noise_log.append(&noise.take_ready(ctx.experiment, &mut spans))?;
+        append_shared(&noise_path, &noise.take_ready(ctx.experiment, &mut spans))?;
     }
     progress.finish();
     Ok(())
     }
     .await;
-    noise_log.append(&noise.stop_spans(ctx.experiment, &spans))?;
+    append_shared(&noise_path, &noise.stop_spans(ctx.experiment, &spans))?;
     result
 }

@@ -1,14 +1,16 @@
 //! A Redis you run (`--redis-url`, `--cluster-url`): checked before anything
-//! is written (reachable, answers like Redis, a cluster URL is a cluster,
-//! holds no key under the prefix), described for the scorecard header (INFO:
-//! version, mode, maxmemory policy; the measured round trip), and cleaned
-//! up at the end (every key containing the prefix deleted).
+//! is written (reachable, answers like Redis, a cluster URL is a cluster, not
+//! a replica, memory headroom, no key starting with the prefix, a remote
+//! host only with `--allow-remote`), announced (host and prefix), described
+//! for the scorecard header without credentials (INFO: version, mode,
+//! maxmemory policy; the measured round trip), and cleaned up at the end:
+//! every key that starts with the prefix and the libraries named with it
+//! (`fleet::owned`), also on Ctrl-C, a panic or an early return.
 
 use std::net::SocketAddr;
 
-use crate::check::keys_containing;
-use crate::conn::ClusterConn;
-use crate::error::{Error, Result};
+use crate::error::Result;
+use crate::fleet::external::{Policy, UserServer};
 use crate::info;
 use crate::proxy::measure_rtt;
 use crate::resp::Connection;
@@ -18,109 +20,54 @@ pub struct External {
     pub addr: SocketAddr,
     pub cluster_url: Option<String>,
     pub cluster: Option<SocketAddr>,
+    servers: Vec<UserServer>,
 }
 
 /// The URL without its password, for printing and the header.
 pub use crate::fleet::redact_url as redact;
 
-/// Parse a user-named URL, allow its address and register its credentials.
-fn register(url: &str) -> Result<SocketAddr> {
-    let u = crate::fleet::parse_redis_url_full(url)?;
-    if !u.addr.ip().is_loopback() {
-        crate::resp::allow_remote(u.addr);
-    }
-    crate::resp::register_auth(u.addr, u.auth);
-    Ok(u.addr)
-}
-
-async fn check_redis(addr: SocketAddr, url: &str) -> Result<Connection> {
-    let connect =
-        tokio::time::timeout(std::time::Duration::from_secs(5), Connection::connect(addr));
-    let mut c = match connect.await {
-        Err(_) => {
-            return Err(Error::Other(format!(
-                "cannot reach {}: no answer in 5 s (not Redis?)",
-                redact(url)
-            )));
-        }
-        Ok(Err(e)) if e.to_string().contains("AUTH") => {
-            return Err(Error::Other(format!(
-                "{} refused the credentials: {e}",
-                redact(url)
-            )));
-        }
-        Ok(Err(e)) => return Err(Error::Other(format!("cannot reach {}: {e}", redact(url)))),
-        Ok(Ok(c)) => c,
-    };
-    c.timeout = Some(std::time::Duration::from_secs(5));
-    let r = c.call(&crate::args!["PING"]).await;
-    c.timeout = None;
-    match r {
-        Ok(r) if r.as_string().as_deref() == Some("PONG") => Ok(c),
-        Ok(r) => Err(Error::Other(format!(
-            "{} did not answer PING like Redis: {}",
-            redact(url),
-            r.one_line()
-        ))),
-        Err(e) if e.to_string().contains("NOAUTH") => Err(Error::Other(format!(
-            "{} needs a password (redis://user:password@host:port): {e}",
-            redact(url)
-        ))),
-        Err(e) => Err(Error::Other(format!(
-            "{} did not answer PING like Redis (not Redis?): {e}",
-            redact(url)
-        ))),
-    }
-}
-
 impl External {
-    /// Check the servers and the prefix; an error names the cause.
+    /// Check the servers and the prefix; an error names the cause. Loopback
+    /// only; see [`External::connect_with`] for a remote server.
     pub async fn connect(url: &str, cluster_url: Option<&str>, prefix: &str) -> Result<Self> {
-        let addr = register(url)?;
-        let mut c = check_redis(addr, url).await?;
-        let cluster = match cluster_url {
-            None => None,
-            Some(cu) => {
-                let a = register(cu)?;
-                let mut cc = check_redis(a, cu).await?;
-                let ci = cc.call(&crate::args!["CLUSTER", "INFO"]).await;
-                let enabled = match &ci {
-                    Ok(r) => crate::resp::info_fields(&r.as_string().unwrap_or_default())
-                        .contains_key("cluster_state"),
-                    Err(_) => false,
-                };
-                if !enabled {
-                    return Err(Error::Other(format!(
-                        "--cluster-url {} is not a Redis Cluster node (cluster support disabled: {})",
-                        redact(cu),
-                        ci.err()
-                            .map(|e| e.to_string())
-                            .unwrap_or_else(|| "no cluster_state".into())
-                    )));
-                }
-                Some(a)
-            }
+        Self::connect_with(url, cluster_url, prefix, None, false).await
+    }
+
+    /// As [`External::connect`]; `run_id` must then be in the prefix, and
+    /// `allow_remote` lets a non-loopback host through (`--allow-remote`).
+    pub async fn connect_with(
+        url: &str,
+        cluster_url: Option<&str>,
+        prefix: &str,
+        run_id: Option<&str>,
+        allow_remote: bool,
+    ) -> Result<Self> {
+        let policy = Policy {
+            allow_remote,
+            ..Policy::default()
         };
-        let x = External {
+        let main = UserServer::open(url, prefix, run_id, policy).await?;
+        main.announce();
+        let addr = main.addr;
+        let mut servers = vec![main];
+        let mut cluster = None;
+        if let Some(cu) = cluster_url {
+            let policy = Policy {
+                cluster: true,
+                ..policy
+            };
+            let c = UserServer::open(cu, prefix, run_id, policy).await?;
+            c.announce();
+            cluster = Some(c.addr);
+            servers.push(c);
+        }
+        Ok(External {
             url: url.to_string(),
             addr,
             cluster_url: cluster_url.map(str::to_string),
             cluster,
-        };
-        let mut held = keys_containing(&mut c, prefix).await?.len();
-        if let Some(seed) = cluster {
-            for a in ClusterConn::connect(seed).await?.node_addrs() {
-                held += keys_containing(&mut Connection::connect(a).await?, prefix)
-                    .await?
-                    .len();
-            }
-        }
-        if held > 0 {
-            return Err(Error::Other(format!(
-                "the server already holds {held} key(s) containing the prefix `{prefix}`; choose another --key-prefix or --run-id"
-            )));
-        }
-        Ok(x)
+            servers,
+        })
     }
 
     /// INFO (version, mode, maxmemory policy) and the measured round trip.
@@ -148,23 +95,19 @@ impl External {
                 }),
             );
         }
-        Ok(serde_json::json!({ "external": out }))
+        Ok(crate::fleet::redact::json(
+            &serde_json::json!({ "external": out }),
+        ))
     }
 
-    /// Delete every key containing `prefix` (standalone and cluster masters).
+    /// Remove every key that starts with the prefix and the libraries the
+    /// run loaded (standalone and every cluster master); returns the keys.
+    /// `prefix` must be the one connected with.
     pub async fn clean_up(&self, prefix: &str) -> Result<u64> {
-        let mut addrs = vec![self.addr];
-        if let Some(seed) = self.cluster {
-            addrs.extend(ClusterConn::connect(seed).await?.node_addrs());
+        debug_assert!(self.servers.iter().all(|s| s.prefix == prefix));
+        match self.servers.first() {
+            Some(s) => Ok(s.clean_up().await?.keys),
+            None => Ok(0),
         }
-        let mut n = 0;
-        for a in addrs {
-            let mut c = Connection::connect(a).await?;
-            for k in keys_containing(&mut c, prefix).await? {
-                c.call(&crate::args!["DEL", k.as_str()]).await?;
-                n += 1;
-            }
-        }
-        Ok(n)
     }
 }

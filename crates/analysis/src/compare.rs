@@ -24,7 +24,7 @@ pub struct Side {
     pub reproduced: String,
     /// `lo..hi` per value, `; `-separated (empty: no interval).
     pub interval: String,
-    /// The verdict with its assumption, e.g. `pass-inferred (member_len=26)`.
+    /// The verdict with its assumption, e.g. `reproduced-with-assumption (member_len=26)`.
     pub verdict: String,
 }
 
@@ -104,10 +104,15 @@ pub fn read_claims(run_dir: &Path) -> Result<BTreeMap<String, Side>> {
     for (i, rec) in rdr.records().enumerate() {
         let rec = rec.map_err(|e| Error::Other(format!("{}: line {}: {e}", p.display(), i + 2)))?;
         let assumption = asm.map(|a| rec[a].to_string()).unwrap_or_default();
+        // Old run folders name verdicts pass / pass-inferred / fail: read
+        // them under today's names so the two runs compare.
+        let name = crate::claims::Verdict::parse(&rec[v])
+            .map(|x| x.as_str().to_string())
+            .unwrap_or_else(|| rec[v].to_string());
         let verdict = if assumption.is_empty() {
-            rec[v].to_string()
+            name
         } else {
-            format!("{} ({assumption})", &rec[v])
+            format!("{name} ({assumption})")
         };
         let side = Side {
             reproduced: rec[r].to_string(),
@@ -141,6 +146,46 @@ fn claim_order(id: &str) -> (String, Vec<u32>) {
         .map(|n| n.parse().unwrap_or(0))
         .collect();
     (letter, nums)
+}
+
+/// The reviewer's two questions in a line each: how many verdicts agree
+/// among the claims measured in both runs, and which claims' 95% intervals
+/// do not overlap (of those with intervals in both).
+pub fn summary(pairs: &[Pair]) -> String {
+    let both: Vec<&Pair> = pairs.iter().filter(|p| p.both_measured()).collect();
+    let agree = both.iter().filter(|p| p.agrees()).count();
+    let differ: Vec<&str> = both
+        .iter()
+        .filter(|p| !p.agrees())
+        .map(|p| p.claim.as_str())
+        .collect();
+    let with_iv: Vec<&Pair> = pairs
+        .iter()
+        .filter(|p| p.intervals_overlap().is_some())
+        .collect();
+    let apart: Vec<&str> = with_iv
+        .iter()
+        .filter(|p| p.intervals_overlap() == Some(false))
+        .map(|p| p.claim.as_str())
+        .collect();
+    format!(
+        "verdicts agree on {agree} of the {} claims measured in both runs{}; {} not measured in both\n\
+         95% intervals do not overlap for {} of the {} claims with intervals in both{}\n",
+        both.len(),
+        if differ.is_empty() {
+            String::new()
+        } else {
+            format!(" (differ: {})", differ.join(", "))
+        },
+        pairs.len() - both.len(),
+        apart.len(),
+        with_iv.len(),
+        if apart.is_empty() {
+            String::new()
+        } else {
+            format!(": {}", apart.join(", "))
+        }
+    )
 }
 
 /// The comparison as a markdown table.
@@ -239,5 +284,22 @@ mod tests {
             table(&p)
         );
         assert_eq!(p[2].intervals_overlap(), Some(true));
+        let s = summary(&p);
+        assert!(s.contains("verdicts agree on 2 of the 3 claims measured in both runs (differ: A1.2)"), "{s}");
+        assert!(s.contains("do not overlap for 1 of the 3 claims with intervals in both: A1.2"), "{s}");
+    }
+
+    #[test]
+    fn old_verdict_names_read_as_the_new_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("claims.csv"),
+            "claim,reproduced,interval_95,verdict,assumption\nA1,1,1..1,pass,\nA2,2,2..2,pass-inferred,x=1\nA3,3,3..3,fail,\n",
+        )
+        .unwrap();
+        let c = read_claims(dir.path()).unwrap();
+        assert_eq!(c["A1"].verdict, "reproduced");
+        assert_eq!(c["A2"].verdict, "reproduced-with-assumption (x=1)");
+        assert_eq!(c["A3"].verdict, "not-reproduced");
     }
 }

@@ -25,9 +25,16 @@ pub struct Merged {
 /// Merge the rows' histograms per strategy.
 pub fn merge(rows: &[LatencyRow]) -> Result<BTreeMap<String, Merged>> {
     let mut out: BTreeMap<String, Merged> = BTreeMap::new();
-    for r in rows {
-        let h = hdr::decode(&r.histogram_v2_deflate_base64)
-            .map_err(|e| Error::Other(format!("cell {} trial {}: {e}", r.cell, r.trial)))?;
+    for (i, r) in rows.iter().enumerate() {
+        // Line i + 2: the header is line 1 and rows are read in file order.
+        let h = hdr::decode(&r.histogram_v2_deflate_base64).map_err(|e| {
+            Error::Other(format!(
+                "line {} (cell {} trial {}): a corrupt latency histogram: {e}",
+                i + 2,
+                r.cell,
+                r.trial
+            ))
+        })?;
         let m = out.entry(r.strategy.clone()).or_insert_with(|| Merged {
             hist: hdr::new_histogram(),
             trials: 0,
@@ -138,7 +145,8 @@ pub fn section(ctx: &AnalysisCtx, experiments: &[&str]) -> Result<Option<Section
         let Some(rows) = ctx.read_csv::<LatencyRow>(&format!("{name}-latency.csv"))? else {
             continue;
         };
-        let merged = merge(&rows)?;
+        let file = format!("{name}-latency.csv");
+        let merged = merge(&rows).map_err(|e| Error::Other(format!("{file}: {e}")))?;
         if merged.is_empty() {
             continue;
         }

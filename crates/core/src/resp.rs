@@ -326,6 +326,28 @@ pub struct Connection {
     pub timeout: Option<Duration>,
 }
 
+static HALTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+std::thread_local! {
+    static CLEANING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// From now on no command is sent, except from a thread marked with
+/// [`mark_cleanup_thread`]: on Ctrl-C the run's workers must not write
+/// while (or after) the clean-up removes what they wrote.
+pub fn halt_commands() {
+    HALTED.store(true, std::sync::atomic::Ordering::SeqCst);
+}
+
+/// This thread runs the clean-up: its commands go through after a halt.
+pub fn mark_cleanup_thread() {
+    CLEANING.with(|c| c.set(true));
+}
+
+fn halted() -> bool {
+    HALTED.load(std::sync::atomic::Ordering::Relaxed) && !CLEANING.with(|c| c.get())
+}
+
 /// Credentials and database for connections to one address (a Redis the
 /// user named with `redis://user:password@host:port/db`).
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -349,6 +371,9 @@ fn remote_table() -> &'static std::sync::RwLock<std::collections::HashSet<Socket
 
 /// Every later connection to `addr` sends AUTH (and SELECT) first.
 pub fn register_auth(addr: SocketAddr, auth: Auth) {
+    if let Some(p) = &auth.password {
+        crate::fleet::redact::remember_secret(p);
+    }
     auth_table().write().unwrap().insert(addr, auth);
 }
 
@@ -434,6 +459,11 @@ impl Connection {
 
     /// `call` of `head` followed by the arguments in `tail` (`encode_with`).
     pub async fn call_with(&mut self, head: &[Arg<'_>], tail: &[&ArgList]) -> Result<Reply> {
+        if halted() {
+            return Err(Error::Other(
+                "interrupted: no more commands are sent".into(),
+            ));
+        }
         self.wbuf.clear();
         encode_with(&mut self.wbuf, head, tail);
         self.round_trips += 1;
@@ -451,6 +481,11 @@ impl Connection {
     /// Several commands written at once, one round trip; every reply returned,
     /// error replies included as `Reply::Error`.
     pub async fn pipeline(&mut self, cmds: &[&[Arg<'_>]]) -> Result<Vec<Reply>> {
+        if halted() {
+            return Err(Error::Other(
+                "interrupted: no more commands are sent".into(),
+            ));
+        }
         self.wbuf.clear();
         for c in cmds {
             encode(&mut self.wbuf, c);

@@ -35,6 +35,8 @@ pub const EXPERIMENT: Experiment = Experiment {
     name: "baseline",
     study: "beyond",
     allows_external: true,
+    // its round trips are the reference other ratios divide by: alone.
+    bound: crate::run::parallel::Bound::Cpu,
     run: |ctx: &RunContext| Box::pin(run(ctx)),
     analyze: analyze::analyze,
 };

@@ -40,6 +40,8 @@ pub const EXPERIMENT: Experiment = Experiment {
     name: "concurrency",
     study: "A",
     allows_external: true,
+    // its 0 ms cells race the workers on CPU: alone.
+    bound: crate::run::parallel::Bound::Cpu,
     run: |ctx: &RunContext| Box::pin(run(ctx)),
     analyze: analyze::analyze,
 };

@@ -53,6 +53,8 @@ pub const EXPERIMENT: Experiment = Experiment {
     name: "cost",
     study: "B",
     allows_external: false,
+    // CPU per decision, pinned: alone.
+    bound: crate::run::parallel::Bound::Cpu,
     run: |ctx: &RunContext| Box::pin(run(ctx)),
     analyze: analyze::analyze,
 };

@@ -50,6 +50,8 @@ pub const EXPERIMENT: Experiment = Experiment {
     name: "fail-open",
     study: "B",
     allows_external: false,
+    // its client timeouts are milliseconds: a slip of 3 ms is what a timeout of the study could absorb.
+    bound: crate::run::parallel::Bound::Latency { max_slip_ms: 3.0 },
     run: |ctx: &RunContext| Box::pin(run(ctx)),
     analyze: analyze::analyze,
 };

@@ -59,6 +59,8 @@ pub const EXPERIMENT: Experiment = Experiment {
     name: "memory",
     study: "B",
     allows_external: false,
+    // its CPU cells time the log on a pinned server: alone.
+    bound: crate::run::parallel::Bound::Cpu,
     run: |ctx: &RunContext| Box::pin(run(ctx)),
     analyze: analyze::analyze,
 };

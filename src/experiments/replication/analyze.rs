@@ -39,6 +39,9 @@ pub fn b1(rows: &[Row]) -> Option<Measured> {
             format!("{mism} of {compared} buckets differ ({} trials)", tb.len()),
             "replication.csv strategy=token-bucket: sum of mismatches; replication-mismatches.csv",
         )
+        // The buckets are compared per trial: the trials, not the buckets,
+        // are the independent repeats behind the count.
+        .trials(tb.len())
         .intervals(
             vec![(mism as f64, mism as f64)],
             if mism == 0 {

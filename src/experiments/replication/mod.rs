@@ -46,6 +46,8 @@ pub const EXPERIMENT: Experiment = Experiment {
     name: "replication",
     study: "B",
     allows_external: false,
+    // buckets of a rate over seconds: 10 ms.
+    bound: crate::run::parallel::Bound::Latency { max_slip_ms: 10.0 },
     run: |ctx: &RunContext| Box::pin(run(ctx)),
     analyze: analyze::analyze,
 };

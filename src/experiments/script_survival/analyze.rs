@@ -171,6 +171,9 @@ pub fn b64(rows: &Rows) -> Option<Measured> {
             ),
             "script-survival.csv check in {fcall, fcall_ro, function_list}",
         )
+        // "Works on the replica" read as FCALL_RO or a writable replica: our
+        // reading, chosen because Redis's default replica refuses writes.
+        .setting(&[("replica_call", "fcall_ro-or-writable-replica")])
         .condition("FCALL works after the RDB restart", all(&fcall_restart, &|r| r.ok))
         .condition("FCALL works after promotion", all(&fcall_prom, &|r| r.ok))
         .condition("the library is on the replica (FUNCTION LIST)", all(&fl_rep, &|r| r.ok))

@@ -56,6 +56,8 @@ pub const EXPERIMENT: Experiment = Experiment {
     name: "script-survival",
     study: "B",
     allows_external: false,
+    // yes/no checks after a restart or promotion: no timing.
+    bound: crate::run::parallel::Bound::Latency { max_slip_ms: 50.0 },
     run: |ctx: &RunContext| Box::pin(run(ctx)),
     analyze: analyze::analyze,
 };

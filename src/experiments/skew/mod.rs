@@ -58,6 +58,8 @@ pub const EXPERIMENT: Experiment = Experiment {
     name: "skew",
     study: "A",
     allows_external: true,
+    // clock offsets of milliseconds: 3 ms, above the probe's own 1 ms timer resolution.
+    bound: crate::run::parallel::Bound::Latency { max_slip_ms: 3.0 },
     run: |ctx: &RunContext| Box::pin(run(ctx)),
     analyze: analyze::analyze,
 };

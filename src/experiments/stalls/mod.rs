@@ -49,6 +49,8 @@ pub const EXPERIMENT: Experiment = Experiment {
     name: "stalls",
     study: "B",
     allows_external: false,
+    // it times the server's stalls on a pinned server: alone.
+    bound: crate::run::parallel::Bound::Cpu,
     run: |ctx: &RunContext| Box::pin(run(ctx)),
     analyze: analyze::analyze,
 };

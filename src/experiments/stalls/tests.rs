@@ -97,12 +97,34 @@ fn b41_growth_is_paired_by_trial_and_the_band_comes_from_the_published_growth() 
     rows[2].trial = 1;
     rows[3].trial = 1;
     assert_eq!(b41_trial_ratios(&trims_by_entries(&rows)), [15.0, 20.0]);
-    // Linear growth (10x) is the band's bottom; the top is as far above the
-    // published growth as that is above linear; below-linear is mirrored.
-    let (lo, hi) = b41_band(20.0);
-    assert!((lo - 10.0).abs() < 1e-9 && (hi - 40.0).abs() < 1e-9);
-    let (lo, hi) = b41_band(5.0);
-    assert!((lo - 2.5).abs() < 1e-9 && (hi - 10.0).abs() < 1e-9);
+    // The published growth within the tolerance, never reaching down to
+    // linear growth (10x), which a trim without the effect shows.
+    let (lo, hi) = b41_band(15.0, 0.25);
+    assert!((lo - 11.25).abs() < 1e-9 && (hi - 18.75).abs() < 1e-9);
+    let (lo, _) = b41_band(12.0, 0.25);
+    assert!(lo > 10.0, "{lo}");
+}
+
+#[test]
+fn b41_shape_fails_on_linear_growth_and_is_undecided_across_the_band_edge() {
+    use crate::analysis::claims::{self, Check, Measured, Outcome, outcome_with};
+    let names: Vec<&str> = crate::experiments::REGISTRY.iter().map(|e| e.name).collect();
+    let claims = claims::load(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("analysis/claims.toml"),
+        &names,
+    )
+    .unwrap();
+    let spec = claims.iter().find(|c| c.id == "B4.1").unwrap();
+    assert_eq!(spec.check, Check::Shape);
+    let band = b41_band(spec.published.at(1) / spec.published.at(0), spec.tolerance.at(0));
+    let judge = |iv: (f64, f64)| {
+        let m = Measured::new("B4.1", vec![1.0, 10.0], "", "").band_condition("growth", iv, band);
+        outcome_with(spec, &m.values, &m.intervals, &m.conditions, !m.undecided.is_empty(), Some(10))
+    };
+    // A hand-made counter-example: a trim that grows linearly (9.8-10.2x).
+    assert_eq!(judge((9.8, 10.2)), Outcome::Outside);
+    assert_eq!(judge((band.0 + 0.1, band.1 - 0.1)), Outcome::Inside);
+    assert_eq!(judge((band.1 - 0.5, band.1 + 3.0)), Outcome::Straddles);
 }
 
 #[test]

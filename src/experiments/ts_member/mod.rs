@@ -58,6 +58,8 @@ pub const EXPERIMENT: Experiment = Experiment {
     name: "ts-member",
     study: "B",
     allows_external: true,
+    // its closed loop is CPU-bound: alone.
+    bound: crate::run::parallel::Bound::Cpu,
     run: |ctx: &RunContext| Box::pin(run(ctx)),
     analyze: analyze::analyze,
 };

@@ -2,8 +2,8 @@
 //! the study states it (our defaults for what it leaves unstated), its 95%
 //! interval over trials, and the same quantity at other values of the
 //! unstated details it depends on (the sensitivity sweep), so the judge can
-//! say `pass`, `pass-inferred` (with the detail named) or `fail` (with the
-//! range tried).
+//! say `reproduced`, `reproduced-with-assumption` (with the detail named),
+//! `not-reproduced` or `inconclusive` (with the range tried).
 
 /// Values of unstated details, e.g. `[("member_len", "26")]`.
 pub type Setting = Vec<(String, String)>;
@@ -28,6 +28,9 @@ pub struct Measured {
     pub evidence: String,
     /// Conditions that must hold too (for shape/behaviour claims, they decide).
     pub conditions: Vec<(String, bool)>,
+    /// Conditions the data neither confirm nor refute (an interval across
+    /// a shape check's band): the claim is at best `inconclusive`.
+    pub undecided: Vec<String>,
     /// What differs and the likely reason, for the report (esp. on a fail).
     pub note: String,
     /// 95% interval of each value over trials (same order as `values`);
@@ -43,6 +46,9 @@ pub struct Measured {
     pub sweep_figure: Option<String>,
     /// Why no swept value reproduces, if none does: a short model.
     pub model: String,
+    /// Trials behind `intervals` (None: read from `interval_method`, e.g.
+    /// "over 20 trials"; none there either: the value is no sample).
+    pub trials: Option<usize>,
 }
 
 impl Measured {
@@ -62,6 +68,21 @@ impl Measured {
     }
     pub fn condition(mut self, what: impl Into<String>, holds: bool) -> Self {
         self.conditions.push((what.into(), holds));
+        self
+    }
+    /// A condition judged on an interval against a band: holds when the
+    /// whole interval is inside, fails when it is wholly outside, undecided
+    /// otherwise (a shape check near its edge is not a pass).
+    pub fn band_condition(mut self, what: impl Into<String>, iv: (f64, f64), band: (f64, f64)) -> Self {
+        let what = what.into();
+        let (lo, hi) = (iv.0.min(iv.1), iv.0.max(iv.1));
+        if !(lo.is_finite() && hi.is_finite()) || hi < band.0 || lo > band.1 {
+            self.conditions.push((what, false));
+        } else if lo >= band.0 && hi <= band.1 {
+            self.conditions.push((what, true));
+        } else {
+            self.undecided.push(what);
+        }
         self
     }
     pub fn note(mut self, n: impl Into<String>) -> Self {
@@ -92,6 +113,15 @@ impl Measured {
         self.model = why.into();
         self
     }
+    /// The number of trials behind the intervals.
+    pub fn trials(mut self, n: usize) -> Self {
+        self.trials = Some(n);
+        self
+    }
+    /// Trials behind the intervals: as set, else as `interval_method` says.
+    pub fn trial_count(&self) -> Option<usize> {
+        self.trials.or_else(|| trials_in(&self.interval_method))
+    }
     /// The conditions that do not hold, in order.
     pub fn failed_conditions(&self) -> Vec<&str> {
         self.conditions
@@ -100,6 +130,30 @@ impl Measured {
             .map(|c| c.0.as_str())
             .collect()
     }
+}
+
+/// The trial count an interval's description gives: the first number after
+/// "over", "over all", "of" or "about", or written "n=N" ("bootstrap 95%
+/// interval of the mean over 5 trials" -> 5). None when it names none.
+pub fn trials_in(method: &str) -> Option<usize> {
+    let words: Vec<&str> = method.split_whitespace().collect();
+    for (i, w) in words.iter().enumerate() {
+        let w = w.trim_matches(|c: char| !c.is_ascii_alphanumeric() && c != '=');
+        if let Some(n) = w.strip_prefix("n=").and_then(|x| x.parse().ok()) {
+            return Some(n);
+        }
+        let prev = if i > 0 {
+            words[i - 1].trim_matches(|c: char| !c.is_ascii_alphanumeric())
+        } else {
+            ""
+        };
+        if matches!(prev, "over" | "all" | "of" | "about") {
+            if let Ok(n) = w.parse() {
+                return Some(n);
+            }
+        }
+    }
+    None
 }
 
 /// The values measured for claim `id` among `out` (empty: not measured).
@@ -129,6 +183,8 @@ pub struct Alternative {
     pub display: String,
     /// Conditions that must hold at this setting too.
     pub conditions: Vec<(String, bool)>,
+    /// Trials behind `intervals` (None: as many as the main value's).
+    pub trials: Option<usize>,
 }
 
 impl Alternative {
@@ -148,6 +204,10 @@ impl Alternative {
         self.conditions.push((what.into(), holds));
         self
     }
+    pub fn trials(mut self, n: usize) -> Self {
+        self.trials = Some(n);
+        self
+    }
     /// The details this setting changes from `defaults` (an alternative may
     /// restate our defaults beside what it varies).
     pub fn own(&self, defaults: &Setting) -> Setting {
@@ -165,4 +225,20 @@ pub fn setting_text(s: &Setting) -> String {
         .map(|(k, v)| format!("{k}={v}"))
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::trials_in;
+
+    #[test]
+    fn the_trial_count_is_read_from_the_interval_description() {
+        assert_eq!(trials_in("bootstrap 95% interval of the mean over 20 trials"), Some(20));
+        assert_eq!(trials_in("mean: bootstrap; worst: interval of the max (over 12 trials)"), Some(12));
+        assert_eq!(trials_in("the maximum over all 395 trials of every setting"), Some(395));
+        assert_eq!(trials_in("the worst of 3 runs (no interval is taken)"), Some(3));
+        assert_eq!(trials_in("largest difference, about 4 trials per member"), Some(4));
+        assert_eq!(trials_in("41.0 (95% 41.0-41.0, n=3)"), Some(3));
+        assert_eq!(trials_in("none: a count over every trial"), None);
+    }
 }

@@ -15,8 +15,13 @@ mod judge;
 mod measured;
 mod region;
 mod table;
-pub use judge::{Judged, Verdict, judge, swept_range, value_passes, verdict};
-pub use measured::{Alternative, Measured, Setting, setting_text, value_text, values_of};
+pub use judge::{
+    Judged, MIN_TRIALS, Outcome, Verdict, judge, main_outcome, outcome, outcome_with, swept_range,
+    value_passes, verdict,
+};
+pub use measured::{
+    Alternative, Measured, Setting, setting_text, trials_in, value_text, values_of,
+};
 pub use region::pass_region;
 pub use table::{interval_text, reproduced, short, sweep_text, write_csv};
 
@@ -93,6 +98,25 @@ pub struct ClaimSpec {
     /// harness's own choice) are reported apart from it.
     #[serde(default = "default_tally")]
     pub tally: String,
+    /// Why the tolerance is what it is, fixed before looking at our data:
+    /// the study's stated precision, its rounding, or a fraction of the
+    /// effect. Required (checked at load).
+    #[serde(default)]
+    pub tolerance_basis: String,
+    /// Details the study states (e.g. the bucket's capacity): a sweep value
+    /// other than the stated one that reproduces is a finding, and the claim
+    /// is `not-reproduced` as stated.
+    #[serde(default)]
+    pub stated_details: Vec<String>,
+    /// Details whose default we chose because it reproduces (the study does
+    /// not state them): reproduced there is `reproduced-with-assumption`.
+    #[serde(default)]
+    pub assumed: Vec<String>,
+    /// What a system without the claimed effect measures (an ideal limiter:
+    /// exact counts, no jump, no drift), per value: the claim must be
+    /// `not-reproduced` there (the ideal-limiter test).
+    #[serde(default)]
+    pub no_effect: Option<Num>,
 }
 
 fn default_tally() -> String {
@@ -120,6 +144,13 @@ pub fn load(path: &Path, experiments: &[&str]) -> Result<Vec<ClaimSpec>> {
                 file: path.to_path_buf(),
                 field: format!("claim {} tally", c.id),
                 problem: format!("`{}` is not one of reproduction, study, policy", c.tally),
+            });
+        }
+        if c.tolerance_basis.trim().is_empty() {
+            return Err(Error::Manifest {
+                file: path.to_path_buf(),
+                field: format!("claim {} tolerance_basis", c.id),
+                problem: "missing: every claim states why its tolerance is what it is (the study's precision, its rounding, or a fraction of the effect)".into(),
             });
         }
         if !experiments.contains(&c.experiment.as_str()) {
@@ -152,6 +183,10 @@ mod tests {
             metric: String::new(),
             sizes: None,
             tally: "reproduction".into(),
+            tolerance_basis: "test".into(),
+            stated_details: vec![],
+            assumed: vec![],
+            no_effect: None,
         }
     }
 
@@ -163,28 +198,28 @@ mod tests {
                 &spec(Check::WithinAbs, Num::One(60.0), Num::One(10.0)),
                 &m(vec![52.0])
             ),
-            Verdict::Pass
+            Verdict::Reproduced
         );
         assert_eq!(
             verdict(
                 &spec(Check::WithinAbs, Num::One(60.0), Num::One(10.0)),
                 &m(vec![49.0])
             ),
-            Verdict::Fail
+            Verdict::NotReproduced
         );
         assert_eq!(
             verdict(
                 &spec(Check::InRange, Num::Many(vec![2.0, 3.0]), Num::One(0.2)),
                 &m(vec![1.7, 3.5])
             ),
-            Verdict::Pass
+            Verdict::Reproduced
         );
         assert_eq!(
             verdict(
                 &spec(Check::InRange, Num::Many(vec![2.0, 3.0]), Num::One(0.2)),
                 &m(vec![1.5])
             ),
-            Verdict::Fail
+            Verdict::NotReproduced
         );
         assert_eq!(
             verdict(
@@ -195,28 +230,28 @@ mod tests {
                 ),
                 &m(vec![1.05, 12.5])
             ),
-            Verdict::Pass
+            Verdict::Reproduced
         );
         assert_eq!(
             verdict(
                 &spec(Check::Equals, Num::One(0.0), Num::One(0.0)),
                 &m(vec![0.0]).condition("exact", false)
             ),
-            Verdict::Fail
+            Verdict::NotReproduced
         );
         assert_eq!(
             verdict(
                 &spec(Check::Behaviour, Num::One(1.0), Num::One(0.0)),
                 &m(vec![]).condition("NOSCRIPT", true)
             ),
-            Verdict::Pass
+            Verdict::Reproduced
         );
         assert_eq!(
             verdict(
                 &spec(Check::Shape, Num::One(1.0), Num::One(0.0)),
                 &m(vec![5.0])
             ),
-            Verdict::Fail
+            Verdict::NotReproduced
         );
         let rows = judge(
             &[spec(Check::Equals, Num::One(0.0), Num::One(0.0))],

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use super::{check_text, figure_of, md_escape, micro, ours_text, verdict_text};
 use crate::FigureInfo;
-use crate::claims::{Judged, Verdict, setting_text, short, value_passes};
+use crate::claims::{Judged, Outcome, Verdict, main_outcome, outcome, setting_text, short};
 
 /// The link to a claim's sweep figure, else to its figure.
 fn figure_link(j: &Judged, figures: &[FigureInfo], dir: &Path) -> Option<String> {
@@ -19,12 +19,18 @@ fn figure_link(j: &Judged, figures: &[FigureInfo], dir: &Path) -> Option<String>
     figure_of(figures, &j.spec.id).map(|f| f.file.clone())
 }
 
-/// "What did not reproduce": every `fail` and `pass-inferred` claim with the
+/// "What did not reproduce": every `not-reproduced`, `inconclusive` and
+/// `reproduced-with-assumption` claim with the
 /// published value, ours, the assumption or the reason, and its sweep figure.
 pub fn not_reproduced(rows: &[Judged], figures: &[FigureInfo], dir: &Path) -> String {
     let picked: Vec<&Judged> = rows
         .iter()
-        .filter(|j| matches!(j.verdict, Verdict::Fail | Verdict::PassInferred))
+        .filter(|j| {
+            matches!(
+                j.verdict,
+                Verdict::NotReproduced | Verdict::Inconclusive | Verdict::ReproducedWithAssumption
+            )
+        })
         .collect();
     if picked.is_empty() {
         return String::new();
@@ -51,7 +57,7 @@ pub fn not_reproduced(rows: &[Judged], figures: &[FigureInfo], dir: &Path) -> St
         if !m.model.is_empty() {
             line += &format!(" Model: {}", m.model.trim());
         }
-        if !m.note.is_empty() && j.verdict == Verdict::Fail {
+        if !m.note.is_empty() && j.verdict == Verdict::NotReproduced {
             line += &format!(" {}", m.note.trim());
         }
         if let Some(f) = figure_link(j, figures, dir) {
@@ -88,10 +94,11 @@ pub fn sweeps(rows: &[Judged]) -> String {
             md_escape(&check_text(c)),
             md_escape(&verdict_text(j)),
         ));
-        let yes = |ok: bool, borderline: bool| match (ok, borderline) {
-            (true, true) => "yes (borderline)",
-            (true, false) => "yes",
-            _ => "no",
+        let yes = |o: Outcome| match o {
+            Outcome::Inside => "yes",
+            Outcome::Outside => "no",
+            Outcome::Straddles => "undecided (interval across the edge)",
+            Outcome::TooFew => "undecided (fewer than 10 trials)",
         };
         let iv = |v: &[(f64, f64)]| {
             v.iter()
@@ -99,16 +106,21 @@ pub fn sweeps(rows: &[Judged]) -> String {
                 .collect::<Vec<_>>()
                 .join("; ")
         };
-        let (ok, b) = value_passes(c, &m.values, &m.intervals, &m.conditions);
         out.push_str(&format!(
             "| {} (default) | {} | {} | {} |\n",
             md_escape(&setting_text(&m.setting)),
             md_escape(&m.display),
             iv(&m.intervals),
-            yes(ok, b)
+            yes(main_outcome(c, m))
         ));
         for a in &m.sweep {
-            let (ok, b) = value_passes(c, &a.values, &a.intervals, &a.conditions);
+            let o = outcome(
+                c,
+                &a.values,
+                &a.intervals,
+                &a.conditions,
+                a.trials.or_else(|| m.trial_count()),
+            );
             let shown = if a.display.is_empty() {
                 a.values
                     .iter()
@@ -125,7 +137,7 @@ pub fn sweeps(rows: &[Judged]) -> String {
                 md_escape(&setting_text(&own)),
                 md_escape(&shown),
                 iv(&a.intervals),
-                yes(ok, b)
+                yes(o)
             ));
         }
         if !m.model.is_empty() {

@@ -97,6 +97,22 @@ pub fn margin_text(c: &ClaimSpec, m: &Measured) -> String {
     out
 }
 
+/// A claim's kind; a `machine` claim (an absolute time or rate) whose
+/// experiment's rows came from more than one machine (a merged sharded run:
+/// `experiments.<name>.machines` in the manifest) says so, since its value
+/// then mixes machines.
+pub fn kind_text(c: &ClaimSpec, manifest: &serde_json::Value) -> String {
+    let machines = manifest["experiments"][c.experiment.as_str()]["machines"]
+        .as_array()
+        .map(|a| a.len())
+        .unwrap_or(0);
+    if c.kind == "machine" && machines > 1 {
+        format!("{} (rows from {machines} machines)", c.kind)
+    } else {
+        c.kind.to_string()
+    }
+}
+
 /// The figure a claim is drawn in: the first whose claims include it.
 pub fn figure_of<'a>(figures: &'a [crate::FigureInfo], id: &str) -> Option<&'a crate::FigureInfo> {
     figures.iter().find(|f| f.claims.iter().any(|c| c == id))
@@ -171,19 +187,22 @@ says, its kind (`portable`: should hold on any machine; `portable-ish`: depends 
 time or rate of the authors' machine, judged on its shape only; `behaviour`: yes/no behaviour), the published value, \
 ours (the value the check compares, in the claim's unit, computed from this run's CSVs) with its 95% interval over \
 trials, the check with its tolerance (from `analysis/claims.toml`, where the published values live), the margin (how \
-far ours lies inside or outside the region where the check passes, in the claim's unit) and the verdict. A value \
-passes when its interval reaches the region where the check holds; `(borderline)` marks a verdict whose interval also \
-reaches outside it, so another run may judge it the other way. `pass`: reproduces at the setup as the study states it \
-(our defaults for what it leaves unstated); `pass-inferred`: reproduces only at the named setting of a detail the \
-study does not state, one value per detail serving every claim that depends on it; `fail`: no swept value reproduces \
-(the range is named); `not-run`: this size did not measure it. Claims that describe the study (its trial count, its \
+far ours lies inside or outside the region where the check passes, in the claim's unit) and the verdict, an \
+equivalence test against a tolerance fixed in advance (its basis in `analysis/claims.toml`). `reproduced`: the whole \
+95% interval lies inside the tolerance at the setup as the study states it (our defaults for what it leaves \
+unstated); `reproduced-with-assumption`: only at the named setting of a detail the study does not state (a swept \
+value, or a default we kept because it reproduces), one value per detail serving every claim that has it, with the \
+number of settings tried; `not-reproduced`: the whole interval lies outside (or the claim reproduces only by \
+changing a parameter the study states, reported as a finding); `inconclusive`: the interval reaches across the \
+tolerance's edge (`(borderline)`) or rests on fewer than 10 trials, not a pass; `not-run`: this size did not \
+measure it. Claims that describe the study (its trial count, its \
 run time) and the harness's own policies are counted apart from the reproduction tally. Each claim links to its \
 figure; every figure draws the published value as a black dash-dot line with the region where the check passes \
 shaded grey, our values as means over trials with whiskers (min to max over trials unless the caption says \
 otherwise), and writes the numbers it draws to a CSV beside it.\n\n";
 
-/// The verdict as the tables show it: `pass-inferred (member_len=26)`,
-/// `pass (borderline)`.
+/// The verdict as the tables show it: `reproduced-with-assumption
+/// (member_len=26)`, `inconclusive (borderline)`.
 pub fn verdict_text(j: &Judged) -> String {
     let mut s = j.verdict.as_str().to_string();
     if !j.assumption.is_empty() {
@@ -195,7 +214,7 @@ pub fn verdict_text(j: &Judged) -> String {
     s
 }
 
-/// For a `pass-inferred` claim: the value at the assumed setting, as
+/// For a `reproduced-with-assumption` claim: the value at the assumed setting, as
 /// `60.5 at arrival=spread-750ms`.
 pub fn inferred_value(j: &Judged) -> Option<String> {
     let m = j.measured.as_ref()?;
@@ -215,7 +234,8 @@ pub fn inferred_value(j: &Judged) -> Option<String> {
     Some(format!("{v} at {}", j.assumption))
 }
 
-/// "12 pass, 3 pass-inferred, 2 fail, 0 not-run" over `rows`.
+/// "12 reproduced, 3 reproduced-with-assumption, 2 not-reproduced, 5
+/// inconclusive, 0 not-run" over `rows`.
 pub fn tally(rows: &[&Judged]) -> String {
     Verdict::all()
         .iter()
@@ -295,7 +315,7 @@ pub fn write_report(
             "| {} | {} | {} | {} | {} | {} | {} | {} | **{}** | {} |\n",
             c.id,
             md_escape(&c.statement),
-            c.kind,
+            kind_text(c, m),
             md_escape(&c.published_text),
             md_escape(
                 &me.as_ref()

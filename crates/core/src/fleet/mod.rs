@@ -9,7 +9,10 @@
 //! - this file: `Fleet`, the topologies (standalone, primary + replica,
 //!   3-master cluster) or an external Redis given by `--redis-url`.
 
+pub mod external;
+pub mod owned;
 pub mod reaper;
+pub mod redact;
 pub mod replication;
 pub mod server;
 
@@ -67,16 +70,7 @@ fn percent_decode(s: &str) -> String {
 }
 
 /// The URL without its password, for printing and the header.
-pub fn redact_url(url: &str) -> String {
-    match (url.find("://"), url.rfind('@')) {
-        (Some(s), Some(at)) if at > s => {
-            let creds = &url[s + 3..at];
-            let user = creds.split(':').next().unwrap_or("");
-            format!("{}{}:***{}", &url[..s + 3], user, &url[at..])
-        }
-        _ => url.to_string(),
-    }
-}
+pub use redact::url as redact_url;
 
 /// Parse a URL with optional user, password (percent-encoded) and database;
 /// any host (a name is resolved here). No loopback check: see
@@ -354,14 +348,15 @@ impl Fleet {
             .chunks(2)
             .filter_map(|kv| Some((kv.first()?.as_string()?, kv.get(1)?.as_string()?)))
             .collect();
-        Ok(serde_json::json!({
+        // CONFIG holds requirepass and masterauth: masked before anyone sees it.
+        Ok(redact::json(&serde_json::json!({
             "topology": self.topology,
             "redis_version": info.get("redis_version"),
             "servers": self.servers.iter().map(|s| serde_json::json!({
                 "port": s.port, "pinned_cpu": s.pinned_cpu(), "replica_of": s.is_replica_of(),
             })).collect::<Vec<_>>(),
             "config": cfg,
-        }))
+        })))
     }
 }
 

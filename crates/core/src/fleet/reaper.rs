@@ -64,11 +64,24 @@ pub fn kill(child: &mut Child) {
     let _ = child.kill();
     let _ = child.wait();
     LIVE.lock().unwrap().remove(&child.id());
+    STOPPING.lock().unwrap().remove(&child.id());
 }
 
 /// Forget a child that already exited on its own (after `wait`).
 pub fn forget(pid: u32) {
     LIVE.lock().unwrap().remove(&pid);
+    STOPPING.lock().unwrap().remove(&pid);
+}
+
+/// Children told to exit (SHUTDOWN SAVE) and not yet reaped: their exit is
+/// on purpose, not a death. Experiments run side by side check for deaths
+/// while another one waits for its server to shut down.
+static STOPPING: Mutex<BTreeSet<u32>> = Mutex::new(BTreeSet::new());
+
+/// `pid` is about to exit on purpose; [`died_unexpectedly`] ignores it
+/// until it is forgotten.
+pub fn stopping(pid: u32) {
+    STOPPING.lock().unwrap().insert(pid);
 }
 
 /// Prefix of the servers' temporary folders (config, log, RDB), followed
@@ -136,8 +149,9 @@ pub fn died_unexpectedly() -> Vec<String> {
         Err(p) => p.into_inner().iter().copied().collect(),
     };
     let labels = LABELS.lock().map(|g| g.clone()).unwrap_or_default();
+    let stopping = STOPPING.lock().map(|g| g.clone()).unwrap_or_default();
     pids.into_iter()
-        .filter(|pid| !process_running(*pid))
+        .filter(|pid| !stopping.contains(pid) && !process_running(*pid))
         .map(|pid| match labels.get(&pid) {
             Some(l) => format!("{l} (pid {pid})"),
             None => format!("pid {pid}"),
@@ -183,6 +197,26 @@ pub fn live_count() -> usize {
     LIVE.lock().map(|g| g.len()).unwrap_or(0)
 }
 
+type Hook = Box<dyn Fn() + Send + Sync>;
+static HOOKS: Mutex<Vec<Hook>> = Mutex::new(Vec::new());
+
+/// Run `hook` when the process is interrupted (Ctrl-C, SIGTERM), after the
+/// servers are stopped: e.g. record the interruption in the manifest.
+pub fn on_interrupt(hook: impl Fn() + Send + Sync + 'static) {
+    HOOKS
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .push(Box::new(hook));
+}
+
+fn run_interrupt_hooks() {
+    if let Ok(h) = HOOKS.try_lock() {
+        for f in h.iter() {
+            f();
+        }
+    }
+}
+
 /// Install the Ctrl-C/SIGTERM/SIGHUP handler and the panic hook. Called once
 /// by the binary (not by the library's tests, whose panics are expected).
 pub fn install_handlers() {
@@ -193,12 +227,16 @@ pub fn install_handlers() {
         );
         kill_all();
         remove_tracked_dirs();
+        // On a server the user runs: remove what the run wrote there.
+        super::owned::release_all_blocking(true);
+        run_interrupt_hooks();
         std::process::exit(130);
     });
     let prev = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
         kill_all();
         remove_tracked_dirs();
+        super::owned::release_all_blocking(true);
         prev(info);
     }));
 }

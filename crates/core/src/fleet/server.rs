@@ -349,6 +349,9 @@ impl Server {
 
     /// Stop with `SHUTDOWN SAVE` (writes the RDB), waiting for the exit.
     pub async fn shutdown_save(&mut self) -> Result<()> {
+        if let Some(c) = &self.child {
+            reaper::stopping(c.id());
+        }
         if let Ok(mut c) = self.connection().await {
             // The server closes the connection instead of replying.
             let _ = c.call(&crate::args!["SHUTDOWN", "SAVE"]).await;

@@ -418,7 +418,10 @@ impl Manifest {
             opts,
             move |_, _| {
                 Ok(Box::new(move |req, call| {
-                    keys.iter().for_each(|t| call.keys.push(Rendered(t, req)));
+                    keys.iter().for_each(|t| {
+                        call.keys
+                            .push(crate::fleet::owned::Namespaced(Rendered(t, req)))
+                    });
                     args.iter().for_each(|t| call.args.push(Rendered(t, req)));
                 }))
             },

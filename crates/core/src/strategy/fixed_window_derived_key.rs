@@ -30,7 +30,10 @@ pub const BUILTIN: Builtin = Builtin {
                     if tagged {
                         call.keys.push(ClientKey(req.client, "fwd"));
                     } else {
-                        call.keys.push(format_args!("rl:{}:fwd", req.client));
+                        call.keys.push(crate::fleet::owned::Namespaced(format_args!(
+                            "rl:{}:fwd",
+                            req.client
+                        )));
                     }
                     call.args.push(req.limit.limit);
                     call.args.push(req.limit.window_ms);

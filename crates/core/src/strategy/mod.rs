@@ -464,7 +464,8 @@ pub fn build(name: &str, dir: Option<&Path>, opts: &Options) -> Result<Arc<dyn S
     })
 }
 
-/// `rl:{client}:suffix`, hash-tagged so that all of a client's keys share a slot.
+/// `rl:{client}:suffix`, hash-tagged so that all of a client's keys share a slot
+/// (under the run's namespace on a server the user runs, `fleet::owned`).
 pub fn client_key(client: &str, suffix: &str) -> String {
     ClientKey(client, suffix).to_string()
 }
@@ -476,6 +477,8 @@ pub struct ClientKey<'a, S: std::fmt::Display>(pub &'a str, pub S);
 
 impl<S: std::fmt::Display> std::fmt::Display for ClientKey<'_, S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // On a server the user runs, every key starts with the run's prefix.
+        crate::fleet::owned::write_namespace(f)?;
         write!(f, "rl:{{{}}}:{}", self.0, self.1)
     }
 }

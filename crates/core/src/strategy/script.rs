@@ -99,10 +99,12 @@ pub fn sha1_hex(data: &[u8]) -> String {
 
 impl Script {
     pub fn new(name: &str, source: &str) -> Self {
-        let function = format!(
+        // Under the run's namespace on a server the user runs, so the
+        // library is the run's and never replaces a user's library.
+        let function = crate::fleet::owned::library_name(&format!(
             "lb_{}",
             name.replace(|c: char| !c.is_ascii_alphanumeric(), "_")
-        );
+        ));
         // A function receives KEYS and ARGV as parameters; naming them KEYS and
         // ARGV lets the EVAL body run unchanged inside it. A `#!lua flags=...`
         // first line becomes the function's flags.
@@ -194,6 +196,7 @@ impl Script {
 
     /// FUNCTION LOAD REPLACE only.
     pub async fn load_function(&self, node: &mut Connection) -> Result<()> {
+        crate::fleet::owned::check_library_free(node, &self.function).await?;
         node.call(&crate::args![
             "FUNCTION",
             "LOAD",
@@ -279,11 +282,11 @@ static PROBES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(
 /// The names in the `redis` table that a function sees on this server: a
 /// throwaway library (named for this process, deleted again) lists them.
 async fn function_api(node: &mut Connection) -> Result<Vec<String>> {
-    let name = format!(
+    let name = crate::fleet::owned::library_name(&format!(
         "lb_api_probe_{}_{}",
         std::process::id(),
         PROBES.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-    );
+    ));
     let lib = format!(
         "#!lua name={name}\nredis.register_function{{function_name='{name}', flags={{'no-writes'}}, \
          callback=function() local out = {{}} for k in pairs(redis) do out[#out + 1] = k end return out end}}\n"

@@ -36,7 +36,7 @@ fn passes(ctx: &AnalysisCtx, id: &str, v: f64) -> Option<bool> {
         spec.check,
         Check::WithinAbs | Check::WithinRel | Check::InRange
     )
-    .then(|| verdict(spec, &Measured::new(id, vec![v], "", "")) == Verdict::Pass)
+    .then(|| verdict(spec, &Measured::new(id, vec![v], "", "")) == Verdict::Reproduced)
 }
 
 fn yes(b: Option<bool>) -> &'static str {

@@ -308,7 +308,7 @@ pub fn clock_sweep(ctx: &AnalysisCtx, o: &OpenRows) -> Result<String> {
         "b5_3-clock-sweep",
         &["B5.3"],
         "Redis's clock against the caller's, per sender",
-        format!("|over(redis-ms) - over(caller-ms)| / over(redis-ms) in %, per rate and the largest over the rates, with its two-sample 95% bootstrap interval over {{n}} trials per member and rate; precise: every send waited for to the microsecond; a tick: sends released at the next multiple of it. How the verdict reads it: B5.3 takes the largest over the rates (last panel) at the main sender ({main}); it passes when that point's 95% interval reaches the shaded band, so a point above the band whose whisker reaches into it passes, as a borderline pass (another run may judge it the other way); the other senders are the sweep."),
+        format!("|over(redis-ms) - over(caller-ms)| / over(redis-ms) in %, per rate and the largest over the rates, with its two-sample 95% bootstrap interval over {{n}} trials per member and rate; precise: every send waited for to the microsecond; a tick: sends released at the next multiple of it. How the verdict reads it: B5.3 takes the largest over the rates (last panel) at the main sender ({main}); it is reproduced only when that point's whole 95% interval lies inside the shaded band; a whisker across the band's edge is inconclusive (not a pass); the other senders are the sweep."),
     )
     .columns(2);
     for (title, rates) in panels {
@@ -329,7 +329,7 @@ pub fn clock_sweep(ctx: &AnalysisCtx, o: &OpenRows) -> Result<String> {
         if let Some(c) = ctx.claim("B5.3") {
             let (_, _, rule) = pass_region(c, 0);
             p = p.reference(Reference::published(c, 0).labelled(format!(
-                "B5.3 published: {}; shaded: passes ({rule}); a value passes when its 95% whisker reaches the band",
+                "B5.3 published: {}; shaded: the tolerance ({rule}); reproduced when the whole 95% whisker lies inside the band",
                 c.published_text
             )));
         }

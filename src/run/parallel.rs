@@ -1,0 +1,339 @@
+//! Running latency-bound experiments side by side.
+//!
+//! Most of a full run waits: 6.7 ms round trips through the delay proxy,
+//! real windows in bursts and skew, Poisson streams. Each experiment
+//! declares whether its cells are CPU-bound (the cost hot loop, memory,
+//! stalls, concurrency at 0 ms, ts-member's closed loop: run alone) or
+//! latency-bound with a bound on how late its schedule may run
+//! ([`Bound`]). `limitbench run --parallel N` runs the CPU-bound
+//! experiments alone and splits each latency-bound one into N lanes (its
+//! cells round robin, as shards split a run: `RunContext::lane`), running N
+//! lanes at a time ([`n_at_a_time`]); each lane is the experiment's own run
+//! over its cells, so it has its own redis-servers, keys and proxies.
+//! Lanes append to the same tables (`record.rs` decides the header at the
+//! append and prepares a table once per process).
+//!
+//! What ran beside what, and how late the schedule ran, is recorded per
+//! trial in `schedule.csv` (also in a sequential run, so the two can be
+//! compared): [`InFlight`] marks a cell in flight while it runs, and
+//! [`SlipProbe`] measures how late a 1 ms timer fires on the harness's
+//! runtime during the trial, the lateness any timed send of the trial
+//! could have had. A trial of a latency-bound experiment whose slip passed
+//! the experiment's bound while other cells ran beside it is
+//! not committed and is redone on fresh keys; its last attempt runs alone
+//! ([`trial_turn`]), as it would in a sequential run (sweep.rs). A trial
+//! that slipped with nothing beside it is what a sequential run measures
+//! on this machine: it is kept, and the noise table says how busy the
+//! machine was.
+//!
+//! The noise sampler (`run::noise`) counts neither the harness's process
+//! nor any server it started (`reaper::live_pids`), so the cells running
+//! beside one another are the harness's own work, not noise.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::Poll;
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+/// How an experiment's cells use the machine.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub enum Bound {
+    /// Timing depends on CPU: runs alone.
+    Cpu,
+    /// Mostly waiting: may run beside other latency-bound experiments, as
+    /// long as the harness's timers fire at most `max_slip_ms` late during
+    /// a trial (else the trial is redone). Such an experiment must make its
+    /// keys with `RunContext::fresh_client` or `unique_client`, so a redo
+    /// writes fresh keys (`run::keys::fresh_client` called directly gives
+    /// the redo the first attempt's spent keys).
+    Latency { max_slip_ms: f64 },
+}
+
+impl Bound {
+    pub fn label(&self) -> &'static str {
+        match self {
+            Bound::Cpu => "cpu",
+            Bound::Latency { .. } => "latency",
+        }
+    }
+}
+
+/// The schedule table: one row per trial attempt.
+pub const SCHEDULE_CSV: &str = "schedule.csv";
+
+/// One row of `schedule.csv`.
+#[derive(Debug, Serialize)]
+pub struct ScheduleRow {
+    pub experiment: String,
+    pub cell: String,
+    pub trial: u64,
+    pub attempt: u64,
+    /// Largest lateness of the 1 ms probe timer during the trial (us).
+    pub slip_max_us: u64,
+    /// The bound this experiment declares (us; empty for CPU-bound).
+    pub slip_bound_us: Option<u64>,
+    /// Cells of other experiments in flight at any time during the trial
+    /// (`experiment/cell`, `;`-separated; empty when it ran alone).
+    pub beside: String,
+    /// Committed (false: the slip passed the bound and the trial was redone).
+    pub committed: bool,
+}
+
+static NEXT_ID: AtomicU64 = AtomicU64::new(0);
+static IN_FLIGHT: Mutex<BTreeMap<u64, (String, String)>> = Mutex::new(BTreeMap::new());
+/// Every (experiment, cell) seen in flight since each open trial began.
+static SEEN: Mutex<BTreeMap<u64, Vec<String>>> = Mutex::new(BTreeMap::new());
+
+/// A cell in flight, until dropped.
+pub struct InFlight {
+    id: u64,
+}
+
+impl InFlight {
+    pub fn start(experiment: &str, cell: &str) -> Self {
+        let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
+        let label = format!("{experiment}/{cell}");
+        IN_FLIGHT
+            .lock()
+            .unwrap()
+            .insert(id, (experiment.to_string(), cell.to_string()));
+        // Every open trial now has this cell beside it.
+        for seen in SEEN.lock().unwrap().values_mut() {
+            if !seen.contains(&label) {
+                seen.push(label.clone());
+            }
+        }
+        InFlight { id }
+    }
+
+    /// A trial of this cell begins: start collecting what runs beside it.
+    pub fn trial_begins(&self) {
+        let now: Vec<String> = IN_FLIGHT
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|(id, _)| **id != self.id)
+            .map(|(_, (e, c))| format!("{e}/{c}"))
+            .collect();
+        SEEN.lock().unwrap().insert(self.id, now);
+    }
+
+    /// The trial ended: the other cells (of other experiments, or of other
+    /// lanes of this one) that were in flight at any time during it.
+    pub fn trial_ends(&self) -> Vec<String> {
+        SEEN.lock().unwrap().remove(&self.id).unwrap_or_default()
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        IN_FLIGHT.lock().unwrap().remove(&self.id);
+        SEEN.lock().unwrap().remove(&self.id);
+    }
+}
+
+/// Trials hold this gate while they run: shared, or alone for the last
+/// attempt of a trial whose schedule slipped beside other cells (the writer
+/// waits for the trials running now and keeps new ones out; tokio's lock
+/// is fair, so it is not starved).
+static TRIAL_GATE: tokio::sync::RwLock<()> = tokio::sync::RwLock::const_new(());
+
+/// A trial's hold on the gate, released when dropped.
+pub enum TrialTurn {
+    Shared(#[allow(dead_code)] tokio::sync::RwLockReadGuard<'static, ()>),
+    Alone(#[allow(dead_code)] tokio::sync::RwLockWriteGuard<'static, ()>),
+}
+
+/// Wait for a turn to run a trial: beside others, or `alone`.
+pub async fn trial_turn(alone: bool) -> TrialTurn {
+    if alone {
+        TrialTurn::Alone(TRIAL_GATE.write().await)
+    } else {
+        TrialTurn::Shared(TRIAL_GATE.read().await)
+    }
+}
+
+/// The cells in flight now, `experiment/cell`, for the progress display.
+pub fn in_flight() -> Vec<String> {
+    IN_FLIGHT
+        .lock()
+        .unwrap()
+        .values()
+        .map(|(e, c)| format!("{e}/{c}"))
+        .collect()
+}
+
+/// How late a 1 ms timer fires on the harness's runtime: a task that sleeps
+/// 1 ms over and over and keeps the largest overshoot since the last
+/// [`SlipProbe::take`]. Tokio's timer wheel has 1 ms resolution, so an idle
+/// runtime shows up to about 1 ms; more is the runtime (or the machine)
+/// being busy.
+pub struct SlipProbe {
+    max_us: Arc<AtomicU64>,
+    stop: Arc<AtomicBool>,
+}
+
+impl SlipProbe {
+    pub fn start() -> Self {
+        let max_us = Arc::new(AtomicU64::new(0));
+        let stop = Arc::new(AtomicBool::new(false));
+        let (m, s) = (max_us.clone(), stop.clone());
+        tokio::spawn(async move {
+            let tick = Duration::from_millis(1);
+            while !s.load(Ordering::Relaxed) {
+                let t = Instant::now();
+                tokio::time::sleep(tick).await;
+                let late = t.elapsed().saturating_sub(tick).as_micros() as u64;
+                m.fetch_max(late, Ordering::Relaxed);
+            }
+        });
+        SlipProbe { max_us, stop }
+    }
+
+    /// The largest lateness since the last call (us), and reset.
+    pub fn take(&self) -> u64 {
+        self.max_us.swap(0, Ordering::Relaxed)
+    }
+}
+
+impl Drop for SlipProbe {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+/// How many lanes run at once by default: two per core the other processes
+/// leave free (they mostly wait; measured: a smoke run of every experiment
+/// used 0.2 of a core on average), at least 1 and at most the cores (and 4).
+/// `others_cores` is what the noise sampler saw other processes take.
+pub fn default_parallel(cores: usize, others_cores: f64) -> usize {
+    let free = (cores as f64 - others_cores).max(0.0);
+    ((free * 2.0).floor() as usize).clamp(1, cores.clamp(1, 4))
+}
+
+pub type Job<'a, T> = Pin<Box<dyn Future<Output = T> + 'a>>;
+
+/// Run `jobs` at most `n` at a time on this task, in order of start;
+/// results in the order the jobs finished.
+pub async fn n_at_a_time<'a, T>(n: usize, jobs: Vec<Job<'a, T>>) -> Vec<T> {
+    let mut queue: VecDeque<Job<'a, T>> = jobs.into();
+    let mut running: Vec<Job<'a, T>> = Vec::new();
+    let mut done = Vec::new();
+    std::future::poll_fn(|cx| {
+        loop {
+            while running.len() < n.max(1) {
+                match queue.pop_front() {
+                    Some(j) => running.push(j),
+                    None => break,
+                }
+            }
+            let mut finished = false;
+            let mut i = 0;
+            while i < running.len() {
+                if let Poll::Ready(v) = running[i].as_mut().poll(cx) {
+                    done.push(v);
+                    drop(running.swap_remove(i));
+                    finished = true;
+                } else {
+                    i += 1;
+                }
+            }
+            if running.is_empty() && queue.is_empty() {
+                return Poll::Ready(());
+            }
+            // A job finished: start the next ones now, not on the next wake.
+            if !finished {
+                return Poll::Pending;
+            }
+        }
+    })
+    .await;
+    done
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn at_most_n_jobs_run_at_once_and_all_finish() {
+        let running = Arc::new(AtomicU64::new(0));
+        let peak = Arc::new(AtomicU64::new(0));
+        let jobs: Vec<Job<'_, u64>> = (0..7)
+            .map(|i| {
+                let (r, p) = (running.clone(), peak.clone());
+                Box::pin(async move {
+                    let now = r.fetch_add(1, Ordering::SeqCst) + 1;
+                    p.fetch_max(now, Ordering::SeqCst);
+                    tokio::time::sleep(Duration::from_millis(20 + 5 * i)).await;
+                    r.fetch_sub(1, Ordering::SeqCst);
+                    i
+                }) as Job<'_, u64>
+            })
+            .collect();
+        let t = Instant::now();
+        let mut out = n_at_a_time(3, jobs).await;
+        out.sort();
+        assert_eq!(out, (0..7).collect::<Vec<_>>());
+        assert_eq!(peak.load(Ordering::SeqCst), 3);
+        // 7 jobs of 20-50 ms, 3 at a time: well under their sum (245 ms).
+        assert!(
+            t.elapsed() < Duration::from_millis(200),
+            "{:?}",
+            t.elapsed()
+        );
+    }
+
+    #[test]
+    fn a_trial_sees_the_other_experiments_cells_that_ran_beside_it() {
+        let a = InFlight::start("exp-a", "c1");
+        a.trial_begins();
+        let b = InFlight::start("exp-b", "c9");
+        // Another lane of the same experiment is beside it too.
+        let lane = InFlight::start("exp-a", "c2");
+        drop(b);
+        drop(lane);
+        assert_eq!(
+            a.trial_ends(),
+            vec!["exp-b/c9".to_string(), "exp-a/c2".to_string()]
+        );
+        a.trial_begins();
+        assert!(a.trial_ends().is_empty());
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_probe_sees_a_blocked_runtime() {
+        let probe = SlipProbe::start();
+        tokio::time::sleep(Duration::from_millis(30)).await;
+        let idle = probe.take();
+        // Block both workers for 50 ms: the probe's timer cannot fire.
+        let h: Vec<_> = (0..2)
+            .map(|_| tokio::spawn(async { std::thread::sleep(Duration::from_millis(50)) }))
+            .collect();
+        for x in h {
+            x.await.unwrap();
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+        let blocked = probe.take();
+        assert!(
+            blocked >= 30_000,
+            "blocked runtime: {blocked} us (idle {idle} us)"
+        );
+        assert!(idle < blocked, "idle {idle} us, blocked {blocked} us");
+    }
+
+    #[test]
+    fn the_default_leaves_room() {
+        assert_eq!(default_parallel(2, 0.0), 2);
+        assert_eq!(default_parallel(8, 0.0), 4);
+        assert_eq!(default_parallel(2, 1.2), 1);
+        assert_eq!(default_parallel(2, 0.6), 2);
+        assert_eq!(default_parallel(4, 2.6), 2);
+        assert_eq!(default_parallel(1, 0.9), 1);
+    }
+}
