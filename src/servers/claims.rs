@@ -54,6 +54,10 @@ pub struct Cell {
     /// The verdict alone: what "holds" and "differs" compare (a borderline
     /// interval on one server is not a different finding).
     pub base: String,
+    /// The point value(s) and conditions inside the claim's fixed tolerance
+    /// (the judge's check without intervals): what a server with too few
+    /// trials for a verdict still shows about the finding.
+    pub point_inside: bool,
     pub display: String,
     pub value: Option<f64>,
     pub interval: Option<(f64, f64)>,
@@ -77,7 +81,9 @@ impl Row {
         let Some(study) = self.cells.get(STUDY_SERVER) else {
             return false;
         };
-        self.cells.values().any(|c| c.base != study.base)
+        self.cells
+            .values()
+            .any(|c| c.base != study.base || c.point_inside != study.point_inside)
     }
 }
 
@@ -105,6 +111,13 @@ pub fn rows(per_server: &[(String, Vec<Judged>)]) -> Vec<Row> {
             let cell = Cell {
                 verdict: crate::analysis::report::verdict_text(j),
                 base: j.verdict.as_str().to_string(),
+                point_inside: crate::analysis::claims::value_passes(
+                    &j.spec,
+                    &m.values,
+                    &[],
+                    &m.conditions,
+                )
+                .0,
                 display: m.display.clone(),
                 value: m.values.first().copied(),
                 interval: m.intervals.first().copied(),
@@ -149,12 +162,19 @@ pub fn cell_text(row: &Row, server: &str, identities: &BTreeMap<String, Identity
         _ => String::new(),
     };
     let mut text = match study {
-        Some(s) if s.base == c.base => {
+        Some(s) if s.base == c.base && s.point_inside == c.point_inside => {
             format!("holds ({}): {}{change}", c.verdict, c.display)
         }
         Some(s) => format!(
-            "does not hold ({}; {} on {STUDY_SERVER}): {}{change}",
-            c.verdict, s.verdict, c.display
+            "does not hold ({}{}; {} on {STUDY_SERVER}): {}{change}",
+            c.verdict,
+            if c.point_inside {
+                ""
+            } else {
+                ", point value outside the claim's tolerance"
+            },
+            s.verdict,
+            c.display
         ),
         None => format!("{}: {}{change}", c.verdict, c.display),
     };
@@ -339,6 +359,9 @@ pub fn compact_table(
                     return "-".into();
                 };
                 let mut t = c.verdict.clone();
+                if !c.point_inside {
+                    t += ", point outside tolerance";
+                }
                 if let Some(v) = c.value {
                     t += &format!(" {}", short(v));
                     if let (true, Some(sv)) = (s != STUDY_SERVER, study(r).and_then(|x| x.value))
@@ -353,7 +376,8 @@ pub fn compact_table(
                 {
                     t += &format!("; default {key} {here}");
                 }
-                let differs = study(r).is_some_and(|x| x.base != c.base);
+                let differs =
+                    study(r).is_some_and(|x| x.base != c.base || x.point_inside != c.point_inside);
                 if differs { format!("**{t}**") } else { t }
             })
             .collect();
@@ -577,7 +601,7 @@ pub fn write_matrix(
 
     let differ: Vec<&Row> = rows.iter().filter(|r| r.differs()).collect();
     let mut md = String::from("# The same battery on every server\n\n");
-    md += "The expectation of each claim is the study's, on the study's server (Redis 7.0); on another server a cell says whether the finding holds there (the same verdict) and, where not, what the server does instead. Rows in bold differ.\n\n";
+    md += "The expectation of each claim is the study's, on the study's server (Redis 7.0); on another server a cell says whether the finding holds there (the same verdict) and, where not, what the server does instead. Rows in bold differ: another verdict, or the point value on the other side of the claim's fixed tolerance than on Redis 7.0 (what a claim with too few trials for a verdict still shows).\n\n";
     md += &servers_table(run_dir, columns);
     md += "\n## At a glance\n\nThe verdict and the judged value per server (the change against the study's server in brackets); bold: the verdict differs from the study server's.\n\n";
     md += &compact_table(&rows, &servers, &identities);
@@ -627,6 +651,7 @@ mod tests {
         Cell {
             verdict: verdict.into(),
             base: verdict.into(),
+            point_inside: verdict == "pass",
             display: format!("{v}"),
             value: Some(v),
             interval: Some((v, v)),
@@ -658,7 +683,7 @@ mod tests {
         let ids = BTreeMap::new();
         let t = cell_text(&r, "valkey-9.1", &ids);
         assert!(
-            t.starts_with("does not hold (fail; pass on redis-7.0): 88"),
+            t.starts_with("does not hold (fail, point value outside the claim's tolerance; pass on redis-7.0): 88"),
             "{t}"
         );
         assert!(t.contains("-31% vs redis-7.0"), "{t}");
