@@ -128,13 +128,7 @@ async fn smoke_scorecard_judges_what_it_measures() {
     // One measurement path: the probes' raw rows are kept per strategy, and
     // the cost cell is the cost experiment's own ratio on them.
     let probes = out.path().join("probes/token-bucket");
-    for f in [
-        "manifest.json",
-        "concurrency.csv",
-        "bursts-history.csv",
-        "skew.csv",
-        "cost.csv",
-    ] {
+    for f in ["manifest.json", "concurrency.csv", "bursts-history.csv", "skew.csv", "cost.csv"] {
         assert!(probes.join(f).exists(), "no {f} in {}", probes.display());
     }
     let cost = std::fs::read_to_string(probes.join("cost.csv")).unwrap();
@@ -159,10 +153,7 @@ async fn smoke_scorecard_judges_what_it_measures() {
     assert_eq!(c.verdict, Verdict::NotRun, "{c:?}");
     assert!(c.detail.contains("round trips"), "{c:?}");
     let c = get("check-then-act", "memory");
-    assert!(
-        c.value.unwrap() > 0.0 && c.detail.contains("one at a time"),
-        "{c:?}"
-    );
+    assert!(c.value.unwrap() > 0.0 && c.detail.contains("one at a time"), "{c:?}");
 
     // Every strategy has every property, and the files are written.
     for r in &card.results {
@@ -241,13 +232,7 @@ async fn an_external_redis_and_cluster_by_url_with_auth() {
     // The bursts ran on the external server too (through the experiment).
     assert!(get("straddle").value.unwrap() > 0.0);
     // Experiments that start their own servers are not run on yours.
-    for p in [
-        "cost-x-get",
-        "memory",
-        "replication",
-        "survive-restart",
-        "gone-redis",
-    ] {
+    for p in ["cost-x-get", "memory", "replication", "survive-restart", "gone-redis"] {
         let c = get(p);
         assert_eq!(c.verdict, Verdict::NotRun, "{c:?}");
         assert!(c.detail.contains("external Redis"), "{c:?}");
@@ -419,39 +404,22 @@ async fn the_server_probes_judge_what_they_measure() {
         }
     }
     let value = |p: &str| match &cells[p] {
-        sc::Outcome::Measured {
-            value,
-            verdict,
-            detail,
-            ..
-        } => (*value, *verdict, detail.clone()),
+        sc::Outcome::Measured { value, verdict, detail, .. } => (*value, *verdict, detail.clone()),
         other => panic!("{p}: {other:?}"),
     };
     assert_eq!(value("replication").0, 1.0, "{:?}", value("replication"));
     assert_eq!(value("cluster").0, 1.0, "{:?}", value("cluster"));
     let (over, verdict, detail) = value("failover");
-    assert!(
-        over > 0.2 && verdict == Verdict::Fail,
-        "{over} {verdict:?} {detail}"
-    );
+    assert!(over > 0.2 && verdict == Verdict::Fail, "{over} {verdict:?} {detail}");
     for p in ["survive-restart", "survive-promotion"] {
         let (v, _, detail) = value(p);
         assert_eq!(v, 0.75, "{p}: {detail}");
-        assert!(
-            detail.contains("evalsha: NOSCRIPT") && detail.contains("fcall: ok"),
-            "{detail}"
-        );
+        assert!(detail.contains("evalsha: NOSCRIPT") && detail.contains("fcall: ok"), "{detail}");
     }
     let (gone, _, detail) = value("gone-redis");
     assert_eq!(gone, 1.0, "{detail}");
     // The raw rows are the experiments' own tables.
-    for f in [
-        "replication.csv",
-        "failover.csv",
-        "cluster-users.csv",
-        "script-survival.csv",
-        "fail-open.csv",
-    ] {
+    for f in ["replication.csv", "failover.csv", "cluster-users.csv", "script-survival.csv", "fail-open.csv"] {
         assert!(run.dir().join(f).exists(), "no {f}");
     }
 }

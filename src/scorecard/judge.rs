@@ -10,12 +10,12 @@ use std::path::Path;
 use limitbench_plot::figure::num;
 use serde::de::DeserializeOwned;
 
-use super::properties::PROMISE_PATTERNS;
 use super::{Outcome, Verdict};
+use super::properties::PROMISE_PATTERNS;
 use crate::error::{Error, Result};
 use crate::experiments::{
-    bursts, cluster, concurrency, cost, fail_open, failover, memory, replication, script_survival,
-    skew,
+    bursts, cluster, concurrency, cost, fail_open, failover, memory, replication,
+    script_survival, skew,
 };
 use crate::strategy::Info;
 
@@ -41,10 +41,7 @@ impl<'a> Rows<'a> {
     /// Every row of `table` (e.g. `concurrency.csv`).
     pub fn read<T: DeserializeOwned>(&self, table: &str) -> Result<Vec<T>> {
         let p = crate::files::find_table(self.dir, table).ok_or_else(|| {
-            Error::Other(format!(
-                "the probe wrote no {table} in {}",
-                self.dir.display()
-            ))
+            Error::Other(format!("the probe wrote no {table} in {}", self.dir.display()))
         })?;
         let bytes = crate::files::read_maybe_compressed(&p)?;
         limitbench_analysis::parse_csv_rows(&bytes)
@@ -170,11 +167,7 @@ pub fn bursts(r: &Rows) -> Vec<Judged> {
 /// most 2 to pass, 5 to warn. A skew the probe did not run at this size is
 /// `not-run`.
 pub fn skew(r: &Rows) -> Vec<Judged> {
-    let columns = [
-        ("clock-10ms", 10.0),
-        ("clock-100ms", 100.0),
-        ("clock-1s", 1000.0),
-    ];
+    let columns = [("clock-10ms", 10.0), ("clock-100ms", 100.0), ("clock-1s", 1000.0)];
     let read = || -> Result<(Vec<skew::Row>, Vec<skew::HistoryRow>)> {
         Ok((r.read("skew.csv")?, r.read("skew-history.csv")?))
     };
@@ -441,11 +434,7 @@ pub fn cluster(r: &Rows) -> Vec<Judged> {
 /// promoted replica: 1 to pass, above 0 to warn.
 pub fn script_survival(r: &Rows) -> Vec<Judged> {
     let columns = [
-        (
-            "survive-restart",
-            "restart",
-            "after SHUTDOWN SAVE and a restart",
-        ),
+        ("survive-restart", "restart", "after SHUTDOWN SAVE and a restart"),
         (
             "survive-promotion",
             "promoted",
@@ -513,14 +502,10 @@ pub fn fail_open(r: &Rows) -> Vec<Judged> {
         Err(e) => return failed(&columns, e),
     };
     let Some(s) = summary.first() else {
-        return failed(
-            &columns,
-            Error::Other("the probe wrote no summary row".into()),
-        );
+        return failed(&columns, Error::Other("the probe wrote no summary row".into()));
     };
     let phase = |name: &'static str| bins.iter().filter(move |b| b.phase == name);
-    let sum =
-        |name: &'static str, f: fn(&fail_open::BinRow) -> u64| phase(name).map(f).sum::<u64>();
+    let sum = |name: &'static str, f: fn(&fail_open::BinRow) -> u64| phase(name).map(f).sum::<u64>();
     let slow_n = sum("slow", |b| b.offered);
     let slow = (slow_n > 0)
         .then(|| {

@@ -221,11 +221,7 @@ mod tests {
     async fn every_shipped_probe_table_parses_at_every_size() {
         let root = Path::new(env!("CARGO_MANIFEST_DIR"));
         let out = tempfile::tempdir().unwrap();
-        for size in [
-            crate::run::Size::Smoke,
-            crate::run::Size::Quick,
-            crate::run::Size::Full,
-        ] {
+        for size in [crate::run::Size::Smoke, crate::run::Size::Quick, crate::run::Size::Full] {
             let cfg = Config {
                 strategies: vec!["token-bucket".into()],
                 dir: None,
@@ -247,10 +243,7 @@ mod tests {
     async fn a_broken_probe_table_is_named_before_anything_runs() {
         let root = Path::new(env!("CARGO_MANIFEST_DIR"));
         let dir = tempfile::tempdir().unwrap();
-        for f in std::fs::read_dir(root.join("experiments"))
-            .unwrap()
-            .flatten()
-        {
+        for f in std::fs::read_dir(root.join("experiments")).unwrap().flatten() {
             std::fs::copy(f.path(), dir.path().join(f.file_name())).unwrap();
         }
         let p = dir.path().join("concurrency.toml");
@@ -271,9 +264,6 @@ mod tests {
             experiments_dir: dir.path().to_path_buf(),
         };
         let e = validate(&cfg).await.unwrap_err().to_string();
-        assert!(
-            e.contains("concurrency.toml") && e.contains("[probe] workers"),
-            "{e}"
-        );
+        assert!(e.contains("concurrency.toml") && e.contains("[probe] workers"), "{e}");
     }
 }

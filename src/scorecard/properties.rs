@@ -218,10 +218,7 @@ mod tests {
 
     #[test]
     fn every_column_is_filled_by_exactly_one_probe_in_the_columns_order() {
-        let filled: Vec<&str> = PROBES
-            .iter()
-            .flat_map(|p| p.properties.iter().copied())
-            .collect();
+        let filled: Vec<&str> = PROBES.iter().flat_map(|p| p.properties.iter().copied()).collect();
         let columns: Vec<&str> = PROPERTIES[1..].iter().map(|(p, _)| *p).collect();
         assert_eq!(filled, columns);
         for p in PROBES {
