@@ -412,7 +412,7 @@ pub fn differ_figure(rows: &[Row], servers: &[String]) -> Option<Figure> {
     let mut fig = Figure::new(
         "matrix-differ",
         &ids,
-        "claims whose verdict differs between servers",
+        "claims that differ between servers (verdict, or point value against the tolerance)",
         "the claim's judged value per server (whiskers: its 95% interval where the claim has one); dashed: the published value",
     )
     .columns(differing.len().min(3));
