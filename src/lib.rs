@@ -19,6 +19,8 @@
 //! - `experiments`: each experiment's run side, and the registry;
 //! - `scorecard`: every strategy against every property, from experiment cells;
 //! - `check`: the correctness checks that `limitbench check` runs on any strategy;
+//! - `servers`: the servers of the matrix (Redis 7.0 / 8.2, Valkey 8.1 / 9.1),
+//!   fetched from pinned wheels, their identity and defaults;
 //! - `app`: what the commands do (run experiments, analyze a run); the only
 //!   place the experiment list is walked.
 
@@ -27,6 +29,7 @@ pub mod check;
 pub mod experiments;
 pub mod run;
 pub mod scorecard;
+pub mod servers;
 
 pub use limitbench_analysis as analysis;
 pub use limitbench_base::{Error, Result};

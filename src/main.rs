@@ -8,6 +8,7 @@ use clap::{Parser, Subcommand};
 
 mod cli;
 
+use cli::matrix::{MatrixArgs, ServersArgs};
 use cli::scorecard::{ScorecardArgs, scorecard};
 use limitbench::app::{self, run::RunArgs, run::Target};
 use limitbench::experiments;
@@ -84,6 +85,12 @@ enum Command {
     /// Score strategies side by side on every measured property: writes
     /// data/<run-id>/scorecard.csv, scorecard.md, scorecard.svg, scorecard.json.
     Scorecard(ScorecardArgs),
+    /// List the servers the matrix runs on (Redis 7.0 / 8.2, Valkey 8.1 /
+    /// 9.1): name, product, version, allocator, licence, found or fetchable.
+    Servers(ServersArgs),
+    /// Fetch the servers and run the same experiments on each into
+    /// data/<run-id>/<server>/, then a claims table with a column per server.
+    Matrix(MatrixArgs),
     /// Recompute every claim from a run folder's CSVs (no Redis needed):
     /// writes claims.csv, report.md and figures/.
     Analyze {
@@ -115,7 +122,7 @@ async fn main() {
 async fn run(cli: Cli) -> Result<i32> {
     // Every command but `strategies` and `check` reads the project's files.
     let root = match &cli.command {
-        Command::Strategies { .. } | Command::Check { .. } => {
+        Command::Strategies { .. } | Command::Check { .. } | Command::Servers(_) => {
             limitbench::paths::locate(cli.project_dir.as_deref()).ok()
         }
         _ => Some(limitbench::paths::locate(cli.project_dir.as_deref())?),
@@ -320,6 +327,8 @@ async fn run(cli: Cli) -> Result<i32> {
             Ok(if differ > 0 { 1 } else { 0 })
         }
         Command::Scorecard(args) => scorecard(args, &project("")).await,
+        Command::Servers(args) => cli::matrix::list(args).await,
+        Command::Matrix(args) => cli::matrix::matrix(args, &project("")).await,
         Command::Analyze { run_dir, claims } => {
             let claims = claims.unwrap_or_else(|| project("analysis/claims.toml"));
             if !run_dir.is_dir() {

@@ -125,6 +125,10 @@ pub struct RunArgs {
     pub parallel: Option<u64>,
     #[command(flatten)]
     pub target: Target,
+    /// What the server is (product, version, allocators, its own defaults),
+    /// read by `limitbench matrix` before the run; goes into the manifest.
+    #[arg(skip)]
+    pub server_identity: Option<serde_json::Value>,
 }
 
 // Longer than 120 lines: validation of every input before the first trial, then the experiments in order with the manifest's per-session times; the steps must stay in this order.
@@ -447,7 +451,15 @@ fn start_manifest(
             command: std::env::args().collect::<Vec<_>>().join(" "),
             machine: mf::machine_info(),
             redis_server: match redis {
-                Some(b) => serde_json::json!({"path": b.path, "version": b.version}),
+                Some(b) => {
+                    let mut v = serde_json::json!({"path": b.path, "version": b.version});
+                    if let Some(serde_json::Value::Object(id)) = &a.server_identity {
+                        for (k, x) in id {
+                            v[k] = x.clone();
+                        }
+                    }
+                    v
+                }
                 None => serde_json::json!({
                     "external": a.target.redis_url.as_deref().map(fleet::redact_url),
                     "key_prefix": fleet::owned::namespace(),

@@ -10,7 +10,7 @@ use limitbench::fleet::RedisBinary;
 use limitbench::run::record::now_rfc3339;
 use limitbench::strategy::Options;
 
-#[derive(clap::Args)]
+#[derive(clap::Args, Clone)]
 pub struct ScorecardArgs {
     /// Strategies to score (repeatable or comma-separated); default: every
     /// built-in, the external ones in lua/external, and those in --dir.
@@ -64,9 +64,62 @@ pub struct ScorecardArgs {
     /// The redis-server binary to start (default: from PATH).
     #[arg(long)]
     redis_server: Option<PathBuf>,
+    /// Score on these servers of `limitbench servers` (comma-separated, or
+    /// `all`), fetched as the matrix does: one scorecard per server in
+    /// data/<run-id>/<server>/, so a strategy's row reads per server.
+    #[arg(long, value_delimiter = ',', conflicts_with_all = ["redis_server", "redis_url"])]
+    server: Vec<String>,
+}
+
+/// `--server`: one scorecard per server, each in its own sub-folder; a
+/// server that cannot be had is skipped with its reason.
+async fn per_server(a: ScorecardArgs, root: &std::path::Path) -> Result<i32> {
+    use limitbench::servers::{self, Availability};
+    let specs = servers::select(&a.server)?;
+    let run_id = a.run_id.clone().unwrap_or_else(|| {
+        format!(
+            "scorecard-{}",
+            now_rfc3339()
+                .replace([':', '-'], "")
+                .replace('T', "-")
+                .trim_end_matches('Z')
+        )
+    });
+    let data_dir = a
+        .data_dir
+        .clone()
+        .unwrap_or_else(|| root.join("data"))
+        .join(&run_id);
+    let cache = servers::cache_dir();
+    let mut code = 0;
+    for spec in specs {
+        match spec.fetch(&cache) {
+            Availability::Ready(bin) => {
+                eprintln!(
+                    "limitbench: scorecard on {} ({})",
+                    spec.name,
+                    bin.path.display()
+                );
+                let mut one = a.clone();
+                one.server.clear();
+                one.redis_server = Some(bin.path);
+                one.data_dir = Some(data_dir.clone());
+                one.run_id = Some(spec.name.to_string());
+                code = code.max(Box::pin(scorecard(one, root)).await?);
+            }
+            Availability::Fetchable => unreachable!("fetch leaves no server fetchable"),
+            Availability::Unavailable(why) => {
+                eprintln!("limitbench: server {} skipped: {why}", spec.name)
+            }
+        }
+    }
+    Ok(code)
 }
 
 pub async fn scorecard(a: ScorecardArgs, root: &std::path::Path) -> Result<i32> {
+    if !a.server.is_empty() {
+        return per_server(a, root).await;
+    }
     use limitbench::scorecard::{self as sc, Config, Target};
     // A manifest that does not load is named (and scored as an error row);
     // the good ones beside it are scored.

@@ -69,14 +69,39 @@ mod analysis {
             users(2, "derived-plain", "none", 9, 0, ""),
         ];
         let u = UsersRows::of(&rows);
-        let m = b71(&u, Some("non local key")).unwrap();
+        let m = b71(&u).unwrap();
         assert!((m.values[0] - 0.3).abs() < 1e-12);
         assert_eq!(
             m.conditions.iter().map(|c| c.1).collect::<Vec<_>>(),
             vec![true, true]
         );
-        let m = b71(&u, Some("another text")).unwrap();
+        // A failure of another kind breaks the condition.
+        let other = "ERR user_script:4: Script attempted to call an unknown command (x5)".to_string();
+        let rows = vec![users(3, "derived-plain", "none", 4, 0, &other)];
+        let m = b71(&UsersRows::of(&rows)).unwrap();
         assert!(!m.conditions[0].1);
+    }
+
+    #[test]
+    fn b71_matches_each_servers_wording_of_the_non_local_key_error() {
+        // The texts the servers of the matrix answered (data/servers/*/cluster-users.csv).
+        for (server, text) in [
+            ("redis-7.0", NON_LOCAL),
+            ("redis-8.2", "ERR Script attempted to access a non local key in a cluster node script: 1bc04894, on @user_script:12."),
+            ("valkey-8.1", "ERR Script attempted to access a non local key in a cluster node script: 1bc04894, on @user_script:12."),
+            ("valkey-9.1", "ERR Attempted to access a non local key in a cluster node script: on @user_script:12."),
+            ("a redirect", "MOVED 3999 127.0.0.1:7001"),
+            ("a cross-slot call", "CROSSSLOT Keys in request don't hash to the same slot"),
+            ("a cross-slot script", "ERR Script attempted to access keys that do not hash to the same slot script: 242c, on @user_script:13."),
+        ] {
+            assert!(is_non_local_key_error(text), "{server}: {text}");
+            let rows = vec![users(3, "derived-plain", "none", 4, 0, &format!("{text} (x6)"))];
+            let m = b71(&UsersRows::of(&rows)).unwrap();
+            assert!(m.conditions[0].1, "{server}");
+        }
+        for text in ["ERR unknown command", "NOSCRIPT No matching script", "ERR local key"] {
+            assert!(!is_non_local_key_error(text), "{text}");
+        }
     }
 
     #[test]

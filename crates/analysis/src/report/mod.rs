@@ -475,7 +475,7 @@ pub fn write_report(
     out.push_str(&claims_table(rows, &figures, &ctx.figures_dir, m));
     out.push_str("\n## Environment\n\n");
     out.push_str(&format!(
-        "- size `{}`, seed `{}`, git `{}`{}\n- machine: {} ({} cores), kernel {}, {}\n- redis-server {}\n- started {}, ended {}\n\n",
+        "- size `{}`, seed `{}`, git `{}`{}\n- machine: {} ({} cores), kernel {}, {}\n- server: {}\n- started {}, ended {}\n\n",
         m["size"].as_str().unwrap_or("?"),
         m["seed"],
         m["git_commit"].as_str().unwrap_or("?"),
@@ -484,7 +484,7 @@ pub fn write_report(
         m["machine"]["cores"],
         m["machine"]["kernel"].as_str().unwrap_or("?"),
         m["machine"]["os"].as_str().unwrap_or(""),
-        m["redis_server"]["version"].as_str().unwrap_or("?"),
+        server_text(&m["redis_server"]),
         m["started"].as_str().unwrap_or("?"),
         m["ended"].as_str().unwrap_or("(not finished)"),
     ));
@@ -520,4 +520,21 @@ pub fn write_report(
         out.push_str(&format!("\n### Appendix: {} tables\n\n{}\n", s.experiment, s.appendix));
     }
     std::fs::write(path, out).map_err(|e| Error::io("writing report.md", e))
+}
+
+/// The server as the report names it: the product (Valkey reports
+/// `redis_version:7.2.4`, so the version alone would mislead) and its
+/// allocator, where `limitbench matrix` recorded them.
+fn server_text(s: &serde_json::Value) -> String {
+    let version = s["version"].as_str().unwrap_or("?");
+    match s["product"].as_str() {
+        Some(product) => format!(
+            "{product} {version} (INFO redis_version {}, mem_allocator {}, --version malloc {}; {})",
+            s["redis_version"].as_str().unwrap_or("?"),
+            s["mem_allocator"].as_str().unwrap_or("?"),
+            s["version_malloc"].as_str().unwrap_or("?"),
+            s["binary"].as_str().unwrap_or("?"),
+        ),
+        None => format!("redis-server {version}"),
+    }
 }

@@ -38,9 +38,14 @@ impl RedisBinary {
             .split_whitespace()
             .find_map(|w| w.strip_prefix("v="))
             .ok_or_else(|| {
+                // A binary that cannot start says why on stderr (a missing
+                // shared library, say), not on stdout: show both.
                 Error::Other(format!(
-                    "cannot read the version from `{} --version`: {text}",
-                    wanted.display()
+                    "cannot read the version from `{} --version` ({}): stdout: {:?}; stderr: {:?}",
+                    wanted.display(),
+                    out.status,
+                    text.trim(),
+                    String::from_utf8_lossy(&out.stderr).trim()
                 ))
             })?
             .to_string();
@@ -69,6 +74,10 @@ pub struct ServerConfig {
     pub pin_cpu: Option<usize>,
     /// A fixed port; `None` picks a free one.
     pub port: Option<u16>,
+    /// Write only what the harness needs to own the process (port, loopback
+    /// bind, protected mode, its directory and log), so `CONFIG GET` reads
+    /// the server's own defaults of everything else (src/servers/).
+    pub bare: bool,
 }
 
 impl ServerConfig {
@@ -205,25 +214,27 @@ impl Server {
         set("dir", self.dir.path().display().to_string());
         set("dbfilename", format!("dump-{}.rdb", self.port));
         set("logfile", self.log_path().display().to_string());
-        set("save", "\"\"".into());
-        set("appendonly", "no".into());
-        set("repl-diskless-sync-delay", "0".into());
-        set("latency-monitor-threshold", "1".into());
-        if self.cluster {
-            set("cluster-enabled", "yes".into());
-            set("cluster-config-file", format!("nodes-{}.conf", self.port));
-            set("cluster-node-timeout", "5000".into());
-        }
-        if let Some(p) = self.replica_of {
-            set("replicaof", format!("127.0.0.1 {p}"));
-        }
-        for (k, v) in &self.config.directives {
-            let v = if v.is_empty() {
-                "\"\"".to_string()
-            } else {
-                v.clone()
-            };
-            set(k, v);
+        if !self.config.bare {
+            set("save", "\"\"".into());
+            set("appendonly", "no".into());
+            set("repl-diskless-sync-delay", "0".into());
+            set("latency-monitor-threshold", "1".into());
+            if self.cluster {
+                set("cluster-enabled", "yes".into());
+                set("cluster-config-file", format!("nodes-{}.conf", self.port));
+                set("cluster-node-timeout", "5000".into());
+            }
+            if let Some(p) = self.replica_of {
+                set("replicaof", format!("127.0.0.1 {p}"));
+            }
+            for (k, v) in &self.config.directives {
+                let v = if v.is_empty() {
+                    "\"\"".to_string()
+                } else {
+                    v.clone()
+                };
+                set(k, v);
+            }
         }
         let text: String = c.iter().map(|(k, v)| format!("{k} {v}\n")).collect();
         std::fs::write(self.conf_path(), text).map_err(|e| Error::io("writing redis.conf", e))
