@@ -87,8 +87,12 @@ fn inconclusive_claims_get_more_trials_up_to_the_cap() {
         let id = line.split(',').next().unwrap();
         if line.contains("retries") {
             assert!(capped.iter().any(|c| c == id), "{id} inconclusive but not capped: {u}");
+            assert!(line.contains("the cap of 2 trials per cell"), "{line}");
         }
     }
+    let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    assert!(report.contains("## Extra trials for inconclusive claims"), "{report}");
+    assert!(report.contains("- round 1: trials per cell retries >= 2"), "{report}");
     assert_eq!(m["experiments"]["retries"]["trial_floor"], 2);
     assert_eq!(m["experiments"]["retries"]["sessions"].as_array().unwrap().len(), 2);
 

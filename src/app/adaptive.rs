@@ -175,6 +175,35 @@ pub async fn rounds(
         })?;
     };
     eprintln!("limitbench: --until-decisive stopped: {stopped}");
+    let capped = stopped.starts_with("cap reached");
     update(run, |u| u.stopped = Some(stopped))?;
+    // The run's claims say which stayed inconclusive at the cap.
+    if capped {
+        super::analyze(&run.path, &claims_file)?;
+    }
     Ok(status)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_floor_doubles_from_ten_and_stops_at_the_cap() {
+        assert_eq!(next_floor(0, 30), 10);
+        assert_eq!(next_floor(3, 30), 10);
+        assert_eq!(next_floor(10, 30), 20);
+        assert_eq!(next_floor(20, 30), 30);
+        assert_eq!(next_floor(1, 2), 2);
+    }
+
+    #[test]
+    fn smoke_adds_nothing_and_quick_reaches_the_least_that_decides() {
+        assert_eq!(trial_cap(Size::Smoke).0, 0);
+        assert_eq!(
+            trial_cap(Size::Quick).0,
+            crate::analysis::claims::MIN_TRIALS as u64
+        );
+        assert!(trial_cap(Size::Full).0 > trial_cap(Size::Quick).0);
+    }
 }
