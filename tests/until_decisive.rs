@@ -25,7 +25,11 @@ fn rows(run: &Path) -> Vec<(String, u64, u64)> {
     rdr.records()
         .map(|r| {
             let r = r.unwrap();
-            (r[c].to_string(), r[t].parse().unwrap(), r[s].parse().unwrap())
+            (
+                r[c].to_string(),
+                r[t].parse().unwrap(),
+                r[s].parse().unwrap(),
+            )
         })
         .collect()
 }
@@ -77,8 +81,14 @@ fn inconclusive_claims_get_more_trials_up_to_the_cap() {
         .iter()
         .map(|v| v.as_str().unwrap())
         .collect();
-    assert!(open.contains(&"A2.1"), "A2.1 (1 trial) is inconclusive: {u}");
-    assert!(u["stopped"].as_str().unwrap().starts_with("cap reached"), "{u}");
+    assert!(
+        open.contains(&"A2.1"),
+        "A2.1 (1 trial) is inconclusive: {u}"
+    );
+    assert!(
+        u["stopped"].as_str().unwrap().starts_with("cap reached"),
+        "{u}"
+    );
     let capped = u["capped_claims"].as_array().unwrap();
     assert!(!capped.is_empty(), "{u}");
     // Every claim still inconclusive after the last round is one the cap stopped.
@@ -86,23 +96,45 @@ fn inconclusive_claims_get_more_trials_up_to_the_cap() {
     for line in claims.lines().filter(|l| l.contains(",inconclusive,")) {
         let id = line.split(',').next().unwrap();
         if line.contains("retries") {
-            assert!(capped.iter().any(|c| c == id), "{id} inconclusive but not capped: {u}");
+            assert!(
+                capped.iter().any(|c| c == id),
+                "{id} inconclusive but not capped: {u}"
+            );
             assert!(line.contains("the cap of 2 trials per cell"), "{line}");
         }
     }
     let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
-    assert!(report.contains("## Extra trials for inconclusive claims"), "{report}");
-    assert!(report.contains("- round 1: trials per cell retries >= 2"), "{report}");
+    assert!(
+        report.contains("## Extra trials for inconclusive claims"),
+        "{report}"
+    );
+    assert!(
+        report.contains("- round 1: trials per cell retries >= 2"),
+        "{report}"
+    );
     assert_eq!(m["experiments"]["retries"]["trial_floor"], 2);
-    assert_eq!(m["experiments"]["retries"]["sessions"].as_array().unwrap().len(), 2);
+    assert_eq!(
+        m["experiments"]["retries"]["sessions"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
 
     // Every cell holds trials 0 and 1, the extra one seeded as any trial is;
     // the first session's trials were kept (all of them come first).
     let rows = rows(&dir);
     let mut per: BTreeMap<&str, BTreeSet<u64>> = BTreeMap::new();
     for (cell, trial, seed) in &rows {
-        assert_eq!(*seed, trial_seed(DEFAULT_SEED, cell, *trial), "{cell} trial {trial}");
-        assert!(per.entry(cell).or_default().insert(*trial), "{cell} trial {trial} twice");
+        assert_eq!(
+            *seed,
+            trial_seed(DEFAULT_SEED, cell, *trial),
+            "{cell} trial {trial}"
+        );
+        assert!(
+            per.entry(cell).or_default().insert(*trial),
+            "{cell} trial {trial} twice"
+        );
     }
     assert!(per.len() >= 2, "{per:?}");
     for (cell, trials) in &per {
@@ -110,5 +142,9 @@ fn inconclusive_claims_get_more_trials_up_to_the_cap() {
     }
     let first_extra = rows.iter().position(|r| r.1 == 1).unwrap();
     assert!(rows[..first_extra].iter().all(|r| r.1 == 0));
-    assert_eq!(first_extra, per.len(), "the first session's trials come first");
+    assert_eq!(
+        first_extra,
+        per.len(),
+        "the first session's trials come first"
+    );
 }

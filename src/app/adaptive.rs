@@ -26,14 +26,23 @@ pub fn trial_cap(size: Size) -> (u64, &'static str) {
     match size {
         // A smoke run checks that everything runs; extra trials would only
         // make it slow, and its tiny cells decide nothing anyway.
-        Size::Smoke => (0, "smoke: no extra trials (a smoke run checks that everything runs)"),
+        Size::Smoke => (
+            0,
+            "smoke: no extra trials (a smoke run checks that everything runs)",
+        ),
         // 10 is the least that decides (claims::MIN_TRIALS): a quick run can
         // reach a verdict, but no more.
-        Size::Quick => (10, "quick: up to 10 trials per cell, the least that decides (MIN_TRIALS)"),
+        Size::Quick => (
+            10,
+            "quick: up to 10 trials per cell, the least that decides (MIN_TRIALS)",
+        ),
         // 30: the interval's half-width shrinks as 1/sqrt(n), so 30 trials
         // narrow a 10-trial interval by about 1.7x; past that each round
         // costs more run time than it is likely to decide.
-        Size::Full => (30, "full: up to 30 trials per cell (1.7x narrower intervals than 10; more costs hours)"),
+        Size::Full => (
+            30,
+            "full: up to 30 trials per cell (1.7x narrower intervals than 10; more costs hours)",
+        ),
     }
 }
 
@@ -170,7 +179,11 @@ pub async fn rounds(
         status = s;
         update(run, |u| {
             if let Some(r) = u.rounds.last_mut() {
-                r.outcome = if s == 0 { "done".into() } else { format!("exit {s}") };
+                r.outcome = if s == 0 {
+                    "done".into()
+                } else {
+                    format!("exit {s}")
+                };
             }
         })?;
     };

@@ -144,6 +144,15 @@ pub struct RunArgs {
 /// of extra trials; prints the run folder last.
 pub async fn run_experiments(a: RunArgs, root: &std::path::Path) -> Result<i32> {
     let until = a.until_decisive;
+    // A shard's folder holds part of the cells: its claims are judged only
+    // once the shards are merged, so it cannot decide which need more.
+    if until
+        && Shard::resolve(a.shard.as_deref(), a.shard_count, |v| std::env::var(v).ok())?.is_some()
+    {
+        anyhow::bail!(
+            "--until-decisive judges the run's claims, which a shard cannot (merge the shards first)"
+        );
+    }
     let (status, run, names) = run_session(a.clone(), root).await?;
     let status = match (until, &run) {
         (true, Some(run)) => super::adaptive::rounds(&a, root, run, &names, status).await?,

@@ -293,13 +293,23 @@ fn note_trial_cap(rows: &mut [Judged], manifest: &serde_json::Value) {
         return;
     };
     let cap = u["cap_per_cell"].as_u64().unwrap_or(0);
-    for j in rows.iter_mut().filter(|j| j.verdict == Verdict::Inconclusive) {
-        if capped.iter().any(|c| c.as_str() == Some(j.spec.id.as_str())) {
+    for j in rows
+        .iter_mut()
+        .filter(|j| j.verdict == Verdict::Inconclusive)
+    {
+        if capped
+            .iter()
+            .any(|c| c.as_str() == Some(j.spec.id.as_str()))
+        {
             let note = format!(
                 "the cap of {cap} trials per cell (--until-decisive, {}) was reached without a decision",
                 u["cap_basis"].as_str().unwrap_or("?")
             );
-            j.why = if j.why.is_empty() { note } else { format!("{}; {note}", j.why) };
+            j.why = if j.why.is_empty() {
+                note
+            } else {
+                format!("{}; {note}", j.why)
+            };
         }
     }
 }
@@ -438,7 +448,13 @@ pub fn analyze(
         .unwrap_or_default();
     std::fs::write(
         run_dir.join("claims-table.md"),
-        report::results_table(&rows, &ctx.manifest, &rel, &ctx.figures.borrow(), &ctx.figures_dir),
+        report::results_table(
+            &rows,
+            &ctx.manifest,
+            &rel,
+            &ctx.figures.borrow(),
+            &ctx.figures_dir,
+        ),
     )
     .map_err(|e| Error::io("writing claims-table.md", e))?;
     Ok(rows)
