@@ -2,8 +2,11 @@
 # Reproduce every published number of the two studies, check each against
 # the publication, and write the report.
 #
-#   ./run_all.sh            full size (about 32 minutes on this project's 2-core machine)
-#   ./run_all.sh --quick    the same experiments, smaller (about 5 minutes)
+#   ./run_all.sh            full size (about 32 minutes on this project's 2-core machine before
+#                           the 10-trial minimum and the extra rounds; not re-measured)
+#   ./run_all.sh --quick    the same experiments, smaller (about 5 minutes, plus the rounds)
+#   Full and quick add trials to inconclusive claims' experiments until decided or capped
+#   (up to 30 / 10 trials per cell: `limitbench run --until-decisive`).
 #   ./run_all.sh --smoke    the same experiments, tiny (about 1 minute)
 #   ./run_all.sh --resume RUN_ID [--quick|--smoke]   continue a killed run
 #   ./run_all.sh --run-id NAME                         name the run folder (default: date-time)
@@ -78,6 +81,10 @@ fi
 # 3. Run every experiment.
 started=$(date +%s)
 args=(run all --size "$size")
+# Full and quick runs add trials to the experiments of inconclusive claims,
+# round by round, up to the size's cap per cell (src/app/adaptive.rs;
+# each round is in manifest.json). A smoke run only checks that all runs.
+if [ "$size" != smoke ]; then args+=(--until-decisive); fi
 if [ -n "$resume" ]; then args+=(--resume "$resume"); fi
 if [ -n "$run_id" ]; then args+=(--run-id "$run_id"); fi
 if [ -n "$seed" ]; then args+=(--seed "$seed"); fi

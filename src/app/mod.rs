@@ -9,6 +9,7 @@ use crate::analysis::{ExperimentAnalysis, Judged};
 use crate::error::Result;
 use crate::experiments::REGISTRY;
 
+pub mod adaptive;
 pub mod run;
 
 /// Every experiment's analyzer, in report order.

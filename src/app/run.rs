@@ -76,7 +76,7 @@ impl Target {
     }
 }
 
-#[derive(clap::Args)]
+#[derive(clap::Args, Clone)]
 pub struct RunArgs {
     /// Experiments to run (`all` for every one, in order).
     #[arg(required = true)]
@@ -123,16 +123,58 @@ pub struct RunArgs {
     /// (`run::parallel::default_parallel`). 1 runs everything in order.
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=16))]
     pub parallel: Option<u64>,
+    /// After the run, give the experiments of `inconclusive` claims more
+    /// trials per cell, round by round, until every claim is decided or the
+    /// size's cap is reached (`app::adaptive`; recorded in manifest.json).
+    #[arg(long)]
+    pub until_decisive: bool,
+    /// With --until-decisive: cap the trials per cell at this instead of the
+    /// size's cap.
+    #[arg(long, requires = "until_decisive", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_trials: Option<u64>,
     #[command(flatten)]
     pub target: Target,
     /// What the server is (product, version, allocators, its own defaults),
     /// read by `limitbench matrix` before the run; goes into the manifest.
     #[arg(skip)]
     pub server_identity: Option<serde_json::Value>,
+    /// The least trials per cell, per experiment (set by the rounds of
+    /// --until-decisive, never on the command line).
+    #[arg(skip)]
+    pub trial_floors: std::collections::BTreeMap<String, u64>,
+}
+
+/// `limitbench run`: one session, then (with --until-decisive) the rounds
+/// of extra trials; prints the run folder last.
+pub async fn run_experiments(a: RunArgs, root: &std::path::Path) -> Result<i32> {
+    let until = a.until_decisive;
+    // A shard's folder holds part of the cells: its claims are judged only
+    // once the shards are merged, so it cannot decide which need more.
+    if until
+        && Shard::resolve(a.shard.as_deref(), a.shard_count, |v| std::env::var(v).ok())?.is_some()
+    {
+        anyhow::bail!(
+            "--until-decisive judges the run's claims, which a shard cannot (merge the shards first)"
+        );
+    }
+    let (status, run, names) = run_session(a.clone(), root).await?;
+    let status = match (until, &run) {
+        (true, Some(run)) => super::adaptive::rounds(&a, root, run, &names, status).await?,
+        _ => status,
+    };
+    if let Some(run) = run {
+        println!("{}", run.path.display());
+    }
+    Ok(status)
 }
 
 // Longer than 120 lines: validation of every input before the first trial, then the experiments in order with the manifest's per-session times; the steps must stay in this order.
-pub async fn run_experiments(a: RunArgs, root: &std::path::Path) -> Result<i32> {
+/// One session of a run: its exit status, the run folder (None if nothing
+/// was created) and the experiments it ran.
+pub(crate) async fn run_session(
+    a: RunArgs,
+    root: &std::path::Path,
+) -> Result<(i32, Option<RunDir>, Vec<&'static str>)> {
     let shard = Shard::resolve(a.shard.as_deref(), a.shard_count, |v| std::env::var(v).ok())?;
     let names: Vec<&'static str> = if a.experiments.iter().any(|e| e == "all") {
         experiments::REGISTRY.iter().map(|d| d.name).collect()
@@ -262,6 +304,7 @@ pub async fn run_experiments(a: RunArgs, root: &std::path::Path) -> Result<i32> 
             redis.clone(),
             a.stall_after,
         );
+        let floor = a.trial_floors.get(d.name).copied().unwrap_or(0);
         Box::pin(async move {
             let ctx = match RunContext::new(
                 d.name,
@@ -277,6 +320,7 @@ pub async fn run_experiments(a: RunArgs, root: &std::path::Path) -> Result<i32> 
             ) {
                 Ok(mut c) => {
                     c.stall_after = stall_after;
+                    c.trial_floor = floor;
                     c.with_shard(shard).with_lane(lane).with_bound(d.bound)
                 }
                 Err(e) => return Err(anyhow::Error::from(e)),
@@ -291,6 +335,9 @@ pub async fn run_experiments(a: RunArgs, root: &std::path::Path) -> Result<i32> 
                 );
                 if let Some(l) = lane {
                     m.note(d.name, "lanes", l.count.into());
+                }
+                if floor > 0 {
+                    m.note(d.name, "trial_floor", floor.into());
                 }
                 m.save(&run)?;
             }
@@ -398,8 +445,7 @@ pub async fn run_experiments(a: RunArgs, root: &std::path::Path) -> Result<i32> 
             run.path.display()
         );
     }
-    println!("{}", run.path.display());
-    Ok(if failures > 0 { 1 } else { 0 })
+    Ok((if failures > 0 { 1 } else { 0 }, Some(run), names))
 }
 
 /// How many latency-bound experiments run at once, and how that was chosen.

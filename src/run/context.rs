@@ -80,6 +80,11 @@ pub struct RunContext {
     /// The attempt of the trial running now: 0, or the redo after a trial
     /// whose schedule slipped past the bound. A redo writes fresh keys.
     pub attempt: std::sync::atomic::AtomicU64,
+    /// The least trials every cell runs (`limitbench run --until-decisive`
+    /// raises it for the experiments of inconclusive claims; 0: the cells'
+    /// own counts). Extra trials are numbered on from the cell's own, so
+    /// their seeds are `trial_seed(run_seed, cell, trial)` as in any run.
+    pub trial_floor: u64,
     /// No progress output (the scorecard reports per strategy instead).
     quiet: bool,
     manifest: Arc<Mutex<crate::run::manifest::RunManifest>>,
@@ -126,6 +131,7 @@ impl RunContext {
             lane: None,
             bound: crate::run::parallel::Bound::Cpu,
             attempt: std::sync::atomic::AtomicU64::new(0),
+            trial_floor: 0,
             quiet: false,
             manifest,
             validating: false,

@@ -42,9 +42,41 @@ pub struct RunManifest {
     /// chosen (`run::parallel`); absent in runs made before it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parallel: Option<serde_json::Value>,
+    /// `limitbench run --until-decisive`: the cap on trials per cell, its
+    /// basis, every round of extra trials and why the rounds stopped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub until_decisive: Option<UntilDecisive>,
     /// Per experiment: started, ended, seconds (summed over sessions),
     /// sessions (each session's start and seconds), parameters and notes.
     pub experiments: BTreeMap<String, serde_json::Map<String, serde_json::Value>>,
+}
+
+/// The record of `--until-decisive` (see `app::adaptive`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct UntilDecisive {
+    /// No cell gets more trials than this from the rounds.
+    pub cap_per_cell: u64,
+    /// Why that cap (the size's, or `--max-trials`).
+    pub cap_basis: String,
+    pub rounds: Vec<DecisiveRound>,
+    /// Why the rounds stopped (absent while they run).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<String>,
+    /// Claims still inconclusive whose experiments reached the cap.
+    #[serde(default)]
+    pub capped_claims: Vec<String>,
+}
+
+/// One round: the experiments given more trials, the floor each got, and
+/// the claims that were inconclusive when it started.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct DecisiveRound {
+    pub round: u64,
+    pub trial_floor: BTreeMap<String, u64>,
+    pub inconclusive: Vec<String>,
+    /// The resumed session's outcome (`done` or the failure).
+    #[serde(default)]
+    pub outcome: String,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

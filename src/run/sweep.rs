@@ -225,7 +225,9 @@ pub async fn run<S: Sweep>(ctx: &RunContext, sweep: &mut S, cells: &[S::Cell]) -
         .filter(|(i, _)| ctx.lane.is_none_or(|l| l.owns("", *i)))
         .map(|(_, c)| c)
         .collect();
-    let total: u64 = cells.iter().map(|c| sweep.trials(c)).sum();
+    // A trial floor (`--until-decisive`) adds trials to cells with fewer.
+    let trials_of = |sweep: &S, c: &S::Cell| sweep.trials(c).max(ctx.trial_floor);
+    let total: u64 = cells.iter().map(|c| trials_of(sweep, c)).sum();
     // Other processes' CPU while each cell ran (noise.csv, one row per cell),
     // from one sampler for the whole experiment, written as the sampler
     // sees each cell to its end, and the rest when the experiment ends or
@@ -246,7 +248,7 @@ pub async fn run<S: Sweep>(ctx: &RunContext, sweep: &mut S, cells: &[S::Cell]) -
     for &cell in &cells {
         let id = sweep.cell_id(cell);
         let keys = sweep.keys(cell);
-        let trials = sweep.trials(cell);
+        let trials = trials_of(sweep, cell);
         let todo: Vec<u64> = (0..trials)
             .filter(|&t| keys.iter().any(|k| !log.is_done(k, t)))
             .collect();

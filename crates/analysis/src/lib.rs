@@ -247,6 +247,73 @@ fn noise_section(ctx: &AnalysisCtx) -> Result<Option<Section>> {
 }
 
 /// A run folder's manifest; a folder without one is not a run.
+/// The rounds of `--until-decisive`: which experiments got more trials,
+/// for which claims, and why the rounds stopped.
+fn rounds_section(manifest: &serde_json::Value) -> Option<Section> {
+    let u = manifest.get("until_decisive")?;
+    let mut text = format!(
+        "## Extra trials for inconclusive claims\n\nThe run added trials to the experiments of `inconclusive` claims \
+         (`--until-decisive`), at most {} per cell ({}).\n\n",
+        u["cap_per_cell"].as_u64().unwrap_or(0),
+        u["cap_basis"].as_str().unwrap_or("?")
+    );
+    for r in u["rounds"].as_array().into_iter().flatten() {
+        let floors: Vec<String> = r["trial_floor"]
+            .as_object()
+            .into_iter()
+            .flatten()
+            .map(|(e, f)| format!("{e} >= {f}"))
+            .collect();
+        let open: Vec<&str> = r["inconclusive"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|v| v.as_str())
+            .collect();
+        text += &format!(
+            "- round {}: trials per cell {} for {} ({})\n",
+            r["round"],
+            floors.join(", "),
+            open.join(", "),
+            r["outcome"].as_str().unwrap_or("")
+        );
+    }
+    text += &format!(
+        "\nStopped: {}.\n",
+        u["stopped"].as_str().unwrap_or("the rounds did not finish")
+    );
+    Some(Section::new("extra-trials", text))
+}
+
+/// A claim still `inconclusive` after `limitbench run --until-decisive`
+/// reached its cap says so: more trials were tried and did not decide it.
+fn note_trial_cap(rows: &mut [Judged], manifest: &serde_json::Value) {
+    let u = &manifest["until_decisive"];
+    let Some(capped) = u["capped_claims"].as_array() else {
+        return;
+    };
+    let cap = u["cap_per_cell"].as_u64().unwrap_or(0);
+    for j in rows
+        .iter_mut()
+        .filter(|j| j.verdict == Verdict::Inconclusive)
+    {
+        if capped
+            .iter()
+            .any(|c| c.as_str() == Some(j.spec.id.as_str()))
+        {
+            let note = format!(
+                "the cap of {cap} trials per cell (--until-decisive, {}) was reached without a decision",
+                u["cap_basis"].as_str().unwrap_or("?")
+            );
+            j.why = if j.why.is_empty() {
+                note
+            } else {
+                format!("{}; {note}", j.why)
+            };
+        }
+    }
+}
+
 fn read_manifest(run_dir: &Path) -> Result<serde_json::Value> {
     let p = run_dir.join("manifest.json");
     let text = std::fs::read_to_string(&p).map_err(|e| {
@@ -338,6 +405,9 @@ pub fn analyze(
             ),
         ));
     }
+    if let Some(section) = rounds_section(&ctx.manifest) {
+        sections.push(section);
+    }
     if let Some(section) = noise_section(&ctx)? {
         sections.push(section);
     }
@@ -367,7 +437,8 @@ pub fn analyze(
         )));
     }
     let size = ctx.manifest["size"].as_str().unwrap_or("?").to_string();
-    let rows = claims::judge(&claims, measured, &size);
+    let mut rows = claims::judge(&claims, measured, &size);
+    note_trial_cap(&mut rows, &ctx.manifest);
     claims::write_csv(&run_dir.join("claims.csv"), &rows)?;
     report::write_report(&run_dir.join("report.md"), &ctx, &rows, &sections)?;
     // Links relative to docs/, where docs/results.md shows the reference run's table.
@@ -377,7 +448,13 @@ pub fn analyze(
         .unwrap_or_default();
     std::fs::write(
         run_dir.join("claims-table.md"),
-        report::results_table(&rows, &ctx.manifest, &rel, &ctx.figures.borrow(), &ctx.figures_dir),
+        report::results_table(
+            &rows,
+            &ctx.manifest,
+            &rel,
+            &ctx.figures.borrow(),
+            &ctx.figures_dir,
+        ),
     )
     .map_err(|e| Error::io("writing claims-table.md", e))?;
     Ok(rows)

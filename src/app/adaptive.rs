@@ -1,0 +1,222 @@
+//! `limitbench run --until-decisive`: `inconclusive` is not a pass. After
+//! the run, the claims are judged in memory (the run's derived files are
+//! rewritten, nothing else); the experiments of the claims still
+//! `inconclusive` get a higher trial floor (every cell runs at least that
+//! many trials) and are resumed, so their finished trials are kept and the
+//! extra ones are numbered on from them (seeds `trial_seed(run_seed, cell,
+//! trial)`, the keys a fresh run with the same floor holds). Round after
+//! round, until no claim is inconclusive or every experiment with one has
+//! reached the cap per cell. Each round is recorded in manifest.json
+//! (`until_decisive`).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use anyhow::{Context, Result};
+
+use super::run::{RunArgs, run_session};
+use crate::analysis::Verdict;
+use crate::experiments::Size;
+use crate::run::manifest::{DecisiveRound, RunManifest, UntilDecisive};
+use crate::run::record::RunDir;
+
+/// The most trials a cell gets from the rounds, per size, and why. The one
+/// place these caps live.
+pub fn trial_cap(size: Size) -> (u64, &'static str) {
+    match size {
+        // A smoke run checks that everything runs; extra trials would only
+        // make it slow, and its tiny cells decide nothing anyway.
+        Size::Smoke => (
+            0,
+            "smoke: no extra trials (a smoke run checks that everything runs)",
+        ),
+        // 10 is the least that decides (claims::MIN_TRIALS): a quick run can
+        // reach a verdict, but no more.
+        Size::Quick => (
+            10,
+            "quick: up to 10 trials per cell, the least that decides (MIN_TRIALS)",
+        ),
+        // 30: the interval's half-width shrinks as 1/sqrt(n), so 30 trials
+        // narrow a 10-trial interval by about 1.7x; past that each round
+        // costs more run time than it is likely to decide.
+        Size::Full => (
+            30,
+            "full: up to 30 trials per cell (1.7x narrower intervals than 10; more costs hours)",
+        ),
+    }
+}
+
+/// The next floor of an experiment whose cells hold at most `have` trials
+/// (or were floored at `have`): double, at least `MIN_TRIALS`, never past `cap`.
+pub fn next_floor(have: u64, cap: u64) -> u64 {
+    (2 * have)
+        .max(crate::analysis::claims::MIN_TRIALS as u64)
+        .min(cap)
+}
+
+/// The most trials any cell of `experiment` has committed in `run`.
+pub fn most_trials_per_cell(run: &Path, experiment: &str) -> Result<u64> {
+    let Some(path) = crate::analysis::files::find_table(run, &format!("{experiment}.csv")) else {
+        return Ok(0);
+    };
+    let bytes = crate::analysis::files::read_maybe_compressed(&path)?;
+    let mut rdr = csv::Reader::from_reader(bytes.as_slice());
+    let headers = rdr.headers()?.clone();
+    let (Some(ci), Some(ti)) = (
+        headers.iter().position(|h| h == "cell"),
+        headers.iter().position(|h| h == "trial"),
+    ) else {
+        return Ok(0);
+    };
+    let mut per: BTreeMap<String, BTreeSet<u64>> = BTreeMap::new();
+    for r in rdr.records() {
+        let r = r.with_context(|| format!("reading {}", path.display()))?;
+        let trial: u64 = r[ti]
+            .parse()
+            .with_context(|| format!("{}: trial `{}` is not a number", path.display(), &r[ti]))?;
+        per.entry(r[ci].to_string()).or_default().insert(trial);
+    }
+    Ok(per.values().map(|t| t.len() as u64).max().unwrap_or(0))
+}
+
+fn update(run: &RunDir, f: impl FnOnce(&mut UntilDecisive)) -> Result<()> {
+    let mut m: RunManifest = RunManifest::load(run)?.unwrap_or_default();
+    f(m.until_decisive.get_or_insert_with(Default::default));
+    m.save(run)?;
+    Ok(())
+}
+
+/// The rounds after the first session (`status`: its exit status). Returns
+/// the run's exit status: non-zero if a session failed.
+pub async fn rounds(
+    a: &RunArgs,
+    root: &Path,
+    run: &RunDir,
+    names: &[&'static str],
+    mut status: i32,
+) -> Result<i32> {
+    let (cap, basis) = match a.max_trials {
+        Some(n) => (n, "--max-trials".to_string()),
+        None => {
+            let (n, why) = trial_cap(a.size);
+            (n, why.to_string())
+        }
+    };
+    update(run, |u| {
+        u.cap_per_cell = cap;
+        u.cap_basis = basis.clone();
+        u.stopped = None;
+    })?;
+    let claims_file = root.join("analysis/claims.toml");
+    let mut floors: BTreeMap<String, u64> = a.trial_floors.clone();
+    let mut round = RunManifest::load(run)?
+        .and_then(|m| m.until_decisive)
+        .map(|u| u.rounds.len() as u64)
+        .unwrap_or(0);
+    let stopped = loop {
+        if status != 0 {
+            break "a session failed; resume the run to finish it".to_string();
+        }
+        let judged = super::analyze(&run.path, &claims_file)?;
+        let open: Vec<(String, String)> = judged
+            .iter()
+            .filter(|j| j.verdict == Verdict::Inconclusive)
+            .filter(|j| names.contains(&j.spec.experiment.as_str()))
+            .map(|j| (j.spec.id.clone(), j.spec.experiment.clone()))
+            .collect();
+        if open.is_empty() {
+            update(run, |u| u.capped_claims.clear())?;
+            break "decisive: no claim of the run is inconclusive".to_string();
+        }
+        let mut raise: BTreeMap<String, u64> = BTreeMap::new();
+        let mut capped = Vec::new();
+        for (id, e) in &open {
+            let have = floors
+                .get(e)
+                .copied()
+                .unwrap_or(0)
+                .max(most_trials_per_cell(&run.path, e)?);
+            if have >= cap {
+                capped.push(id.clone());
+            } else {
+                raise.insert(e.clone(), next_floor(have, cap));
+            }
+        }
+        update(run, |u| u.capped_claims = capped.clone())?;
+        if raise.is_empty() {
+            break format!(
+                "cap reached: {} claim(s) still inconclusive at {cap} trials per cell ({})",
+                capped.len(),
+                capped.join(", ")
+            );
+        }
+        round += 1;
+        let ids: Vec<String> = open.iter().map(|(id, _)| id.clone()).collect();
+        eprintln!(
+            "limitbench: round {round}: {} claim(s) inconclusive ({}); more trials for {}",
+            ids.len(),
+            ids.join(", "),
+            raise
+                .iter()
+                .map(|(e, f)| format!("{e} (at least {f} per cell)"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        floors.extend(raise.clone());
+        let mut next = a.clone();
+        next.experiments = raise.keys().cloned().collect();
+        next.resume = Some(run.run_id.clone());
+        next.run_id = None;
+        next.trial_floors = floors.clone();
+        let entry = DecisiveRound {
+            round,
+            trial_floor: raise.clone(),
+            inconclusive: ids,
+            outcome: String::new(),
+        };
+        update(run, |u| u.rounds.push(entry))?;
+        let (s, _, _) = run_session(next, root).await?;
+        status = s;
+        update(run, |u| {
+            if let Some(r) = u.rounds.last_mut() {
+                r.outcome = if s == 0 {
+                    "done".into()
+                } else {
+                    format!("exit {s}")
+                };
+            }
+        })?;
+    };
+    eprintln!("limitbench: --until-decisive stopped: {stopped}");
+    let capped = stopped.starts_with("cap reached");
+    update(run, |u| u.stopped = Some(stopped))?;
+    // The run's claims say which stayed inconclusive at the cap.
+    if capped {
+        super::analyze(&run.path, &claims_file)?;
+    }
+    Ok(status)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_floor_doubles_from_ten_and_stops_at_the_cap() {
+        assert_eq!(next_floor(0, 30), 10);
+        assert_eq!(next_floor(3, 30), 10);
+        assert_eq!(next_floor(10, 30), 20);
+        assert_eq!(next_floor(20, 30), 30);
+        assert_eq!(next_floor(1, 2), 2);
+    }
+
+    #[test]
+    fn smoke_adds_nothing_and_quick_reaches_the_least_that_decides() {
+        assert_eq!(trial_cap(Size::Smoke).0, 0);
+        assert_eq!(
+            trial_cap(Size::Quick).0,
+            crate::analysis::claims::MIN_TRIALS as u64
+        );
+        assert!(trial_cap(Size::Full).0 > trial_cap(Size::Quick).0);
+    }
+}
