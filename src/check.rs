@@ -209,33 +209,11 @@ pub async fn clock_check(s: &dyn Strategy, conn: &mut Conn) -> Result<CheckResul
     })
 }
 
-/// Every key on `conn` whose name contains `needle` (SCAN MATCH *needle*).
+/// Every key on `conn` whose name contains `needle` (SCAN MATCH *needle*;
+/// the harness's own servers only: on a user's server keys are matched by
+/// their prefix, `fleet::owned::keys_with_prefix`).
 pub async fn keys_containing(conn: &mut Connection, needle: &str) -> Result<Vec<String>> {
-    let pattern = format!("*{needle}*");
-    let mut cursor = "0".to_string();
-    let mut out = Vec::new();
-    loop {
-        let r = conn
-            .call(&crate::args![
-                "SCAN",
-                cursor.as_str(),
-                "MATCH",
-                pattern.as_str(),
-                "COUNT",
-                1000u64
-            ])
-            .await?;
-        let mut parts = r.into_array().unwrap_or_default();
-        let keys = parts.pop().and_then(|k| k.into_array()).unwrap_or_default();
-        cursor = parts
-            .pop()
-            .and_then(|c| c.as_string())
-            .unwrap_or_else(|| "0".into());
-        out.extend(keys.iter().filter_map(|k| k.as_string()));
-        if cursor == "0" {
-            return Ok(out);
-        }
-    }
+    Ok(crate::fleet::owned::scan_keys(conn, &format!("*{needle}*")).await?)
 }
 
 /// Every key whose name contains `client`, with its PTTL.

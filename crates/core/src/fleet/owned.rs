@@ -145,7 +145,13 @@ pub async fn keys_with_prefix(conn: &mut Connection, prefix: &str) -> Result<Vec
             "refusing to list keys under an empty prefix".into(),
         ));
     }
-    let pattern = scan_pattern(prefix);
+    let mut keys = scan_keys(conn, &scan_pattern(prefix)).await?;
+    keys.retain(|k| k.starts_with(prefix));
+    Ok(keys)
+}
+
+/// Every key of this node that SCAN MATCH `pattern` returns (a glob).
+pub async fn scan_keys(conn: &mut Connection, pattern: &str) -> Result<Vec<String>> {
     let mut cursor = "0".to_string();
     let mut out = Vec::new();
     loop {
@@ -154,7 +160,7 @@ pub async fn keys_with_prefix(conn: &mut Connection, prefix: &str) -> Result<Vec
                 "SCAN",
                 cursor.as_str(),
                 "MATCH",
-                pattern.as_str(),
+                pattern,
                 "COUNT",
                 1000u64
             ])
@@ -165,11 +171,7 @@ pub async fn keys_with_prefix(conn: &mut Connection, prefix: &str) -> Result<Vec
             .pop()
             .and_then(|c| c.as_string())
             .unwrap_or_else(|| "0".into());
-        out.extend(
-            keys.iter()
-                .filter_map(|k| k.as_string())
-                .filter(|k| k.starts_with(prefix)),
-        );
+        out.extend(keys.iter().filter_map(|k| k.as_string()));
         if cursor == "0" {
             return Ok(out);
         }
