@@ -267,6 +267,30 @@ fn figure_conventions_hold_on_the_reference_run() {
         if published_entries > 1 {
             problems.push(format!("{name}: {published_entries} legend entries for published values"));
         }
+        // References of one kind are drawn alike: with more than one label
+        // they share one legend entry (the labels go under the figure), so
+        // no label of such a kind may appear in the legend on its own.
+        let mut legend: Vec<_> =
+            boxes.iter().filter(|b| b.x0 > 930.0 && b.y0 > 30.0).collect();
+        legend.sort_by(|a, b| a.y0.total_cmp(&b.y0));
+        let legend_text = legend.iter().map(|b| b.text.as_str()).collect::<Vec<_>>().join(" ");
+        let mut ref_labels: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+        if let Ok(mut r) = csv::Reader::from_path(&p) {
+            for rec in r.records().flatten() {
+                let kind = rec.get(1).unwrap_or("");
+                if matches!(kind, "published" | "expected" | "limit") {
+                    let labels = ref_labels.entry(kind.to_string()).or_default();
+                    if !labels.iter().any(|l| l == &rec[2]) {
+                        labels.push(rec[2].to_string());
+                    }
+                }
+            }
+        }
+        for (kind, labels) in ref_labels.iter().filter(|(_, l)| l.len() > 1) {
+            for label in labels.iter().filter(|l| legend_text.contains(l.as_str())) {
+                problems.push(format!("{name}: {kind} line `{label}` has its own legend entry beside {} others", labels.len() - 1));
+            }
+        }
     }
     assert!(problems.is_empty(), "{} problems:\n{}", problems.len(), problems.join("\n"));
 }

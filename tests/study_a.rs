@@ -320,6 +320,33 @@ fn smoke_concurrency_run_and_a_killed_run_resumes_without_duplicates() {
             );
         }
     }
+    // The first trial of every cell keeps its requests, one row each, and
+    // no other trial does: check-then-act at 64 workers over-admits in it too.
+    // (a side table may be stored compressed: found and read as the analysis does)
+    let whole_dir = data.path().join("whole");
+    let hist_path = limitbench_base::files::find_table(&whole_dir, "concurrency-history.csv")
+        .expect("concurrency-history.csv in the run");
+    let hist = limitbench_base::files::read_maybe_compressed(&hist_path).unwrap();
+    let mut r = csv::Reader::from_reader(hist.as_slice());
+    let hdr = r.headers().unwrap().clone();
+    let col = |name: &str| hdr.iter().position(|h| h == name).unwrap();
+    let (cell_c, trial_c, adm_c) = (col("cell"), col("trial"), col("admitted"));
+    let mut per_cell: std::collections::BTreeMap<String, (u64, u64)> = Default::default();
+    for rec in r.records() {
+        let rec = rec.unwrap();
+        assert_eq!(&rec[trial_c], "0", "history of a later trial: {rec:?}");
+        let e = per_cell.entry(rec[cell_c].to_string()).or_default();
+        e.0 += 1;
+        e.1 += (&rec[adm_c] == "true") as u64;
+    }
+    let cells: std::collections::BTreeSet<&String> = whole.iter().map(|w| &w.0).collect();
+    assert_eq!(per_cell.len(), cells.len(), "a history per cell");
+    for (cell, (requests, admitted)) in &per_cell {
+        let c: u64 = cell.split("/c").nth(1).and_then(|x| x.split('/').next()).unwrap().parse().unwrap();
+        assert_eq!(*requests, 100 + 2 * c, "{cell}: L + 2c requests");
+        let row = whole.iter().find(|w| &w.0 == cell && w.1 == 0).unwrap();
+        assert_eq!(*admitted, row.2, "{cell}: history admissions = the row's");
+    }
     // Kill a run part-way, then resume it.
     let mut child = run(&["--run-id", "killed"])
         .stderr(std::process::Stdio::null())

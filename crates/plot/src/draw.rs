@@ -141,38 +141,66 @@ type RefEntry = (RefKind, String, bool);
 /// The legend's one entry for all published values of a figure that
 /// shows more than one: their labels are listed under the figure instead.
 pub const PUBLISHED_ENTRY: &str = "published value (listed below the figure); shaded: where its check passes";
+/// The same for several expected lines (a model's or a design's values):
+/// they are drawn alike, so separate entries would look the same.
+pub const EXPECTED_ENTRY: &str = "expected value (listed below the figure)";
+/// The same for several configured limits.
+pub const LIMIT_ENTRY: &str = "configured limit (listed below the figure)";
 
-/// The distinct labels of the figure's published references.
-fn published_labels(f: &Figure) -> Vec<String> {
+/// The one legend entry for every reference of `kind` when the figure has
+/// references of that kind under more than one label.
+pub fn merged_entry(kind: RefKind) -> &'static str {
+    match kind {
+        RefKind::Published => PUBLISHED_ENTRY,
+        RefKind::Expected => EXPECTED_ENTRY,
+        RefKind::Limit => LIMIT_ENTRY,
+    }
+}
+
+/// How a kind's lines are drawn, as the caption names them.
+fn drawn_as(kind: RefKind) -> &'static str {
+    match kind {
+        RefKind::Published => "Published values (black dashes, black diamond at the right end)",
+        RefKind::Expected => "Expected values (grey dashes)",
+        RefKind::Limit => "Configured limits (red dots)",
+    }
+}
+
+const REF_KINDS: [RefKind; 3] = [RefKind::Published, RefKind::Expected, RefKind::Limit];
+
+/// The distinct labels of the figure's references of `kind`.
+fn labels_of(f: &Figure, kind: RefKind) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for r in f.panels.iter().flat_map(|p| &p.refs) {
-        if r.kind == RefKind::Published && !out.contains(&r.label) {
+        if r.kind == kind && !out.contains(&r.label) {
             out.push(r.label.clone());
         }
     }
     out
 }
 
-/// The caption as drawn: the caption, then (with more than one published
-/// value, whose legend entry is then one) the published values' labels.
+/// The caption as drawn: the caption, then, for every kind of reference
+/// with more than one label (whose legend entry is then one), the labels.
 fn caption_drawn(f: &Figure) -> String {
-    let labels = published_labels(f);
-    if labels.len() > 1 {
-        format!("{} Published values (black dashes, black diamond at the right end): {}.", f.caption_text(), labels.join("; "))
-    } else {
-        f.caption_text()
+    let mut out = f.caption_text();
+    for kind in REF_KINDS {
+        let labels = labels_of(f, kind);
+        if labels.len() > 1 {
+            out = format!("{out} {}: {}.", drawn_as(kind), labels.join("; "));
+        }
     }
+    out
 }
 
 fn legend_entries(f: &Figure) -> (Vec<(String, Draw, usize)>, Vec<RefEntry>) {
     let names = resolve_looks(f);
-    let collapse = published_labels(f).len() > 1;
+    let merged: Vec<RefKind> = REF_KINDS.into_iter().filter(|k| labels_of(f, *k).len() > 1).collect();
     let mut refs: Vec<RefEntry> = Vec::new();
     for p in &f.panels {
         for r in &p.refs {
             let banded = r.band.is_some();
-            let label = if collapse && r.kind == RefKind::Published {
-                PUBLISHED_ENTRY.to_string()
+            let label = if merged.contains(&r.kind) {
+                merged_entry(r.kind).to_string()
             } else {
                 r.label.clone()
             };
@@ -218,7 +246,13 @@ fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, f: &Figure, l: &Layou
     let plots = root.margin(l.top(), 0, 0, 0);
     let plots = plots.shrink((0, 0), (W - LEGEND_W, body_h));
     let cols = f.columns.min(f.panels.len()).max(1);
-    let areas = plots.split_evenly((l.rows, cols));
+    // A last row with fewer panels than columns shares the row's width
+    // among them, so no grid slot is left blank.
+    let mut areas = Vec::new();
+    for (i, row) in plots.split_evenly((l.rows, 1)).into_iter().enumerate() {
+        let in_row = (f.panels.len() - i * cols).min(cols);
+        areas.extend(row.split_evenly((1, in_row)));
+    }
     for (p, area) in f.panels.iter().zip(areas.iter()) {
         panel(root, area, p, &names, l.panel_w)?;
     }
@@ -373,4 +407,42 @@ fn panel<DB: DrawingBackend>(
         category_labels(root, p, &clines, &fr)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::figure::{Axis, Panel, Reference};
+
+    fn with_refs(refs: Vec<Reference>) -> Figure {
+        let mut p = Panel::new("p", Axis::new("x"), Axis::new("y"));
+        for r in refs {
+            p = p.reference(r);
+        }
+        Figure::new("t", &[], "title", "caption.").panel(p)
+    }
+
+    #[test]
+    fn lines_of_one_kind_under_several_labels_share_one_legend_entry() {
+        let f = with_refs(vec![
+            Reference::expected("model a", 1.0),
+            Reference::expected("model b", 2.0),
+            Reference::limit("limit L", 3.0),
+        ]);
+        let (_, refs) = legend_entries(&f);
+        let labels: Vec<&str> = refs.iter().map(|r| r.1.as_str()).collect();
+        assert_eq!(labels, vec![EXPECTED_ENTRY, "limit L"]);
+        let caption = caption_drawn(&f);
+        assert!(caption.contains("model a; model b"), "{caption}");
+        assert!(!caption.contains("limit L"), "{caption}");
+    }
+
+    #[test]
+    fn one_label_per_kind_keeps_its_own_entry() {
+        let f = with_refs(vec![Reference::expected("model a", 1.0), Reference::expected("model a", 2.0)]);
+        let (_, refs) = legend_entries(&f);
+        assert_eq!(refs.len(), 1);
+        assert_eq!(refs[0].1, "model a");
+        assert_eq!(caption_drawn(&f), "caption.");
+    }
 }

@@ -2,7 +2,10 @@
 //! connection (through the delay proxy for a round trip > 0), released
 //! together by a barrier, send decisions back to back on one fresh key until
 //! the trial has offered L + 2c requests. One row per trial: offered,
-//! admitted, over-admission, errors, the measured round trip.
+//! admitted, over-admission, errors, the measured round trip. The first
+//! trial of every cell also keeps its per-request history
+//! (`concurrency-history.csv`: worker, send and reply times, admitted), so the
+//! race can be drawn as it happened; runs before it store none.
 //!
 //! Cells are strategy x workers x round trip, grouped in the definition file
 //! (`groups`: which strategies run at which round trips), so that the full
@@ -25,7 +28,8 @@ use serde::Deserialize;
 
 pub use rows::Row;
 
-use super::decisions::atomic_design;
+use super::decisions::{atomic_design, history_rows};
+use super::rows::HistoryRow;
 use super::testbed::{self, RoundTrips, ms_label};
 use super::{Experiment, RunContext};
 use crate::error::Result;
@@ -33,7 +37,7 @@ use crate::load::closed_loop;
 use crate::load::counts::count;
 use crate::run::latency;
 use crate::run::seeds::trial_seed;
-use crate::run::sweep::{self, NoSide, Sweep, TrialRows};
+use crate::run::sweep::{self, Sweep, TrialRows};
 use crate::strategy::{self, Limit, Options};
 
 pub const EXPERIMENT: Experiment = Experiment {
@@ -156,6 +160,8 @@ struct CellSetup {
     measured: crate::proxy::RttStats,
     kind: String,
     atomic: bool,
+    /// Does the strategy report Redis's clock (`Info::reports_redis_time`)?
+    redis_clock: bool,
     drivers: Vec<crate::load::Driver>,
 }
 
@@ -163,7 +169,8 @@ impl Sweep for Concurrency {
     type Cell = Cell;
     type Setup = CellSetup;
     type Row = Row;
-    type Side = NoSide;
+    type Side = HistoryRow;
+    const SIDE: Option<&'static str> = Some("history");
     const TIMED: bool = true;
 
     fn cell_id(&self, cell: &Cell) -> String {
@@ -174,7 +181,7 @@ impl Sweep for Concurrency {
         cell.trials
     }
 
-    fn reject(&self, _cell: &Cell, rows: &TrialRows<Row>) -> Option<String> {
+    fn reject(&self, _cell: &Cell, rows: &TrialRows<Row, HistoryRow>) -> Option<String> {
         reject_errors(rows)
     }
 
@@ -198,6 +205,7 @@ impl Sweep for Concurrency {
             measured,
             kind: s.info().kind.as_str().to_string(),
             atomic: atomic_design(s.as_ref()),
+            redis_clock: s.info().reports_redis_time,
             drivers,
         })
     }
@@ -208,7 +216,7 @@ impl Sweep for Concurrency {
         cell: &Cell,
         setup: &mut CellSetup,
         trial: u64,
-    ) -> Result<TrialRows<Row>> {
+    ) -> Result<TrialRows<Row, HistoryRow>> {
         let p = &self.p;
         let id = cell.id();
         let limit = Limit::per_window(p.limit, p.window_ms);
@@ -220,7 +228,14 @@ impl Sweep for Concurrency {
         setup.drivers = back;
         let n = count(&events);
         let lat = latency::events_row(&id, trial, &cell.strategy, &events)?;
-        Ok(TrialRows::one(Row {
+        // One trial per cell is enough to draw the race; all of them would
+        // make the side table the run's largest file.
+        let history = if trial == 0 {
+            history_rows(&id, trial, setup.redis_clock, &events)
+        } else {
+            Vec::new()
+        };
+        let mut out = TrialRows::one(Row {
             cell: id.clone(),
             trial,
             seed: trial_seed(ctx.seed, &id, trial),
@@ -246,13 +261,15 @@ impl Sweep for Concurrency {
             wall_ms: events.iter().map(|e| e.replied_us).max().unwrap_or(0) as f64 / 1000.0,
             first_error: n.first_error.unwrap_or_default(),
         })
-        .with_latency(lat))
+        .with_latency(lat);
+        out.side = history;
+        Ok(out)
     }
 }
 
 /// A concurrency trial counts admissions: any failed decision (a refused
 /// connection, a script error) makes the count meaningless.
-fn reject_errors(rows: &TrialRows<Row>) -> Option<String> {
+fn reject_errors(rows: &TrialRows<Row, HistoryRow>) -> Option<String> {
     let r = rows.rows.first()?;
     (r.errors > 0).then(|| {
         format!(

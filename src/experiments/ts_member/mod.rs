@@ -51,7 +51,9 @@ use crate::load::{Driver, Event, closed_loop, open_loop, schedule};
 use crate::run::keys::unique_client;
 use crate::run::latency;
 use crate::run::seeds::trial_rng;
-use crate::run::sweep::{self, NoSide, Sweep, TrialRows};
+use crate::run::sweep::{self, Sweep, TrialRows};
+use super::decisions::history_rows;
+use super::rows::HistoryRow;
 use crate::strategy::{Limit, Options, Strategy, client_key};
 
 pub const EXPERIMENT: Experiment = Experiment {
@@ -238,14 +240,15 @@ impl Sweep for TsMember {
     type Cell = Cell;
     type Setup = CellSetup;
     type Row = Row;
-    type Side = NoSide;
+    type Side = HistoryRow;
+    const SIDE: Option<&'static str> = Some("history");
     const TIMED: bool = true;
 
     fn cell_id(&self, cell: &Cell) -> String {
         cell.id.clone()
     }
 
-    fn reject(&self, _cell: &Self::Cell, out: &TrialRows<Row, NoSide>) -> Option<String> {
+    fn reject(&self, _cell: &Self::Cell, out: &TrialRows<Row, HistoryRow>) -> Option<String> {
         out.rows.iter().find_map(|r| {
             super::decisions::reject_failed(
                 &r.strategy,
@@ -276,7 +279,7 @@ impl Sweep for TsMember {
         cell: &Cell,
         setup: &mut CellSetup,
         trial: u64,
-    ) -> Result<TrialRows<Row>> {
+    ) -> Result<TrialRows<Row, HistoryRow>> {
         let client = unique_client("tsm", &cell.id, trial);
         let (events, offered, start_unix_us) = self.send(ctx, cell, setup, &client, trial).await?;
         // Both on the wall clock, so the millisecond boundaries are the ones
@@ -312,7 +315,15 @@ impl Sweep for TsMember {
             .as_i64()
             .unwrap_or(-1);
         let lat = latency::events_row(&cell.id, trial, &setup.strategy_name, &events)?;
-        Ok(TrialRows::one(Row {
+        // The first trial of an open cell up to 1,000/s keeps its requests
+        // (at most a few thousand) to draw the collisions as they happened;
+        // the faster and closed cells would make it the run's largest file.
+        let history = if trial == 0 && cell.mode == "open" && cell.rate <= 1000.0 {
+            history_rows(&cell.id, trial, true, &events)
+        } else {
+            Vec::new()
+        };
+        let mut out = TrialRows::one(Row {
             cell: cell.id.clone(),
             trial,
             seed: ctx.seed,
@@ -349,7 +360,9 @@ impl Sweep for TsMember {
             fill_send_same_ms_share: schedule::same_ms_share(&upto(&sends, last_sent)),
             fill_redis_same_ms_share: schedule::same_ms_share(&upto(&execs, last_exec)),
         })
-        .with_latency(lat))
+        .with_latency(lat);
+        out.side = history;
+        Ok(out)
     }
 }
 

@@ -7,7 +7,7 @@
 
 use limitbench_plot::forest::{Forest, ForestGroup, ForestRow};
 
-use crate::claims::{Check, Judged, Verdict};
+use crate::claims::{Check, Judged, MIN_TRIALS, Verdict};
 use crate::error::Result;
 use crate::figure::num;
 
@@ -69,6 +69,16 @@ fn row(j: &Judged) -> ForestRow {
     };
     if !j.assumption.is_empty() {
         note += &format!("; at {}", j.assumption);
+    }
+    // An inconclusive row says when it is so for too few trials: then the
+    // data do not decide, whatever the drawn interval looks like.
+    if let Some(n) = j
+        .measured
+        .as_ref()
+        .and_then(|m| m.trial_count())
+        .filter(|n| j.verdict == Verdict::Inconclusive && *n < MIN_TRIALS)
+    {
+        note += &format!("; n={n} <{MIN_TRIALS}");
     }
     let label = format!("{} {}", c.id, crate::table::micro(&c.statement));
     let (values, intervals) = judged_values(j);
@@ -192,7 +202,8 @@ pub fn summary_forest(rows: &[Judged], run: &str) -> Forest {
                   alike; grey: where the claim's check passes (a band open to one side reaches the axis \
                   edge). A claim that compares several values is drawn at the one nearest its band's edge (value k/n at the right). \
                   Right: how many settings of the details the study leaves unstated were measured (our \
-                  defaults and the sweep), and the assumed setting of a claim reproduced only there. Shape \
+                  defaults and the sweep), the assumed setting of a claim reproduced only there, and n=k <10 where an \
+                  inconclusive claim rests on k trials, fewer than the 10 an interval needs to decide. Shape \
                   and behaviour claims have no ratio: their conditions are counted instead. A value \
                   outside the axis is an arrow with its ratio."
             .into(),

@@ -19,6 +19,7 @@ pub use a1_2::{
 };
 
 use super::rows::Row;
+use crate::experiments::rows::HistoryRow;
 use crate::figure::{ClaimReference, SummaryPoint, WriteFigure};
 use crate::claims::Alternative;
 use crate::figure::{Axis, Figure, Panel, Pt, Reference, Series, num, pass_region};
@@ -407,6 +408,7 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
         md += &format!("**{errors} decisions failed with errors** (counted as not admitted).\n\n");
     }
     a1_1(ctx, &rows, limit, &mut md, &mut out)?;
+    a1_1_history(ctx, &rows, limit, &mut md)?;
     a1_2::a1_2(ctx, &rows, limit, &mut md, &mut appendix, &mut out)?;
     a3_0(ctx, &rows, &mut md, &mut out)?;
     a0(ctx, &mut md, &mut out)?;
@@ -425,4 +427,76 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
             .finding(finding)
             .appendix(appendix),
     ))
+}
+
+/// A1.1 as it happened: one trial of check-then-act at 64 workers without
+/// added delay, every request at its reply time on its worker's lane
+/// (admitted within L, admitted beyond L, refused) and the admissions so far
+/// against the limit. From `concurrency-history.csv`, which the run writes
+/// for the first trial of each cell; a run from before it has none, and the
+/// section says so instead of drawing.
+fn a1_1_history(ctx: &AnalysisCtx, rows: &[Row], limit: u64, md: &mut String) -> Result<()> {
+    let Some(row) = rows.iter().find(|r| {
+        r.strategy == "check-then-act" && r.workers == 64 && r.target_rtt_ms == 0.0 && r.rtt_jitter_ms == 0.0 && r.trial == 0
+    }) else {
+        return Ok(());
+    };
+    let Some(history) = ctx.read_csv::<HistoryRow>("concurrency-history.csv")? else {
+        *md += "No per-request history in this run (`concurrency-history.csv` is absent: runs before the history was kept store none), so A1.1's race is not drawn as a timeline; a new run draws it.\n\n";
+        return Ok(());
+    };
+    let mut h: Vec<&HistoryRow> = history
+        .iter()
+        .filter(|x| x.cell == row.cell && x.trial == row.trial)
+        .collect();
+    if h.is_empty() {
+        *md += &format!("`concurrency-history.csv` has no rows for `{}` trial {}: A1.1's timeline is not drawn.\n\n", row.cell, row.trial);
+        return Ok(());
+    }
+    h.sort_by_key(|x| (x.replied_us, x.worker));
+    let ms = |us: i64| us as f64 / 1000.0;
+    let (mut within, mut beyond, mut refused, mut so_far) = (vec![], vec![], vec![], vec![]);
+    let mut admitted = 0u64;
+    for x in &h {
+        let pt = Pt::new(ms(x.replied_us), x.worker as f64);
+        if x.admitted {
+            admitted += 1;
+            so_far.push(Pt::new(ms(x.replied_us), admitted as f64));
+            if admitted > limit { beyond.push(pt) } else { within.push(pt) }
+        } else {
+            refused.push(pt);
+        }
+    }
+    let lanes = Panel::new(
+        "every request at its reply, on its worker's lane",
+        Axis::new("time since the trial started (ms)"),
+        Axis::new("worker"),
+    )
+    .series(Series::points(format!("admitted, among the first L={limit}"), within))
+    .series(Series::points("admitted beyond L (over the limit)", beyond))
+    .series(Series::points("refused", refused));
+    let mut count = Panel::new(
+        "admitted so far",
+        Axis::new("time since the trial started (ms)"),
+        Axis::new("admitted so far (requests)"),
+    )
+    .series(Series::plain("check-then-act, admitted so far", so_far))
+    .reference(Reference::limit(format!("limit L = {limit}"), limit as f64));
+    if let Some(c) = ctx.claim("A1.1") {
+        count = count.reference(Reference::published(c, 0));
+    }
+    let fig = Figure::new(
+        "a1_1-race-history",
+        &["A1.1"],
+        format!("check-then-act at 64 workers, one trial as it happened ({} admitted of L={limit})", admitted),
+        format!(
+            "Cell `{}`, trial {}: each of the {} requests at the time its reply arrived (trial clock), on the lane of the worker that sent it; admissions are ranked by reply time, so \"beyond L\" marks the replies after the L-th admission (which requests were the extra ones is not observable: the race is between the workers' reads and writes). Right: admissions so far.",
+            row.cell, row.trial, h.len()
+        ),
+    )
+    .columns(2)
+    .panel(lanes)
+    .panel(count);
+    *md += &fig.write(ctx)?;
+    Ok(())
 }

@@ -268,7 +268,7 @@ pub(super) fn member_sweep(ctx: &AnalysisCtx, cells: &LogCells) -> Result<String
     )
     .columns(2)
     .panel(panel("B3.1", "B3.1: bytes per entry, L=128 (listpack)", "bytes per entry", &|m| cells.b31(m)))
-    .panel(panel("B3.2", "B3.2: bytes per client at 129 / at 128", "x", &|m| cells.b32(m)))
+    .panel(panel("B3.2", "B3.2: bytes per client at 129 / at 128", "x (129 entries / 128 entries)", &|m| cells.b32(m)))
     .panel(panel("B3.3", "B3.3: bytes per entry, L=1,000 (skiplist)", "bytes per entry", &|m| {
         cells.b33(m).into_iter().find(|x| x.0 == 1000).map(|x| x.1)
     }))
