@@ -531,6 +531,11 @@ pub fn scorecard_table(run_dir: &Path, servers: &[String]) -> Option<String> {
                 .map(|s| {
                     per.get(s)
                         .map(|(v, x, u)| {
+                            // The scorecard's raw value, as a reader writes it.
+                            let x = x
+                                .parse::<f64>()
+                                .map(crate::analysis::claims::short)
+                                .unwrap_or_else(|_| x.clone());
                             format!("{v} ({x} {u})")
                                 .replace("  ", " ")
                                 .replace(" )", ")")
