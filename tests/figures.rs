@@ -201,8 +201,15 @@ fn figure_conventions_hold_on_the_reference_run() {
                 problems.push(format!("{id}: judged value {v} is not in {stem}.csv"));
             }
         }
-        let placeholder = j.spec.check == Check::Shape && j.spec.published.values().iter().all(|p| *p == 0.0);
-        for p in j.spec.published.values().iter().filter(|v| v.is_finite() && !placeholder) {
+        let placeholder =
+            j.spec.check == Check::Shape && j.spec.published.values().iter().all(|p| *p == 0.0);
+        for p in j
+            .spec
+            .published
+            .values()
+            .iter()
+            .filter(|v| v.is_finite() && !placeholder)
+        {
             if !drawn(*p, &nums) {
                 problems.push(format!("{id}: published value {p} is not in {stem}.csv"));
             }
@@ -216,7 +223,9 @@ fn figure_conventions_hold_on_the_reference_run() {
             continue;
         }
         let name = p.file_stem().unwrap().to_string_lossy().to_string();
-        let Ok(mut r) = csv::Reader::from_path(&p) else { continue };
+        let Ok(mut r) = csv::Reader::from_path(&p) else {
+            continue;
+        };
         let headers = r.headers().unwrap().clone();
         let Some(look_col) = headers.iter().position(|h| h == "look") else {
             continue;
@@ -228,7 +237,9 @@ fn figure_conventions_hold_on_the_reference_run() {
             }
             let (series, look) = (rec[2].to_string(), rec[look_col].to_string());
             if let Some((other, _)) = seen.iter().find(|(s, l)| *l == look && *s != series) {
-                problems.push(format!("{name}: series `{series}` and `{other}` are drawn alike ({look})"));
+                problems.push(format!(
+                    "{name}: series `{series}` and `{other}` are drawn alike ({look})"
+                ));
             }
             if !seen.iter().any(|(s, _)| *s == series) {
                 seen.push((series.clone(), look.clone()));
@@ -265,15 +276,23 @@ fn figure_conventions_hold_on_the_reference_run() {
             })
             .count();
         if published_entries > 1 {
-            problems.push(format!("{name}: {published_entries} legend entries for published values"));
+            problems.push(format!(
+                "{name}: {published_entries} legend entries for published values"
+            ));
         }
         // References of one kind are drawn alike: with more than one label
         // they share one legend entry (the labels go under the figure), so
         // no label of such a kind may appear in the legend on its own.
-        let mut legend: Vec<_> =
-            boxes.iter().filter(|b| b.x0 > 930.0 && b.y0 > 30.0).collect();
+        let mut legend: Vec<_> = boxes
+            .iter()
+            .filter(|b| b.x0 > 930.0 && b.y0 > 30.0)
+            .collect();
         legend.sort_by(|a, b| a.y0.total_cmp(&b.y0));
-        let legend_text = legend.iter().map(|b| b.text.as_str()).collect::<Vec<_>>().join(" ");
+        let legend_text = legend
+            .iter()
+            .map(|b| b.text.as_str())
+            .collect::<Vec<_>>()
+            .join(" ");
         let mut ref_labels: std::collections::BTreeMap<String, Vec<String>> = Default::default();
         if let Ok(mut r) = csv::Reader::from_path(&p) {
             for rec in r.records().flatten() {
@@ -288,9 +307,17 @@ fn figure_conventions_hold_on_the_reference_run() {
         }
         for (kind, labels) in ref_labels.iter().filter(|(_, l)| l.len() > 1) {
             for label in labels.iter().filter(|l| legend_text.contains(l.as_str())) {
-                problems.push(format!("{name}: {kind} line `{label}` has its own legend entry beside {} others", labels.len() - 1));
+                problems.push(format!(
+                    "{name}: {kind} line `{label}` has its own legend entry beside {} others",
+                    labels.len() - 1
+                ));
             }
         }
     }
-    assert!(problems.is_empty(), "{} problems:\n{}", problems.len(), problems.join("\n"));
+    assert!(
+        problems.is_empty(),
+        "{} problems:\n{}",
+        problems.len(),
+        problems.join("\n")
+    );
 }

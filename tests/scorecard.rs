@@ -323,10 +323,28 @@ async fn an_external_redis_and_cluster_by_url_with_auth() {
         .expect("refused");
     assert!(e.to_string().contains("already holds 1 key"), "{e}");
     // A key holding the prefix in its middle is not the run's.
-    admin.call(&limitbench::args!["DEL", "limitbench:ext-test:rl:{x}:k"]).await.unwrap();
-    admin.call(&limitbench::args!["SET", "rl:{limitbench:ext-test:x}:k", "1"]).await.unwrap();
-    drop(sc::External::connect(&url, None, prefix).await.expect("a foreign key is not the run's"));
-    admin.call(&limitbench::args!["EXISTS", "rl:{limitbench:ext-test:x}:k"]).await.map(|r| assert_eq!(r.as_i64(), Some(1))).unwrap();
+    admin
+        .call(&limitbench::args!["DEL", "limitbench:ext-test:rl:{x}:k"])
+        .await
+        .unwrap();
+    admin
+        .call(&limitbench::args![
+            "SET",
+            "rl:{limitbench:ext-test:x}:k",
+            "1"
+        ])
+        .await
+        .unwrap();
+    drop(
+        sc::External::connect(&url, None, prefix)
+            .await
+            .expect("a foreign key is not the run's"),
+    );
+    admin
+        .call(&limitbench::args!["EXISTS", "rl:{limitbench:ext-test:x}:k"])
+        .await
+        .map(|r| assert_eq!(r.as_i64(), Some(1)))
+        .unwrap();
 
     // Bad input through the binary: a clear cause and a non-zero exit.
     let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();

@@ -342,7 +342,13 @@ fn smoke_concurrency_run_and_a_killed_run_resumes_without_duplicates() {
     let cells: std::collections::BTreeSet<&String> = whole.iter().map(|w| &w.0).collect();
     assert_eq!(per_cell.len(), cells.len(), "a history per cell");
     for (cell, (requests, admitted)) in &per_cell {
-        let c: u64 = cell.split("/c").nth(1).and_then(|x| x.split('/').next()).unwrap().parse().unwrap();
+        let c: u64 = cell
+            .split("/c")
+            .nth(1)
+            .and_then(|x| x.split('/').next())
+            .unwrap()
+            .parse()
+            .unwrap();
         assert_eq!(*requests, 100 + 2 * c, "{cell}: L + 2c requests");
         let row = whole.iter().find(|w| &w.0 == cell && w.1 == 0).unwrap();
         assert_eq!(*admitted, row.2, "{cell}: history admissions = the row's");

@@ -56,7 +56,10 @@ async fn a_coarse_tick_groups_sends_and_over_admits_as_the_model_says() {
     // model of ideal groups (35% either side), never near the precise sender's.
     let implied = |share: f64| (99.0 / (1.0 - share) + 1.0) / 100.0;
     let ideal = model::expected_ratio(100, 1000.0, 4.0);
-    let (low, high) = (implied(tick_share).min(ideal), implied(tick_share).max(ideal));
+    let (low, high) = (
+        implied(tick_share).min(ideal),
+        implied(tick_share).max(ideal),
+    );
     assert!(
         tick > 0.65 * low && tick < 1.35 * high,
         "4 ms tick: {tick}x, implied by its same-ms share {tick_share}: {}x (ideal groups: {ideal}x)",

@@ -195,7 +195,10 @@ mod tests {
         std::fs::write(dir.path().join(TRIAL_TIMES_CSV), text).unwrap();
         let w = outliers(dir.path()).unwrap();
         assert_eq!(w.len(), 1, "{w:?}");
-        assert!(w[0].contains("trial 3 of cell `token-bucket/c8/rtt0` took 91.4 s"), "{w:?}");
+        assert!(
+            w[0].contains("trial 3 of cell `token-bucket/c8/rtt0` took 91.4 s"),
+            "{w:?}"
+        );
         assert_eq!(parse_duration("500ms").unwrap(), Duration::from_millis(500));
         assert_eq!(parse_duration("2m").unwrap(), Duration::from_secs(120));
         assert!(parse_duration("0s").is_err() && parse_duration("3h").is_err());

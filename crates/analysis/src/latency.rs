@@ -201,8 +201,10 @@ pub fn section(ctx: &AnalysisCtx, experiments: &[&str]) -> Result<Option<Section
 fn cdf_figure(ctx: &AnalysisCtx, exp: &str, merged: &BTreeMap<String, Merged>) -> Result<String> {
     let y = || Axis::log("decision latency (µs, log scale)");
     let x = || {
-        Axis::log("percentile as 1/(1-q), log: 1 = p0, 10 = p90, 100 = p99, 1000 = p99.9, 10k = p99.99")
-            .ticks(vec![1.0, 2.0, 10.0, 100.0, 1000.0, 1e4, 1e5, 1e6, 1e7])
+        Axis::log(
+            "percentile as 1/(1-q), log: 1 = p0, 10 = p90, 100 = p99, 1000 = p99.9, 10k = p99.99",
+        )
+        .ticks(vec![1.0, 2.0, 10.0, 100.0, 1000.0, 1e4, 1e5, 1e6, 1e7])
     };
     let mut panels: Vec<Panel> = if exp == "cost" {
         vec![

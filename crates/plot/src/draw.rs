@@ -140,7 +140,8 @@ type RefEntry = (RefKind, String, bool);
 
 /// The legend's one entry for all published values of a figure that
 /// shows more than one: their labels are listed under the figure instead.
-pub const PUBLISHED_ENTRY: &str = "published value (listed below the figure); shaded: where its check passes";
+pub const PUBLISHED_ENTRY: &str =
+    "published value (listed below the figure); shaded: where its check passes";
 /// The same for several expected lines (a model's or a design's values):
 /// they are drawn alike, so separate entries would look the same.
 pub const EXPECTED_ENTRY: &str = "expected value (listed below the figure)";
@@ -194,7 +195,10 @@ fn caption_drawn(f: &Figure) -> String {
 
 fn legend_entries(f: &Figure) -> (Vec<(String, Draw, usize)>, Vec<RefEntry>) {
     let names = resolve_looks(f);
-    let merged: Vec<RefKind> = REF_KINDS.into_iter().filter(|k| labels_of(f, *k).len() > 1).collect();
+    let merged: Vec<RefKind> = REF_KINDS
+        .into_iter()
+        .filter(|k| labels_of(f, *k).len() > 1)
+        .collect();
     let mut refs: Vec<RefEntry> = Vec::new();
     for p in &f.panels {
         for r in &p.refs {
@@ -439,7 +443,10 @@ mod tests {
 
     #[test]
     fn one_label_per_kind_keeps_its_own_entry() {
-        let f = with_refs(vec![Reference::expected("model a", 1.0), Reference::expected("model a", 2.0)]);
+        let f = with_refs(vec![
+            Reference::expected("model a", 1.0),
+            Reference::expected("model a", 2.0),
+        ]);
         let (_, refs) = legend_entries(&f);
         assert_eq!(refs.len(), 1);
         assert_eq!(refs[0].1, "model a");

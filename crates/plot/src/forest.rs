@@ -115,7 +115,15 @@ impl Forest {
     pub fn csv(&self) -> String {
         let mut w = csv::Writer::from_writer(vec![]);
         let _ = w.write_record([
-            "group", "kind", "label", "value", "low", "high", "band_low", "band_high", "note",
+            "group",
+            "kind",
+            "label",
+            "value",
+            "low",
+            "high",
+            "band_low",
+            "band_high",
+            "note",
             "placeholder",
         ]);
         let o = |v: Option<f64>| v.map(|v| format!("{v}")).unwrap_or_default();
@@ -184,7 +192,12 @@ impl Forest {
         let left = Pos::new(HPos::Left, VPos::Center);
         let mut y = 10;
         for t in title {
-            text(root, t, (15, y), &font(TITLE_SIZE).pos(Pos::new(HPos::Left, VPos::Top)))?;
+            text(
+                root,
+                t,
+                (15, y),
+                &font(TITLE_SIZE).pos(Pos::new(HPos::Left, VPos::Top)),
+            )?;
             y += 24;
         }
         let (r0, r1) = self.range();
@@ -227,7 +240,12 @@ impl Forest {
         )?;
         // The line at 1 (the published value), its marker and label on top.
         let one = px(1.0);
-        dashed(root, &[(one, top - 4), (one, bottom)], (14, 4), BLACK.stroke_width(2))?;
+        dashed(
+            root,
+            &[(one, top - 4), (one, bottom)],
+            (14, 4),
+            BLACK.stroke_width(2),
+        )?;
         published_marker(root, (one, top - 12))?;
         text(
             root,
@@ -303,10 +321,18 @@ impl Forest {
                     }
                 }
                 // A ratio of 0 (or below) lies left of every log axis.
-                let lv = if v > 0.0 { v.log10() } else { f64::NEG_INFINITY };
+                let lv = if v > 0.0 {
+                    v.log10()
+                } else {
+                    f64::NEG_INFINITY
+                };
                 if lv < r0 || lv > r1 {
                     // Outside the axis: an arrow at the edge and the value.
-                    let (x, d) = if lv < r0 { (PLOT_X0 + 6, -1) } else { (PLOT_X1 - 6, 1) };
+                    let (x, d) = if lv < r0 {
+                        (PLOT_X0 + 6, -1)
+                    } else {
+                        (PLOT_X1 - 6, 1)
+                    };
                     root.draw(&Polygon::new(
                         vec![(x + 6 * d, mid), (x - 4 * d, mid - 6), (x - 4 * d, mid + 6)],
                         lk.color.filled(),

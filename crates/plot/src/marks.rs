@@ -121,5 +121,6 @@ pub(crate) fn published_marker<DB: DrawingBackend>(
     let (x, y) = at;
     let s = 7;
     let diamond = vec![(x, y - s), (x + s, y), (x, y + s), (x - s, y)];
-    area.draw(&Polygon::new(diamond, BLACK.filled())).map_err(err)
+    area.draw(&Polygon::new(diamond, BLACK.filled()))
+        .map_err(err)
 }

@@ -163,7 +163,11 @@ pub(super) fn series<DB: DrawingBackend>(
     let ((x0, x1), (xlog, ylog)) = (fr.x, fr.log);
     let k = p.series.len().max(1);
     for (si, s) in p.series.iter().enumerate() {
-        let idx = names.iter().find(|n| n.0 == s.name).map(|n| n.2).unwrap_or(si);
+        let idx = names
+            .iter()
+            .find(|n| n.0 == s.name)
+            .map(|n| n.2)
+            .unwrap_or(si);
         let lk = look(idx);
         // Series side by side at a category (or, asked for, at an x).
         let dodge = if cat && k > 1 {
@@ -181,13 +185,14 @@ pub(super) fn series<DB: DrawingBackend>(
                 // On a log axis a value of 0 (or below) sits on the axis
                 // floor, so a "none" is seen rather than dropped; the CSV
                 // keeps the value.
-                let ty = |v: f64| if ylog && v <= 0.0 { fr.y.0 } else { tr(v, ylog) };
-                (
-                    tr(q.x, xlog) + dodge,
-                    ty(q.y),
-                    q.lo.map(ty),
-                    q.hi.map(ty),
-                )
+                let ty = |v: f64| {
+                    if ylog && v <= 0.0 {
+                        fr.y.0
+                    } else {
+                        tr(v, ylog)
+                    }
+                };
+                (tr(q.x, xlog) + dodge, ty(q.y), q.lo.map(ty), q.hi.map(ty))
             })
             .collect();
         for (x, _, lo, hi) in &pts {

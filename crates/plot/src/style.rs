@@ -77,17 +77,16 @@ pub fn look_name(i: usize) -> String {
     let l = look(i);
     format!(
         "#{:02x}{:02x}{:02x} {}",
-        l.color.0,
-        l.color.1,
-        l.color.2,
-        MARKER_NAMES[l.marker]
+        l.color.0, l.color.1, l.color.2, MARKER_NAMES[l.marker]
     )
 }
 
 /// The drawn look of every series name of a figure, in first-seen order:
 /// a series with a fixed look keeps it; the others take, in order, the
 /// looks no fixed series of the figure uses.
-pub(crate) fn resolve_looks(f: &crate::figure::Figure) -> Vec<(String, crate::figure::Draw, usize)> {
+pub(crate) fn resolve_looks(
+    f: &crate::figure::Figure,
+) -> Vec<(String, crate::figure::Draw, usize)> {
     let fixed: Vec<usize> = f
         .panels
         .iter()

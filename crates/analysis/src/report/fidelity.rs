@@ -45,7 +45,12 @@ pub fn figure_link(j: &Judged, figures: &[FigureInfo], dir: &Path) -> Option<Str
     let named = figures
         .iter()
         .filter(|f| f.claims.iter().any(|c| *c == j.spec.id))
-        .map(|f| f.file.trim_start_matches("figures/").trim_end_matches(".png").to_string());
+        .map(|f| {
+            f.file
+                .trim_start_matches("figures/")
+                .trim_end_matches(".png")
+                .to_string()
+        });
     let mut candidates: Vec<String> = Vec::new();
     if !j.assumption.is_empty() {
         candidates.extend(sweep.clone());
@@ -55,13 +60,21 @@ pub fn figure_link(j: &Judged, figures: &[FigureInfo], dir: &Path) -> Option<Str
     let (values, _) = super::summary::judged_values(j);
     let shows = |stem: &String| {
         let nums = drawn_numbers(dir, stem);
-        values.iter().filter(|v| v.is_finite()).all(|v| is_drawn(*v, &nums))
+        values
+            .iter()
+            .filter(|v| v.is_finite())
+            .all(|v| is_drawn(*v, &nums))
     };
     let pick = candidates
         .iter()
         .find(|s| shows(s))
         .or(figure_of(figures, &j.spec.id)
-            .map(|f| f.file.trim_start_matches("figures/").trim_end_matches(".png").to_string())
+            .map(|f| {
+                f.file
+                    .trim_start_matches("figures/")
+                    .trim_end_matches(".png")
+                    .to_string()
+            })
             .as_ref()
             .and_then(|first| candidates.iter().find(|c| *c == first)))
         .or(candidates.first())?;

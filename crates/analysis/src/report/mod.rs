@@ -203,7 +203,10 @@ reading.\n\n";
 /// One study's executive summary: its claims' verdicts in a sentence,
 /// then what did not reproduce as stated.
 fn study_summary(study: &str, rows: &[&Judged]) -> String {
-    let repro: Vec<&&Judged> = rows.iter().filter(|j| j.spec.tally == "reproduction").collect();
+    let repro: Vec<&&Judged> = rows
+        .iter()
+        .filter(|j| j.spec.tally == "reproduction")
+        .collect();
     if repro.is_empty() {
         return String::new();
     }
@@ -256,7 +259,9 @@ fn claims_table(
     dir: &Path,
     manifest: &serde_json::Value,
 ) -> String {
-    let mut out = String::from("| claim | the study says | kind | published | ours [95% interval] | unit | check | margin | verdict | figure |\n|---|---|---|---|---|---|---|---|---|---|\n");
+    let mut out = String::from(
+        "| claim | the study says | kind | published | ours [95% interval] | unit | check | margin | verdict | figure |\n|---|---|---|---|---|---|---|---|---|---|\n",
+    );
     for j in rows {
         let (c, me) = (&j.spec, &j.measured);
         out.push_str(&format!(
@@ -429,7 +434,10 @@ pub fn write_report(
 ) -> Result<()> {
     let m = &ctx.manifest;
     let run = m["run_id"].as_str().unwrap_or("?");
-    let mut out = format!("# limitbench report: run `{run}` (size `{}`)\n\n", m["size"].as_str().unwrap_or("?"));
+    let mut out = format!(
+        "# limitbench report: run `{run}` (size `{}`)\n\n",
+        m["size"].as_str().unwrap_or("?")
+    );
     out.push_str("## Executive summary\n\n");
     let mut studies: Vec<&str> = rows.iter().map(|j| j.spec.study.as_str()).collect();
     studies.dedup();
@@ -437,7 +445,10 @@ pub fn write_report(
         let mine: Vec<&Judged> = rows.iter().filter(|j| j.spec.study == st).collect();
         out.push_str(&study_summary(st, &mine));
     }
-    let apart: Vec<&Judged> = rows.iter().filter(|j| j.spec.tally != "reproduction").collect();
+    let apart: Vec<&Judged> = rows
+        .iter()
+        .filter(|j| j.spec.tally != "reproduction")
+        .collect();
     if !apart.is_empty() {
         out.push_str(&format!(
             "Apart from the tally (the studies' own description and the harness's policy): {}.\n\n",
@@ -514,10 +525,21 @@ pub fn write_report(
         out.push('\n');
     }
     out.push_str("\n## Appendix: debug-level detail\n\nFor checking, not for reading: every claim that did not reproduce at our defaults, every sensitivity sweep setting by setting, and each experiment's full tables.\n");
-    out.push_str(&fidelity::not_reproduced(rows, &figures, &ctx.figures_dir).replace("\n### ", "\n### Appendix: "));
-    out.push_str(&fidelity::sweeps(rows).replace("\n### ", "\n#### ").replace("\n## Sensitivity sweeps", "\n### Appendix: sensitivity sweeps"));
+    out.push_str(
+        &fidelity::not_reproduced(rows, &figures, &ctx.figures_dir)
+            .replace("\n### ", "\n### Appendix: "),
+    );
+    out.push_str(
+        &fidelity::sweeps(rows).replace("\n### ", "\n#### ").replace(
+            "\n## Sensitivity sweeps",
+            "\n### Appendix: sensitivity sweeps",
+        ),
+    );
     for s in sections.iter().filter(|s| !s.appendix.is_empty()) {
-        out.push_str(&format!("\n### Appendix: {} tables\n\n{}\n", s.experiment, s.appendix));
+        out.push_str(&format!(
+            "\n### Appendix: {} tables\n\n{}\n",
+            s.experiment, s.appendix
+        ));
     }
     std::fs::write(path, out).map_err(|e| Error::io("writing report.md", e))
 }

@@ -131,7 +131,11 @@ fn row(j: &Judged) -> ForestRow {
             label,
             note,
             placeholder: match crate::figure::pass_region(c, i).1 {
-                Some((lo, hi)) if lo == hi => format!("ours {} = published {} exactly (no ratio to 0)", num(v), num(p)),
+                Some((lo, hi)) if lo == hi => format!(
+                    "ours {} = published {} exactly (no ratio to 0)",
+                    num(v),
+                    num(p)
+                ),
                 _ => format!(
                     "ours {} against published {}; passes {} (no ratio to 0)",
                     num(v),

@@ -19,9 +19,9 @@
 //! written SVG's text back for the figure test ([`text_boxes`],
 //! [`text_problems`]) in `svg_text.rs`.
 
+pub use super::style::{COLOURS, LOOKS, look_name};
 pub use super::svg_text::{TextBox, text_boxes, text_problems};
 pub use super::text::{text_width, wrap};
-pub use super::style::{COLOURS, LOOKS, look_name};
 
 // ---- The model ----
 

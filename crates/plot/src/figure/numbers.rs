@@ -79,7 +79,11 @@ impl Figure {
                 ]);
             }
             // A published range without one value: its ends, as drawn.
-            for r in p.refs.iter().filter(|r| r.value.is_none() && r.kind == RefKind::Published) {
+            for r in p
+                .refs
+                .iter()
+                .filter(|r| r.value.is_none() && r.kind == RefKind::Published)
+            {
                 for v in &r.lines {
                     let _ = w.write_record([
                         p.title.clone(),
