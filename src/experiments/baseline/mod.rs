@@ -24,7 +24,6 @@ use crate::clock::Clock;
 use crate::error::Result;
 use crate::fleet::Fleet;
 use crate::load::{Driver, closed_loop};
-use crate::run::keys::fresh_client;
 use crate::run::latency;
 use crate::run::seeds::trial_seed;
 use crate::run::sweep::{self, NoSide, Sweep, TrialRows};
@@ -115,7 +114,7 @@ impl Sweep for Baseline {
             }
             Some(d) => {
                 // A limit far above the samples: every decision admits.
-                let client = fresh_client("base", target, trial);
+                let client = ctx.fresh_client("base", target, trial);
                 let (events, _, mut back) = closed_loop(
                     vec![d],
                     &client,

@@ -32,7 +32,6 @@ use std::sync::Arc;
 use crate::load::counts::count;
 use crate::load::schedule::Arrival;
 use crate::load::{closed_loop, open_loop};
-use crate::run::keys::fresh_client;
 use crate::run::latency;
 use crate::run::seeds::trial_seed;
 use crate::run::sweep::{self, NoSide, Sweep, TrialRows};
@@ -134,7 +133,7 @@ impl Sweep for Retries {
         let id = cell.id();
         let limit = Limit::per_window(p.limit, p.window_ms);
         testbed::clear_of_boundary(p.window_ms, Duration::from_secs(60)).await;
-        let client = fresh_client("retr", &id, trial);
+        let client = ctx.fresh_client("retr", &id, trial);
         // Exactly L requests in all, shared by the workers: all at once
         // (each worker takes the next as soon as it is done), or arriving
         // at seeded uniform times over `arrival_ms` (the next free worker

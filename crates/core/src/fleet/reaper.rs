@@ -15,6 +15,7 @@ use std::os::unix::process::CommandExt;
 use std::process::{Child, Command};
 use std::sync::mpsc;
 use std::sync::{Mutex, OnceLock};
+use std::time::Duration;
 
 static LIVE: Mutex<BTreeSet<u32>> = Mutex::new(BTreeSet::new());
 /// What each live process is, for messages ("redis-server on 127.0.0.1:7001").
@@ -108,9 +109,48 @@ fn remove_tracked_dirs() {
     }
 }
 
+/// The file inside each server folder its owner holds locked (`flock`,
+/// exclusive) for as long as the folder lives. A sweep removes a folder only
+/// when it can take that lock itself: the owner is gone. The pid in the
+/// folder's name cannot say that, because a harness in another PID namespace
+/// (a container, `unshare --pid`) sharing /tmp sees other namespaces' pids
+/// as missing and would remove a live run's folders.
+pub const OWNER_LOCK: &str = ".owner.lock";
+
+/// A server's temporary folder (config, log, RDB), removed when dropped,
+/// with its owner lock held until then.
+#[derive(Debug)]
+pub struct OwnedTempDir {
+    // Field order: the lock is released after the folder is removed.
+    dir: tempfile::TempDir,
+    _lock: std::fs::File,
+}
+
+impl OwnedTempDir {
+    /// Create `<tmp>/limitbench-redis-<pid>-XXXX/` and lock its owner file.
+    pub fn create() -> std::io::Result<Self> {
+        let dir = tempfile::Builder::new()
+            // The owner's pid in the name says whose it is in messages and
+            // lets a sweep recognise folders made before the lock existed.
+            .prefix(&format!("{TEMP_PREFIX}{}-", std::process::id()))
+            .tempdir()?;
+        let lock = std::fs::File::create(dir.path().join(OWNER_LOCK))?;
+        lock.try_lock().map_err(std::io::Error::other)?;
+        Ok(OwnedTempDir { dir, _lock: lock })
+    }
+
+    pub fn path(&self) -> &std::path::Path {
+        self.dir.path()
+    }
+}
+
+/// A folder without an owner lock (made by a version before it) is removed
+/// only when its pid is gone and it has not changed for this long.
+const UNLOCKED_STALE_AFTER: Duration = Duration::from_secs(3600);
+
 /// Remove the temporary server folders of limitbench processes that no
-/// longer exist (killed with SIGKILL, which nothing can clean up after).
-/// Returns how many were removed.
+/// longer exist (killed with SIGKILL, which nothing can clean up after):
+/// those whose owner lock nobody holds. Returns how many were removed.
 pub fn sweep_stale_dirs() -> usize {
     let tmp = std::env::temp_dir();
     let Ok(rd) = std::fs::read_dir(&tmp) else {
@@ -125,14 +165,32 @@ pub fn sweep_stale_dirs() -> usize {
         let Some(pid) = rest.split('-').next().and_then(|p| p.parse::<u32>().ok()) else {
             continue;
         };
-        if pid != std::process::id()
-            && !process_running(pid)
-            && std::fs::remove_dir_all(e.path()).is_ok()
-        {
+        if pid == std::process::id() {
+            continue;
+        }
+        if owner_gone(&e.path(), pid) && std::fs::remove_dir_all(e.path()).is_ok() {
             removed += 1;
         }
     }
     removed
+}
+
+/// Whether the folder's owner is gone: its lock can be taken (and is
+/// released at once; the folder is removed next), or, for a folder without
+/// a lock file, its pid is not running and it is an hour old.
+fn owner_gone(dir: &std::path::Path, pid: u32) -> bool {
+    match std::fs::File::open(dir.join(OWNER_LOCK)) {
+        Ok(f) => f.try_lock().is_ok(),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let old = std::fs::metadata(dir)
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|t| t.elapsed().ok())
+                .is_some_and(|age| age >= UNLOCKED_STALE_AFTER);
+            old && !process_running(pid)
+        }
+        Err(_) => false,
+    }
 }
 
 /// Name a live process for messages (the server's address).
@@ -239,4 +297,46 @@ pub fn install_handlers() {
         super::owned::release_all_blocking(true);
         prev(info);
     }));
+}
+
+#[cfg(test)]
+mod sweep_tests {
+    use super::*;
+
+    /// A folder named for a pid this process cannot see (as a run in
+    /// another PID namespace looks) stays while its owner lock is held, and
+    /// is swept once the lock is released.
+    #[test]
+    fn a_held_owner_lock_keeps_the_folder_whatever_its_pid() {
+        let dir = std::env::temp_dir().join(format!(
+            "{TEMP_PREFIX}4000000000-sweeptest-{}",
+            std::process::id()
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        let lock = std::fs::File::create(dir.join(OWNER_LOCK)).unwrap();
+        lock.try_lock().unwrap();
+        sweep_stale_dirs();
+        assert!(
+            dir.exists(),
+            "a live owner's folder was swept: {}",
+            dir.display()
+        );
+        drop(lock);
+        sweep_stale_dirs();
+        assert!(
+            !dir.exists(),
+            "a dead owner's folder was left: {}",
+            dir.display()
+        );
+    }
+
+    #[test]
+    fn an_owned_temp_dir_holds_its_lock() {
+        let d = OwnedTempDir::create().unwrap();
+        let other = std::fs::File::open(d.path().join(OWNER_LOCK)).unwrap();
+        assert!(other.try_lock().is_err(), "the owner lock is not held");
+        let path = d.path().to_path_buf();
+        drop(d);
+        assert!(!path.exists());
+    }
 }

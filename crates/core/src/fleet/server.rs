@@ -95,7 +95,7 @@ pub struct Server {
     pub port: u16,
     config: ServerConfig,
     binary: RedisBinary,
-    dir: Arc<tempfile::TempDir>,
+    dir: Arc<reaper::OwnedTempDir>,
     child: Option<Child>,
     cluster: bool,
     replica_of: Option<u16>,
@@ -130,11 +130,8 @@ impl Server {
         replica_of: Option<u16>,
     ) -> Result<Self> {
         let dir = Arc::new(
-            tempfile::Builder::new()
-                // The owner's pid in the name lets a later run sweep the
-                // folders of a process that was killed (see reaper::sweep_stale_dirs).
-                .prefix(&format!("{}{}-", reaper::TEMP_PREFIX, std::process::id()))
-                .tempdir()
+            // Locked by this process while it lives (see reaper::sweep_stale_dirs).
+            reaper::OwnedTempDir::create()
                 .map_err(|e| Error::io("creating a temp dir for redis-server", e))?,
         );
         let fixed = config.port;
