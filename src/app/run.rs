@@ -11,7 +11,7 @@ use crate::experiments::{self, RunContext, Size};
 use crate::fleet::external::{Policy, UserServer};
 use crate::fleet::{self, Fleet, RedisBinary, ServerConfig};
 use crate::run::manifest::{self as mf, RunInputs, RunManifest};
-use crate::run::parallel::Bound;
+use crate::run::parallel::{Bound, Part};
 use crate::run::record::{RunDir, now_rfc3339};
 use crate::run::shard::Shard;
 use crate::strategy::{self, Options};
@@ -293,7 +293,10 @@ pub(crate) async fn run_session(
     // A lane (Some) is one of several concurrent runs of a latency-bound
     // experiment over its part of the cells; the manifest's start is the
     // first lane's and its end is written once all lanes ended (below).
-    let one = |d: &'static experiments::Experiment, lane: Option<Shard>| {
+    // `part`: of an experiment with CPU-bound cells among latency-bound
+    // ones, the CPU part runs alone and starts its manifest entry, and the
+    // lanes of the rest end it (below).
+    let one = |d: &'static experiments::Experiment, lane: Option<Shard>, part: Option<Part>| {
         let (run, manifest, experiments_dir) =
             (run.clone(), manifest.clone(), experiments_dir.clone());
         let (size, seed, filter, dir, redis, stall_after) = (
@@ -321,11 +324,19 @@ pub(crate) async fn run_session(
                 Ok(mut c) => {
                     c.stall_after = stall_after;
                     c.trial_floor = floor;
-                    c.with_shard(shard).with_lane(lane).with_bound(d.bound)
+                    let bound = match part {
+                        Some(Part::Cpu) => Bound::Cpu,
+                        _ => d.bound,
+                    };
+                    let split = part.zip(d.cpu_cells);
+                    c.with_shard(shard)
+                        .with_lane(lane)
+                        .with_bound(bound)
+                        .with_part(split)
                 }
                 Err(e) => return Err(anyhow::Error::from(e)),
             };
-            if lane.is_none_or(|l| l.index == 0) {
+            if lane.is_none_or(|l| l.index == 0) && part != Some(Part::Latency) {
                 let mut m = manifest.lock().unwrap();
                 m.started_experiment(d.name, &ctx.params);
                 m.note(
@@ -351,7 +362,7 @@ pub(crate) async fn run_session(
                     format!("failed: {e}")
                 }
             };
-            if lane.is_none() {
+            if lane.is_none() && part.is_none() {
                 let mut m = manifest.lock().unwrap();
                 m.ended_experiment(d.name, secs, &outcome);
                 m.save(&run)?;
@@ -366,14 +377,22 @@ pub(crate) async fn run_session(
     let mut timings = Vec::new();
     if parallel.0 <= 1 {
         for d in &experiments {
-            timings.push(one(d, None).await?);
+            timings.push(one(d, None, None).await?);
         }
     } else {
         // CPU-bound experiments alone, in order; then the latency-bound
         // ones, each split into N lanes (its cells round robin, each lane
         // with its own servers, keys and proxies), N lanes at a time.
-        for d in experiments.iter().filter(|d| d.bound == Bound::Cpu) {
-            timings.push(one(d, None).await?);
+        // An experiment with CPU-bound cells among latency-bound ones runs
+        // those here too, in its place in the order.
+        let mut alone_part: std::collections::BTreeMap<&str, (f64, String)> = Default::default();
+        for d in &experiments {
+            if d.bound == Bound::Cpu {
+                timings.push(one(d, None, None).await?);
+            } else if d.cpu_cells.is_some() {
+                let (name, secs, outcome) = one(d, None, Some(Part::Cpu)).await?;
+                alone_part.insert(name, (secs, outcome));
+            }
         }
         let n = parallel.0 as u64;
         let laned: Vec<&'static experiments::Experiment> = experiments
@@ -388,7 +407,7 @@ pub(crate) async fn run_session(
         let jobs: Vec<_> = laned
             .iter()
             .flat_map(|d| (0..n).map(move |k| (*d, Shard { index: k, count: n })))
-            .map(|(d, lane)| one(d, Some(lane)))
+            .map(|(d, lane)| one(d, Some(lane), d.cpu_cells.map(|_| Part::Latency)))
             .collect();
         let mut per: std::collections::BTreeMap<&str, (f64, String)> = Default::default();
         for r in crate::run::parallel::n_at_a_time(parallel.0, jobs).await {
@@ -400,7 +419,14 @@ pub(crate) async fn run_session(
             }
         }
         for d in laned {
-            let (secs, outcome) = per.remove(d.name).unwrap_or((0.0, "done".into()));
+            let (mut secs, mut outcome) = per.remove(d.name).unwrap_or((0.0, "done".into()));
+            // The part that ran alone first counts in its time and outcome.
+            if let Some((s, o)) = alone_part.remove(d.name) {
+                secs += s;
+                if o != "done" {
+                    outcome = o;
+                }
+            }
             {
                 let mut m = manifest.lock().unwrap();
                 m.ended_experiment(d.name, secs, &outcome);

@@ -47,6 +47,10 @@ pub struct Experiment {
     /// latency-bound experiments, within a bound on its schedule's slip):
     /// `run::parallel`.
     pub bound: crate::run::parallel::Bound,
+    /// For a latency-bound experiment: which of its cells (by id) are
+    /// CPU-bound all the same. A run with lanes runs those alone, before the
+    /// lanes, and the rest in lanes (`run::parallel::Part`).
+    pub cpu_cells: Option<fn(&str) -> bool>,
     pub run: for<'a> fn(&'a RunContext) -> BoxFut<'a>,
     pub analyze: Analyzer,
 }

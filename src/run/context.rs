@@ -77,6 +77,10 @@ pub struct RunContext {
     /// CPU-bound (runs alone) or latency-bound with its schedule's bound
     /// (`run::parallel`); the registry's declaration, set by `limitbench run`.
     pub bound: crate::run::parallel::Bound,
+    /// For an experiment with CPU-bound cells among latency-bound ones: the
+    /// part this run takes and the experiment's test of a CPU-bound cell id
+    /// (None: every cell).
+    pub part: Option<(crate::run::parallel::Part, fn(&str) -> bool)>,
     /// The attempt of the trial running now: 0, or the redo after a trial
     /// whose schedule slipped past the bound. A redo writes fresh keys.
     pub attempt: std::sync::atomic::AtomicU64,
@@ -130,6 +134,7 @@ impl RunContext {
             shard: None,
             lane: None,
             bound: crate::run::parallel::Bound::Cpu,
+            part: None,
             attempt: std::sync::atomic::AtomicU64::new(0),
             trial_floor: 0,
             quiet: false,
@@ -169,6 +174,15 @@ impl RunContext {
     /// Declare how the experiment's cells use the machine.
     pub fn with_bound(mut self, bound: crate::run::parallel::Bound) -> Self {
         self.bound = bound;
+        self
+    }
+
+    /// Run only one part of the cells (`run::parallel::Part`).
+    pub fn with_part(
+        mut self,
+        part: Option<(crate::run::parallel::Part, fn(&str) -> bool)>,
+    ) -> Self {
+        self.part = part;
         self
     }
 

@@ -217,6 +217,14 @@ pub async fn run<S: Sweep>(ctx: &RunContext, sweep: &mut S, cells: &[S::Cell]) -
         .filter(|(i, _)| ctx.shard.is_none_or(|s| s.owns(ctx.experiment, *i)))
         .map(|(_, c)| c)
         .collect();
+    // The CPU-bound part of an experiment runs alone, the rest in lanes.
+    let cells: Vec<&S::Cell> = cells
+        .into_iter()
+        .filter(|c| {
+            ctx.part
+                .is_none_or(|(part, is_cpu)| part.holds(is_cpu, &sweep.cell_id(c)))
+        })
+        .collect();
     // A lane (one of several concurrent runs of this experiment) takes its
     // round-robin part of the shard's cells, each lane with its own servers.
     let cells: Vec<&S::Cell> = cells
@@ -278,7 +286,7 @@ pub async fn run<S: Sweep>(ctx: &RunContext, sweep: &mut S, cells: &[S::Cell]) -
                 .within(ctx, &id, &what, sweep.trial(ctx, cell, &mut setup, trial))
                 .await;
             let took = trial_started.elapsed();
-            let slip_us = probe.take();
+            let slip = probe.take();
             let beside = flight.trial_ends();
             drop(turn);
             // A server that died under the trial makes whatever it returned
@@ -316,13 +324,15 @@ pub async fn run<S: Sweep>(ctx: &RunContext, sweep: &mut S, cells: &[S::Cell]) -
             };
             // Only a slip beside other cells is the concurrency's doing; the
             // last attempt ran alone and is kept whatever its slip.
-            let slipped = bound_us.is_some_and(|b| slip_us > b) && !beside.is_empty() && !alone;
+            let slipped =
+                bound_us.is_some_and(|b| slip.p99_us > b) && !beside.is_empty() && !alone;
             let row = parallel::ScheduleRow {
                 experiment: ctx.experiment.to_string(),
                 cell: id.clone(),
                 trial,
                 attempt,
-                slip_max_us: slip_us,
+                slip_max_us: slip.max_us,
+                slip_p99_us: slip.p99_us,
                 slip_bound_us: bound_us,
                 beside: beside.join(";"),
                 committed: !slipped,

@@ -36,6 +36,7 @@ pub const EXPERIMENT: Experiment = Experiment {
     allows_external: true,
     // its round trips are the reference other ratios divide by: alone.
     bound: crate::run::parallel::Bound::Cpu,
+    cpu_cells: None,
     run: |ctx: &RunContext| Box::pin(run(ctx)),
     analyze: analyze::analyze,
 };

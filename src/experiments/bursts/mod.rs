@@ -77,6 +77,7 @@ pub const EXPERIMENT: Experiment = Experiment {
     allows_external: true,
     // windows of 1 s and more, phases of 50 ms and more: a 10 ms slip is under a fifth of the shortest.
     bound: crate::run::parallel::Bound::Latency { max_slip_ms: 10.0 },
+    cpu_cells: None,
     run: |ctx: &RunContext| Box::pin(run(ctx)),
     analyze: analyze::analyze,
 };

@@ -65,6 +65,7 @@ pub const EXPERIMENT: Experiment = Experiment {
     // fraction on one node moved from 0.335-0.340 to 0.320 (Mann-Whitney
     // p = 0.0002, status-power.md).
     bound: crate::run::parallel::Bound::Cpu,
+    cpu_cells: None,
     run: |ctx: &RunContext| Box::pin(run(ctx)),
     analyze: analyze::analyze,
 };

@@ -55,6 +55,7 @@ pub const EXPERIMENT: Experiment = Experiment {
     allows_external: false,
     // CPU per decision, pinned: alone.
     bound: crate::run::parallel::Bound::Cpu,
+    cpu_cells: None,
     run: |ctx: &RunContext| Box::pin(run(ctx)),
     analyze: analyze::analyze,
 };

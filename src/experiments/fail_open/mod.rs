@@ -52,6 +52,7 @@ pub const EXPERIMENT: Experiment = Experiment {
     allows_external: false,
     // its client timeouts are milliseconds: a slip of 3 ms is what a timeout of the study could absorb.
     bound: crate::run::parallel::Bound::Latency { max_slip_ms: 3.0 },
+    cpu_cells: None,
     run: |ctx: &RunContext| Box::pin(run(ctx)),
     analyze: analyze::analyze,
 };

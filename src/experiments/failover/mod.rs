@@ -61,6 +61,7 @@ pub const EXPERIMENT: Experiment = Experiment {
     // fail-open), 3 trials each (status-power.md); when the kill lands
     // relative to the replication stream is timing the lanes disturb.
     bound: crate::run::parallel::Bound::Cpu,
+    cpu_cells: None,
     run: |ctx: &RunContext| Box::pin(run(ctx)),
     analyze: analyze::analyze,
 };

@@ -61,6 +61,7 @@ pub const EXPERIMENT: Experiment = Experiment {
     allows_external: false,
     // its CPU cells time the log on a pinned server: alone.
     bound: crate::run::parallel::Bound::Cpu,
+    cpu_cells: None,
     run: |ctx: &RunContext| Box::pin(run(ctx)),
     analyze: analyze::analyze,
 };

@@ -48,6 +48,7 @@ pub const EXPERIMENT: Experiment = Experiment {
     allows_external: false,
     // buckets of a rate over seconds: 10 ms.
     bound: crate::run::parallel::Bound::Latency { max_slip_ms: 10.0 },
+    cpu_cells: None,
     run: |ctx: &RunContext| Box::pin(run(ctx)),
     analyze: analyze::analyze,
 };

@@ -62,6 +62,7 @@ pub const EXPERIMENT: Experiment = Experiment {
     allows_external: false,
     // yes/no checks after a restart or promotion: no timing.
     bound: crate::run::parallel::Bound::Latency { max_slip_ms: 50.0 },
+    cpu_cells: None,
     run: |ctx: &RunContext| Box::pin(run(ctx)),
     analyze: analyze::analyze,
 };

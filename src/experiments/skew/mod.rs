@@ -60,6 +60,7 @@ pub const EXPERIMENT: Experiment = Experiment {
     allows_external: true,
     // clock offsets of milliseconds: 3 ms, above the probe's own 1 ms timer resolution.
     bound: crate::run::parallel::Bound::Latency { max_slip_ms: 3.0 },
+    cpu_cells: None,
     run: |ctx: &RunContext| Box::pin(run(ctx)),
     analyze: analyze::analyze,
 };

@@ -51,6 +51,7 @@ pub const EXPERIMENT: Experiment = Experiment {
     allows_external: false,
     // it times the server's stalls on a pinned server: alone.
     bound: crate::run::parallel::Bound::Cpu,
+    cpu_cells: None,
     run: |ctx: &RunContext| Box::pin(run(ctx)),
     analyze: analyze::analyze,
 };

@@ -62,6 +62,7 @@ pub const EXPERIMENT: Experiment = Experiment {
     allows_external: true,
     // its closed loop is CPU-bound: alone.
     bound: crate::run::parallel::Bound::Cpu,
+    cpu_cells: None,
     run: |ctx: &RunContext| Box::pin(run(ctx)),
     analyze: analyze::analyze,
 };
