@@ -119,7 +119,7 @@ pub struct RunArgs {
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     pub shard_count: Option<u64>,
     /// Latency-bound experiments to run at once (CPU-bound ones always run
-    /// alone); default: 2 per core other processes leave free, 1 to 4
+    /// alone); default: 4 per core other processes leave free, 1 to 8
     /// (`run::parallel::default_parallel`). 1 runs everything in order.
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=16))]
     pub parallel: Option<u64>,
@@ -497,7 +497,7 @@ async fn choose_parallel(flag: Option<u64>) -> (usize, serde_json::Value) {
         n,
         serde_json::json!({
             "n": n,
-            "how": format!("default: 2 per free core; {cores} cores, other processes took {others:.2} of a core over 1 s"),
+            "how": format!("default: 4 per free core, at most 8; {cores} cores, other processes took {others:.2} of a core over 1 s"),
         }),
     )
 }

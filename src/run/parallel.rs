@@ -252,6 +252,22 @@ impl SlipProbe {
     }
 }
 
+impl Slip {
+    /// The longest single stall a trial beside others may have: ten times
+    /// the bound, at least 50 ms (a sequential run on this machine shows up
+    /// to about 12 ms in one firing). Past it the runtime stood still for
+    /// a noticeable part of the trial, whatever the percentile says.
+    pub fn stall_limit_us(bound_us: u64) -> u64 {
+        (bound_us * 10).max(50_000)
+    }
+
+    /// Within the bound: the 99th percentile at most `bound_us`, and no
+    /// single stall past [`Slip::stall_limit_us`].
+    pub fn within(&self, bound_us: u64) -> bool {
+        self.p99_us <= bound_us && self.max_us <= Self::stall_limit_us(bound_us)
+    }
+}
+
 /// The percentile and count of a lateness histogram (bins of [`SLIP_BIN_US`]).
 fn slip_of(counts: &[u64], max_us: u64) -> Slip {
     let ticks: u64 = counts.iter().sum();
@@ -415,6 +431,30 @@ mod tests {
         let s = slip_of(&counts, 5_030);
         assert_eq!(s.p99_us, 5_030);
         assert_eq!(slip_of(&vec![0; SLIP_BINS], 0).p99_us, 0);
+        // The runtime stood still for 18 s once: the percentile is fine,
+        // the trial is not.
+        let stalled = Slip {
+            max_us: 18_000_000,
+            p99_us: 1_000,
+            ticks: 1000,
+        };
+        assert!(!stalled.within(3_000));
+        assert!(
+            Slip {
+                max_us: 12_000,
+                p99_us: 1_000,
+                ticks: 1000
+            }
+            .within(3_000)
+        );
+        assert!(
+            !Slip {
+                max_us: 4_000,
+                p99_us: 3_100,
+                ticks: 1000
+            }
+            .within(3_000)
+        );
     }
 
     #[test]

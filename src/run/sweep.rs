@@ -324,8 +324,7 @@ pub async fn run<S: Sweep>(ctx: &RunContext, sweep: &mut S, cells: &[S::Cell]) -
             };
             // Only a slip beside other cells is the concurrency's doing; the
             // last attempt ran alone and is kept whatever its slip.
-            let slipped =
-                bound_us.is_some_and(|b| slip.p99_us > b) && !beside.is_empty() && !alone;
+            let slipped = bound_us.is_some_and(|b| !slip.within(b)) && !beside.is_empty() && !alone;
             let row = parallel::ScheduleRow {
                 experiment: ctx.experiment.to_string(),
                 cell: id.clone(),
