@@ -18,6 +18,7 @@
 use std::path::Path;
 
 use limitbench::analysis::Verdict;
+use limitbench::analysis::claims::pass_region;
 use limitbench::analysis::experiments as ex;
 use rand::rngs::ChaCha8Rng;
 use rand::{RngExt, SeedableRng};
@@ -743,18 +744,40 @@ fn every_effect_claim_is_not_reproduced_on_ideal_rows_through_its_analyzer() {
             .iter()
             .find(|j| j.spec.id == *id)
             .unwrap_or_else(|| panic!("{id} is not in the judged claims"));
-        let shown = j
-            .measured
-            .as_ref()
-            .map(|m| format!("{:?} (intervals {:?}): {}", m.values, m.intervals, m.display))
-            .unwrap_or_else(|| "not measured".into());
-        eprintln!("{id}: {} -- {shown} -- {}", j.verdict.as_str(), j.why);
-        if j.verdict != Verdict::NotReproduced {
+        let Some(m) = j.measured.as_ref() else {
             wrong.push(format!(
-                "{id} is `{}` on an ideal limiter's rows: measured {shown}; why: {}",
+                "{id} was not measured on the ideal rows ({}): {}",
                 j.verdict.as_str(),
                 j.why
             ));
+            continue;
+        };
+        let shown = format!(
+            "values {:?}, intervals {:?}, conditions {:?}: {}",
+            m.values, m.intervals, m.conditions, m.display
+        );
+        eprintln!("{id}: {} -- {shown} -- {}", j.verdict.as_str(), j.why);
+        if j.verdict != Verdict::NotReproduced {
+            wrong.push(format!(
+                "{id} is `{}` on an ideal limiter's rows: {shown}; why: {}",
+                j.verdict.as_str(),
+                j.why
+            ));
+        }
+        // The value itself, not only a condition beside it, refutes the
+        // effect: each value's whole interval lies outside its tolerance
+        // region (B2.1 and B7.1 also fail a condition on ideal rows, which
+        // alone would hide a tolerance widened past the effect).
+        for (i, v) in m.values.iter().enumerate() {
+            let (lo, hi) = m.intervals.get(i).copied().unwrap_or((*v, *v));
+            let (lo, hi) = (lo.min(*v), hi.max(*v));
+            let (_, region, rule) = pass_region(&j.spec, i);
+            let (a, b) = region.expect("an effect claim has a numeric tolerance");
+            if !(hi < a || lo > b) {
+                wrong.push(format!(
+                    "{id} value {i}: the ideal limiter's {v} (interval {lo}..{hi}) is not wholly outside the tolerance {a}..{b} ({rule})"
+                ));
+            }
         }
     }
     assert!(
