@@ -173,7 +173,11 @@ fn concurrency(dir: &Path, rng: &mut ChaCha8Rng) {
                 aborts: 0,
                 retries_exhausted: 0,
                 round_trips: 2 * offered,
-                wall_ms: noisy(rng, offered.div_ceil(workers) as f64 * rtt_us / 1000.0, 0.05),
+                wall_ms: noisy(
+                    rng,
+                    offered.div_ceil(workers) as f64 * rtt_us / 1000.0,
+                    0.05,
+                ),
                 first_error: String::new(),
             });
         }
@@ -347,7 +351,11 @@ fn bursts(dir: &Path, rng: &mut ChaCha8Rng) {
         // A window boundary somewhere in the trial's second second.
         let b = 1_000_000 + rng.random_range(0..1_000_000);
         for lead in [5.0, 20.0, 200.0] {
-            for strategy in ["fixed-window-multi", "fixed-window-lua", "sliding-window-log"] {
+            for strategy in [
+                "fixed-window-multi",
+                "fixed-window-lua",
+                "sliding-window-log",
+            ] {
                 let lead_us = (lead * 1000.0) as i64;
                 let mut sends = burst(rng, LIMIT, b - lead_us);
                 sends.extend(burst(rng, LIMIT, b + 1000));
@@ -427,18 +435,12 @@ fn skew(dir: &Path, rng: &mut ChaCha8Rng) {
     for (load_x, duration_ms) in [(1.0, 2500.0), (5.0, 5000.0)] {
         for trial in 0..TRIALS {
             let seed: u64 = rng.random();
-            let sends = poisson(
-                rng,
-                load_x * 100.0,
-                50_000,
-                (duration_ms * 1000.0) as i64,
-            );
+            let sends = poisson(rng, load_x * 100.0, 50_000, (duration_ms * 1000.0) as i64);
             let admitted = token_bucket(&sends, 100.0, 100.0);
             let n_admitted = admitted.iter().filter(|a| **a).count() as u64;
             for strategy in ["token-bucket-caller-clock", "token-bucket"] {
-                let cell = format!(
-                    "{strategy}/S1000/W{servers}/spread/x{load_x}/poisson/T{duration_ms}"
-                );
+                let cell =
+                    format!("{strategy}/S1000/W{servers}/spread/x{load_x}/poisson/T{duration_ms}");
                 for (s, ok) in sends.iter().zip(&admitted) {
                     let replied = s + rng.random_range(300..900);
                     history.push(HistoryRow {
@@ -491,17 +493,116 @@ fn cost(dir: &Path, rng: &mut ChaCha8Rng) {
     let variants: &[(&str, &str, &str, &str, u64, u64, u64, &str)] = &[
         ("get", "get", "command", "uniform", 10_000, 0, 0, "get"),
         ("incr", "incr", "command", "uniform", 10_000, 0, 0, "incr"),
-        ("fixed-window-multi", "fixed-window-multi", "multi", "uniform", 10_000, 1_000_000, 0, "multi"),
-        ("fixed-window-lua|evalsha", "fixed-window-lua", "evalsha", "uniform", 10_000, 1_000_000, 0, "evalsha"),
-        ("token-bucket|evalsha", "token-bucket", "evalsha", "uniform", 10_000, 1_000_000, 0, "evalsha"),
-        ("sliding-window-counter|evalsha", "sliding-window-counter", "evalsha", "uniform", 10_000, 1_000_000, 0, "evalsha"),
-        ("gcra|evalsha", "gcra", "evalsha", "uniform", 10_000, 1_000_000, 0, "evalsha"),
-        ("token-bucket|eval", "token-bucket", "eval", "uniform", 10_000, 1_000_000, 0, "eval"),
-        ("token-bucket|fcall", "token-bucket", "fcall", "uniform", 10_000, 1_000_000, 0, "fcall"),
-        ("sliding-window-log|L100|full", "sliding-window-log", "evalsha", "uniform", 500, 100, 100, "evalsha"),
-        ("sliding-window-log|L10000|full", "sliding-window-log", "evalsha", "uniform", 500, 10_000, 10_000, "evalsha"),
-        ("gcra|abusive", "gcra", "evalsha", "single-key", 1, 100, 0, "evalsha"),
-        ("token-bucket|abusive", "token-bucket", "evalsha", "single-key", 1, 100, 0, "evalsha"),
+        (
+            "fixed-window-multi",
+            "fixed-window-multi",
+            "multi",
+            "uniform",
+            10_000,
+            1_000_000,
+            0,
+            "multi",
+        ),
+        (
+            "fixed-window-lua|evalsha",
+            "fixed-window-lua",
+            "evalsha",
+            "uniform",
+            10_000,
+            1_000_000,
+            0,
+            "evalsha",
+        ),
+        (
+            "token-bucket|evalsha",
+            "token-bucket",
+            "evalsha",
+            "uniform",
+            10_000,
+            1_000_000,
+            0,
+            "evalsha",
+        ),
+        (
+            "sliding-window-counter|evalsha",
+            "sliding-window-counter",
+            "evalsha",
+            "uniform",
+            10_000,
+            1_000_000,
+            0,
+            "evalsha",
+        ),
+        (
+            "gcra|evalsha",
+            "gcra",
+            "evalsha",
+            "uniform",
+            10_000,
+            1_000_000,
+            0,
+            "evalsha",
+        ),
+        (
+            "token-bucket|eval",
+            "token-bucket",
+            "eval",
+            "uniform",
+            10_000,
+            1_000_000,
+            0,
+            "eval",
+        ),
+        (
+            "token-bucket|fcall",
+            "token-bucket",
+            "fcall",
+            "uniform",
+            10_000,
+            1_000_000,
+            0,
+            "fcall",
+        ),
+        (
+            "sliding-window-log|L100|full",
+            "sliding-window-log",
+            "evalsha",
+            "uniform",
+            500,
+            100,
+            100,
+            "evalsha",
+        ),
+        (
+            "sliding-window-log|L10000|full",
+            "sliding-window-log",
+            "evalsha",
+            "uniform",
+            500,
+            10_000,
+            10_000,
+            "evalsha",
+        ),
+        (
+            "gcra|abusive",
+            "gcra",
+            "evalsha",
+            "single-key",
+            1,
+            100,
+            0,
+            "evalsha",
+        ),
+        (
+            "token-bucket|abusive",
+            "token-bucket",
+            "evalsha",
+            "single-key",
+            1,
+            100,
+            0,
+            "evalsha",
+        ),
     ];
     let mut rows = Vec::new();
     for trial in 0..TRIALS {
@@ -735,9 +836,16 @@ fn ideal_run(dir: &Path) {
 #[test]
 fn every_effect_claim_is_not_reproduced_on_ideal_rows_through_its_analyzer() {
     let dir = tempfile::tempdir().unwrap();
+    let started = std::time::Instant::now();
     ideal_run(dir.path());
+    let written = started.elapsed();
     let claims_file = Path::new(env!("CARGO_MANIFEST_DIR")).join("analysis/claims.toml");
     let judged = limitbench::app::analyze(dir.path(), &claims_file).unwrap();
+    eprintln!(
+        "ideal rows written in {:.1} s, analyzed in {:.1} s",
+        written.as_secs_f64(),
+        (started.elapsed() - written).as_secs_f64()
+    );
     let mut wrong = Vec::new();
     for id in EFFECT_CLAIMS {
         let j = judged
