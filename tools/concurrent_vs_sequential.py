@@ -18,6 +18,8 @@ from pathlib import Path
 
 # experiment -> (table, metric column); the claim's own quantity where one row is one trial.
 PRIMARY = {
+    # Only its delayed cells run in lanes (its rtt0 cells run alone in both).
+    "concurrency": ("concurrency", "admitted"),
     "retries": ("retries", "admitted"),
     "bursts": ("bursts", "max_in_window"),
     "skew": ("skew", "admitted"),

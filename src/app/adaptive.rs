@@ -46,7 +46,7 @@ pub fn trial_cap(size: Size) -> (u64, &'static str) {
     }
 }
 
-/// The next floor of an experiment whose cells hold at most `have` trials
+/// The next floor of an experiment whose cells hold at least `have` trials
 /// (or were floored at `have`): double, at least `MIN_TRIALS`, never past `cap`.
 pub fn next_floor(have: u64, cap: u64) -> u64 {
     (2 * have)
@@ -54,8 +54,11 @@ pub fn next_floor(have: u64, cap: u64) -> u64 {
         .min(cap)
 }
 
-/// The most trials any cell of `experiment` has committed in `run`.
-pub fn most_trials_per_cell(run: &Path, experiment: &str) -> Result<u64> {
+/// The fewest trials any cell of `experiment` has committed in `run`. The
+/// floor is raised from the fewest, not the most: an experiment whose cells
+/// run different counts (memory's CPU cells one window each beside fills of
+/// ten) is capped only when every cell has reached the cap.
+pub fn fewest_trials_per_cell(run: &Path, experiment: &str) -> Result<u64> {
     let Some(path) = crate::analysis::files::find_table(run, &format!("{experiment}.csv")) else {
         return Ok(0);
     };
@@ -76,7 +79,7 @@ pub fn most_trials_per_cell(run: &Path, experiment: &str) -> Result<u64> {
             .with_context(|| format!("{}: trial `{}` is not a number", path.display(), &r[ti]))?;
         per.entry(r[ci].to_string()).or_default().insert(trial);
     }
-    Ok(per.values().map(|t| t.len() as u64).max().unwrap_or(0))
+    Ok(per.values().map(|t| t.len() as u64).min().unwrap_or(0))
 }
 
 fn update(run: &RunDir, f: impl FnOnce(&mut UntilDecisive)) -> Result<()> {
@@ -135,7 +138,7 @@ pub async fn rounds(
                 .get(e)
                 .copied()
                 .unwrap_or(0)
-                .max(most_trials_per_cell(&run.path, e)?);
+                .max(fewest_trials_per_cell(&run.path, e)?);
             if have >= cap {
                 capped.push(id.clone());
             } else {
@@ -208,6 +211,27 @@ mod tests {
         assert_eq!(next_floor(10, 30), 20);
         assert_eq!(next_floor(20, 30), 30);
         assert_eq!(next_floor(1, 2), 2);
+    }
+
+    /// Memory's CPU cells run one window each beside fills of ten: the
+    /// experiment is not at a cap of 10 until they are too.
+    #[test]
+    fn the_floor_rises_from_the_cell_with_the_fewest_trials() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut text = String::from("cell,trial,value\n");
+        for t in 0..10 {
+            text.push_str(&format!("fill,{t},1\n"));
+        }
+        text.push_str("cpu,0,1\n");
+        std::fs::write(dir.path().join("memory.csv"), text).unwrap();
+        let fewest = fewest_trials_per_cell(dir.path(), "memory").unwrap();
+        assert_eq!(fewest, 1);
+        assert_eq!(
+            next_floor(fewest, 10),
+            10,
+            "a cap of 10 still raises the cpu cell"
+        );
+        assert_eq!(fewest_trials_per_cell(dir.path(), "stalls").unwrap(), 0);
     }
 
     #[test]
