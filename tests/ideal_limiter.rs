@@ -27,8 +27,8 @@ use rand::{RngExt, SeedableRng};
 const TRIALS: u64 = 12;
 const LIMIT: u64 = 100;
 
-/// The effect claims (the same list as `src/app/mod.rs`'s unit test) and
-/// the experiment table(s) each reads.
+/// The effect claims: the same list as `src/app/mod.rs`'s unit test (a
+/// `#[cfg(test)]` const there, which an integration test cannot import).
 const EFFECT_CLAIMS: &[&str] = &[
     "A1.1", "A1.2", "A2.1", "A2.2", "A3.1", "A3.2", "A3.3", "A4.2", "B2.1", "B2.4", "B2.6", "B3.2",
     "B5.1", "B6.1", "B7.1",
