@@ -189,14 +189,20 @@ pub fn poisson_model(ctx: &AnalysisCtx, o: &OpenRows) -> Result<String> {
     .write(ctx)
 }
 
-/// One legend entry for B5.1's three published values and their bands.
+/// One legend entry for B5.1's three published values and their bands: the
+/// band edges of each (the tolerances are absolute, in multiples of the
+/// limit, so a percentage would misread them).
 fn published_label(c: &crate::ClaimSpec) -> String {
+    let bands: Vec<String> = (0..c.published.values().len())
+        .map(|i| match crate::figure::pass_region(c, i) {
+            (_, Some((lo, hi)), rule) => format!("{}..{} ({rule})", num(lo), num(hi)),
+            (_, None, rule) => rule,
+        })
+        .collect();
     format!(
-        "B5.1 published: {}; shaded: passes (within ±{}%, ±{}%, ±{}% at 100, 1,000, 10,000/s)",
+        "B5.1 published: {}; shaded: passes, admitted / limit in {} at 100, 1,000, 10,000/s",
         c.published_text,
-        num(c.tolerance.at(0) * 100.0),
-        num(c.tolerance.at(1) * 100.0),
-        num(c.tolerance.at(2) * 100.0)
+        bands.join(", ")
     )
 }
 
