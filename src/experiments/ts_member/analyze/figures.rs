@@ -71,7 +71,8 @@ pub fn overview(ctx: &AnalysisCtx, o: &OpenRows) -> Result<String> {
                 })
             })
             .collect();
-        e = e.series(Series::line(format!("{m} (max over the limit)"), pts));
+        // The member's name alone, as in the left panel: one series, one look.
+        e = e.series(Series::line(m, pts));
     }
     if let Some(c) = ctx.claim("B5.4") {
         e = e.reference(Reference::published(c, 0));
