@@ -927,6 +927,43 @@ mod tests {
     }
 
     #[test]
+    fn a_claim_bound_by_another_names_every_setting_that_reproduces_it() {
+        // W1 reproduces at a spread arrival and at a jittered backoff; W3,
+        // reproduced nowhere, is judged at the defaults of both.
+        let a = Measured::new("W1", vec![20.0], "", "")
+            .setting(&[("backoff", "fixed-0"), ("arrival", "all-at-once")])
+            .alternative(Alternative::new(
+                &[("arrival", "spread-750ms")],
+                vec![52.0],
+                "",
+            ))
+            .alternative(Alternative::new(
+                &[("backoff", "full-jitter-10ms")],
+                vec![49.0],
+                "",
+            ))
+            .alternative(Alternative::new(&[("backoff", "fixed-10ms")], vec![30.0], ""));
+        let c = Measured::new("W3", vec![1.0], "", "")
+            .setting(&[("backoff", "fixed-0"), ("arrival", "all-at-once")]);
+        let rows = judge(
+            &[spec("W1", 50.0, 10.0), spec("W3", 20.0, 5.0)],
+            vec![a, c],
+            "full",
+        );
+        let why = &rows[0].why;
+        assert_eq!(rows[0].verdict, Verdict::NotReproduced, "{why}");
+        assert!(
+            why.contains("reproduces only at arrival=spread-750ms or backoff=full-jitter-10ms"),
+            "{why}"
+        );
+        assert!(
+            why.contains("at backoff=full-jitter-10ms: W3 is judged at backoff=fixed-0"),
+            "{why}"
+        );
+        assert!(!why.contains("at backoff=fixed-10ms:"), "{why}");
+    }
+
+    #[test]
     fn a_claim_about_the_full_run_is_not_run_at_other_sizes() {
         let mut s = spec("S0", 100.0, 0.0);
         s.check = Check::AtLeast;

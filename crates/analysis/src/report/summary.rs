@@ -247,3 +247,53 @@ pub fn write_summary(rows: &[Judged], run: &str, figures_dir: &std::path::Path) 
         f.caption
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::claims::{ClaimSpec, Measured, Num};
+
+    fn in_range(values: &[f64], intervals: &[(f64, f64)]) -> Judged {
+        let spec = ClaimSpec {
+            id: "R".into(),
+            study: "B".into(),
+            experiment: "cost".into(),
+            statement: String::new(),
+            kind: "machine".into(),
+            unit: String::new(),
+            published: Num::Many(vec![2.5, 3.5]),
+            published_text: String::new(),
+            check: Check::InRange,
+            tolerance: Num::One(0.02),
+            metric: String::new(),
+            sizes: None,
+            tally: "reproduction".into(),
+            tolerance_basis: "test".into(),
+            stated_details: vec![],
+            assumed: vec![],
+            no_effect: None,
+        };
+        let m = Measured::new("R", values.to_vec(), "", "")
+            .intervals(intervals.to_vec(), "over 10 trials");
+        crate::claims::judge(&[spec], vec![m], "full").remove(0)
+    }
+
+    #[test]
+    fn a_range_claim_is_drawn_at_the_value_farthest_outside_whatever_its_place() {
+        // Six values against a range of two published numbers: the third to
+        // sixth have no published value of their own.
+        let values = [2.03, 2.73, 2.76, 2.65, 2.24, 2.27];
+        let iv: Vec<(f64, f64)> = values.iter().map(|v| (v - 0.07, v + 0.07)).collect();
+        let j = in_range(&values, &iv);
+        assert_eq!(j.verdict, Verdict::NotReproduced);
+        let r = row(&j);
+        assert!(r.note.contains("value 1/6"), "{}", r.note);
+        assert!((r.value.unwrap() - 2.03 / 3.0).abs() < 1e-9, "{r:?}");
+        // All inside: the one nearest an edge (3.5 against 2.45..3.57).
+        let values = [3.0, 2.9, 3.5, 3.1];
+        let iv: Vec<(f64, f64)> = values.iter().map(|v| (v - 0.01, v + 0.01)).collect();
+        let j = in_range(&values, &iv);
+        assert_eq!(j.verdict, Verdict::Reproduced);
+        assert!(row(&j).note.contains("value 3/4"), "{}", row(&j).note);
+    }
+}

@@ -281,7 +281,7 @@ pub fn jitters_at(rows: &[Row], rtt: i64) -> Vec<f64> {
 /// the worker counts whose whole 95% interval of |mean - formula| lies at
 /// or below `hi`, and those whose interval reaches across it or lies wholly
 /// above it, with the value and interval, in words.
-fn jitter_holds(rows: &[Row], rtt: i64, limit: u64, hi: f64) -> String {
+pub fn jitter_holds(rows: &[Row], rtt: i64, limit: u64, hi: f64) -> String {
     const EPS: f64 = 1e-9;
     jitters_at(rows, rtt)
         .into_iter()

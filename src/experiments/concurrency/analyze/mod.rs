@@ -14,8 +14,8 @@ use std::collections::{BTreeMap, BTreeSet};
 mod a1_2;
 
 pub use a1_2::{
-    Overshoot, cta_overshoot, cta_overshoot_at, deviation_ci, formula_deviation, jitters_at,
-    lockstep_overshoot, worst_deviation,
+    Overshoot, cta_overshoot, cta_overshoot_at, deviation_ci, formula_deviation, jitter_holds,
+    jitters_at, lockstep_overshoot, worst_deviation,
 };
 
 use super::rows::Row;

@@ -566,3 +566,22 @@ fn collision_history(ctx: &AnalysisCtx, rows: &[Row], md: &mut String) -> Result
     *md += &fig.write(ctx)?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::redis_ms_phase;
+
+    #[test]
+    fn the_millisecond_phase_is_where_the_logs_rule_explains_every_decision() {
+        // Limit 2: the first two are admitted, the third refused, so the two
+        // admissions (300 and 500 µs into the trial) fell in different Redis
+        // milliseconds: a boundary between them, at a phase of 500..700 µs.
+        let h = [(300, true), (500, true), (1300, false)];
+        assert_eq!(redis_ms_phase(&h, 2), (600, 3));
+        // Had the third been admitted, they shared one (any other phase).
+        let h = [(300, true), (500, true), (1300, true)];
+        let (phase, agree) = redis_ms_phase(&h, 2);
+        assert_eq!(agree, 3);
+        assert!(!(500..700).contains(&phase), "{phase}");
+    }
+}
