@@ -243,7 +243,14 @@ impl Forest {
         // The line at 1 (the published value), its marker and label on top.
         // Drawn row by row (below), only where no text lies under it.
         let one = px(1.0);
-        let one_line = |y0: i32, y1: i32| dashed(root, &[(one, y0), (one, y1)], (14, 4), BLACK.stroke_width(2));
+        let one_line = |y0: i32, y1: i32| {
+            dashed(
+                root,
+                &[(one, y0), (one, y1)],
+                (14, 4),
+                BLACK.stroke_width(2),
+            )
+        };
         one_line(top - 4, top)?;
         published_marker(root, (one, top - 12))?;
         text(
@@ -303,7 +310,8 @@ impl Forest {
                 }
                 let Some(v) = r.value.filter(|v| v.is_finite()) else {
                     let placeholder = fit(&r.placeholder, (PLOT_X1 - PLOT_X0 - 20) as f64, SMALL);
-                    if ((PLOT_X0 + 10) as f64 + text_width(&placeholder, SMALL)) < (one - 6) as f64 {
+                    if ((PLOT_X0 + 10) as f64 + text_width(&placeholder, SMALL)) < (one - 6) as f64
+                    {
                         one_line(y, y + ROW_H)?;
                     }
                     text(

@@ -942,7 +942,11 @@ mod tests {
                 vec![49.0],
                 "",
             ))
-            .alternative(Alternative::new(&[("backoff", "fixed-10ms")], vec![30.0], ""));
+            .alternative(Alternative::new(
+                &[("backoff", "fixed-10ms")],
+                vec![30.0],
+                "",
+            ));
         let c = Measured::new("W3", vec![1.0], "", "")
             .setting(&[("backoff", "fixed-0"), ("arrival", "all-at-once")]);
         let rows = judge(

@@ -190,13 +190,20 @@ pub fn poisson_model(ctx: &AnalysisCtx, o: &OpenRows) -> Result<String> {
     .write(ctx)
 }
 
+/// A band edge to the tolerances' precision (three decimals, trailing zeros
+/// dropped): 1.076, not 1.08.
+fn edge(v: f64) -> String {
+    let t = format!("{v:.3}");
+    t.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
 /// One legend entry for B5.1's three published values and their bands: the
 /// band edges of each (the tolerances are absolute, in multiples of the
 /// limit, so a percentage would misread them).
 fn published_label(c: &crate::ClaimSpec) -> String {
     let bands: Vec<String> = (0..c.published.values().len())
         .map(|i| match crate::figure::pass_region(c, i) {
-            (_, Some((lo, hi)), rule) => format!("{}..{} ({rule})", num(lo), num(hi)),
+            (_, Some((lo, hi)), rule) => format!("{}..{} ({rule})", edge(lo), edge(hi)),
             (_, None, rule) => rule,
         })
         .collect();

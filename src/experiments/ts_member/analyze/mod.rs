@@ -516,10 +516,11 @@ fn collision_history(ctx: &AnalysisCtx, rows: &[Row], md: &mut String) -> Result
         h.sort();
         let (phase, agree) = redis_ms_phase(&h, r.limit);
         phases.push(format!(
-            "{}/s: {} µs, {agree} of {} decisions",
+            "{}/s: {} µs, {agree} of {} decisions; ZCARD at the end {}",
             r.rate_per_s,
             phase,
-            h.len()
+            h.len(),
+            r.zcard_end
         ));
         let (mut admitted, mut entries) = (Vec::new(), Vec::new());
         let (mut n, mut ms) = (0u64, BTreeSet::new());
@@ -536,11 +537,10 @@ fn collision_history(ctx: &AnalysisCtx, rows: &[Row], md: &mut String) -> Result
         fig = fig.panel(
             Panel::new(
                 format!(
-                    "{} requests/s: {} admitted, {} entries in the log (ZCARD at the end: {})",
+                    "{} requests/s: {} admitted, {} entries in the log",
                     r.rate_per_s,
                     n,
-                    ms.len(),
-                    r.zcard_end
+                    ms.len()
                 ),
                 Axis::new("Redis time since the trial started (ms)"),
                 Axis::new("requests"),
