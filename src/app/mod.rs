@@ -137,6 +137,8 @@ mod tests {
     /// An ideal limiter (exact counts, no jump, no drift, no extra cost)
     /// measured perfectly, with ten trials: every effect claim must be
     /// `not-reproduced` on it. A tolerance widened past the effect fails here.
+    /// This feeds the judge the `no_effect` values; `tests/ideal_limiter.rs`
+    /// feeds each analyzer an ideal limiter's CSV rows (the same list of claims).
     #[test]
     fn every_effect_claim_is_not_reproduced_on_an_ideal_limiter() {
         let claims = shipped_claims();
