@@ -54,7 +54,9 @@ pub struct Forest {
     pub groups: Vec<ForestGroup>,
 }
 
-const W: u32 = 1180;
+// Wide enough that the notes column holds an assumed setting in full
+// ("1 setting; at replica_call=fcall_ro-or-writable-replica").
+const W: u32 = 1360;
 const LABEL_W: i32 = 390;
 const PLOT_X0: i32 = LABEL_W + 20;
 const PLOT_X1: i32 = 900;
@@ -239,13 +241,17 @@ impl Forest {
             &font(TEXT).pos(Pos::new(HPos::Center, VPos::Top)),
         )?;
         // The line at 1 (the published value), its marker and label on top.
+        // Drawn row by row (below), only where no text lies under it.
         let one = px(1.0);
-        dashed(
-            root,
-            &[(one, top - 4), (one, bottom)],
-            (14, 4),
-            BLACK.stroke_width(2),
-        )?;
+        let one_line = |y0: i32, y1: i32| {
+            dashed(
+                root,
+                &[(one, y0), (one, y1)],
+                (14, 4),
+                BLACK.stroke_width(2),
+            )
+        };
+        one_line(top - 4, top)?;
         published_marker(root, (one, top - 12))?;
         text(
             root,
@@ -265,6 +271,9 @@ impl Forest {
             let mid = y + GROUP_H / 2 + 2;
             marker(root, (22, mid), lk.marker, lk.color)?;
             text(root, &g.label, (36, mid), &font(15.0).pos(left))?;
+            if 36.0 + text_width(&g.label, 15.0) < (one - 6) as f64 {
+                one_line(y, y + GROUP_H)?;
+            }
             y += GROUP_H;
             for (i, r) in g.rows.iter().enumerate() {
                 let y = y + i as i32 * ROW_H;
@@ -300,14 +309,20 @@ impl Forest {
                     }
                 }
                 let Some(v) = r.value.filter(|v| v.is_finite()) else {
+                    let placeholder = fit(&r.placeholder, (PLOT_X1 - PLOT_X0 - 20) as f64, SMALL);
+                    if ((PLOT_X0 + 10) as f64 + text_width(&placeholder, SMALL)) < (one - 6) as f64
+                    {
+                        one_line(y, y + ROW_H)?;
+                    }
                     text(
                         root,
-                        &fit(&r.placeholder, (PLOT_X1 - PLOT_X0 - 20) as f64, SMALL),
+                        &placeholder,
                         (PLOT_X0 + 10, mid),
                         &font(SMALL).color(&RGBColor(90, 90, 90)).pos(left),
                     )?;
                     continue;
                 };
+                one_line(y, y + ROW_H)?;
                 if let Some((a, b)) = r.interval
                     && b > a
                 {

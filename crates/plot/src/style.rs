@@ -92,9 +92,14 @@ pub(crate) fn resolve_looks(
         .iter()
         .flat_map(|p| p.series.iter().filter_map(|s| s.look))
         .collect();
-    let mut free = (f.free_looks_from..LOOKS)
-        .chain(0..f.free_looks_from)
-        .filter(|i| !fixed.contains(i));
+    // A free look of a colour no fixed series of the figure has comes first,
+    // so a series that is no strategy is not drawn in the colour of a
+    // strategy beside it; the others only when those run out.
+    let order = || (f.free_looks_from..LOOKS).chain(0..f.free_looks_from);
+    let taken = |i: usize| fixed.iter().any(|k| k % COLOURS == i % COLOURS);
+    let mut free = order()
+        .filter(|i| !fixed.contains(i) && !taken(*i))
+        .chain(order().filter(|i| !fixed.contains(i) && taken(*i)));
     let mut out: Vec<(String, crate::figure::Draw, usize)> = Vec::new();
     for p in &f.panels {
         for s in &p.series {

@@ -180,3 +180,29 @@ fn deviation_interval_is_zero_at_the_near_end_when_it_holds_the_formula() {
     let (d, lo, hi) = super::analyze::deviation_ci(&[10.0, 10.0], 4.0);
     assert_eq!((d, lo, hi), (6.0, 6.0, 6.0));
 }
+
+#[test]
+fn a1_2_says_at_which_jitter_and_worker_count_the_formula_holds() {
+    let at = |c: u64, admitted: u64, jitter: f64| {
+        let mut r = row("check-then-act", c, 6.7, admitted);
+        r.rtt_jitter_ms = jitter;
+        r
+    };
+    // Formula: 4 over at c=8, 12 at c=16. At 2 ms jitter c=8 is 6 away.
+    let rows = vec![
+        at(8, 104, 0.0),
+        at(16, 112, 0.0),
+        at(8, 110, 2.0),
+        at(8, 110, 2.0),
+        at(16, 112, 2.0),
+    ];
+    let note = jitter_holds(&rows, 6700, 100, 1.5);
+    assert!(
+        note.contains("jitter 0 ms (default): holds at every worker count"),
+        "{note}"
+    );
+    assert!(
+        note.contains("jitter 2 ms: holds at c=16; wholly above at c=8 6.00 (95% 6.00..6.00)"),
+        "{note}"
+    );
+}

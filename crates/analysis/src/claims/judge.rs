@@ -505,6 +505,27 @@ pub fn judge(claims: &[ClaimSpec], measured: Vec<Measured>, size: &str) -> Vec<J
     // reproduces too: they were judged at our default of that detail, so an
     // assumption that changes it is unproven for them, and the conflict is
     // the finding (A2.1's spread arrival against A2.2, run all at once).
+    // The claims of claim i's experiment that no setting reproduces and
+    // that candidate x would move off the value they were judged at.
+    let binds = |i: usize, x: &Candidate, chosen: &[Option<usize>]| -> Vec<String> {
+        let mut out = Vec::new();
+        for j in (0..claims.len()).filter(|&j| j != i && chosen[j].is_none() && in_size(&claims[j]))
+        {
+            let Some(mj) = &found[j] else { continue };
+            for d in &shared[i][j] {
+                let theirs = mj.setting.iter().find(|(k, _)| k == d).map(|(_, v)| v);
+                if let Some(theirs) = theirs
+                    && x.full.get(d) != Some(theirs)
+                {
+                    out.push(format!(
+                        "{} is judged at {d}={theirs} and no setting reproduces it",
+                        claims[j].id
+                    ));
+                }
+            }
+        }
+        out
+    };
     let mut bound: Vec<Vec<String>> = vec![vec![]; claims.len()];
     for i in 0..claims.len() {
         let Some(k) = chosen[i] else { continue };
@@ -512,20 +533,7 @@ pub fn judge(claims: &[ClaimSpec], measured: Vec<Measured>, size: &str) -> Vec<J
         if x.is_default {
             continue;
         }
-        for j in (0..claims.len()).filter(|&j| j != i && chosen[j].is_none() && in_size(&claims[j]))
-        {
-            let Some(mj) = &found[j] else { continue };
-            for d in &shared[i][j] {
-                let theirs = mj.setting.iter().find(|(k, _)| k == d).map(|(_, v)| v);
-                if theirs.is_some() && x.full.get(d) != theirs {
-                    bound[i].push(format!(
-                        "{} is judged at {d}={} and no setting reproduces it",
-                        claims[j].id,
-                        theirs.unwrap()
-                    ));
-                }
-            }
-        }
+        bound[i] = binds(i, x, &chosen);
         if !bound[i].is_empty() {
             chosen[i] = None;
         }
@@ -633,12 +641,37 @@ pub fn judge(claims: &[ClaimSpec], measured: Vec<Measured>, size: &str) -> Vec<J
                     ),
                 );
             }
+            // Every setting that reproduces the claim, the simplest first
+            // (the judge tries them in this order).
+            let mut reproducing: Vec<String> = Vec::new();
+            for x in &cands[i] {
+                let t = setting_text(&x.own);
+                if !reproducing.contains(&t) {
+                    reproducing.push(t);
+                }
+            }
             let conflict = if !bound[i].is_empty() {
-                let x = &cands[i][0];
+                // Each reproducing setting with the claims it would move.
+                let each: Vec<String> = cands[i]
+                    .iter()
+                    .map(|x| {
+                        let b = binds(i, x, &chosen);
+                        format!(
+                            "at {}: {}",
+                            setting_text(&x.own),
+                            if b.is_empty() { "no such claim".to_string() } else { b.join("; ") }
+                        )
+                    })
+                    .fold(Vec::<String>::new(), |mut v, t| {
+                        if !v.contains(&t) {
+                            v.push(t);
+                        }
+                        v
+                    });
                 Some(format!(
-                    "reproduces only at {}, but that value must serve every claim of the experiment that has the detail ({}); swept {range}",
-                    setting_text(&x.own),
-                    bound[i].join("; ")
+                    "reproduces only at {}, but the value must serve every claim of the experiment that has the detail ({}); swept {range}",
+                    reproducing.join(" or "),
+                    each.join("; ")
                 ))
             } else {
                 None
@@ -661,7 +694,8 @@ pub fn judge(claims: &[ClaimSpec], measured: Vec<Measured>, size: &str) -> Vec<J
                     })
                     .collect();
                 format!(
-                    "reproduces only at {}, but one value per detail must serve every claim that has it ({}); swept {range}",
+                    "reproduces only at {}, but one value per detail must serve every claim that has it (at {}: {}); swept {range}",
+                    reproducing.join(" or "),
                     setting_text(&x.own),
                     if others.is_empty() { "no setting fits the others".to_string() } else { others.join("; ") }
                 )
@@ -890,6 +924,47 @@ mod tests {
             (rows[1].verdict, rows[1].assumption.as_str()),
             (Verdict::ReproducedWithAssumption, "workers=4")
         );
+    }
+
+    #[test]
+    fn a_claim_bound_by_another_names_every_setting_that_reproduces_it() {
+        // W1 reproduces at a spread arrival and at a jittered backoff; W3,
+        // reproduced nowhere, is judged at the defaults of both.
+        let a = Measured::new("W1", vec![20.0], "", "")
+            .setting(&[("backoff", "fixed-0"), ("arrival", "all-at-once")])
+            .alternative(Alternative::new(
+                &[("arrival", "spread-750ms")],
+                vec![52.0],
+                "",
+            ))
+            .alternative(Alternative::new(
+                &[("backoff", "full-jitter-10ms")],
+                vec![49.0],
+                "",
+            ))
+            .alternative(Alternative::new(
+                &[("backoff", "fixed-10ms")],
+                vec![30.0],
+                "",
+            ));
+        let c = Measured::new("W3", vec![1.0], "", "")
+            .setting(&[("backoff", "fixed-0"), ("arrival", "all-at-once")]);
+        let rows = judge(
+            &[spec("W1", 50.0, 10.0), spec("W3", 20.0, 5.0)],
+            vec![a, c],
+            "full",
+        );
+        let why = &rows[0].why;
+        assert_eq!(rows[0].verdict, Verdict::NotReproduced, "{why}");
+        assert!(
+            why.contains("reproduces only at arrival=spread-750ms or backoff=full-jitter-10ms"),
+            "{why}"
+        );
+        assert!(
+            why.contains("at backoff=full-jitter-10ms: W3 is judged at backoff=fixed-0"),
+            "{why}"
+        );
+        assert!(!why.contains("at backoff=fixed-10ms:"), "{why}");
     }
 
     #[test]

@@ -57,8 +57,9 @@ fn group_look(v: Verdict) -> usize {
 }
 
 /// The row of one claim: the value that decides (the one with the least
-/// margin to its band, when the claim compares several) as a ratio to its
-/// published value.
+/// margin to its band, when the claim compares several: farthest outside,
+/// or nearest the edge when all are inside) as a ratio to its published
+/// value.
 fn row(j: &Judged) -> ForestRow {
     let c = &j.spec;
     let settings = j.measured.as_ref().map(|m| 1 + m.sweep.len()).unwrap_or(0);
@@ -103,13 +104,33 @@ fn row(j: &Judged) -> ForestRow {
             ..Default::default()
         };
     }
-    // The value with the least margin decides.
+    // A range's published value is its middle; a value of 0 has no ratio.
+    let published = |i: usize| {
+        if c.check == Check::InRange {
+            (c.published.at(0) + c.published.at(1)) / 2.0
+        } else {
+            c.published.at(i)
+        }
+    };
+    // The value that decides: the least margin between its 95% interval and
+    // its band (negative outside): the one farthest outside for a claim not
+    // reproduced, the one nearest an edge for one reproduced. Margins of
+    // different values compare as fractions of what they are measured
+    // against: the published value (a range's middle, from its band edges),
+    // else the band's half-width, so every margin is finite.
     let margin = |i: usize| {
         crate::figure::pass_region(c, i)
             .1
             .map(|(lo, hi)| {
                 let (a, b) = intervals.get(i).copied().unwrap_or((values[i], values[i]));
-                (a - lo).min(hi - b) / c.published.at(i).abs().max(1e-12)
+                let (a, b) = (a.min(values[i]), b.max(values[i]));
+                let half = (hi - lo) / 2.0;
+                let scale = [published(i).abs(), half]
+                    .into_iter()
+                    .find(|s| s.is_finite() && *s > 0.0)
+                    .unwrap_or(1.0);
+                let m = (a - lo).min(hi - b) / scale;
+                if m.is_nan() { f64::INFINITY } else { m }
             })
             .unwrap_or(f64::INFINITY)
     };
@@ -119,12 +140,7 @@ fn row(j: &Judged) -> ForestRow {
     if values.len() > 1 {
         note += &format!("; value {}/{}", i + 1, values.len());
     }
-    // A range's published value is its middle; a value of 0 has no ratio.
-    let p = if c.check == Check::InRange {
-        (c.published.at(0) + c.published.at(1)) / 2.0
-    } else {
-        c.published.at(i)
-    };
+    let p = published(i);
     let v = values[i];
     if !(p.is_finite() && p > 0.0) {
         return ForestRow {
@@ -204,7 +220,9 @@ pub fn summary_forest(rows: &[Judged], run: &str) -> Forest {
         caption: "One row per claim, grouped by verdict. Marker: our value divided by the published \
                   value (the middle of a published range); bar: our 95% interval over trials, divided \
                   alike; grey: where the claim's check passes (a band open to one side reaches the axis \
-                  edge). A claim that compares several values is drawn at the one nearest its band's edge (value k/n at the right). \
+                  edge). A claim that compares several values is drawn at the one that decides its verdict (value k/n at the right): \
+                  the one farthest outside its band when one is wholly outside, else the one whose interval comes nearest its band's edge \
+                  or reaches farthest across it. \
                   Right: how many settings of the details the study leaves unstated were measured (our \
                   defaults and the sweep), the assumed setting of a claim reproduced only there, and n=k <10 where an \
                   inconclusive claim rests on k trials, fewer than the 10 an interval needs to decide. Shape \
@@ -228,4 +246,54 @@ pub fn write_summary(rows: &[Judged], run: &str, figures_dir: &std::path::Path) 
         f.title.replace(['[', ']', '`'], ""),
         f.caption
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::claims::{ClaimSpec, Measured, Num};
+
+    fn in_range(values: &[f64], intervals: &[(f64, f64)]) -> Judged {
+        let spec = ClaimSpec {
+            id: "R".into(),
+            study: "B".into(),
+            experiment: "cost".into(),
+            statement: String::new(),
+            kind: "machine".into(),
+            unit: String::new(),
+            published: Num::Many(vec![2.5, 3.5]),
+            published_text: String::new(),
+            check: Check::InRange,
+            tolerance: Num::One(0.02),
+            metric: String::new(),
+            sizes: None,
+            tally: "reproduction".into(),
+            tolerance_basis: "test".into(),
+            stated_details: vec![],
+            assumed: vec![],
+            no_effect: None,
+        };
+        let m = Measured::new("R", values.to_vec(), "", "")
+            .intervals(intervals.to_vec(), "over 10 trials");
+        crate::claims::judge(&[spec], vec![m], "full").remove(0)
+    }
+
+    #[test]
+    fn a_range_claim_is_drawn_at_the_value_farthest_outside_whatever_its_place() {
+        // Six values against a range of two published numbers: the third to
+        // sixth have no published value of their own.
+        let values = [2.03, 2.73, 2.76, 2.65, 2.24, 2.27];
+        let iv: Vec<(f64, f64)> = values.iter().map(|v| (v - 0.07, v + 0.07)).collect();
+        let j = in_range(&values, &iv);
+        assert_eq!(j.verdict, Verdict::NotReproduced);
+        let r = row(&j);
+        assert!(r.note.contains("value 1/6"), "{}", r.note);
+        assert!((r.value.unwrap() - 2.03 / 3.0).abs() < 1e-9, "{r:?}");
+        // All inside: the one nearest an edge (3.5 against 2.45..3.57).
+        let values = [3.0, 2.9, 3.5, 3.1];
+        let iv: Vec<(f64, f64)> = values.iter().map(|v| (v - 0.01, v + 0.01)).collect();
+        let j = in_range(&values, &iv);
+        assert_eq!(j.verdict, Verdict::Reproduced);
+        assert!(row(&j).note.contains("value 3/4"), "{}", row(&j).note);
+    }
 }

@@ -195,7 +195,12 @@ pub fn figure(ctx: &AnalysisCtx, trials: &[Trial]) -> Result<String> {
                     ))
                 })
                 .collect();
-            p = p.series(Series::points(format!("then {x}x the limit"), pts));
+            // Named by the strategy, so it keeps sliding-window-counter's
+            // colour (a marker per rate) as in a3_2-a3_3-burst-phase.
+            p = p.series(Series::points(
+                format!("sliding-window-counter, then {x}x the limit"),
+                pts,
+            ));
         }
         if let Some(c) = ctx.claim("A3.3") {
             let (_, _, rule) = pass_region(c, i);

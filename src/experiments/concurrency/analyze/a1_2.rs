@@ -277,6 +277,52 @@ pub fn jitters_at(rows: &[Row], rtt: i64) -> Vec<f64> {
     j
 }
 
+/// Where the formula holds per jitter at round trip `rtt` (us): per jitter,
+/// the worker counts whose whole 95% interval of |mean - formula| lies at
+/// or below `hi`, and those whose interval reaches across it or lies wholly
+/// above it, with the value and interval, in words.
+pub fn jitter_holds(rows: &[Row], rtt: i64, limit: u64, hi: f64) -> String {
+    const EPS: f64 = 1e-9;
+    jitters_at(rows, rtt)
+        .into_iter()
+        .map(|j| {
+            let o = cta_overshoot_at(rows, j);
+            let (mut held, mut across, mut above) = (vec![], vec![], vec![]);
+            for c in A1_2_WORKERS {
+                let Some(v) = o.by.get(&(rtt, c)) else {
+                    continue;
+                };
+                let (d, near, far) = deviation_ci(v, lockstep_overshoot(c, limit) as f64);
+                let shown = format!("c={c} {d:.2} (95% {near:.2}..{far:.2})");
+                if far <= hi + EPS {
+                    held.push(format!("{c}"));
+                } else if near > hi + EPS {
+                    above.push(shown);
+                } else {
+                    across.push(shown);
+                }
+            }
+            let mut parts = vec![];
+            if across.is_empty() && above.is_empty() {
+                parts.push("holds at every worker count".to_string());
+            } else {
+                if !held.is_empty() {
+                    parts.push(format!("holds at c={}", held.join(", ")));
+                }
+                if !across.is_empty() {
+                    parts.push(format!("reaches across the line at {}", across.join(", ")));
+                }
+                if !above.is_empty() {
+                    parts.push(format!("wholly above at {}", above.join(", ")));
+                }
+            }
+            let default = if j == 0.0 { " (default)" } else { "" };
+            format!("jitter {} ms{default}: {}", jitter_text(j), parts.join("; "))
+        })
+        .collect::<Vec<_>>()
+        .join(" | ")
+}
+
 /// The jitter spelling shared with `retries` (A2.1 sweeps the same detail).
 pub fn jitter_text(ms: f64) -> String {
     format!("{}", (ms * 1000.0).round() / 1000.0)
@@ -427,11 +473,17 @@ pub fn a1_2(
             ),
         );
     }
-    if swept {
-        m = m.note(match breaks {
-            Some(j) => format!("the formula stops holding (the whole interval outside the pass region) from a per-packet jitter of {} ms per direction", jitter_text(j)),
-            None => "the formula held at every swept jitter".into(),
-        });
+    if swept && let Some((_, hi)) = band {
+        let stops = match breaks {
+            Some(j) => format!("; the formula stops holding (the whole interval above the line) from a per-packet jitter of {} ms per direction", jitter_text(j)),
+            None => "; at no swept jitter is the whole interval above the line".into(),
+        };
+        m = m.note(format!(
+            "per jitter against the pass line (|mean - formula| at most {}, the whole 95% interval below it) at {} ms: {}{stops}",
+            num(hi),
+            longest as f64 / 1000.0,
+            jitter_holds(rows, longest, limit, hi)
+        ));
     }
     out.push(m);
     Ok(())

@@ -14,8 +14,8 @@ use std::collections::{BTreeMap, BTreeSet};
 mod a1_2;
 
 pub use a1_2::{
-    Overshoot, cta_overshoot, cta_overshoot_at, deviation_ci, formula_deviation, jitters_at,
-    lockstep_overshoot, worst_deviation,
+    Overshoot, cta_overshoot, cta_overshoot_at, deviation_ci, formula_deviation, jitter_holds,
+    jitters_at, lockstep_overshoot, worst_deviation,
 };
 
 use super::rows::Row;
@@ -317,24 +317,25 @@ fn worst_in(text: &str) -> Option<f64> {
 fn a3_0(ctx: &AnalysisCtx, rows: &[Row], md: &mut String, out: &mut Vec<Measured>) -> Result<()> {
     let per = per_strategy(rows);
     let names: Vec<&String> = per.keys().collect();
-    let series = |atomic: bool| {
-        per.values()
-            .enumerate()
-            .filter(|(_, t)| t.atomic == atomic)
-            .map(|(i, t)| Pt::new(i as f64, t.not_exact as f64))
-            .collect::<Vec<_>>()
-    };
     let mut panel = Panel::new(
         "",
         Axis::new("strategy"),
         Axis::new("trials not admitting exactly L"),
     )
-    .categories(names.iter().map(|s| s.to_string()).collect())
-    .series(Series::points(
-        "atomic design (A3.0 counts these)",
-        series(true),
-    ))
-    .series(Series::points("not atomic (for contrast)", series(false)));
+    .categories(names.iter().map(|s| s.to_string()).collect());
+    // A series per strategy, named by it, so each is drawn in its own
+    // colour as in every other figure; the kind is in the name.
+    for (i, (name, t)) in per.iter().enumerate() {
+        let kind = if t.atomic {
+            "atomic design (A3.0 counts it)"
+        } else {
+            "not atomic (for contrast)"
+        };
+        panel = panel.series(Series::points(
+            format!("{name}, {kind}"),
+            vec![Pt::new(i as f64, t.not_exact as f64)],
+        ));
+    }
     if let Some(c) = ctx.claim("A3.0") {
         panel = panel.reference(Reference::published(c, 0));
     }
@@ -343,7 +344,7 @@ fn a3_0(ctx: &AnalysisCtx, rows: &[Row], md: &mut String, out: &mut Vec<Measured
         "a3_0-atomic-exactness",
         &["A3.0"],
         "trials per strategy that did not admit exactly the limit (all worker counts and round trips)",
-        format!("Count of trials (at least {n} per strategy; {} trials of the atomic designs in all) whose admitted count differs from L or that had errors; one count per strategy, so no whiskers; the two kinds stand side by side at each strategy so the published line at 0 shows between them.", atomic_not_exact(rows).1),
+        format!("Count of trials (at least {n} per strategy; {} trials of the atomic designs in all) whose admitted count differs from L or that had errors; one count per strategy, so no whiskers; each strategy in its own colour, its kind (atomic or not) in the legend.", atomic_not_exact(rows).1),
     )
     .panel(panel)
     .write(ctx)?;

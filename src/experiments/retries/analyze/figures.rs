@@ -120,7 +120,7 @@ pub fn budgets(ctx: &AnalysisCtx, g: &Groups, limit: u64, md: &mut String) -> Re
                 .map(|(k, v)| Pt::summary(k.2 as f64, &summary(v, |r| r.admitted as f64)))
                 .collect();
             if !pts.is_empty() {
-                p = p.series(Series::line(format!("backoff {bo}"), pts));
+                p = p.series(Series::line(backoff_series(bo, &d.backoff), pts));
             }
         }
         p = p.series(Series::plain(
@@ -217,6 +217,17 @@ pub fn a2_1_settings(ctx: &AnalysisCtx, g: &Groups, limit: u64, md: &mut String)
     Ok(())
 }
 
+/// A backoff's series: the default named as WATCH/MULTI's, so it is drawn in
+/// watch-multi's colour as in the other figures; the other backoffs take
+/// the free looks (other colours).
+fn backoff_series(backoff: &str, default: &str) -> String {
+    if backoff == default {
+        format!("WATCH/MULTI, backoff {backoff} (default)")
+    } else {
+        format!("backoff {backoff}")
+    }
+}
+
 /// A2.1 against the proxy's per-packet jitter, a series per backoff.
 pub fn a2_1_jitter(ctx: &AnalysisCtx, g: &Groups, limit: u64, md: &mut String) -> Result<()> {
     let Some((rtt, at)) = a2_1(g) else {
@@ -256,7 +267,7 @@ pub fn a2_1_jitter(ctx: &AnalysisCtx, g: &Groups, limit: u64, md: &mut String) -
     // Only the backoffs swept over jitter (the others are in the settings figure).
     for (bo, mut pts) in by.into_iter().filter(|(_, p)| p.len() > 1) {
         pts.sort_by(|a, b| a.x.partial_cmp(&b.x).unwrap());
-        p = p.series(Series::line(format!("backoff {bo}"), pts));
+        p = p.series(Series::line(backoff_series(&bo, &d.backoff), pts));
     }
     if let Some(c) = ctx.claim("A2.1") {
         p = p.reference(Reference::published(c, 0));

@@ -311,9 +311,30 @@ pub fn figure_a4_1(
     // length and capacity. Every setting appears in at least one panel, and
     // the two panels share no series name, so no colour means two things.
     let default_cap = |k: &[String; 5]| (n(&k[2]) - 1.0).abs() < 1e-9;
+    // The y axis from the decade below the smallest value above 0, so it
+    // has a labelled tick; a whisker down to 0 (or below the floor) ends at
+    // the floor, where a log axis ends.
+    let all: Vec<f64> = m.values().flatten().copied().filter(|v| *v > 0.0).collect();
+    let y_range = match (
+        all.iter().copied().reduce(f64::min),
+        all.iter().copied().reduce(f64::max),
+    ) {
+        (Some(lo), Some(hi)) => {
+            let lo = 10f64.powf(lo.log10().floor());
+            Some((lo, hi.max(lo * 10.0) * 1.5))
+        }
+        _ => None,
+    };
+    let floor = y_range.map(|r| r.0).unwrap_or(0.0);
     let pt = |x: f64, v: &[f64]| {
         let s = Summary::of(v);
-        Pt::spread(x, s.max, s.min, s.max, s.n)
+        Pt::spread(x, s.max, s.min.max(floor), s.max, s.n)
+    };
+    // The map's keys are text ("10" before "2"): a line joins its points in
+    // x order.
+    let by_x = |mut pts: Vec<Pt>| {
+        pts.sort_by(|a, b| a.x.total_cmp(&b.x));
+        pts
     };
     let published = ctx.claim("A4.1").map(|c| Reference::published(c, 0));
     let runs_at_cap: Vec<f64> = sorted(
@@ -342,7 +363,7 @@ pub fn figure_a4_1(
             .filter(|(k, _)| default_cap(k) && k[0] == load)
             .map(|(k, v)| pt(n(&k[1]), v))
             .collect();
-        left = left.series(Series::line(format!("load {load}x, capacity 1 s"), pts));
+        left = left.series(Series::line(format!("load {load}x, capacity 1 s"), by_x(pts)));
     }
     let loads: Vec<f64> = sorted(m.keys().map(|k| k[0].clone()).collect())
         .iter()
@@ -368,20 +389,13 @@ pub fn figure_a4_1(
             .filter(|(k, _)| k[1] == run && k[2] == cap)
             .map(|(k, v)| pt(n(&k[0]), v))
             .collect();
-        right = right.series(Series::line(format!("{run} s runs, capacity {cap} s"), pts));
+        right = right.series(Series::line(format!("{run} s runs, capacity {cap} s"), by_x(pts)));
     }
     if let Some(r) = published {
         left = left.reference(r.clone());
         right = right.reference(r);
     }
-    // From the decade below the smallest value, so it has a labelled tick.
-    let all: Vec<f64> = m.values().flatten().copied().filter(|v| *v > 0.0).collect();
-    if let (Some(lo), Some(hi)) = (
-        all.iter().copied().reduce(f64::min),
-        all.iter().copied().reduce(f64::max),
-    ) {
-        let lo = 10f64.powf(lo.log10().floor());
-        let hi = hi.max(lo * 10.0) * 1.5;
+    if let Some((lo, hi)) = y_range {
         left.y = left.y.range(lo, hi);
         right.y = right.y.range(lo, hi);
     }
@@ -396,7 +410,7 @@ pub fn figure_a4_1(
         &["A4.1"],
         "caller-clock bucket under overload at ±1 s skew: distance from the Redis-clock bucket",
         format!(
-            "Largest |admitted(caller clock) - admitted(Redis clock)| / admitted(Redis clock) over the trial pairs of a setting (marker), whiskers min..max over its pairs ({{n}} per point: few pairs, so read the spread as indicative); log scales, against the run length (left) and the offered load (right); servers and offsets: {}.",
+            "Largest |admitted(caller clock) - admitted(Redis clock)| / admitted(Redis clock) over the trial pairs of a setting (marker), whiskers min..max over its pairs ({{n}} per point: few pairs, so read the spread as indicative; a whisker down to 0 ends at the axis floor); log scales, against the run length (left) and the offered load (right); servers and offsets: {}.",
             servers.join(", ")
         ),
     )

@@ -71,7 +71,8 @@ pub fn overview(ctx: &AnalysisCtx, o: &OpenRows) -> Result<String> {
                 })
             })
             .collect();
-        e = e.series(Series::line(format!("{m} (max over the limit)"), pts));
+        // The member's name alone, as in the left panel: one series, one look.
+        e = e.series(Series::line(m, pts));
     }
     if let Some(c) = ctx.claim("B5.4") {
         e = e.reference(Reference::published(c, 0));
@@ -189,14 +190,27 @@ pub fn poisson_model(ctx: &AnalysisCtx, o: &OpenRows) -> Result<String> {
     .write(ctx)
 }
 
-/// One legend entry for B5.1's three published values and their bands.
+/// A band edge to the tolerances' precision (three decimals, trailing zeros
+/// dropped): 1.076, not 1.08.
+fn edge(v: f64) -> String {
+    let t = format!("{v:.3}");
+    t.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+/// One legend entry for B5.1's three published values and their bands: the
+/// band edges of each (the tolerances are absolute, in multiples of the
+/// limit, so a percentage would misread them).
 fn published_label(c: &crate::ClaimSpec) -> String {
+    let bands: Vec<String> = (0..c.published.values().len())
+        .map(|i| match crate::figure::pass_region(c, i) {
+            (_, Some((lo, hi)), rule) => format!("{}..{} ({rule})", edge(lo), edge(hi)),
+            (_, None, rule) => rule,
+        })
+        .collect();
     format!(
-        "B5.1 published: {}; shaded: passes (within ±{}%, ±{}%, ±{}% at 100, 1,000, 10,000/s)",
+        "B5.1 published: {}; shaded: passes, admitted / limit in {} at 100, 1,000, 10,000/s",
         c.published_text,
-        num(c.tolerance.at(0) * 100.0),
-        num(c.tolerance.at(1) * 100.0),
-        num(c.tolerance.at(2) * 100.0)
+        bands.join(", ")
     )
 }
 
