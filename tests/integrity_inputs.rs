@@ -109,9 +109,17 @@ fn temp_server_folders_are_removed_on_sigint_and_stale_ones_swept() {
     let mut gone = Command::new("true").spawn().unwrap();
     let dead = gone.id();
     gone.wait().unwrap();
+    // Its owner lock is free: the owner is gone.
     let stale = tmp.path().join(format!("limitbench-redis-{dead}-abc"));
     std::fs::create_dir_all(&stale).unwrap();
     std::fs::write(stale.join("redis.conf"), "port 1\n").unwrap();
+    std::fs::write(stale.join(".owner.lock"), "").unwrap();
+    // A folder whose pid this harness cannot see (a run in another PID
+    // namespace) but whose owner lock is held: a live run's, kept.
+    let held = tmp.path().join(format!("limitbench-redis-{dead}-held"));
+    std::fs::create_dir_all(&held).unwrap();
+    let lock = std::fs::File::create(held.join(".owner.lock")).unwrap();
+    lock.try_lock().unwrap();
     let ours = |pid: u32| {
         std::fs::read_dir(tmp.path())
             .unwrap()
@@ -144,6 +152,8 @@ fn temp_server_folders_are_removed_on_sigint_and_stale_ones_swept() {
         !stale.exists(),
         "the stale folder of pid {dead} was not swept"
     );
+    assert!(held.exists(), "a folder whose owner lock is held was swept");
+    drop(lock);
     std::thread::sleep(Duration::from_millis(200));
     // SAFETY: signalling our own child.
     unsafe { libc::kill(pid as i32, libc::SIGINT) };
