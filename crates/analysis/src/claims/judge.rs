@@ -731,25 +731,14 @@ mod tests {
     use super::*;
 
     fn spec(id: &str, published: f64, tolerance: f64) -> ClaimSpec {
-        ClaimSpec {
-            id: id.into(),
-            study: "B".into(),
-            experiment: "memory".into(),
-            statement: String::new(),
-            kind: "portable".into(),
-            unit: String::new(),
-            published: Num::One(published),
-            published_text: String::new(),
-            check: Check::WithinAbs,
-            tolerance: Num::One(tolerance),
-            metric: String::new(),
-            sizes: None,
-            tally: "reproduction".into(),
-            tolerance_basis: "test".into(),
-            stated_details: vec![],
-            assumed: vec![],
-            no_effect: None,
-        }
+        super::super::test_spec(
+            id,
+            "B",
+            "memory",
+            Check::WithinAbs,
+            Num::One(published),
+            Num::One(tolerance),
+        )
     }
 
     /// A claim measured at member_len=26 with `v26`, and swept at 16 and 24.

@@ -164,30 +164,44 @@ pub fn load(path: &Path, experiments: &[&str]) -> Result<Vec<ClaimSpec>> {
     Ok(f.claim)
 }
 
+/// A claim for unit tests: the given check and numbers, every other field
+/// empty or the default (one builder for the claims, judge and report tests).
+#[cfg(test)]
+pub(crate) fn test_spec(
+    id: &str,
+    study: &str,
+    experiment: &str,
+    check: Check,
+    published: Num,
+    tolerance: Num,
+) -> ClaimSpec {
+    ClaimSpec {
+        id: id.into(),
+        study: study.into(),
+        experiment: experiment.into(),
+        statement: String::new(),
+        kind: "portable".into(),
+        unit: String::new(),
+        published,
+        published_text: String::new(),
+        check,
+        tolerance,
+        metric: String::new(),
+        sizes: None,
+        tally: "reproduction".into(),
+        tolerance_basis: "test".into(),
+        stated_details: vec![],
+        assumed: vec![],
+        no_effect: None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn spec(check: Check, published: Num, tolerance: Num) -> ClaimSpec {
-        ClaimSpec {
-            id: "X".into(),
-            study: "A".into(),
-            experiment: "e".into(),
-            statement: String::new(),
-            kind: "portable".into(),
-            unit: String::new(),
-            published,
-            published_text: String::new(),
-            check,
-            tolerance,
-            metric: String::new(),
-            sizes: None,
-            tally: "reproduction".into(),
-            tolerance_basis: "test".into(),
-            stated_details: vec![],
-            assumed: vec![],
-            no_effect: None,
-        }
+        test_spec("X", "A", "e", check, published, tolerance)
     }
 
     #[test]

@@ -255,23 +255,15 @@ mod tests {
 
     fn in_range(values: &[f64], intervals: &[(f64, f64)]) -> Judged {
         let spec = ClaimSpec {
-            id: "R".into(),
-            study: "B".into(),
-            experiment: "cost".into(),
-            statement: String::new(),
             kind: "machine".into(),
-            unit: String::new(),
-            published: Num::Many(vec![2.5, 3.5]),
-            published_text: String::new(),
-            check: Check::InRange,
-            tolerance: Num::One(0.02),
-            metric: String::new(),
-            sizes: None,
-            tally: "reproduction".into(),
-            tolerance_basis: "test".into(),
-            stated_details: vec![],
-            assumed: vec![],
-            no_effect: None,
+            ..crate::claims::test_spec(
+                "R",
+                "B",
+                "cost",
+                Check::InRange,
+                Num::Many(vec![2.5, 3.5]),
+                Num::One(0.02),
+            )
         };
         let m = Measured::new("R", values.to_vec(), "", "")
             .intervals(intervals.to_vec(), "over 10 trials");
