@@ -10,7 +10,8 @@ mod common;
 use std::path::Path;
 
 use limitbench::check;
-use limitbench::strategy::{self, ClockSource, Invocation, Limit, Options, Promise, Request};
+use limitbench::strategy::{self, ClockSource, Invocation, Limit, Options, Request};
+use limitbench_base::promise::Promise;
 
 use common::{external_strategy as strategy, limitbench};
 

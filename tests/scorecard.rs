@@ -11,7 +11,7 @@
 mod common;
 
 use limitbench::run::Size;
-use limitbench::scorecard::{self as sc, Config, PROPERTIES, Target, Verdict};
+use limitbench::scorecard::{self as sc, CellVerdict, Config, PROPERTIES, ScorecardServer};
 
 /// The two tests measure timing (bursts around a window boundary) on two
 /// shared cores: they take turns.
@@ -61,7 +61,7 @@ async fn smoke_scorecard_judges_what_it_measures() {
         .to_vec(),
         dir: Some(dir.path().to_path_buf()),
         size: Size::Smoke,
-        target: Target::Own(common::redis()),
+        target: ScorecardServer::Own(common::redis()),
         key_prefix: "limitbench:test:".into(),
         out: out.path().to_path_buf(),
         experiments_dir: std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("experiments"),
@@ -79,47 +79,58 @@ async fn smoke_scorecard_judges_what_it_measures() {
     // Exact: exactly the limit at 0 and 6.7 ms, no drift on Redis's clock.
     for p in ["exact-0ms", "exact-6.7ms"] {
         let c = get("token-bucket", p);
-        assert_eq!((c.value, c.verdict), (Some(1.0), Verdict::Pass), "{c:?}");
+        assert_eq!(
+            (c.value, c.verdict),
+            (Some(1.0), CellVerdict::Pass),
+            "{c:?}"
+        );
     }
     let c = get("token-bucket", "clock-1s");
     assert!(
-        c.value.unwrap() <= 2.0 && c.verdict == Verdict::Pass,
+        c.value.unwrap() <= 2.0 && c.verdict == CellVerdict::Pass,
         "{c:?}"
     );
 
     // The race baseline must fail exactness at 6.7 ms.
     let c = get("check-then-act", "exact-6.7ms");
     assert!(
-        c.value.unwrap() > 1.0 && c.verdict == Verdict::Fail,
+        c.value.unwrap() > 1.0 && c.verdict == CellVerdict::Fail,
         "{c:?}"
     );
 
     // The caller-clock bucket drifts at +/-1 s, and says whose clock it is on.
     let c = get("token-bucket-caller-clock", "clock-1s");
     assert!(
-        c.value.unwrap() > 5.0 && c.verdict == Verdict::Fail,
+        c.value.unwrap() > 5.0 && c.verdict == CellVerdict::Fail,
         "{c:?}"
     );
     assert!(c.detail.contains("clock caller"), "{c:?}");
 
     // Slow properties are not run at smoke size, and say so.
     let c = get("token-bucket", "replication");
-    assert_eq!(c.verdict, Verdict::NotRun);
+    assert_eq!(c.verdict, CellVerdict::NotRun);
     assert_eq!(c.detail, "size smoke");
 
     // A strategy that errors on every call: an error row, the rest not-run.
     let c = get("always-fails", "works");
-    assert_eq!(c.verdict, Verdict::Error, "{c:?}");
+    assert_eq!(c.verdict, CellVerdict::Error, "{c:?}");
     assert!(c.detail.contains("always fails"), "{c:?}");
-    assert_eq!(get("always-fails", "exact-0ms").verdict, Verdict::NotRun);
+    assert_eq!(
+        get("always-fails", "exact-0ms").verdict,
+        CellVerdict::NotRun
+    );
 
     // The window-keyed fixture is in the scorecard, exact, on the caller's
     // clock, and fails the straddle (two windows' worth around a boundary).
     let c = get("fixed-window-keyed", "exact-0ms");
-    assert_eq!((c.value, c.verdict), (Some(1.0), Verdict::Pass), "{c:?}");
+    assert_eq!(
+        (c.value, c.verdict),
+        (Some(1.0), CellVerdict::Pass),
+        "{c:?}"
+    );
     let c = get("fixed-window-keyed", "straddle");
     assert!(
-        c.value.unwrap() > 1.5 && c.verdict == Verdict::Fail,
+        c.value.unwrap() > 1.5 && c.verdict == CellVerdict::Fail,
         "{c:?}"
     );
     assert!(
@@ -160,7 +171,7 @@ async fn smoke_scorecard_judges_what_it_measures() {
     // it, so the cost experiment measures its own decide in the same loop.
     let c = get("check-then-act", "cost-x-get");
     assert!(
-        c.value.unwrap() > 0.0 && c.verdict != Verdict::NotRun,
+        c.value.unwrap() > 0.0 && c.verdict != CellVerdict::NotRun,
         "{c:?}"
     );
     assert!(c.detail.contains("by decide"), "{c:?}");
@@ -231,7 +242,7 @@ async fn an_external_redis_and_cluster_by_url_with_auth() {
         strategies: vec!["token-bucket".into()],
         dir: None,
         size: Size::Smoke,
-        target: Target::External(x),
+        target: ScorecardServer::External(x),
         key_prefix: prefix.into(),
         out: out.path().to_path_buf(),
         experiments_dir: std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("experiments"),
@@ -243,10 +254,18 @@ async fn an_external_redis_and_cluster_by_url_with_auth() {
     let get = |p: &str| card.cell("token-bucket", p).unwrap().clone();
     for p in ["exact-0ms", "exact-6.7ms"] {
         let c = get(p);
-        assert_eq!((c.value, c.verdict), (Some(1.0), Verdict::Pass), "{c:?}");
+        assert_eq!(
+            (c.value, c.verdict),
+            (Some(1.0), CellVerdict::Pass),
+            "{c:?}"
+        );
     }
     let c = get("cluster");
-    assert_eq!((c.value, c.verdict), (Some(1.0), Verdict::Pass), "{c:?}");
+    assert_eq!(
+        (c.value, c.verdict),
+        (Some(1.0), CellVerdict::Pass),
+        "{c:?}"
+    );
     // The bursts ran on the external server too (through the experiment).
     assert!(get("straddle").value.unwrap() > 0.0);
     // Experiments that start their own servers are not run on yours.
@@ -258,7 +277,7 @@ async fn an_external_redis_and_cluster_by_url_with_auth() {
         "gone-redis",
     ] {
         let c = get(p);
-        assert_eq!(c.verdict, Verdict::NotRun, "{c:?}");
+        assert_eq!(c.verdict, CellVerdict::NotRun, "{c:?}");
         assert!(c.detail.contains("external Redis"), "{c:?}");
     }
     let header = card.target.to_string();
@@ -419,15 +438,15 @@ async fn an_external_redis_and_cluster_by_url_with_auth() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_server_probes_judge_what_they_measure() {
     let _turn = SERIAL.lock().await;
-    use limitbench::scorecard::judge::Rows;
     use limitbench::scorecard::probe::StrategyRun;
     use limitbench::scorecard::properties::PROBES;
+    use limitbench_analysis::scorecard::ProbeRows;
     let out = tempfile::tempdir().unwrap();
     let cfg = Config {
         strategies: vec!["token-bucket".into()],
         dir: None,
         size: Size::Quick,
-        target: Target::Own(common::redis()),
+        target: ScorecardServer::Own(common::redis()),
         key_prefix: "limitbench:test:".into(),
         out: out.path().to_path_buf(),
         experiments_dir: std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("experiments"),
@@ -443,13 +462,17 @@ async fn the_server_probes_judge_what_they_measure() {
         run.probe(p)
             .await
             .unwrap_or_else(|e| panic!("the {} probe failed: {e}", p.experiment));
-        for (prop, r) in (p.judge)(&Rows::new(run.dir(), "token-bucket", s.info())) {
+        for (prop, r) in (p.judge)(&ProbeRows::new(
+            run.dir(),
+            "token-bucket",
+            &sc::declared(s.info()),
+        )) {
             let outcome = r.unwrap_or_else(|e| panic!("{prop}: {e}"));
             cells.insert(prop, outcome);
         }
     }
     let value = |p: &str| match &cells[p] {
-        sc::Outcome::Measured {
+        sc::CellOutcome::Measured {
             value,
             verdict,
             detail,
@@ -461,7 +484,7 @@ async fn the_server_probes_judge_what_they_measure() {
     assert_eq!(value("cluster").0, 1.0, "{:?}", value("cluster"));
     let (over, verdict, detail) = value("failover");
     assert!(
-        over > 0.2 && verdict == Verdict::Fail,
+        over > 0.2 && verdict == CellVerdict::Fail,
         "{over} {verdict:?} {detail}"
     );
     for p in ["survive-restart", "survive-promotion"] {

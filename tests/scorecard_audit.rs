@@ -13,7 +13,7 @@
 //! - a script that reads TIME is on the redis clock without saying so.
 
 use limitbench::run::Size;
-use limitbench::scorecard::{self as sc, Config, Target, Verdict};
+use limitbench::scorecard::{self as sc, CellVerdict, Config, ScorecardServer};
 
 mod common;
 
@@ -40,7 +40,7 @@ async fn anchored_windows_under_admission_and_errors_are_caught() {
             .to_vec(),
         dir: Some(dir.path().to_path_buf()),
         size: Size::Smoke,
-        target: Target::Own(common::redis()),
+        target: ScorecardServer::Own(common::redis()),
         key_prefix: "limitbench:test:".into(),
         out: out.path().to_path_buf(),
         experiments_dir: std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("experiments"),
@@ -63,7 +63,7 @@ async fn anchored_windows_under_admission_and_errors_are_caught() {
     // window; the sliding log's ideal on the same arrivals is L.
     let c = get("fixed-window-first-hit", "anchored");
     assert!(
-        c.value.unwrap() >= 1.8 && c.verdict == Verdict::Fail,
+        c.value.unwrap() >= 1.8 && c.verdict == CellVerdict::Fail,
         "{c:?}"
     );
     assert!(
@@ -79,21 +79,22 @@ async fn anchored_windows_under_admission_and_errors_are_caught() {
     // cells that offer the limit say by how much it under-admits.
     for s in ["under-admits", "half-errors"] {
         let r = card.results.iter().find(|r| r.strategy == s).unwrap();
-        assert_eq!(get(s, "works").verdict, Verdict::Pass);
+        assert_eq!(get(s, "works").verdict, CellVerdict::Pass);
         for c in r.cells.iter().filter(|c| c.property != "works") {
-            assert!(c.verdict != Verdict::Pass, "{s}/{}: {c:?}", c.property);
+            assert!(c.verdict != CellVerdict::Pass, "{s}/{}: {c:?}", c.property);
         }
         let measured = r
             .cells
             .iter()
-            .filter(|c| c.verdict != Verdict::NotRun)
+            .filter(|c| c.verdict != CellVerdict::NotRun)
             .count();
         assert!(measured >= 10, "{s}: only {measured} cells measured");
     }
     for p in ["exact-0ms", "straddle", "quiet-burst", "anchored"] {
         let c = get("under-admits", p);
         assert!(
-            matches!(c.verdict, Verdict::Warn | Verdict::Fail) && c.detail.contains("under-admits"),
+            matches!(c.verdict, CellVerdict::Warn | CellVerdict::Fail)
+                && c.detail.contains("under-admits"),
             "{p}: {c:?}"
         );
     }
@@ -107,8 +108,8 @@ async fn anchored_windows_under_admission_and_errors_are_caught() {
         .cells
         .iter()
     {
-        if c.property != "works" && c.verdict != Verdict::NotRun {
-            assert_eq!(c.verdict, Verdict::Error, "{}: {c:?}", c.property);
+        if c.property != "works" && c.verdict != CellVerdict::NotRun {
+            assert_eq!(c.verdict, CellVerdict::Error, "{}: {c:?}", c.property);
         }
     }
     let r = card
@@ -123,7 +124,7 @@ async fn anchored_windows_under_admission_and_errors_are_caught() {
 
     // The broken manifest is a row of its own, naming its file and field.
     let c = get("broken.toml", "works");
-    assert_eq!(c.verdict, Verdict::Error, "{c:?}");
+    assert_eq!(c.verdict, CellVerdict::Error, "{c:?}");
     assert!(
         c.detail.contains("did not load") && c.detail.contains("broken.toml"),
         "{c:?}"
@@ -135,9 +136,9 @@ async fn anchored_windows_under_admission_and_errors_are_caught() {
 /// FCALL is not among them (tests/fixtures/replicate-commands).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn survival_scores_only_the_modes_a_script_can_run() {
-    use limitbench::scorecard::judge::Rows;
     use limitbench::scorecard::probe::StrategyRun;
     use limitbench::scorecard::properties::PROBES;
+    use limitbench_analysis::scorecard::ProbeRows;
     let dir = tempfile::tempdir().unwrap();
     copy_fixture("replicate-commands", dir.path());
     let out = tempfile::tempdir().unwrap();
@@ -146,7 +147,7 @@ async fn survival_scores_only_the_modes_a_script_can_run() {
         strategies: vec![name.into()],
         dir: Some(dir.path().to_path_buf()),
         size: Size::Quick,
-        target: Target::Own(common::redis()),
+        target: ScorecardServer::Own(common::redis()),
         key_prefix: "limitbench:test:".into(),
         out: out.path().to_path_buf(),
         experiments_dir: std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("experiments"),
@@ -168,8 +169,8 @@ async fn survival_scores_only_the_modes_a_script_can_run() {
         !rows.contains("client:fcall"),
         "an fcall client ran: {rows}"
     );
-    for (prop, r) in (p.judge)(&Rows::new(run.dir(), name, s.info())) {
-        let Ok(sc::Outcome::Measured { value, detail, .. }) = r else {
+    for (prop, r) in (p.judge)(&ProbeRows::new(run.dir(), name, &sc::declared(s.info()))) {
+        let Ok(sc::CellOutcome::Measured { value, detail, .. }) = r else {
             panic!("{prop}: {r:?}");
         };
         assert!(

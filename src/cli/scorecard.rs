@@ -120,7 +120,7 @@ pub async fn scorecard(a: ScorecardArgs, root: &std::path::Path) -> Result<i32> 
     if !a.server.is_empty() {
         return per_server(a, root).await;
     }
-    use limitbench::scorecard::{self as sc, Config, Target};
+    use limitbench::scorecard::{self as sc, Config, ScorecardServer};
     // A manifest that does not load is named (and scored as an error row);
     // the good ones beside it are scored.
     let folder = limitbench::strategy::external::scan(a.dir.as_deref())?;
@@ -165,7 +165,7 @@ pub async fn scorecard(a: ScorecardArgs, root: &std::path::Path) -> Result<i32> 
         .unwrap_or_else(|| format!("limitbench:{run_id}:"));
     limitbench::fleet::owned::check_prefix(&key_prefix, Some(&run_id))?;
     let target = match &a.redis_url {
-        Some(url) => Target::External(
+        Some(url) => ScorecardServer::External(
             sc::External::connect_with(
                 url,
                 a.cluster_url.as_deref(),
@@ -176,7 +176,7 @@ pub async fn scorecard(a: ScorecardArgs, root: &std::path::Path) -> Result<i32> 
             .await
             .context("checking --redis-url")?,
         ),
-        None => Target::Own(RedisBinary::locate(a.redis_server.as_deref())?),
+        None => ScorecardServer::Own(RedisBinary::locate(a.redis_server.as_deref())?),
     };
     // A folder that cannot be written is refused before the battery runs.
     limitbench::fleet::owned::check_writable(&data_dir)?;
@@ -226,17 +226,17 @@ pub async fn scorecard(a: ScorecardArgs, root: &std::path::Path) -> Result<i32> 
         .max()
         .unwrap_or(0);
     let card = sc::run(&cfg, |r| {
-        let n = |v: sc::Verdict| r.cells.iter().filter(|c| c.verdict == v).count();
+        let n = |v: sc::CellVerdict| r.cells.iter().filter(|c| c.verdict == v).count();
         eprintln!(
             "  {:<width$} {:>6.1} s  clock {:<7} pass {} warn {} fail {} not-run {} error {}",
             r.strategy,
             r.seconds,
             r.clock,
-            n(sc::Verdict::Pass),
-            n(sc::Verdict::Warn),
-            n(sc::Verdict::Fail),
-            n(sc::Verdict::NotRun),
-            n(sc::Verdict::Error)
+            n(sc::CellVerdict::Pass),
+            n(sc::CellVerdict::Warn),
+            n(sc::CellVerdict::Fail),
+            n(sc::CellVerdict::NotRun),
+            n(sc::CellVerdict::Error)
         );
     })
     .await?;

@@ -22,14 +22,11 @@
 //! - `properties.rs`: the columns, and which experiment's probe fills which
 //!   (and when it runs);
 //! - `probe.rs`: running one experiment's probe for one strategy;
-//! - `judge.rs`: an experiment's rows -> each of its columns' value, verdict
-//!   and detail (the thresholds);
 //! - `output.rs`: `scorecard.csv`, `scorecard.md`, `scorecard.svg`,
 //!   `scorecard.json`;
 //! - `target.rs`: a Redis you run (`--redis-url`, `--cluster-url`): its INFO,
 //!   the key prefix check and the clean-up.
 
-pub mod judge;
 pub mod output;
 pub mod probe;
 pub mod properties;
@@ -39,7 +36,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use limitbench_plot::figure::num;
 use serde::Serialize;
 
 use crate::error::{Error, Result};
@@ -47,32 +43,11 @@ use crate::fleet::{Fleet, RedisBinary, ServerConfig};
 use crate::load::next_request_id;
 use crate::run::Size;
 use crate::strategy::{self, Limit, Options, Request, Strategy};
+use limitbench_analysis::scorecard::ProbeRows;
+pub use limitbench_analysis::scorecard::{CellOutcome, CellVerdict, Declared};
 
 pub use properties::PROPERTIES;
 pub use target::External;
-
-/// How a cell was judged.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Verdict {
-    Pass,
-    Warn,
-    Fail,
-    NotRun,
-    Error,
-}
-
-impl Verdict {
-    pub fn as_str(&self) -> &'static str {
-        match self {
-            Verdict::Pass => "pass",
-            Verdict::Warn => "warn",
-            Verdict::Fail => "fail",
-            Verdict::NotRun => "not-run",
-            Verdict::Error => "error",
-        }
-    }
-}
 
 /// One (strategy, property) cell: a row of `scorecard.csv`.
 #[derive(Debug, Clone, Serialize)]
@@ -82,66 +57,12 @@ pub struct Cell {
     pub value: Option<f64>,
     pub unit: &'static str,
     pub threshold: String,
-    pub verdict: Verdict,
+    pub verdict: CellVerdict,
     pub detail: String,
 }
 
-/// What judging a property gives.
-#[derive(Debug, Clone)]
-pub enum Outcome {
-    Measured {
-        value: f64,
-        unit: &'static str,
-        threshold: String,
-        verdict: Verdict,
-        detail: String,
-    },
-    NotRun(String),
-}
-
-impl Outcome {
-    /// Judge `value` "lower is better": pass at or below `pass`, warn at or
-    /// below `warn`, else fail.
-    pub fn at_most(value: f64, unit: &'static str, pass: f64, warn: f64, detail: String) -> Self {
-        Self::judged(value, unit, ("<=", |v, t| v <= t), pass, warn, detail)
-    }
-
-    /// Judge `value` "higher is better".
-    pub fn at_least(value: f64, unit: &'static str, pass: f64, warn: f64, detail: String) -> Self {
-        Self::judged(value, unit, (">=", |v, t| v >= t), pass, warn, detail)
-    }
-
-    /// Pass if `value` is within `pass` by the comparison `within` (named
-    /// `op`), warn if within `warn`, else (or NaN) fail.
-    fn judged(
-        value: f64,
-        unit: &'static str,
-        (op, within): (&str, fn(f64, f64) -> bool),
-        pass: f64,
-        warn: f64,
-        detail: String,
-    ) -> Self {
-        let verdict = if value.is_nan() {
-            Verdict::Fail
-        } else if within(value, pass) {
-            Verdict::Pass
-        } else if within(value, warn) {
-            Verdict::Warn
-        } else {
-            Verdict::Fail
-        };
-        Outcome::Measured {
-            value,
-            unit,
-            threshold: format!("pass {op} {}, warn {op} {}", num(pass), num(warn)),
-            verdict,
-            detail,
-        }
-    }
-}
-
 /// Where the battery runs.
-pub enum Target {
+pub enum ScorecardServer {
     /// Servers the harness starts (loopback, full control).
     Own(RedisBinary),
     /// A Redis (or cluster) you run: only the experiments that need no
@@ -154,7 +75,7 @@ pub struct Config {
     pub strategies: Vec<String>,
     pub dir: Option<PathBuf>,
     pub size: Size,
-    pub target: Target,
+    pub target: ScorecardServer,
     /// Every client id (and so every key) the battery writes contains it.
     pub key_prefix: String,
     /// The scorecard's folder: the probes' run folders go in `probes/`.
@@ -228,18 +149,18 @@ pub fn build(name: &str, dir: Option<&Path>, opts: &Options) -> Result<Arc<dyn S
 }
 
 /// A cell from a property's outcome (or its error).
-fn cell(name: &str, property: &'static str, r: Result<Outcome>) -> Cell {
+fn cell(name: &str, property: &'static str, r: Result<CellOutcome>) -> Cell {
     let base = Cell {
         strategy: name.to_string(),
         property,
         value: None,
         unit: "",
         threshold: String::new(),
-        verdict: Verdict::Error,
+        verdict: CellVerdict::Error,
         detail: String::new(),
     };
     match r {
-        Ok(Outcome::Measured {
+        Ok(CellOutcome::Measured {
             value,
             unit,
             threshold,
@@ -253,8 +174,8 @@ fn cell(name: &str, property: &'static str, r: Result<Outcome>) -> Cell {
             detail,
             ..base
         },
-        Ok(Outcome::NotRun(why)) => Cell {
-            verdict: Verdict::NotRun,
+        Ok(CellOutcome::NotRun(why)) => Cell {
+            verdict: CellVerdict::NotRun,
             detail: why,
             ..base
         },
@@ -282,8 +203,10 @@ pub async fn run(cfg: &Config, mut progress: impl FnMut(&StrategyResult)) -> Res
     // trial, as `run` checks its experiment files.
     probe::validate(cfg).await?;
     let target = match &cfg.target {
-        Target::Own(b) => serde_json::json!({"own": {"path": b.path, "version": b.version}}),
-        Target::External(x) => x.describe().await?,
+        ScorecardServer::Own(b) => {
+            serde_json::json!({"own": {"path": b.path, "version": b.version}})
+        }
+        ScorecardServer::External(x) => x.describe().await?,
     };
     let mut results = Vec::new();
     for name in &cfg.strategies {
@@ -314,7 +237,7 @@ pub async fn run(cfg: &Config, mut progress: impl FnMut(&StrategyResult)) -> Res
         )];
         for (p, _) in &PROPERTIES[1..] {
             let why = "the manifest did not load (see works)";
-            cells.push(cell(&name, p, Ok(Outcome::NotRun(why.into()))));
+            cells.push(cell(&name, p, Ok(CellOutcome::NotRun(why.into()))));
         }
         let r = StrategyResult {
             strategy: name,
@@ -325,7 +248,7 @@ pub async fn run(cfg: &Config, mut progress: impl FnMut(&StrategyResult)) -> Res
         progress(&r);
         results.push(r);
     }
-    if let Target::External(x) = &cfg.target {
+    if let ScorecardServer::External(x) = &cfg.target {
         x.clean_up(&cfg.key_prefix).await?;
     }
     Ok(Scorecard {
@@ -336,12 +259,20 @@ pub async fn run(cfg: &Config, mut progress: impl FnMut(&StrategyResult)) -> Res
     })
 }
 
+/// What a strategy declares that its cells are judged against.
+pub fn declared(info: &strategy::Info) -> Declared {
+    Declared {
+        promise: info.promise,
+        clock: info.clock.as_str().to_string(),
+    }
+}
+
 /// One decision for `client` with a generous limit (100 per minute), after
 /// the strategy's scripts are loaded: does the strategy work at all?
 async fn first_decision(cfg: &Config, s: &dyn Strategy, name: &str) -> Result<()> {
     let fleet = match &cfg.target {
-        Target::Own(bin) => Fleet::standalone(bin, ServerConfig::default()).await?,
-        Target::External(x) => Fleet::external(x.addr),
+        ScorecardServer::Own(bin) => Fleet::standalone(bin, ServerConfig::default()).await?,
+        ScorecardServer::External(x) => Fleet::external(x.addr),
     };
     let client = format!("{}{name}-works-{}", cfg.key_prefix, next_request_id());
     tokio::time::timeout(Duration::from_secs(30), async {
@@ -359,6 +290,7 @@ async fn battery(cfg: &Config, name: &str) -> Result<(String, Vec<Cell>)> {
     let s = build(name, cfg.dir.as_deref(), &Options::default())?;
     let info = s.info().clone();
     let clock = info.clock.as_str().to_string();
+    let declared = declared(&info);
     let mut cells = Vec::new();
     // A strategy that errors here errors everywhere: one row says so and
     // the rest are not run.
@@ -372,18 +304,18 @@ async fn battery(cfg: &Config, name: &str) -> Result<(String, Vec<Cell>)> {
         ));
         for (p, _) in &PROPERTIES[1..] {
             let why = "the strategy's first decision failed (see works)";
-            cells.push(cell(name, p, Ok(Outcome::NotRun(why.into()))));
+            cells.push(cell(name, p, Ok(CellOutcome::NotRun(why.into()))));
         }
         return Ok((clock, cells));
     }
     cells.push(cell(
         name,
         "works",
-        Ok(Outcome::Measured {
+        Ok(CellOutcome::Measured {
             value: 1.0,
             unit: "",
             threshold: "a decision returns".into(),
-            verdict: Verdict::Pass,
+            verdict: CellVerdict::Pass,
             detail: format!(
                 "clock: {clock} (Info.clock); reports Redis time: {}",
                 info.reports_redis_time
@@ -393,7 +325,7 @@ async fn battery(cfg: &Config, name: &str) -> Result<(String, Vec<Cell>)> {
     let run = probe::StrategyRun::start(cfg, name)?;
     for p in properties::PROBES {
         let outcomes = match p.skip(cfg) {
-            Some(why) => p.all(|| Ok(Outcome::NotRun(why.clone()))),
+            Some(why) => p.all(|| Ok(CellOutcome::NotRun(why.clone()))),
             None => match tokio::time::timeout(probe_limit(cfg.size), run.probe(p)).await {
                 Err(_) => p.all(|| {
                     Err(Error::Timeout(format!(
@@ -405,13 +337,13 @@ async fn battery(cfg: &Config, name: &str) -> Result<(String, Vec<Cell>)> {
                 // A strategy outside the experiment's method: nothing measured.
                 Ok(Err(e @ Error::NotReplayable { .. })) => {
                     let why = format!("the `{}` experiment cannot measure it: {e}", p.experiment);
-                    p.all(|| Ok(Outcome::NotRun(why.clone())))
+                    p.all(|| Ok(CellOutcome::NotRun(why.clone())))
                 }
                 Ok(Err(e)) => {
                     let cause = format!("the `{}` probe: {e}", p.experiment);
                     p.all(|| Err(Error::Other(cause.clone())))
                 }
-                Ok(Ok(())) => (p.judge)(&judge::Rows::new(run.dir(), name, &info)),
+                Ok(Ok(())) => (p.judge)(&ProbeRows::new(run.dir(), name, &declared)),
             },
         };
         for (prop, r) in outcomes {

@@ -8,7 +8,7 @@ use std::path::Path;
 use limitbench_plot::figure::num;
 use limitbench_plot::grid::{Grid, GridCell, GridRow, write_grid_svg};
 
-use super::{Cell, PROPERTIES, Scorecard, Verdict};
+use super::{Cell, CellVerdict, PROPERTIES, Scorecard};
 use crate::error::{Error, Result};
 
 fn io(what: &Path, e: impl std::fmt::Display) -> Error {
@@ -18,8 +18,8 @@ fn io(what: &Path, e: impl std::fmt::Display) -> Error {
 /// A cell as the table shows it: `1 pass`, `not-run`, `error`.
 pub fn short(c: &Cell) -> String {
     match (c.verdict, c.value) {
-        (Verdict::NotRun, _) => "not-run".into(),
-        (Verdict::Error, _) => "error".into(),
+        (CellVerdict::NotRun, _) => "not-run".into(),
+        (CellVerdict::Error, _) => "error".into(),
         (v, Some(x)) => format!("{} {}", num(x), v.as_str()),
         (v, None) => v.as_str().into(),
     }
@@ -75,7 +75,7 @@ pub fn write_all(dir: &Path, sc: &Scorecard) -> Result<()> {
 pub fn markdown(sc: &Scorecard) -> String {
     let mut s = String::new();
     s.push_str(&format!(
-        "# Scorecard\n\nSize {}, {:.0} s in all. Target: `{}`.\n\nEach cell is the measured value and its verdict; `not-run` and `error` cells say why below. Columns:\n\n",
+        "# Scorecard\n\nSize {}, {:.0} s in all. ScorecardServer: `{}`.\n\nEach cell is the measured value and its verdict; `not-run` and `error` cells say why below. Columns:\n\n",
         sc.size, sc.total_seconds, sc.target
     ));
     for (p, what) in PROPERTIES {
@@ -132,13 +132,13 @@ pub fn markdown(sc: &Scorecard) -> String {
     s
 }
 
-fn colour(v: Verdict) -> (u8, u8, u8) {
+fn colour(v: CellVerdict) -> (u8, u8, u8) {
     match v {
-        Verdict::Pass => (120, 200, 120),
-        Verdict::Warn => (240, 200, 90),
-        Verdict::Fail => (230, 110, 100),
-        Verdict::NotRun => (220, 220, 220),
-        Verdict::Error => (150, 120, 200),
+        CellVerdict::Pass => (120, 200, 120),
+        CellVerdict::Warn => (240, 200, 90),
+        CellVerdict::Fail => (230, 110, 100),
+        CellVerdict::NotRun => (220, 220, 220),
+        CellVerdict::Error => (150, 120, 200),
     }
 }
 
@@ -160,8 +160,8 @@ pub fn svg(path: &Path, sc: &Scorecard) -> Result<()> {
                     .map(|(p, _)| {
                         r.cells.iter().find(|c| c.property == *p).map(|c| GridCell {
                             text: match (c.verdict, c.value) {
-                                (Verdict::NotRun, _) => "not-run".to_string(),
-                                (Verdict::Error, _) => "error".to_string(),
+                                (CellVerdict::NotRun, _) => "not-run".to_string(),
+                                (CellVerdict::Error, _) => "error".to_string(),
                                 (_, Some(v)) => num(v),
                                 _ => String::new(),
                             },

@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use super::properties::{PROBES, Probe};
-use super::{Config, Target, dir_of};
+use super::{Config, ScorecardServer, dir_of};
 use crate::error::{Error, Result};
 use crate::experiments::{self, Experiment};
 use crate::run::RunContext;
@@ -66,8 +66,8 @@ fn context(
     manifest: Arc<Mutex<RunManifest>>,
 ) -> Result<RunContext> {
     let (redis, redis_url, cluster) = match &cfg.target {
-        Target::Own(b) => (Some(b.clone()), None, None),
-        Target::External(x) => (None, Some(x.addr), x.cluster),
+        ScorecardServer::Own(b) => (Some(b.clone()), None, None),
+        ScorecardServer::External(x) => (None, Some(x.addr), x.cluster),
     };
     let dir = filter
         .first()
@@ -125,8 +125,10 @@ impl<'a> StrategyRun<'a> {
             command: command_line(),
             machine: mf::machine_info(),
             redis_server: match &cfg.target {
-                Target::Own(b) => serde_json::json!({"path": b.path, "version": b.version}),
-                Target::External(x) => {
+                ScorecardServer::Own(b) => {
+                    serde_json::json!({"path": b.path, "version": b.version})
+                }
+                ScorecardServer::External(x) => {
                     serde_json::json!({"external": crate::fleet::redact_url(&x.url)})
                 }
             },
@@ -244,7 +246,7 @@ mod tests {
                 dir: None,
                 size,
                 // Validation stops before a server would start; the path is not run.
-                target: Target::Own(crate::fleet::RedisBinary {
+                target: ScorecardServer::Own(crate::fleet::RedisBinary {
                     path: "redis-server".into(),
                     version: "7.0.0".into(),
                 }),
@@ -278,7 +280,7 @@ mod tests {
             strategies: vec!["token-bucket".into()],
             dir: None,
             size: crate::run::Size::Quick,
-            target: Target::Own(crate::fleet::RedisBinary {
+            target: ScorecardServer::Own(crate::fleet::RedisBinary {
                 path: "redis-server".into(),
                 version: "7.0.0".into(),
             }),

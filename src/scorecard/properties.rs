@@ -2,17 +2,17 @@
 //!
 //! A column is filled by exactly one experiment: its probe (the `[probe]`
 //! table of `experiments/<name>.toml`) runs for the strategy, and its judge
-//! (`judge.rs`) reads the rows back. Adding a column: its name and meaning
+//! (`src/experiments/<name>/analyze/scorecard.rs`, in the analysis crate) reads the rows back. Adding a column: its name and meaning
 //! in [`PROPERTIES`], the cell in the experiment's probe table, the column
 //! in that probe's `properties` below and its value in the judge. A burst
-//! pattern is one line of [`PROMISE_PATTERNS`] (and its variant in the
+//! pattern is one line of `limitbench_analysis::scorecard::PROMISE_PATTERNS` (and its variant in the
 //! bursts probe table).
 
-use super::judge::{self, Judged, Rows};
-use super::{Config, Outcome, Target};
+use super::{Config, ScorecardServer};
 use crate::error::Result;
 use crate::experiments;
 use crate::run::Size;
+use limitbench_analysis::scorecard::{CellOutcome, ColumnOutcome, ProbeRows};
 
 /// Every property, in the table's column order (most important first).
 pub const PROPERTIES: &[(&str, &str)] = &[
@@ -89,15 +89,6 @@ pub const PROPERTIES: &[(&str, &str)] = &[
     ),
 ];
 
-/// The promise columns and the `bursts` pattern whose probe variant fills
-/// each (one row per pattern in the probe table).
-pub const PROMISE_PATTERNS: &[(&str, &str)] = &[
-    ("straddle", "straddle"),
-    ("quiet-burst", "quiet-then-burst"),
-    ("burst-sustained", "burst-then-sustained"),
-    ("anchored", "anchored"),
-];
-
 /// One experiment's probe: the columns it fills and when it runs.
 pub struct Probe {
     pub experiment: &'static str,
@@ -109,80 +100,80 @@ pub struct Probe {
     /// Runs on the cluster you run when the scorecard has `--cluster-url`
     /// (at any size), not on servers of its own only.
     pub on_cluster_url: bool,
-    pub judge: fn(&Rows) -> Vec<Judged>,
+    pub judge: fn(&ProbeRows) -> Vec<ColumnOutcome>,
 }
 
 /// Every probe, in the columns' order.
 pub const PROBES: &[Probe] = &[
     Probe {
         experiment: "concurrency",
-        properties: &["exact-0ms", "exact-6.7ms"],
+        properties: experiments::concurrency::analyze::scorecard::COLUMNS,
         at_smoke: true,
         on_cluster_url: false,
-        judge: judge::concurrency,
+        judge: experiments::concurrency::analyze::scorecard::judge,
     },
     Probe {
         experiment: "bursts",
-        properties: &["straddle", "quiet-burst", "burst-sustained", "anchored"],
+        properties: experiments::bursts::analyze::scorecard::COLUMNS,
         at_smoke: true,
         on_cluster_url: false,
-        judge: judge::bursts,
+        judge: experiments::bursts::analyze::scorecard::judge,
     },
     Probe {
         experiment: "skew",
-        properties: &["clock-10ms", "clock-100ms", "clock-1s"],
+        properties: experiments::skew::analyze::scorecard::COLUMNS,
         at_smoke: true,
         on_cluster_url: false,
-        judge: judge::skew,
+        judge: experiments::skew::analyze::scorecard::judge,
     },
     Probe {
         experiment: "cost",
-        properties: &["cost-x-get", "decisions-per-s"],
+        properties: experiments::cost::analyze::scorecard::COLUMNS,
         at_smoke: true,
         on_cluster_url: false,
-        judge: judge::cost,
+        judge: experiments::cost::analyze::scorecard::judge,
     },
     Probe {
         experiment: "memory",
-        properties: &["memory"],
+        properties: experiments::memory::analyze::scorecard::COLUMNS,
         at_smoke: true,
         on_cluster_url: false,
-        judge: judge::memory,
+        judge: experiments::memory::analyze::scorecard::judge,
     },
     Probe {
         experiment: "replication",
-        properties: &["replication"],
+        properties: experiments::replication::analyze::scorecard::COLUMNS,
         at_smoke: false,
         on_cluster_url: false,
-        judge: judge::replication,
+        judge: experiments::replication::analyze::scorecard::judge,
     },
     Probe {
         experiment: "failover",
-        properties: &["failover"],
+        properties: experiments::failover::analyze::scorecard::COLUMNS,
         at_smoke: false,
         on_cluster_url: false,
-        judge: judge::failover,
+        judge: experiments::failover::analyze::scorecard::judge,
     },
     Probe {
         experiment: "cluster",
-        properties: &["cluster"],
+        properties: experiments::cluster::analyze::scorecard::COLUMNS,
         at_smoke: false,
         on_cluster_url: true,
-        judge: judge::cluster,
+        judge: experiments::cluster::analyze::scorecard::judge,
     },
     Probe {
         experiment: "script-survival",
-        properties: &["survive-restart", "survive-promotion"],
+        properties: experiments::script_survival::analyze::scorecard::COLUMNS,
         at_smoke: false,
         on_cluster_url: false,
-        judge: judge::script_survival,
+        judge: experiments::script_survival::analyze::scorecard::judge,
     },
     Probe {
         experiment: "fail-open",
-        properties: &["slow-redis", "gone-redis"],
+        properties: experiments::fail_open::analyze::scorecard::COLUMNS,
         at_smoke: false,
         on_cluster_url: false,
-        judge: judge::fail_open,
+        judge: experiments::fail_open::analyze::scorecard::judge,
     },
 ];
 
@@ -191,10 +182,10 @@ impl Probe {
     pub fn skip(&self, cfg: &Config) -> Option<String> {
         let smoke = cfg.size == Size::Smoke && !self.at_smoke;
         match &cfg.target {
-            Target::External(x) if self.on_cluster_url => {
+            ScorecardServer::External(x) if self.on_cluster_url => {
                 x.cluster.is_none().then(|| "no --cluster-url given".into())
             }
-            Target::External(_) => {
+            ScorecardServer::External(_) => {
                 let own_servers = experiments::find(self.experiment)
                     .map(|e| !e.allows_external)
                     .unwrap_or(true);
@@ -207,12 +198,12 @@ impl Probe {
                     smoke.then(|| "size smoke".into())
                 }
             }
-            Target::Own(_) => smoke.then(|| "size smoke".into()),
+            ScorecardServer::Own(_) => smoke.then(|| "size smoke".into()),
         }
     }
 
     /// Every column of this probe with the same outcome.
-    pub fn all(&self, f: impl Fn() -> Result<Outcome>) -> Vec<Judged> {
+    pub fn all(&self, f: impl Fn() -> Result<CellOutcome>) -> Vec<ColumnOutcome> {
         self.properties.iter().map(|p| (*p, f())).collect()
     }
 }
@@ -220,6 +211,7 @@ impl Probe {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use limitbench_analysis::scorecard::{Declared, PROMISE_PATTERNS};
 
     #[test]
     fn every_column_is_filled_by_exactly_one_probe_in_the_columns_order() {
@@ -235,5 +227,22 @@ mod tests {
         let bursts = PROBES.iter().find(|p| p.experiment == "bursts").unwrap();
         let promise: Vec<&str> = PROMISE_PATTERNS.iter().map(|(c, _)| *c).collect();
         assert_eq!(bursts.properties, promise.as_slice());
+    }
+
+    #[test]
+    fn every_judge_fills_exactly_its_probes_columns() {
+        // A probe folder with no rows: every judge answers each of its
+        // columns (with the error), in the probe's order.
+        let dir = tempfile::tempdir().unwrap();
+        let declared = Declared {
+            promise: None,
+            clock: "redis".into(),
+        };
+        for p in PROBES {
+            let rows = ProbeRows::new(dir.path(), "token-bucket", &declared);
+            let judged: Vec<&str> = (p.judge)(&rows).iter().map(|(c, _)| *c).collect();
+            assert_eq!(judged, p.properties, "{}", p.experiment);
+            assert!((p.judge)(&rows).iter().all(|(_, r)| r.is_err()));
+        }
     }
 }

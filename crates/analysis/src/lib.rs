@@ -27,12 +27,12 @@
 
 pub mod claims;
 pub mod compare;
-#[path = "../../../src/experiments/analyzers.rs"]
 pub mod experiments;
 pub mod figure;
 pub mod latency;
 pub mod report;
 pub mod rows;
+pub mod scorecard;
 pub mod stats;
 pub mod table;
 pub mod window;
@@ -83,16 +83,15 @@ impl AnalysisCtx {
     /// do) is skipped with a warning; any other row that does not parse is an
     /// error naming the file and line.
     pub fn read_csv<T: DeserializeOwned>(&self, name: &str) -> Result<Option<Vec<T>>> {
-        let Some(p) = crate::files::find_table(&self.run_dir, name) else {
+        let Some((rows, torn)) = read_table(&self.run_dir, name)? else {
             return Ok(None);
         };
-        let bytes = crate::files::read_maybe_compressed(&p)?;
-        let (rows, torn) =
-            parse_csv_rows(&bytes).map_err(|e| Error::Other(format!("{}: {e}", p.display())))?;
         if let Some(line) = torn {
             self.warnings.borrow_mut().push(format!(
                 "{}: line {line} is torn (no newline at the end, as a kill leaves it); skipped",
-                p.display()
+                crate::files::find_table(&self.run_dir, name)
+                    .unwrap_or_else(|| self.run_dir.join(name))
+                    .display()
             ));
         }
         Ok(Some(rows))
@@ -106,6 +105,25 @@ impl AnalysisCtx {
     pub fn claim(&self, id: &str) -> Option<&ClaimSpec> {
         self.claims.iter().find(|c| c.id == id)
     }
+}
+
+/// The one CSV reader: every row of table `name` in `dir` (plain, or its
+/// compressed form `.csv.zst` / `.csv.gz`) as `T`, and the line number of a
+/// torn last line that was dropped; `Ok(None)` if the table does not
+/// exist. A row that does not parse is an error naming the file and line.
+/// Every path from a CSV row to a verdict, a scorecard cell, a matrix row
+/// or an outlier flag reads through here.
+pub fn read_table<T: DeserializeOwned>(
+    dir: &Path,
+    name: &str,
+) -> Result<Option<(Vec<T>, Option<u64>)>> {
+    let Some(p) = crate::files::find_table(dir, name) else {
+        return Ok(None);
+    };
+    let bytes = crate::files::read_maybe_compressed(&p)?;
+    let parsed =
+        parse_csv_rows(&bytes).map_err(|e| Error::Other(format!("{}: {e}", p.display())))?;
+    Ok(Some(parsed))
 }
 
 /// Parse CSV bytes (with a header) into rows. A last line without its

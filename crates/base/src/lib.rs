@@ -12,6 +12,7 @@ pub mod error;
 pub mod files;
 pub mod hdr;
 pub mod paths;
+pub mod promise;
 pub mod stats;
 
 pub use error::{Error, Result};

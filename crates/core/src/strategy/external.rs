@@ -57,10 +57,9 @@ use serde::Deserialize;
 
 use super::lua::LuaStrategy;
 use super::reply::{ReplyRules, Rule};
-use super::{
-    ClockSource, Info, Invocation, Kind, Options, Promise, Request, Script, SourceUse, Strategy,
-};
+use super::{ClockSource, Info, Invocation, Kind, Options, Request, Script, SourceUse, Strategy};
 use crate::error::{Error, Result};
+use limitbench_base::promise::Promise;
 
 pub const PLACEHOLDERS: &[&str] = &[
     "client",

@@ -2,7 +2,8 @@
 //! Burst = `limit`, emission interval = 1 / `rate_per_s`.
 
 use super::lua::{LuaStrategy, STANDARD_REPLY};
-use super::{Builtin, ClientKey, ClockSource, Options, Promise, Script};
+use super::{Builtin, ClientKey, ClockSource, Options, Script};
+use limitbench_base::promise::Promise;
 
 pub const BUILTIN: Builtin = Builtin {
     name: "gcra",

@@ -5,7 +5,8 @@
 //! Redis's `TIME` in every mode, so it always reports Redis's time.
 
 use super::lua::{LuaStrategy, STANDARD_REPLY};
-use super::{Builtin, ClientKey, ClockSource, Options, Promise, Script};
+use super::{Builtin, ClientKey, ClockSource, Options, Script};
+use limitbench_base::promise::Promise;
 
 pub const BUILTIN: Builtin = Builtin {
     name: "sliding-log-ts-member",

@@ -1,7 +1,8 @@
 //! `sliding-window-counter`: current + weighted previous window, one hash.
 
 use super::lua::{LuaStrategy, STANDARD_REPLY};
-use super::{Builtin, ClientKey, ClockSource, Options, Promise, Script};
+use super::{Builtin, ClientKey, ClockSource, Options, Script};
+use limitbench_base::promise::Promise;
 
 pub const BUILTIN: Builtin = Builtin {
     name: "sliding-window-counter",

@@ -4,7 +4,8 @@
 //! depends on it, so it is a parameter).
 
 use super::lua::{LuaStrategy, STANDARD_REPLY};
-use super::{Builtin, ClientKey, ClockSource, Options, Promise, Script};
+use super::{Builtin, ClientKey, ClockSource, Options, Script};
+use limitbench_base::promise::Promise;
 
 pub const BUILTIN: Builtin = Builtin {
     name: "sliding-window-log",

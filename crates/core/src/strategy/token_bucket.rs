@@ -1,7 +1,8 @@
 //! `token-bucket`: study B's token bucket on Redis's clock (`lua/token-bucket.lua`).
 
 use super::lua::{LuaStrategy, STANDARD_REPLY};
-use super::{Builtin, ClientKey, ClockSource, Options, Promise, Script};
+use super::{Builtin, ClientKey, ClockSource, Options, Script};
+use limitbench_base::promise::Promise;
 
 pub const BUILTIN: Builtin = Builtin {
     name: "token-bucket",

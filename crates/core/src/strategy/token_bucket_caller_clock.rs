@@ -2,7 +2,8 @@
 //! clock (`Request::now_us`, which the harness may skew per worker).
 
 use super::lua::{LuaStrategy, NO_TIME_REPLY};
-use super::{Builtin, ClientKey, ClockSource, Options, Promise, Script};
+use super::{Builtin, ClientKey, ClockSource, Options, Script};
+use limitbench_base::promise::Promise;
 
 pub const BUILTIN: Builtin = Builtin {
     name: "token-bucket-caller-clock",

@@ -6,15 +6,13 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::super::rows::Row;
 use super::{Hist, Trial};
-use crate::figure::{ClaimReference, SummaryPoint, WriteFigure};
 use crate::AnalysisCtx;
-use crate::figure::{
-    Axis, Draw, Figure, Panel, Pt, Reference, Series, Shade, num, pass_region,
-};
+use crate::error::Result;
+use crate::figure::{Axis, Draw, Figure, Panel, Pt, Reference, Series, Shade, num, pass_region};
+use crate::figure::{ClaimReference, SummaryPoint, WriteFigure};
 use crate::stats::Summary;
 use crate::table::distinct;
 use crate::window::{admission_times, min_span};
-use crate::error::Result;
 
 /// A3.1: the ratio per lead (left) and, per lead, one trial's cumulative
 /// admissions of the Lua fixed window around the window boundary.

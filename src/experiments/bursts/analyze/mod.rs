@@ -9,6 +9,8 @@
 //! then the presentation (table, figure, markdown and one `Measured` per
 //! claim), then [`analyze`].
 
+pub mod scorecard;
+
 mod a3_3;
 mod figures;
 
@@ -18,11 +20,11 @@ pub use a3_3::a3_3_sweep;
 
 use super::rows::{HistoryRow, Row};
 use crate::claims::value_text;
+use crate::error::Result;
 use crate::stats::{Summary, bootstrap_ci};
 use crate::table::{distinct, f, md_table};
 use crate::window::{admission_times, by_trial, max_in_window, min_span};
 use crate::{AnalysisCtx, Measured, Section};
-use crate::error::Result;
 
 /// One trial of one strategy, measured from its history.
 #[derive(Debug)]

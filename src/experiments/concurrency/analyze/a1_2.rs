@@ -8,13 +8,13 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::super::rows::Row;
 use super::CTA;
-use crate::figure::{ClaimReference, SummaryPoint, WriteFigure};
 use crate::claims::Alternative;
+use crate::error::Result;
 use crate::figure::{Axis, Figure, Panel, Pt, Reference, Series, num, pass_region};
+use crate::figure::{ClaimReference, SummaryPoint, WriteFigure};
 use crate::stats::{Summary, mean_ci, mean_ci_method};
 use crate::table::{f, md_table};
 use crate::{AnalysisCtx, Measured};
-use crate::error::Result;
 
 /// The worker counts A1.2 compares with the formula at the longest round trip.
 const A1_2_WORKERS: [u64; 4] = [8, 16, 32, 64];
@@ -317,7 +317,11 @@ pub fn jitter_holds(rows: &[Row], rtt: i64, limit: u64, hi: f64) -> String {
                 }
             }
             let default = if j == 0.0 { " (default)" } else { "" };
-            format!("jitter {} ms{default}: {}", jitter_text(j), parts.join("; "))
+            format!(
+                "jitter {} ms{default}: {}",
+                jitter_text(j),
+                parts.join("; ")
+            )
         })
         .collect::<Vec<_>>()
         .join(" | ")
@@ -475,7 +479,10 @@ pub fn a1_2(
     }
     if swept && let Some((_, hi)) = band {
         let stops = match breaks {
-            Some(j) => format!("; the formula stops holding (the whole interval above the line) from a per-packet jitter of {} ms per direction", jitter_text(j)),
+            Some(j) => format!(
+                "; the formula stops holding (the whole interval above the line) from a per-packet jitter of {} ms per direction",
+                jitter_text(j)
+            ),
             None => "; at no swept jitter is the whole interval above the line".into(),
         };
         m = m.note(format!(

@@ -9,6 +9,8 @@
 //! `Measured`), then [`analyze`], which reads the CSV and calls them in
 //! report order. The metric tests are in `tests.rs` beside this file.
 
+pub mod scorecard;
+
 use std::collections::{BTreeMap, BTreeSet};
 
 mod a1_2;
@@ -19,14 +21,14 @@ pub use a1_2::{
 };
 
 use super::rows::Row;
-use crate::experiments::rows::HistoryRow;
-use crate::figure::{ClaimReference, SummaryPoint, WriteFigure};
 use crate::claims::Alternative;
+use crate::error::Result;
+use crate::experiments::rows::HistoryRow;
 use crate::figure::{Axis, Figure, Panel, Pt, Reference, Series, num, pass_region};
+use crate::figure::{ClaimReference, SummaryPoint, WriteFigure};
 use crate::stats::{Summary, mean_ci, mean_ci_method};
 use crate::table::{f, md_table};
 use crate::{AnalysisCtx, Measured, Section};
-use crate::error::Result;
 
 pub(crate) const CTA: &str = "check-then-act";
 
@@ -438,7 +440,11 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
 /// section says so instead of drawing.
 fn a1_1_history(ctx: &AnalysisCtx, rows: &[Row], limit: u64, md: &mut String) -> Result<()> {
     let Some(row) = rows.iter().find(|r| {
-        r.strategy == "check-then-act" && r.workers == 64 && r.target_rtt_ms == 0.0 && r.rtt_jitter_ms == 0.0 && r.trial == 0
+        r.strategy == "check-then-act"
+            && r.workers == 64
+            && r.target_rtt_ms == 0.0
+            && r.rtt_jitter_ms == 0.0
+            && r.trial == 0
     }) else {
         return Ok(());
     };
@@ -451,7 +457,10 @@ fn a1_1_history(ctx: &AnalysisCtx, rows: &[Row], limit: u64, md: &mut String) ->
         .filter(|x| x.cell == row.cell && x.trial == row.trial)
         .collect();
     if h.is_empty() {
-        *md += &format!("`concurrency-history.csv` has no rows for `{}` trial {}: A1.1's timeline is not drawn.\n\n", row.cell, row.trial);
+        *md += &format!(
+            "`concurrency-history.csv` has no rows for `{}` trial {}: A1.1's timeline is not drawn.\n\n",
+            row.cell, row.trial
+        );
         return Ok(());
     }
     h.sort_by_key(|x| (x.replied_us, x.worker));
@@ -463,7 +472,11 @@ fn a1_1_history(ctx: &AnalysisCtx, rows: &[Row], limit: u64, md: &mut String) ->
         if x.admitted {
             admitted += 1;
             so_far.push(Pt::new(ms(x.replied_us), admitted as f64));
-            if admitted > limit { beyond.push(pt) } else { within.push(pt) }
+            if admitted > limit {
+                beyond.push(pt)
+            } else {
+                within.push(pt)
+            }
         } else {
             refused.push(pt);
         }
@@ -473,7 +486,10 @@ fn a1_1_history(ctx: &AnalysisCtx, rows: &[Row], limit: u64, md: &mut String) ->
         Axis::new("time since the trial started (ms)"),
         Axis::new("worker"),
     )
-    .series(Series::points(format!("admitted, among the first L={limit}"), within))
+    .series(Series::points(
+        format!("admitted, among the first L={limit}"),
+        within,
+    ))
     .series(Series::points("admitted beyond L (over the limit)", beyond))
     .series(Series::points("refused", refused));
     let mut count = Panel::new(

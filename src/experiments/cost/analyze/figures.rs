@@ -4,14 +4,14 @@
 
 use super::paired::Est;
 use super::{
-    STUDY_B, Variants, abusive_ratios, b21_split, eval_vs_evalsha, fcall_vs_evalsha,
-    multi_vs_lua, per_run, prefilled_difference,
+    STUDY_B, Variants, abusive_ratios, b21_split, eval_vs_evalsha, fcall_vs_evalsha, multi_vs_lua,
+    per_run, prefilled_difference,
 };
-use crate::figure::{ClaimReference, SummaryPoint, WriteFigure};
 use crate::AnalysisCtx;
-use crate::figure::{Axis, Figure, Panel, Pt, RefKind, Reference, Series, num};
-use crate::stats::Summary;
 use crate::error::Result;
+use crate::figure::{Axis, Figure, Panel, Pt, RefKind, Reference, Series, num};
+use crate::figure::{ClaimReference, SummaryPoint, WriteFigure};
+use crate::stats::Summary;
 
 /// A variant id in words: `token-bucket|evalsha` -> `token-bucket (EVALSHA)`.
 pub fn words(id: &str) -> String {
@@ -104,7 +104,10 @@ pub(super) fn lua(ctx: &AnalysisCtx, v: &Variants) -> Result<String> {
             Axis::new("x GET's CPU per decision"),
         )
         .categories(cats.clone())
-        .series(Series::points("Lua strategy / GET, per-run pairs (mean, 95% interval)", pts))
+        .series(Series::points(
+            "Lua strategy / GET, per-run pairs (mean, 95% interval)",
+            pts,
+        ))
         .reference(Reference::limit("GET (1x)", 1.0));
         if let Some(c) = ctx.claim("B2.1") {
             // One reference draws the range: its band and both ends.

@@ -14,6 +14,8 @@
 //! `analyze/` folder reach each other and the rows, inside
 //! `limitbench-analysis`).
 
+pub mod scorecard;
+
 use std::collections::BTreeMap;
 
 mod figures;
@@ -28,9 +30,9 @@ use paired::{ci, per_run};
 
 use super::rows::CostRow;
 use crate::claims::values_of;
+use crate::error::Result;
 use crate::stats::{Summary, mean_ci_method};
 use crate::{AnalysisCtx, Measured, Section};
-use crate::error::Result;
 
 /// Study B's experiments, for B0's time sum.
 const STUDY_B: &[&str] = &[
@@ -158,10 +160,7 @@ pub fn cpu_vs_get(v: &Variants) -> Option<(f64, Vec<(String, f64)>)> {
 /// scorecard's cost columns; `None` without both variants.
 pub fn against_get(v: &Variants, cell: &str) -> Option<(f64, f64)> {
     let (g, x) = (v.get("get")?, v.get(cell)?);
-    Some((
-        x.cpu().mean / g.cpu().mean,
-        x.rate().mean / g.rate().mean,
-    ))
+    Some((x.cpu().mean / g.cpu().mean, x.rate().mean / g.rate().mean))
 }
 
 /// The lowest Redis busy fraction of any Lua run (infinite if none).

@@ -6,10 +6,10 @@
 use super::super::rows::MemoryRow;
 use super::verdicts::SWEEP_FIGURE;
 use super::{Est, LogCells};
-use crate::figure::{ClaimReference, WriteFigure};
 use crate::AnalysisCtx;
-use crate::figure::{Axis, Figure, Panel, Pt, Reference, Series, num};
 use crate::error::Result;
+use crate::figure::{Axis, Figure, Panel, Pt, Reference, Series, num};
+use crate::figure::{ClaimReference, WriteFigure};
 
 /// A member length in words (0 is the strategy's own member, the request id).
 pub fn member(m: usize) -> String {
@@ -215,7 +215,10 @@ pub(super) fn cpu(
     if let Some((n, lp, sl)) = super::listpack_vs_skiplist(cpu) {
         c = c
             .categories(vec![format!("{} entries", num(n as f64))])
-            .series(Series::points("ours (one window each)", vec![Pt::new(0.0, lp / sl)]))
+            .series(Series::points(
+                "ours (one window each)",
+                vec![Pt::new(0.0, lp / sl)],
+            ))
             .reference(Reference::expected("1x: no jump, no difference", 1.0))
             .y_from_zero(1.3);
     }

@@ -15,6 +15,8 @@
 //! `tests.rs` on hand-written rows); `verdicts.rs` builds the claim values,
 //! `tables.rs` and `figures.rs` the presentation.
 
+pub mod scorecard;
+
 use std::collections::BTreeMap;
 
 mod figures;
@@ -23,9 +25,9 @@ mod verdicts;
 
 use super::rows::MemoryRow;
 use crate::claims::{Check, Verdict, verdict};
+use crate::error::Result;
 use crate::stats::mean_ci;
 use crate::{AnalysisCtx, Measured, Section};
-use crate::error::Result;
 
 /// Would `v` alone pass claim `id`'s check (`claims::verdict`: published
 /// value and tolerance)? `None` if the claim is unknown or not judged on a
@@ -231,11 +233,7 @@ impl<'a> LogCells<'a> {
     }
 
     /// B3.4's cliff at each Z: (Z, row at L=Z, row at L=Z+1, jump), where both were measured.
-    pub fn cliffs(
-        &self,
-        m: usize,
-        zs: &[u64],
-    ) -> Vec<(u64, &'a MemoryRow, &'a MemoryRow, f64)> {
+    pub fn cliffs(&self, m: usize, zs: &[u64]) -> Vec<(u64, &'a MemoryRow, &'a MemoryRow, f64)> {
         zs.iter()
             .filter_map(|&z| {
                 let (a, b) = (self.get(m, z, z)?, self.get(m, z, z + 1)?);

@@ -15,10 +15,10 @@ mod figures;
 use std::collections::BTreeMap;
 
 use super::rows::Row;
-use crate::stats::Summary;
-use crate::{AnalysisCtx, Measured, Section};
 use crate::error::Result;
 use crate::experiments::concurrency::rows::Row as ConcurrencyRow;
+use crate::stats::Summary;
+use crate::{AnalysisCtx, Measured, Section};
 
 const WATCH: &str = "watch-multi";
 

@@ -7,6 +7,8 @@
 //! `tests.rs` beside this file), then the presentation (table, figure,
 //! markdown and one `Measured` per claim), then [`analyze`].
 
+pub mod scorecard;
+
 mod sweep;
 
 use std::collections::BTreeMap;
@@ -14,14 +16,14 @@ use std::collections::BTreeMap;
 pub use sweep::{a4_1_sweep, a4_2_sweep, capacity_s, measured_a4_1, measured_a4_2};
 
 use super::rows::{HistoryRow, Row};
-use crate::figure::{ClaimReference, SummaryPoint, WriteFigure};
 use crate::claims::value_text;
+use crate::error::Result;
 use crate::figure::{Axis, Figure, Panel, Pt, Reference, Series, num};
+use crate::figure::{ClaimReference, SummaryPoint, WriteFigure};
 use crate::stats::Summary;
 use crate::table::{f, md_table};
 use crate::window::{by_trial, ideal_bucket};
 use crate::{AnalysisCtx, Measured, Section};
-use crate::error::Result;
 
 pub(crate) const CALLER: &str = "token-bucket-caller-clock";
 pub(crate) const REDIS: &str = "token-bucket";

@@ -12,12 +12,12 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::super::rows::Row;
 use super::{CALLER, Pair, a4_3, worst_by_skew};
-use crate::figure::{ClaimReference, SummaryPoint, WriteFigure};
 use crate::claims::Alternative;
+use crate::error::Result;
 use crate::figure::{Axis, Figure, Panel, Pt, Reference, Series, num};
+use crate::figure::{ClaimReference, SummaryPoint, WriteFigure};
 use crate::stats::{Summary, bootstrap_ci, mean_ci, mean_ci_method};
 use crate::{AnalysisCtx, Measured};
-use crate::error::Result;
 
 /// The skew both sweeps are read at (the study's ±1 s).
 const SKEW_MS: f64 = 1000.0;
@@ -363,7 +363,10 @@ pub fn figure_a4_1(
             .filter(|(k, _)| default_cap(k) && k[0] == load)
             .map(|(k, v)| pt(n(&k[1]), v))
             .collect();
-        left = left.series(Series::line(format!("load {load}x, capacity 1 s"), by_x(pts)));
+        left = left.series(Series::line(
+            format!("load {load}x, capacity 1 s"),
+            by_x(pts),
+        ));
     }
     let loads: Vec<f64> = sorted(m.keys().map(|k| k[0].clone()).collect())
         .iter()
@@ -389,7 +392,10 @@ pub fn figure_a4_1(
             .filter(|(k, _)| k[1] == run && k[2] == cap)
             .map(|(k, v)| pt(n(&k[0]), v))
             .collect();
-        right = right.series(Series::line(format!("{run} s runs, capacity {cap} s"), by_x(pts)));
+        right = right.series(Series::line(
+            format!("{run} s runs, capacity {cap} s"),
+            by_x(pts),
+        ));
     }
     if let Some(r) = published {
         left = left.reference(r.clone());

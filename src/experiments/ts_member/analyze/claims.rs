@@ -7,10 +7,10 @@ use rand::{RngExt, SeedableRng};
 
 use super::{OpenRows, Sender, fill_share, filled, mean_some, model, pct, ratios};
 use crate::claims::Alternative;
+use crate::experiments::ts_member::rows::Row;
 use crate::stats::{Summary, mean_ci, mean_ci_method};
 use crate::table::f;
 use crate::{ClaimSpec, Measured};
-use crate::experiments::ts_member::rows::Row;
 
 /// The rates B5.1 reports, in its order.
 pub const B51_RATES: [f64; 3] = [100.0, 1000.0, 10000.0];

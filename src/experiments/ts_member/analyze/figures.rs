@@ -5,13 +5,13 @@
 
 use super::claims::{B51_RATES, clock_diff_at};
 use super::{OpenRows, Sender, fill_share, model, ratios};
-use crate::figure::{ClaimReference, SummaryPoint, WriteFigure};
 use crate::AnalysisCtx;
-use crate::figure::{Axis, Figure, Panel, Pt, Reference, Series, num, pass_region};
-use crate::stats::{Summary, mean_ci};
-use crate::table::distinct;
 use crate::error::Result;
 use crate::experiments::ts_member::rows::Row;
+use crate::figure::{Axis, Figure, Panel, Pt, Reference, Series, num, pass_region};
+use crate::figure::{ClaimReference, SummaryPoint, WriteFigure};
+use crate::stats::{Summary, mean_ci};
+use crate::table::distinct;
 
 /// The mean of `v` with its 95% bootstrap interval as the whisker.
 fn ci_pt(x: f64, v: &[f64]) -> Pt {

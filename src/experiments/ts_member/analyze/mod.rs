@@ -16,13 +16,13 @@ pub mod model;
 use std::collections::BTreeSet;
 
 use super::rows::Row;
+use crate::claims::{value_text, values_of};
+use crate::error::Result;
 use crate::experiments::rows::HistoryRow;
 use crate::figure::{Axis, Figure, Panel, Pt, Reference, Series, WriteFigure};
-use crate::claims::{value_text, values_of};
 use crate::stats::Summary;
 use crate::table::{distinct, f, md_table};
 use crate::{AnalysisCtx, ClaimSpec, Measured, Section};
-use crate::error::Result;
 pub use claims::{b51, b51_band, b52, b53, b54};
 
 /// The sender of an open-loop cell: its timer tick (us; 0: precise) and
@@ -487,7 +487,13 @@ fn redis_ms_phase(h: &[(i64, bool)], limit: u64) -> (i64, usize) {
 fn collision_history(ctx: &AnalysisCtx, rows: &[Row], md: &mut String) -> Result<()> {
     let main: Vec<&Row> = rows
         .iter()
-        .filter(|r| r.member == "redis-ms" && r.pacing == "poisson" && r.sender_tick_ms == 0.0 && r.trial == 0 && r.rate_per_s <= 1000.0)
+        .filter(|r| {
+            r.member == "redis-ms"
+                && r.pacing == "poisson"
+                && r.sender_tick_ms == 0.0
+                && r.trial == 0
+                && r.rate_per_s <= 1000.0
+        })
         .collect();
     let Some(drivers) = main.iter().map(|r| r.drivers).max() else {
         return Ok(());
@@ -552,7 +558,10 @@ fn collision_history(ctx: &AnalysisCtx, rows: &[Row], md: &mut String) -> Result
                 Series::plain("entries in the log (distinct Redis ms)", entries)
                     .with_look(crate::figure::STRATEGY_LOOKS.len() + 2),
             )
-            .reference(Reference::limit(format!("limit L = {}", r.limit), r.limit as f64)),
+            .reference(Reference::limit(
+                format!("limit L = {}", r.limit),
+                r.limit as f64,
+            )),
         );
     }
     fig.caption += &format!(

@@ -8,14 +8,15 @@
 //!
 //! Unit tests of the metrics: `tests.rs` in this folder.
 
+pub mod scorecard;
+
 use super::rows::Row;
-use crate::figure::{ClaimReference, SummaryPoint, WriteFigure};
+use crate::error::Result;
 use crate::figure::{Axis, Figure, Panel, Pt, Reference, Series};
+use crate::figure::{ClaimReference, SummaryPoint, WriteFigure};
 use crate::stats::Summary;
 use crate::table::{distinct, error_core, f, md_table};
 use crate::{AnalysisCtx, Measured, Section};
-use crate::error::Result;
-
 
 /// The `kind=users` rows, selected by cluster size, variant and flags.
 pub struct UsersRows<'a> {
@@ -376,10 +377,7 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
         md.push_str("Mean fraction of users that work:\n\n");
         md.push_str(&pivot(&u));
     }
-    let out = [b71(&u), b72(&u)]
-        .into_iter()
-        .flatten()
-        .collect();
+    let out = [b71(&u), b72(&u)].into_iter().flatten().collect();
     if !conc.is_empty() {
         md.push_str("\nStudy A's concurrency check on the cluster, hash-tagged keys (every worker released together):\n\n");
         md.push_str(&concurrency_table(&conc));

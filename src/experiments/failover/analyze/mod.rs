@@ -7,13 +7,15 @@
 //!
 //! Unit tests of the metrics: `tests.rs` in this folder.
 
+pub mod scorecard;
+
 use super::rows::Row;
-use crate::figure::{SummaryPoint, WriteFigure};
+use crate::error::Result;
 use crate::figure::{Axis, Figure, Panel, Pt, Reference, Series};
+use crate::figure::{SummaryPoint, WriteFigure};
 use crate::stats::Summary;
 use crate::table::{distinct, f, md_table};
 use crate::{AnalysisCtx, Measured, Section};
-use crate::error::Result;
 
 /// A cell: (strategy, WAIT after each decision, replication delay as f64 bits).
 pub type CellKey = (String, bool, u64);

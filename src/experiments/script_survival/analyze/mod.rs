@@ -7,13 +7,15 @@
 //!
 //! Unit tests of the metrics: `tests.rs` in this folder.
 
+pub mod scorecard;
+
 use super::rows::Row;
-use crate::figure::{ClaimReference, SummaryPoint, WriteFigure};
+use crate::error::Result;
 use crate::figure::{Axis, Figure, Panel, Pt, Reference, Series};
+use crate::figure::{ClaimReference, SummaryPoint, WriteFigure};
 use crate::stats::Summary;
 use crate::table::{distinct, md_table};
 use crate::{AnalysisCtx, Measured, Section};
-use crate::error::Result;
 
 /// The rows, selected by `replica-read-only` setting, scenario and check.
 pub struct Rows<'a>(pub &'a [Row]);

@@ -7,13 +7,15 @@
 //!
 //! Unit tests of the metrics: `tests.rs` in this folder.
 
+pub mod scorecard;
+
 use super::rows::{BinRow, SummaryRow};
-use crate::figure::{SummaryPoint, WriteFigure};
+use crate::error::Result;
 use crate::figure::{Axis, Figure, Panel, Pt, Reference, Series, Shade, num};
+use crate::figure::{SummaryPoint, WriteFigure};
 use crate::stats::Summary;
 use crate::table::{distinct, f, md_table};
 use crate::{AnalysisCtx, Measured, Section};
-use crate::error::Result;
 
 const PHASES: [&str; 4] = ["normal", "slow", "gone", "back"];
 

@@ -7,13 +7,15 @@
 //!
 //! Unit tests of the metrics: `tests.rs` in this folder.
 
+pub mod scorecard;
+
 use super::rows::{MismatchRow, Row};
-use crate::figure::{ClaimReference, WriteFigure};
+use crate::error::Result;
 use crate::figure::{Axis, Figure, Panel, Pt, Reference, Series};
+use crate::figure::{ClaimReference, WriteFigure};
 use crate::stats::Summary;
 use crate::table::{distinct, f, md_table};
 use crate::{AnalysisCtx, Measured, Section};
-use crate::error::Result;
 
 /// (buckets compared, buckets that differed) over some trials.
 pub fn compared(rows: &[&Row]) -> (u64, u64) {

@@ -4,9 +4,9 @@
 use std::collections::BTreeMap;
 
 use super::rows::Row;
+use crate::error::Result;
 use crate::table::{f, md_table};
 use crate::{AnalysisCtx, Measured, Section};
-use crate::error::Result;
 
 /// Per target: (trials, mean of medians, min of medians, max of medians).
 pub fn per_target(rows: &[Row]) -> BTreeMap<String, (usize, f64, f64, f64)> {

@@ -1,0 +1,127 @@
+//! `bursts`'s scorecard columns: its probe's rows, read back from a
+//! strategy's probe folder, -> each column's value, verdict and detail
+//! (the judge's threshold beside each). Shared pieces: `crate::scorecard`.
+
+use limitbench_base::promise::Promise;
+use limitbench_plot::figure::num;
+
+use super::super::rows;
+use crate::error::Result;
+use crate::scorecard::{
+    CellOutcome, CellVerdict, ColumnOutcome, PROMISE_PATTERNS, ProbeRows, UNDER_PASS, UNDER_WARN,
+    failed, first_line, one, sliding_log_ideal, under_verdict, worse,
+};
+
+/// The scorecard columns this experiment's probe fills, in the table's order.
+pub const COLUMNS: &[&str] = &["straddle", "quiet-burst", "burst-sustained", "anchored"];
+
+/// The promise columns: the most admitted in any window of one window
+/// length / L (`bursts`' own metric over the admission history), judged
+/// against the promise the strategy declares (`Info.promise`; a strategy
+/// that declares none is held to at most the limit in any window): at most
+/// the promise's ratio to pass, 0.1 above it to warn. Beside it the sliding
+/// log's ideal on the same arrivals; a cell that admitted less than
+/// [`UNDER_PASS`] of that ideal warns, less than [`UNDER_WARN`] fails
+/// (under-admission), and any error makes the cell `error`.
+pub fn judge(r: &ProbeRows) -> Vec<ColumnOutcome> {
+    let columns = COLUMNS;
+    let read = || -> Result<(Vec<rows::Row>, Vec<rows::HistoryRow>)> {
+        Ok((r.read("bursts.csv")?, r.read("bursts-history.csv")?))
+    };
+    let (rows, history) = match read() {
+        Ok(v) => v,
+        Err(e) => return failed(columns, e),
+    };
+    let hist = crate::window::by_trial(history);
+    let trials = super::trials(&rows, &hist);
+    let declared = r.declared.promise;
+    let promise = declared.unwrap_or(Promise::AtMostLimitInAnyWindow);
+    let max = promise.max_window_ratio();
+    PROMISE_PATTERNS
+        .iter()
+        .map(|(column, pattern)| {
+            let out = one(&trials, &format!("of pattern `{pattern}`"), |t| {
+                t.row.pattern == *pattern
+            })
+            .map(|t| {
+                let w = t.row;
+                let h = hist
+                    .get(&(w.cell.clone(), w.trial))
+                    .map(Vec::as_slice)
+                    .unwrap_or(&[]);
+                let mut sent: Vec<i64> = h.iter().map(|x| x.sent_us).collect();
+                sent.sort_unstable();
+                let window_us = w.window_ms as i64 * 1000;
+                let ideal = sliding_log_ideal(&sent, w.limit, window_us);
+                let (ideal_max, _) = crate::window::max_in_window(&ideal, window_us);
+                let ideal_ratio = ideal_max as f64 / w.limit as f64;
+                let under = w.admitted as f64 / (ideal.len() as f64).max(1.0);
+                let over = if t.ratio.is_nan() {
+                    CellVerdict::Fail
+                } else if t.ratio <= max {
+                    CellVerdict::Pass
+                } else if t.ratio <= max + 0.1 {
+                    CellVerdict::Warn
+                } else {
+                    CellVerdict::Fail
+                };
+                let verdict = if w.errors > 0 {
+                    CellVerdict::Error
+                } else {
+                    worse(over, under_verdict(under))
+                };
+                let mut detail = format!(
+                    "limit {} per {} ms ({}), {} offered, {} admitted, {} errors{}; most in any window {} (times: {}); promise {}{} allows {}; sliding-log ideal on the same arrivals: {} admitted, most in any window {} ({} x limit); admitted / ideal {}{}; latest send {} ms behind schedule",
+                    w.limit,
+                    w.window_ms,
+                    super::variant(w),
+                    w.offered,
+                    w.admitted,
+                    w.errors,
+                    if w.errors > 0 {
+                        format!(" (first: {})", first_line(&w.first_error))
+                    } else {
+                        String::new()
+                    },
+                    num(t.ratio * w.limit as f64),
+                    if t.clock == "redis" {
+                        "Redis's clock"
+                    } else {
+                        "reply times"
+                    },
+                    promise.as_str(),
+                    if declared.is_some() { "" } else { " (not declared: the default)" },
+                    num(max),
+                    ideal.len(),
+                    ideal_max,
+                    num(ideal_ratio),
+                    num(under),
+                    if under < UNDER_PASS {
+                        format!(" (under-admits: below {})", num(UNDER_PASS))
+                    } else {
+                        String::new()
+                    },
+                    num(w.lateness_max_us / 1000.0)
+                );
+                if w.errors > 0 {
+                    detail = format!("{} of {} decisions errored: {detail}", w.errors, w.offered);
+                }
+                CellOutcome::Measured {
+                    value: t.ratio,
+                    unit: "x limit",
+                    threshold: format!(
+                        "promise {}: pass <= {}, warn <= {}; admitted >= {} x the sliding-log ideal (warn >= {}); no errors",
+                        promise.as_str(),
+                        num(max),
+                        num(max + 0.1),
+                        num(UNDER_PASS),
+                        num(UNDER_WARN)
+                    ),
+                    verdict,
+                    detail,
+                }
+            });
+            (*column, out)
+        })
+        .collect()
+}
