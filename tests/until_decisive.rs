@@ -16,8 +16,8 @@ fn manifest(run: &Path) -> serde_json::Value {
 
 /// (cell, trial, seed) of every row of `retries.csv`, in file order.
 fn rows(run: &Path) -> Vec<(String, u64, u64)> {
-    let path = limitbench::analysis::files::find_table(run, "retries.csv").unwrap();
-    let bytes = limitbench::analysis::files::read_maybe_compressed(&path).unwrap();
+    let path = limitbench_base::files::find_table(run, "retries.csv").unwrap();
+    let bytes = limitbench_base::files::read_maybe_compressed(&path).unwrap();
     let mut rdr = csv::Reader::from_reader(bytes.as_slice());
     let h = rdr.headers().unwrap().clone();
     let col = |n: &str| h.iter().position(|x| x == n).unwrap();

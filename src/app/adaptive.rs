@@ -59,10 +59,10 @@ pub fn next_floor(have: u64, cap: u64) -> u64 {
 /// run different counts (memory's CPU cells one window each beside fills of
 /// ten) is capped only when every cell has reached the cap.
 pub fn fewest_trials_per_cell(run: &Path, experiment: &str) -> Result<u64> {
-    let Some(path) = crate::analysis::files::find_table(run, &format!("{experiment}.csv")) else {
+    let Some(path) = limitbench_base::files::find_table(run, &format!("{experiment}.csv")) else {
         return Ok(0);
     };
-    let bytes = crate::analysis::files::read_maybe_compressed(&path)?;
+    let bytes = limitbench_base::files::read_maybe_compressed(&path)?;
     let mut rdr = csv::Reader::from_reader(bytes.as_slice());
     let headers = rdr.headers()?.clone();
     let (Some(ci), Some(ti)) = (

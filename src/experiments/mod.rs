@@ -1,26 +1,28 @@
 //! Experiments: one folder each, listed once in [`REGISTRY`].
 //!
 //! An experiment `<name>` is `src/experiments/<name>/` plus its sizes in
-//! `experiments/<name>.toml` (`[defaults]` and `[smoke]`, `[quick]`, `[full]`):
+//! `experiments/<name>.toml` (`[defaults]` and `[smoke]`, `[quick]`, `[full]`,
+//! and `[probe]` when it fills scorecard columns). Its folder holds two
+//! halves, and a file's path says which crate it belongs to:
 //!
-//! - `mod.rs`: its parameters type, its cells and what one trial does, run
-//!   through the sweep engine (`run::sweep`), and its `EXPERIMENT` entry;
-//! - `rows.rs`: the rows it writes (`<name>.csv` and side tables), plain
-//!   serde types shared by the run and the analysis;
-//! - `analyze.rs` (or `analyze/`): rows -> metrics -> claim values ->
-//!   figures and a report section. It reads CSVs only: `rows.rs` and
-//!   `analyze` are compiled into `limitbench-analysis` (`analyzers.rs`),
-//!   which has no Redis, fleet or load module to import, so the compiler
-//!   refuses an analyzer that tries.
+//! - the measuring half, in this crate (the app): `mod.rs` (its parameters
+//!   type, its cells and what one trial does, run through the sweep engine,
+//!   `run::sweep`, and its `EXPERIMENT` entry), `tests.rs` and any helper
+//!   beside them;
+//! - the analysis half, `analyze/`, compiled into `limitbench-analysis`
+//!   only (`crates/analysis/src/experiments/mod.rs`): `rows.rs` (the rows
+//!   it writes: plain serde types shared by the run and the analysis),
+//!   `mod.rs` and its children (rows -> metrics -> claim values -> figures
+//!   and a report section) and `scorecard.rs` (its scorecard columns, when
+//!   it fills any). That crate has no Redis, fleet or load module to import,
+//!   so the compiler refuses an analyzer that tries; there `crate::` means
+//!   `limitbench_analysis`, everywhere else in this folder the app.
 //!
 //! Which claims an experiment's rows are evidence for is said once, in
 //! `analysis/claims.toml` (`experiment = "<name>"`).
 //!
-//! Adding an experiment: a new folder with those three files, its name in
-//! the one list, `for_each_experiment!` in `analyzers.rs` (which declares
-//! its analysis side there and, through the `experiments!` callback below,
-//! its run side here and its place in [`REGISTRY`]), and the TOML file;
-//! `baseline/` is the smallest complete one.
+//! Adding an experiment: docs/adding-an-experiment.md; `baseline/` is the
+//! smallest complete one.
 
 pub mod decisions;
 pub use limitbench_analysis::experiments::rows;

@@ -39,12 +39,12 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use crate::error::{Error, Result};
-use crate::fleet::{Fleet, RedisBinary, ServerConfig};
-use crate::load::next_request_id;
+use crate::fleet::RedisBinary;
 use crate::run::Size;
-use crate::strategy::{self, Limit, Options, Request, Strategy};
-use limitbench_analysis::scorecard::ProbeRows;
+use crate::strategy::{self, Options, Strategy};
 pub use limitbench_analysis::scorecard::{CellOutcome, CellVerdict, Declared};
+use limitbench_analysis::scorecard::{ColumnOutcome, ProbeRows};
+use properties::WORKS;
 
 pub use properties::PROPERTIES;
 pub use target::External;
@@ -264,24 +264,8 @@ pub fn declared(info: &strategy::Info) -> Declared {
     Declared {
         promise: info.promise,
         clock: info.clock.as_str().to_string(),
+        reports_redis_time: info.reports_redis_time,
     }
-}
-
-/// One decision for `client` with a generous limit (100 per minute), after
-/// the strategy's scripts are loaded: does the strategy work at all?
-async fn first_decision(cfg: &Config, s: &dyn Strategy, name: &str) -> Result<()> {
-    let fleet = match &cfg.target {
-        ScorecardServer::Own(bin) => Fleet::standalone(bin, ServerConfig::default()).await?,
-        ScorecardServer::External(x) => Fleet::external(x.addr),
-    };
-    let client = format!("{}{name}-works-{}", cfg.key_prefix, next_request_id());
-    tokio::time::timeout(Duration::from_secs(30), async {
-        fleet.prepare(s).await?;
-        let req = Request::now(&client, Limit::per_window(100, 60_000));
-        s.decide(&mut fleet.conn().await?, &req).await.map(|_| ())
-    })
-    .await
-    .unwrap_or_else(|_| Err(Error::Timeout("no reply in 30 s".into())))
 }
 
 /// One strategy: (its clock, its cells in the columns' order). An `Err`
@@ -291,61 +275,45 @@ async fn battery(cfg: &Config, name: &str) -> Result<(String, Vec<Cell>)> {
     let info = s.info().clone();
     let clock = info.clock.as_str().to_string();
     let declared = declared(&info);
-    let mut cells = Vec::new();
-    // A strategy that errors here errors everywhere: one row says so and
-    // the rest are not run.
-    if let Err(e) = first_decision(cfg, s.as_ref(), name).await {
-        cells.push(cell(
-            name,
-            "works",
-            Err(Error::Other(format!(
-                "the strategy's first decision failed: {e}"
-            ))),
-        ));
-        for (p, _) in &PROPERTIES[1..] {
-            let why = "the strategy's first decision failed (see works)";
-            cells.push(cell(name, p, Ok(CellOutcome::NotRun(why.into()))));
-        }
-        return Ok((clock, cells));
-    }
-    cells.push(cell(
-        name,
-        "works",
-        Ok(CellOutcome::Measured {
-            value: 1.0,
-            unit: "",
-            threshold: "a decision returns".into(),
-            verdict: CellVerdict::Pass,
-            detail: format!(
-                "clock: {clock} (Info.clock); reports Redis time: {}",
-                info.reports_redis_time
-            ),
-        }),
-    ));
     let run = probe::StrategyRun::start(cfg, name)?;
+    let mut cells = Vec::new();
     for p in properties::PROBES {
-        let outcomes = match p.skip(cfg) {
-            Some(why) => p.all(|| Ok(CellOutcome::NotRun(why.clone()))),
-            None => match tokio::time::timeout(probe_limit(cfg.size), run.probe(p)).await {
-                Err(_) => p.all(|| {
-                    Err(Error::Timeout(format!(
-                        "the `{}` probe did not finish in {} s",
-                        p.experiment,
-                        probe_limit(cfg.size).as_secs()
-                    )))
-                }),
-                // A strategy outside the experiment's method: nothing measured.
-                Ok(Err(e @ Error::NotReplayable { .. })) => {
-                    let why = format!("the `{}` experiment cannot measure it: {e}", p.experiment);
-                    p.all(|| Ok(CellOutcome::NotRun(why.clone())))
+        let outcomes = probe_outcomes(cfg, &run, p, name, &declared).await;
+        // The first probe is `works`: a strategy that errors there errors
+        // everywhere, so one row says so and the rest are not run.
+        if p.properties == [WORKS] {
+            let works = outcomes.into_iter().next().map(|(_, r)| r);
+            let failed = match works {
+                Some(Ok(
+                    o @ CellOutcome::Measured {
+                        verdict: CellVerdict::Pass,
+                        ..
+                    },
+                )) => {
+                    cells.push(cell(name, WORKS, Ok(o)));
+                    None
                 }
-                Ok(Err(e)) => {
-                    let cause = format!("the `{}` probe: {e}", p.experiment);
-                    p.all(|| Err(Error::Other(cause.clone())))
+                Some(Ok(CellOutcome::Measured { detail, .. })) => Some(detail),
+                Some(Ok(CellOutcome::NotRun(why))) => Some(why),
+                Some(Err(e)) => Some(e.to_string()),
+                None => Some("no outcome".into()),
+            };
+            if let Some(e) = failed {
+                cells.push(cell(
+                    name,
+                    WORKS,
+                    Err(Error::Other(format!(
+                        "the strategy's first decision failed: {e}"
+                    ))),
+                ));
+                for (p, _) in &PROPERTIES[1..] {
+                    let why = "the strategy's first decision failed (see works)";
+                    cells.push(cell(name, p, Ok(CellOutcome::NotRun(why.into()))));
                 }
-                Ok(Ok(())) => (p.judge)(&ProbeRows::new(run.dir(), name, &declared)),
-            },
-        };
+                return Ok((clock, cells));
+            }
+            continue;
+        }
         for (prop, r) in outcomes {
             cells.push(cell(name, prop, r));
         }
@@ -353,4 +321,38 @@ async fn battery(cfg: &Config, name: &str) -> Result<(String, Vec<Cell>)> {
     // In the columns' order, whatever order the probes ran in.
     cells.sort_by_key(|c| PROPERTIES.iter().position(|(p, _)| *p == c.property));
     Ok((clock, cells))
+}
+
+/// Run one probe for the strategy and judge its rows: each of its columns'
+/// outcome (not run where the probe is skipped or cannot measure the
+/// strategy, an error where the probe failed or timed out).
+async fn probe_outcomes(
+    cfg: &Config,
+    run: &probe::StrategyRun<'_>,
+    p: &properties::Probe,
+    name: &str,
+    declared: &Declared,
+) -> Vec<ColumnOutcome> {
+    if let Some(why) = p.skip(cfg) {
+        return p.all(|| Ok(CellOutcome::NotRun(why.clone())));
+    }
+    match tokio::time::timeout(probe_limit(cfg.size), run.probe(p)).await {
+        Err(_) => p.all(|| {
+            Err(Error::Timeout(format!(
+                "the `{}` probe did not finish in {} s",
+                p.experiment,
+                probe_limit(cfg.size).as_secs()
+            )))
+        }),
+        // A strategy outside the experiment's method: nothing measured.
+        Ok(Err(e @ Error::NotReplayable { .. })) => {
+            let why = format!("the `{}` experiment cannot measure it: {e}", p.experiment);
+            p.all(|| Ok(CellOutcome::NotRun(why.clone())))
+        }
+        Ok(Err(e)) => {
+            let cause = format!("the `{}` probe: {e}", p.experiment);
+            p.all(|| Err(Error::Other(cause.clone())))
+        }
+        Ok(Ok(())) => (p.judge)(&ProbeRows::new(run.dir(), name, declared)),
+    }
 }

@@ -103,8 +103,19 @@ pub struct Probe {
     pub judge: fn(&ProbeRows) -> Vec<ColumnOutcome>,
 }
 
-/// Every probe, in the columns' order.
+/// The first column: the strategy decides at all (`baseline`'s probe).
+pub const WORKS: &str = "works";
+
+/// Every probe, in the columns' order; `works` first (a strategy that
+/// fails it is not probed further).
 pub const PROBES: &[Probe] = &[
+    Probe {
+        experiment: "baseline",
+        properties: experiments::baseline::analyze::scorecard::COLUMNS,
+        at_smoke: true,
+        on_cluster_url: false,
+        judge: experiments::baseline::analyze::scorecard::judge,
+    },
     Probe {
         experiment: "concurrency",
         properties: experiments::concurrency::analyze::scorecard::COLUMNS,
@@ -219,7 +230,8 @@ mod tests {
             .iter()
             .flat_map(|p| p.properties.iter().copied())
             .collect();
-        let columns: Vec<&str> = PROPERTIES[1..].iter().map(|(p, _)| *p).collect();
+        let columns: Vec<&str> = PROPERTIES.iter().map(|(p, _)| *p).collect();
+        assert_eq!(PROBES[0].properties, [WORKS]);
         assert_eq!(filled, columns);
         for p in PROBES {
             assert!(experiments::find(p.experiment).is_ok(), "{}", p.experiment);
@@ -237,6 +249,7 @@ mod tests {
         let declared = Declared {
             promise: None,
             clock: "redis".into(),
+            reports_redis_time: true,
         };
         for p in PROBES {
             let rows = ProbeRows::new(dir.path(), "token-bucket", &declared);

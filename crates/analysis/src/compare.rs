@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use crate::error::{Error, Result};
+use limitbench_base::error::{Error, Result};
 
 /// One claim in both runs.
 #[derive(Debug, Clone, PartialEq)]
@@ -81,7 +81,7 @@ impl Pair {
 /// claim -> its row from a `claims.csv`.
 pub fn read_claims(run_dir: &Path) -> Result<BTreeMap<String, Side>> {
     let p = run_dir.join("claims.csv");
-    let bytes = crate::files::read_maybe_compressed(&p).map_err(|e| {
+    let bytes = limitbench_base::files::read_maybe_compressed(&p).map_err(|e| {
         Error::Other(format!(
             "{e} (run `limitbench analyze {}` first)",
             run_dir.display()

@@ -10,9 +10,9 @@ pub use limitbench_plot::figure::*;
 
 pub use crate::claims::pass_region;
 use crate::claims::{Check, ClaimSpec};
-use crate::error::Result;
 use crate::stats::Summary;
 use crate::{AnalysisCtx, FigureInfo};
+use limitbench_base::error::Result;
 
 /// A claim's published value as a reference line with its passing band.
 pub trait ClaimReference: Sized {

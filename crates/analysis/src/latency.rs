@@ -11,10 +11,10 @@ use hdrhistogram::Histogram;
 use super::figure::{Axis, Figure, Panel, Pt, Series};
 use super::table::md_table;
 use super::{AnalysisCtx, Section};
-use crate::error::{Error, Result};
 use crate::figure::WriteFigure;
-use crate::hdr;
 use crate::rows::LatencyRow;
+use limitbench_base::error::{Error, Result};
+use limitbench_base::hdr;
 
 /// Merged histograms per strategy, with how many trials went in.
 pub struct Merged {

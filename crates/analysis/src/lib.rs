@@ -37,14 +37,17 @@ pub mod stats;
 pub mod table;
 pub mod window;
 
-pub use limitbench_base::{error, files, hdr};
+// The analysis halves of the experiments (compiled here from
+// `src/experiments/<name>/analyze/`) name this crate `limitbench_analysis::`,
+// never `crate::`: in `src/` `crate::` means the app (docs/architecture.md).
+extern crate self as limitbench_analysis;
 pub use limitbench_plot as plot;
 
 use std::path::{Path, PathBuf};
 
 use serde::de::DeserializeOwned;
 
-use crate::error::{Error, Result};
+use limitbench_base::error::{Error, Result};
 
 pub use claims::{ClaimSpec, Judged, Measured, Verdict};
 
@@ -89,7 +92,7 @@ impl AnalysisCtx {
         if let Some(line) = torn {
             self.warnings.borrow_mut().push(format!(
                 "{}: line {line} is torn (no newline at the end, as a kill leaves it); skipped",
-                crate::files::find_table(&self.run_dir, name)
+                limitbench_base::files::find_table(&self.run_dir, name)
                     .unwrap_or_else(|| self.run_dir.join(name))
                     .display()
             ));
@@ -117,10 +120,10 @@ pub fn read_table<T: DeserializeOwned>(
     dir: &Path,
     name: &str,
 ) -> Result<Option<(Vec<T>, Option<u64>)>> {
-    let Some(p) = crate::files::find_table(dir, name) else {
+    let Some(p) = limitbench_base::files::find_table(dir, name) else {
         return Ok(None);
     };
-    let bytes = crate::files::read_maybe_compressed(&p)?;
+    let bytes = limitbench_base::files::read_maybe_compressed(&p)?;
     let parsed =
         parse_csv_rows(&bytes).map_err(|e| Error::Other(format!("{}: {e}", p.display())))?;
     Ok(Some(parsed))

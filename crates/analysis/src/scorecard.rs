@@ -21,7 +21,7 @@ use limitbench_plot::figure::num;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use crate::error::{Error, Result};
+use limitbench_base::error::{Error, Result};
 
 /// How a cell was judged.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -111,6 +111,8 @@ pub struct Declared {
     pub promise: Option<Promise>,
     /// Whose clock its decisions run on (`redis`, `caller`, ...).
     pub clock: String,
+    /// Whether each decision returns Redis's time as the script read it.
+    pub reports_redis_time: bool,
 }
 
 /// What a judge reads: one strategy's probe folder.

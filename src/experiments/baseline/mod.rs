@@ -3,13 +3,19 @@
 //! round trip of a bare PING and of one decision per strategy, one
 //! connection, loopback, no contention.
 //!
-//! It is also the worked example of adding an experiment: this folder
-//! (`mod.rs`: parameters, cells, one trial; `rows.rs`: the rows;
-//! `analyze.rs`: the section), `experiments/baseline.toml` (sizes) and one
-//! line in `REGISTRY`. The sweep engine does resume, progress and commits.
+//! It is also the worked example of adding an experiment
+//! (docs/adding-an-experiment.md): this folder (`mod.rs`: parameters, cells,
+//! one trial; `analyze/`: the analysis half, compiled by limitbench-analysis:
+//! `rows.rs` the rows, `mod.rs` the section, `scorecard.rs` its scorecard
+//! column), `experiments/baseline.toml` (sizes) and its name in the one
+//! list (`for_each_experiment!`). The sweep engine does resume, progress
+//! and commits.
+//!
+//! Its probe (`[probe]` in the TOML) fills the scorecard's `works` column:
+//! a strategy's first decisions succeed (`analyze/scorecard.rs`).
 
-// The rows and the analysis are compiled into limitbench-analysis (see
-// experiments/analyzers.rs); they are this experiment's all the same.
+// The analysis half (analyze/) is compiled into limitbench-analysis
+// (crates/analysis/src/experiments/mod.rs); it is this experiment's all the same.
 pub use limitbench_analysis::experiments::baseline::{analyze, rows};
 
 use std::time::Instant;
@@ -78,7 +84,7 @@ impl Sweep for Baseline {
 
     fn reject(&self, _: &String, out: &TrialRows<Row>) -> Option<String> {
         let r = out.rows.first()?;
-        (r.errors > 0).then(|| format!("{} of {} `{}` calls failed", r.errors, r.samples, r.target))
+        super::decisions::reject_failed(&r.target, r.errors, r.samples, &r.first_error)
     }
 
     async fn setup(&mut self, ctx: &RunContext, target: &String) -> Result<CellSetup> {
@@ -99,7 +105,7 @@ impl Sweep for Baseline {
         trial: u64,
     ) -> Result<TrialRows<Row>> {
         let n = self.p.samples;
-        let (mut us, errors, hist) = match setup.driver.take() {
+        let (mut us, errors, first_error, hist) = match setup.driver.take() {
             None => {
                 let mut c = self.fleet.conn().await?;
                 let mut h = latency::new_histogram();
@@ -111,7 +117,7 @@ impl Sweep for Baseline {
                     h.saturating_record(d.max(1.0) as u64);
                     us.push(d);
                 }
-                (us, 0, h)
+                (us, 0, String::new(), h)
             }
             Some(d) => {
                 // A limit far above the samples: every decision admits.
@@ -131,7 +137,11 @@ impl Sweep for Baseline {
                     .map(|e| (e.replied_us - e.sent_us) as f64)
                     .collect();
                 let errors = events.iter().filter(|e| e.error.is_some()).count() as u64;
-                (us, errors, latency::from_events(&events))
+                let first_error = events
+                    .iter()
+                    .find_map(|e| e.error.clone())
+                    .unwrap_or_default();
+                (us, errors, first_error, latency::from_events(&events))
             }
         };
         us.sort_by(f64::total_cmp);
@@ -144,6 +154,7 @@ impl Sweep for Baseline {
             round_trip_median_us: quantile(&us, 0.5),
             round_trip_p99_us: quantile(&us, 0.99),
             errors,
+            first_error,
         };
         Ok(TrialRows::one(row).with_latency(latency::row(target, trial, target, &hist)?))
     }

@@ -42,8 +42,8 @@
 //! every decision in the `history` side table. A trial killed half way is
 //! run again whole; only the rows of strategies not yet committed are kept.
 
-// The rows and the analysis are compiled into limitbench-analysis (see
-// experiments/analyzers.rs); they are this experiment's all the same.
+// The analysis half (analyze/) is compiled into limitbench-analysis
+// (crates/analysis/src/experiments/mod.rs); it is this experiment's all the same.
 pub use limitbench_analysis::experiments::bursts::{analyze, rows};
 #[cfg(test)]
 mod tests;

@@ -30,8 +30,8 @@
 //! started when its first unfinished cell is set up and serves every cell
 //! of that size; a cell's setup is its strategy, loaded on every master.
 
-// The rows and the analysis are compiled into limitbench-analysis (see
-// experiments/analyzers.rs); they are this experiment's all the same.
+// The analysis half (analyze/) is compiled into limitbench-analysis
+// (crates/analysis/src/experiments/mod.rs); it is this experiment's all the same.
 pub use limitbench_analysis::experiments::cluster::{analyze, rows};
 #[cfg(test)]
 mod tests;

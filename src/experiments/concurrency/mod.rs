@@ -15,8 +15,8 @@
 //! a round trip; the round trip is measured again before every cell and the
 //! measurement is what the rows carry.
 
-// The rows and the analysis are compiled into limitbench-analysis (see
-// experiments/analyzers.rs); they are this experiment's all the same.
+// The analysis half (analyze/) is compiled into limitbench-analysis
+// (crates/analysis/src/experiments/mod.rs); it is this experiment's all the same.
 pub use limitbench_analysis::experiments::concurrency::{analyze, rows};
 #[cfg(test)]
 mod tests;

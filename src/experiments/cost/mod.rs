@@ -22,8 +22,8 @@
 //! only if a round is left to run.
 
 mod benchmark;
-// The rows and the analysis are compiled into limitbench-analysis (see
-// experiments/analyzers.rs); they are this experiment's all the same.
+// The analysis half (analyze/) is compiled into limitbench-analysis
+// (crates/analysis/src/experiments/mod.rs); it is this experiment's all the same.
 pub use limitbench_analysis::experiments::cost::{analyze, rows};
 #[cfg(test)]
 mod tests;

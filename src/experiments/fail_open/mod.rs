@@ -21,8 +21,8 @@
 //! trial); a cell is a policy, in front of one strategy (`--strategy` picks it).
 
 pub mod policy;
-// The rows and the analysis are compiled into limitbench-analysis (see
-// experiments/analyzers.rs); they are this experiment's all the same.
+// The analysis half (analyze/) is compiled into limitbench-analysis
+// (crates/analysis/src/experiments/mod.rs); it is this experiment's all the same.
 pub use limitbench_analysis::experiments::fail_open::{analyze, rows};
 #[cfg(test)]
 mod tests;

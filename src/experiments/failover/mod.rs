@@ -27,8 +27,8 @@
 //! failover lands at the same point of the window whatever the decision
 //! rate, and the kill happens with no traffic on the primary.
 
-// The rows and the analysis are compiled into limitbench-analysis (see
-// experiments/analyzers.rs); they are this experiment's all the same.
+// The analysis half (analyze/) is compiled into limitbench-analysis
+// (crates/analysis/src/experiments/mod.rs); it is this experiment's all the same.
 pub use limitbench_analysis::experiments::failover::{analyze, rows};
 #[cfg(test)]
 mod tests;

@@ -15,8 +15,8 @@
 //! row per differing field. The caller-clock bucket runs too, as a contrast
 //! (its time comes from the caller, so it is trivially deterministic).
 
-// The rows and the analysis are compiled into limitbench-analysis (see
-// experiments/analyzers.rs); they are this experiment's all the same.
+// The analysis half (analyze/) is compiled into limitbench-analysis
+// (crates/analysis/src/experiments/mod.rs); it is this experiment's all the same.
 pub use limitbench_analysis::experiments::replication::{analyze, rows};
 #[cfg(test)]
 mod tests;

@@ -10,8 +10,8 @@
 //! `budget_includes_first`); the rows say which values each trial used.
 
 pub mod cells;
-// The rows and the analysis are compiled into limitbench-analysis (see
-// experiments/analyzers.rs); they are this experiment's all the same.
+// The analysis half (analyze/) is compiled into limitbench-analysis
+// (crates/analysis/src/experiments/mod.rs); it is this experiment's all the same.
 pub use limitbench_analysis::experiments::retries::{analyze, rows};
 #[cfg(test)]
 mod tests;

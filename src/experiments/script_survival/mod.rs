@@ -33,8 +33,8 @@
 //! `primary`) says why, and the survival cells score only the modes that
 //! run. The checks are the token bucket's either way.
 
-// The rows and the analysis are compiled into limitbench-analysis (see
-// experiments/analyzers.rs); they are this experiment's all the same.
+// The analysis half (analyze/) is compiled into limitbench-analysis
+// (crates/analysis/src/experiments/mod.rs); it is this experiment's all the same.
 pub use limitbench_analysis::experiments::script_survival::{analyze, rows};
 #[cfg(test)]
 mod tests;

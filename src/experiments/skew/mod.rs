@@ -26,8 +26,8 @@
 //! cell id `<strategy>/<setting>` (`Sweep::keys`), with every decision in
 //! the `history` side table.
 
-// The rows and the analysis are compiled into limitbench-analysis (see
-// experiments/analyzers.rs); they are this experiment's all the same.
+// The analysis half (analyze/) is compiled into limitbench-analysis
+// (crates/analysis/src/experiments/mod.rs); it is this experiment's all the same.
 pub use limitbench_analysis::experiments::skew::{analyze, rows};
 #[cfg(test)]
 mod tests;

@@ -25,8 +25,8 @@
 //! `measure.rs` holds what one trim or expiry does.
 
 mod measure;
-// The rows and the analysis are compiled into limitbench-analysis (see
-// experiments/analyzers.rs); they are this experiment's all the same.
+// The analysis half (analyze/) is compiled into limitbench-analysis
+// (crates/analysis/src/experiments/mod.rs); it is this experiment's all the same.
 pub use limitbench_analysis::experiments::stalls::{analyze, rows};
 #[cfg(test)]
 mod tests;

@@ -31,8 +31,8 @@
 //! drivers) sets up its strategy and its pool of driver connections once,
 //! and every trial uses a fresh client (key).
 
-// The rows and the analysis are compiled into limitbench-analysis (see
-// experiments/analyzers.rs); they are this experiment's all the same.
+// The analysis half (analyze/) is compiled into limitbench-analysis
+// (crates/analysis/src/experiments/mod.rs); it is this experiment's all the same.
 pub use limitbench_analysis::experiments::ts_member::{analyze, rows};
 #[cfg(test)]
 mod tests;

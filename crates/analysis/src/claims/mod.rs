@@ -9,7 +9,7 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use crate::error::{Error, Result};
+use limitbench_base::error::{Error, Result};
 
 mod judge;
 mod measured;

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use super::judge::swept_range;
 use super::{Judged, Measured, Num, setting_text};
-use crate::error::{Error, Result};
+use limitbench_base::error::{Error, Result};
 
 fn num_text(n: &Num) -> String {
     match n {

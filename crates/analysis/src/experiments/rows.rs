@@ -1,7 +1,7 @@
 //! Rows that more than one experiment writes, as plain serde types: the run
 //! side writes them and the analysis reads them with the same type, so the
 //! columns cannot drift apart. Like every `rows.rs` this imports nothing
-//! but serde; it is compiled into `limitbench-analysis` (`analyzers.rs`).
+//! but serde; it is compiled into `limitbench-analysis` (`experiments/mod.rs`).
 //!
 //! - [`HistoryRow`]: one decision of an admission history
 //!   (`<experiment>-history.csv`), written by `bursts` and `skew`, from

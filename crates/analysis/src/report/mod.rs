@@ -9,9 +9,9 @@ pub mod fidelity;
 pub mod summary;
 
 use crate::claims::{Check, ClaimSpec, Judged, Measured, Verdict, interval_text};
-use crate::error::{Error, Result};
 pub use crate::table::micro;
 use crate::{AnalysisCtx, Section};
+use limitbench_base::error::{Error, Result};
 
 /// The value(s) a claim's check compares, as a reader writes them.
 /// More than three values read as their range; a behaviour claim (whose

@@ -8,8 +8,8 @@
 use limitbench_plot::forest::{Forest, ForestGroup, ForestRow};
 
 use crate::claims::{Check, Judged, MIN_TRIALS, Verdict};
-use crate::error::Result;
 use crate::figure::num;
+use limitbench_base::error::Result;
 
 /// The file stem of the summary figure under `figures/`.
 pub const SUMMARY_FIGURE: &str = "summary-claims";

@@ -1,12 +1,14 @@
 //! The baseline section: round trips per target, mean of the per-trial
 //! medians and the spread over trials.
 
+pub mod scorecard;
+
 use std::collections::BTreeMap;
 
 use super::rows::Row;
-use crate::error::Result;
-use crate::table::{f, md_table};
-use crate::{AnalysisCtx, Measured, Section};
+use limitbench_analysis::table::{f, md_table};
+use limitbench_analysis::{AnalysisCtx, Measured, Section};
+use limitbench_base::error::Result;
 
 /// Per target: (trials, mean of medians, min of medians, max of medians).
 pub fn per_target(rows: &[Row]) -> BTreeMap<String, (usize, f64, f64, f64)> {

@@ -13,6 +13,10 @@ pub struct Row {
     pub round_trip_median_us: f64,
     pub round_trip_p99_us: f64,
     pub errors: u64,
+    /// The first failed call's error (empty when none failed; absent in
+    /// runs before it was recorded).
+    #[serde(default)]
+    pub first_error: String,
 }
 
-crate::keyed!(Row);
+limitbench_analysis::keyed!(Row);

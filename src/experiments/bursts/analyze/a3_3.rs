@@ -7,12 +7,12 @@
 //! default (the fixed phases pooled, 1x) is the value, the rest alternatives.
 
 use super::{Trial, a3_3_trials};
-use crate::claims::Alternative;
-use crate::error::Result;
-use crate::figure::{Axis, Figure, Panel, Pt, Reference, Series, num, pass_region};
-use crate::figure::{ClaimReference, WriteFigure};
-use crate::stats::{Summary, bootstrap_ci, mean_ci};
-use crate::{AnalysisCtx, Measured};
+use limitbench_analysis::claims::Alternative;
+use limitbench_analysis::figure::{Axis, Figure, Panel, Pt, Reference, Series, num, pass_region};
+use limitbench_analysis::figure::{ClaimReference, WriteFigure};
+use limitbench_analysis::stats::{Summary, bootstrap_ci, mean_ci};
+use limitbench_analysis::{AnalysisCtx, Measured};
+use limitbench_base::error::Result;
 
 /// The burst-phase value of the fixed phases pooled, e.g. `fixed:0+250+500+750`.
 fn pooled_name(phases: &[i64]) -> String {

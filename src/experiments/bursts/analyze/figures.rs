@@ -6,13 +6,15 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::super::rows::Row;
 use super::{Hist, Trial};
-use crate::AnalysisCtx;
-use crate::error::Result;
-use crate::figure::{Axis, Draw, Figure, Panel, Pt, Reference, Series, Shade, num, pass_region};
-use crate::figure::{ClaimReference, SummaryPoint, WriteFigure};
-use crate::stats::Summary;
-use crate::table::distinct;
-use crate::window::{admission_times, min_span};
+use limitbench_analysis::AnalysisCtx;
+use limitbench_analysis::figure::{
+    Axis, Draw, Figure, Panel, Pt, Reference, Series, Shade, num, pass_region,
+};
+use limitbench_analysis::figure::{ClaimReference, SummaryPoint, WriteFigure};
+use limitbench_analysis::stats::Summary;
+use limitbench_analysis::table::distinct;
+use limitbench_analysis::window::{admission_times, min_span};
+use limitbench_base::error::Result;
 
 /// A3.1: the ratio per lead (left) and, per lead, one trial's cumulative
 /// admissions of the Lua fixed window around the window boundary.

@@ -19,12 +19,12 @@ use std::collections::{BTreeMap, BTreeSet};
 pub use a3_3::a3_3_sweep;
 
 use super::rows::{HistoryRow, Row};
-use crate::claims::value_text;
-use crate::error::Result;
-use crate::stats::{Summary, bootstrap_ci};
-use crate::table::{distinct, f, md_table};
-use crate::window::{admission_times, by_trial, max_in_window, min_span};
-use crate::{AnalysisCtx, Measured, Section};
+use limitbench_analysis::claims::value_text;
+use limitbench_analysis::stats::{Summary, bootstrap_ci};
+use limitbench_analysis::table::{distinct, f, md_table};
+use limitbench_analysis::window::{admission_times, by_trial, max_in_window, min_span};
+use limitbench_analysis::{AnalysisCtx, Measured, Section};
+use limitbench_base::error::Result;
 
 /// One trial of one strategy, measured from its history.
 #[derive(Debug)]

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-pub use crate::experiments::rows::HistoryRow;
+pub use limitbench_analysis::experiments::rows::HistoryRow;
 
 #[derive(Debug, Serialize, Deserialize, Clone)]
 pub struct Row {
@@ -42,4 +42,4 @@ pub struct Row {
     pub max_in_window: Option<u64>,
 }
 
-crate::keyed!(Row);
+limitbench_analysis::keyed!(Row);

@@ -1,16 +1,16 @@
 //! `bursts`'s scorecard columns: its probe's rows, read back from a
 //! strategy's probe folder, -> each column's value, verdict and detail
-//! (the judge's threshold beside each). Shared pieces: `crate::scorecard`.
+//! (the judge's threshold beside each). Shared pieces: `limitbench_analysis::scorecard`.
 
 use limitbench_base::promise::Promise;
 use limitbench_plot::figure::num;
 
 use super::super::rows;
-use crate::error::Result;
-use crate::scorecard::{
+use limitbench_analysis::scorecard::{
     CellOutcome, CellVerdict, ColumnOutcome, PROMISE_PATTERNS, ProbeRows, UNDER_PASS, UNDER_WARN,
     failed, first_line, one, sliding_log_ideal, under_verdict, worse,
 };
+use limitbench_base::error::Result;
 
 /// The scorecard columns this experiment's probe fills, in the table's order.
 pub const COLUMNS: &[&str] = &["straddle", "quiet-burst", "burst-sustained", "anchored"];
@@ -32,7 +32,7 @@ pub fn judge(r: &ProbeRows) -> Vec<ColumnOutcome> {
         Ok(v) => v,
         Err(e) => return failed(columns, e),
     };
-    let hist = crate::window::by_trial(history);
+    let hist = limitbench_analysis::window::by_trial(history);
     let trials = super::trials(&rows, &hist);
     let declared = r.declared.promise;
     let promise = declared.unwrap_or(Promise::AtMostLimitInAnyWindow);
@@ -53,7 +53,7 @@ pub fn judge(r: &ProbeRows) -> Vec<ColumnOutcome> {
                 sent.sort_unstable();
                 let window_us = w.window_ms as i64 * 1000;
                 let ideal = sliding_log_ideal(&sent, w.limit, window_us);
-                let (ideal_max, _) = crate::window::max_in_window(&ideal, window_us);
+                let (ideal_max, _) = limitbench_analysis::window::max_in_window(&ideal, window_us);
                 let ideal_ratio = ideal_max as f64 / w.limit as f64;
                 let under = w.admitted as f64 / (ideal.len() as f64).max(1.0);
                 let over = if t.ratio.is_nan() {

@@ -11,12 +11,12 @@
 pub mod scorecard;
 
 use super::rows::Row;
-use crate::error::Result;
-use crate::figure::{Axis, Figure, Panel, Pt, Reference, Series};
-use crate::figure::{ClaimReference, SummaryPoint, WriteFigure};
-use crate::stats::Summary;
-use crate::table::{distinct, error_core, f, md_table};
-use crate::{AnalysisCtx, Measured, Section};
+use limitbench_analysis::figure::{Axis, Figure, Panel, Pt, Reference, Series};
+use limitbench_analysis::figure::{ClaimReference, SummaryPoint, WriteFigure};
+use limitbench_analysis::stats::Summary;
+use limitbench_analysis::table::{distinct, error_core, f, md_table};
+use limitbench_analysis::{AnalysisCtx, Measured, Section};
+use limitbench_base::error::Result;
 
 /// The `kind=users` rows, selected by cluster size, variant and flags.
 pub struct UsersRows<'a> {
@@ -122,10 +122,10 @@ pub fn b71(u: &UsersRows) -> Option<Measured> {
             format!("cluster.csv kind=users nodes={main_n} variant=derived-plain flags=none; cluster-users.csv"),
         )
         .intervals(
-            vec![crate::stats::mean_ci(
+            vec![limitbench_analysis::stats::mean_ci(
                 &plain.iter().map(|r| r.fraction_ok).collect::<Vec<_>>(),
             )],
-            crate::stats::mean_ci_method(fr.n),
+            limitbench_analysis::stats::mean_ci_method(fr.n),
         )
         .condition(
             "every failure is the published error: a key not on this node (non-local key, MOVED/ASK or CROSSSLOT, in any server's wording)",

@@ -47,4 +47,4 @@ pub struct UserRow {
     pub error: String,
 }
 
-crate::keyed!(Row, UserRow);
+limitbench_analysis::keyed!(Row, UserRow);

@@ -1,9 +1,9 @@
 //! `cluster`'s scorecard columns: its probe's rows, read back from a
 //! strategy's probe folder, -> each column's value, verdict and detail
-//! (the judge's threshold beside each). Shared pieces: `crate::scorecard`.
+//! (the judge's threshold beside each). Shared pieces: `limitbench_analysis::scorecard`.
 
 use super::super::rows;
-use crate::scorecard::{CellOutcome, ColumnOutcome, ProbeRows, one};
+use limitbench_analysis::scorecard::{CellOutcome, ColumnOutcome, ProbeRows, one};
 
 /// The scorecard columns this experiment's probe fills, in the table's order.
 pub const COLUMNS: &[&str] = &["cluster"];

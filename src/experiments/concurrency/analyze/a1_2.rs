@@ -8,13 +8,13 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::super::rows::Row;
 use super::CTA;
-use crate::claims::Alternative;
-use crate::error::Result;
-use crate::figure::{Axis, Figure, Panel, Pt, Reference, Series, num, pass_region};
-use crate::figure::{ClaimReference, SummaryPoint, WriteFigure};
-use crate::stats::{Summary, mean_ci, mean_ci_method};
-use crate::table::{f, md_table};
-use crate::{AnalysisCtx, Measured};
+use limitbench_analysis::claims::Alternative;
+use limitbench_analysis::figure::{Axis, Figure, Panel, Pt, Reference, Series, num, pass_region};
+use limitbench_analysis::figure::{ClaimReference, SummaryPoint, WriteFigure};
+use limitbench_analysis::stats::{Summary, mean_ci, mean_ci_method};
+use limitbench_analysis::table::{f, md_table};
+use limitbench_analysis::{AnalysisCtx, Measured};
+use limitbench_base::error::Result;
 
 /// The worker counts A1.2 compares with the formula at the longest round trip.
 const A1_2_WORKERS: [u64; 4] = [8, 16, 32, 64];

@@ -21,14 +21,14 @@ pub use a1_2::{
 };
 
 use super::rows::Row;
-use crate::claims::Alternative;
-use crate::error::Result;
-use crate::experiments::rows::HistoryRow;
-use crate::figure::{Axis, Figure, Panel, Pt, Reference, Series, num, pass_region};
-use crate::figure::{ClaimReference, SummaryPoint, WriteFigure};
-use crate::stats::{Summary, mean_ci, mean_ci_method};
-use crate::table::{f, md_table};
-use crate::{AnalysisCtx, Measured, Section};
+use limitbench_analysis::claims::Alternative;
+use limitbench_analysis::experiments::rows::HistoryRow;
+use limitbench_analysis::figure::{Axis, Figure, Panel, Pt, Reference, Series, num, pass_region};
+use limitbench_analysis::figure::{ClaimReference, SummaryPoint, WriteFigure};
+use limitbench_analysis::stats::{Summary, mean_ci, mean_ci_method};
+use limitbench_analysis::table::{f, md_table};
+use limitbench_analysis::{AnalysisCtx, Measured, Section};
+use limitbench_base::error::Result;
 
 pub(crate) const CTA: &str = "check-then-act";
 
@@ -117,10 +117,10 @@ pub fn atomic_not_exact(rows: &[Row]) -> (usize, usize) {
 
 /// Rows of table `name`, in whichever form the run stores it (0 if absent).
 fn count_rows(ctx: &AnalysisCtx, name: &str) -> Result<usize> {
-    let Some(p) = crate::files::find_table(&ctx.run_dir, name) else {
+    let Some(p) = limitbench_base::files::find_table(&ctx.run_dir, name) else {
         return Ok(0);
     };
-    let bytes = crate::files::read_maybe_compressed(&p)?;
+    let bytes = limitbench_base::files::read_maybe_compressed(&p)?;
     Ok(csv::Reader::from_reader(bytes.as_slice()).records().count())
 }
 

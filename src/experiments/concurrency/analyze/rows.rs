@@ -35,4 +35,4 @@ pub struct Row {
     pub first_error: String,
 }
 
-crate::keyed!(Row);
+limitbench_analysis::keyed!(Row);

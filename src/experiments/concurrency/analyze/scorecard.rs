@@ -1,14 +1,14 @@
 //! `concurrency`'s scorecard columns: its probe's rows, read back from a
 //! strategy's probe folder, -> each column's value, verdict and detail
-//! (the judge's threshold beside each). Shared pieces: `crate::scorecard`.
+//! (the judge's threshold beside each). Shared pieces: `limitbench_analysis::scorecard`.
 
 use limitbench_plot::figure::num;
 
 use super::super::rows;
-use crate::error::Result;
-use crate::scorecard::{
+use limitbench_analysis::scorecard::{
     CellOutcome, CellVerdict, ColumnOutcome, ProbeRows, UNDER_WARN, failed, one, under_verdict,
 };
+use limitbench_base::error::Result;
 
 /// The scorecard columns this experiment's probe fills, in the table's order.
 pub const COLUMNS: &[&str] = &["exact-0ms", "exact-6.7ms"];

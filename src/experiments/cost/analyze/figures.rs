@@ -7,15 +7,15 @@ use super::{
     STUDY_B, Variants, abusive_ratios, b21_split, eval_vs_evalsha, fcall_vs_evalsha, multi_vs_lua,
     per_run, prefilled_difference,
 };
-use crate::AnalysisCtx;
-use crate::error::Result;
-use crate::figure::{Axis, Figure, Panel, Pt, RefKind, Reference, Series, num};
-use crate::figure::{ClaimReference, SummaryPoint, WriteFigure};
-use crate::stats::Summary;
+use limitbench_analysis::AnalysisCtx;
+use limitbench_analysis::figure::{Axis, Figure, Panel, Pt, RefKind, Reference, Series, num};
+use limitbench_analysis::figure::{ClaimReference, SummaryPoint, WriteFigure};
+use limitbench_analysis::stats::Summary;
+use limitbench_base::error::Result;
 
 /// A variant id in words: `token-bucket|evalsha` -> `token-bucket (EVALSHA)`.
 pub fn words(id: &str) -> String {
-    crate::latency::key_words(id)
+    limitbench_analysis::latency::key_words(id)
 }
 
 /// B0: minutes per study-B experiment and their sum.
@@ -81,7 +81,7 @@ pub(super) fn lua(ctx: &AnalysisCtx, v: &Variants) -> Result<String> {
         "the Lua strategies (EVALSHA, uniform keys): CPU against GET, throughput, script time",
         format!(
             "Means over interleaved runs of {} s ({{n}} per point); B2.1's whiskers: the bootstrap 95% interval of the mean of the per-run ratios (what the judge compares), the other panels': min-max over runs; x GET divides each run's CPU per decision by GET's mean; B2.2 and B2.3 are machine claims (the published values are the authors' machine's, judged on shape only).",
-            crate::figure::num(
+            limitbench_analysis::figure::num(
                 lua.iter()
                     .flat_map(|(_, l)| l.rows.iter().map(|r| r.wall_s))
                     .sum::<f64>()
@@ -191,7 +191,7 @@ pub(super) fn lua(ctx: &AnalysisCtx, v: &Variants) -> Result<String> {
         for i in 0..2 {
             p = p.reference(Reference::published(c, i).labelled(format!(
                 "B2.3 published: {} (machine claim)",
-                crate::report::micro(&c.published_text)
+                limitbench_analysis::report::micro(&c.published_text)
             )));
         }
     }
@@ -441,18 +441,18 @@ pub(super) fn split(ctx: &AnalysisCtx, v: &Variants) -> Result<String> {
 /// B2.1's published range in the legend, with how the judge decides it:
 /// the claim's check on every Lua strategy's interval (the band shaded,
 /// from the claims table) and the analyzer's two conditions.
-fn b21_label(c: &crate::claims::ClaimSpec) -> String {
-    let (_, _, rule) = crate::figure::pass_region(c, 0);
+fn b21_label(c: &limitbench_analysis::claims::ClaimSpec) -> String {
+    let (_, _, rule) = limitbench_analysis::figure::pass_region(c, 0);
     format!(
         "B2.1 published: {}; shaded: passes ({rule}); judged: every Lua strategy's 95% interval inside it ({}), above GET, spread no wider than the published range's",
-        crate::report::micro(&c.published_text),
+        limitbench_analysis::report::micro(&c.published_text),
         c.check.as_str()
     )
 }
 
 /// B6.1's published value `i` with its pass band in words.
-fn b61_ref(c: &crate::claims::ClaimSpec, i: usize, unit: &str) -> Reference {
-    let (_, band, rule) = crate::figure::pass_region(c, i);
+fn b61_ref(c: &limitbench_analysis::claims::ClaimSpec, i: usize, unit: &str) -> Reference {
+    let (_, band, rule) = limitbench_analysis::figure::pass_region(c, i);
     let r = Reference::published(c, i);
     // "2.5 µs" but "11%".
     let u = |v: f64| {

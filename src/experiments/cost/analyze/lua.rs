@@ -7,8 +7,8 @@
 
 use super::paired::{Est, Split, b21_split, each, est, show};
 use super::{Variants, figures, lua_busy_min, lua_rates, lua_script_times, max_of, min_of};
-use crate::stats::{Summary, mean_ci_method};
-use crate::{AnalysisCtx, Measured};
+use limitbench_analysis::stats::{Summary, mean_ci_method};
+use limitbench_analysis::{AnalysisCtx, Measured};
 
 /// The unstated load detail every cost claim was measured at: one request in
 /// flight per connection (a closed loop; the study says only "as fast as

@@ -29,10 +29,10 @@ pub use paired::b21_split;
 use paired::{ci, per_run};
 
 use super::rows::CostRow;
-use crate::claims::values_of;
-use crate::error::Result;
-use crate::stats::{Summary, mean_ci_method};
-use crate::{AnalysisCtx, Measured, Section};
+use limitbench_analysis::claims::values_of;
+use limitbench_analysis::stats::{Summary, mean_ci_method};
+use limitbench_analysis::{AnalysisCtx, Measured, Section};
+use limitbench_base::error::Result;
 
 /// Study B's experiments, for B0's time sum.
 const STUDY_B: &[&str] = &[

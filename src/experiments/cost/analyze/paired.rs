@@ -11,7 +11,7 @@
 
 use super::super::rows::CostRow;
 use super::{Variant, Variants};
-use crate::stats::mean_ci;
+use limitbench_analysis::stats::mean_ci;
 
 /// `f(a_t, b_t)` for every run t both variants have.
 pub(super) fn per_run(a: &Variant, b: &Variant, f: impl Fn(&CostRow, &CostRow) -> f64) -> Vec<f64> {

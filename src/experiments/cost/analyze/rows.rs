@@ -52,4 +52,4 @@ pub struct CostRow {
     pub harness_over_bench: Option<f64>,
 }
 
-crate::keyed!(CostRow);
+limitbench_analysis::keyed!(CostRow);

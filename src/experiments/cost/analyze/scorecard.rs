@@ -1,15 +1,15 @@
 //! `cost`'s scorecard columns: its probe's rows, read back from a
 //! strategy's probe folder, -> each column's value, verdict and detail
-//! (the judge's threshold beside each). Shared pieces: `crate::scorecard`.
+//! (the judge's threshold beside each). Shared pieces: `limitbench_analysis::scorecard`.
 
 use limitbench_plot::figure::num;
 
 use super::super::rows;
-use crate::error::{Error, Result};
-use crate::scorecard::{
+use limitbench_analysis::scorecard::{
     CellOutcome, ColumnOutcome, ProbeRows, UNDER_PASS, failed, first_line, one, under_verdict,
     worse,
 };
+use limitbench_base::error::{Error, Result};
 
 /// The scorecard columns this experiment's probe fills, in the table's order.
 pub const COLUMNS: &[&str] = &["cost-x-get", "decisions-per-s"];

@@ -3,8 +3,8 @@
 
 use super::super::rows::CostRow;
 use super::{Variants, figures};
-use crate::stats::Summary;
-use crate::table::md_table;
+use limitbench_analysis::stats::Summary;
+use limitbench_analysis::table::md_table;
 
 pub(super) fn what_ran(v: &Variants, rows: &[CostRow]) -> String {
     let runs = v.by.values().map(|x| x.rows.len()).max().unwrap_or(0);

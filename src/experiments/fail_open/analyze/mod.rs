@@ -10,12 +10,12 @@
 pub mod scorecard;
 
 use super::rows::{BinRow, SummaryRow};
-use crate::error::Result;
-use crate::figure::{Axis, Figure, Panel, Pt, Reference, Series, Shade, num};
-use crate::figure::{SummaryPoint, WriteFigure};
-use crate::stats::Summary;
-use crate::table::{distinct, f, md_table};
-use crate::{AnalysisCtx, Measured, Section};
+use limitbench_analysis::figure::{Axis, Figure, Panel, Pt, Reference, Series, Shade, num};
+use limitbench_analysis::figure::{SummaryPoint, WriteFigure};
+use limitbench_analysis::stats::Summary;
+use limitbench_analysis::table::{distinct, f, md_table};
+use limitbench_analysis::{AnalysisCtx, Measured, Section};
+use limitbench_base::error::Result;
 
 const PHASES: [&str; 4] = ["normal", "slow", "gone", "back"];
 

@@ -58,4 +58,4 @@ pub struct SummaryRow {
     pub decisions: u64,
 }
 
-crate::keyed!(BinRow, SummaryRow);
+limitbench_analysis::keyed!(BinRow, SummaryRow);

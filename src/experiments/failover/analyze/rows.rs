@@ -33,4 +33,4 @@ pub struct Row {
     pub decision_rtt_mean_ms: f64,
 }
 
-crate::keyed!(Row);
+limitbench_analysis::keyed!(Row);

@@ -1,11 +1,11 @@
 //! `failover`'s scorecard columns: its probe's rows, read back from a
 //! strategy's probe folder, -> each column's value, verdict and detail
-//! (the judge's threshold beside each). Shared pieces: `crate::scorecard`.
+//! (the judge's threshold beside each). Shared pieces: `limitbench_analysis::scorecard`.
 
 use limitbench_plot::figure::num;
 
 use super::super::rows;
-use crate::scorecard::{
+use limitbench_analysis::scorecard::{
     CellOutcome, CellVerdict, ColumnOutcome, ProbeRows, one, under_verdict, worse,
 };
 

@@ -6,10 +6,10 @@
 use super::super::rows::MemoryRow;
 use super::verdicts::SWEEP_FIGURE;
 use super::{Est, LogCells};
-use crate::AnalysisCtx;
-use crate::error::Result;
-use crate::figure::{Axis, Figure, Panel, Pt, Reference, Series, num};
-use crate::figure::{ClaimReference, WriteFigure};
+use limitbench_analysis::AnalysisCtx;
+use limitbench_analysis::figure::{Axis, Figure, Panel, Pt, Reference, Series, num};
+use limitbench_analysis::figure::{ClaimReference, WriteFigure};
+use limitbench_base::error::Result;
 
 /// A member length in words (0 is the strategy's own member, the request id).
 pub fn member(m: usize) -> String {

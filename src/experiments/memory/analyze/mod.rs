@@ -24,10 +24,10 @@ mod tables;
 mod verdicts;
 
 use super::rows::MemoryRow;
-use crate::claims::{Check, Verdict, verdict};
-use crate::error::Result;
-use crate::stats::mean_ci;
-use crate::{AnalysisCtx, Measured, Section};
+use limitbench_analysis::claims::{Check, Verdict, verdict};
+use limitbench_analysis::stats::mean_ci;
+use limitbench_analysis::{AnalysisCtx, Measured, Section};
+use limitbench_base::error::Result;
 
 /// Would `v` alone pass claim `id`'s check (`claims::verdict`: published
 /// value and tolerance)? `None` if the claim is unknown or not judged on a

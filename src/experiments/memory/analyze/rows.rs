@@ -46,4 +46,4 @@ pub struct MemoryRow {
     pub load_cpu: Option<usize>,
 }
 
-crate::keyed!(MemoryRow);
+limitbench_analysis::keyed!(MemoryRow);

@@ -4,8 +4,8 @@
 
 use super::super::rows::MemoryRow;
 use super::{LogCells, passes, verify_differences, yes};
-use crate::AnalysisCtx;
-use crate::table::md_table;
+use limitbench_analysis::AnalysisCtx;
+use limitbench_analysis::table::md_table;
 
 pub(super) fn main_table(cells: &LogCells) -> String {
     let rows: Vec<Vec<String>> = cells

@@ -7,9 +7,9 @@
 
 use super::super::rows::MemoryRow;
 use super::{Est, LogCells, cliff_ok, listpack_growth, listpack_vs_skiplist};
-use crate::claims::Alternative;
-use crate::stats::mean_ci_method;
-use crate::{AnalysisCtx, Measured};
+use limitbench_analysis::claims::Alternative;
+use limitbench_analysis::stats::mean_ci_method;
+use limitbench_analysis::{AnalysisCtx, Measured};
 
 /// The figure that draws the member-length sweep (`figures::member_sweep`).
 pub(super) const SWEEP_FIGURE: &str = "b3-member-len-sweep";

@@ -10,12 +10,12 @@
 pub mod scorecard;
 
 use super::rows::{MismatchRow, Row};
-use crate::error::Result;
-use crate::figure::{Axis, Figure, Panel, Pt, Reference, Series};
-use crate::figure::{ClaimReference, WriteFigure};
-use crate::stats::Summary;
-use crate::table::{distinct, f, md_table};
-use crate::{AnalysisCtx, Measured, Section};
+use limitbench_analysis::figure::{Axis, Figure, Panel, Pt, Reference, Series};
+use limitbench_analysis::figure::{ClaimReference, WriteFigure};
+use limitbench_analysis::stats::Summary;
+use limitbench_analysis::table::{distinct, f, md_table};
+use limitbench_analysis::{AnalysisCtx, Measured, Section};
+use limitbench_base::error::Result;
 
 /// (buckets compared, buckets that differed) over some trials.
 pub fn compared(rows: &[&Row]) -> (u64, u64) {

@@ -36,4 +36,4 @@ pub struct MismatchRow {
     pub replica: String,
 }
 
-crate::keyed!(Row, MismatchRow);
+limitbench_analysis::keyed!(Row, MismatchRow);

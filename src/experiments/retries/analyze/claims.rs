@@ -5,11 +5,11 @@
 
 use super::figures::{JITTER_FIGURE, SETTINGS_FIGURE, WORKERS_FIGURE, a2_1_bound};
 use super::{A2_1_BUDGET, A2_2_BUDGET, Details, Groups, Slowdown, WORKERS};
-use crate::claims::Alternative;
-use crate::figure::pass_region;
-use crate::stats::{Summary, mean_ci, mean_ci_method};
-use crate::table::f;
-use crate::{AnalysisCtx, Measured};
+use limitbench_analysis::claims::Alternative;
+use limitbench_analysis::figure::pass_region;
+use limitbench_analysis::stats::{Summary, mean_ci, mean_ci_method};
+use limitbench_analysis::table::f;
+use limitbench_analysis::{AnalysisCtx, Measured};
 
 /// Admissions over trials as A2.1 shows them: `22.2 (min 20, max 25, n=20)`.
 fn admitted_text(s: &Summary) -> String {

@@ -9,13 +9,13 @@ use super::{
     A2_1_BUDGET, A2_2_BUDGET, Details, Groups, WORKERS, a2_1, a2_2, lockstep_admitted,
     lockstep_slowdown, longest, summary,
 };
-use crate::AnalysisCtx;
-use crate::error::Result;
-use crate::experiments::concurrency::rows::Row as ConcurrencyRow;
-use crate::figure::{Axis, Figure, Panel, Pt, Reference, Series, num};
-use crate::figure::{ClaimReference, SummaryPoint, WriteFigure};
-use crate::stats::{Summary, mean_ci};
-use crate::table::{f, md_table};
+use limitbench_analysis::AnalysisCtx;
+use limitbench_analysis::experiments::concurrency::rows::Row as ConcurrencyRow;
+use limitbench_analysis::figure::{Axis, Figure, Panel, Pt, Reference, Series, num};
+use limitbench_analysis::figure::{ClaimReference, SummaryPoint, WriteFigure};
+use limitbench_analysis::stats::{Summary, mean_ci};
+use limitbench_analysis::table::{f, md_table};
+use limitbench_base::error::Result;
 
 pub const SETTINGS_FIGURE: &str = "a2_1-watch-admitted-vs-setting";
 pub const JITTER_FIGURE: &str = "a2_1-watch-admitted-vs-rtt-jitter";

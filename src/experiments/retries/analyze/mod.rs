@@ -15,10 +15,10 @@ mod figures;
 use std::collections::BTreeMap;
 
 use super::rows::Row;
-use crate::error::Result;
-use crate::experiments::concurrency::rows::Row as ConcurrencyRow;
-use crate::stats::Summary;
-use crate::{AnalysisCtx, Measured, Section};
+use limitbench_analysis::experiments::concurrency::rows::Row as ConcurrencyRow;
+use limitbench_analysis::stats::Summary;
+use limitbench_analysis::{AnalysisCtx, Measured, Section};
+use limitbench_base::error::Result;
 
 const WATCH: &str = "watch-multi";
 
@@ -228,7 +228,7 @@ pub fn a2_2(g: &Groups) -> Vec<Slowdown> {
         if let Some(l) = g.baseline.get(&(*rtt, d.workers)) {
             let lua = summary(l, |r| r.wall_ms).mean;
             let w = values(v, |r| r.wall_ms);
-            let (lo, hi) = crate::stats::mean_ci(&w);
+            let (lo, hi) = limitbench_analysis::stats::mean_ci(&w);
             s.ratios.push((
                 *rtt,
                 Summary::of(&w).mean / lua,

@@ -10,12 +10,12 @@
 pub mod scorecard;
 
 use super::rows::Row;
-use crate::error::Result;
-use crate::figure::{Axis, Figure, Panel, Pt, Reference, Series};
-use crate::figure::{ClaimReference, SummaryPoint, WriteFigure};
-use crate::stats::Summary;
-use crate::table::{distinct, md_table};
-use crate::{AnalysisCtx, Measured, Section};
+use limitbench_analysis::figure::{Axis, Figure, Panel, Pt, Reference, Series};
+use limitbench_analysis::figure::{ClaimReference, SummaryPoint, WriteFigure};
+use limitbench_analysis::stats::Summary;
+use limitbench_analysis::table::{distinct, md_table};
+use limitbench_analysis::{AnalysisCtx, Measured, Section};
+use limitbench_base::error::Result;
 
 /// The rows, selected by `replica-read-only` setting, scenario and check.
 pub struct Rows<'a>(pub &'a [Row]);

@@ -27,4 +27,4 @@ pub struct Row {
     pub noscript_fallbacks: u64,
 }
 
-crate::keyed!(Row);
+limitbench_analysis::keyed!(Row);

@@ -1,10 +1,10 @@
 //! `script_survival`'s scorecard columns: its probe's rows, read back from a
 //! strategy's probe folder, -> each column's value, verdict and detail
-//! (the judge's threshold beside each). Shared pieces: `crate::scorecard`.
+//! (the judge's threshold beside each). Shared pieces: `limitbench_analysis::scorecard`.
 
 use super::super::rows;
-use crate::error::Error;
-use crate::scorecard::{CellOutcome, ColumnOutcome, ProbeRows, failed, first_line};
+use limitbench_analysis::scorecard::{CellOutcome, ColumnOutcome, ProbeRows, failed, first_line};
+use limitbench_base::error::Error;
 
 /// The scorecard columns this experiment's probe fills, in the table's order.
 pub const COLUMNS: &[&str] = &["survive-restart", "survive-promotion"];

@@ -16,14 +16,14 @@ use std::collections::BTreeMap;
 pub use sweep::{a4_1_sweep, a4_2_sweep, capacity_s, measured_a4_1, measured_a4_2};
 
 use super::rows::{HistoryRow, Row};
-use crate::claims::value_text;
-use crate::error::Result;
-use crate::figure::{Axis, Figure, Panel, Pt, Reference, Series, num};
-use crate::figure::{ClaimReference, SummaryPoint, WriteFigure};
-use crate::stats::Summary;
-use crate::table::{f, md_table};
-use crate::window::{by_trial, ideal_bucket};
-use crate::{AnalysisCtx, Measured, Section};
+use limitbench_analysis::claims::value_text;
+use limitbench_analysis::figure::{Axis, Figure, Panel, Pt, Reference, Series, num};
+use limitbench_analysis::figure::{ClaimReference, SummaryPoint, WriteFigure};
+use limitbench_analysis::stats::Summary;
+use limitbench_analysis::table::{f, md_table};
+use limitbench_analysis::window::{by_trial, ideal_bucket};
+use limitbench_analysis::{AnalysisCtx, Measured, Section};
+use limitbench_base::error::Result;
 
 pub(crate) const CALLER: &str = "token-bucket-caller-clock";
 pub(crate) const REDIS: &str = "token-bucket";

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-pub use crate::experiments::rows::HistoryRow;
+pub use limitbench_analysis::experiments::rows::HistoryRow;
 
 #[derive(Debug, Serialize, Deserialize, Clone)]
 pub struct Row {
@@ -31,4 +31,4 @@ pub struct Row {
     pub first_error: String,
 }
 
-crate::keyed!(Row);
+limitbench_analysis::keyed!(Row);

@@ -1,14 +1,14 @@
 //! `skew`'s scorecard columns: its probe's rows, read back from a
 //! strategy's probe folder, -> each column's value, verdict and detail
-//! (the judge's threshold beside each). Shared pieces: `crate::scorecard`.
+//! (the judge's threshold beside each). Shared pieces: `limitbench_analysis::scorecard`.
 
 use limitbench_plot::figure::num;
 
 use super::super::rows;
-use crate::error::{Error, Result};
-use crate::scorecard::{
+use limitbench_analysis::scorecard::{
     CellOutcome, CellVerdict, ColumnOutcome, ProbeRows, UNDER_WARN, failed, first_line, one, worse,
 };
+use limitbench_base::error::{Error, Result};
 
 /// The scorecard columns this experiment's probe fills, in the table's order.
 pub const COLUMNS: &[&str] = &["clock-10ms", "clock-100ms", "clock-1s"];
@@ -30,7 +30,7 @@ pub fn judge(r: &ProbeRows) -> Vec<ColumnOutcome> {
         Ok(v) => v,
         Err(e) => return failed(&columns.map(|c| c.0), e),
     };
-    let hist = crate::window::by_trial(history);
+    let hist = limitbench_analysis::window::by_trial(history);
     // NaN (and so a fail) without a history to compute the ideal from.
     let pct = |w: &rows::Row| {
         let h = hist.get(&(w.cell.clone(), w.trial));

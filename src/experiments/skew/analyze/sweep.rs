@@ -12,12 +12,12 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::super::rows::Row;
 use super::{CALLER, Pair, a4_3, worst_by_skew};
-use crate::claims::Alternative;
-use crate::error::Result;
-use crate::figure::{Axis, Figure, Panel, Pt, Reference, Series, num};
-use crate::figure::{ClaimReference, SummaryPoint, WriteFigure};
-use crate::stats::{Summary, bootstrap_ci, mean_ci, mean_ci_method};
-use crate::{AnalysisCtx, Measured};
+use limitbench_analysis::claims::Alternative;
+use limitbench_analysis::figure::{Axis, Figure, Panel, Pt, Reference, Series, num};
+use limitbench_analysis::figure::{ClaimReference, SummaryPoint, WriteFigure};
+use limitbench_analysis::stats::{Summary, bootstrap_ci, mean_ci, mean_ci_method};
+use limitbench_analysis::{AnalysisCtx, Measured};
+use limitbench_base::error::Result;
 
 /// The skew both sweeps are read at (the study's ±1 s).
 const SKEW_MS: f64 = 1000.0;

@@ -12,12 +12,12 @@
 use std::collections::BTreeMap;
 
 use super::rows::StallRow;
-use crate::error::Result;
-use crate::figure::{Axis, Figure, Panel, Pt, RefKind, Reference, Series, num};
-use crate::figure::{ClaimReference, SummaryPoint, WriteFigure};
-use crate::stats::{Summary, mean_ci, mean_ci_method};
-use crate::table::md_table;
-use crate::{AnalysisCtx, Measured, Section};
+use limitbench_analysis::figure::{Axis, Figure, Panel, Pt, RefKind, Reference, Series, num};
+use limitbench_analysis::figure::{ClaimReference, SummaryPoint, WriteFigure};
+use limitbench_analysis::stats::{Summary, mean_ci, mean_ci_method};
+use limitbench_analysis::table::md_table;
+use limitbench_analysis::{AnalysisCtx, Measured, Section};
+use limitbench_base::error::Result;
 
 /// Trim rows by log size.
 pub(super) type Trims<'a> = BTreeMap<u64, Vec<&'a StallRow>>;

@@ -38,4 +38,4 @@ pub struct StallRow {
     pub lazyfree_pending_after: Option<f64>,
 }
 
-crate::keyed!(StallRow);
+limitbench_analysis::keyed!(StallRow);

@@ -6,11 +6,11 @@
 use rand::{RngExt, SeedableRng};
 
 use super::{OpenRows, Sender, fill_share, filled, mean_some, model, pct, ratios};
-use crate::claims::Alternative;
-use crate::experiments::ts_member::rows::Row;
-use crate::stats::{Summary, mean_ci, mean_ci_method};
-use crate::table::f;
-use crate::{ClaimSpec, Measured};
+use limitbench_analysis::claims::Alternative;
+use limitbench_analysis::experiments::ts_member::rows::Row;
+use limitbench_analysis::stats::{Summary, mean_ci, mean_ci_method};
+use limitbench_analysis::table::f;
+use limitbench_analysis::{ClaimSpec, Measured};
 
 /// The rates B5.1 reports, in its order.
 pub const B51_RATES: [f64; 3] = [100.0, 1000.0, 10000.0];
@@ -288,7 +288,7 @@ pub fn clock_diff_at(o: &OpenRows, s: Sender, rates: &[f64]) -> Option<ClockDiff
         .filter(|x| x.is_finite())
         .collect();
     stats.sort_by(|a, b| a.total_cmp(b));
-    let q = |p: f64| crate::stats::quantile(&stats, p);
+    let q = |p: f64| limitbench_analysis::stats::quantile(&stats, p);
     Some(ClockDiff {
         value,
         interval: (q(0.025), q(0.975)),

@@ -5,13 +5,13 @@
 
 use super::claims::{B51_RATES, clock_diff_at};
 use super::{OpenRows, Sender, fill_share, model, ratios};
-use crate::AnalysisCtx;
-use crate::error::Result;
-use crate::experiments::ts_member::rows::Row;
-use crate::figure::{Axis, Figure, Panel, Pt, Reference, Series, num, pass_region};
-use crate::figure::{ClaimReference, SummaryPoint, WriteFigure};
-use crate::stats::{Summary, mean_ci};
-use crate::table::distinct;
+use limitbench_analysis::AnalysisCtx;
+use limitbench_analysis::experiments::ts_member::rows::Row;
+use limitbench_analysis::figure::{Axis, Figure, Panel, Pt, Reference, Series, num, pass_region};
+use limitbench_analysis::figure::{ClaimReference, SummaryPoint, WriteFigure};
+use limitbench_analysis::stats::{Summary, mean_ci};
+use limitbench_analysis::table::distinct;
+use limitbench_base::error::Result;
 
 /// The mean of `v` with its 95% bootstrap interval as the whisker.
 fn ci_pt(x: f64, v: &[f64]) -> Pt {
@@ -200,9 +200,9 @@ fn edge(v: f64) -> String {
 /// One legend entry for B5.1's three published values and their bands: the
 /// band edges of each (the tolerances are absolute, in multiples of the
 /// limit, so a percentage would misread them).
-fn published_label(c: &crate::ClaimSpec) -> String {
+fn published_label(c: &limitbench_analysis::ClaimSpec) -> String {
     let bands: Vec<String> = (0..c.published.values().len())
-        .map(|i| match crate::figure::pass_region(c, i) {
+        .map(|i| match limitbench_analysis::figure::pass_region(c, i) {
             (_, Some((lo, hi)), rule) => format!("{}..{} ({rule})", edge(lo), edge(hi)),
             (_, None, rule) => rule,
         })

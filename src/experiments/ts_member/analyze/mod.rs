@@ -16,14 +16,14 @@ pub mod model;
 use std::collections::BTreeSet;
 
 use super::rows::Row;
-use crate::claims::{value_text, values_of};
-use crate::error::Result;
-use crate::experiments::rows::HistoryRow;
-use crate::figure::{Axis, Figure, Panel, Pt, Reference, Series, WriteFigure};
-use crate::stats::Summary;
-use crate::table::{distinct, f, md_table};
-use crate::{AnalysisCtx, ClaimSpec, Measured, Section};
 pub use claims::{b51, b51_band, b52, b53, b54};
+use limitbench_analysis::claims::{value_text, values_of};
+use limitbench_analysis::experiments::rows::HistoryRow;
+use limitbench_analysis::figure::{Axis, Figure, Panel, Pt, Reference, Series, WriteFigure};
+use limitbench_analysis::stats::Summary;
+use limitbench_analysis::table::{distinct, f, md_table};
+use limitbench_analysis::{AnalysisCtx, ClaimSpec, Measured, Section};
+use limitbench_base::error::Result;
 
 /// The sender of an open-loop cell: its timer tick (us; 0: precise) and
 /// the number of connections sending.
@@ -556,7 +556,7 @@ fn collision_history(ctx: &AnalysisCtx, rows: &[Row], md: &mut String) -> Result
             // red dots the two would read as one line.
             .series(
                 Series::plain("entries in the log (distinct Redis ms)", entries)
-                    .with_look(crate::figure::STRATEGY_LOOKS.len() + 2),
+                    .with_look(limitbench_analysis::figure::STRATEGY_LOOKS.len() + 2),
             )
             .reference(Reference::limit(
                 format!("limit L = {}", r.limit),

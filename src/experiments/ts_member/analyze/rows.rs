@@ -57,4 +57,4 @@ pub struct Row {
     pub fill_redis_same_ms_share: Option<f64>,
 }
 
-crate::keyed!(Row);
+limitbench_analysis::keyed!(Row);
