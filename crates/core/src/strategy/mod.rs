@@ -15,6 +15,8 @@
 //! - `lua.rs`: `LuaStrategy`, a strategy that is one script plus a mapping of
 //!   the request to KEYS/ARGV; built-in Lua strategies and external ones both
 //!   use it.
+//! - `multi_exec.rs`: the MULTI/INCRBY/PEXPIRE/EXEC transaction that
+//!   `fixed-window-multi` and `watch-multi` both send.
 //! - `reply.rs`: the rules that turn a script's reply into a decision (the
 //!   position form of the built-ins, and the rule language of manifests).
 //! - one file per built-in strategy; its Lua, if any, in `lua/<name>.lua`.
@@ -27,6 +29,7 @@ pub mod fixed_window_lua;
 pub mod fixed_window_multi;
 pub mod gcra;
 pub mod lua;
+mod multi_exec;
 pub mod reply;
 pub mod script;
 pub mod sliding_log_ts_member;
