@@ -9,14 +9,14 @@
 //! are an hour (whole seconds too), so no window ends during a check.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use crate::clock::Clock;
 use crate::conn::Conn;
 use crate::error::Result;
 use crate::fleet::Fleet;
-use crate::load::next_request_id;
+use crate::load::counts::count;
+use crate::load::{Driver, closed_loop, next_request_id};
 use crate::resp::Connection;
 use crate::strategy::{ClockSource, Invocation, Limit, ModeSupport, Request, Strategy};
 
@@ -107,8 +107,10 @@ pub async fn sequential(
     Ok(out)
 }
 
-/// `workers` tasks, each on its own connection, released together, offering
-/// `offered` decisions in all on one key. Returns how many were admitted.
+/// `workers` drivers, each on its own connection and the machine's clock,
+/// released together by the load module's closed loop, offering `offered`
+/// decisions of cost 1 in all on one key. Returns how many were admitted;
+/// a decision that failed makes the whole an error (its text).
 pub async fn concurrent(
     s: Arc<dyn Strategy>,
     fleet: &Fleet,
@@ -117,39 +119,21 @@ pub async fn concurrent(
     workers: usize,
     offered: u64,
 ) -> Result<u64> {
-    let mut conns = Vec::with_capacity(workers);
-    for _ in 0..workers {
-        conns.push(fleet.conn().await?);
-    }
-    let barrier = Arc::new(tokio::sync::Barrier::new(workers));
-    let taken = Arc::new(AtomicU64::new(0));
-    let mut tasks = Vec::new();
-    for mut conn in conns {
-        let (s, barrier, taken, client) = (
+    let mut drivers = Vec::with_capacity(workers);
+    for w in 0..workers {
+        drivers.push(Driver::new(
+            w as u32,
             s.clone(),
-            barrier.clone(),
-            taken.clone(),
-            client.to_string(),
-        );
-        tasks.push(tokio::spawn(async move {
-            barrier.wait().await;
-            let mut admitted = 0u64;
-            while taken.fetch_add(1, Ordering::Relaxed) < offered {
-                let req = Request::now(&client, limit);
-                if s.decide(&mut conn, &req).await?.admitted {
-                    admitted += 1;
-                }
-            }
-            Ok::<u64, crate::Error>(admitted)
-        }));
+            fleet.conn().await?,
+            Clock::default(),
+        ));
     }
-    let mut total = 0;
-    for t in tasks {
-        total += t
-            .await
-            .map_err(|e| crate::Error::Other(format!("worker panicked: {e}")))??;
+    let (events, _, _) = closed_loop(drivers, client, limit, 1, offered, None).await?;
+    let counts = count(&events);
+    match counts.first_error {
+        Some(e) => Err(crate::Error::Other(e)),
+        None => Ok(counts.admitted),
     }
-    Ok(total)
 }
 
 /// How far a reported Redis time may be from Redis's `TIME` read just after.

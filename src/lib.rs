@@ -35,4 +35,6 @@ pub use limitbench_analysis as analysis;
 pub use limitbench_base::{Error, Result};
 pub use limitbench_base::{error, files, hdr, paths, stats};
 pub use limitbench_core::args;
-pub use limitbench_core::{clock, conn, fleet, info, load, pin, proxy, resp, strategy};
+pub use limitbench_core::{
+    clock, conn, fleet, info, load, namespace, pin, proxy, redact, resp, strategy,
+};

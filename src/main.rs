@@ -110,7 +110,7 @@ async fn main() {
         Ok(code) => code,
         Err(e) => {
             // Error messages pass through the one redaction too.
-            let text = limitbench::fleet::redact::text(&format!("{e:#}"));
+            let text = limitbench::redact::text(&format!("{e:#}"));
             eprintln!("limitbench: error: {text}");
             2
         }

@@ -9,7 +9,8 @@ mod common;
 use std::time::Duration;
 
 use limitbench::fleet::external::{Policy, UserServer};
-use limitbench::fleet::{Fleet, ServerConfig, owned};
+use limitbench::fleet::{Fleet, ServerConfig};
+use limitbench::namespace;
 use limitbench::resp::Connection;
 
 const PASSWORD: &str = "s3cret-issue20";
@@ -51,7 +52,7 @@ async fn keys(admin: &mut Connection, db: u64) -> Vec<String> {
 }
 
 async fn libraries(admin: &mut Connection) -> Vec<String> {
-    owned::libraries(admin).await.unwrap()
+    namespace::libraries(admin).await.unwrap()
 }
 
 /// A foreign key holding the prefix in its middle (and one without it)
@@ -108,7 +109,7 @@ async fn the_clean_up_deletes_only_keys_that_start_with_the_prefix() {
         vec!["sess:lb:t1:123", "victim:other-app"]
     );
     assert_eq!(libraries(&mut admin).await, vec!["lb_token_bucket"]);
-    assert_eq!(owned::namespace(), "");
+    assert_eq!(namespace::namespace(), "");
     drop(u);
 }
 

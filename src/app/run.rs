@@ -70,7 +70,7 @@ impl Target {
         };
         let u = UserServer::open(url, &prefix, Some(id), policy)
             .await
-            .with_context(|| format!("checking --redis-url {}", fleet::redact_url(url)))?;
+            .with_context(|| format!("checking --redis-url {}", crate::redact::url(url)))?;
         u.announce();
         Ok(u)
     }
@@ -533,8 +533,8 @@ fn start_manifest(
                     v
                 }
                 None => serde_json::json!({
-                    "external": a.target.redis_url.as_deref().map(fleet::redact_url),
-                    "key_prefix": fleet::owned::namespace(),
+                    "external": a.target.redis_url.as_deref().map(crate::redact::url),
+                    "key_prefix": crate::namespace::namespace(),
                 }),
             },
             started: now_rfc3339(),

@@ -154,7 +154,7 @@ impl RunManifest {
         // Every string of the manifest (the command line, the server's URL
         // and CONFIG, error outcomes) goes through the one redaction.
         let value = serde_json::to_value(self).map_err(|e| Error::Other(e.to_string()))?;
-        let text = serde_json::to_string_pretty(&crate::fleet::redact::json(&value))
+        let text = serde_json::to_string_pretty(&crate::redact::json(&value))
             .map_err(|e| Error::Other(e.to_string()))?;
         std::fs::write(&tmp, text).map_err(|e| Error::io("writing manifest.json", e))?;
         std::fs::rename(&tmp, &p).map_err(|e| Error::io("writing manifest.json", e))

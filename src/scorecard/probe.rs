@@ -48,7 +48,7 @@ fn command_line() -> String {
     std::env::args()
         .map(|a| {
             if a.contains("://") {
-                crate::fleet::redact_url(&a)
+                crate::redact::url(&a)
             } else {
                 a
             }
@@ -129,7 +129,7 @@ impl<'a> StrategyRun<'a> {
                     serde_json::json!({"path": b.path, "version": b.version})
                 }
                 ScorecardServer::External(x) => {
-                    serde_json::json!({"external": crate::fleet::redact_url(&x.url)})
+                    serde_json::json!({"external": crate::redact::url(&x.url)})
                 }
             },
             started: now_rfc3339(),

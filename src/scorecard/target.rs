@@ -24,7 +24,7 @@ pub struct External {
 }
 
 /// The URL without its password, for printing and the header.
-pub use crate::fleet::redact_url as redact;
+pub use crate::redact::url as redact;
 
 impl External {
     /// Check the servers and the prefix; an error names the cause. Loopback
@@ -95,9 +95,7 @@ impl External {
                 }),
             );
         }
-        Ok(crate::fleet::redact::json(
-            &serde_json::json!({ "external": out }),
-        ))
+        Ok(crate::redact::json(&serde_json::json!({ "external": out })))
     }
 
     /// Remove every key that starts with the prefix and the libraries the

@@ -7,6 +7,7 @@
 //! (`use crate::figure::*` or by name).
 
 pub use limitbench_plot::figure::*;
+use limitbench_plot::style::{COLOURS, LOOKS};
 
 pub use crate::claims::pass_region;
 use crate::claims::{Check, ClaimSpec};

@@ -203,6 +203,14 @@ pub fn key_slot(key: &[u8]) -> u16 {
     crc16(hashed) % CLUSTER_SLOTS as u16
 }
 
+/// Something set up once on every writable node before any timing (a
+/// strategy's scripts and function libraries): what `Fleet::prepare` takes,
+/// so that the fleet needs to know nothing of strategies.
+#[async_trait::async_trait]
+pub trait NodeSetup: Send + Sync {
+    async fn set_up_node(&self, node: &mut Connection) -> Result<()>;
+}
+
 fn crc16(data: &[u8]) -> u16 {
     let mut crc: u16 = 0;
     for &b in data {

@@ -4,7 +4,10 @@
 //! - `resp`: a minimal RESP2 connection (one request in flight, counted round trips).
 //! - `conn`: `Conn`, a single connection or a slot-routing cluster client.
 //! - `info`: INFO fields.
+//! - `redact`: the one masking of passwords in everything written or printed.
 //! - `fleet`: the `redis-server` processes the harness owns, and their reaping.
+//! - `namespace`: the run's key prefix and function-library names on a Redis
+//!   the user runs (set by the fleet, read by the strategies).
 //! - `proxy`: the userspace delay proxy (no netem on the machines it runs on).
 //! - `pin`: CPU pinning of Redis and the load.
 //! - `strategy`: the rate limiters (one file each, Lua in `lua/`), the script
@@ -20,8 +23,10 @@ pub mod conn;
 pub mod fleet;
 pub mod info;
 pub mod load;
+pub mod namespace;
 pub mod pin;
 pub mod proxy;
+pub mod redact;
 pub mod resp;
 pub mod strategy;
 

@@ -372,7 +372,7 @@ fn remote_table() -> &'static std::sync::RwLock<std::collections::HashSet<Socket
 /// Every later connection to `addr` sends AUTH (and SELECT) first.
 pub fn register_auth(addr: SocketAddr, auth: Auth) {
     if let Some(p) = &auth.password {
-        crate::fleet::redact::remember_secret(p);
+        crate::redact::remember_secret(p);
     }
     auth_table().write().unwrap().insert(addr, auth);
 }

@@ -108,11 +108,11 @@ pub fn shebang(flags: &str) -> Result<&'static str> {
 pub fn variant_keys(variant: &str, user: &str, window: i64) -> (String, String) {
     match variant {
         "derived-plain" => {
-            let b = format!("{}rl:{user}:fwd", crate::fleet::owned::namespace());
+            let b = format!("{}rl:{user}:fwd", crate::namespace::namespace());
             (b.clone(), format!("{b}:{window}"))
         }
         "derived-tagged" => {
-            let b = format!("{}rl:{{{user}}}:fwd", crate::fleet::owned::namespace());
+            let b = format!("{}rl:{{{user}}}:fwd", crate::namespace::namespace());
             (b.clone(), format!("{b}:{window}"))
         }
         _ => {

@@ -14,9 +14,10 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use super::owned;
-use super::redact;
 use crate::conn::ClusterConn;
 use crate::error::{Error, Result};
+use crate::namespace;
+use crate::redact;
 use crate::resp::Connection;
 
 /// At least this share of `maxmemory` must be free.
@@ -190,7 +191,7 @@ impl UserServer {
                 "{shown} already holds {held} key(s) starting with the prefix `{prefix}`; choose another --key-prefix or --run-id"
             )));
         }
-        owned::set_namespace(prefix);
+        namespace::set_namespace(prefix);
         owned::claim(nodes.clone(), prefix, policy.cluster)?;
         Ok(UserServer {
             url: shown,
@@ -213,7 +214,7 @@ impl UserServer {
     /// Remove everything the run wrote (every claim), with a line saying what.
     pub async fn clean_up(&self) -> Result<owned::Removed> {
         let r = owned::release_all().await?;
-        owned::set_namespace("");
+        namespace::set_namespace("");
         eprintln!(
             "limitbench: removed {} key(s) and {} function library(ies) under `{}` from {}",
             r.keys, r.libraries, self.prefix, self.url

@@ -12,7 +12,6 @@
 pub mod external;
 pub mod owned;
 pub mod reaper;
-pub mod redact;
 pub mod replication;
 pub mod server;
 
@@ -21,10 +20,10 @@ use std::time::{Duration, Instant};
 
 pub use server::{RedisBinary, Server, ServerConfig};
 
-use crate::conn::{CLUSTER_SLOTS, ClusterConn, Conn};
+use crate::conn::{CLUSTER_SLOTS, ClusterConn, Conn, NodeSetup};
 use crate::error::{Error, Result};
+use crate::redact;
 use crate::resp::{Connection, info_fields};
-use crate::strategy::Strategy;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -69,9 +68,6 @@ fn percent_decode(s: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-/// The URL without its password, for printing and the header.
-pub use redact::url as redact_url;
-
 /// Parse a URL with optional user, password (percent-encoded) and database;
 /// any host (a name is resolved here). No loopback check: see
 /// [`parse_redis_url`] for the harness's own `--redis-url`.
@@ -79,7 +75,7 @@ pub fn parse_redis_url_full(url: &str) -> Result<RedisUrl> {
     let bad = |why: &str| {
         Error::Other(format!(
             "cannot parse redis url `{}`: {why}; expected redis://[user:password@]host:port[/db]",
-            redact_url(url)
+            redact::url(url)
         ))
     };
     if url.contains("://") && !url.starts_with("redis://") {
@@ -310,14 +306,14 @@ impl Fleet {
         Ok(v)
     }
 
-    /// Load a strategy's scripts and functions on every writable node: every
-    /// master of a cluster, only the primary of a pair (a function library
-    /// reaches the replica through replication; the script cache does not,
-    /// which is what `script-survival` measures). Done before timing, so no
-    /// decision pays for a first load.
-    pub async fn prepare(&self, strategy: &dyn Strategy) -> Result<()> {
+    /// Load a strategy's scripts and functions (any [`NodeSetup`]) on every
+    /// writable node: every master of a cluster, only the primary of a pair
+    /// (a function library reaches the replica through replication; the
+    /// script cache does not, which is what `script-survival` measures).
+    /// Done before timing, so no decision pays for a first load.
+    pub async fn prepare<S: NodeSetup + ?Sized>(&self, setup: &S) -> Result<()> {
         for mut node in self.node_connections().await? {
-            strategy.prepare(&mut node).await?;
+            setup.set_up_node(&mut node).await?;
         }
         Ok(())
     }

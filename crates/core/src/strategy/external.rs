@@ -419,7 +419,7 @@ impl Manifest {
                 Ok(Box::new(move |req, call| {
                     keys.iter().for_each(|t| {
                         call.keys
-                            .push(crate::fleet::owned::Namespaced(Rendered(t, req)))
+                            .push(crate::namespace::Namespaced(Rendered(t, req)))
                     });
                     args.iter().for_each(|t| call.args.push(Rendered(t, req)));
                 }))

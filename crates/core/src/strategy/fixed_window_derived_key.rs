@@ -30,7 +30,7 @@ pub const BUILTIN: Builtin = Builtin {
                     if tagged {
                         call.keys.push(ClientKey(req.client, "fwd"));
                     } else {
-                        call.keys.push(crate::fleet::owned::Namespaced(format_args!(
+                        call.keys.push(crate::namespace::Namespaced(format_args!(
                             "rl:{}:fwd",
                             req.client
                         )));

@@ -7,12 +7,11 @@ use std::sync::Arc;
 use async_trait::async_trait;
 
 use super::{
-    Builtin, ClientKey, ClockSource, Decision, Info, Kind, Options, Request, Strategy, window_index,
+    Builtin, ClientKey, ClockSource, Decision, Info, Kind, Options, Request, Strategy, multi_exec,
+    window_index,
 };
-use crate::args;
 use crate::conn::Conn;
 use crate::error::{Error, Result};
-use crate::resp::Reply;
 
 pub struct FixedWindowMulti {
     info: Info,
@@ -39,16 +38,6 @@ pub const BUILTIN: Builtin = Builtin {
     },
 };
 
-/// The result array of an EXEC, or why there is none.
-pub(crate) fn exec_results(replies: &mut Vec<Reply>) -> Result<Option<Vec<Reply>>> {
-    match replies.pop() {
-        Some(Reply::Array(items)) => Ok(Some(items)),
-        Some(Reply::Nil) => Ok(None),
-        Some(Reply::Error(e)) => Err(Error::Reply(e)),
-        other => Err(Error::Protocol(format!("EXEC replied {other:?}"))),
-    }
-}
-
 #[async_trait]
 impl Strategy for FixedWindowMulti {
     fn info(&self) -> &Info {
@@ -58,18 +47,8 @@ impl Strategy for FixedWindowMulti {
     async fn decide(&self, conn: &mut Conn, req: &Request<'_>) -> Result<Decision> {
         let w = window_index(req.now_us, req.limit.window_ms);
         let key = ClientKey(req.client, format_args!("fw:{w}")).to_string();
-        let mut replies = conn
-            .pipeline(
-                &key,
-                &[
-                    &args!["MULTI"],
-                    &args!["INCRBY", &key, req.cost],
-                    &args!["PEXPIRE", &key, req.limit.window_ms],
-                    &args!["EXEC"],
-                ],
-            )
-            .await?;
-        let results = exec_results(&mut replies)?
+        let results = multi_exec::incr_expire(conn, &key, req.cost, req.limit.window_ms)
+            .await?
             .ok_or_else(|| Error::Protocol("EXEC aborted without WATCH".into()))?;
         let count = results
             .first()

@@ -15,6 +15,8 @@
 //! - `lua.rs`: `LuaStrategy`, a strategy that is one script plus a mapping of
 //!   the request to KEYS/ARGV; built-in Lua strategies and external ones both
 //!   use it.
+//! - `multi_exec.rs`: the MULTI/INCRBY/PEXPIRE/EXEC transaction that
+//!   `fixed-window-multi` and `watch-multi` both send.
 //! - `reply.rs`: the rules that turn a script's reply into a decision (the
 //!   position form of the built-ins, and the rule language of manifests).
 //! - one file per built-in strategy; its Lua, if any, in `lua/<name>.lua`.
@@ -27,6 +29,7 @@ pub mod fixed_window_lua;
 pub mod fixed_window_multi;
 pub mod gcra;
 pub mod lua;
+mod multi_exec;
 pub mod reply;
 pub mod script;
 pub mod sliding_log_ts_member;
@@ -44,7 +47,7 @@ use async_trait::async_trait;
 use limitbench_base::promise::Promise;
 use serde::{Deserialize, Serialize};
 
-use crate::conn::Conn;
+use crate::conn::{Conn, NodeSetup};
 use crate::error::{Error, Result};
 use crate::resp::Connection;
 
@@ -269,6 +272,14 @@ pub trait Strategy: Send + Sync {
     async fn decide(&self, conn: &mut Conn, req: &Request<'_>) -> Result<Decision>;
 }
 
+/// Every strategy sets up a node by its `prepare` (what `Fleet::prepare` runs).
+#[async_trait]
+impl<S: Strategy + ?Sized> NodeSetup for S {
+    async fn set_up_node(&self, node: &mut Connection) -> Result<()> {
+        self.prepare(node).await
+    }
+}
+
 /// Strategy options (`--opt key=value`, or `[strategy_options]` in an
 /// experiment file). Every strategy takes what it knows and rejects the rest.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -425,7 +436,7 @@ pub fn build(name: &str, dir: Option<&Path>, opts: &Options) -> Result<Arc<dyn S
 }
 
 /// `rl:{client}:suffix`, hash-tagged so that all of a client's keys share a slot
-/// (under the run's namespace on a server the user runs, `fleet::owned`).
+/// (under the run's namespace on a server the user runs, `crate::namespace`).
 pub fn client_key(client: &str, suffix: &str) -> String {
     ClientKey(client, suffix).to_string()
 }
@@ -438,7 +449,7 @@ pub struct ClientKey<'a, S: std::fmt::Display>(pub &'a str, pub S);
 impl<S: std::fmt::Display> std::fmt::Display for ClientKey<'_, S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         // On a server the user runs, every key starts with the run's prefix.
-        crate::fleet::owned::write_namespace(f)?;
+        crate::namespace::write_namespace(f)?;
         write!(f, "rl:{{{}}}:{}", self.0, self.1)
     }
 }

@@ -101,7 +101,7 @@ impl Script {
     pub fn new(name: &str, source: &str) -> Self {
         // Under the run's namespace on a server the user runs, so the
         // library is the run's and never replaces a user's library.
-        let function = crate::fleet::owned::library_name(&format!(
+        let function = crate::namespace::library_name(&format!(
             "lb_{}",
             name.replace(|c: char| !c.is_ascii_alphanumeric(), "_")
         ));
@@ -196,7 +196,7 @@ impl Script {
 
     /// FUNCTION LOAD REPLACE only.
     pub async fn load_function(&self, node: &mut Connection) -> Result<()> {
-        crate::fleet::owned::check_library_free(node, &self.function).await?;
+        crate::namespace::check_library_free(node, &self.function).await?;
         node.call(&crate::args![
             "FUNCTION",
             "LOAD",
@@ -282,7 +282,7 @@ static PROBES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(
 /// The names in the `redis` table that a function sees on this server: a
 /// throwaway library (named for this process, deleted again) lists them.
 async fn function_api(node: &mut Connection) -> Result<Vec<String>> {
-    let name = crate::fleet::owned::library_name(&format!(
+    let name = crate::namespace::library_name(&format!(
         "lb_api_probe_{}_{}",
         std::process::id(),
         PROBES.fetch_add(1, std::sync::atomic::Ordering::Relaxed)

@@ -23,9 +23,9 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 
-use super::fixed_window_multi::exec_results;
 use super::{
-    Builtin, ClientKey, ClockSource, Decision, Info, Kind, Options, Request, Strategy, window_index,
+    Builtin, ClientKey, ClockSource, Decision, Info, Kind, Options, Request, Strategy, multi_exec,
+    window_index,
 };
 use crate::args;
 use crate::conn::Conn;
@@ -123,18 +123,7 @@ impl Strategy for WatchMulti {
                     ..Default::default()
                 });
             }
-            let mut replies = conn
-                .pipeline(
-                    &key,
-                    &[
-                        &args!["MULTI"],
-                        &args!["INCRBY", &key, req.cost],
-                        &args!["PEXPIRE", &key, req.limit.window_ms],
-                        &args!["EXEC"],
-                    ],
-                )
-                .await?;
-            match exec_results(&mut replies)? {
+            match multi_exec::incr_expire(conn, &key, req.cost, req.limit.window_ms).await? {
                 Some(results) => {
                     let count = results
                         .first()

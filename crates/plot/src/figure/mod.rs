@@ -19,7 +19,6 @@
 //! written SVG's text back for the figure test ([`text_boxes`],
 //! [`text_problems`]) in `svg_text.rs`.
 
-pub use super::style::{COLOURS, LOOKS, look_name};
 pub use super::svg_text::{TextBox, text_boxes, text_problems};
 pub use super::text::{text_width, wrap};
 
@@ -72,7 +71,7 @@ pub struct Series {
     pub name: String,
     pub points: Vec<Pt>,
     pub draw: Draw,
-    /// A fixed look (index into the palette's looks, [`LOOKS`]) that the
+    /// A fixed look (index into the palette's looks, [`crate::style::LOOKS`]) that the
     /// caller keeps for this series in every figure (the analysis keys one
     /// per strategy); None: the next look no fixed series of the figure uses.
     pub look: Option<usize>,

@@ -95,6 +95,7 @@ mod tests {
             round_trip_median_us: m,
             round_trip_p99_us: m,
             errors: 0,
+            first_error: String::new(),
         };
         let p = per_target(&[row("PING", 10.0), row("PING", 20.0), row("gcra", 40.0)]);
         assert_eq!(p["PING"], (2, 15.0, 10.0, 20.0));
