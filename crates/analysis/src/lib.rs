@@ -20,7 +20,8 @@
 //! - `stats.rs`: mean/min/max/quantiles and intervals over trials;
 //!   `window.rs`: the most admitted in any window of an admission history.
 //! - `rows`: the rows the run itself writes beside the experiments' (noise,
-//!   latency histograms, admission histories) and the [`rows::Keyed`] trait.
+//!   latency histograms, trial times) and the [`rows::Keyed`] trait;
+//!   `trial_times.rs`: the trials far slower than their cell's others.
 //!
 //! [`analyze`] takes the experiments' analyzers as an argument: the list of
 //! experiments is walked only by the application (`limitbench::app`).
@@ -35,6 +36,7 @@ pub mod report;
 pub mod rows;
 pub mod stats;
 pub mod table;
+pub mod trial_times;
 pub mod window;
 
 pub use limitbench_base::{error, files, hdr};
@@ -341,6 +343,10 @@ pub fn analyze(
     claims_file: &Path,
     experiments: &[ExperimentAnalysis],
 ) -> Result<Vec<Judged>> {
+    // Trials far slower than their cell's others: stderr only, not the report.
+    for w in trial_times::outliers(run_dir)? {
+        eprintln!("limitbench: warning: {w}");
+    }
     let names: Vec<&str> = experiments.iter().map(|e| e.name).collect();
     let claims = claims::load(claims_file, &names)?;
     let figures_dir = run_dir.join("figures");
