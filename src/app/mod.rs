@@ -10,6 +10,7 @@ use crate::error::Result;
 use crate::experiments::REGISTRY;
 
 pub mod adaptive;
+pub mod matrix;
 pub mod run;
 
 /// Every experiment's analyzer, in report order.

@@ -16,7 +16,7 @@
 //! - `table.rs`: markdown tables and number formatting for report sections.
 //! - `report.rs`: report.md and the claims table of docs/results.md;
 //!   `latency.rs`: the decision-latency section; `compare.rs`: two runs side
-//!   by side.
+//!   by side; `matrix/`: a matrix run's claims, one column per server.
 //! - `stats.rs`: mean/min/max/quantiles and intervals over trials;
 //!   `window.rs`: the most admitted in any window of an admission history.
 //! - `rows`: the rows the run itself writes beside the experiments' (noise,
@@ -32,6 +32,7 @@ pub mod compare;
 pub mod experiments;
 pub mod figure;
 pub mod latency;
+pub mod matrix;
 pub mod report;
 pub mod rows;
 pub mod stats;
