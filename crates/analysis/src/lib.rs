@@ -86,12 +86,9 @@ impl AnalysisCtx {
     /// do) is skipped with a warning; any other row that does not parse is an
     /// error naming the file and line.
     pub fn read_csv<T: DeserializeOwned>(&self, name: &str) -> Result<Option<Vec<T>>> {
-        let Some(p) = crate::files::find_table(&self.run_dir, name) else {
+        let Some((p, rows, torn)) = read_table(&self.run_dir, name)? else {
             return Ok(None);
         };
-        let bytes = crate::files::read_maybe_compressed(&p)?;
-        let (rows, torn) =
-            parse_csv_rows(&bytes).map_err(|e| Error::Other(format!("{}: {e}", p.display())))?;
         if let Some(line) = torn {
             self.warnings.borrow_mut().push(format!(
                 "{}: line {line} is torn (no newline at the end, as a kill leaves it); skipped",
@@ -109,6 +106,23 @@ impl AnalysisCtx {
     pub fn claim(&self, id: &str) -> Option<&ClaimSpec> {
         self.claims.iter().find(|c| c.id == id)
     }
+}
+
+/// Table `name` of `dir` (e.g. `noise.csv`, or its compressed form
+/// `noise.csv.zst` or `.csv.gz`) parsed with [`parse_csv_rows`]: its path,
+/// its rows and the line number of a torn last line; `Ok(None)` if there is
+/// none. A row that does not parse is an error naming the file and line.
+pub fn read_table<T: DeserializeOwned>(
+    dir: &Path,
+    name: &str,
+) -> Result<Option<(PathBuf, Vec<T>, Option<u64>)>> {
+    let Some(p) = crate::files::find_table(dir, name) else {
+        return Ok(None);
+    };
+    let bytes = crate::files::read_maybe_compressed(&p)?;
+    let (rows, torn) =
+        parse_csv_rows(&bytes).map_err(|e| Error::Other(format!("{}: {e}", p.display())))?;
+    Ok(Some((p, rows, torn)))
 }
 
 /// Parse CSV bytes (with a header) into rows. A last line without its

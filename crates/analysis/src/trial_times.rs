@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::rows::{TRIAL_TIMES_CSV, TrialTime};
 
 /// A trial over this many times its cell's median is flagged by `analyze`.
@@ -16,13 +16,10 @@ pub const OUTLIER_FACTOR: f64 = 5.0;
 /// their cell and over a second longer (cells with at least 3 trials), as
 /// warnings for `analyze`. No `trial-times.csv` (plain or compressed): none.
 pub fn outliers(run_dir: &Path) -> Result<Vec<String>> {
-    let Some(p) = crate::files::find_table(run_dir, TRIAL_TIMES_CSV) else {
+    // A torn last line (a killed run) is no trial's time: it is left out.
+    let Some((_, rows, _torn)) = crate::read_table::<TrialTime>(run_dir, TRIAL_TIMES_CSV)? else {
         return Ok(vec![]);
     };
-    let bytes = crate::files::read_maybe_compressed(&p)?;
-    // A torn last line (a killed run) is no trial's time: it is left out.
-    let (rows, _torn) = crate::parse_csv_rows::<TrialTime>(&bytes)
-        .map_err(|e| Error::Other(format!("{}: {e}", p.display())))?;
     let mut by_cell: BTreeMap<(String, String), Vec<(u64, f64)>> = BTreeMap::new();
     for t in rows {
         by_cell

@@ -7,8 +7,6 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use super::servers::read_table;
-
 /// The columns of a row of `scorecard.csv` the matrix shows (the value as
 /// written, not parsed: the table repeats it).
 #[derive(Debug, Deserialize)]
@@ -30,7 +28,10 @@ pub fn scorecard_table(run_dir: &Path, servers: &[String]) -> Option<String> {
     let mut order: Vec<String> = Vec::new();
     let mut with_card = Vec::new();
     for s in servers {
-        let Some(rows) = read_table::<ScorecardCell>(&run_dir.join(s), "scorecard.csv") else {
+        // A scorecard.csv that does not parse is left out, as a missing one.
+        let Ok(Some((_, rows, _))) =
+            crate::read_table::<ScorecardCell>(&run_dir.join(s), "scorecard.csv")
+        else {
             continue;
         };
         with_card.push(s.clone());

@@ -8,7 +8,6 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
 
-use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use crate::rows::NoiseRow;
@@ -58,18 +57,11 @@ pub struct ServerColumn {
     pub scorecard_seconds: f64,
 }
 
-/// The rows of table `name` (plain or compressed) in `dir`, read with the
-/// crate's one CSV reader; None if there is none or it does not parse.
-pub(super) fn read_table<T: DeserializeOwned>(dir: &Path, name: &str) -> Option<Vec<T>> {
-    let p = crate::files::find_table(dir, name)?;
-    let bytes = crate::files::read_maybe_compressed(&p).ok()?;
-    crate::parse_csv_rows(&bytes).ok().map(|(rows, _torn)| rows)
-}
-
 /// The noise sampler's view of a server's run: the other processes' CPU
 /// (cores) during its cells, mean and worst over cells, and the cell count.
 pub fn noise_of(sub: &Path) -> Option<(f64, f64, usize)> {
-    let rows = read_table::<NoiseRow>(sub, "noise.csv")?;
+    // A noise.csv that does not parse shows no noise, as a missing one.
+    let (_, rows, _) = crate::read_table::<NoiseRow>(sub, "noise.csv").ok()??;
     let (mut sum, mut worst, mut n) = (0.0, 0.0f64, 0usize);
     for r in rows {
         sum += r.other_cpu_cores_mean;
