@@ -144,7 +144,7 @@ fn csv_numbers(path: &Path) -> Vec<f64> {
     r.records()
         .flatten()
         .flat_map(|rec| {
-            [3, 5, 6, 7, 9]
+            limitbench::analysis::figure::CSV_NUMBER_COLUMNS
                 .iter()
                 .filter_map(|i| rec.get(*i).and_then(|v| v.parse::<f64>().ok()))
                 .collect::<Vec<_>>()

@@ -10,6 +10,7 @@ use crate::error::Result;
 use crate::experiments::REGISTRY;
 
 pub mod adaptive;
+pub mod matrix;
 pub mod run;
 
 /// Every experiment's analyzer, in report order.
@@ -27,9 +28,6 @@ pub fn analyzers() -> Vec<ExperimentAnalysis> {
 /// experiment's analyzer.
 pub fn analyze(run_dir: &Path, claims_file: &Path) -> Result<Vec<Judged>> {
     finished_experiments_have_rows(run_dir)?;
-    for w in crate::run::deadline::outliers(run_dir)? {
-        eprintln!("limitbench: warning: {w}");
-    }
     let started = std::time::SystemTime::now();
     let out = crate::analysis::analyze(run_dir, claims_file, &analyzers());
     if out.is_err() {

@@ -308,9 +308,9 @@ pub async fn matrix(a: MatrixArgs, root: &Path) -> Result<i32> {
     }
     // The analysis: each server's claims, then one table across them.
     let claims = root.join("analysis/claims.toml");
-    let entries_id: Vec<servers::claims::ServerColumn> = entries
+    let entries_id: Vec<app::matrix::ServerColumn> = entries
         .iter()
-        .map(|e| servers::claims::ServerColumn {
+        .map(|e| app::matrix::ServerColumn {
             name: e.name.clone(),
             status: e.status.clone(),
             reason: e.reason.clone(),
@@ -319,7 +319,7 @@ pub async fn matrix(a: MatrixArgs, root: &Path) -> Result<i32> {
             scorecard_seconds: e.scorecard_seconds,
         })
         .collect();
-    let written = servers::claims::write_matrix(&run_dir, &claims, &entries_id)?;
+    let written = app::matrix::analyze_matrix(&run_dir, &claims, &entries_id)?;
     for f in &written {
         eprintln!("limitbench: wrote {}", f.display());
     }

@@ -11,29 +11,14 @@
 //! past a tenth of its limit (at least 5 s), a line every 10 s says so.
 //!
 //! Every trial's wall time goes to `trial-times.csv` (experiment, cell,
-//! trial, wall_ms), which `analyze` reads to flag trials that took far
-//! longer than the others of their cell.
+//! trial, wall_ms; the row type is the analysis crate's
+//! `rows::TrialTime`), which `analyze` reads to flag trials that took far
+//! longer than the others of their cell (`limitbench_analysis::trial_times`).
 
 use std::time::{Duration, Instant};
 
-use serde::Serialize;
-
 use super::context::RunContext;
 use crate::error::{Error, Result};
-
-/// The run's record of how long each committed trial took.
-pub const TRIAL_TIMES_CSV: &str = "trial-times.csv";
-
-/// A trial over this many times its cell's median is flagged by `analyze`.
-pub const OUTLIER_FACTOR: f64 = 5.0;
-
-#[derive(Debug, Serialize, serde::Deserialize)]
-pub struct TrialTime {
-    pub experiment: String,
-    pub cell: String,
-    pub trial: u64,
-    pub wall_ms: f64,
-}
 
 const FIRST_LIMIT: Duration = Duration::from_secs(600);
 const FLOOR: Duration = Duration::from_secs(60);
@@ -137,68 +122,12 @@ pub fn parse_duration(s: &str) -> std::result::Result<Duration, String> {
     Ok(Duration::from_secs_f64(secs))
 }
 
-/// Trials whose wall time is over [`OUTLIER_FACTOR`] times the median of
-/// their cell (cells with at least 3 trials), as warnings for `analyze`.
-pub fn outliers(run_dir: &std::path::Path) -> Result<Vec<String>> {
-    let p = run_dir.join(TRIAL_TIMES_CSV);
-    if !p.exists() {
-        return Ok(vec![]);
-    }
-    let mut r =
-        csv::Reader::from_path(&p).map_err(|e| Error::Other(format!("{}: {e}", p.display())))?;
-    let mut by_cell: std::collections::BTreeMap<(String, String), Vec<(u64, f64)>> =
-        Default::default();
-    for (i, row) in r.deserialize::<TrialTime>().enumerate() {
-        let t = row.map_err(|e| Error::Other(format!("{} line {}: {e}", p.display(), i + 2)))?;
-        by_cell
-            .entry((t.experiment, t.cell))
-            .or_default()
-            .push((t.trial, t.wall_ms));
-    }
-    let mut out = Vec::new();
-    for ((exp, cell), v) in by_cell {
-        if v.len() < 3 {
-            continue;
-        }
-        let mut w: Vec<f64> = v.iter().map(|x| x.1).collect();
-        w.sort_by(|a, b| a.total_cmp(b));
-        let median = w[w.len() / 2];
-        for (trial, ms) in v {
-            if ms > median * OUTLIER_FACTOR && ms - median > 1000.0 {
-                out.push(format!(
-                    "{exp}: trial {trial} of cell `{cell}` took {:.1} s, {:.0}x its cell's median {:.1} s (a stall outside what the experiment measures?)",
-                    ms / 1000.0,
-                    ms / median,
-                    median / 1000.0
-                ));
-            }
-        }
-    }
-    Ok(out)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn a_trial_far_slower_than_its_cell_is_flagged() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut text = String::from("experiment,cell,trial,wall_ms\n");
-        for (t, ms) in [1300.0, 1350.0, 1400.0, 91351.0].iter().enumerate() {
-            text += &format!("concurrency,token-bucket/c8/rtt0,{t},{ms}\n");
-        }
-        // A cell of fast trials with one twice as slow: not a stall.
-        for (t, ms) in [10.0, 11.0, 22.0].iter().enumerate() {
-            text += &format!("concurrency,gcra/c1/rtt0,{t},{ms}\n");
-        }
-        std::fs::write(dir.path().join(TRIAL_TIMES_CSV), text).unwrap();
-        let w = outliers(dir.path()).unwrap();
-        assert_eq!(w.len(), 1, "{w:?}");
-        assert!(
-            w[0].contains("trial 3 of cell `token-bucket/c8/rtt0` took 91.4 s"),
-            "{w:?}"
-        );
+    fn durations_parse_with_their_unit() {
         assert_eq!(parse_duration("500ms").unwrap(), Duration::from_millis(500));
         assert_eq!(parse_duration("2m").unwrap(), Duration::from_secs(120));
         assert!(parse_duration("0s").is_err() && parse_duration("3h").is_err());

@@ -30,7 +30,7 @@ use super::parallel;
 use super::record::CsvAppender;
 use crate::error::{Error, Result};
 use crate::fleet::reaper;
-use limitbench_analysis::rows::LatencyRow;
+use limitbench_analysis::rows::{LatencyRow, TRIAL_TIMES_CSV, TrialTime};
 
 /// The run's record of other processes' CPU per cell (see `run::noise`).
 pub const NOISE_CSV: &str = "noise.csv";
@@ -248,7 +248,7 @@ pub async fn run<S: Sweep>(ctx: &RunContext, sweep: &mut S, cells: &[S::Cell]) -
     let mut progress = ctx.progress(total);
     // A stalled server fails the trial by a deadline (run::deadline).
     let mut deadlines = super::deadline::Deadlines::new(ctx);
-    let mut times = CsvAppender::open(&ctx.run.file(super::deadline::TRIAL_TIMES_CSV))?;
+    let mut times = CsvAppender::open(&ctx.run.file(TRIAL_TIMES_CSV))?;
     // The cells run in a block so that its early returns (a server that
     // died, a trial that is not a measurement) still reach the noise rows
     // below: the cells that finished keep their record.
@@ -358,7 +358,7 @@ pub async fn run<S: Sweep>(ctx: &RunContext, sweep: &mut S, cells: &[S::Cell]) -
             committed.dedup();
             log.commit_keys(&committed, trial, &rows)?;
             deadlines.observed(&id, took);
-            times.append(&[super::deadline::TrialTime {
+            times.append(&[TrialTime {
                 experiment: ctx.experiment.to_string(),
                 cell: id.clone(),
                 trial,

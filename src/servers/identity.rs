@@ -5,8 +5,6 @@
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
-
 use crate::error::Result;
 use crate::fleet::{RedisBinary, Server, ServerConfig};
 
@@ -37,34 +35,9 @@ pub const SETTINGS_LIMITBENCH_SETS: &[&str] = &[
     "zset-max-listpack-value",
 ];
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Identity {
-    /// "Redis" or "Valkey", from INFO (`server_name` / `valkey_version`).
-    pub product: String,
-    /// The product's own version (`valkey_version` on Valkey).
-    pub version: String,
-    /// INFO's `redis_version` (7.2.4 on every Valkey).
-    pub redis_version: String,
-    pub mem_allocator: String,
-    /// `malloc=` of `--version`.
-    pub version_malloc: String,
-    pub binary: String,
-    /// `CONFIG GET` of [`SETTINGS_LIMITBENCH_SETS`] on a server started
-    /// bare; a setting the server does not know is absent.
-    pub defaults: BTreeMap<String, String>,
-}
-
-impl Identity {
-    /// "Valkey 9.1.2 (libc)": what a report names.
-    pub fn label(&self) -> String {
-        format!("{} {} ({})", self.product, self.version, self.mem_allocator)
-    }
-
-    /// The fields as JSON for the manifest's `redis_server`.
-    pub fn to_json(&self) -> serde_json::Value {
-        serde_json::to_value(self).unwrap_or_default()
-    }
-}
+/// What a server is: plain data, defined beside the matrix's analysis
+/// (`limitbench_analysis::matrix`), which reads it; [`probe`] fills it.
+pub use crate::analysis::matrix::Identity;
 
 /// The product and version from INFO server's fields.
 pub fn product_of(info: &BTreeMap<String, String>) -> (String, String) {

@@ -18,7 +18,6 @@ use sha2::{Digest, Sha256};
 use crate::error::{Error, Result};
 use crate::fleet::RedisBinary;
 
-pub mod claims;
 pub mod identity;
 
 /// Where a server's binary comes from.
@@ -111,8 +110,9 @@ pub const SERVERS: &[ServerSpec] = &[
     },
 ];
 
-/// The studies' server: the column whose rows are judged against the publication.
-pub const STUDY_SERVER: &str = "redis-7.0";
+/// The studies' server: the column whose rows are judged against the
+/// publication (the matrix's analysis, `limitbench_analysis::matrix`, names it).
+pub use crate::analysis::matrix::STUDY_SERVER;
 
 /// The server named `name`, or an error listing the names.
 pub fn find(name: &str) -> Result<&'static ServerSpec> {

@@ -16,11 +16,12 @@
 //! - `table.rs`: markdown tables and number formatting for report sections.
 //! - `report.rs`: report.md and the claims table of docs/results.md;
 //!   `latency.rs`: the decision-latency section; `compare.rs`: two runs side
-//!   by side.
+//!   by side; `matrix/`: a matrix run's claims, one column per server.
 //! - `stats.rs`: mean/min/max/quantiles and intervals over trials;
 //!   `window.rs`: the most admitted in any window of an admission history.
 //! - `rows`: the rows the run itself writes beside the experiments' (noise,
-//!   latency histograms, admission histories) and the [`rows::Keyed`] trait.
+//!   latency histograms, trial times) and the [`rows::Keyed`] trait;
+//!   `trial_times.rs`: the trials far slower than their cell's others.
 //!
 //! [`analyze`] takes the experiments' analyzers as an argument: the list of
 //! experiments is walked only by the application (`limitbench::app`).
@@ -30,11 +31,13 @@ pub mod compare;
 pub mod experiments;
 pub mod figure;
 pub mod latency;
+pub mod matrix;
 pub mod report;
 pub mod rows;
 pub mod scorecard;
 pub mod stats;
 pub mod table;
+pub mod trial_times;
 pub mod window;
 
 // The analysis halves of the experiments (compiled here from
@@ -86,15 +89,13 @@ impl AnalysisCtx {
     /// do) is skipped with a warning; any other row that does not parse is an
     /// error naming the file and line.
     pub fn read_csv<T: DeserializeOwned>(&self, name: &str) -> Result<Option<Vec<T>>> {
-        let Some((rows, torn)) = read_table(&self.run_dir, name)? else {
+        let Some((p, rows, torn)) = read_table(&self.run_dir, name)? else {
             return Ok(None);
         };
         if let Some(line) = torn {
             self.warnings.borrow_mut().push(format!(
                 "{}: line {line} is torn (no newline at the end, as a kill leaves it); skipped",
-                limitbench_base::files::find_table(&self.run_dir, name)
-                    .unwrap_or_else(|| self.run_dir.join(name))
-                    .display()
+                p.display()
             ));
         }
         Ok(Some(rows))
@@ -110,23 +111,23 @@ impl AnalysisCtx {
     }
 }
 
-/// The one CSV reader: every row of table `name` in `dir` (plain, or its
-/// compressed form `.csv.zst` / `.csv.gz`) as `T`, and the line number of a
-/// torn last line that was dropped; `Ok(None)` if the table does not
-/// exist. A row that does not parse is an error naming the file and line.
-/// Every path from a CSV row to a verdict, a scorecard cell, a matrix row
-/// or an outlier flag reads through here.
+/// Table `name` of `dir` (e.g. `noise.csv`, or its compressed form
+/// `noise.csv.zst` or `.csv.gz`) parsed with [`parse_csv_rows`]: its path,
+/// its rows and the line number of a torn last line; `Ok(None)` if there is
+/// none. A row that does not parse is an error naming the file and line.
+/// The one CSV reader: every path from a CSV row to a verdict, a scorecard
+/// cell, a matrix row or an outlier flag reads through here.
 pub fn read_table<T: DeserializeOwned>(
     dir: &Path,
     name: &str,
-) -> Result<Option<(Vec<T>, Option<u64>)>> {
+) -> Result<Option<(PathBuf, Vec<T>, Option<u64>)>> {
     let Some(p) = limitbench_base::files::find_table(dir, name) else {
         return Ok(None);
     };
     let bytes = limitbench_base::files::read_maybe_compressed(&p)?;
-    let parsed =
+    let (rows, torn) =
         parse_csv_rows(&bytes).map_err(|e| Error::Other(format!("{}: {e}", p.display())))?;
-    Ok(Some(parsed))
+    Ok(Some((p, rows, torn)))
 }
 
 /// Parse CSV bytes (with a header) into rows. A last line without its
@@ -362,6 +363,10 @@ pub fn analyze(
     claims_file: &Path,
     experiments: &[ExperimentAnalysis],
 ) -> Result<Vec<Judged>> {
+    // Trials far slower than their cell's others: stderr only, not the report.
+    for w in trial_times::outliers(run_dir)? {
+        eprintln!("limitbench: warning: {w}");
+    }
     let names: Vec<&str> = experiments.iter().map(|e| e.name).collect();
     let claims = claims::load(claims_file, &names)?;
     let figures_dir = run_dir.join("figures");

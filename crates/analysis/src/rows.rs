@@ -51,3 +51,17 @@ pub struct LatencyRow {
 }
 
 crate::keyed!(LatencyRow);
+
+/// The run's record of how long each committed trial took (one
+/// [`TrialTime`] a row), which [`crate::trial_times::outliers`] reads.
+pub const TRIAL_TIMES_CSV: &str = "trial-times.csv";
+
+/// One row of `trial-times.csv`: a committed trial's wall time (setup
+/// excluded), written by the run's sweep engine.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct TrialTime {
+    pub experiment: String,
+    pub cell: String,
+    pub trial: u64,
+    pub wall_ms: f64,
+}

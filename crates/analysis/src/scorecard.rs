@@ -134,7 +134,7 @@ impl<'a> ProbeRows<'a> {
     /// Every row of `table` (e.g. `concurrency.csv`).
     pub fn read<T: DeserializeOwned>(&self, table: &str) -> Result<Vec<T>> {
         match crate::read_table(self.dir, table)? {
-            Some((rows, _torn)) => Ok(rows),
+            Some((_, rows, _torn)) => Ok(rows),
             None => Err(Error::Other(format!(
                 "the probe wrote no {table} in {}",
                 self.dir.display()

@@ -18,7 +18,7 @@ fn drawn_numbers(dir: &Path, stem: &str) -> Vec<f64> {
     r.records()
         .flatten()
         .flat_map(|rec| {
-            [3, 5, 6, 7, 9]
+            crate::figure::CSV_NUMBER_COLUMNS
                 .iter()
                 .filter_map(|i| rec.get(*i).and_then(|v| v.parse::<f64>().ok()))
                 .collect::<Vec<_>>()

@@ -397,5 +397,6 @@ pub fn num(v: f64) -> String {
 }
 
 mod numbers;
+pub use numbers::{CSV_COLUMNS, CSV_NUMBER_COLUMNS};
 #[cfg(test)]
 mod tests;

@@ -2,23 +2,31 @@
 
 use super::{Figure, RefKind};
 
+/// The columns of `figures/<name>.csv`, in order.
+pub const CSV_COLUMNS: [&str; 11] = [
+    "panel",
+    "kind",
+    "series",
+    "x",
+    "x_category",
+    "y",
+    "low",
+    "high",
+    "n",
+    "x_end",
+    "look",
+];
+
+/// The numeric columns of `figures/<name>.csv` (indices into
+/// [`CSV_COLUMNS`]: x, y, low, high, x_end): every number a figure draws is
+/// in one of them.
+pub const CSV_NUMBER_COLUMNS: [usize; 5] = [3, 5, 6, 7, 9];
+
 impl Figure {
     /// The numbers drawn, one row per point, reference or shaded phase.
     pub fn csv(&self) -> String {
         let mut w = csv::Writer::from_writer(vec![]);
-        let _ = w.write_record([
-            "panel",
-            "kind",
-            "series",
-            "x",
-            "x_category",
-            "y",
-            "low",
-            "high",
-            "n",
-            "x_end",
-            "look",
-        ]);
+        let _ = w.write_record(CSV_COLUMNS);
         // The look each series is drawn with (colour and marker), so a
         // test can check that a strategy looks the same in every figure.
         let looks = crate::style::resolve_looks(self);
@@ -117,5 +125,16 @@ impl Figure {
             }
         }
         String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_number_columns_are_x_y_low_high_and_x_end() {
+        let names: Vec<&str> = CSV_NUMBER_COLUMNS.iter().map(|i| CSV_COLUMNS[*i]).collect();
+        assert_eq!(names, ["x", "y", "low", "high", "x_end"]);
     }
 }

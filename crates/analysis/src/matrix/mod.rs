@@ -1,0 +1,36 @@
+//! The claims of a matrix run side by side: one column per server.
+//!
+//! The expectation of a claim is the study's, on the study's server
+//! (Redis 7.0): that column is judged against the publication as any run
+//! is. On another server the row says whether the finding holds there (the
+//! same verdict as on the study's server) and, where it does not, what the
+//! server does instead: its value, the change against the study's server,
+//! and the server's own default of the setting the finding depends on.
+//!
+//! This module takes each server's judged claims (the application analyses
+//! every server's sub-run folder) and the run folder's own files (each
+//! server's `noise.csv`, `manifest.json`, `scorecard.csv`); it never starts
+//! a server.
+//!
+//! - `servers.rs`: what the matrix knows of a server (its column, its
+//!   identity) and the table of the servers;
+//! - `rows.rs`: the rows (a claim, a cell per server) and a cell's text;
+//! - `tables.rs`: the claims tables, at a glance and in full;
+//! - `figure.rs`: the figure of the claims that differ;
+//! - `scorecard.rs`: the servers' scorecards side by side;
+//! - `write.rs`: `matrix-claims.md` / `.csv`, `matrix-scorecard.md` and
+//!   `figures/matrix-differ.*`.
+
+pub mod figure;
+pub mod rows;
+pub mod scorecard;
+pub mod servers;
+pub mod tables;
+pub mod write;
+
+pub use figure::differ_figure;
+pub use rows::{Cell, Row, cell_text, default_note, rows};
+pub use scorecard::scorecard_table;
+pub use servers::{Identity, STUDY_SERVER, ServerColumn, noise_of, run_seconds_of, servers_table};
+pub use tables::{claims_table, compact_table};
+pub use write::write_matrix;

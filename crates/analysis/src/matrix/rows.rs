@@ -1,0 +1,247 @@
+//! The matrix's rows: a claim (and its setting, where a claim has rows per
+//! setting) with one [`Cell`] per server, built from each server's judged
+//! claims, and what a cell says: the study's judgement on the study's
+//! server; elsewhere whether the finding holds and, if not, what instead
+//! (with the server's own default of the setting the finding depends on).
+
+use std::collections::BTreeMap;
+
+use super::servers::{Identity, STUDY_SERVER};
+use crate::claims::Judged;
+
+/// Claims whose finding rests on a server default the experiment itself
+/// overrides (so the measurement holds everywhere, but an untouched server
+/// behaves as its default says): the setting, and what its value means.
+const DEFAULT_DEPENDENT: &[(&str, &str, &str)] = &[
+    (
+        "B4.2",
+        "lazyfree-lazy-expire",
+        "with `yes` an untouched server frees an expired log in the background: the default stall of the study's server does not happen",
+    ),
+    (
+        "B3.2",
+        "zset-max-listpack-entries",
+        "the listpack cliff sits at this many entries",
+    ),
+];
+
+/// One server's judgement of one claim row.
+#[derive(Debug, Clone)]
+pub struct Cell {
+    /// The verdict as the report writes it (with "(borderline)" and the like).
+    pub verdict: String,
+    /// The verdict alone: what "holds" and "differs" compare (a borderline
+    /// interval on one server is not a different finding).
+    pub base: String,
+    /// The point value(s) and conditions inside the claim's fixed tolerance
+    /// (the judge's check without intervals): what a server with too few
+    /// trials for a verdict still shows about the finding.
+    pub point_inside: bool,
+    pub display: String,
+    pub value: Option<f64>,
+    pub interval: Option<(f64, f64)>,
+}
+
+/// A row of the matrix: a claim (and its setting, where a claim has rows
+/// per setting) with one cell per server.
+#[derive(Debug, Clone)]
+pub struct Row {
+    pub id: String,
+    pub setting: String,
+    pub unit: String,
+    pub published: Option<f64>,
+    pub published_text: String,
+    pub cells: BTreeMap<String, Cell>,
+}
+
+impl Row {
+    /// Does any server's verdict differ from the study server's?
+    pub fn differs(&self) -> bool {
+        let Some(study) = self.cells.get(STUDY_SERVER) else {
+            return false;
+        };
+        self.cells
+            .values()
+            .any(|c| c.base != study.base || c.point_inside != study.point_inside)
+    }
+}
+
+fn setting_text(j: &Judged) -> String {
+    j.measured
+        .as_ref()
+        .map(|m| {
+            m.setting
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .unwrap_or_default()
+}
+
+/// The rows, from each server's judged claims, in the study server's order.
+/// A claim measured on no server (its experiment not in the matrix) is left out.
+pub fn rows(per_server: &[(String, Vec<Judged>)]) -> Vec<Row> {
+    let mut out: Vec<Row> = Vec::new();
+    for (server, judged) in per_server {
+        for j in judged {
+            let Some(m) = &j.measured else { continue };
+            let setting = setting_text(j);
+            let cell = Cell {
+                verdict: crate::report::verdict_text(j),
+                base: j.verdict.as_str().to_string(),
+                point_inside: crate::claims::value_passes(&j.spec, &m.values, &[], &m.conditions).0,
+                display: m.display.clone(),
+                value: m.values.first().copied(),
+                interval: m.intervals.first().copied(),
+            };
+            let pos = out
+                .iter()
+                .position(|r| r.id == j.spec.id && r.setting == setting);
+            let pos = match pos {
+                Some(p) => p,
+                None => {
+                    out.push(Row {
+                        id: j.spec.id.clone(),
+                        setting,
+                        unit: j.spec.unit.clone(),
+                        published: j.spec.published.values().first().copied(),
+                        published_text: j.spec.published_text.clone(),
+                        cells: BTreeMap::new(),
+                    });
+                    out.len() - 1
+                }
+            };
+            out[pos].cells.insert(server.clone(), cell);
+        }
+    }
+    out
+}
+
+/// What a row says for `server`: the study's judgement on the study's
+/// server; elsewhere whether the finding holds and, if not, what instead.
+pub fn cell_text(row: &Row, server: &str, identities: &BTreeMap<String, Identity>) -> String {
+    let Some(c) = row.cells.get(server) else {
+        return "not measured".into();
+    };
+    if server == STUDY_SERVER {
+        return format!("{}: {}", c.verdict, c.display);
+    }
+    let study = row.cells.get(STUDY_SERVER);
+    let change = match (c.value, study.and_then(|s| s.value)) {
+        (Some(v), Some(s)) if s.abs() > 1e-12 && (v - s).abs() > 1e-9 * s.abs() => {
+            format!(" ({:+.0}% vs {STUDY_SERVER})", (v / s - 1.0) * 100.0)
+        }
+        _ => String::new(),
+    };
+    let mut text = match study {
+        Some(s) if s.base == c.base && s.point_inside == c.point_inside => {
+            format!("holds ({}): {}{change}", c.verdict, c.display)
+        }
+        Some(s) => format!(
+            "does not hold ({}{}; {} on {STUDY_SERVER}): {}{change}",
+            c.verdict,
+            if c.point_inside {
+                ""
+            } else {
+                ", point value outside the claim's tolerance"
+            },
+            s.verdict,
+            c.display
+        ),
+        None => format!("{}: {}{change}", c.verdict, c.display),
+    };
+    if let Some(d) = default_note(&row.id, server, identities) {
+        text += &format!("; {d}");
+    }
+    text
+}
+
+/// The server's own default of the setting `id` depends on, where it is
+/// not the study server's.
+pub fn default_note(
+    id: &str,
+    server: &str,
+    identities: &BTreeMap<String, Identity>,
+) -> Option<String> {
+    let (key, here, study, meaning) = default_differs(id, server, identities)?;
+    Some(format!(
+        "this server's own default {key} = {here} ({STUDY_SERVER}: {study}): {meaning}"
+    ))
+}
+
+/// The setting `id` depends on, this server's default, the study server's,
+/// and what it means, where the two defaults differ.
+pub(super) fn default_differs(
+    id: &str,
+    server: &str,
+    identities: &BTreeMap<String, Identity>,
+) -> Option<(&'static str, String, String, &'static str)> {
+    let (_, key, meaning) = DEFAULT_DEPENDENT.iter().find(|d| d.0 == id)?;
+    let here = identities.get(server)?.defaults.get(*key)?;
+    let study = identities.get(STUDY_SERVER)?.defaults.get(*key)?;
+    (here != study).then(|| (*key, here.clone(), study.clone(), *meaning))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cell(verdict: &str, v: f64) -> Cell {
+        Cell {
+            verdict: verdict.into(),
+            base: verdict.into(),
+            point_inside: verdict == "pass",
+            display: format!("{v}"),
+            value: Some(v),
+            interval: Some((v, v)),
+        }
+    }
+
+    fn identity(lazy: &str) -> Identity {
+        let mut id = Identity::default();
+        id.defaults
+            .insert("lazyfree-lazy-expire".into(), lazy.into());
+        id
+    }
+
+    #[test]
+    fn a_row_differs_only_when_a_verdict_does_and_says_what_instead() {
+        let mut r = Row {
+            id: "B3.3".into(),
+            setting: String::new(),
+            unit: "B/entry".into(),
+            published: Some(130.0),
+            published_text: "126-137".into(),
+            cells: BTreeMap::new(),
+        };
+        r.cells.insert(STUDY_SERVER.into(), cell("pass", 128.0));
+        r.cells.insert("valkey-9.1".into(), cell("pass", 128.0));
+        assert!(!r.differs());
+        r.cells.insert("valkey-9.1".into(), cell("fail", 88.0));
+        assert!(r.differs());
+        let ids = BTreeMap::new();
+        let t = cell_text(&r, "valkey-9.1", &ids);
+        assert!(
+            t.starts_with("does not hold (fail, point value outside the claim's tolerance; pass on redis-7.0): 88"),
+            "{t}"
+        );
+        assert!(t.contains("-31% vs redis-7.0"), "{t}");
+        assert!(cell_text(&r, STUDY_SERVER, &ids).starts_with("pass: 128"));
+    }
+
+    #[test]
+    fn the_lazyfree_default_is_named_where_it_differs_from_the_study_servers() {
+        let mut ids = BTreeMap::new();
+        ids.insert(STUDY_SERVER.to_string(), identity("no"));
+        ids.insert("valkey-8.1".to_string(), identity("yes"));
+        ids.insert("redis-8.2".to_string(), identity("no"));
+        let n = default_note("B4.2", "valkey-8.1", &ids).unwrap();
+        assert!(
+            n.contains("lazyfree-lazy-expire = yes (redis-7.0: no)"),
+            "{n}"
+        );
+        assert!(default_note("B4.2", "redis-8.2", &ids).is_none());
+        assert!(default_note("B7.1", "valkey-8.1", &ids).is_none());
+    }
+}

@@ -1,0 +1,107 @@
+//! The matrix's files in the run folder: `matrix-claims.md` (the servers,
+//! the claims at a glance and in full), `matrix-claims.csv`,
+//! `figures/matrix-differ.*` and `matrix-scorecard.md`.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use super::figure::differ_figure;
+use super::rows::{Row, rows};
+use super::scorecard::scorecard_table;
+use super::servers::{STUDY_SERVER, ServerColumn, servers_table};
+use super::tables::{claims_table, compact_table};
+use crate::claims::Judged;
+use limitbench_base::error::{Error, Result};
+
+/// Write the matrix's tables (`matrix-claims.md`, `matrix-claims.csv`,
+/// `matrix-scorecard.md`) and figure (`figures/matrix-differ.*`) into
+/// `run_dir` from each analysed server's judged claims (`per_server`, in
+/// column order); `columns` are every server of the run, analysed or not.
+/// Returns the files written.
+pub fn write_matrix(
+    run_dir: &Path,
+    per_server: &[(String, Vec<Judged>)],
+    columns: &[ServerColumn],
+) -> Result<Vec<PathBuf>> {
+    let identities: BTreeMap<_, _> = columns
+        .iter()
+        .filter_map(|c| Some((c.name.clone(), c.identity.clone()?)))
+        .collect();
+    let servers: Vec<String> = per_server.iter().map(|p| p.0.clone()).collect();
+    let rows = rows(per_server);
+    let mut written = Vec::new();
+
+    let mut csv =
+        String::from("claim,setting,server,verdict,value,lo,hi,holds_as_on_study_server,display\n");
+    let q = |s: &str| format!("\"{}\"", s.replace('"', "\"\""));
+    for r in &rows {
+        let study = r.cells.get(STUDY_SERVER).map(|c| c.base.clone());
+        for s in &servers {
+            let Some(c) = r.cells.get(s) else { continue };
+            let f = |v: Option<f64>| v.map(|x| format!("{x}")).unwrap_or_default();
+            let _ = writeln!(
+                csv,
+                "{},{},{},{},{},{},{},{},{}",
+                q(&r.id),
+                q(&r.setting),
+                s,
+                q(&c.verdict),
+                f(c.value),
+                f(c.interval.map(|i| i.0)),
+                f(c.interval.map(|i| i.1)),
+                study
+                    .as_ref()
+                    .map(|v| (*v == c.base).to_string())
+                    .unwrap_or_default(),
+                q(&c.display)
+            );
+        }
+    }
+    let p = run_dir.join("matrix-claims.csv");
+    std::fs::write(&p, csv).map_err(|e| Error::io("writing matrix-claims.csv", e))?;
+    written.push(p);
+
+    let differ: Vec<&Row> = rows.iter().filter(|r| r.differs()).collect();
+    let mut md = String::from("# The same battery on every server\n\n");
+    md += "The expectation of each claim is the study's, on the study's server (Redis 7.0); on another server a cell says whether the finding holds there (the same verdict) and, where not, what the server does instead. Rows in bold differ: another verdict, or the point value on the other side of the claim's fixed tolerance than on Redis 7.0 (what a claim with too few trials for a verdict still shows).\n\n";
+    md += &servers_table(run_dir, columns);
+    md += "\n## At a glance\n\nThe verdict and the judged value per server (the change against the study's server in brackets); bold: the verdict differs from the study server's.\n\n";
+    md += &compact_table(&rows, &servers, &identities);
+    md += "\n## In full\n\n";
+    md += &claims_table(&rows, &servers, &identities);
+    let _ = writeln!(
+        md,
+        "\n{} of {} claim rows differ between servers: {}.",
+        differ.len(),
+        rows.len(),
+        differ
+            .iter()
+            .map(|r| r.id.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    if let Some(fig) = differ_figure(&rows, &servers) {
+        let dir = run_dir.join("figures");
+        std::fs::create_dir_all(&dir).map_err(|e| Error::io("creating figures/", e))?;
+        fig.write_to(&dir)?;
+        let _ = writeln!(md, "\n![claims that differ](figures/matrix-differ.png)");
+        written.push(dir.join("matrix-differ.png"));
+    }
+    if let Some(card) = scorecard_table(run_dir, &servers) {
+        let p = run_dir.join("matrix-scorecard.md");
+        let text = format!(
+            "# The scorecard on every server\n\nEach server's own scorecard is `<server>/scorecard.md`; here a strategy's verdict counts per server, then the cells that differ.\n\n{card}"
+        );
+        std::fs::write(&p, text).map_err(|e| Error::io("writing matrix-scorecard.md", e))?;
+        written.push(p);
+        let _ = writeln!(
+            md,
+            "\nThe scorecard per server: [matrix-scorecard.md](matrix-scorecard.md)."
+        );
+    }
+    let p = run_dir.join("matrix-claims.md");
+    std::fs::write(&p, md).map_err(|e| Error::io("writing matrix-claims.md", e))?;
+    written.push(p);
+    Ok(written)
+}

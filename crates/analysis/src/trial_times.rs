@@ -1,0 +1,76 @@
+//! Trials that took far longer than the others of their cell, from the
+//! run's `trial-times.csv` ([`crate::rows::TrialTime`]): a stall outside
+//! what the experiment measures. [`crate::analyze`] prints them as warnings
+//! on stderr before it analyses the experiments.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use limitbench_base::error::Result;
+use crate::rows::{TRIAL_TIMES_CSV, TrialTime};
+
+/// A trial over this many times its cell's median is flagged by `analyze`.
+pub const OUTLIER_FACTOR: f64 = 5.0;
+
+/// Trials whose wall time is over [`OUTLIER_FACTOR`] times the median of
+/// their cell and over a second longer (cells with at least 3 trials), as
+/// warnings for `analyze`. No `trial-times.csv` (plain or compressed): none.
+pub fn outliers(run_dir: &Path) -> Result<Vec<String>> {
+    // A torn last line (a killed run) is no trial's time: it is left out.
+    let Some((_, rows, _torn)) = crate::read_table::<TrialTime>(run_dir, TRIAL_TIMES_CSV)? else {
+        return Ok(vec![]);
+    };
+    let mut by_cell: BTreeMap<(String, String), Vec<(u64, f64)>> = BTreeMap::new();
+    for t in rows {
+        by_cell
+            .entry((t.experiment, t.cell))
+            .or_default()
+            .push((t.trial, t.wall_ms));
+    }
+    let mut out = Vec::new();
+    for ((exp, cell), v) in by_cell {
+        if v.len() < 3 {
+            continue;
+        }
+        let mut w: Vec<f64> = v.iter().map(|x| x.1).collect();
+        w.sort_by(|a, b| a.total_cmp(b));
+        let median = w[w.len() / 2];
+        for (trial, ms) in v {
+            if ms > median * OUTLIER_FACTOR && ms - median > 1000.0 {
+                out.push(format!(
+                    "{exp}: trial {trial} of cell `{cell}` took {:.1} s, {:.0}x its cell's median {:.1} s (a stall outside what the experiment measures?)",
+                    ms / 1000.0,
+                    ms / median,
+                    median / 1000.0
+                ));
+            }
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_trial_far_slower_than_its_cell_is_flagged() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut text = String::from("experiment,cell,trial,wall_ms\n");
+        for (t, ms) in [1300.0, 1350.0, 1400.0, 91351.0].iter().enumerate() {
+            text += &format!("concurrency,token-bucket/c8/rtt0,{t},{ms}\n");
+        }
+        // A cell of fast trials with one twice as slow: not a stall.
+        for (t, ms) in [10.0, 11.0, 22.0].iter().enumerate() {
+            text += &format!("concurrency,gcra/c1/rtt0,{t},{ms}\n");
+        }
+        std::fs::write(dir.path().join(TRIAL_TIMES_CSV), text).unwrap();
+        let w = outliers(dir.path()).unwrap();
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(
+            w[0].contains("trial 3 of cell `token-bucket/c8/rtt0` took 91.4 s"),
+            "{w:?}"
+        );
+        assert!(outliers(&dir.path().join("none")).unwrap().is_empty());
+    }
+}
