@@ -7,7 +7,7 @@
 //!
 //! - the measuring half, in this crate (the app): `mod.rs` (its parameters
 //!   type, its cells and what one trial does, run through the sweep engine,
-//!   `run::sweep`, and its `EXPERIMENT` entry), `tests.rs` and any helper
+//!   `run::sweep`, and its `SPEC`, one line), `tests.rs` and any helper
 //!   beside them;
 //! - the analysis half, `analyze/`, compiled into `limitbench-analysis`
 //!   only (`crates/analysis/src/experiments/mod.rs`): `rows.rs` (the rows
@@ -57,14 +57,90 @@ pub struct Experiment {
     pub analyze: Analyzer,
 }
 
-/// Declares each experiment's module and lists its `EXPERIMENT` in
-/// [`REGISTRY`]: one name per experiment, written once.
+/// What an experiment declares about itself (its `SPEC`, one line); the
+/// registry adds its `run` and its analysis half's `analyze`.
+#[derive(Clone, Copy)]
+pub struct Spec {
+    pub name: &'static str,
+    /// `A`, `B` or `beyond`.
+    pub study: &'static str,
+    pub allows_external: bool,
+    pub bound: crate::run::parallel::Bound,
+    pub cpu_cells: Option<fn(&str) -> bool>,
+}
+
+impl Spec {
+    /// An experiment of `study` that needs servers of its own and runs
+    /// alone (CPU-bound, no cells run apart).
+    pub const fn new(name: &'static str, study: &'static str) -> Self {
+        Spec {
+            name,
+            study,
+            allows_external: false,
+            bound: crate::run::parallel::Bound::Cpu,
+            cpu_cells: None,
+        }
+    }
+
+    /// It can run against `--redis-url` (it needs no control of the servers).
+    pub const fn external(self) -> Self {
+        Spec {
+            allows_external: true,
+            ..self
+        }
+    }
+
+    /// Latency-bound: it may run beside other latency-bound experiments
+    /// while its schedule slips by at most `max_slip_ms`.
+    pub const fn latency_bound(self, max_slip_ms: f64) -> Self {
+        Spec {
+            bound: crate::run::parallel::Bound::Latency { max_slip_ms },
+            ..self
+        }
+    }
+
+    /// Latency-bound, but the cells `cpu` picks are CPU-bound all the same
+    /// and run alone, before the lanes.
+    pub const fn cpu_cells(self, cpu: fn(&str) -> bool) -> Self {
+        Spec {
+            cpu_cells: Some(cpu),
+            ..self
+        }
+    }
+}
+
+impl Experiment {
+    /// An experiment from its spec, its run and its analyzer.
+    pub const fn of(
+        spec: Spec,
+        run: for<'a> fn(&'a RunContext) -> BoxFut<'a>,
+        analyze: Analyzer,
+    ) -> Self {
+        Experiment {
+            name: spec.name,
+            study: spec.study,
+            allows_external: spec.allows_external,
+            bound: spec.bound,
+            cpu_cells: spec.cpu_cells,
+            run,
+            analyze,
+        }
+    }
+}
+
+/// Declares each experiment's module and lists it in [`REGISTRY`], from its
+/// `SPEC`, its `run` and its analysis half's `analyze`: one name per
+/// experiment, written once.
 macro_rules! experiments {
     ($($name:ident),* $(,)?) => {
         $(pub mod $name;)*
         /// Every experiment, in the order `run all` runs them and the report
         /// shows them.
-        pub const REGISTRY: &[Experiment] = &[$($name::EXPERIMENT),*];
+        pub const REGISTRY: &[Experiment] = &[$(Experiment::of(
+            $name::SPEC,
+            |ctx: &RunContext| Box::pin($name::run(ctx)),
+            $name::analyze::analyze,
+        )),*];
     };
 }
 

@@ -6,8 +6,8 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use limitbench_base::error::Result;
 use crate::rows::{TRIAL_TIMES_CSV, TrialTime};
+use limitbench_base::error::Result;
 
 /// A trial over this many times its cell's median is flagged by `analyze`.
 pub const OUTLIER_FACTOR: f64 = 5.0;

@@ -25,7 +25,7 @@ use serde::Deserialize;
 pub use rows::Row;
 
 use super::testbed;
-use super::{Experiment, RunContext};
+use super::{RunContext, Spec};
 use crate::clock::Clock;
 use crate::error::Result;
 use crate::fleet::Fleet;
@@ -36,16 +36,9 @@ use crate::run::sweep::{self, NoSide, Sweep, TrialRows};
 use crate::stats::quantile;
 use crate::strategy::{Limit, Options};
 
-pub const EXPERIMENT: Experiment = Experiment {
-    name: "baseline",
-    study: "beyond",
-    allows_external: true,
-    // its round trips are the reference other ratios divide by: alone.
-    bound: crate::run::parallel::Bound::Cpu,
-    cpu_cells: None,
-    run: |ctx: &RunContext| Box::pin(run(ctx)),
-    analyze: analyze::analyze,
-};
+/// Its registration (the registry adds its `run` and its analysis half's `analyze`).
+// its round trips are the reference other ratios divide by: alone.
+pub const SPEC: Spec = Spec::new("baseline", "beyond").external();
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -160,7 +153,7 @@ impl Sweep for Baseline {
     }
 }
 
-async fn run(ctx: &RunContext) -> Result<()> {
+pub async fn run(ctx: &RunContext) -> Result<()> {
     let p: Params = ctx.params()?;
     let mut cells = vec!["PING".to_string()];
     cells.extend(ctx.strategies(&p.strategies));

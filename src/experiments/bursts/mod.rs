@@ -58,7 +58,7 @@ pub use rows::{HistoryRow, Row};
 
 use super::decisions::history_rows;
 use super::testbed::{self, ms_label};
-use super::{Experiment, RunContext};
+use super::{RunContext, Spec};
 use crate::clock::Clock;
 use crate::conn::Conn;
 use crate::error::{Error, Result};
@@ -71,16 +71,9 @@ use crate::run::seeds::{self, TrialRng, trial_seed};
 use crate::run::sweep::{self, Sweep, TrialRows};
 use crate::strategy::{Limit, Options};
 
-pub const EXPERIMENT: Experiment = Experiment {
-    name: "bursts",
-    study: "A",
-    allows_external: true,
-    // windows of 1 s and more, phases of 50 ms and more: a 10 ms slip is under a fifth of the shortest.
-    bound: crate::run::parallel::Bound::Latency { max_slip_ms: 10.0 },
-    cpu_cells: None,
-    run: |ctx: &RunContext| Box::pin(run(ctx)),
-    analyze: analyze::analyze,
-};
+/// Its registration (the registry adds its `run` and its analysis half's `analyze`).
+// windows of 1 s and more, phases of 50 ms and more: a 10 ms slip is under a fifth of the shortest.
+pub const SPEC: Spec = Spec::new("bursts", "A").external().latency_bound(10.0);
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -441,7 +434,7 @@ impl Sweep for Bursts {
     }
 }
 
-async fn run(ctx: &RunContext) -> Result<()> {
+pub async fn run(ctx: &RunContext) -> Result<()> {
     let p: Params = ctx.params()?;
     let strategies = ctx.strategies(&p.strategies);
     let variants = variants(&p)?;

@@ -43,7 +43,7 @@ use serde::{Deserialize, Serialize};
 
 pub use rows::{Row, UserRow};
 
-use super::{Experiment, RunContext};
+use super::{RunContext, Spec};
 use crate::clock::Clock;
 use crate::conn::{ClusterConn, Conn, key_slot};
 use crate::error::{Error, Result};
@@ -55,20 +55,13 @@ use crate::strategy::{
     ClockSource, Limit, Options, Request, Script, ScriptArgs, Strategy, client_key, window_index,
 };
 
-pub const EXPERIMENT: Experiment = Experiment {
-    name: "cluster",
-    study: "B",
-    allows_external: false,
-    // Run alone: its users' key names take a process-wide counter
-    // (`unique_client`), so which slots they hash to depends on what else
-    // ran; in 2 lanes at smoke size with 8 trials, derived-plain's
-    // fraction on one node moved from 0.335-0.340 to 0.320 (Mann-Whitney
-    // p = 0.0002, status-power.md).
-    bound: crate::run::parallel::Bound::Cpu,
-    cpu_cells: None,
-    run: |ctx: &RunContext| Box::pin(run(ctx)),
-    analyze: analyze::analyze,
-};
+/// Its registration (the registry adds its `run` and its analysis half's `analyze`).
+// Run alone: its users' key names take a process-wide counter
+// (`unique_client`), so which slots they hash to depends on what else
+// ran; in 2 lanes at smoke size with 8 trials, derived-plain's
+// fraction on one node moved from 0.335-0.340 to 0.320 (Mann-Whitney
+// p = 0.0002, status-power.md).
+pub const SPEC: Spec = Spec::new("cluster", "B");
 
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
@@ -600,7 +593,7 @@ impl Sweep for Cluster {
     }
 }
 
-async fn run(ctx: &RunContext) -> Result<()> {
+pub async fn run(ctx: &RunContext) -> Result<()> {
     let p: Params = ctx.params()?;
     ctx.note("params", serde_json::to_value(&p).unwrap())?;
     let strategies = ctx.named_strategies(p.strategies.as_deref().unwrap_or(&[]))?;

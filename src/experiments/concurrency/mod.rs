@@ -31,7 +31,7 @@ pub use rows::Row;
 use super::decisions::{atomic_design, history_rows};
 use super::rows::HistoryRow;
 use super::testbed::{self, RoundTrips, ms_label};
-use super::{Experiment, RunContext};
+use super::{RunContext, Spec};
 use crate::error::Result;
 use crate::load::closed_loop;
 use crate::load::counts::count;
@@ -40,21 +40,14 @@ use crate::run::seeds::trial_seed;
 use crate::run::sweep::{self, Sweep, TrialRows};
 use crate::strategy::{self, Limit, Options};
 
-pub const EXPERIMENT: Experiment = Experiment {
-    name: "concurrency",
-    study: "A",
-    allows_external: true,
-    // Alone. Its 0 ms cells race the workers on CPU. Its delayed cells ran
-    // in lanes in the reference run of 2026-12-02 (the 0 ms ones alone
-    // first, `cpu_cells`): beside 8 lanes their timers ran late (99th
-    // percentile median 2.6 ms, 90th 12 ms, against 1.0 / 1.4 ms alone),
-    // 2,158 of 3,640 attempts beside others were redone and the experiment
-    // took 594 s against 227 s run alone. The bound holds only alone here.
-    bound: crate::run::parallel::Bound::Cpu,
-    cpu_cells: None,
-    run: |ctx: &RunContext| Box::pin(run(ctx)),
-    analyze: analyze::analyze,
-};
+/// Its registration (the registry adds its `run` and its analysis half's `analyze`).
+// Alone. Its 0 ms cells race the workers on CPU. Its delayed cells ran
+// in lanes in the reference run of 2026-12-02 (the 0 ms ones alone
+// first, `cpu_cells`): beside 8 lanes their timers ran late (99th
+// percentile median 2.6 ms, 90th 12 ms, against 1.0 / 1.4 ms alone),
+// 2,158 of 3,640 attempts beside others were redone and the experiment
+// took 594 s against 227 s run alone. The bound holds only alone here.
+pub const SPEC: Spec = Spec::new("concurrency", "A").external();
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -285,7 +278,7 @@ fn reject_errors(rows: &TrialRows<Row, HistoryRow>) -> Option<String> {
     })
 }
 
-async fn run(ctx: &RunContext) -> Result<()> {
+pub async fn run(ctx: &RunContext) -> Result<()> {
     let p: Params = ctx.params()?;
     let cells = cells(ctx, &p)?;
     let fleet = testbed::server(ctx, p.pin_redis_cpu).await?;

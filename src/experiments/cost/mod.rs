@@ -37,7 +37,7 @@ use serde::Deserialize;
 pub use benchmark::parse_benchmark_csv;
 pub use rows::CostRow;
 
-use super::{Experiment, RunContext};
+use super::{RunContext, Spec};
 use crate::error::{Error, Result};
 use crate::fleet::{Fleet, ServerConfig};
 use crate::load::replay::{self, AdmitRule, HotLoad, HotSpec, LogSpec, RawPipe, Template, Window};
@@ -49,16 +49,9 @@ use crate::run::sweep::{self, NoSide, Sweep, TrialRows};
 use crate::stats::histogram_quantile_us;
 use crate::strategy::{Kind, Limit, Options, Strategy};
 
-pub const EXPERIMENT: Experiment = Experiment {
-    name: "cost",
-    study: "B",
-    allows_external: false,
-    // CPU per decision, pinned: alone.
-    bound: crate::run::parallel::Bound::Cpu,
-    cpu_cells: None,
-    run: |ctx: &RunContext| Box::pin(run(ctx)),
-    analyze: analyze::analyze,
-};
+/// Its registration (the registry adds its `run` and its analysis half's `analyze`).
+// CPU per decision, pinned: alone.
+pub const SPEC: Spec = Spec::new("cost", "B");
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -464,7 +457,7 @@ impl Sweep for Cost {
     }
 }
 
-async fn run(ctx: &RunContext) -> Result<()> {
+pub async fn run(ctx: &RunContext) -> Result<()> {
     let p: Params = ctx.params()?;
     let cells = [Rounds {
         variants: plan_variants(ctx, &p),

@@ -36,7 +36,7 @@ use serde::{Deserialize, Serialize};
 pub use policy::{Policy, PolicyClient, PolicyOutcome};
 pub use rows::{BinRow, SummaryRow};
 
-use super::{Experiment, RunContext};
+use super::{RunContext, Spec};
 use crate::error::{Error, Result};
 use crate::fleet::{Fleet, ServerConfig};
 use crate::load::{TrialClock, schedule};
@@ -46,16 +46,9 @@ use crate::run::latency;
 use crate::run::sweep::{self, Sweep, TrialRows};
 use crate::strategy::{Limit, Options, Request, Strategy};
 
-pub const EXPERIMENT: Experiment = Experiment {
-    name: "fail-open",
-    study: "B",
-    allows_external: false,
-    // its client timeouts are milliseconds: a slip of 3 ms is what a timeout of the study could absorb.
-    bound: crate::run::parallel::Bound::Latency { max_slip_ms: 3.0 },
-    cpu_cells: None,
-    run: |ctx: &RunContext| Box::pin(run(ctx)),
-    analyze: analyze::analyze,
-};
+/// Its registration (the registry adds its `run` and its analysis half's `analyze`).
+// its client timeouts are milliseconds: a slip of 3 ms is what a timeout of the study could absorb.
+pub const SPEC: Spec = Spec::new("fail-open", "B").latency_bound(3.0);
 
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
@@ -379,7 +372,7 @@ impl Sweep for FailOpen {
     }
 }
 
-async fn run(ctx: &RunContext) -> Result<()> {
+pub async fn run(ctx: &RunContext) -> Result<()> {
     let p: Params = ctx.params()?;
     ctx.note("params", serde_json::to_value(&p).unwrap())?;
     let cells = p

@@ -48,23 +48,16 @@ use serde::Deserialize;
 
 pub use rows::MemoryRow;
 
-use super::{Experiment, RunContext};
+use super::{RunContext, Spec};
 use crate::error::Result;
 use crate::fleet::{Fleet, ServerConfig};
 use crate::pin::PinGuard;
 use crate::resp::Connection;
 use crate::run::sweep::{self, NoSide, Sweep, TrialRows};
 
-pub const EXPERIMENT: Experiment = Experiment {
-    name: "memory",
-    study: "B",
-    allows_external: false,
-    // its CPU cells time the log on a pinned server: alone.
-    bound: crate::run::parallel::Bound::Cpu,
-    cpu_cells: None,
-    run: |ctx: &RunContext| Box::pin(run(ctx)),
-    analyze: analyze::analyze,
-};
+/// Its registration (the registry adds its `run` and its analysis half's `analyze`).
+// its CPU cells time the log on a pinned server: alone.
+pub const SPEC: Spec = Spec::new("memory", "B");
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -314,7 +307,7 @@ impl Sweep for Memory {
     }
 }
 
-async fn run(ctx: &RunContext) -> Result<()> {
+pub async fn run(ctx: &RunContext) -> Result<()> {
     let p: Params = ctx.params()?;
     let fleet = ctx
         // Per-command latency histograms are allocated on a command's first

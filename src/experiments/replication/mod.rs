@@ -31,7 +31,7 @@ use serde::{Deserialize, Serialize};
 
 pub use rows::{MismatchRow, Row};
 
-use super::{Experiment, RunContext, testbed};
+use super::{RunContext, Spec, testbed};
 use crate::error::{Error, Result};
 use crate::fleet::replication::wait_caught_up;
 use crate::fleet::{Fleet, ServerConfig};
@@ -42,16 +42,9 @@ use crate::run::seeds::{TrialRng, trial_rng};
 use crate::run::sweep::{self, Sweep, TrialRows};
 use crate::strategy::{Limit, Options, Strategy};
 
-pub const EXPERIMENT: Experiment = Experiment {
-    name: "replication",
-    study: "B",
-    allows_external: false,
-    // buckets of a rate over seconds: 10 ms.
-    bound: crate::run::parallel::Bound::Latency { max_slip_ms: 10.0 },
-    cpu_cells: None,
-    run: |ctx: &RunContext| Box::pin(run(ctx)),
-    analyze: analyze::analyze,
-};
+/// Its registration (the registry adds its `run` and its analysis half's `analyze`).
+// buckets of a rate over seconds: 10 ms.
+pub const SPEC: Spec = Spec::new("replication", "B").latency_bound(10.0);
 
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
@@ -286,7 +279,7 @@ impl Sweep for Replication {
     }
 }
 
-async fn run(ctx: &RunContext) -> Result<()> {
+pub async fn run(ctx: &RunContext) -> Result<()> {
     let p: Params = ctx.params()?;
     ctx.note("params", serde_json::to_value(&p).unwrap())?;
     let cells = ctx.strategies(&p.strategies);

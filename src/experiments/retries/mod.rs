@@ -25,7 +25,7 @@ pub use rows::Row;
 use cells::{Cell, Grid, WATCH};
 
 use super::testbed::{self, RoundTrips};
-use super::{Experiment, RunContext};
+use super::{RunContext, Spec};
 use crate::error::Result;
 use std::sync::Arc;
 
@@ -37,22 +37,15 @@ use crate::run::seeds::trial_seed;
 use crate::run::sweep::{self, NoSide, Sweep, TrialRows};
 use crate::strategy::Limit;
 
-pub const EXPERIMENT: Experiment = Experiment {
-    name: "retries",
-    study: "A",
-    allows_external: true,
-    // Alone. Its WATCH/MULTI workers fall into lockstep waves at long round
-    // trips (the A2.1 bound), which late timers break. Its delayed cells ran
-    // in lanes in the reference run of 2026-12-02 (the 0 ms ones alone
-    // first, `cpu_cells`; keys through `ctx.fresh_client`, so a redo has
-    // fresh keys): beside 8 lanes the 99th percentile of timer lateness had
-    // a median of 8.9 ms (1.1 ms alone), 338 of 518 attempts beside others
-    // were redone and the experiment took 477 s against 282 s alone.
-    bound: crate::run::parallel::Bound::Cpu,
-    cpu_cells: None,
-    run: |ctx: &RunContext| Box::pin(run(ctx)),
-    analyze: analyze::analyze,
-};
+/// Its registration (the registry adds its `run` and its analysis half's `analyze`).
+// Alone. Its WATCH/MULTI workers fall into lockstep waves at long round
+// trips (the A2.1 bound), which late timers break. Its delayed cells ran
+// in lanes in the reference run of 2026-12-02 (the 0 ms ones alone
+// first, `cpu_cells`; keys through `ctx.fresh_client`, so a redo has
+// fresh keys): beside 8 lanes the 99th percentile of timer lateness had
+// a median of 8.9 ms (1.1 ms alone), 338 of 518 attempts beside others
+// were redone and the experiment took 477 s against 282 s alone.
+pub const SPEC: Spec = Spec::new("retries", "A").external();
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -202,7 +195,7 @@ fn spread_arrivals(n: u64, over_ms: f64, client: &str, seed: u64) -> Vec<Arrival
         .collect()
 }
 
-async fn run(ctx: &RunContext) -> Result<()> {
+pub async fn run(ctx: &RunContext) -> Result<()> {
     let p: Params = ctx.params()?;
     let wanted = ctx.strategies(&[WATCH.to_string(), p.baseline.clone()]);
     let cells = cells::cells(&p.grids, &wanted, &p.baseline, p.workers, p.trials)?;

@@ -46,7 +46,7 @@ use serde::{Deserialize, Serialize};
 
 pub use rows::Row;
 
-use super::{Experiment, RunContext};
+use super::{RunContext, Spec};
 use crate::conn::Conn;
 use crate::error::{Error, Result};
 use crate::fleet::replication::wait_caught_up;
@@ -56,16 +56,9 @@ use crate::run::keys::unique_client;
 use crate::run::sweep::{self, NoSide, Sweep, TrialRows};
 use crate::strategy::{Limit, Options, Request, Script, Strategy, client_key};
 
-pub const EXPERIMENT: Experiment = Experiment {
-    name: "script-survival",
-    study: "B",
-    allows_external: false,
-    // yes/no checks after a restart or promotion: no timing.
-    bound: crate::run::parallel::Bound::Latency { max_slip_ms: 50.0 },
-    cpu_cells: None,
-    run: |ctx: &RunContext| Box::pin(run(ctx)),
-    analyze: analyze::analyze,
-};
+/// Its registration (the registry adds its `run` and its analysis half's `analyze`).
+// yes/no checks after a restart or promotion: no timing.
+pub const SPEC: Spec = Spec::new("script-survival", "B").latency_bound(50.0);
 
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
@@ -598,7 +591,7 @@ impl Sweep for ScriptSurvival {
     }
 }
 
-async fn run(ctx: &RunContext) -> Result<()> {
+pub async fn run(ctx: &RunContext) -> Result<()> {
     let p: Params = ctx.params()?;
     ctx.note("params", serde_json::to_value(&p).unwrap())?;
     let strategies: Vec<Option<String>> = match &p.strategies {

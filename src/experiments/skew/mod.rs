@@ -41,7 +41,7 @@ pub use rows::{HistoryRow, Row};
 
 use super::decisions::history_rows;
 use super::testbed::{self, ms_label};
-use super::{Experiment, RunContext};
+use super::{RunContext, Spec};
 use crate::clock::Clock;
 use crate::error::{Error, Result};
 use crate::fleet::Fleet;
@@ -54,16 +54,9 @@ use crate::run::seeds::{self, TrialRng, trial_seed};
 use crate::run::sweep::{self, Sweep, TrialRows};
 use crate::strategy::{Limit, Options, Strategy};
 
-pub const EXPERIMENT: Experiment = Experiment {
-    name: "skew",
-    study: "A",
-    allows_external: true,
-    // clock offsets of milliseconds: 3 ms, above the probe's own 1 ms timer resolution.
-    bound: crate::run::parallel::Bound::Latency { max_slip_ms: 3.0 },
-    cpu_cells: None,
-    run: |ctx: &RunContext| Box::pin(run(ctx)),
-    analyze: analyze::analyze,
-};
+/// Its registration (the registry adds its `run` and its analysis half's `analyze`).
+// clock offsets of milliseconds: 3 ms, above the probe's own 1 ms timer resolution.
+pub const SPEC: Spec = Spec::new("skew", "A").external().latency_bound(3.0);
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -399,7 +392,7 @@ impl Sweep for Skew {
     }
 }
 
-async fn run(ctx: &RunContext) -> Result<()> {
+pub async fn run(ctx: &RunContext) -> Result<()> {
     let p: Params = ctx.params()?;
     let names = ctx.strategies(&p.strategies);
     let settings = settings(&p)?;

@@ -38,23 +38,16 @@ use serde::Deserialize;
 
 pub use rows::StallRow;
 
-use super::{Experiment, RunContext};
+use super::{RunContext, Spec};
 use crate::error::Result;
 use crate::fleet::{Fleet, ServerConfig};
 use crate::resp::Connection;
 use crate::run::sweep::{self, NoSide, Sweep, TrialRows};
 use crate::strategy::{Options, Strategy};
 
-pub const EXPERIMENT: Experiment = Experiment {
-    name: "stalls",
-    study: "B",
-    allows_external: false,
-    // it times the server's stalls on a pinned server: alone.
-    bound: crate::run::parallel::Bound::Cpu,
-    cpu_cells: None,
-    run: |ctx: &RunContext| Box::pin(run(ctx)),
-    analyze: analyze::analyze,
-};
+/// Its registration (the registry adds its `run` and its analysis half's `analyze`).
+// it times the server's stalls on a pinned server: alone.
+pub const SPEC: Spec = Spec::new("stalls", "B");
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -251,7 +244,7 @@ impl Sweep for Stalls {
     }
 }
 
-async fn run(ctx: &RunContext) -> Result<()> {
+pub async fn run(ctx: &RunContext) -> Result<()> {
     let p: Params = ctx.params()?;
     ctx.note(
         "method",

@@ -44,7 +44,7 @@ use serde::{Deserialize, Serialize};
 
 pub use rows::Row;
 
-use super::{Experiment, RunContext, testbed};
+use super::{RunContext, Spec, testbed};
 use crate::error::Result;
 use crate::fleet::{Fleet, ServerConfig};
 use crate::load::{Driver, Event, closed_loop, open_loop, schedule};
@@ -56,16 +56,9 @@ use super::decisions::history_rows;
 use super::rows::HistoryRow;
 use crate::strategy::{Limit, Options, Strategy, client_key};
 
-pub const EXPERIMENT: Experiment = Experiment {
-    name: "ts-member",
-    study: "B",
-    allows_external: true,
-    // its closed loop is CPU-bound: alone.
-    bound: crate::run::parallel::Bound::Cpu,
-    cpu_cells: None,
-    run: |ctx: &RunContext| Box::pin(run(ctx)),
-    analyze: analyze::analyze,
-};
+/// Its registration (the registry adds its `run` and its analysis half's `analyze`).
+// its closed loop is CPU-bound: alone.
+pub const SPEC: Spec = Spec::new("ts-member", "B").external();
 
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
@@ -367,7 +360,7 @@ impl Sweep for TsMember {
     }
 }
 
-async fn run(ctx: &RunContext) -> Result<()> {
+pub async fn run(ctx: &RunContext) -> Result<()> {
     let p: Params = ctx.params()?;
     ctx.note("params", serde_json::to_value(&p).unwrap())?;
     let fleet = ctx.standalone(ServerConfig::default()).await?;
