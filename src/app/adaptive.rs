@@ -14,7 +14,7 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 
-use super::run::{RunArgs, run_session};
+use super::session::{RunRequest, run_session};
 use crate::analysis::Verdict;
 use crate::experiments::Size;
 use crate::run::manifest::{DecisiveRound, RunManifest, UntilDecisive};
@@ -92,7 +92,7 @@ fn update(run: &RunDir, f: impl FnOnce(&mut UntilDecisive)) -> Result<()> {
 /// The rounds after the first session (`status`: its exit status). Returns
 /// the run's exit status: non-zero if a session failed.
 pub async fn rounds(
-    a: &RunArgs,
+    a: &RunRequest,
     root: &Path,
     run: &RunDir,
     names: &[&'static str],
@@ -120,75 +120,13 @@ pub async fn rounds(
         if status != 0 {
             break "a session failed; resume the run to finish it".to_string();
         }
-        let judged = super::analyze(&run.path, &claims_file)?;
-        let open: Vec<(String, String)> = judged
-            .iter()
-            .filter(|j| j.verdict == Verdict::Inconclusive)
-            .filter(|j| names.contains(&j.spec.experiment.as_str()))
-            .map(|j| (j.spec.id.clone(), j.spec.experiment.clone()))
-            .collect();
-        if open.is_empty() {
-            update(run, |u| u.capped_claims.clear())?;
-            break "decisive: no claim of the run is inconclusive".to_string();
-        }
-        let mut raise: BTreeMap<String, u64> = BTreeMap::new();
-        let mut capped = Vec::new();
-        for (id, e) in &open {
-            let have = floors
-                .get(e)
-                .copied()
-                .unwrap_or(0)
-                .max(fewest_trials_per_cell(&run.path, e)?);
-            if have >= cap {
-                capped.push(id.clone());
-            } else {
-                raise.insert(e.clone(), next_floor(have, cap));
-            }
-        }
-        update(run, |u| u.capped_claims = capped.clone())?;
-        if raise.is_empty() {
-            break format!(
-                "cap reached: {} claim(s) still inconclusive at {cap} trials per cell ({})",
-                capped.len(),
-                capped.join(", ")
-            );
-        }
-        round += 1;
-        let ids: Vec<String> = open.iter().map(|(id, _)| id.clone()).collect();
-        eprintln!(
-            "limitbench: round {round}: {} claim(s) inconclusive ({}); more trials for {}",
-            ids.len(),
-            ids.join(", "),
-            raise
-                .iter()
-                .map(|(e, f)| format!("{e} (at least {f} per cell)"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
-        floors.extend(raise.clone());
-        let mut next = a.clone();
-        next.experiments = raise.keys().cloned().collect();
-        next.resume = Some(run.run_id.clone());
-        next.run_id = None;
-        next.trial_floors = floors.clone();
-        let entry = DecisiveRound {
-            round,
-            trial_floor: raise.clone(),
-            inconclusive: ids,
-            outcome: String::new(),
+        let (ids, raise) = match plan(run, &claims_file, names, &floors, cap)? {
+            Next::Stop(why) => break why,
+            Next::Round { ids, raise } => (ids, raise),
         };
-        update(run, |u| u.rounds.push(entry))?;
-        let (s, _, _) = run_session(next, root).await?;
-        status = s;
-        update(run, |u| {
-            if let Some(r) = u.rounds.last_mut() {
-                r.outcome = if s == 0 {
-                    "done".into()
-                } else {
-                    format!("exit {s}")
-                };
-            }
-        })?;
+        round += 1;
+        floors.extend(raise.clone());
+        status = one_round(a, root, run, round, ids, raise, &floors).await?;
     };
     eprintln!("limitbench: --until-decisive stopped: {stopped}");
     let capped = stopped.starts_with("cap reached");
@@ -198,6 +136,113 @@ pub async fn rounds(
         super::analyze(&run.path, &claims_file)?;
     }
     Ok(status)
+}
+
+/// What a judgement of the run asks for next.
+enum Next {
+    /// Stop; the reason goes into the manifest.
+    Stop(String),
+    /// Another round: the claims still inconclusive, and the experiments
+    /// whose floor rises (to what).
+    Round {
+        ids: Vec<String>,
+        raise: BTreeMap<String, u64>,
+    },
+}
+
+/// Judge the run (its derived files are rewritten) and choose: stop (no
+/// claim inconclusive, or every one at the cap) or raise the floors of the
+/// experiments of the inconclusive claims below the cap.
+fn plan(
+    run: &RunDir,
+    claims_file: &Path,
+    names: &[&'static str],
+    floors: &BTreeMap<String, u64>,
+    cap: u64,
+) -> Result<Next> {
+    let judged = super::analyze(&run.path, claims_file)?;
+    let open: Vec<(String, String)> = judged
+        .iter()
+        .filter(|j| j.verdict == Verdict::Inconclusive)
+        .filter(|j| names.contains(&j.spec.experiment.as_str()))
+        .map(|j| (j.spec.id.clone(), j.spec.experiment.clone()))
+        .collect();
+    if open.is_empty() {
+        update(run, |u| u.capped_claims.clear())?;
+        return Ok(Next::Stop(
+            "decisive: no claim of the run is inconclusive".to_string(),
+        ));
+    }
+    let mut raise: BTreeMap<String, u64> = BTreeMap::new();
+    let mut capped = Vec::new();
+    for (id, e) in &open {
+        let have = floors
+            .get(e)
+            .copied()
+            .unwrap_or(0)
+            .max(fewest_trials_per_cell(&run.path, e)?);
+        if have >= cap {
+            capped.push(id.clone());
+        } else {
+            raise.insert(e.clone(), next_floor(have, cap));
+        }
+    }
+    update(run, |u| u.capped_claims = capped.clone())?;
+    if raise.is_empty() {
+        return Ok(Next::Stop(format!(
+            "cap reached: {} claim(s) still inconclusive at {cap} trials per cell ({})",
+            capped.len(),
+            capped.join(", ")
+        )));
+    }
+    let ids = open.iter().map(|(id, _)| id.clone()).collect();
+    Ok(Next::Round { ids, raise })
+}
+
+/// Round `round`: the experiments of `raise` resumed with the new
+/// `floors`, the round recorded in the manifest; the session's exit status.
+async fn one_round(
+    a: &RunRequest,
+    root: &Path,
+    run: &RunDir,
+    round: u64,
+    ids: Vec<String>,
+    raise: BTreeMap<String, u64>,
+    floors: &BTreeMap<String, u64>,
+) -> Result<i32> {
+    eprintln!(
+        "limitbench: round {round}: {} claim(s) inconclusive ({}); more trials for {}",
+        ids.len(),
+        ids.join(", "),
+        raise
+            .iter()
+            .map(|(e, f)| format!("{e} (at least {f} per cell)"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let mut next = a.clone();
+    next.experiments = raise.keys().cloned().collect();
+    next.resume = Some(run.run_id.clone());
+    next.run_id = None;
+    next.trial_floors = floors.clone();
+    let entry = DecisiveRound {
+        round,
+        trial_floor: raise,
+        inconclusive: ids,
+        outcome: String::new(),
+    };
+    update(run, |u| u.rounds.push(entry))?;
+    let (s, _, _) = run_session(next, root).await?;
+    update(run, |u| {
+        if let Some(r) = u.rounds.last_mut() {
+            r.outcome = if s == 0 {
+                "done".into()
+            } else {
+                format!("exit {s}")
+            };
+        }
+    })?;
+    Ok(s)
 }
 
 #[cfg(test)]

@@ -5,9 +5,9 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::error::Result;
+use limitbench_analysis::matrix::ServerColumn;
 
-pub use crate::analysis::matrix::ServerColumn;
+use crate::error::Result;
 
 /// Analyse every finished server's folder and write the matrix's tables
 /// (`matrix-claims.md`, `matrix-claims.csv`) and figure
@@ -26,5 +26,5 @@ pub fn analyze_matrix(
         let judged = super::analyze(&sub, claims_file)?;
         per_server.push((c.name.clone(), judged));
     }
-    crate::analysis::matrix::write_matrix(run_dir, &per_server, columns)
+    limitbench_analysis::matrix::write_matrix(run_dir, &per_server, columns)
 }

@@ -12,6 +12,7 @@ use crate::experiments::REGISTRY;
 pub mod adaptive;
 pub mod matrix;
 pub mod run;
+pub mod session;
 
 /// Every experiment's analyzer, in report order.
 pub fn analyzers() -> Vec<ExperimentAnalysis> {

