@@ -23,10 +23,10 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
-use limitbench::clock::Clock;
-use limitbench::fleet::{Fleet, RedisBinary, ServerConfig};
-use limitbench::load::{self, Driver, TrialClock};
-use limitbench::strategy::{self, Limit, Options, Request};
+use limitbench_core::clock::Clock;
+use limitbench_core::fleet::{Fleet, RedisBinary, ServerConfig};
+use limitbench_core::load::{self, Driver, TrialClock};
+use limitbench_core::strategy::{self, Limit, Options, Request};
 
 struct Counting;
 
@@ -73,7 +73,7 @@ const WORKERS: u32 = 16;
 const SEQUENTIAL: u64 = 10_000;
 
 #[tokio::main]
-async fn main() -> limitbench::Result<()> {
+async fn main() -> limitbench_base::Result<()> {
     let mut argv = std::env::args().skip(1);
     let decisions: u64 = argv
         .next()

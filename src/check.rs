@@ -11,14 +11,14 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::clock::Clock;
-use crate::conn::Conn;
-use crate::error::Result;
-use crate::fleet::Fleet;
-use crate::load::counts::count;
-use crate::load::{Driver, closed_loop, next_request_id};
-use crate::resp::Connection;
-use crate::strategy::{ClockSource, Invocation, Limit, ModeSupport, Request, Strategy};
+use limitbench_base::error::Result;
+use limitbench_core::clock::Clock;
+use limitbench_core::conn::Conn;
+use limitbench_core::fleet::Fleet;
+use limitbench_core::load::counts::count;
+use limitbench_core::load::{Driver, closed_loop, next_request_id};
+use limitbench_core::resp::Connection;
+use limitbench_core::strategy::{ClockSource, Invocation, Limit, ModeSupport, Request, Strategy};
 
 #[cfg(test)]
 mod tests {
@@ -131,7 +131,7 @@ pub async fn concurrent(
     let (events, _, _) = closed_loop(drivers, client, limit, 1, offered, None).await?;
     let counts = count(&events);
     match counts.first_error {
-        Some(e) => Err(crate::Error::Other(e)),
+        Some(e) => Err(limitbench_base::Error::Other(e)),
         None => Ok(counts.admitted),
     }
 }
@@ -159,7 +159,10 @@ pub async fn clock_check(s: &dyn Strategy, conn: &mut Conn) -> Result<CheckResul
     };
     let now = Clock::system_now_us();
     let first = s.decide(conn, &req(now)).await?;
-    let time = conn.call("", &crate::args!["TIME"]).await?.into_array();
+    let time = conn
+        .call("", &limitbench_core::args!["TIME"])
+        .await?
+        .into_array();
     let part = |i: usize| {
         time.as_ref()
             .and_then(|t| t.get(i))
@@ -197,7 +200,7 @@ pub async fn clock_check(s: &dyn Strategy, conn: &mut Conn) -> Result<CheckResul
 /// the harness's own servers only: on a user's server keys are matched by
 /// their prefix, `fleet::owned::keys_with_prefix`).
 pub async fn keys_containing(conn: &mut Connection, needle: &str) -> Result<Vec<String>> {
-    Ok(crate::fleet::owned::scan_keys(conn, &format!("*{needle}*")).await?)
+    Ok(limitbench_core::fleet::owned::scan_keys(conn, &format!("*{needle}*")).await?)
 }
 
 /// Every key whose name contains `client`, with its PTTL.
@@ -207,7 +210,7 @@ pub async fn keys_of(conn: &mut Conn, fleet: &Fleet, client: &str) -> Result<Vec
     for mut node in fleet.node_connections().await? {
         for name in keys_containing(&mut node, client).await? {
             let ttl = node
-                .call(&crate::args!["PTTL", name.as_str()])
+                .call(&limitbench_core::args!["PTTL", name.as_str()])
                 .await?
                 .as_i64()
                 .unwrap_or(-2);
@@ -281,7 +284,7 @@ pub async fn run_checks_with(
     // A script that does not compile names the strategy (and its file).
     fleet.prepare(strategy.as_ref()).await.map_err(|e| {
         let name = &strategy.info().name;
-        crate::error::Error::Other(format!(
+        limitbench_base::error::Error::Other(format!(
             "strategy `{name}` (its script, {name}.lua): the script does not load: {e}"
         ))
     })?;
@@ -415,7 +418,7 @@ async fn check_refill(
     let client = unique_client("refill");
     let lim = Limit::per_window(limit, window);
     if let Err(why) = s.info().accepts(&lim) {
-        return Err(crate::Error::Other(format!(
+        return Err(limitbench_base::Error::Other(format!(
             "{why}; give a window it takes with --window"
         )));
     }
@@ -480,7 +483,7 @@ pub async fn runnable_modes(
         .await?
         .into_iter()
         .next()
-        .ok_or_else(|| crate::Error::Other("the fleet has no node".into()))?;
+        .ok_or_else(|| limitbench_base::Error::Other("the fleet has no node".into()))?;
     let mut out = Vec::new();
     for mut m in s.mode_support(&mut node).await? {
         let mut got = Vec::new();

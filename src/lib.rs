@@ -30,11 +30,3 @@ pub mod experiments;
 pub mod run;
 pub mod scorecard;
 pub mod servers;
-
-pub use limitbench_analysis as analysis;
-pub use limitbench_base::{Error, Result};
-pub use limitbench_base::{error, files, hdr, paths, stats};
-pub use limitbench_core::args;
-pub use limitbench_core::{
-    clock, conn, fleet, info, load, namespace, pin, proxy, redact, resp, strategy,
-};

@@ -8,13 +8,13 @@ mod cli;
 
 #[tokio::main]
 async fn main() {
-    limitbench::fleet::reaper::install_handlers();
+    limitbench_core::fleet::reaper::install_handlers();
     let args = cli::Cli::parse();
     let code = match cli::dispatch(args).await {
         Ok(code) => code,
         Err(e) => {
             // Error messages pass through the one redaction too.
-            let text = limitbench::redact::text(&format!("{e:#}"));
+            let text = limitbench_core::redact::text(&format!("{e:#}"));
             eprintln!("limitbench: error: {text}");
             2
         }

@@ -10,8 +10,8 @@ mod common;
 use std::path::Path;
 
 use limitbench::check;
-use limitbench::strategy::{self, ClockSource, Invocation, Limit, Options, Request};
 use limitbench_base::promise::Promise;
+use limitbench_core::strategy::{self, ClockSource, Invocation, Limit, Options, Request};
 
 use common::{external_strategy as strategy, limitbench};
 
@@ -78,7 +78,7 @@ async fn a_caller_clock_in_fractional_seconds_refills_within_a_second() {
                 limit: Limit::bucket(1, 2.0),
                 cost: 1,
                 now_us: t0 + dt,
-                request_id: limitbench::load::next_request_id(),
+                request_id: limitbench_core::load::next_request_id(),
             };
             got.push(s.decide(&mut conn, &req).await.unwrap().admitted);
         }
@@ -186,7 +186,7 @@ async fn a_script_that_asks_for_replicate_commands_is_run_without_fcall() {
     }
     // The probe of the function runtime left no library behind.
     let libs = node
-        .call(&limitbench::args!["FUNCTION", "LIST"])
+        .call(&limitbench_core::args!["FUNCTION", "LIST"])
         .await
         .unwrap();
     assert!(

@@ -16,7 +16,7 @@ fn strategies_lists_all_builtins_and_the_example_external_one() {
         .filter_map(|l| l.split_whitespace().next().map(String::from))
         .collect();
     // Properties, not a count: adding a strategy must not break this test.
-    let builtins = limitbench::strategy::BUILTINS.iter().map(|b| b.name);
+    let builtins = limitbench_core::strategy::BUILTINS.iter().map(|b| b.name);
     for n in builtins.chain(["leaky-bucket"]) {
         assert!(names.iter().any(|x| x == n), "{n} missing:\n{}", r.stdout());
     }

@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use limitbench::analysis::figure::{text_boxes, text_problems};
+use limitbench_analysis::figure::{text_boxes, text_problems};
 
 /// A copy of the reference run's inputs (its CSVs, at most `max_rows` rows
 /// each, and its manifest) in a temporary folder.
@@ -18,9 +18,9 @@ fn copy_of_reference(tmp: &Path, max_rows: usize) -> std::path::PathBuf {
         let p = e.unwrap().path();
         let name = p.file_name().unwrap().to_string_lossy().to_string();
         // Large tables are committed compressed (`.csv.zst`); the copy is plain.
-        let plain = limitbench::files::plain_name(&name).to_string();
+        let plain = limitbench_base::files::plain_name(&name).to_string();
         if plain.ends_with(".csv") && plain != "claims.csv" {
-            let bytes = limitbench::files::read_maybe_compressed(&p).unwrap();
+            let bytes = limitbench_base::files::read_maybe_compressed(&p).unwrap();
             let text = String::from_utf8(bytes).unwrap();
             let kept: String = text
                 .lines()
@@ -144,7 +144,7 @@ fn csv_numbers(path: &Path) -> Vec<f64> {
     r.records()
         .flatten()
         .flat_map(|rec| {
-            limitbench::analysis::figure::CSV_NUMBER_COLUMNS
+            limitbench_analysis::figure::CSV_NUMBER_COLUMNS
                 .iter()
                 .filter_map(|i| rec.get(*i).and_then(|v| v.parse::<f64>().ok()))
                 .collect::<Vec<_>>()
@@ -191,11 +191,11 @@ fn figure_conventions_hold_on_the_reference_run() {
         let nums = csv_numbers(&figures.join(format!("{stem}.csv")));
         // A behaviour claim's value is a placeholder (its conditions decide);
         // so is a shape claim's published 0 when the study gives no number.
-        use limitbench::analysis::claims::Check;
+        use limitbench_analysis::claims::Check;
         if j.spec.check == Check::Behaviour {
             continue;
         }
-        let (values, _) = limitbench::analysis::report::summary::judged_values(j);
+        let (values, _) = limitbench_analysis::report::summary::judged_values(j);
         for v in values.iter().filter(|v| v.is_finite()) {
             if !drawn(*v, &nums) {
                 problems.push(format!("{id}: judged value {v} is not in {stem}.csv"));
@@ -244,7 +244,7 @@ fn figure_conventions_hold_on_the_reference_run() {
             if !seen.iter().any(|(s, _)| *s == series) {
                 seen.push((series.clone(), look.clone()));
             }
-            if let Some(strategy) = limitbench::analysis::figure::strategy_of(&series) {
+            if let Some(strategy) = limitbench_analysis::figure::strategy_of(&series) {
                 let colour = look.split(' ').next().unwrap_or("").to_string();
                 match looks.get(strategy) {
                     Some((c, fig)) if *c != colour => problems.push(format!(
@@ -257,7 +257,7 @@ fn figure_conventions_hold_on_the_reference_run() {
                 }
             }
         }
-        let (_, boxes) = limitbench::analysis::figure::text_boxes(
+        let (_, boxes) = limitbench_analysis::figure::text_boxes(
             &std::fs::read_to_string(figures.join(format!("{name}.svg"))).unwrap_or_default(),
         );
         // The legend (right of the panels): published values in one entry

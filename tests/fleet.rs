@@ -5,10 +5,10 @@ mod common;
 
 use std::time::Duration;
 
-use limitbench::Error;
-use limitbench::args;
-use limitbench::conn::{Conn, key_slot};
-use limitbench::fleet::{Fleet, RedisBinary, Server, ServerConfig};
+use limitbench_base::Error;
+use limitbench_core::args;
+use limitbench_core::conn::{Conn, key_slot};
+use limitbench_core::fleet::{Fleet, RedisBinary, Server, ServerConfig};
 
 #[tokio::test]
 async fn cluster_covers_every_slot_and_routes_by_slot() {
@@ -89,7 +89,7 @@ async fn restart_keeps_the_rdb_and_functions_but_not_the_script_cache() {
     let mut s = Server::start(&common::redis(), ServerConfig::default(), false, None)
         .await
         .unwrap();
-    let script = limitbench::strategy::Script::new("t", "return 1");
+    let script = limitbench_core::strategy::Script::new("t", "return 1");
     let mut c = s.connection().await.unwrap();
     script.load(&mut c).await.unwrap();
     c.call(&args!["SET", "kept", "yes"]).await.unwrap();
@@ -179,10 +179,10 @@ async fn a_server_that_dies_at_start_shows_its_log() {
 
 #[tokio::test]
 async fn only_loopback() {
-    let err = limitbench::fleet::parse_redis_url("redis://10.0.0.1:6379").unwrap_err();
+    let err = limitbench_core::fleet::parse_redis_url("redis://10.0.0.1:6379").unwrap_err();
     assert!(matches!(err, Error::NotLoopback(_)));
-    assert!(limitbench::fleet::parse_redis_url("redis://localhost:6380").is_ok());
-    let err = limitbench::resp::Connection::connect("192.168.1.1:6379".parse().unwrap())
+    assert!(limitbench_core::fleet::parse_redis_url("redis://localhost:6380").is_ok());
+    let err = limitbench_core::resp::Connection::connect("192.168.1.1:6379".parse().unwrap())
         .await
         .err()
         .unwrap();

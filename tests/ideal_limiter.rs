@@ -17,9 +17,9 @@
 
 use std::path::Path;
 
-use limitbench::analysis::Verdict;
-use limitbench::analysis::claims::pass_region;
-use limitbench::analysis::experiments as ex;
+use limitbench_analysis::Verdict;
+use limitbench_analysis::claims::pass_region;
+use limitbench_analysis::experiments as ex;
 use rand::rngs::ChaCha8Rng;
 use rand::{RngExt, SeedableRng};
 

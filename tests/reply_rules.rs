@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use limitbench::check;
-use limitbench::strategy::{self, Limit, Options, Request, Strategy};
+use limitbench_core::strategy::{self, Limit, Options, Request, Strategy};
 
 use common::limitbench;
 
@@ -94,7 +94,7 @@ async fn remaining_and_redis_time_are_read_by_their_expressions() {
         limit: Limit::per_window(4, 3_600_000),
         cost: 1,
         now_us: 0,
-        request_id: limitbench::load::next_request_id(),
+        request_id: limitbench_core::load::next_request_id(),
     };
     let hits = build("shape-hit-count", &shapes());
     fleet.prepare(hits.as_ref()).await.unwrap();
@@ -121,7 +121,7 @@ async fn remaining_and_redis_time_are_read_by_their_expressions() {
     fleet.prepare(text.as_ref()).await.unwrap();
     let d = text.decide(&mut conn, &req("rem-text")).await.unwrap();
     let t = conn
-        .call("", &limitbench::args!["TIME"])
+        .call("", &limitbench_core::args!["TIME"])
         .await
         .unwrap()
         .into_array()

@@ -19,7 +19,7 @@
 //! another seed. Every case derives its own generator from (seed, case), so a
 //! failing case can be regenerated alone.
 
-use limitbench::resp::{self, Arg, Reply};
+use limitbench_core::resp::{self, Arg, Reply};
 use rand::rngs::ChaCha8Rng;
 use rand::{RngExt, SeedableRng};
 use std::time::Instant;

@@ -8,10 +8,10 @@ mod common;
 
 use std::time::Duration;
 
-use limitbench::fleet::external::{Policy, UserServer};
-use limitbench::fleet::{Fleet, ServerConfig};
-use limitbench::namespace;
-use limitbench::resp::Connection;
+use limitbench_core::fleet::external::{Policy, UserServer};
+use limitbench_core::fleet::{Fleet, ServerConfig};
+use limitbench_core::namespace;
+use limitbench_core::resp::Connection;
 
 const PASSWORD: &str = "s3cret-issue20";
 
@@ -22,10 +22,17 @@ static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 async fn password_server() -> (Fleet, Connection) {
     let f = common::standalone().await;
     let mut c = f.primary().connection().await.unwrap();
-    c.call(&limitbench::args!["CONFIG", "SET", "requirepass", PASSWORD])
+    c.call(&limitbench_core::args![
+        "CONFIG",
+        "SET",
+        "requirepass",
+        PASSWORD
+    ])
+    .await
+    .unwrap();
+    c.call(&limitbench_core::args!["AUTH", PASSWORD])
         .await
         .unwrap();
-    c.call(&limitbench::args!["AUTH", PASSWORD]).await.unwrap();
     (f, c)
 }
 
@@ -37,9 +44,12 @@ fn url_of(f: &Fleet, db: u32) -> String {
 }
 
 async fn keys(admin: &mut Connection, db: u64) -> Vec<String> {
-    admin.call(&limitbench::args!["SELECT", db]).await.unwrap();
+    admin
+        .call(&limitbench_core::args!["SELECT", db])
+        .await
+        .unwrap();
     let mut k: Vec<String> = admin
-        .call(&limitbench::args!["KEYS", "*"])
+        .call(&limitbench_core::args!["KEYS", "*"])
         .await
         .unwrap()
         .into_array()
@@ -62,15 +72,18 @@ async fn the_clean_up_deletes_only_keys_that_start_with_the_prefix() {
     let _turn = SERIAL.lock().await;
     let (f, mut admin) = password_server().await;
     admin
-        .call(&limitbench::args!["SELECT", 2u64])
+        .call(&limitbench_core::args!["SELECT", 2u64])
         .await
         .unwrap();
     for k in ["sess:lb:t1:123", "victim:other-app"] {
-        admin.call(&limitbench::args!["SET", k, "x"]).await.unwrap();
+        admin
+            .call(&limitbench_core::args!["SET", k, "x"])
+            .await
+            .unwrap();
     }
     // A user's library, which must neither be replaced nor deleted.
     admin
-        .call(&limitbench::args![
+        .call(&limitbench_core::args![
             "FUNCTION",
             "LOAD",
             "#!lua name=lb_token_bucket\nredis.register_function('lb_token_bucket', function() return 1 end)"
@@ -81,12 +94,12 @@ async fn the_clean_up_deletes_only_keys_that_start_with_the_prefix() {
         .await
         .unwrap();
     // Every key a strategy builds now starts with the prefix.
-    let s = limitbench::strategy::build("token-bucket", None, &Default::default()).unwrap();
+    let s = limitbench_core::strategy::build("token-bucket", None, &Default::default()).unwrap();
     let fleet = Fleet::external(u.addr);
     fleet.prepare(s.as_ref()).await.unwrap();
-    let req = limitbench::strategy::Request::now(
+    let req = limitbench_core::strategy::Request::now(
         "alice",
-        limitbench::strategy::Limit::per_window(5, 60_000),
+        limitbench_core::strategy::Limit::per_window(5, 60_000),
     );
     s.decide(&mut fleet.conn().await.unwrap(), &req)
         .await
@@ -118,11 +131,11 @@ async fn the_clean_up_deletes_only_keys_that_start_with_the_prefix() {
 async fn empty_and_short_prefixes_are_refused() {
     let (f, mut admin) = password_server().await;
     admin
-        .call(&limitbench::args!["SELECT", 2u64])
+        .call(&limitbench_core::args!["SELECT", 2u64])
         .await
         .unwrap();
     admin
-        .call(&limitbench::args!["SET", "sess:lb:123", "x"])
+        .call(&limitbench_core::args!["SET", "sess:lb:123", "x"])
         .await
         .unwrap();
     let url = url_of(&f, 2);
@@ -164,11 +177,11 @@ async fn empty_and_short_prefixes_are_refused() {
 async fn a_password_run_and_check_leave_no_secret_and_no_key() {
     let (f, mut admin) = password_server().await;
     admin
-        .call(&limitbench::args!["SELECT", 3u64])
+        .call(&limitbench_core::args!["SELECT", 3u64])
         .await
         .unwrap();
     admin
-        .call(&limitbench::args!["SET", "sess:lb:pw1:1", "x"])
+        .call(&limitbench_core::args!["SET", "sess:lb:pw1:1", "x"])
         .await
         .unwrap();
     let url = url_of(&f, 3);
@@ -338,7 +351,7 @@ fn committed(run: &std::path::Path) -> usize {
 async fn ctrl_c_leaves_nothing_on_the_server() {
     let (f, mut admin) = password_server().await;
     admin
-        .call(&limitbench::args!["SET", "sess:lb:int1:1", "x"])
+        .call(&limitbench_core::args!["SET", "sess:lb:int1:1", "x"])
         .await
         .unwrap();
     let url = url_of(&f, 0);
@@ -440,10 +453,10 @@ async fn replicas_full_servers_and_remote_hosts_are_refused() {
     assert!(e.to_string().contains("is a replica"), "{e}");
     let primary = pair.primary_addr();
     let mut c = Connection::connect(primary).await.unwrap();
-    let used = limitbench::info::read_number(&mut c, "memory", "used_memory")
+    let used = limitbench_core::info::read_number(&mut c, "memory", "used_memory")
         .await
         .unwrap();
-    c.call(&limitbench::args![
+    c.call(&limitbench_core::args![
         "CONFIG",
         "SET",
         "maxmemory",

@@ -11,7 +11,8 @@
 mod common;
 
 use limitbench::run::Size;
-use limitbench::scorecard::{self as sc, CellVerdict, Config, PROPERTIES, ScorecardServer};
+use limitbench::scorecard::{self as sc, Config, PROPERTIES, ScorecardServer};
+use limitbench_analysis::scorecard::{CellOutcome, CellVerdict};
 
 /// The two tests measure timing (bursts around a window boundary) on two
 /// shared cores: they take turns.
@@ -202,25 +203,30 @@ async fn smoke_scorecard_judges_what_it_measures() {
 // Longer than 120 lines: one end-to-end scenario (servers with AUTH, a standalone and a cluster scorecard by URL, cleanup, then every bad URL) that shares the servers it starts.
 async fn an_external_redis_and_cluster_by_url_with_auth() {
     let _turn = SERIAL.lock().await;
-    use limitbench::fleet::{Fleet, ServerConfig};
+    use limitbench_core::fleet::{Fleet, ServerConfig};
     let bin = common::redis();
     let server = common::standalone().await;
     let port = server.primary_addr().port();
     let mut c = server.primary().connection().await.unwrap();
-    c.call(&limitbench::args![
+    c.call(&limitbench_core::args![
         "ACL", "SETUSER", "bench", "on", ">b3nch", "~*", "&*", "+@all"
     ])
     .await
     .unwrap();
-    c.call(&limitbench::args!["CONFIG", "SET", "requirepass", "s3cret"])
-        .await
-        .unwrap();
+    c.call(&limitbench_core::args![
+        "CONFIG",
+        "SET",
+        "requirepass",
+        "s3cret"
+    ])
+    .await
+    .unwrap();
     let cluster = Fleet::cluster(&bin, ServerConfig::default(), 3)
         .await
         .unwrap();
     for s in &cluster.servers {
         let mut c = s.connection().await.unwrap();
-        c.call(&limitbench::args![
+        c.call(&limitbench_core::args![
             "CONFIG",
             "SET",
             "requirepass",
@@ -305,13 +311,16 @@ async fn an_external_redis_and_cluster_by_url_with_auth() {
     // Only keys under the prefix were written, in db 2, and all are gone.
     let mut admin = server.primary().connection().await.unwrap();
     admin
-        .call(&limitbench::args!["AUTH", "s3cret"])
+        .call(&limitbench_core::args!["AUTH", "s3cret"])
         .await
         .unwrap();
     for db in [0u64, 2] {
-        admin.call(&limitbench::args!["SELECT", db]).await.unwrap();
+        admin
+            .call(&limitbench_core::args!["SELECT", db])
+            .await
+            .unwrap();
         let n = admin
-            .call(&limitbench::args!["DBSIZE"])
+            .call(&limitbench_core::args!["DBSIZE"])
             .await
             .unwrap()
             .as_i64()
@@ -320,16 +329,21 @@ async fn an_external_redis_and_cluster_by_url_with_auth() {
     }
     for s in &cluster.servers {
         let mut c = s.connection().await.unwrap();
-        c.call(&limitbench::args!["AUTH", "cl0ster"]).await.unwrap();
+        c.call(&limitbench_core::args!["AUTH", "cl0ster"])
+            .await
+            .unwrap();
         assert_eq!(
-            c.call(&limitbench::args!["DBSIZE"]).await.unwrap().as_i64(),
+            c.call(&limitbench_core::args!["DBSIZE"])
+                .await
+                .unwrap()
+                .as_i64(),
             Some(0)
         );
     }
 
     // A server that already holds a key under the prefix is refused.
     admin
-        .call(&limitbench::args![
+        .call(&limitbench_core::args![
             "SET",
             "limitbench:ext-test:rl:{x}:k",
             "1"
@@ -343,11 +357,14 @@ async fn an_external_redis_and_cluster_by_url_with_auth() {
     assert!(e.to_string().contains("already holds 1 key"), "{e}");
     // A key holding the prefix in its middle is not the run's.
     admin
-        .call(&limitbench::args!["DEL", "limitbench:ext-test:rl:{x}:k"])
+        .call(&limitbench_core::args![
+            "DEL",
+            "limitbench:ext-test:rl:{x}:k"
+        ])
         .await
         .unwrap();
     admin
-        .call(&limitbench::args![
+        .call(&limitbench_core::args![
             "SET",
             "rl:{limitbench:ext-test:x}:k",
             "1"
@@ -360,7 +377,10 @@ async fn an_external_redis_and_cluster_by_url_with_auth() {
             .expect("a foreign key is not the run's"),
     );
     admin
-        .call(&limitbench::args!["EXISTS", "rl:{limitbench:ext-test:x}:k"])
+        .call(&limitbench_core::args![
+            "EXISTS",
+            "rl:{limitbench:ext-test:x}:k"
+        ])
         .await
         .map(|r| assert_eq!(r.as_i64(), Some(1)))
         .unwrap();
@@ -472,7 +492,7 @@ async fn the_server_probes_judge_what_they_measure() {
         }
     }
     let value = |p: &str| match &cells[p] {
-        sc::CellOutcome::Measured {
+        CellOutcome::Measured {
             value,
             verdict,
             detail,

@@ -13,7 +13,8 @@
 //! - a script that reads TIME is on the redis clock without saying so.
 
 use limitbench::run::Size;
-use limitbench::scorecard::{self as sc, CellVerdict, Config, ScorecardServer};
+use limitbench::scorecard::{self as sc, Config, ScorecardServer};
+use limitbench_analysis::scorecard::{CellOutcome, CellVerdict};
 
 mod common;
 
@@ -31,7 +32,7 @@ async fn anchored_windows_under_admission_and_errors_are_caught() {
     let dir = tempfile::tempdir().unwrap();
     copy_fixture("first-hit", dir.path());
     copy_fixture("under-admission", dir.path());
-    let folder = limitbench::strategy::external::scan(Some(dir.path())).unwrap();
+    let folder = limitbench_core::strategy::external::scan(Some(dir.path())).unwrap();
     assert_eq!(folder.broken.len(), 1, "{:?}", folder.broken_text());
     let out = tempfile::tempdir().unwrap();
     let cfg = Config {
@@ -170,7 +171,7 @@ async fn survival_scores_only_the_modes_a_script_can_run() {
         "an fcall client ran: {rows}"
     );
     for (prop, r) in (p.judge)(&ProbeRows::new(run.dir(), name, &sc::declared(s.info()))) {
-        let Ok(sc::CellOutcome::Measured { value, detail, .. }) = r else {
+        let Ok(CellOutcome::Measured { value, detail, .. }) = r else {
             panic!("{prop}: {r:?}");
         };
         assert!(

@@ -3,9 +3,9 @@
 //! server, then started with limitbench's config and a script loaded. A
 //! server whose wheel cannot be had here is skipped with the reason printed.
 
-use limitbench::args;
-use limitbench::fleet::{Fleet, ServerConfig};
 use limitbench::servers::{self, Availability, identity};
+use limitbench_core::args;
+use limitbench_core::fleet::{Fleet, ServerConfig};
 
 #[tokio::test]
 async fn each_server_starts_as_the_matrix_starts_it_and_names_itself() {
@@ -17,7 +17,11 @@ async fn each_server_starts_as_the_matrix_starts_it_and_names_itself() {
             Availability::Fetchable => panic!("{}: fetch left it fetchable", spec.name),
             Availability::Unavailable(why) => {
                 // The studies' server is the one the whole suite needs.
-                assert_ne!(spec.name, servers::STUDY_SERVER, "{why}");
+                assert_ne!(
+                    spec.name,
+                    limitbench_analysis::matrix::STUDY_SERVER,
+                    "{why}"
+                );
                 eprintln!("skipped {}: {why}", spec.name);
                 continue;
             }

@@ -19,9 +19,9 @@ const EXPERIMENTS: [&str; 4] = ["concurrency", "replication", "skew", "stalls"];
 
 /// Sorted (cell, trial[, seed]) keys of a run's main table of `exp`.
 fn keys(run: &Path, exp: &str) -> Vec<String> {
-    let p = limitbench::files::find_table(run, &format!("{exp}.csv"))
+    let p = limitbench_base::files::find_table(run, &format!("{exp}.csv"))
         .unwrap_or_else(|| panic!("{exp}.csv in {}", run.display()));
-    let bytes = limitbench::files::read_maybe_compressed(&p).unwrap();
+    let bytes = limitbench_base::files::read_maybe_compressed(&p).unwrap();
     let mut rdr = csv::Reader::from_reader(bytes.as_slice());
     let h = rdr.headers().unwrap().clone();
     let col = |n: &str| h.iter().position(|x| x == n);

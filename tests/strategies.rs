@@ -9,9 +9,9 @@ mod common;
 use std::sync::Arc;
 
 use limitbench::check::{self, CheckResult};
-use limitbench::conn::Conn;
-use limitbench::fleet::Fleet;
-use limitbench::strategy::{self, Invocation, Limit, Options, Request, Strategy};
+use limitbench_core::conn::Conn;
+use limitbench_core::fleet::Fleet;
+use limitbench_core::strategy::{self, Invocation, Limit, Options, Request, Strategy};
 
 fn build(name: &str, opts: &Options) -> Arc<dyn Strategy> {
     strategy::build(name, None, opts).unwrap_or_else(|e| panic!("building {name}: {e}"))
@@ -46,7 +46,7 @@ async fn suite(name: &str) {
                 if over {
                     break;
                 }
-                let client = format!("race-{}", limitbench::load::next_request_id());
+                let client = format!("race-{}", limitbench_core::load::next_request_id());
                 let admitted = check::concurrent(
                     s.clone(),
                     &fleet,
@@ -91,7 +91,7 @@ async fn invocation_modes_agree(name: &str, fleet: &Fleet) {
         let mut conn = fleet.conn().await.unwrap();
         let client = format!(
             "modes-{name}-{mode}-{}",
-            limitbench::load::next_request_id()
+            limitbench_core::load::next_request_id()
         );
         let got = check::sequential(
             s.as_ref(),
@@ -254,7 +254,7 @@ async fn noscript_fallback_is_counted_and_its_absence_is_an_error() {
     let d = with.decide(&mut conn, &req).await.unwrap();
     assert_eq!(d.noscript_fallbacks, 0);
     let mut node = fleet.node_connections().await.unwrap().remove(0);
-    node.call(&limitbench::args!["SCRIPT", "FLUSH"])
+    node.call(&limitbench_core::args!["SCRIPT", "FLUSH"])
         .await
         .unwrap();
     let err = without.decide(&mut conn, &req).await.unwrap_err();
@@ -282,7 +282,7 @@ async fn watch_multi_counts_exhausted_budgets_apart_from_refusals() {
         client: "wm-seq",
         limit: Limit::per_window(1, 3_600_000),
         cost: 1,
-        now_us: limitbench::clock::Clock::system_now_us(),
+        now_us: limitbench_core::clock::Clock::system_now_us(),
         request_id: 7,
     };
     let d1 = s.decide(&mut conn, &req).await.unwrap();

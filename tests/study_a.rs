@@ -7,16 +7,16 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use limitbench::analysis::window::{admission_times, ideal_bucket, max_in_window, min_span};
-use limitbench::args;
-use limitbench::clock::Clock;
-use limitbench::conn::Conn;
 use limitbench::experiments::rows::HistoryRow;
-use limitbench::fleet::{Fleet, RedisBinary, ServerConfig};
-use limitbench::load::{Driver, TrialClock};
-use limitbench::proxy::{DelayProxy, rtt_stats};
-use limitbench::resp::Connection;
-use limitbench::strategy::{self, Limit, Options};
+use limitbench_analysis::window::{admission_times, ideal_bucket, max_in_window, min_span};
+use limitbench_core::args;
+use limitbench_core::clock::Clock;
+use limitbench_core::conn::Conn;
+use limitbench_core::fleet::{Fleet, RedisBinary, ServerConfig};
+use limitbench_core::load::{Driver, TrialClock};
+use limitbench_core::proxy::{DelayProxy, rtt_stats};
+use limitbench_core::resp::Connection;
+use limitbench_core::strategy::{self, Limit, Options};
 use rand::SeedableRng;
 
 /// Timing tests and the runs through the binary take turns: a smoke run in
@@ -61,7 +61,7 @@ async fn proxy_round_trip_is_accurate_alone_and_at_64_connections() {
     // own scheduling adds as little as possible), with staggered starts. The
     // same load straight to Redis is printed for comparison (Redis's own
     // queueing); the median through the proxy must be within 0.3 ms of the target.
-    async fn ping64(addr: std::net::SocketAddr) -> limitbench::proxy::RttStats {
+    async fn ping64(addr: std::net::SocketAddr) -> limitbench_core::proxy::RttStats {
         let handles: Vec<_> = (0..64u64)
             .map(|i| {
                 std::thread::spawn(move || {
@@ -121,23 +121,24 @@ async fn proxy_keeps_the_byte_order_of_a_connection() {
     proxy.set_one_way(Duration::from_micros(500));
     let mut c = Connection::connect(proxy.listen).await.unwrap();
     // 3,000 pipelined INCRs: replies must come back 1..=3000 in order.
-    let cmds: Vec<[limitbench::resp::Arg; 2]> = (0..3000).map(|_| args!["INCR", "order"]).collect();
-    let refs: Vec<&[limitbench::resp::Arg]> = cmds.iter().map(|c| &c[..]).collect();
+    let cmds: Vec<[limitbench_core::resp::Arg; 2]> =
+        (0..3000).map(|_| args!["INCR", "order"]).collect();
+    let refs: Vec<&[limitbench_core::resp::Arg]> = cmds.iter().map(|c| &c[..]).collect();
     let replies = c.pipeline(&refs).await.unwrap();
     let got: Vec<i64> = replies.iter().map(|r| r.as_i64().unwrap()).collect();
     assert_eq!(got, (1..=3000).collect::<Vec<i64>>());
     // A long stream (4 MB value) both ways, byte for byte.
     let value: Vec<u8> = (0..4_000_000u64).map(|i| (i * 7919 % 251) as u8).collect();
     c.call(&[
-        limitbench::resp::Arg::S("SET"),
-        limitbench::resp::Arg::S("big"),
-        limitbench::resp::Arg::B(&value),
+        limitbench_core::resp::Arg::S("SET"),
+        limitbench_core::resp::Arg::S("big"),
+        limitbench_core::resp::Arg::B(&value),
     ])
     .await
     .unwrap();
     let back = c.call(&args!["GET", "big"]).await.unwrap();
     match back {
-        limitbench::resp::Reply::Bulk(b) => {
+        limitbench_core::resp::Reply::Bulk(b) => {
             assert!(b == value, "value corrupted through the proxy")
         }
         other => panic!("GET replied {other:?}"),

@@ -6,14 +6,14 @@ mod common;
 use std::sync::Arc;
 use std::time::Duration;
 
-use limitbench::args;
-use limitbench::conn::Conn;
-use limitbench::fleet::{Fleet, ServerConfig};
-use limitbench::load::replay::{
+use limitbench_core::args;
+use limitbench_core::conn::Conn;
+use limitbench_core::fleet::{Fleet, ServerConfig};
+use limitbench_core::load::replay::{
     self, AdmitRule, CpuSample, HotSpec, LogSpec, RawPipe, client_name,
 };
-use limitbench::resp::Connection;
-use limitbench::strategy::{self, Limit, Options, Request, Strategy, client_key};
+use limitbench_core::resp::Connection;
+use limitbench_core::strategy::{self, Limit, Options, Request, Strategy, client_key};
 
 #[test]
 fn cpu_accounting_turns_info_deltas_into_cost_per_decision() {
@@ -41,7 +41,7 @@ fn cpu_accounting_turns_info_deltas_into_cost_per_decision() {
             .is_nan()
     );
 
-    let info = limitbench::resp::info_fields(
+    let info = limitbench_core::resp::info_fields(
         "# CPU\r\nused_cpu_sys:1.500000\r\nused_cpu_user:2.250000\r\nused_cpu_sys_main_thread:1.0\r\nused_cpu_user_main_thread:2.0\r\n# Commandstats\r\ncmdstat_evalsha:calls=1000,usec=12000,usec_per_call=12.00,rejected_calls=0,failed_calls=0\r\n",
     );
     let s = CpuSample::from_info(&info);
@@ -73,7 +73,7 @@ async fn evalsha_strategy(name: &str, admin: &mut Connection) -> Arc<dyn Strateg
 }
 
 async fn used_memory(admin: &mut Connection) -> f64 {
-    limitbench::info::read_number(admin, "memory", "used_memory")
+    limitbench_core::info::read_number(admin, "memory", "used_memory")
         .await
         .unwrap()
 }
@@ -182,7 +182,7 @@ async fn memory_per_entry_jumps_when_the_log_leaves_the_listpack() {
     // strategy's keys take what the direct fill's keys took.
     for i in [0u64, 5, 9] {
         let key = client_key(&client_name(i), "swl");
-        let usage = |r: limitbench::resp::Reply| r.as_f64().unwrap();
+        let usage = |r: limitbench_core::resp::Reply| r.as_f64().unwrap();
         let by_strategy = usage(
             admin
                 .call(&args!["MEMORY", "USAGE", key.as_str(), "SAMPLES", 0i64])
@@ -211,7 +211,7 @@ async fn trimming_a_big_expired_log_shows_in_the_slowlog() {
     let mut admin = fleet.primary().connection().await.unwrap();
     let s = evalsha_strategy("sliding-window-log", &mut admin).await;
     let key = client_key("stall", "swl");
-    let old = limitbench::clock::Clock::system_now_us() - 3_600_000_000;
+    let old = limitbench_core::clock::Clock::system_now_us() - 3_600_000_000;
     let mut pipe = RawPipe::connect(fleet.primary_addr()).await.unwrap();
     replay::fill_logs(
         &mut pipe,

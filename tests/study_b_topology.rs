@@ -5,17 +5,17 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use limitbench::clock::Clock;
-use limitbench::conn::{CLUSTER_SLOTS, Conn, key_slot};
 use limitbench::experiments::cluster::{variant_keys, variant_strategy};
 use limitbench::experiments::fail_open::{Policy, PolicyClient};
 use limitbench::experiments::replication::{diff_states, key_state};
 use limitbench::experiments::script_survival::{bucket_script, run_client, server_checks};
 use limitbench::experiments::ts_member::member_strategy;
-use limitbench::fleet::replication::wait_caught_up;
-use limitbench::fleet::{Fleet, RedisBinary, ServerConfig};
-use limitbench::load::{Driver, closed_loop};
-use limitbench::strategy::{Limit, Options, Request, build, client_key, window_index};
+use limitbench_core::clock::Clock;
+use limitbench_core::conn::{CLUSTER_SLOTS, Conn, key_slot};
+use limitbench_core::fleet::replication::wait_caught_up;
+use limitbench_core::fleet::{Fleet, RedisBinary, ServerConfig};
+use limitbench_core::load::{Driver, closed_loop};
+use limitbench_core::strategy::{Limit, Options, Request, build, client_key, window_index};
 
 fn bin() -> RedisBinary {
     RedisBinary::locate(None).expect("redis-server 7 on PATH")
@@ -132,7 +132,7 @@ async fn cluster_covers_every_slot_and_undeclared_keys_fail_on_other_nodes() {
         .unwrap();
     let mut c = fleet.servers[0].connection().await.unwrap();
     let slots = c
-        .call(&limitbench::args!["CLUSTER", "SLOTS"])
+        .call(&limitbench_core::args!["CLUSTER", "SLOTS"])
         .await
         .unwrap();
     let covered: usize = slots
@@ -225,7 +225,7 @@ async fn fail_open_admits_when_redis_is_gone_and_fail_closed_refuses() {
     let mut fleet = Fleet::standalone(&bin(), ServerConfig::default())
         .await
         .unwrap();
-    let s: Arc<dyn limitbench::strategy::Strategy> =
+    let s: Arc<dyn limitbench_core::strategy::Strategy> =
         build("token-bucket", None, &Options::default()).unwrap();
     let addr = fleet.primary_addr();
     let t = Duration::from_millis(50);

@@ -9,15 +9,20 @@ use std::sync::Arc;
 
 use rand::SeedableRng;
 
-use limitbench::clock::Clock;
 use limitbench::experiments::ts_member::analyze::model;
 use limitbench::experiments::ts_member::member_strategy;
-use limitbench::load::{Driver, open_loop, schedule};
-use limitbench::strategy::Limit;
+use limitbench_core::clock::Clock;
+use limitbench_core::load::{Driver, open_loop, schedule};
+use limitbench_core::strategy::Limit;
 
 /// Send Poisson arrivals at `rate` for 0.4 s on `tick_us`; returns
 /// (admitted / limit, share of sends in the previous send's millisecond).
-async fn send(fleet: &limitbench::fleet::Fleet, rate: f64, tick_us: i64, key: &str) -> (f64, f64) {
+async fn send(
+    fleet: &limitbench_core::fleet::Fleet,
+    rate: f64,
+    tick_us: i64,
+    key: &str,
+) -> (f64, f64) {
     let (s, _, _) = member_strategy("redis-ms").unwrap();
     let mut node = fleet.primary().connection().await.unwrap();
     s.prepare(&mut node).await.unwrap();

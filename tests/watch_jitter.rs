@@ -8,8 +8,8 @@ mod common;
 use std::time::Duration;
 
 use limitbench::check;
-use limitbench::proxy::DelayProxy;
-use limitbench::strategy::{self, Limit, Options};
+use limitbench_core::proxy::DelayProxy;
+use limitbench_core::strategy::{self, Limit, Options};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn proxy_jitter_spreads_round_trips_above_the_base_delay() {
@@ -41,7 +41,7 @@ async fn proxy_jitter_spreads_round_trips_above_the_base_delay() {
     );
 }
 
-async fn unwatch_calls(fleet: &limitbench::fleet::Fleet) -> u64 {
+async fn unwatch_calls(fleet: &limitbench_core::fleet::Fleet) -> u64 {
     let info = fleet.primary().info("commandstats").await.unwrap();
     info.get("cmdstat_unwatch")
         .and_then(|v| v.split(',').next())

@@ -15,10 +15,10 @@ use std::path::Path;
 use anyhow::{Context, Result};
 
 use super::session::{RunRequest, run_session};
-use crate::analysis::Verdict;
 use crate::experiments::Size;
 use crate::run::manifest::{DecisiveRound, RunManifest, UntilDecisive};
 use crate::run::record::RunDir;
+use limitbench_analysis::Verdict;
 
 /// The most trials a cell gets from the rounds, per size, and why. The one
 /// place these caps live.
@@ -50,7 +50,7 @@ pub fn trial_cap(size: Size) -> (u64, &'static str) {
 /// (or were floored at `have`): double, at least `MIN_TRIALS`, never past `cap`.
 pub fn next_floor(have: u64, cap: u64) -> u64 {
     (2 * have)
-        .max(crate::analysis::claims::MIN_TRIALS as u64)
+        .max(limitbench_analysis::claims::MIN_TRIALS as u64)
         .min(cap)
 }
 
@@ -284,7 +284,7 @@ mod tests {
         assert_eq!(trial_cap(Size::Smoke).0, 0);
         assert_eq!(
             trial_cap(Size::Quick).0,
-            crate::analysis::claims::MIN_TRIALS as u64
+            limitbench_analysis::claims::MIN_TRIALS as u64
         );
         assert!(trial_cap(Size::Full).0 > trial_cap(Size::Quick).0);
     }

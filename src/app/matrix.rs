@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use limitbench_analysis::matrix::ServerColumn;
 
-use crate::error::Result;
+use limitbench_base::error::Result;
 
 /// Analyse every finished server's folder and write the matrix's tables
 /// (`matrix-claims.md`, `matrix-claims.csv`) and figure

@@ -5,9 +5,9 @@
 
 use std::path::Path;
 
-use crate::analysis::{ExperimentAnalysis, Judged};
-use crate::error::Result;
 use crate::experiments::REGISTRY;
+use limitbench_analysis::{ExperimentAnalysis, Judged};
+use limitbench_base::error::Result;
 
 pub mod adaptive;
 pub mod matrix;
@@ -30,7 +30,7 @@ pub fn analyzers() -> Vec<ExperimentAnalysis> {
 pub fn analyze(run_dir: &Path, claims_file: &Path) -> Result<Vec<Judged>> {
     finished_experiments_have_rows(run_dir)?;
     let started = std::time::SystemTime::now();
-    let out = crate::analysis::analyze(run_dir, claims_file, &analyzers());
+    let out = limitbench_analysis::analyze(run_dir, claims_file, &analyzers());
     if out.is_err() {
         remove_written_since(&run_dir.join("figures"), started);
     }
@@ -91,7 +91,7 @@ fn finished_experiments_have_rows(run_dir: &Path) -> Result<()> {
     if empty.is_empty() {
         Ok(())
     } else {
-        Err(crate::Error::Other(format!(
+        Err(limitbench_base::Error::Other(format!(
             "the manifest of {} says these experiments finished, but: {}; the run folder is incomplete or was edited",
             run_dir.display(),
             empty.join("; ")
@@ -104,9 +104,9 @@ mod tests {
     use std::path::Path;
 
     use super::*;
-    use crate::analysis::claims;
+    use limitbench_analysis::claims;
 
-    fn shipped_claims() -> Vec<crate::analysis::ClaimSpec> {
+    fn shipped_claims() -> Vec<limitbench_analysis::ClaimSpec> {
         let names: Vec<&str> = REGISTRY.iter().map(|e| e.name).collect();
         claims::load(
             &Path::new(env!("CARGO_MANIFEST_DIR")).join("analysis/claims.toml"),
@@ -162,13 +162,13 @@ mod tests {
                     "{id} value {i}: the ideal limiter's {v} is inside the tolerance ({rule})"
                 );
             }
-            let m = crate::analysis::Measured::new(id, values.clone(), "", "")
+            let m = limitbench_analysis::Measured::new(id, values.clone(), "", "")
                 .intervals(values.iter().map(|v| (*v, *v)).collect(), "ideal")
                 .trials(10);
             let j = claims::judge(std::slice::from_ref(c), vec![m], "full");
             assert_eq!(
                 j[0].verdict,
-                crate::analysis::Verdict::NotReproduced,
+                limitbench_analysis::Verdict::NotReproduced,
                 "{id} at its no-effect value {values:?}: {}",
                 j[0].why
             );

@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
-use limitbench::analysis::report::{tally, verdict_text};
 use limitbench::app;
+use limitbench_analysis::report::{tally, verdict_text};
 
 #[derive(clap::Args)]
 pub struct AnalyzeArgs {

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 
 use super::server_args::ServerArgs;
-use limitbench::strategy::{self, Options};
+use limitbench_core::strategy::{self, Options};
 
 #[derive(clap::Args)]
 pub struct CheckArgs {

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
-use limitbench::analysis::compare;
+use limitbench_analysis::compare;
 
 #[derive(clap::Args)]
 pub struct CompareArgs {

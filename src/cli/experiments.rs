@@ -20,7 +20,7 @@ pub fn run(a: ExperimentsArgs, root: &Path) -> Result<i32> {
         .claims
         .unwrap_or_else(|| root.join("analysis/claims.toml"));
     let names: Vec<&str> = experiments::REGISTRY.iter().map(|e| e.name).collect();
-    let claims = limitbench::analysis::claims::load(&claims, &names)?;
+    let claims = limitbench_analysis::claims::load(&claims, &names)?;
     for d in experiments::REGISTRY {
         let ids: Vec<&str> = claims
             .iter()

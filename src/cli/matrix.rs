@@ -10,9 +10,9 @@ use clap::Parser;
 
 use limitbench::app;
 use limitbench::experiments::Size;
-use limitbench::fleet::RedisBinary;
 use limitbench::run::record::now_rfc3339;
 use limitbench::servers::{self, Availability, ServerSpec, identity};
+use limitbench_core::fleet::RedisBinary;
 
 /// The experiments the matrix runs when none are named: those whose claims
 /// depend on the server (memory layout, expiry, scripts, cluster errors,
@@ -62,7 +62,7 @@ pub struct ServerEntry {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub identity: Option<identity::Identity>,
+    pub identity: Option<limitbench_analysis::matrix::Identity>,
     pub run_seconds: f64,
     pub scorecard_seconds: f64,
     pub licence: String,
@@ -247,7 +247,7 @@ impl Matrix<'_> {
         &self,
         spec: &ServerSpec,
         index: &mut Index,
-    ) -> Result<Option<(RedisBinary, identity::Identity)>> {
+    ) -> Result<Option<(RedisBinary, limitbench_analysis::matrix::Identity)>> {
         let bin = match spec.fetch(&self.cache) {
             Availability::Ready(b) => b,
             Availability::Fetchable => unreachable!("fetch leaves no server fetchable"),
@@ -282,7 +282,7 @@ impl Matrix<'_> {
         &self,
         spec: &ServerSpec,
         bin: &RedisBinary,
-        id: &identity::Identity,
+        id: &limitbench_analysis::matrix::Identity,
         sub: &Path,
     ) -> Result<i32> {
         let a = self.a;

@@ -98,7 +98,7 @@ fn needs_project(command: &Command) -> bool {
 
 /// Run the parsed command; its exit code.
 pub async fn dispatch(cli: Cli) -> Result<i32> {
-    let found = limitbench::paths::locate(cli.project_dir.as_deref());
+    let found = limitbench_base::paths::locate(cli.project_dir.as_deref());
     let root = if needs_project(&cli.command) {
         Some(found?)
     } else {

@@ -6,11 +6,12 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 
 use limitbench::experiments::Size;
-use limitbench::fleet::RedisBinary;
 use limitbench::run::record::now_rfc3339;
 use limitbench::scorecard::{self as sc, Config, ScorecardServer};
-use limitbench::strategy::Options;
-use limitbench::strategy::external::Folder;
+use limitbench_analysis::scorecard::CellVerdict;
+use limitbench_core::fleet::RedisBinary;
+use limitbench_core::strategy::Options;
+use limitbench_core::strategy::external::Folder;
 
 #[derive(clap::Args, Clone)]
 pub struct ScorecardArgs {
@@ -127,7 +128,7 @@ pub async fn run(a: ScorecardArgs, root: &Path) -> Result<i32> {
     }
     // A manifest that does not load is named (and scored as an error row);
     // the good ones beside it are scored.
-    let folder = limitbench::strategy::external::scan(a.dir.as_deref())?;
+    let folder = limitbench_core::strategy::external::scan(a.dir.as_deref())?;
     for b in folder.broken_text() {
         eprintln!("limitbench: error: not loaded: {b}");
     }
@@ -144,10 +145,10 @@ pub async fn run(a: ScorecardArgs, root: &Path) -> Result<i32> {
         .key_prefix
         .clone()
         .unwrap_or_else(|| format!("limitbench:{run_id}:"));
-    limitbench::fleet::owned::check_prefix(&key_prefix, Some(&run_id))?;
+    limitbench_core::fleet::owned::check_prefix(&key_prefix, Some(&run_id))?;
     let target = target_of(&a, &key_prefix, &run_id).await?;
     // A folder that cannot be written is refused before the battery runs.
-    limitbench::fleet::owned::check_writable(&data_dir)?;
+    limitbench_core::fleet::owned::check_writable(&data_dir)?;
     let out = data_dir.join(&run_id);
     if out.join("scorecard.csv").exists() || out.join("probes").exists() {
         anyhow::bail!(
@@ -241,17 +242,17 @@ async fn score(cfg: &Config, size: Size, folder: &Folder) -> Result<i32> {
         .max()
         .unwrap_or(0);
     let card = sc::run(cfg, |r| {
-        let n = |v: sc::CellVerdict| r.cells.iter().filter(|c| c.verdict == v).count();
+        let n = |v: CellVerdict| r.cells.iter().filter(|c| c.verdict == v).count();
         eprintln!(
             "  {:<width$} {:>6.1} s  clock {:<7} pass {} warn {} fail {} not-run {} error {}",
             r.strategy,
             r.seconds,
             r.clock,
-            n(sc::CellVerdict::Pass),
-            n(sc::CellVerdict::Warn),
-            n(sc::CellVerdict::Fail),
-            n(sc::CellVerdict::NotRun),
-            n(sc::CellVerdict::Error)
+            n(CellVerdict::Pass),
+            n(CellVerdict::Warn),
+            n(CellVerdict::Fail),
+            n(CellVerdict::NotRun),
+            n(CellVerdict::Error)
         );
     })
     .await?;

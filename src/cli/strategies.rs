@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 
-use limitbench::strategy::{self, Options};
+use limitbench_core::strategy::{self, Options};
 
 #[derive(clap::Args)]
 pub struct StrategiesArgs {

@@ -6,8 +6,8 @@
 //! `Info::reports_redis_time`.
 
 use super::rows::HistoryRow;
-use crate::load::Event;
-use crate::strategy::Strategy;
+use limitbench_core::load::Event;
+use limitbench_core::strategy::Strategy;
 
 /// Whether a strategy's design promises exactly the limit under concurrency:
 /// atomic and without a known bug (check-then-act, the caller-clock bucket,

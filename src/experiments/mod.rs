@@ -33,8 +33,8 @@ use std::pin::Pin;
 
 pub use crate::run::{Progress, RunContext, Size};
 
-use crate::error::{Error, Result};
 use limitbench_analysis::Analyzer;
+use limitbench_base::error::{Error, Result};
 
 pub type BoxFut<'a> = Pin<Box<dyn Future<Output = Result<()>> + 'a>>;
 

@@ -15,13 +15,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::RunContext;
-use crate::clock::Clock;
-use crate::conn::Conn;
-use crate::error::{Error, Result};
-use crate::fleet::{Fleet, ServerConfig};
-use crate::load::Driver;
-use crate::proxy::{DelayProxy, RttStats};
-use crate::strategy::Strategy;
+use limitbench_base::error::{Error, Result};
+use limitbench_core::clock::Clock;
+use limitbench_core::conn::Conn;
+use limitbench_core::fleet::{Fleet, ServerConfig};
+use limitbench_core::load::Driver;
+use limitbench_core::proxy::{DelayProxy, RttStats};
+use limitbench_core::strategy::Strategy;
 
 /// The one server of a study-A experiment (or the external one), optionally pinned.
 pub async fn server(ctx: &RunContext, pin_cpu: Option<usize>) -> Result<Fleet> {
@@ -66,7 +66,7 @@ pub async fn fleet_drivers(fleet: &Fleet, s: &Arc<dyn Strategy>, n: usize) -> Re
 /// The first window boundary (Redis's clock, `offset_us` ahead of ours) at
 /// least `ahead_us` from now, on the trial clock `tc`.
 pub fn next_boundary(
-    tc: &crate::load::TrialClock,
+    tc: &limitbench_core::load::TrialClock,
     offset_us: i64,
     window_ms: u64,
     ahead_us: i64,
@@ -180,7 +180,7 @@ impl RoundTrip {
         let proxy = DelayProxy::start(redis)?;
         // Connections through the proxy authenticate as those to the
         // server do (a `--redis-url` with a password).
-        crate::resp::inherit_auth(&redis, proxy.listen);
+        limitbench_core::resp::inherit_auth(&redis, proxy.listen);
         proxy.set_jitter(Duration::from_secs_f64(jitter_ms / 1000.0));
         let calibration = proxy
             .calibrate(
@@ -224,7 +224,7 @@ impl RoundTrip {
     }
 }
 
-pub use crate::proxy::measure_rtt;
+use limitbench_core::proxy::measure_rtt;
 
 /// If a window of `window_ms` (on our clock) ends within `margin`, wait until
 /// it has rolled over, so that a trial never straddles a window boundary by
@@ -241,7 +241,7 @@ pub async fn clear_of_boundary(window_ms: u64, margin: Duration) {
 /// Redis's clock minus ours (us), from TIME at the middle of a round trip.
 pub async fn redis_clock_offset(conn: &mut Conn) -> Result<i64> {
     let before = Clock::system_now_us();
-    let r = conn.call("", &crate::args!["TIME"]).await?;
+    let r = conn.call("", &limitbench_core::args!["TIME"]).await?;
     let after = Clock::system_now_us();
     let parts = r
         .into_array()

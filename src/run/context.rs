@@ -16,10 +16,10 @@ use std::time::Instant;
 
 use serde::de::DeserializeOwned;
 
-use crate::error::{Error, Result};
-use crate::fleet::{Fleet, RedisBinary, ServerConfig};
 use crate::run::record::{RunDir, TrialLog};
-use crate::strategy::{self, Options, Strategy};
+use limitbench_base::error::{Error, Result};
+use limitbench_core::fleet::{Fleet, RedisBinary, ServerConfig};
+use limitbench_core::strategy::{self, Options, Strategy};
 
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, clap::ValueEnum,

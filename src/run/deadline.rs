@@ -18,7 +18,7 @@
 use std::time::{Duration, Instant};
 
 use super::context::RunContext;
-use crate::error::{Error, Result};
+use limitbench_base::error::{Error, Result};
 
 const FIRST_LIMIT: Duration = Duration::from_secs(600);
 const FLOOR: Duration = Duration::from_secs(60);

@@ -15,6 +15,6 @@ pub fn unique_client(tag: &str, cell: &str, trial: u64) -> String {
     format!(
         "{tag}-{}-{trial}-{}",
         cell.replace(|c: char| !c.is_ascii_alphanumeric(), "_"),
-        crate::load::next_request_id()
+        limitbench_core::load::next_request_id()
     )
 }

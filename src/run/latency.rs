@@ -5,10 +5,10 @@
 
 use hdrhistogram::Histogram;
 
-use super::rows::LatencyRow;
-use crate::error::Result;
-pub use crate::hdr::{decode, encode, new_histogram};
-use crate::load::Event;
+use limitbench_analysis::rows::LatencyRow;
+use limitbench_base::error::Result;
+use limitbench_base::hdr::{encode, new_histogram};
+use limitbench_core::load::Event;
 
 /// The name of the side table (`<experiment>-latency.csv`).
 pub const SIDE: &str = "latency";

@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::{Error, Result};
 use crate::run::record::{RunDir, now_rfc3339};
+use limitbench_base::error::{Error, Result};
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct RunManifest {
@@ -154,7 +154,7 @@ impl RunManifest {
         // Every string of the manifest (the command line, the server's URL
         // and CONFIG, error outcomes) goes through the one redaction.
         let value = serde_json::to_value(self).map_err(|e| Error::Other(e.to_string()))?;
-        let text = serde_json::to_string_pretty(&crate::redact::json(&value))
+        let text = serde_json::to_string_pretty(&limitbench_core::redact::json(&value))
             .map_err(|e| Error::Other(e.to_string()))?;
         std::fs::write(&tmp, text).map_err(|e| Error::io("writing manifest.json", e))?;
         std::fs::rename(&tmp, &p).map_err(|e| Error::io("writing manifest.json", e))
@@ -244,7 +244,7 @@ pub fn machine_info() -> serde_json::Value {
         "os": System::long_os_version().unwrap_or_default(),
         "hostname": System::host_name().unwrap_or_default(),
         "memory_mib": sys.as_ref().map(|s| s.total_memory() / (1024 * 1024)).unwrap_or(0),
-        "harness_cpus_allowed": crate::pin::allowed_cpus(std::process::id()),
+        "harness_cpus_allowed": limitbench_core::pin::allowed_cpus(std::process::id()),
         "rustc": option_env!("LIMITBENCH_RUSTC_VERSION").unwrap_or("unknown"),
     })
 }

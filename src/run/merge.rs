@@ -16,10 +16,10 @@
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
 
-use crate::error::{Error, Result};
 use crate::run::manifest::{RunInputs, RunManifest};
 use crate::run::record::{RunDir, now_rfc3339};
 use crate::run::shard::Shard;
+use limitbench_base::error::{Error, Result};
 
 /// One shard's folder and manifest.
 struct Part {
@@ -238,7 +238,7 @@ fn tables_of(dir: &Path, experiments: &[&str]) -> Result<Vec<(String, PathBuf)>>
         std::fs::read_dir(dir).map_err(|e| Error::io(format!("listing {}", dir.display()), e))?;
     for e in rd.flatten() {
         let name = e.file_name().to_string_lossy().into_owned();
-        let plain = crate::files::plain_name(&name).to_string();
+        let plain = limitbench_base::files::plain_name(&name).to_string();
         let Some(stem) = plain.strip_suffix(".csv") else {
             continue;
         };
@@ -327,7 +327,7 @@ pub fn merge(out: &Path, runs: &[PathBuf], experiments: &[&str]) -> Result<Merge
         let mut rows = 0;
         for (i, path) in files {
             let part = &parts[*i];
-            let bytes = crate::files::read_maybe_compressed(path)?;
+            let bytes = limitbench_base::files::read_maybe_compressed(path)?;
             let (h, b) = split_header(&bytes);
             if h.is_empty() {
                 continue;

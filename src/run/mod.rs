@@ -12,8 +12,6 @@ pub mod merge;
 pub mod noise;
 pub mod parallel;
 pub mod record;
-/// The run's own row types are the analysis crate's (it reads them).
-pub use limitbench_analysis::rows;
 pub mod seeds;
 pub mod shard;
 pub mod sweep;

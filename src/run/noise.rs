@@ -15,10 +15,10 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-pub use super::rows::NoiseRow;
+use limitbench_analysis::rows::NoiseRow;
 use sysinfo::{ProcessRefreshKind, ProcessesToUpdate, System};
 
-use crate::fleet::reaper;
+use limitbench_core::fleet::reaper;
 
 #[derive(Clone)]
 struct Interval {

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::error::{Error, Result};
+use limitbench_base::error::{Error, Result};
 
 /// `data/<run-id>/`.
 #[derive(Debug, Clone)]
@@ -127,7 +127,7 @@ impl RunDir {
                 .map(|m| m.len() >= COMPRESS_AT_BYTES)
                 .unwrap_or(false);
             if big && p.extension().is_some_and(|x| x == "csv") {
-                done.push(crate::files::compress_to_zst(&p)?);
+                done.push(limitbench_base::files::compress_to_zst(&p)?);
             }
         }
         Ok(done)
@@ -146,9 +146,9 @@ impl RunDir {
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default();
-            let plain = crate::files::plain_name(&name);
+            let plain = limitbench_base::files::plain_name(&name);
             if plain != name && plain.ends_with(".csv") {
-                let bytes = crate::files::read_maybe_compressed(&p)?;
+                let bytes = limitbench_base::files::read_maybe_compressed(&p)?;
                 let out = self.path.join(plain);
                 std::fs::write(&out, bytes)
                     .map_err(|e| Error::io(format!("writing {}", out.display()), e))?;

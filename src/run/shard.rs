@@ -12,8 +12,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::{Error, Result};
 use crate::run::seeds::fnv;
+use limitbench_base::error::{Error, Result};
 
 /// Shard `index` of `count` (0-based, index < count).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -28,24 +28,23 @@ use super::latency;
 use super::noise::NoiseSampler;
 use super::parallel;
 use super::record::CsvAppender;
-use crate::error::{Error, Result};
-use crate::fleet::reaper;
 use limitbench_analysis::rows::{LatencyRow, TRIAL_TIMES_CSV, TrialTime};
+use limitbench_base::error::{Error, Result};
+use limitbench_core::fleet::reaper;
 
 /// The run's record of other processes' CPU per cell (see `run::noise`).
 pub const NOISE_CSV: &str = "noise.csv";
 
-/// Row types name their (cell, trial) through [`Keyed`]; the trait and its
-/// `keyed!` macro live with the row types in the analysis crate.
-pub use limitbench_analysis::keyed;
-pub use limitbench_analysis::rows::Keyed;
+// Row types name their (cell, trial) through `Keyed`; the trait and its
+// `keyed!` macro live with the row types in the analysis crate.
+use limitbench_analysis::rows::Keyed;
 
 /// The side table of an experiment that has none.
 #[derive(Debug, Serialize)]
 pub struct NoSide {
     cell: String,
 }
-keyed!(NoSide);
+limitbench_analysis::keyed!(NoSide);
 
 /// What one trial gives back.
 #[derive(Debug)]

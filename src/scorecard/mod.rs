@@ -38,12 +38,12 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use crate::error::{Error, Result};
-use crate::fleet::RedisBinary;
 use crate::run::Size;
-use crate::strategy::{self, Options, Strategy};
-pub use limitbench_analysis::scorecard::{CellOutcome, CellVerdict, Declared};
+use limitbench_analysis::scorecard::{CellOutcome, CellVerdict, Declared};
 use limitbench_analysis::scorecard::{ColumnOutcome, ProbeRows};
+use limitbench_base::error::{Error, Result};
+use limitbench_core::fleet::RedisBinary;
+use limitbench_core::strategy::{self, Options, Strategy};
 use properties::WORKS;
 
 pub use properties::PROPERTIES;

@@ -8,8 +8,9 @@ use std::path::Path;
 use limitbench_plot::figure::num;
 use limitbench_plot::grid::{Grid, GridCell, GridRow, write_grid_svg};
 
-use super::{Cell, CellVerdict, PROPERTIES, Scorecard};
-use crate::error::{Error, Result};
+use super::{Cell, PROPERTIES, Scorecard};
+use limitbench_analysis::scorecard::CellVerdict;
+use limitbench_base::error::{Error, Result};
 
 fn io(what: &Path, e: impl std::fmt::Display) -> Error {
     Error::Other(format!("writing {}: {e}", what.display()))

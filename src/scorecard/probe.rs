@@ -14,12 +14,12 @@ use std::time::Instant;
 
 use super::properties::{PROBES, Probe};
 use super::{Config, ScorecardServer, dir_of};
-use crate::error::{Error, Result};
 use crate::experiments::{self, Experiment};
 use crate::run::RunContext;
 use crate::run::manifest::{self as mf, RunManifest};
 use crate::run::record::{RunDir, now_rfc3339};
 use crate::run::seeds::DEFAULT_SEED;
+use limitbench_base::error::{Error, Result};
 
 /// The probes of one strategy: its run folder and manifest.
 pub struct StrategyRun<'a> {
@@ -48,7 +48,7 @@ fn command_line() -> String {
     std::env::args()
         .map(|a| {
             if a.contains("://") {
-                crate::redact::url(&a)
+                limitbench_core::redact::url(&a)
             } else {
                 a
             }
@@ -129,7 +129,7 @@ impl<'a> StrategyRun<'a> {
                     serde_json::json!({"path": b.path, "version": b.version})
                 }
                 ScorecardServer::External(x) => {
-                    serde_json::json!({"external": crate::redact::url(&x.url)})
+                    serde_json::json!({"external": limitbench_core::redact::url(&x.url)})
                 }
             },
             started: now_rfc3339(),
@@ -246,7 +246,7 @@ mod tests {
                 dir: None,
                 size,
                 // Validation stops before a server would start; the path is not run.
-                target: ScorecardServer::Own(crate::fleet::RedisBinary {
+                target: ScorecardServer::Own(limitbench_core::fleet::RedisBinary {
                     path: "redis-server".into(),
                     version: "7.0.0".into(),
                 }),
@@ -280,7 +280,7 @@ mod tests {
             strategies: vec!["token-bucket".into()],
             dir: None,
             size: crate::run::Size::Quick,
-            target: ScorecardServer::Own(crate::fleet::RedisBinary {
+            target: ScorecardServer::Own(limitbench_core::fleet::RedisBinary {
                 path: "redis-server".into(),
                 version: "7.0.0".into(),
             }),

@@ -9,10 +9,10 @@
 //! bursts probe table).
 
 use super::{Config, ScorecardServer};
-use crate::error::Result;
 use crate::experiments;
 use crate::run::Size;
 use limitbench_analysis::scorecard::{CellOutcome, ColumnOutcome, ProbeRows};
+use limitbench_base::error::Result;
 
 /// Every property, in the table's column order (most important first).
 pub const PROPERTIES: &[(&str, &str)] = &[

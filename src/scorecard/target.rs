@@ -9,11 +9,11 @@
 
 use std::net::SocketAddr;
 
-use crate::error::Result;
-use crate::fleet::external::{Policy, UserServer};
-use crate::info;
-use crate::proxy::measure_rtt;
-use crate::resp::Connection;
+use limitbench_base::error::Result;
+use limitbench_core::fleet::external::{Policy, UserServer};
+use limitbench_core::info;
+use limitbench_core::proxy::measure_rtt;
+use limitbench_core::resp::Connection;
 
 pub struct External {
     pub url: String,
@@ -24,7 +24,6 @@ pub struct External {
 }
 
 /// The URL without its password, for printing and the header.
-pub use crate::redact::url as redact;
 
 impl External {
     /// Check the servers and the prefix; an error names the cause. Loopback
@@ -86,7 +85,7 @@ impl External {
             out.insert(
                 label.into(),
                 serde_json::json!({
-                    "url": redact(url),
+                    "url": limitbench_core::redact::url(url),
                     "redis_version": f.get("redis_version"),
                     "redis_mode": f.get("redis_mode"),
                     "maxmemory_policy": f.get("maxmemory_policy"),
@@ -95,7 +94,9 @@ impl External {
                 }),
             );
         }
-        Ok(crate::redact::json(&serde_json::json!({ "external": out })))
+        Ok(limitbench_core::redact::json(
+            &serde_json::json!({ "external": out }),
+        ))
     }
 
     /// Remove every key that starts with the prefix and the libraries the

@@ -5,8 +5,8 @@
 
 use std::collections::BTreeMap;
 
-use crate::error::Result;
-use crate::fleet::{RedisBinary, Server, ServerConfig};
+use limitbench_base::error::Result;
+use limitbench_core::fleet::{RedisBinary, Server, ServerConfig};
 
 /// Every setting limitbench writes into a server's config or sets at run
 /// time (fleet/server.rs's config file, the experiments' directives and
@@ -37,7 +37,7 @@ pub const SETTINGS_LIMITBENCH_SETS: &[&str] = &[
 
 /// What a server is: plain data, defined beside the matrix's analysis
 /// (`limitbench_analysis::matrix`), which reads it; [`probe`] fills it.
-pub use crate::analysis::matrix::Identity;
+use limitbench_analysis::matrix::Identity;
 
 /// The product and version from INFO server's fields.
 pub fn product_of(info: &BTreeMap<String, String>) -> (String, String) {
@@ -67,7 +67,9 @@ pub async fn probe(bin: &RedisBinary) -> Result<Identity> {
     let mut conn = server.connection().await?;
     let mut defaults = BTreeMap::new();
     for key in SETTINGS_LIMITBENCH_SETS {
-        let r = conn.call(&crate::args!["CONFIG", "GET", *key]).await?;
+        let r = conn
+            .call(&limitbench_core::args!["CONFIG", "GET", *key])
+            .await?;
         let items = r.into_array().unwrap_or_default();
         if let (Some(k), Some(v)) = (
             items.first().and_then(|x| x.as_string()),

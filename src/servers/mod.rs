@@ -15,8 +15,8 @@ use std::process::Command;
 
 use sha2::{Digest, Sha256};
 
-use crate::error::{Error, Result};
-use crate::fleet::RedisBinary;
+use limitbench_base::error::{Error, Result};
+use limitbench_core::fleet::RedisBinary;
 
 pub mod identity;
 
@@ -112,7 +112,6 @@ pub const SERVERS: &[ServerSpec] = &[
 
 /// The studies' server: the column whose rows are judged against the
 /// publication (the matrix's analysis, `limitbench_analysis::matrix`, names it).
-pub use crate::analysis::matrix::STUDY_SERVER;
 
 /// The server named `name`, or an error listing the names.
 pub fn find(name: &str) -> Result<&'static ServerSpec> {
@@ -340,7 +339,7 @@ mod tests {
 
     #[test]
     fn names_are_unique_and_the_study_server_is_first() {
-        assert_eq!(SERVERS[0].name, STUDY_SERVER);
+        assert_eq!(SERVERS[0].name, limitbench_analysis::matrix::STUDY_SERVER);
         for (i, a) in SERVERS.iter().enumerate() {
             assert!(SERVERS[i + 1..].iter().all(|b| b.name != a.name));
             if let Source::Wheel(w) = a.source {

@@ -6,7 +6,7 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
-use limitbench::fleet::{Fleet, RedisBinary, ServerConfig};
+use limitbench_core::fleet::{Fleet, RedisBinary, ServerConfig};
 
 pub fn redis() -> RedisBinary {
     RedisBinary::locate(None)

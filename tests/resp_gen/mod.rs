@@ -2,7 +2,7 @@
 //! its encoding written from the RESP2 spec, the `Reply` our parser must
 //! give for it, and what redis-rs's value becomes in our terms.
 
-use limitbench::resp::Reply;
+use limitbench_core::resp::Reply;
 use rand::RngExt;
 use rand::rngs::ChaCha8Rng;
 

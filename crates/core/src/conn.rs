@@ -10,8 +10,8 @@ use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use crate::error::{Error, Result};
 use crate::resp::{Arg, ArgList, Connection, Reply};
+use limitbench_base::error::{Error, Result};
 
 pub const CLUSTER_SLOTS: usize = 16384;
 

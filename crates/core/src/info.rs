@@ -6,8 +6,8 @@
 
 use std::collections::BTreeMap;
 
-use crate::error::{Error, Result};
 use crate::resp::{Arg, Connection, info_fields};
+use limitbench_base::error::{Error, Result};
 
 /// INFO fields: name -> value, over every section read.
 pub type InfoFields = BTreeMap<String, String>;

@@ -29,6 +29,3 @@ pub mod proxy;
 pub mod redact;
 pub mod resp;
 pub mod strategy;
-
-pub use limitbench_base::{Error, Result};
-pub use limitbench_base::{error, files, hdr, paths, stats};

@@ -14,8 +14,8 @@
 
 use std::sync::RwLock;
 
-use crate::error::{Error, Result};
 use crate::resp::Connection;
+use limitbench_base::error::{Error, Result};
 
 static NAMESPACE: RwLock<String> = RwLock::new(String::new());
 

@@ -9,7 +9,7 @@
 //! - [`PinGuard`]: pins this process while it lives and, on drop, puts every
 //!   thread back on the CPUs the process had before (also on errors).
 
-use crate::error::{Error, Result};
+use limitbench_base::error::{Error, Result};
 
 /// A set of CPUs as the kernel takes it.
 type CpuSet = libc::cpu_set_t;

@@ -27,8 +27,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
-use crate::error::{Error, Result};
 use crate::resp::{Connection, require_loopback};
+use limitbench_base::error::{Error, Result};
 
 struct Shared {
     /// Delay added to each direction, nanoseconds.
@@ -269,7 +269,7 @@ impl DelayProxy {
     }
 }
 
-/// Median, p99 (`crate::stats`' quantile) and mean of round trips, us; sorts `v`.
+/// Median, p99 (`limitbench_base::stats`' quantile) and mean of round trips, us; sorts `v`.
 /// PING `samples` times (at least once) on one new connection to `addr`,
 /// after one unmeasured PING.
 pub async fn measure_rtt(addr: SocketAddr, samples: u32) -> Result<RttStats> {
@@ -289,7 +289,7 @@ pub fn rtt_stats(v: &mut [f64]) -> RttStats {
         return RttStats::default();
     }
     v.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    let q = |p: f64| crate::stats::quantile_sorted(v, p);
+    let q = |p: f64| limitbench_base::stats::quantile_sorted(v, p);
     let mean = v.iter().sum::<f64>() / v.len() as f64;
     RttStats {
         samples: v.len() as u32,

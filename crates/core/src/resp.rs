@@ -18,7 +18,7 @@ use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-use crate::error::{Error, Result};
+use limitbench_base::error::{Error, Result};
 
 /// One reply. Error replies nested in arrays (as after `EXEC`) stay `Error`;
 /// a top-level error reply becomes `Err(Error::Reply)`.

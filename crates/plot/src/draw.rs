@@ -15,7 +15,7 @@ use super::marks::{dashed, marker, published_marker};
 use super::panel::{Frame, category_labels, references, series, shades, x_range, y_values};
 use super::style::*;
 pub use super::text::{text_width, wrap};
-use crate::error::{Error, Result};
+use limitbench_base::error::{Error, Result};
 
 impl Figure {
     /// Write `<name>.svg`, `<name>.png` and `<name>.csv` (the numbers

@@ -12,11 +12,11 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use crate::axes::{thin, ticks};
-use crate::error::{Error, Result};
 use crate::figure::{Axis, num};
 use crate::marks::{dashed, marker, published_marker};
 use crate::style::{FONT, SMALL, TEXT, err, font, look, register_font, text};
 use crate::text::{text_width, wrap};
+use limitbench_base::error::{Error, Result};
 
 /// One row: its label, its value and interval (ratios; None: nothing to
 /// draw, `placeholder` is written in the plot instead), the band where it

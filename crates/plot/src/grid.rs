@@ -6,7 +6,7 @@ use std::path::Path;
 
 use plotters::prelude::*;
 
-use crate::error::{Error, Result};
+use limitbench_base::error::{Error, Result};
 
 /// One cell: its text and its fill colour (RGB).
 #[derive(Debug, Clone)]

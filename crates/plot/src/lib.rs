@@ -26,5 +26,3 @@ pub mod png_out;
 pub mod style;
 pub mod svg_text;
 pub mod text;
-
-pub use limitbench_base::{Error, Result, error};

@@ -5,7 +5,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::style::err;
-use crate::error::Result;
+use limitbench_base::error::Result;
 
 pub(super) fn marker<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,

@@ -11,7 +11,7 @@ use super::axes::{range_of, tr};
 use super::figure::{Draw, Panel, RefKind};
 use super::marks::{dashed, marker, published_marker};
 use super::style::{SHADE_TONES, SMALL, TEXT, err, font, look, ref_look, text};
-use crate::error::Result;
+use limitbench_base::error::Result;
 
 /// A panel's plot as the parts below see it: its ranges in drawn units
 /// (log10 on a log axis), which axes are logarithmic, and the pixel of a

@@ -12,7 +12,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use crate::error::{Error, Result};
+use limitbench_base::error::{Error, Result};
 
 /// Palette entries of an 8-bit PNG.
 const PALETTE_SIZE: usize = 256;

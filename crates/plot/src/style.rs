@@ -9,8 +9,8 @@ use std::sync::Once;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use crate::error::{Error, Result};
 use crate::figure::RefKind;
+use limitbench_base::error::{Error, Result};
 
 /// The bundled font (DejaVu Sans, Bitstream Vera license: see
 /// `crates/plot/assets/fonts/DejaVuSans-LICENSE.txt`).

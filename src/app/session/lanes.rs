@@ -12,10 +12,10 @@ use anyhow::Result;
 use super::prepare::SharedManifest;
 use super::request::RunRequest;
 use crate::experiments::{self, Experiment, RunContext};
-use crate::fleet::RedisBinary;
 use crate::run::parallel::{Bound, Job, Part};
 use crate::run::record::RunDir;
 use crate::run::shard::Shard;
+use limitbench_core::fleet::RedisBinary;
 
 /// One experiment's (or one experiment's lanes') name, seconds and
 /// outcome (`done` or `failed: ...`).

@@ -22,12 +22,12 @@ use std::path::Path;
 use anyhow::Result;
 
 use crate::experiments;
-use crate::fleet::RedisBinary;
-use crate::fleet::external::UserServer;
 use crate::run::manifest::RunInputs;
 use crate::run::record::{RunDir, now_rfc3339};
 use crate::run::shard::Shard;
-use crate::strategy::{self, Options};
+use limitbench_core::fleet::RedisBinary;
+use limitbench_core::fleet::external::UserServer;
+use limitbench_core::strategy::{self, Options};
 
 mod lanes;
 mod prepare;

@@ -8,10 +8,10 @@ use std::sync::{Arc, Mutex};
 use anyhow::{Context, Result};
 
 use super::request::RunRequest;
-use crate::fleet::RedisBinary;
 use crate::run::manifest::{self as mf, RunInputs, RunManifest};
 use crate::run::record::{RunDir, now_rfc3339};
 use crate::run::shard::Shard;
+use limitbench_core::fleet::RedisBinary;
 
 /// The shared manifest of a session: every experiment (and lane) records
 /// its start, end and notes in it.
@@ -62,7 +62,7 @@ pub(super) fn record_start(
         // Ctrl-C: the manifest records the interruption (the trials
         // committed so far are kept; resume redoes the rest).
         let (m, run) = (manifest.clone(), run.clone());
-        crate::fleet::reaper::on_interrupt(move || {
+        limitbench_core::fleet::reaper::on_interrupt(move || {
             if let Ok(mut m) = m.try_lock() {
                 m.interrupted();
                 let _ = m.save(&run);
@@ -145,8 +145,8 @@ fn new_manifest(
                 v
             }
             None => serde_json::json!({
-                "external": a.server.redis_url.as_deref().map(crate::redact::url),
-                "key_prefix": crate::namespace::namespace(),
+                "external": a.server.redis_url.as_deref().map(limitbench_core::redact::url),
+                "key_prefix": limitbench_core::namespace::namespace(),
             }),
         },
         started: now_rfc3339(),

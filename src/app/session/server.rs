@@ -5,8 +5,8 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 
-use crate::fleet::external::{Policy, UserServer};
-use crate::fleet::{self, Fleet, RedisBinary, ServerConfig};
+use limitbench_core::fleet::external::{Policy, UserServer};
+use limitbench_core::fleet::{self, Fleet, RedisBinary, ServerConfig};
 
 /// The server choice of a command, as plain data (the command line's
 /// `--redis-url/--key-prefix/--redis-server` group builds it).
@@ -58,7 +58,9 @@ impl ServerChoice {
         };
         let u = UserServer::open(url, &prefix, Some(id), policy)
             .await
-            .with_context(|| format!("checking --redis-url {}", crate::redact::url(url)))?;
+            .with_context(|| {
+                format!("checking --redis-url {}", limitbench_core::redact::url(url))
+            })?;
         u.announce();
         Ok(u)
     }

@@ -6,10 +6,10 @@ use anyhow::{Context, Result};
 
 use super::request::RunRequest;
 use crate::experiments::{self, RunContext};
-use crate::fleet::{Fleet, RedisBinary, ServerConfig};
 use crate::run::manifest::RunManifest;
 use crate::run::record::RunDir;
-use crate::strategy::{self, Options};
+use limitbench_core::fleet::{Fleet, RedisBinary, ServerConfig};
+use limitbench_core::strategy::{self, Options};
 
 /// Check every experiment file (at this size, into its parameter type) and
 /// every strategy script the run can use (compiled by SCRIPT LOAD / FUNCTION
@@ -45,7 +45,7 @@ pub(super) async fn validate(
                 // Every experiment parses its parameters first; in validation
                 // mode that is where it stops (tests/cli.rs checks it for all).
                 match (experiments::find(n)?.run)(&ctx).await {
-                    Err(crate::Error::Validated) => {}
+                    Err(limitbench_base::Error::Validated) => {}
                     Err(e) => problems.push(e.to_string()),
                     Ok(()) => problems.push(format!(
                         "experiment `{n}` did not parse its parameters before doing work"
@@ -114,7 +114,7 @@ pub(super) fn script_digests(
                     std::fs::read(&p).with_context(|| format!("reading {}", p.display()))?;
                 out.insert(
                     p.display().to_string(),
-                    crate::strategy::script::sha1_hex(&bytes),
+                    limitbench_core::strategy::script::sha1_hex(&bytes),
                 );
             }
         }

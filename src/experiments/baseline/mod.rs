@@ -26,15 +26,15 @@ pub use rows::Row;
 
 use super::testbed;
 use super::{RunContext, Spec};
-use crate::clock::Clock;
-use crate::error::Result;
-use crate::fleet::Fleet;
-use crate::load::{Driver, closed_loop};
+use limitbench_core::clock::Clock;
+use limitbench_base::error::Result;
+use limitbench_core::fleet::Fleet;
+use limitbench_core::load::{Driver, closed_loop};
 use crate::run::latency;
 use crate::run::seeds::trial_seed;
 use crate::run::sweep::{self, NoSide, Sweep, TrialRows};
-use crate::stats::quantile;
-use crate::strategy::{Limit, Options};
+use limitbench_base::stats::quantile;
+use limitbench_core::strategy::{Limit, Options};
 
 /// Its registration (the registry adds its `run` and its analysis half's `analyze`).
 // its round trips are the reference other ratios divide by: alone.
@@ -101,11 +101,11 @@ impl Sweep for Baseline {
         let (mut us, errors, first_error, hist) = match setup.driver.take() {
             None => {
                 let mut c = self.fleet.conn().await?;
-                let mut h = latency::new_histogram();
+                let mut h = limitbench_base::hdr::new_histogram();
                 let mut us = Vec::with_capacity(n as usize);
                 for _ in 0..n {
                     let t = Instant::now();
-                    c.call("", &crate::args!["PING"]).await?;
+                    c.call("", &limitbench_core::args!["PING"]).await?;
                     let d = t.elapsed().as_secs_f64() * 1e6;
                     h.saturating_record(d.max(1.0) as u64);
                     us.push(d);

@@ -59,17 +59,17 @@ pub use rows::{HistoryRow, Row};
 use super::decisions::history_rows;
 use super::testbed::{self, ms_label};
 use super::{RunContext, Spec};
-use crate::clock::Clock;
-use crate::conn::Conn;
-use crate::error::{Error, Result};
-use crate::load::counts::count;
-use crate::load::dispatch::{Assign, open_loop_on};
-use crate::load::schedule::{self, Arrival};
-use crate::load::{Driver, TrialClock};
+use limitbench_core::clock::Clock;
+use limitbench_core::conn::Conn;
+use limitbench_base::error::{Error, Result};
+use limitbench_core::load::counts::count;
+use limitbench_core::load::dispatch::{Assign, open_loop_on};
+use limitbench_core::load::schedule::{self, Arrival};
+use limitbench_core::load::{Driver, TrialClock};
 use crate::run::latency;
 use crate::run::seeds::{self, TrialRng, trial_seed};
 use crate::run::sweep::{self, Sweep, TrialRows};
-use crate::strategy::{Limit, Options};
+use limitbench_core::strategy::{Limit, Options};
 
 /// Its registration (the registry adds its `run` and its analysis half's `analyze`).
 // windows of 1 s and more, phases of 50 ms and more: a 10 ms slip is under a fifth of the shortest.
@@ -342,9 +342,9 @@ impl Bursts {
                 .filter(|h| h.admitted)
                 .all(|h| h.redis_time_us.is_some());
             let ach = schedule::achieved_by(&events);
-            let (times, _) = crate::analysis::window::admission_times(&hist, true);
+            let (times, _) = limitbench_analysis::window::admission_times(&hist, true);
             let (most, _) =
-                crate::analysis::window::max_in_window(&times, p.window_ms as i64 * 1000);
+                limitbench_analysis::window::max_in_window(&times, p.window_ms as i64 * 1000);
             out.side.extend(hist);
             out.latency
                 .push(latency::events_row(&cell, rep, &name, &events)?);

@@ -44,14 +44,14 @@ use serde::{Deserialize, Serialize};
 pub use rows::{Row, UserRow};
 
 use super::{RunContext, Spec};
-use crate::clock::Clock;
-use crate::conn::{ClusterConn, Conn, key_slot};
-use crate::error::{Error, Result};
-use crate::fleet::{Fleet, ServerConfig};
+use limitbench_core::clock::Clock;
+use limitbench_core::conn::{ClusterConn, Conn, key_slot};
+use limitbench_base::error::{Error, Result};
+use limitbench_core::fleet::{Fleet, ServerConfig};
 use crate::run::keys::unique_client;
 use crate::run::sweep::{self, Sweep, TrialRows};
-use crate::strategy::lua::{LuaStrategy, NO_TIME_REPLY, STANDARD_REPLY};
-use crate::strategy::{
+use limitbench_core::strategy::lua::{LuaStrategy, NO_TIME_REPLY, STANDARD_REPLY};
+use limitbench_core::strategy::{
     ClockSource, Limit, Options, Request, Script, ScriptArgs, Strategy, client_key, window_index,
 };
 
@@ -101,11 +101,11 @@ pub fn shebang(flags: &str) -> Result<&'static str> {
 pub fn variant_keys(variant: &str, user: &str, window: i64) -> (String, String) {
     match variant {
         "derived-plain" => {
-            let b = format!("{}rl:{user}:fwd", crate::namespace::namespace());
+            let b = format!("{}rl:{user}:fwd", limitbench_core::namespace::namespace());
             (b.clone(), format!("{b}:{window}"))
         }
         "derived-tagged" => {
-            let b = format!("{}rl:{{{user}}}:fwd", crate::namespace::namespace());
+            let b = format!("{}rl:{{{user}}}:fwd", limitbench_core::namespace::namespace());
             (b.clone(), format!("{b}:{window}"))
         }
         _ => {
@@ -255,7 +255,7 @@ impl Nodes {
                 let masters = ClusterConn::connect(*seed).await?.node_addrs();
                 for a in &masters {
                     strategy
-                        .prepare(&mut crate::resp::Connection::connect(*a).await?)
+                        .prepare(&mut limitbench_core::resp::Connection::connect(*a).await?)
                         .await?;
                 }
                 Ok(masters.len())

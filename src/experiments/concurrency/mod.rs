@@ -32,13 +32,13 @@ use super::decisions::{atomic_design, history_rows};
 use super::rows::HistoryRow;
 use super::testbed::{self, RoundTrips, ms_label};
 use super::{RunContext, Spec};
-use crate::error::Result;
-use crate::load::closed_loop;
-use crate::load::counts::count;
+use limitbench_base::error::Result;
+use limitbench_core::load::closed_loop;
+use limitbench_core::load::counts::count;
 use crate::run::latency;
 use crate::run::seeds::trial_seed;
 use crate::run::sweep::{self, Sweep, TrialRows};
-use crate::strategy::{self, Limit, Options};
+use limitbench_core::strategy::{self, Limit, Options};
 
 /// Its registration (the registry adds its `run` and its analysis half's `analyze`).
 // Alone. Its 0 ms cells race the workers on CPU. Its delayed cells ran
@@ -149,19 +149,19 @@ fn cells(ctx: &RunContext, p: &Params) -> Result<Vec<Cell>> {
 /// Cross-cell state: the server, and one calibrated proxy per round trip.
 struct Concurrency {
     p: Params,
-    fleet: crate::fleet::Fleet,
+    fleet: limitbench_core::fleet::Fleet,
     round_trips: RoundTrips,
 }
 
 /// Per cell: the proxy, the strategy's drivers, the measured round trip.
 struct CellSetup {
     one_way_us: f64,
-    measured: crate::proxy::RttStats,
+    measured: limitbench_core::proxy::RttStats,
     kind: String,
     atomic: bool,
     /// Does the strategy report Redis's clock (`Info::reports_redis_time`)?
     redis_clock: bool,
-    drivers: Vec<crate::load::Driver>,
+    drivers: Vec<limitbench_core::load::Driver>,
 }
 
 impl Sweep for Concurrency {

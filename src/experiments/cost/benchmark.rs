@@ -5,9 +5,9 @@
 use std::net::SocketAddr;
 use std::time::Instant;
 
-use crate::error::{Error, Result};
-use crate::load::replay::{self, CpuCost};
-use crate::resp::Connection;
+use limitbench_base::error::{Error, Result};
+use limitbench_core::load::replay::{self, CpuCost};
+use limitbench_core::resp::Connection;
 
 /// `redis-benchmark -t get` with the same connections and key space, on the
 /// load CPU; returns its rate and what it cost Redis.

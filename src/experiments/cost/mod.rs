@@ -38,16 +38,16 @@ pub use benchmark::parse_benchmark_csv;
 pub use rows::CostRow;
 
 use super::{RunContext, Spec};
-use crate::error::{Error, Result};
-use crate::fleet::{Fleet, ServerConfig};
-use crate::load::replay::{self, AdmitRule, HotLoad, HotSpec, LogSpec, RawPipe, Template, Window};
-use crate::pin::PinGuard;
-use crate::resp::Connection;
+use limitbench_base::error::{Error, Result};
+use limitbench_core::fleet::{Fleet, ServerConfig};
+use limitbench_core::load::replay::{self, AdmitRule, HotLoad, HotSpec, LogSpec, RawPipe, Template, Window};
+use limitbench_core::pin::PinGuard;
+use limitbench_core::resp::Connection;
 use crate::run::latency;
 use crate::run::seeds;
 use crate::run::sweep::{self, NoSide, Sweep, TrialRows};
-use crate::stats::histogram_quantile_us;
-use crate::strategy::{Kind, Limit, Options, Strategy};
+use limitbench_base::stats::histogram_quantile_us;
+use limitbench_core::strategy::{Kind, Limit, Options, Strategy};
 
 /// Its registration (the registry adds its `run` and its analysis half's `analyze`).
 // CPU per decision, pinned: alone.
@@ -263,7 +263,7 @@ impl Plan {
         let s = ctx.build_strategy(&name, &strategy_opts(probe.as_ref(), &name, &invocation))?;
         s.prepare(admin).await?;
         let limit = Limit::per_window(self.limit, self.window_ms);
-        let now = crate::clock::Clock::system_now_us();
+        let now = limitbench_core::clock::Clock::system_now_us();
         let load = match replay::capture(s.as_ref(), limit, now, rule_for(s.as_ref(), limit.limit))
             .await
         {
@@ -312,7 +312,7 @@ async fn prefill(
     let mut buf = Vec::new();
     for i in 0..p.keys {
         let k = format!("key:{i:012}");
-        crate::resp::encode(&mut buf, &crate::args!["SET", k.as_str(), "xxx"]);
+        limitbench_core::resp::encode(&mut buf, &limitbench_core::args!["SET", k.as_str(), "xxx"]);
     }
     let out = pipe.send(&buf, p.keys as usize).await?;
     if out.errors > 0 {
@@ -332,7 +332,7 @@ async fn prefill(
         let keys: Vec<String> = (0..v.plan.keys)
             .map(|i| tpl.key(i))
             .collect::<Result<_>>()?;
-        let now = crate::clock::Clock::system_now_us();
+        let now = limitbench_core::clock::Clock::system_now_us();
         let entries = v.plan.prefill_entries;
         let spec = LogSpec {
             entries,
@@ -401,7 +401,7 @@ impl Sweep for Cost {
         let addr = fleet.primary_addr();
         let mut admin = Connection::connect(addr).await?;
         ctx.note_fleet("server", &fleet).await?;
-        let redis_allowed = fleet.primary().pid().and_then(crate::pin::allowed_cpus);
+        let redis_allowed = fleet.primary().pid().and_then(limitbench_core::pin::allowed_cpus);
         let mut variants = Vec::new();
         for plan in &cell.variants {
             variants.push(plan.clone().build(ctx, &mut admin).await?);
@@ -497,7 +497,7 @@ async fn one_run(
         }
     };
     // The hot loop records nanoseconds; the latency table is in µs.
-    let mut latency_us = latency::new_histogram();
+    let mut latency_us = limitbench_base::hdr::new_histogram();
     for it in w.latency.iter_recorded() {
         latency_us.saturating_record_n((it.value_iterated_to() / 1000).max(1), it.count_at_value());
     }

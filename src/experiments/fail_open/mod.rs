@@ -37,14 +37,14 @@ pub use policy::{Policy, PolicyClient, PolicyOutcome};
 pub use rows::{BinRow, SummaryRow};
 
 use super::{RunContext, Spec};
-use crate::error::{Error, Result};
-use crate::fleet::{Fleet, ServerConfig};
-use crate::load::{TrialClock, schedule};
-use crate::proxy::DelayProxy;
+use limitbench_base::error::{Error, Result};
+use limitbench_core::fleet::{Fleet, ServerConfig};
+use limitbench_core::load::{TrialClock, schedule};
+use limitbench_core::proxy::DelayProxy;
 use crate::run::keys::unique_client;
 use crate::run::latency;
 use crate::run::sweep::{self, Sweep, TrialRows};
-use crate::strategy::{Limit, Options, Request, Strategy};
+use limitbench_core::strategy::{Limit, Options, Request, Strategy};
 
 /// Its registration (the registry adds its `run` and its analysis half's `analyze`).
 // its client timeouts are milliseconds: a slip of 3 ms is what a timeout of the study could absorb.
@@ -363,7 +363,7 @@ impl Sweep for FailOpen {
             },
         );
         // Latency as the caller saw it, fail-open timeouts included.
-        let mut h = latency::new_histogram();
+        let mut h = limitbench_base::hdr::new_histogram();
         for e in &drive.evs {
             h.saturating_record((e.replied_us - e.sent_us).max(1) as u64);
         }

@@ -8,9 +8,9 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use crate::conn::Conn;
-use crate::error::{Error, Result};
-use crate::strategy::{Request, Strategy};
+use limitbench_core::conn::Conn;
+use limitbench_base::error::{Error, Result};
+use limitbench_core::strategy::{Request, Strategy};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]

@@ -43,14 +43,14 @@ use serde::{Deserialize, Serialize};
 pub use rows::Row;
 
 use super::{RunContext, Spec};
-use crate::clock::Clock;
-use crate::conn::Conn;
-use crate::error::{Error, Result};
-use crate::fleet::{RedisBinary, Server, ServerConfig};
-use crate::load::next_request_id;
-use crate::proxy::DelayProxy;
+use limitbench_core::clock::Clock;
+use limitbench_core::conn::Conn;
+use limitbench_base::error::{Error, Result};
+use limitbench_core::fleet::{RedisBinary, Server, ServerConfig};
+use limitbench_core::load::next_request_id;
+use limitbench_core::proxy::DelayProxy;
 use crate::run::sweep::{self, NoSide, Sweep, TrialRows};
-use crate::strategy::{Limit, Options, Request, Strategy, client_key, window_index};
+use limitbench_core::strategy::{Limit, Options, Request, Strategy, client_key, window_index};
 
 /// Its registration (the registry adds its `run` and its analysis half's `analyze`).
 // Run alone: at quick size its over-admission at a 5 ms replication
@@ -171,7 +171,7 @@ async fn worker(
         let mut admitted = d.admitted;
         if wait {
             match conn
-                .call("", &crate::args!["WAIT", 1u64, p.wait_timeout_ms])
+                .call("", &limitbench_core::args!["WAIT", 1u64, p.wait_timeout_ms])
                 .await
             {
                 Ok(r) if r.as_i64().unwrap_or(0) >= 1 => {}
@@ -256,8 +256,8 @@ impl Pair {
     async fn arm(&self, strategy: &dyn Strategy, cell: &str) -> Result<()> {
         let mut c = self.primary.connection().await?;
         strategy.prepare(&mut c).await?;
-        c.call(&crate::args!["SET", "failover:ready", 1u64]).await?;
-        let acked = c.call(&crate::args!["WAIT", 1u64, 5000u64]).await?;
+        c.call(&limitbench_core::args!["SET", "failover:ready", 1u64]).await?;
+        let acked = c.call(&limitbench_core::args!["WAIT", 1u64, 5000u64]).await?;
         if acked.as_i64().unwrap_or(0) < 1 {
             return Err(Error::Other(format!(
                 "failover: the replica did not acknowledge a write within 5 s (cell {cell})"
@@ -456,13 +456,13 @@ async fn replica_used(replica: &Server, strategy: &str, client: &str, limit: Lim
     if strategy.starts_with("token-bucket") {
         let key = client_key(client, "tb");
         let t = c
-            .call(&crate::args!["HGET", key.as_str(), "tokens"])
+            .call(&limitbench_core::args!["HGET", key.as_str(), "tokens"])
             .await?;
         Ok(limit.limit as f64 - t.as_f64().unwrap_or(limit.limit as f64))
     } else {
         let w = window_index(Clock::system_now_us(), limit.window_ms);
         let key = client_key(client, &format!("fw:{w}"));
-        let v = c.call(&crate::args!["GET", key.as_str()]).await?;
+        let v = c.call(&limitbench_core::args!["GET", key.as_str()]).await?;
         Ok(v.as_f64().unwrap_or(0.0))
     }
 }

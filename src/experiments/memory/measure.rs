@@ -6,13 +6,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::{Fill, LogBytes, MemoryRow, OtherFill, Params};
-use crate::conn::Conn;
-use crate::error::{Error, Result};
-use crate::info;
-use crate::load::replay::{self, AdmitRule, HotSpec, LogSpec, RawPipe, Template, client_name};
-use crate::resp::{Connection, Reply};
+use limitbench_core::conn::Conn;
+use limitbench_base::error::{Error, Result};
+use limitbench_core::info;
+use limitbench_core::load::replay::{self, AdmitRule, HotSpec, LogSpec, RawPipe, Template, client_name};
+use limitbench_core::resp::{Connection, Reply};
 use crate::run::{RunContext, seeds};
-use crate::strategy::{Kind, Limit, Options, Request, Strategy, client_key};
+use limitbench_core::strategy::{Kind, Limit, Options, Request, Strategy, client_key};
 
 /// How long Redis is left alone before a memory reading of the strategy
 /// cells (and after every fill): incremental rehashing takes 1 ms steps and
@@ -23,7 +23,7 @@ const SETTLE: Duration = Duration::from_millis(150);
 
 pub(super) async fn set_listpack_entries(admin: &mut Connection, z: u64) -> Result<()> {
     admin
-        .call(&crate::args![
+        .call(&limitbench_core::args![
             "CONFIG",
             "SET",
             "zset-max-listpack-entries",
@@ -39,7 +39,7 @@ async fn used_memory(admin: &mut Connection) -> Result<f64> {
 
 /// FLUSHALL and the memory baseline.
 async fn baseline(admin: &mut Connection) -> Result<f64> {
-    admin.call(&crate::args!["FLUSHALL", "SYNC"]).await?;
+    admin.call(&limitbench_core::args!["FLUSHALL", "SYNC"]).await?;
     tokio::time::sleep(Duration::from_millis(20)).await;
     used_memory(admin).await
 }
@@ -58,13 +58,13 @@ async fn sample_keys(admin: &mut Connection, keys: &[String]) -> Result<KeySampl
     for k in keys {
         let k = k.as_str();
         let u = admin
-            .call(&crate::args!["MEMORY", "USAGE", k, "SAMPLES", 0i64])
+            .call(&limitbench_core::args!["MEMORY", "USAGE", k, "SAMPLES", 0i64])
             .await?;
         if let Some(u) = u.as_f64() {
             usage.push(u);
         }
         let t = admin
-            .call(&crate::args!["TYPE", k])
+            .call(&limitbench_core::args!["TYPE", k])
             .await?
             .as_string()
             .unwrap_or_default();
@@ -75,12 +75,12 @@ async fn sample_keys(admin: &mut Connection, keys: &[String]) -> Result<KeySampl
             _ => None,
         };
         if let Some(c) = size_cmd
-            && let Some(n) = admin.call(&crate::args![c, k]).await?.as_f64()
+            && let Some(n) = admin.call(&limitbench_core::args![c, k]).await?.as_f64()
         {
             sizes.push(n);
         }
         if enc.is_empty() {
-            enc = match admin.call(&crate::args!["OBJECT", "ENCODING", k]).await {
+            enc = match admin.call(&limitbench_core::args!["OBJECT", "ENCODING", k]).await {
                 Ok(Reply::Bulk(b)) => String::from_utf8_lossy(&b).into_owned(),
                 Ok(r) => r.as_string().unwrap_or_default(),
                 Err(_) => "missing".into(),
@@ -139,7 +139,7 @@ pub(super) async fn log_bytes(
                 entries: c.limit,
                 member_len: c.member_len,
                 first_id: p.id_base,
-                first_score_us: crate::clock::Clock::system_now_us(),
+                first_score_us: limitbench_core::clock::Clock::system_now_us(),
                 score_step_us: 1,
                 ttl_ms: Some(p.window_ms),
                 chunk: 100,
@@ -247,7 +247,7 @@ async fn finish_bytes(
 
 /// Capture `s`'s request for `limit` (the template the replay fills).
 async fn capture(s: &dyn Strategy, limit: Limit, rule: AdmitRule) -> Result<Template> {
-    replay::capture(s, limit, crate::clock::Clock::system_now_us(), rule).await
+    replay::capture(s, limit, limitbench_core::clock::Clock::system_now_us(), rule).await
 }
 
 /// Round trips one decision of `s` takes (one decision on a scratch
@@ -363,7 +363,7 @@ pub(super) async fn strategy_bytes(
     };
     let s = ctx.build_strategy(name, &opts)?;
     let limit = Limit::per_window(p.other_limit, p.window_ms);
-    admin.call(&crate::args!["FLUSHALL", "SYNC"]).await?;
+    admin.call(&limitbench_core::args!["FLUSHALL", "SYNC"]).await?;
     s.prepare(admin).await?;
     let by_decisions = p.other_fill == Some(OtherFill::Decisions);
     let fill = if by_decisions || round_trips_per_decision(s.as_ref(), addr, limit).await? > 1 {
@@ -378,7 +378,7 @@ pub(super) async fn strategy_bytes(
     if p.other_warmup.unwrap_or(false) {
         fill.fill(p, admin, addr, cell, limit).await?;
     }
-    admin.call(&crate::args!["FLUSHALL", "SYNC"]).await?;
+    admin.call(&limitbench_core::args!["FLUSHALL", "SYNC"]).await?;
     s.prepare(admin).await?;
     tokio::time::sleep(SETTLE).await;
     let before = used_memory(admin).await?;
@@ -421,7 +421,7 @@ pub(super) async fn log_cpu(
     // A limit never reached: every call trims (nothing) and adds one entry.
     let lim = Limit::per_window(1_000_000_000, p.window_ms);
     let tpl = capture(s.as_ref(), lim, AdmitRule::FirstIntIsOne).await?;
-    admin.call(&crate::args!["FLUSHALL", "SYNC"]).await?;
+    admin.call(&limitbench_core::args!["FLUSHALL", "SYNC"]).await?;
     set_listpack_entries(admin, z).await?;
     s.prepare(admin).await?;
     let keys: Vec<String> = (0..p.cpu_clients)
@@ -433,7 +433,7 @@ pub(super) async fn log_cpu(
         entries: n,
         member_len,
         first_id: replay::ID_BASE * 9,
-        first_score_us: crate::clock::Clock::system_now_us() - n as i64,
+        first_score_us: limitbench_core::clock::Clock::system_now_us() - n as i64,
         score_step_us: 1,
         ttl_ms: Some(p.window_ms),
         chunk: 100,

@@ -49,10 +49,10 @@ use serde::Deserialize;
 pub use rows::MemoryRow;
 
 use super::{RunContext, Spec};
-use crate::error::Result;
-use crate::fleet::{Fleet, ServerConfig};
-use crate::pin::PinGuard;
-use crate::resp::Connection;
+use limitbench_base::error::Result;
+use limitbench_core::fleet::{Fleet, ServerConfig};
+use limitbench_core::pin::PinGuard;
+use limitbench_core::resp::Connection;
 use crate::run::sweep::{self, NoSide, Sweep, TrialRows};
 
 /// Its registration (the registry adds its `run` and its analysis half's `analyze`).

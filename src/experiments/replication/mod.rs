@@ -32,15 +32,15 @@ use serde::{Deserialize, Serialize};
 pub use rows::{MismatchRow, Row};
 
 use super::{RunContext, Spec, testbed};
-use crate::error::{Error, Result};
-use crate::fleet::replication::wait_caught_up;
-use crate::fleet::{Fleet, ServerConfig};
-use crate::load::{open_loop, schedule};
-use crate::resp::{Connection, Reply};
+use limitbench_base::error::{Error, Result};
+use limitbench_core::fleet::replication::wait_caught_up;
+use limitbench_core::fleet::{Fleet, ServerConfig};
+use limitbench_core::load::{open_loop, schedule};
+use limitbench_core::resp::{Connection, Reply};
 use crate::run::keys::unique_client;
 use crate::run::seeds::{TrialRng, trial_rng};
 use crate::run::sweep::{self, Sweep, TrialRows};
-use crate::strategy::{Limit, Options, Strategy};
+use limitbench_core::strategy::{Limit, Options, Strategy};
 
 /// Its registration (the registry adds its `run` and its analysis half's `analyze`).
 // buckets of a rate over seconds: 10 ms.
@@ -66,9 +66,9 @@ struct Params {
 /// (`pexpiretime`, ms since the epoch; -1 none, -2 missing).
 pub async fn key_state(c: &mut Connection, key: &str) -> Result<BTreeMap<String, String>> {
     let mut m = BTreeMap::new();
-    let t = c.call(&crate::args!["TYPE", key]).await?.as_string();
+    let t = c.call(&limitbench_core::args!["TYPE", key]).await?.as_string();
     if matches!(t.as_deref(), Some("hash") | Some("none")) {
-        let h = c.call(&crate::args!["HGETALL", key]).await?;
+        let h = c.call(&limitbench_core::args!["HGETALL", key]).await?;
         for kv in h.into_array().unwrap_or_default().chunks(2) {
             if let (Some(k), Some(v)) = (
                 kv.first().and_then(Reply::as_string),
@@ -77,13 +77,13 @@ pub async fn key_state(c: &mut Connection, key: &str) -> Result<BTreeMap<String,
                 m.insert(k, v);
             }
         }
-    } else if let Reply::Bulk(b) = c.call(&crate::args!["DUMP", key]).await? {
+    } else if let Reply::Bulk(b) = c.call(&limitbench_core::args!["DUMP", key]).await? {
         m.insert(
             "dump".into(),
             b.iter().map(|x| format!("{x:02x}")).collect::<String>(),
         );
     }
-    let t = c.call(&crate::args!["PEXPIRETIME", key]).await?;
+    let t = c.call(&limitbench_core::args!["PEXPIRETIME", key]).await?;
     m.insert(
         "pexpiretime".into(),
         t.as_i64().map(|v| v.to_string()).unwrap_or_default(),
@@ -188,7 +188,7 @@ impl Comparison {
 
 async fn dbsize(addr: SocketAddr) -> Result<u64> {
     let mut c = Connection::connect(addr).await?;
-    let r = c.call(&crate::args!["DBSIZE"]).await?;
+    let r = c.call(&limitbench_core::args!["DBSIZE"]).await?;
     Ok(r.as_i64().unwrap_or(-1).max(0) as u64)
 }
 

@@ -7,8 +7,8 @@
 use serde::Deserialize;
 
 use super::super::testbed::ms_label;
-use crate::error::{Error, Result};
-use crate::strategy::Options;
+use limitbench_base::error::{Error, Result};
+use limitbench_core::strategy::Options;
 
 pub const WATCH: &str = "watch-multi";
 /// The default values of the unstated details (the claims' `setting`).

@@ -26,16 +26,16 @@ use cells::{Cell, Grid, WATCH};
 
 use super::testbed::{self, RoundTrips};
 use super::{RunContext, Spec};
-use crate::error::Result;
+use limitbench_base::error::Result;
 use std::sync::Arc;
 
-use crate::load::counts::count;
-use crate::load::schedule::Arrival;
-use crate::load::{closed_loop, open_loop};
+use limitbench_core::load::counts::count;
+use limitbench_core::load::schedule::Arrival;
+use limitbench_core::load::{closed_loop, open_loop};
 use crate::run::latency;
 use crate::run::seeds::trial_seed;
 use crate::run::sweep::{self, NoSide, Sweep, TrialRows};
-use crate::strategy::Limit;
+use limitbench_core::strategy::Limit;
 
 /// Its registration (the registry adds its `run` and its analysis half's `analyze`).
 // Alone. Its WATCH/MULTI workers fall into lockstep waves at long round
@@ -66,14 +66,14 @@ struct Params {
 /// Cross-cell state: the server, and one calibrated proxy per round trip.
 struct Retries {
     p: Params,
-    fleet: crate::fleet::Fleet,
+    fleet: limitbench_core::fleet::Fleet,
     round_trips: RoundTrips,
 }
 
 /// Per cell: the strategy's drivers and the round trip measured before the cell.
 struct CellSetup {
-    measured: crate::proxy::RttStats,
-    drivers: Vec<crate::load::Driver>,
+    measured: limitbench_core::proxy::RttStats,
+    drivers: Vec<limitbench_core::load::Driver>,
 }
 
 impl Sweep for Retries {

@@ -47,14 +47,14 @@ use serde::{Deserialize, Serialize};
 pub use rows::Row;
 
 use super::{RunContext, Spec};
-use crate::conn::Conn;
-use crate::error::{Error, Result};
-use crate::fleet::replication::wait_caught_up;
-use crate::fleet::{Fleet, ServerConfig};
-use crate::resp::{Arg, Connection};
+use limitbench_core::conn::Conn;
+use limitbench_base::error::{Error, Result};
+use limitbench_core::fleet::replication::wait_caught_up;
+use limitbench_core::fleet::{Fleet, ServerConfig};
+use limitbench_core::resp::{Arg, Connection};
 use crate::run::keys::unique_client;
 use crate::run::sweep::{self, NoSide, Sweep, TrialRows};
-use crate::strategy::{Limit, Options, Request, Script, Strategy, client_key};
+use limitbench_core::strategy::{Limit, Options, Request, Script, Strategy, client_key};
 
 /// Its registration (the registry adds its `run` and its analysis half's `analyze`).
 // yes/no checks after a restart or promotion: no timing.
@@ -98,7 +98,7 @@ const LIMIT: Limit = Limit {
     rate_per_s: 100.0,
 };
 
-fn outcome_of(r: &Result<crate::resp::Reply>) -> (bool, String, String) {
+fn outcome_of(r: &Result<limitbench_core::resp::Reply>) -> (bool, String, String) {
     match r {
         Ok(v) => (true, "ok".into(), v.one_line()),
         Err(e) => (false, e.class(), e.caller_text()),
@@ -118,14 +118,14 @@ pub async fn server_checks(
         out: &mut Vec<(String, String, bool, String, String)>,
         check: &str,
         script: &str,
-        r: Result<crate::resp::Reply>,
+        r: Result<limitbench_core::resp::Reply>,
     ) {
         let (ok, o, t) = outcome_of(&r);
         out.push((check.to_string(), script.to_string(), ok, o, t));
     }
     for s in [&tb, &pr] {
         let r = c
-            .call(&crate::args!["SCRIPT", "EXISTS", s.sha.as_str()])
+            .call(&limitbench_core::args!["SCRIPT", "EXISTS", s.sha.as_str()])
             .await;
         let exists = r
             .as_ref()
@@ -155,18 +155,18 @@ pub async fn server_checks(
     cmd.extend_from_slice(&args_tb);
     push(&mut out, "evalsha", &tb.name, c.call(&cmd).await);
     let r = c
-        .call(&crate::args!["EVALSHA_RO", pr.sha.as_str(), 1u64, key])
+        .call(&limitbench_core::args!["EVALSHA_RO", pr.sha.as_str(), 1u64, key])
         .await;
     push(&mut out, "evalsha_ro", &pr.name, r);
     let mut cmd = vec![Arg::S("FCALL"), Arg::S(tb.function.as_str())];
     cmd.extend_from_slice(&args_tb[1..]);
     push(&mut out, "fcall", &tb.name, c.call(&cmd).await);
     let r = c
-        .call(&crate::args!["FCALL_RO", pr.function.as_str(), 1u64, key])
+        .call(&limitbench_core::args!["FCALL_RO", pr.function.as_str(), 1u64, key])
         .await;
     push(&mut out, "fcall_ro", &pr.name, r);
     let r = c
-        .call(&crate::args![
+        .call(&limitbench_core::args![
             "FUNCTION",
             "LIST",
             "LIBRARYNAME",
@@ -213,7 +213,7 @@ pub async fn run_client(
     client: &str,
     n: u64,
 ) -> Result<ClientOutcome> {
-    let s = crate::strategy::build(
+    let s = limitbench_core::strategy::build(
         "token-bucket",
         None,
         &Options::default().with("invocation", mode),
@@ -235,7 +235,7 @@ pub async fn run_strategy_client(
             client,
             limit: LIMIT,
             cost: 1,
-            now_us: crate::clock::Clock::system_now_us(),
+            now_us: limitbench_core::clock::Clock::system_now_us(),
             request_id: i,
         };
         out.decisions += 1;
@@ -504,7 +504,7 @@ impl ScriptSurvival {
         let mut rc = Connection::connect(raddr).await?;
         // The fallback client's EVAL cached the script on the replica; a real
         // replica that nobody EVALed on has an empty cache.
-        rc.call(&crate::args!["SCRIPT", "FLUSH"]).await?;
+        rc.call(&limitbench_core::args!["SCRIPT", "FLUSH"]).await?;
         drop(rc);
 
         fleet.servers[0].restart_with_rdb().await?;

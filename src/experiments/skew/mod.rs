@@ -42,17 +42,17 @@ pub use rows::{HistoryRow, Row};
 use super::decisions::history_rows;
 use super::testbed::{self, ms_label};
 use super::{RunContext, Spec};
-use crate::clock::Clock;
-use crate::error::{Error, Result};
-use crate::fleet::Fleet;
-use crate::load::TrialClock;
-use crate::load::counts::count;
-use crate::load::dispatch::{Assign, open_loop_on};
-use crate::load::schedule::{self, Arrival};
+use limitbench_core::clock::Clock;
+use limitbench_base::error::{Error, Result};
+use limitbench_core::fleet::Fleet;
+use limitbench_core::load::TrialClock;
+use limitbench_core::load::counts::count;
+use limitbench_core::load::dispatch::{Assign, open_loop_on};
+use limitbench_core::load::schedule::{self, Arrival};
 use crate::run::latency;
 use crate::run::seeds::{self, TrialRng, trial_seed};
 use crate::run::sweep::{self, Sweep, TrialRows};
-use crate::strategy::{Limit, Options, Strategy};
+use limitbench_core::strategy::{Limit, Options, Strategy};
 
 /// Its registration (the registry adds its `run` and its analysis half's `analyze`).
 // clock offsets of milliseconds: 3 ms, above the probe's own 1 ms timer resolution.
@@ -246,7 +246,7 @@ struct Skew {
     p: Params,
     fleet: Fleet,
     strategies: Vec<(String, Arc<dyn Strategy>)>,
-    clock_conn: Option<crate::conn::Conn>,
+    clock_conn: Option<limitbench_core::conn::Conn>,
 }
 
 impl Skew {

@@ -184,10 +184,10 @@ fn a4_1_sweeps_load_run_length_and_capacity_at_1s_skew() {
 /// ahead still gets its share: the mechanism A4.2's sweep measures.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_bucket_smaller_than_the_skew_admits_only_the_clock_ahead() {
-    use crate::clock::Clock;
-    use crate::fleet::{Fleet, RedisBinary, ServerConfig};
-    use crate::load::TrialClock;
-    use crate::strategy::{self, Limit, Options};
+    use limitbench_core::clock::Clock;
+    use limitbench_core::fleet::{Fleet, RedisBinary, ServerConfig};
+    use limitbench_core::load::TrialClock;
+    use limitbench_core::strategy::{self, Limit, Options};
     let bin = RedisBinary::locate(None).expect("redis-server installed");
     let fleet = Fleet::standalone(&bin, ServerConfig::default())
         .await

@@ -7,13 +7,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use super::{Params, StallRow};
-use crate::conn::Conn;
-use crate::error::{Error, Result};
-use crate::info;
-use crate::load::replay::{self, LogSpec, RawPipe};
-use crate::resp::{Connection, Reply};
+use limitbench_core::conn::Conn;
+use limitbench_base::error::{Error, Result};
+use limitbench_core::info;
+use limitbench_core::load::replay::{self, LogSpec, RawPipe};
+use limitbench_core::resp::{Connection, Reply};
 use crate::run::RunContext;
-use crate::strategy::{Limit, Request, client_key};
+use limitbench_core::strategy::{Limit, Request, client_key};
 
 /// A PING loop on its own connection; records every round trip with the
 /// time it started (relative to `origin`).
@@ -25,14 +25,14 @@ pub struct Probe {
 impl Probe {
     pub async fn start(addr: std::net::SocketAddr, origin: Instant) -> Result<Self> {
         let mut c = Connection::connect(addr).await?;
-        c.call(&crate::args!["PING"]).await?;
+        c.call(&limitbench_core::args!["PING"]).await?;
         let stop = Arc::new(AtomicBool::new(false));
         let s = stop.clone();
         let task = tokio::spawn(async move {
             let mut out = Vec::with_capacity(1 << 16);
             while !s.load(Ordering::Relaxed) {
                 let t0 = Instant::now();
-                c.call(&crate::args!["PING"]).await?;
+                c.call(&limitbench_core::args!["PING"]).await?;
                 let rtt_ms = t0.elapsed().as_secs_f64() * 1000.0;
                 out.push(((t0 - origin).as_secs_f64() * 1000.0, rtt_ms));
             }
@@ -49,7 +49,7 @@ impl Probe {
         addr: std::net::SocketAddr,
         lead_ms: u64,
     ) -> Result<(Self, Instant, f64)> {
-        admin.call(&crate::args!["LATENCY", "RESET"]).await?;
+        admin.call(&limitbench_core::args!["LATENCY", "RESET"]).await?;
         let origin = Instant::now();
         let probe = Probe::start(addr, origin).await?;
         tokio::time::sleep(Duration::from_millis(lead_ms)).await;
@@ -107,7 +107,7 @@ async fn build(
 }
 
 async fn encoding(admin: &mut Connection, key: &str) -> String {
-    match admin.call(&crate::args!["OBJECT", "ENCODING", key]).await {
+    match admin.call(&limitbench_core::args!["OBJECT", "ENCODING", key]).await {
         Ok(r) => r.as_string().unwrap_or_default(),
         Err(_) => "missing".into(),
     }
@@ -115,7 +115,7 @@ async fn encoding(admin: &mut Connection, key: &str) -> String {
 
 /// LATENCY LATEST -> event -> max ms.
 async fn latency_latest(admin: &mut Connection) -> Result<std::collections::BTreeMap<String, f64>> {
-    let r = admin.call(&crate::args!["LATENCY", "LATEST"]).await?;
+    let r = admin.call(&limitbench_core::args!["LATENCY", "LATEST"]).await?;
     let mut out = std::collections::BTreeMap::new();
     for e in r.into_array().unwrap_or_default() {
         let f = e.into_array().unwrap_or_default();
@@ -128,7 +128,7 @@ async fn latency_latest(admin: &mut Connection) -> Result<std::collections::BTre
 
 /// The longest SLOWLOG entry whose command is a script call, us.
 async fn slowlog_script_us(admin: &mut Connection) -> Result<Option<f64>> {
-    let r = admin.call(&crate::args!["SLOWLOG", "GET", 1024i64]).await?;
+    let r = admin.call(&limitbench_core::args!["SLOWLOG", "GET", 1024i64]).await?;
     let mut worst: Option<f64> = None;
     for e in r.into_array().unwrap_or_default() {
         let f = e.into_array().unwrap_or_default();
@@ -156,19 +156,19 @@ pub(super) async fn trim_once(
     p: &Params,
     admin: &mut Connection,
     addr: std::net::SocketAddr,
-    strategy: &dyn crate::strategy::Strategy,
+    strategy: &dyn limitbench_core::strategy::Strategy,
     n: u64,
     trial: u64,
 ) -> Result<StallRow> {
     let client = format!("trim-{n}-{trial}");
     let key = client_key(&client, "swl");
-    admin.call(&crate::args!["DEL", key.as_str()]).await?;
+    admin.call(&limitbench_core::args!["DEL", key.as_str()]).await?;
     // Entries older than the window by a margin, so the next call trims all.
-    let old = crate::clock::Clock::system_now_us() - (p.window_ms as i64 * 1000) * 2 - n as i64;
+    let old = limitbench_core::clock::Clock::system_now_us() - (p.window_ms as i64 * 1000) * 2 - n as i64;
     let build_s = build(addr, &key, n, p, old).await?;
     let enc = encoding(admin, &key).await;
     let size: i64 = admin
-        .call(&crate::args!["ZCARD", key.as_str()])
+        .call(&limitbench_core::args!["ZCARD", key.as_str()])
         .await?
         .as_i64()
         .unwrap_or(-1);
@@ -176,7 +176,7 @@ pub(super) async fn trim_once(
         return Err(Error::Other(format!("built {size} entries, wanted {n}")));
     }
     let mut conn = Conn::connect(addr).await?;
-    admin.call(&crate::args!["SLOWLOG", "RESET"]).await?;
+    admin.call(&limitbench_core::args!["SLOWLOG", "RESET"]).await?;
     let (probe, origin, from) = Probe::lead(admin, addr, p.probe_lead_ms).await?;
     let d = strategy
         .decide(
@@ -197,11 +197,11 @@ pub(super) async fn trim_once(
     let slow = slowlog_script_us(admin).await?;
     let lat = latency_latest(admin).await?;
     let after: i64 = admin
-        .call(&crate::args!["ZCARD", key.as_str()])
+        .call(&limitbench_core::args!["ZCARD", key.as_str()])
         .await?
         .as_i64()
         .unwrap_or(-1);
-    admin.call(&crate::args!["UNLINK", key.as_str()]).await?;
+    admin.call(&limitbench_core::args!["UNLINK", key.as_str()]).await?;
     Ok(StallRow {
         cell: super::trim_id(n),
         trial,
@@ -237,11 +237,11 @@ pub(super) async fn expire_once(
     trial: u64,
 ) -> Result<StallRow> {
     admin
-        .call(&crate::args!["CONFIG", "SET", "lazyfree-lazy-expire", mode])
+        .call(&limitbench_core::args!["CONFIG", "SET", "lazyfree-lazy-expire", mode])
         .await?;
     let key = client_key(&format!("expire-{n}-{mode}-{trial}"), "swl");
-    admin.call(&crate::args!["DEL", key.as_str()]).await?;
-    let now = crate::clock::Clock::system_now_us();
+    admin.call(&limitbench_core::args!["DEL", key.as_str()]).await?;
+    let now = limitbench_core::clock::Clock::system_now_us();
     let build_s = build(addr, &key, n, p, now - n as i64).await?;
     let enc = encoding(admin, &key).await;
     // Nothing pending from earlier trials.
@@ -250,7 +250,7 @@ pub(super) async fn expire_once(
     let keys0 = dbsize(admin).await?;
     let (probe, origin, from) = Probe::lead(admin, addr, p.probe_lead_ms).await?;
     let set = admin
-        .call(&crate::args!["PEXPIRE", key.as_str(), 1i64])
+        .call(&limitbench_core::args!["PEXPIRE", key.as_str(), 1i64])
         .await?
         .as_i64();
     if set != Some(1) {
@@ -271,7 +271,7 @@ pub(super) async fn expire_once(
         }
         if Instant::now() > deadline {
             let pttl = admin
-                .call(&crate::args!["PTTL", key.as_str()])
+                .call(&limitbench_core::args!["PTTL", key.as_str()])
                 .await
                 .map(|r| format!("{r:?}"))
                 .unwrap_or_default();
@@ -291,7 +291,7 @@ pub(super) async fn expire_once(
     let (worst, base) = probe_worst(&pings, from, to + p.probe_tail_ms as f64);
     let lat = latency_latest(admin).await?;
     let exists = admin
-        .call(&crate::args!["EXISTS", key.as_str()])
+        .call(&limitbench_core::args!["EXISTS", key.as_str()])
         .await?
         .as_i64()
         .unwrap_or(-1);
@@ -353,7 +353,7 @@ mod tests {
 /// DBSIZE: the keys in the database, without touching any of them.
 async fn dbsize(admin: &mut Connection) -> Result<i64> {
     admin
-        .call(&crate::args!["DBSIZE"])
+        .call(&limitbench_core::args!["DBSIZE"])
         .await?
         .as_i64()
         .ok_or_else(|| Error::Other("DBSIZE did not reply with an integer".into()))

@@ -39,11 +39,11 @@ use serde::Deserialize;
 pub use rows::StallRow;
 
 use super::{RunContext, Spec};
-use crate::error::Result;
-use crate::fleet::{Fleet, ServerConfig};
-use crate::resp::Connection;
+use limitbench_base::error::Result;
+use limitbench_core::fleet::{Fleet, ServerConfig};
+use limitbench_core::resp::Connection;
 use crate::run::sweep::{self, NoSide, Sweep, TrialRows};
-use crate::strategy::{Options, Strategy};
+use limitbench_core::strategy::{Options, Strategy};
 
 /// Its registration (the registry adds its `run` and its analysis half's `analyze`).
 // it times the server's stalls on a pinned server: alone.

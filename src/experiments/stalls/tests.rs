@@ -107,7 +107,7 @@ fn b41_growth_is_paired_by_trial_and_the_band_comes_from_the_published_growth() 
 
 #[test]
 fn b41_shape_fails_on_linear_growth_and_is_undecided_across_the_band_edge() {
-    use crate::analysis::claims::{self, Check, Measured, Outcome, outcome_with};
+    use limitbench_analysis::claims::{self, Check, Measured, Outcome, outcome_with};
     let names: Vec<&str> = crate::experiments::REGISTRY
         .iter()
         .map(|e| e.name)

@@ -45,16 +45,16 @@ use serde::{Deserialize, Serialize};
 pub use rows::Row;
 
 use super::{RunContext, Spec, testbed};
-use crate::error::Result;
-use crate::fleet::{Fleet, ServerConfig};
-use crate::load::{Driver, Event, closed_loop, open_loop, schedule};
+use limitbench_base::error::Result;
+use limitbench_core::fleet::{Fleet, ServerConfig};
+use limitbench_core::load::{Driver, Event, closed_loop, open_loop, schedule};
 use crate::run::keys::unique_client;
 use crate::run::latency;
 use crate::run::seeds::trial_rng;
 use crate::run::sweep::{self, Sweep, TrialRows};
 use super::decisions::history_rows;
 use super::rows::HistoryRow;
-use crate::strategy::{Limit, Options, Strategy, client_key};
+use limitbench_core::strategy::{Limit, Options, Strategy, client_key};
 
 /// Its registration (the registry adds its `run` and its analysis half's `analyze`).
 // its closed loop is CPU-bound: alone.
@@ -84,10 +84,10 @@ struct Params {
 /// Build the strategy for a member kind: (strategy, its name, its key suffix).
 pub fn member_strategy(member: &str) -> Result<(Arc<dyn Strategy>, String, &'static str)> {
     if member == "request-id" {
-        let s = crate::strategy::build("sliding-window-log", None, &Options::default())?;
+        let s = limitbench_core::strategy::build("sliding-window-log", None, &Options::default())?;
         Ok((s, "sliding-window-log".into(), "swl"))
     } else {
-        let s = crate::strategy::build(
+        let s = limitbench_core::strategy::build(
             "sliding-log-ts-member",
             None,
             &Options::default().with("member_clock", member),
@@ -304,7 +304,7 @@ impl Sweep for TsMember {
         let mut c = self.fleet.conn().await?;
         let key = client_key(&client, setup.suffix);
         let zcard = c
-            .call(&key, &crate::args!["ZCARD", key.as_str()])
+            .call(&key, &limitbench_core::args!["ZCARD", key.as_str()])
             .await?
             .as_i64()
             .unwrap_or(-1);

@@ -1,7 +1,7 @@
 //! Unit tests of `ts-member`: the analysis's metrics on hand-written rows.
 
 mod analysis {
-    use crate::analysis::claims::setting_text;
+    use limitbench_analysis::claims::setting_text;
     use crate::experiments::ts_member::analyze::*;
     use crate::experiments::ts_member::rows::*;
 

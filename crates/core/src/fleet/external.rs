@@ -15,10 +15,10 @@ use std::time::Duration;
 
 use super::owned;
 use crate::conn::ClusterConn;
-use crate::error::{Error, Result};
 use crate::namespace;
 use crate::redact;
 use crate::resp::Connection;
+use limitbench_base::error::{Error, Result};
 
 /// At least this share of `maxmemory` must be free.
 pub const MIN_FREE_MEMORY: f64 = 0.10;

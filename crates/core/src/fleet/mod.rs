@@ -21,9 +21,9 @@ use std::time::{Duration, Instant};
 pub use server::{RedisBinary, Server, ServerConfig};
 
 use crate::conn::{CLUSTER_SLOTS, ClusterConn, Conn, NodeSetup};
-use crate::error::{Error, Result};
 use crate::redact;
 use crate::resp::{Connection, info_fields};
+use limitbench_base::error::{Error, Result};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]

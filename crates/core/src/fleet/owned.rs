@@ -14,9 +14,9 @@
 //!   checked again with `starts_with`, UNLINKed in batches; then the
 //!   function libraries whose name carries the namespace.
 
-use crate::error::{Error, Result};
 use crate::namespace::{libraries, library_stem};
 use crate::resp::Connection;
+use limitbench_base::error::{Error, Result};
 
 /// The shortest prefix accepted (`lb:` plus a few characters of a run id).
 pub const MIN_PREFIX_LEN: usize = 6;

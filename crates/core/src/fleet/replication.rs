@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use crate::error::Result;
 use crate::resp::{Connection, info_fields};
+use limitbench_base::error::Result;
 
 /// `INFO replication` of one server.
 pub async fn replication_info(addr: SocketAddr) -> Result<BTreeMap<String, String>> {

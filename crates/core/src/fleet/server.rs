@@ -9,8 +9,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::conn::Conn;
-use crate::error::{Error, Result};
 use crate::resp::Connection;
+use limitbench_base::error::{Error, Result};
 
 use super::reaper;
 

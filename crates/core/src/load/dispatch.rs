@@ -23,8 +23,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::schedule::{self, Arrival};
 use super::{Driver, Event, TrialClock};
-use crate::error::{Error, Result};
 use crate::strategy::Limit;
+use limitbench_base::error::{Error, Result};
 
 /// Which driver sends an arrival.
 pub enum Assign {

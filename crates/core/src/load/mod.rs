@@ -19,8 +19,8 @@ use serde::Serialize;
 
 use crate::clock::Clock;
 use crate::conn::Conn;
-use crate::error::Result;
 use crate::strategy::{Limit, Request, Strategy};
+use limitbench_base::error::Result;
 
 /// Request ids are the strategy layer's (a [`Request`] carries one); the
 /// load side only draws them.
@@ -210,7 +210,7 @@ pub(crate) async fn join_workers(
     for t in tasks {
         let (ev, d) = t
             .await
-            .map_err(|e| crate::Error::Other(format!("worker task failed: {e}")))?;
+            .map_err(|e| limitbench_base::Error::Other(format!("worker task failed: {e}")))?;
         all.extend(ev);
         back.push(d);
     }

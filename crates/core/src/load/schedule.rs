@@ -176,7 +176,7 @@ pub fn achieved(pairs: &[(i64, i64)]) -> Achieved {
         gap_mean_us: mean,
         gap_sd_us: sd,
         lateness_mean_us: late.iter().sum::<f64>() / late.len() as f64,
-        lateness_p99_us: crate::stats::quantile_sorted(&late, 0.99),
+        lateness_p99_us: limitbench_base::stats::quantile_sorted(&late, 0.99),
         lateness_max_us: late[late.len() - 1],
     }
 }

@@ -12,8 +12,8 @@ use super::{
 };
 use crate::args;
 use crate::conn::Conn;
-use crate::error::{Error, Result};
 use crate::resp::Reply;
+use limitbench_base::error::{Error, Result};
 
 pub struct CheckThenAct {
     info: Info,

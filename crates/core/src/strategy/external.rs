@@ -58,7 +58,7 @@ use serde::Deserialize;
 use super::lua::LuaStrategy;
 use super::reply::{ReplyRules, Rule};
 use super::{ClockSource, Info, Invocation, Kind, Options, Request, Script, SourceUse, Strategy};
-use crate::error::{Error, Result};
+use limitbench_base::error::{Error, Result};
 use limitbench_base::promise::Promise;
 
 pub const PLACEHOLDERS: &[&str] = &[
@@ -543,7 +543,7 @@ impl Folder {
 /// folder) is listed in `broken` and the others still load. Errors only
 /// when `dir` does not exist or a folder cannot be read.
 pub fn scan(dir: Option<&Path>) -> Result<Folder> {
-    let shipped = crate::paths::project_file(super::DEFAULT_EXTERNAL_DIR);
+    let shipped = limitbench_base::paths::project_file(super::DEFAULT_EXTERNAL_DIR);
     let mut out = if shipped.is_dir() {
         load_folder(&shipped)?
     } else {

@@ -11,7 +11,7 @@ use super::{
     window_index,
 };
 use crate::conn::Conn;
-use crate::error::{Error, Result};
+use limitbench_base::error::{Error, Result};
 
 pub struct FixedWindowMulti {
     info: Info,

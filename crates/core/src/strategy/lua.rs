@@ -20,8 +20,8 @@ use super::{
     ScriptArgs, Strategy,
 };
 use crate::conn::Conn;
-use crate::error::{Error, Result};
 use crate::resp::Connection;
+use limitbench_base::error::{Error, Result};
 
 use super::reply::{ReplyRules, Rule};
 

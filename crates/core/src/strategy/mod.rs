@@ -48,8 +48,8 @@ use limitbench_base::promise::Promise;
 use serde::{Deserialize, Serialize};
 
 use crate::conn::{Conn, NodeSetup};
-use crate::error::{Error, Result};
 use crate::resp::Connection;
+use limitbench_base::error::{Error, Result};
 
 pub use script::{Invocation, ModeSupport, Script, ScriptArgs, SourceUse};
 

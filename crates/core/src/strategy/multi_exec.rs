@@ -5,8 +5,8 @@
 
 use crate::args;
 use crate::conn::Conn;
-use crate::error::{Error, Result};
 use crate::resp::Reply;
+use limitbench_base::error::{Error, Result};
 
 /// MULTI / INCRBY `key` `cost` / PEXPIRE `key` `window_ms` / EXEC as one
 /// pipeline: the transaction's results (INCRBY's first), or None when EXEC

@@ -9,8 +9,8 @@ use serde::{Deserialize, Serialize};
 use sha1::{Digest, Sha1};
 
 use crate::conn::Conn;
-use crate::error::{Error, Result};
 use crate::resp::{Arg, ArgList, Connection, Reply};
+use limitbench_base::error::{Error, Result};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]

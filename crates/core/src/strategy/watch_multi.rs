@@ -29,7 +29,7 @@ use super::{
 };
 use crate::args;
 use crate::conn::Conn;
-use crate::error::Result;
+use limitbench_base::error::Result;
 
 pub struct WatchMulti {
     info: Info,

@@ -7,9 +7,9 @@ use tokio::net::TcpListener;
 
 use super::template::{AdmitRule, CLIENT_MARK, ID_MARK, Template};
 use crate::conn::Conn;
-use crate::error::{Error, Result};
 use crate::resp::{self, Reply};
 use crate::strategy::{Limit, Request, Strategy};
+use limitbench_base::error::{Error, Result};
 
 /// Run `strategy.decide` once against a fake server on loopback and return
 /// the bytes it wrote as a template. The fake server answers every command

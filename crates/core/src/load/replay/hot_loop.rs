@@ -17,8 +17,8 @@ use tokio::net::TcpStream;
 use super::reply::scan_reply;
 use super::template::{ID_BASE, Template, client_name};
 use crate::conn::Conn;
-use crate::error::{Error, Result};
 use crate::strategy::{Limit, Request, Strategy};
+use limitbench_base::error::{Error, Result};
 
 /// What the load generator counted (client side).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]

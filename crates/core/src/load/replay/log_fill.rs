@@ -5,8 +5,8 @@
 //! cells); `cost`, `memory` and `stalls` use it to prefill big logs.
 
 use super::pipe::RawPipe;
-use crate::error::{Error, Result};
 use crate::resp;
+use limitbench_base::error::{Error, Result};
 
 /// How sorted-set logs are written directly (without the script): exactly
 /// the data the sliding-window-log strategy stores, member = the request id

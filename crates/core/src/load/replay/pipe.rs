@@ -9,7 +9,7 @@ use tokio::net::TcpStream;
 
 use super::reply::scan_reply;
 use super::template::Template;
-use crate::error::{Error, Result};
+use limitbench_base::error::{Error, Result};
 
 /// Pipelined raw commands on one connection (fills).
 pub struct RawPipe {

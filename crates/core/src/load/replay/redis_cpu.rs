@@ -13,9 +13,9 @@ use serde::Serialize;
 
 use super::hot_loop::{Counts, HotLoad, HotSpec};
 use super::template::Template;
-use crate::error::Result;
 use crate::info::{self, InfoFields};
 use crate::resp::Connection;
+use limitbench_base::error::Result;
 
 /// Redis's CPU counters from `INFO cpu` (seconds).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]

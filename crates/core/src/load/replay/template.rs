@@ -5,8 +5,8 @@
 //! Ids have a fixed width (`CLIENT_WIDTH`, `ID_WIDTH`), so filling a slot
 //! never moves a byte and never changes a RESP length prefix.
 
-use crate::error::{Error, Result};
 use crate::resp::{self, Arg};
+use limitbench_base::error::{Error, Result};
 
 /// Client ids in templates are this many decimal digits (`00001234`).
 pub const CLIENT_WIDTH: usize = 8;
