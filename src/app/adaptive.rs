@@ -59,27 +59,9 @@ pub fn next_floor(have: u64, cap: u64) -> u64 {
 /// run different counts (memory's CPU cells one window each beside fills of
 /// ten) is capped only when every cell has reached the cap.
 pub fn fewest_trials_per_cell(run: &Path, experiment: &str) -> Result<u64> {
-    let Some(path) = limitbench_base::files::find_table(run, &format!("{experiment}.csv")) else {
-        return Ok(0);
-    };
-    let bytes = limitbench_base::files::read_maybe_compressed(&path)?;
-    let mut rdr = csv::Reader::from_reader(bytes.as_slice());
-    let headers = rdr.headers()?.clone();
-    let (Some(ci), Some(ti)) = (
-        headers.iter().position(|h| h == "cell"),
-        headers.iter().position(|h| h == "trial"),
-    ) else {
-        return Ok(0);
-    };
-    let mut per: BTreeMap<String, BTreeSet<u64>> = BTreeMap::new();
-    for r in rdr.records() {
-        let r = r.with_context(|| format!("reading {}", path.display()))?;
-        let trial: u64 = r[ti]
-            .parse()
-            .with_context(|| format!("{}: trial `{}` is not a number", path.display(), &r[ti]))?;
-        per.entry(r[ci].to_string()).or_default().insert(trial);
-    }
-    Ok(per.values().map(|t| t.len() as u64).min().unwrap_or(0))
+    Ok(limitbench_analysis::trial_times::fewest_trials_per_cell(
+        run, experiment,
+    )?)
 }
 
 fn update(run: &RunDir, f: impl FnOnce(&mut UntilDecisive)) -> Result<()> {

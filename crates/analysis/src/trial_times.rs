@@ -1,13 +1,36 @@
-//! Trials that took far longer than the others of their cell, from the
-//! run's `trial-times.csv` ([`crate::rows::TrialTime`]): a stall outside
-//! what the experiment measures. [`crate::analyze`] prints them as warnings
-//! on stderr before it analyses the experiments.
+//! A run's trials, counted and timed: how many trials each cell of an
+//! experiment's table holds (what `run --until-decisive` raises), and the
+//! trials that took far longer than the others of their cell, from the run's
+//! `trial-times.csv` ([`crate::rows::TrialTime`]): a stall outside what the
+//! experiment measures. [`crate::analyze`] prints those as warnings on
+//! stderr before it analyses the experiments.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use crate::rows::{TRIAL_TIMES_CSV, TrialTime};
 use limitbench_base::error::Result;
+
+/// The (cell, trial) of any experiment's row.
+#[derive(serde::Deserialize)]
+struct CellTrial {
+    cell: String,
+    trial: u64,
+}
+
+/// The fewest trials any cell of `experiment`'s table (`<experiment>.csv`,
+/// plain or compressed) holds; 0 when the table does not exist or is empty.
+pub fn fewest_trials_per_cell(run_dir: &Path, experiment: &str) -> Result<u64> {
+    let table = format!("{experiment}.csv");
+    let Some((_, rows, _torn)) = crate::read_table::<CellTrial>(run_dir, &table)? else {
+        return Ok(0);
+    };
+    let mut per: BTreeMap<String, BTreeSet<u64>> = BTreeMap::new();
+    for r in rows {
+        per.entry(r.cell).or_default().insert(r.trial);
+    }
+    Ok(per.values().map(|t| t.len() as u64).min().unwrap_or(0))
+}
 
 /// A trial over this many times its cell's median is flagged by `analyze`.
 pub const OUTLIER_FACTOR: f64 = 5.0;
