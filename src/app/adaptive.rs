@@ -9,10 +9,10 @@
 //! reached the cap per cell. Each round is recorded in manifest.json
 //! (`until_decisive`).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::path::Path;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 
 use super::session::{RunRequest, run_session};
 use crate::experiments::Size;
