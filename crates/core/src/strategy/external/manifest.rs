@@ -33,7 +33,7 @@ struct RawManifest {
 }
 
 /// Each field a 1-based position (an integer) or a rule (a string,
-/// `reply.rs`); read as TOML values so that a wrong type names its field.
+/// `reply/`); read as TOML values so that a wrong type names its field.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawReply {
