@@ -1,4 +1,4 @@
-//! Differential test of `crates/core/src/resp.rs` against redis-rs (a dev-dependency only).
+//! Differential test of `crates/core/src/resp/` against redis-rs (a dev-dependency only).
 //!
 //! Replies: seeded random RESP2 values (simple strings, errors, integers incl.
 //! the i64 extremes, bulk strings incl. empty, binary with CRLF inside and a

@@ -17,10 +17,10 @@
 //!   use it.
 //! - `multi_exec.rs`: the MULTI/INCRBY/PEXPIRE/EXEC transaction that
 //!   `fixed-window-multi` and `watch-multi` both send.
-//! - `reply.rs`: the rules that turn a script's reply into a decision (the
+//! - `reply/`: the rules that turn a script's reply into a decision (the
 //!   position form of the built-ins, and the rule language of manifests).
 //! - one file per built-in strategy; its Lua, if any, in `lua/<name>.lua`.
-//! - `external.rs`: strategies from a folder of `<name>.lua` + `<name>.toml`.
+//! - `external/`: strategies from a folder of `<name>.lua` + `<name>.toml`.
 
 pub mod check_then_act;
 pub mod external;
