@@ -6,19 +6,22 @@
 //! cells of its `[probe]` table (`experiments/<name>.toml`), for one
 //! strategy, through the sweep engine like any run, into a run folder of
 //! its own (`<scorecard>/probes/<strategy>/`, CSVs and manifest kept). The
-//! rows are then read back with the experiment's row types and judged on a
-//! stated threshold: `pass`, `warn` or `fail`; or the cell is `not-run` with
+//! rows are then judged by the experiment's analysis half
+//! (`src/experiments/<name>/analyze/scorecard.rs`, in the analysis crate) on
+//! a stated threshold: `pass`, `warn` or `fail`; or the cell is `not-run` with
 //! the reason (too slow for the size, needs control of the servers) or
 //! `error` with the cause (a trial the experiment did not accept, a server
 //! that died). A property is so measured one way, wherever it is reported:
 //! fix the experiment and the scorecard follows.
 //!
-//! A strategy whose first decision fails gets an `error` row (`works`) and
-//! the rest `not-run`: no crash.
+//! The first column, `works`, is the `baseline` experiment's probe (one
+//! decision); a strategy that fails it gets an `error` row and the rest
+//! `not-run`: no crash. This module only schedules probes and writes the
+//! table: it neither judges nor drives load (tests/layering.rs).
 //!
 //! Layout:
 //! - this file: the cells, the targets (our own servers or a Redis you
-//!   run), the battery of one strategy;
+//!   run), the battery of one strategy (its probes in the columns' order);
 //! - `properties.rs`: the columns, and which experiment's probe fills which
 //!   (and when it runs);
 //! - `probe.rs`: running one experiment's probe for one strategy;

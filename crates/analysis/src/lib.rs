@@ -6,11 +6,16 @@
 //! - `claims`: the claims table (`analysis/claims.toml`: published value,
 //!   unit, check, tolerance, kind) and the judge. Published figures live in
 //!   that file only.
-//! - `experiments`: every experiment's `rows.rs` and `analyze` code, compiled
-//!   here from the experiment's own folder (`src/experiments/<name>/`), so
-//!   the compiler, not a test, keeps an analyzer away from Redis: rows ->
-//!   metrics -> claim values -> figures and a report section. Missing CSV ->
-//!   its claims are `not-run`.
+//! - `experiments`: the one list of experiments and every experiment's
+//!   analysis half, compiled here from its own folder
+//!   (`src/experiments/<name>/analyze/`: `rows.rs`, the analysis,
+//!   `scorecard.rs`), so the compiler, not a test, keeps an analyzer away
+//!   from Redis: rows -> metrics -> claim values -> figures and a report
+//!   section. Missing CSV -> its claims are `not-run`.
+//! - `scorecard.rs`: what every experiment's scorecard columns share (a
+//!   cell's verdict and outcome, the probe rows a judge reads).
+//! - [`read_table`]: the one CSV reader every path from a row to a verdict,
+//!   a scorecard cell, a matrix row or an outlier flag goes through.
 //! - `figure`: the chart library (`limitbench-plot`) plus what turns a
 //!   claim into a published reference and its passing band.
 //! - `table.rs`: markdown tables and number formatting for report sections.
