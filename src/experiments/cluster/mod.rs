@@ -29,31 +29,34 @@
 //! `Cell::Strategy`), ordered by cluster size: the cluster of a size is
 //! started when its first unfinished cell is set up and serves every cell
 //! of that size; a cell's setup is its strategy, loaded on every master.
+//!
+//! The script variants (their first line, keys and strategy) are in
+//! `variants.rs`; one user's decision and a users trial's counts in
+//! `users.rs`.
 
 // The analysis half (analyze/) is compiled into limitbench-analysis
 // (crates/analysis/src/experiments/mod.rs); it is this experiment's all the same.
 pub use limitbench_analysis::experiments::cluster::{analyze, rows};
 #[cfg(test)]
 mod tests;
+mod users;
+mod variants;
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
 pub use rows::{Row, UserRow};
+use users::{user_decision, users_counts};
+pub use variants::{shebang, variant_keys, variant_strategy};
 
 use super::{RunContext, Spec};
-use limitbench_core::clock::Clock;
-use limitbench_core::conn::{ClusterConn, Conn, key_slot};
-use limitbench_base::error::{Error, Result};
-use limitbench_core::fleet::{Fleet, ServerConfig};
 use crate::run::keys::unique_client;
 use crate::run::sweep::{self, Sweep, TrialRows};
-use limitbench_core::strategy::lua::{LuaStrategy, NO_TIME_REPLY, STANDARD_REPLY};
-use limitbench_core::strategy::{
-    ClockSource, Limit, Options, Request, Script, ScriptArgs, Strategy, client_key, window_index,
-};
+use limitbench_base::error::{Error, Result};
+use limitbench_core::conn::{ClusterConn, Conn};
+use limitbench_core::fleet::{Fleet, ServerConfig};
+use limitbench_core::strategy::{Limit, Options, Request, Strategy};
 
 /// Its registration (the registry adds its `run` and its analysis half's `analyze`).
 // Run alone: its users' key names take a process-wide counter
@@ -83,83 +86,6 @@ struct Params {
     strategies: Option<Vec<String>>,
     /// Decisions per user in the strategy cells (absent: 1).
     decisions_per_user: Option<u64>,
-}
-
-/// The shebang line for a `flags` value (`none`: no line at all).
-pub fn shebang(flags: &str) -> Result<&'static str> {
-    match flags {
-        "none" => Ok(""),
-        "lua" => Ok("#!lua\n"),
-        "allow-cross-slot" => Ok("#!lua flags=allow-cross-slot-keys\n"),
-        other => Err(Error::Other(format!(
-            "cluster: unknown flags `{other}` (none, lua, allow-cross-slot)"
-        ))),
-    }
-}
-
-/// A variant's base key (what goes in `KEYS[1]`) and the key the script really writes.
-pub fn variant_keys(variant: &str, user: &str, window: i64) -> (String, String) {
-    match variant {
-        "derived-plain" => {
-            let b = format!("{}rl:{user}:fwd", limitbench_core::namespace::namespace());
-            (b.clone(), format!("{b}:{window}"))
-        }
-        "derived-tagged" => {
-            let b = format!("{}rl:{{{user}}}:fwd", limitbench_core::namespace::namespace());
-            (b.clone(), format!("{b}:{window}"))
-        }
-        _ => {
-            let k = client_key(user, &format!("fw:{window}"));
-            (k.clone(), k)
-        }
-    }
-}
-
-/// The strategy for a variant, its Lua source with the `flags` first line.
-pub fn variant_strategy(variant: &str, flags: &str) -> Result<Arc<dyn Strategy>> {
-    let source = match variant {
-        "derived-plain" | "derived-tagged" => {
-            include_str!("../../../lua/fixed-window-derived-key.lua")
-        }
-        "declared" => include_str!("../../../lua/fixed-window-lua.lua"),
-        other => {
-            return Err(Error::Other(format!(
-                "cluster: unknown variant `{other}` (derived-plain, derived-tagged, declared)"
-            )));
-        }
-    };
-    let name = format!("cluster-{variant}-{flags}");
-    let script = Script::new(&name, &format!("{}{source}", shebang(flags)?));
-    let variant = variant.to_string();
-    // The derived-key script reads Redis's clock and returns it; the
-    // declared-key one (fixed-window-lua) reads none.
-    let (clock, reply) = if variant == "declared" {
-        (ClockSource::Caller, NO_TIME_REPLY)
-    } else {
-        (ClockSource::Redis, STANDARD_REPLY)
-    };
-    LuaStrategy::with_writer(
-        LuaStrategy::info(&name, "see variant_keys", clock, None),
-        script,
-        reply,
-        &Options::default().with("invocation", "evalsha"),
-        move |_, _| {
-            Ok(Box::new(move |req: &Request<'_>, call: &mut ScriptArgs| {
-                let w = window_index(req.now_us, req.limit.window_ms);
-                call.keys.push(&variant_keys(&variant, req.client, w).0);
-                call.args.push(req.limit.limit);
-                call.args.push(req.limit.window_ms);
-                call.args.push(req.cost);
-            }))
-        },
-    )
-}
-
-fn owner(conn: &Conn, key: &str) -> String {
-    match conn {
-        Conn::Cluster(c) => c.owner_of(key).to_string(),
-        Conn::Single(c) => c.addr().to_string(),
-    }
 }
 
 /// One cell, on a cluster of `nodes` masters.
@@ -329,7 +255,10 @@ impl Cluster {
             let user = format!("{base}-u{u}");
             let mut error = None;
             for _ in 0..p.decisions_per_user.unwrap_or(1) {
-                if let Err(e) = strategy.decide(&mut conn, &Request::now(&user, limit)).await {
+                if let Err(e) = strategy
+                    .decide(&mut conn, &Request::now(&user, limit))
+                    .await
+                {
                     error.get_or_insert(e.caller_text());
                 }
             }
@@ -435,81 +364,6 @@ impl Cluster {
     }
 }
 
-/// One user's decision: where its base and derived keys live, ok or the
-/// exact error (`cell` and `trial` left for the caller).
-async fn user_decision(
-    conn: &mut Conn,
-    strategy: &dyn Strategy,
-    variant: &str,
-    limit: Limit,
-    user: &str,
-    request_id: u64,
-) -> UserRow {
-    let now_us = Clock::system_now_us();
-    let (base, derived) = variant_keys(variant, user, window_index(now_us, limit.window_ms));
-    let req = Request {
-        client: user,
-        limit,
-        cost: 1,
-        now_us,
-        request_id,
-    };
-    let out = strategy.decide(conn, &req).await;
-    // Where the script reported Redis's clock, derive the key from it (the
-    // caller's estimate can miss a window boundary).
-    let derived = match &out {
-        Ok(d) => match d.redis_time_us {
-            Some(t) if t > 0 => variant_keys(variant, user, window_index(t, limit.window_ms)).1,
-            _ => derived,
-        },
-        Err(_) => derived,
-    };
-    UserRow {
-        user: user.to_string(),
-        base_slot: key_slot(base.as_bytes()),
-        derived_slot: key_slot(derived.as_bytes()),
-        base_node: owner(conn, &base),
-        derived_node: owner(conn, &derived),
-        base_key: base,
-        derived_key: derived,
-        ok: out.is_ok(),
-        error: out.err().map(|e| e.caller_text()).unwrap_or_default(),
-        ..Default::default()
-    }
-}
-
-/// A users trial's counts from its users' rows: ok and failed, on the base
-/// key's node or not, and the distinct error texts with counts.
-fn users_counts(side: &[UserRow]) -> Row {
-    let mut row = Row {
-        users: side.len() as u64,
-        ..Default::default()
-    };
-    let mut errors: BTreeMap<&str, u64> = BTreeMap::new();
-    for u in side {
-        let same = u.base_node == u.derived_node;
-        row.same_node += same as u64;
-        if u.ok {
-            row.ok += 1;
-            if same {
-                row.ok_same_node += 1;
-            } else {
-                row.ok_other_node += 1;
-            }
-        } else {
-            row.failed += 1;
-            *errors.entry(&u.error).or_default() += 1;
-        }
-    }
-    row.fraction_ok = row.ok as f64 / row.users.max(1) as f64;
-    row.errors = errors
-        .iter()
-        .map(|(t, n)| format!("{t} (x{n})"))
-        .collect::<Vec<_>>()
-        .join(" | ");
-    row
-}
-
 impl Sweep for Cluster {
     type Cell = Cell;
     /// The cell's strategy, loaded on every master.
@@ -550,9 +404,7 @@ impl Sweep for Cluster {
                 };
                 ctx.build_strategy(strategy, &opts)?
             }
-            Cell::Strategy { strategy, .. } => {
-                ctx.build_strategy(strategy, &Options::default())?
-            }
+            Cell::Strategy { strategy, .. } => ctx.build_strategy(strategy, &Options::default())?,
         };
         self.masters = self
             .cluster_of(ctx, cell.nodes())

@@ -1,0 +1,143 @@
+//! The equivalence test: how one setting's values, with their 95%
+//! intervals and trial counts, stand against the claim's tolerance region,
+//! and the verdict at the claim's main values alone.
+
+use super::super::{Check, ClaimSpec, Measured};
+use super::Verdict;
+
+const EPS: f64 = 1e-9;
+
+/// No interval from fewer trials decides a verdict: below this the claim is
+/// `inconclusive` whatever its interval.
+pub const MIN_TRIALS: usize = 10;
+
+/// Where value `i` passes the claim's check (None: shape/behaviour claims,
+/// which the analyzer's conditions decide): the region figures shade too.
+fn region(spec: &ClaimSpec, i: usize) -> Option<(f64, f64)> {
+    super::super::pass_region(spec, i).1
+}
+
+/// How one setting's values stand against the tolerance region.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Every value's whole interval inside the region, every condition holds.
+    Inside,
+    /// Some value's whole interval outside the region, or a condition fails.
+    Outside,
+    /// Neither: some interval reaches across the region's edge.
+    Straddles,
+    /// The interval rests on fewer than `MIN_TRIALS` trials.
+    TooFew,
+}
+
+/// The equivalence test: `Inside` only when the whole 95% interval of every
+/// value (widened to hold its point value, so a point outside its own
+/// interval cannot pass) lies inside the tolerance region; `Outside` when
+/// one lies wholly outside; `TooFew` when the values rest on fewer than
+/// `MIN_TRIALS` trials (`trials` None: a value that is no sample, e.g. a
+/// count over the whole run, or a behaviour observed once and for all).
+pub fn outcome(
+    spec: &ClaimSpec,
+    values: &[f64],
+    intervals: &[(f64, f64)],
+    conditions: &[(String, bool)],
+    trials: Option<usize>,
+) -> Outcome {
+    outcome_with(spec, values, intervals, conditions, false, trials)
+}
+
+/// `outcome`, with `undecided`: some condition the data neither confirm nor
+/// refute (`Measured::band_condition`), so at best `Straddles`.
+pub fn outcome_with(
+    spec: &ClaimSpec,
+    values: &[f64],
+    intervals: &[(f64, f64)],
+    conditions: &[(String, bool)],
+    undecided: bool,
+    trials: Option<usize>,
+) -> Outcome {
+    let few = trials.is_some_and(|n| n < MIN_TRIALS);
+    let conditions_hold = conditions.iter().all(|c| c.1);
+    if matches!(spec.check, Check::Shape | Check::Behaviour) {
+        if conditions.is_empty() && !undecided {
+            return Outcome::Outside;
+        }
+        if few {
+            return Outcome::TooFew;
+        }
+        return if !conditions_hold {
+            Outcome::Outside
+        } else if undecided {
+            Outcome::Straddles
+        } else {
+            Outcome::Inside
+        };
+    }
+    if values.is_empty() {
+        return Outcome::Outside;
+    }
+    // A value this run did not measure (NaN: a rate that did not run at
+    // this size) rests on no trial at all: it decides nothing.
+    if values.iter().any(|v| !v.is_finite()) {
+        return Outcome::TooFew;
+    }
+    if few {
+        return Outcome::TooFew;
+    }
+    let mut all_inside = conditions_hold;
+    let mut any_outside = !conditions_hold;
+    for (i, v) in values.iter().enumerate() {
+        let (lo, hi) = match intervals.get(i) {
+            Some(&(lo, hi)) if lo.is_finite() && hi.is_finite() => (lo.min(*v), hi.max(*v)),
+            _ => (*v, *v),
+        };
+        let (a, b) = region(spec, i).expect("numeric check");
+        let inside = lo >= a - EPS && hi <= b + EPS;
+        let outside = hi < a - EPS || lo > b + EPS;
+        all_inside &= inside;
+        any_outside |= outside;
+    }
+    if any_outside {
+        Outcome::Outside
+    } else if all_inside && !undecided {
+        Outcome::Inside
+    } else {
+        Outcome::Straddles
+    }
+}
+
+/// The outcome at the claim's main values (our defaults).
+pub fn main_outcome(spec: &ClaimSpec, m: &Measured) -> Outcome {
+    outcome_with(
+        spec,
+        &m.values,
+        &m.intervals,
+        &m.conditions,
+        !m.undecided.is_empty(),
+        m.trial_count(),
+    )
+}
+
+/// Whether values (with their intervals) are reproduced, and whether they
+/// are undecided (interval across the edge): `outcome` without a trial count.
+pub fn value_passes(
+    spec: &ClaimSpec,
+    values: &[f64],
+    intervals: &[(f64, f64)],
+    conditions: &[(String, bool)],
+) -> (bool, bool) {
+    match outcome(spec, values, intervals, conditions, None) {
+        Outcome::Inside => (true, false),
+        Outcome::Straddles | Outcome::TooFew => (false, true),
+        Outcome::Outside => (false, false),
+    }
+}
+
+/// The claim's check at its main values alone (no sweep, no consistency).
+pub fn verdict(spec: &ClaimSpec, m: &Measured) -> Verdict {
+    match main_outcome(spec, m) {
+        Outcome::Inside => Verdict::Reproduced,
+        Outcome::Outside => Verdict::NotReproduced,
+        Outcome::Straddles | Outcome::TooFew => Verdict::Inconclusive,
+    }
+}

@@ -1,0 +1,242 @@
+//! The judge's unit tests: the equivalence test, the detail rule and the
+//! notes, on hand-made claims and measurements.
+
+use super::super::{Alternative, Check, ClaimSpec, Measured, Num};
+use super::*;
+
+fn spec(id: &str, published: f64, tolerance: f64) -> ClaimSpec {
+    super::super::test_spec(
+        id,
+        "B",
+        "memory",
+        Check::WithinAbs,
+        Num::One(published),
+        Num::One(tolerance),
+    )
+}
+
+/// A claim measured at member_len=26 with `v26`, and swept at 16 and 24.
+fn member(id: &str, v26: f64, v16: f64, v24: f64) -> Measured {
+    Measured::new(id, vec![v26], "", "")
+        .setting(&[("member_len", "26")])
+        .alternative(Alternative::new(&[("member_len", "16")], vec![v16], ""))
+        .alternative(Alternative::new(&[("member_len", "24")], vec![v24], ""))
+}
+
+#[test]
+fn the_whole_interval_decides_and_few_trials_never_do() {
+    let s = spec("X", 10.0, 1.0);
+    let o = |v: f64, iv: &[(f64, f64)], n| outcome(&s, &[v], iv, &[], n);
+    // Point values alone (no sample behind them).
+    assert_eq!(o(12.0, &[], None), Outcome::Outside);
+    assert_eq!(o(10.5, &[], None), Outcome::Inside);
+    // The interval touching the region is no longer a pass.
+    assert_eq!(o(12.0, &[(10.5, 13.0)], Some(20)), Outcome::Straddles);
+    assert_eq!(o(10.2, &[(9.8, 10.4)], Some(20)), Outcome::Inside);
+    assert_eq!(o(10.2, &[(9.8, 11.4)], Some(20)), Outcome::Straddles);
+    assert_eq!(o(13.0, &[(11.5, 14.0)], Some(20)), Outcome::Outside);
+    // A point outside its own interval widens it: it cannot pass.
+    assert_eq!(o(11.5, &[(9.5, 10.5)], Some(20)), Outcome::Straddles);
+    // Fewer than ten trials decide nothing, however tight.
+    assert_eq!(o(10.0, &[(10.0, 10.0)], Some(9)), Outcome::TooFew);
+    assert_eq!(o(30.0, &[(30.0, 30.0)], Some(2)), Outcome::TooFew);
+    let m = Measured::new("X", vec![10.0], "", "").intervals(vec![(9.9, 10.1)], "over 5 trials");
+    assert_eq!(
+        judge(&[s.clone()], vec![m], "full")[0].verdict,
+        Verdict::Inconclusive
+    );
+    let m = Measured::new("X", vec![10.0], "", "").intervals(vec![(9.9, 10.1)], "over 12 trials");
+    assert_eq!(judge(&[s], vec![m], "full")[0].verdict, Verdict::Reproduced);
+}
+
+#[test]
+fn a_stated_detail_that_must_change_is_a_finding_not_an_assumption() {
+    let mut s = spec("K", 16.0, 4.0);
+    s.stated_details = vec!["capacity_s".into()];
+    let m = Measured::new("K", vec![50.0], "", "")
+        .setting(&[("capacity_s", "1")])
+        .alternative(Alternative::new(&[("capacity_s", "0.1")], vec![15.0], ""));
+    let j = &judge(&[s], vec![m], "full")[0];
+    assert_eq!(j.verdict, Verdict::NotReproduced);
+    assert!(
+        j.why
+            .contains("contradicts the study's stated capacity_s=1"),
+        "{}",
+        j.why
+    );
+    assert!(j.why.contains("2 settings tried"), "{}", j.why);
+}
+
+#[test]
+fn a_default_kept_because_it_reproduces_is_an_assumption() {
+    let mut s = spec("M", 41.0, 2.0);
+    s.assumed = vec!["member_len".into()];
+    let j = &judge(&[s], vec![member("M", 41.0, 30.0, 38.0)], "full")[0];
+    assert_eq!(j.verdict, Verdict::ReproducedWithAssumption);
+    assert_eq!(j.assumption, "member_len=26");
+    assert!(j.why.contains("3 setting(s) tried"), "{}", j.why);
+}
+
+#[test]
+fn one_value_per_detail_serves_every_claim_or_the_claim_fails() {
+    let claims = [
+        spec("M1", 30.0, 1.0),
+        spec("M2", 4.0, 0.5),
+        spec("M3", 12.0, 2.0),
+    ];
+    // B3.1 passes at 24 and 16, B3.2 at 24 only, B4.3 at its default 26 and at 24.
+    let rows = judge(
+        &claims,
+        vec![
+            member("M1", 20.0, 30.5, 29.5),
+            member("M2", 7.0, 8.0, 4.1),
+            member("M3", 11.0, 7.0, 12.5),
+        ],
+        "full",
+    );
+    let v: Vec<(Verdict, &str)> = rows
+        .iter()
+        .map(|j| (j.verdict, j.assumption.as_str()))
+        .collect();
+    assert_eq!(
+        v,
+        [
+            (Verdict::ReproducedWithAssumption, "member_len=24"),
+            (Verdict::ReproducedWithAssumption, "member_len=24"),
+            (Verdict::Reproduced, ""),
+        ]
+    );
+    // Now B3.1 reproduces only at 16: no single member length serves both.
+    let rows = judge(
+        &claims[..2],
+        vec![member("M1", 20.0, 30.5, 20.0), member("M2", 7.0, 8.0, 4.1)],
+        "full",
+    );
+    assert!(
+        rows.iter().all(|j| j.verdict == Verdict::NotReproduced),
+        "{rows:#?}"
+    );
+    assert!(
+        rows[0].why.contains("one value per detail"),
+        "{}",
+        rows[0].why
+    );
+    // Nothing reproduces: the range swept is named.
+    let rows = judge(&claims[..1], vec![member("M1", 1.0, 2.0, 3.0)], "full");
+    assert_eq!(rows[0].verdict, Verdict::NotReproduced);
+    assert!(
+        rows[0].why.contains("member_len: 26 (default), 16, 24"),
+        "{}",
+        rows[0].why
+    );
+}
+
+#[test]
+fn a_fitted_value_binds_every_claim_of_the_experiment_that_has_the_detail() {
+    let a = Measured::new("W1", vec![20.0], "", "")
+        .setting(&[("backoff", "fixed-0"), ("arrival", "all-at-once")])
+        .alternative(Alternative::new(
+            &[("backoff", "full-jitter-10ms")],
+            vec![50.0],
+            "",
+        ));
+    let b = Measured::new("W2", vec![100.0], "", "")
+        .setting(&[("backoff", "fixed-0"), ("workers", "64")])
+        .alternative(Alternative::new(&[("workers", "4")], vec![20.0], ""));
+    // One experiment: W2 runs at backoff=fixed-0, so W1's jitter
+    // conflicts with it and the conflict is the finding.
+    let rows = judge(
+        &[spec("W1", 50.0, 10.0), spec("W2", 20.0, 5.0)],
+        vec![a.clone(), b.clone()],
+        "full",
+    );
+    assert_eq!(rows[0].verdict, Verdict::NotReproduced, "{}", rows[0].why);
+    assert!(
+        rows[0].why.contains("W2 needs backoff=fixed-0"),
+        "{}",
+        rows[0].why
+    );
+    // A claim of the experiment that no setting reproduces binds too: it
+    // was judged at backoff=fixed-0.
+    let c = Measured::new("W3", vec![1.0], "", "").setting(&[("backoff", "fixed-0")]);
+    let rows = judge(
+        &[spec("W1", 50.0, 10.0), spec("W3", 20.0, 5.0)],
+        vec![a.clone(), c],
+        "full",
+    );
+    assert_eq!(rows[0].verdict, Verdict::NotReproduced, "{}", rows[0].why);
+    assert!(
+        rows[0].why.contains("W3 is judged at backoff=fixed-0"),
+        "{}",
+        rows[0].why
+    );
+    // Another experiment's detail of the same name does not bind.
+    let mut w2 = spec("W2", 20.0, 5.0);
+    w2.experiment = "retries".into();
+    let rows = judge(&[spec("W1", 50.0, 10.0), w2], vec![a, b], "full");
+    assert_eq!(
+        rows[0].verdict,
+        Verdict::ReproducedWithAssumption,
+        "{}",
+        rows[0].why
+    );
+    assert_eq!(rows[0].assumption, "backoff=full-jitter-10ms");
+    assert_eq!(
+        (rows[1].verdict, rows[1].assumption.as_str()),
+        (Verdict::ReproducedWithAssumption, "workers=4")
+    );
+}
+
+#[test]
+fn a_claim_bound_by_another_names_every_setting_that_reproduces_it() {
+    // W1 reproduces at a spread arrival and at a jittered backoff; W3,
+    // reproduced nowhere, is judged at the defaults of both.
+    let a = Measured::new("W1", vec![20.0], "", "")
+        .setting(&[("backoff", "fixed-0"), ("arrival", "all-at-once")])
+        .alternative(Alternative::new(
+            &[("arrival", "spread-750ms")],
+            vec![52.0],
+            "",
+        ))
+        .alternative(Alternative::new(
+            &[("backoff", "full-jitter-10ms")],
+            vec![49.0],
+            "",
+        ))
+        .alternative(Alternative::new(
+            &[("backoff", "fixed-10ms")],
+            vec![30.0],
+            "",
+        ));
+    let c = Measured::new("W3", vec![1.0], "", "")
+        .setting(&[("backoff", "fixed-0"), ("arrival", "all-at-once")]);
+    let rows = judge(
+        &[spec("W1", 50.0, 10.0), spec("W3", 20.0, 5.0)],
+        vec![a, c],
+        "full",
+    );
+    let why = &rows[0].why;
+    assert_eq!(rows[0].verdict, Verdict::NotReproduced, "{why}");
+    assert!(
+        why.contains("reproduces only at arrival=spread-750ms or backoff=full-jitter-10ms"),
+        "{why}"
+    );
+    assert!(
+        why.contains("at backoff=full-jitter-10ms: W3 is judged at backoff=fixed-0"),
+        "{why}"
+    );
+    assert!(!why.contains("at backoff=fixed-10ms:"), "{why}");
+}
+
+#[test]
+fn a_claim_about_the_full_run_is_not_run_at_other_sizes() {
+    let mut s = spec("S0", 100.0, 0.0);
+    s.check = Check::AtLeast;
+    s.sizes = Some(vec!["full".into()]);
+    let m = || vec![Measured::new("S0", vec![40.0], "", "")];
+    assert_eq!(
+        judge(&[s.clone()], m(), "quick")[0].verdict,
+        Verdict::NotRun
+    );
+    assert_eq!(judge(&[s], m(), "full")[0].verdict, Verdict::NotReproduced);
+}
