@@ -52,7 +52,12 @@ pub fn judge(claims: &[ClaimSpec], measured: Vec<Measured>, size: &str) -> Vec<J
         })
         .collect();
     let in_size = |c: &ClaimSpec| c.sizes.as_ref().is_none_or(|s| s.iter().any(|x| x == size));
-    let cands: Vec<Vec<Candidate>> = claims
+    // Every setting that reproduces each claim. One that changes a detail
+    // the study states is a finding about the claim, never a setting: it
+    // takes no part in choosing the one value per detail, so it cannot bind
+    // the other claims that share the detail (A4.2's 0.1 s bucket does not
+    // move A4.1 off the stated 1 s).
+    let all_cands: Vec<Vec<Candidate>> = claims
         .iter()
         .zip(&found)
         .map(|(c, m)| match m {
@@ -60,30 +65,46 @@ pub fn judge(claims: &[ClaimSpec], measured: Vec<Measured>, size: &str) -> Vec<J
             _ => vec![],
         })
         .collect();
+    let changes_stated =
+        |c: &ClaimSpec, x: &Candidate| x.own.iter().any(|(d, _)| c.stated_details.contains(d));
+    let mut cands: Vec<Vec<Candidate>> = Vec::new();
+    let mut stated_finding: Vec<Option<Candidate>> = Vec::new();
+    for (c, list) in claims.iter().zip(all_cands) {
+        let (finding, fit): (Vec<Candidate>, Vec<Candidate>) =
+            list.into_iter().partition(|x| changes_stated(c, x));
+        cands.push(fit);
+        stated_finding.push(finding.into_iter().next());
+    }
     let sweeps: Vec<BTreeSet<String>> = found
         .iter()
         .map(|m| m.as_ref().map(swept).unwrap_or_default())
         .collect();
     let shared = shared_details(claims, &found, &sweeps);
     let mut chosen = assign(&cands, &shared);
-    // A fitted value binds the claims of its experiment that no setting
-    // reproduces too: they were judged at our default of that detail, so an
-    // assumption that changes it is unproven for them, and the conflict is
-    // the finding (A2.1's spread arrival against A2.2, run all at once).
-    // The claims of claim i's experiment that no setting reproduces and
-    // that candidate x would move off the value they were judged at.
-    let binds = |i: usize, x: &Candidate, chosen: &[Option<usize>]| -> Vec<String> {
+    // A fitted value must be measured for every claim of its experiment that
+    // shares the detail. A claim that no setting reproduces does not veto
+    // the value (it fails wherever it is measured), but until it is measured
+    // at the value, the value is not shown to serve it, and the claim that
+    // needs the value stays undecided (A2.1's spread arrival, with A2.2 run
+    // all at once only).
+    let unmeasured = |i: usize, x: &Candidate, chosen: &[Option<usize>]| -> Vec<String> {
         let mut out = Vec::new();
         for j in (0..claims.len()).filter(|&j| j != i && chosen[j].is_none() && in_size(&claims[j]))
         {
             let Some(mj) = &found[j] else { continue };
             for d in &shared[i][j] {
                 let theirs = mj.setting.iter().find(|(k, _)| k == d).map(|(_, v)| v);
-                if let Some(theirs) = theirs
-                    && x.full.get(d) != Some(theirs)
-                {
+                let Some(want) = x.full.get(d) else { continue };
+                if theirs.is_none() || theirs == Some(want) {
+                    continue;
+                }
+                let measured_there = mj
+                    .sweep
+                    .iter()
+                    .any(|a| a.setting.iter().any(|(k, v)| k == d && v == want));
+                if !measured_there {
                     out.push(format!(
-                        "{} is judged at {d}={theirs} and no setting reproduces it",
+                        "{} shares {d} and is not measured at {d}={want}",
                         claims[j].id
                     ));
                 }
@@ -91,16 +112,40 @@ pub fn judge(claims: &[ClaimSpec], measured: Vec<Measured>, size: &str) -> Vec<J
         }
         out
     };
-    let mut bound: Vec<Vec<String>> = vec![vec![]; claims.len()];
+    // A claim whose fitted value another claim still needs measuring at:
+    // another of its settings that fits the others and needs nothing, else
+    // undecided, with what to measure.
+    let mut pending: Vec<Vec<String>> = vec![vec![]; claims.len()];
     for i in 0..claims.len() {
         let Some(k) = chosen[i] else { continue };
-        let x = &cands[i][k];
-        if x.is_default {
+        if cands[i][k].is_default || unmeasured(i, &cands[i][k], &chosen).is_empty() {
             continue;
         }
-        bound[i] = binds(i, x, &chosen);
-        if !bound[i].is_empty() {
-            chosen[i] = None;
+        let fits = |k2: usize| {
+            (0..claims.len()).all(|j| match chosen[j] {
+                Some(kj) if j != i => agree(&cands[i][k2], &cands[j][kj], &shared[i][j]),
+                _ => true,
+            })
+        };
+        match (0..cands[i].len())
+            .find(|&k2| fits(k2) && unmeasured(i, &cands[i][k2], &chosen).is_empty())
+        {
+            Some(k2) => chosen[i] = Some(k2),
+            None => {
+                let mut each: Vec<String> = Vec::new();
+                for x in &cands[i] {
+                    let t = format!(
+                        "at {}: {}",
+                        setting_text(&x.own),
+                        unmeasured(i, x, &chosen).join("; ")
+                    );
+                    if !each.contains(&t) {
+                        each.push(t);
+                    }
+                }
+                pending[i] = each;
+                chosen[i] = None;
+            }
         }
     }
 
@@ -215,32 +260,62 @@ pub fn judge(claims: &[ClaimSpec], measured: Vec<Measured>, size: &str) -> Vec<J
                     reproducing.push(t);
                 }
             }
-            let conflict = if !bound[i].is_empty() {
-                // Each reproducing setting with the claims it would move.
-                let each: Vec<String> = cands[i]
+            if !pending[i].is_empty() {
+                let at = if at_default == Outcome::Outside {
+                    String::new()
+                } else {
+                    format!("{}; ", undecided_text(at_default, mm))
+                };
+                return row(
+                    Verdict::Inconclusive,
+                    String::new(),
+                    false,
+                    format!(
+                        "{at}reproduces at {}, but one value per detail serves every claim that shares it and each is measured there ({}); a claim no setting reproduces does not veto the value, but it must be measured at it; swept {range}",
+                        reproducing.join(" or "),
+                        pending[i].join("; ")
+                    ),
+                );
+            }
+            // A stated detail that must change to reproduce it: a finding.
+            if cands[i].is_empty()
+                && let Some(x) = &stated_finding[i]
+            {
+                let stated: Vec<String> = x
+                    .own
                     .iter()
-                    .map(|x| {
-                        let b = binds(i, x, &chosen);
-                        format!(
-                            "at {}: {}",
-                            setting_text(&x.own),
-                            if b.is_empty() { "no such claim".to_string() } else { b.join("; ") }
-                        )
+                    .filter(|(d, _)| c.stated_details.contains(d))
+                    .map(|(d, _)| {
+                        let v = mm.setting.iter().find(|(k, _)| k == d).map(|x| x.1.as_str()).unwrap_or("?");
+                        format!("{d}={v}")
                     })
-                    .fold(Vec::<String>::new(), |mut v, t| {
-                        if !v.contains(&t) {
-                            v.push(t);
-                        }
-                        v
-                    });
-                Some(format!(
-                    "reproduces only at {}, but the value must serve every claim of the experiment that has the detail ({}); swept {range}",
-                    reproducing.join(" or "),
-                    each.join("; ")
-                ))
-            } else {
-                None
-            };
+                    .collect();
+                let against = format!(", which contradicts the study's stated {}", stated.join(", "));
+                if at_default != Outcome::Outside {
+                    return row(
+                        Verdict::Inconclusive,
+                        String::new(),
+                        at_default == Outcome::Straddles,
+                        format!(
+                            "undecided at the defaults ({}: {}); reproduces at {}{against}; {tried} settings tried; swept {range}",
+                            setting_text(&mm.setting),
+                            undecided_text(at_default, mm),
+                            setting_text(&x.own)
+                        ),
+                    );
+                }
+                return row(
+                    Verdict::NotReproduced,
+                    String::new(),
+                    false,
+                    format!(
+                        "not reproduced as stated ({}); finding: it reproduces at {}{against}; {tried} settings tried; swept {range}",
+                        setting_text(&mm.setting),
+                        setting_text(&x.own),
+                    ),
+                );
+            }
+            let conflict: Option<String> = None;
             let conflict = conflict.or_else(|| cands[i].first().map(|x| {
                 // Which claims' settings this claim's reproducing settings clash with.
                 let others: Vec<String> = (0..claims.len())
