@@ -7,11 +7,13 @@
 //!
 //! - `limitbench-base`: the error type, files, quantiles, histograms, paths;
 //! - `limitbench-core`: RESP, connections, the fleet of redis-servers, the
-//!   delay proxy, strategies, load (re-exported here under their names:
-//!   `limitbench::resp`, `limitbench::strategy`, ...);
+//!   delay proxy, strategies, load;
 //! - `limitbench-plot`: the chart library;
 //! - `limitbench-analysis`: statistics, claims, the judge, tables, every
-//!   experiment's rows and analysis (here as `limitbench::analysis`).
+//!   experiment's rows and analysis (its analysis half).
+//!
+//! None is re-exported here: an import names the crate its item comes from
+//! (`limitbench_core::fleet`, `limitbench_analysis::claims`).
 //!
 //! Its own modules:
 //!

@@ -8,7 +8,7 @@ mod common;
 
 use std::time::Duration;
 
-use limitbench_core::fleet::external::{Policy, UserServer};
+use limitbench_core::fleet::external::{OpenPolicy, UserServer};
 use limitbench_core::fleet::{Fleet, ServerConfig};
 use limitbench_core::namespace;
 use limitbench_core::resp::Connection;
@@ -90,7 +90,7 @@ async fn the_clean_up_deletes_only_keys_that_start_with_the_prefix() {
         ])
         .await
         .unwrap();
-    let u = UserServer::open(&url_of(&f, 2), "lb:t1:", Some("t1"), Policy::default())
+    let u = UserServer::open(&url_of(&f, 2), "lb:t1:", Some("t1"), OpenPolicy::default())
         .await
         .unwrap();
     // Every key a strategy builds now starts with the prefix.
@@ -446,7 +446,7 @@ async fn replicas_full_servers_and_remote_hosts_are_refused() {
         &format!("redis://{replica}"),
         "lb:rep1:",
         Some("rep1"),
-        Policy::default(),
+        OpenPolicy::default(),
     )
     .await
     .unwrap_err();
@@ -468,7 +468,7 @@ async fn replicas_full_servers_and_remote_hosts_are_refused() {
         &format!("redis://{primary}"),
         "lb:mem1:",
         Some("mem1"),
-        Policy::default(),
+        OpenPolicy::default(),
     )
     .await
     .unwrap_err();

@@ -54,7 +54,7 @@ pub use target::External;
 
 /// One (strategy, property) cell: a row of `scorecard.csv`.
 #[derive(Debug, Clone, Serialize)]
-pub struct Cell {
+pub struct ScorecardCell {
     pub strategy: String,
     pub property: &'static str,
     pub value: Option<f64>,
@@ -100,7 +100,7 @@ pub struct StrategyResult {
     pub strategy: String,
     pub clock: String,
     pub seconds: f64,
-    pub cells: Vec<Cell>,
+    pub cells: Vec<ScorecardCell>,
 }
 
 /// The whole scorecard.
@@ -113,7 +113,7 @@ pub struct Scorecard {
 }
 
 impl Scorecard {
-    pub fn cell(&self, strategy: &str, property: &str) -> Option<&Cell> {
+    pub fn cell(&self, strategy: &str, property: &str) -> Option<&ScorecardCell> {
         self.results
             .iter()
             .find(|r| r.strategy == strategy)?
@@ -152,8 +152,8 @@ pub fn build(name: &str, dir: Option<&Path>, opts: &Options) -> Result<Arc<dyn S
 }
 
 /// A cell from a property's outcome (or its error).
-fn cell(name: &str, property: &'static str, r: Result<CellOutcome>) -> Cell {
-    let base = Cell {
+fn cell(name: &str, property: &'static str, r: Result<CellOutcome>) -> ScorecardCell {
+    let base = ScorecardCell {
         strategy: name.to_string(),
         property,
         value: None,
@@ -169,7 +169,7 @@ fn cell(name: &str, property: &'static str, r: Result<CellOutcome>) -> Cell {
             threshold,
             verdict,
             detail,
-        }) => Cell {
+        }) => ScorecardCell {
             value: Some(value),
             unit,
             threshold,
@@ -177,12 +177,12 @@ fn cell(name: &str, property: &'static str, r: Result<CellOutcome>) -> Cell {
             detail,
             ..base
         },
-        Ok(CellOutcome::NotRun(why)) => Cell {
+        Ok(CellOutcome::NotRun(why)) => ScorecardCell {
             verdict: CellVerdict::NotRun,
             detail: why,
             ..base
         },
-        Err(e) => Cell {
+        Err(e) => ScorecardCell {
             detail: e.to_string(),
             ..base
         },
@@ -273,7 +273,7 @@ pub fn declared(info: &strategy::Info) -> Declared {
 
 /// One strategy: (its clock, its cells in the columns' order). An `Err`
 /// only when the strategy cannot even be built or no server can be started.
-async fn battery(cfg: &Config, name: &str) -> Result<(String, Vec<Cell>)> {
+async fn battery(cfg: &Config, name: &str) -> Result<(String, Vec<ScorecardCell>)> {
     let s = build(name, cfg.dir.as_deref(), &Options::default())?;
     let info = s.info().clone();
     let clock = info.clock.as_str().to_string();

@@ -8,7 +8,7 @@ use std::path::Path;
 use limitbench_plot::figure::num;
 use limitbench_plot::grid::{Grid, GridCell, GridRow, write_grid_svg};
 
-use super::{Cell, PROPERTIES, Scorecard};
+use super::{PROPERTIES, Scorecard, ScorecardCell};
 use limitbench_analysis::scorecard::CellVerdict;
 use limitbench_base::error::{Error, Result};
 
@@ -17,7 +17,7 @@ fn io(what: &Path, e: impl std::fmt::Display) -> Error {
 }
 
 /// A cell as the table shows it: `1 pass`, `not-run`, `error`.
-pub fn short(c: &Cell) -> String {
+pub fn short(c: &ScorecardCell) -> String {
     match (c.verdict, c.value) {
         (CellVerdict::NotRun, _) => "not-run".into(),
         (CellVerdict::Error, _) => "error".into(),

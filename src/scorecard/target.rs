@@ -10,7 +10,7 @@
 use std::net::SocketAddr;
 
 use limitbench_base::error::Result;
-use limitbench_core::fleet::external::{Policy, UserServer};
+use limitbench_core::fleet::external::{OpenPolicy, UserServer};
 use limitbench_core::info;
 use limitbench_core::proxy::measure_rtt;
 use limitbench_core::resp::Connection;
@@ -41,9 +41,9 @@ impl External {
         run_id: Option<&str>,
         allow_remote: bool,
     ) -> Result<Self> {
-        let policy = Policy {
+        let policy = OpenPolicy {
             allow_remote,
-            ..Policy::default()
+            ..OpenPolicy::default()
         };
         let main = UserServer::open(url, prefix, run_id, policy).await?;
         main.announce();
@@ -51,7 +51,7 @@ impl External {
         let mut servers = vec![main];
         let mut cluster = None;
         if let Some(cu) = cluster_url {
-            let policy = Policy {
+            let policy = OpenPolicy {
                 cluster: true,
                 ..policy
             };

@@ -223,7 +223,18 @@ pub fn workspace() -> Vec<Unit> {
 
 /// A `use` tree expanded into its paths (`a::{b, c::d}` -> `a::b`, `a::c::d`).
 pub fn expand(tree: &str) -> Vec<String> {
-    let tree: String = tree.chars().filter(|c| !c.is_whitespace()).collect();
+    // One space between words (so an alias ` as ` stays a word of its own),
+    // none around the punctuation of a path.
+    let words: Vec<&str> = tree.split_whitespace().collect();
+    let tree = words
+        .join(" ")
+        .replace(" ::", "::")
+        .replace(":: ", "::")
+        .replace(" {", "{")
+        .replace("{ ", "{")
+        .replace(" }", "}")
+        .replace(", ", ",")
+        .replace(" ,", ",");
     fn go(prefix: &str, t: &str, out: &mut Vec<String>) {
         if let Some(open) = t.find('{') {
             let head = &t[..open];
@@ -250,18 +261,33 @@ pub fn expand(tree: &str) -> Vec<String> {
                 go(&format!("{prefix}{head}"), p, out);
             }
         } else {
-            let t = t.split(" as ").next().unwrap_or(t);
-            let t = t
-                .split("as")
-                .next()
-                .filter(|_| !t.contains("::"))
-                .unwrap_or(t);
+            // `path as name`: the path is what is named.
+            let t = t.split(" as ").next().unwrap_or(t).trim();
             out.push(format!("{prefix}{t}"));
         }
     }
     let mut out = Vec::new();
     go("", &tree, &mut out);
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::expand;
+
+    #[test]
+    fn use_trees_expand_with_their_aliases_and_names_containing_as() {
+        assert_eq!(
+            expand("crate::a::{parse, b::{c as d, passes}, self}"),
+            [
+                "crate::a::parse",
+                "crate::a::b::c",
+                "crate::a::b::passes",
+                "crate::a::self"
+            ]
+        );
+        assert_eq!(expand("super::x::Row as AsRow"), ["super::x::Row"]);
+    }
 }
 
 /// Every path a file names: its `use` trees expanded, and the paths in its

@@ -16,15 +16,15 @@ use crate::rows::LatencyRow;
 use limitbench_base::error::{Error, Result};
 use limitbench_base::hdr;
 
-/// Merged histograms per strategy, with how many trials went in.
-pub struct Merged {
+/// Merged latency histograms per strategy, with how many trials went in.
+pub struct MergedLatency {
     pub hist: Histogram<u64>,
     pub trials: usize,
 }
 
 /// Merge the rows' histograms per strategy.
-pub fn merge(rows: &[LatencyRow]) -> Result<BTreeMap<String, Merged>> {
-    let mut out: BTreeMap<String, Merged> = BTreeMap::new();
+pub fn merge(rows: &[LatencyRow]) -> Result<BTreeMap<String, MergedLatency>> {
+    let mut out: BTreeMap<String, MergedLatency> = BTreeMap::new();
     for (i, r) in rows.iter().enumerate() {
         // Line i + 2: the header is line 1 and rows are read in file order.
         let h = hdr::decode(&r.histogram_v2_deflate_base64).map_err(|e| {
@@ -35,10 +35,12 @@ pub fn merge(rows: &[LatencyRow]) -> Result<BTreeMap<String, Merged>> {
                 r.trial
             ))
         })?;
-        let m = out.entry(r.strategy.clone()).or_insert_with(|| Merged {
-            hist: hdr::new_histogram(),
-            trials: 0,
-        });
+        let m = out
+            .entry(r.strategy.clone())
+            .or_insert_with(|| MergedLatency {
+                hist: hdr::new_histogram(),
+                trials: 0,
+            });
         m.hist
             .add(&h)
             .map_err(|e| Error::Other(format!("merging latency histograms: {e:?}")))?;
@@ -139,7 +141,7 @@ pub fn section(ctx: &AnalysisCtx, experiments: &[&str]) -> Result<Option<Section
          not across experiments.\n\n",
     );
     let mut any = false;
-    let mut cdf_source: Option<(String, BTreeMap<String, Merged>)> = None;
+    let mut cdf_source: Option<(String, BTreeMap<String, MergedLatency>)> = None;
     for name in experiments {
         let Some(rows) = ctx.read_csv::<LatencyRow>(&format!("{name}-latency.csv"))? else {
             continue;
@@ -198,7 +200,11 @@ pub fn section(ctx: &AnalysisCtx, experiments: &[&str]) -> Result<Option<Section
 /// axis, as HdrHistogram's plotter and wrk2 draw it): for `cost`, two
 /// panels (defaults; other calls and loads, with the token bucket's
 /// EVALSHA repeated as the common line); otherwise one.
-fn cdf_figure(ctx: &AnalysisCtx, exp: &str, merged: &BTreeMap<String, Merged>) -> Result<String> {
+fn cdf_figure(
+    ctx: &AnalysisCtx,
+    exp: &str,
+    merged: &BTreeMap<String, MergedLatency>,
+) -> Result<String> {
     let y = || Axis::log("decision latency (µs, log scale)");
     let x = || {
         Axis::log(

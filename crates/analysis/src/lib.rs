@@ -49,7 +49,6 @@ pub mod window;
 // `src/experiments/<name>/analyze/`) name this crate `limitbench_analysis::`,
 // never `crate::`: in `src/` `crate::` means the app (docs/architecture.md).
 extern crate self as limitbench_analysis;
-pub use limitbench_plot as plot;
 
 use std::path::{Path, PathBuf};
 
@@ -368,6 +367,8 @@ pub fn analyze(
     claims_file: &Path,
     experiments: &[ExperimentAnalysis],
 ) -> Result<Vec<Judged>> {
+    // An experiment the manifest says finished must have left rows.
+    trial_times::finished_experiments_have_rows(run_dir)?;
     // Trials far slower than their cell's others: stderr only, not the report.
     for w in trial_times::outliers(run_dir)? {
         eprintln!("limitbench: warning: {w}");

@@ -1,4 +1,5 @@
-//! A run's trials, counted and timed: how many trials each cell of an
+//! A run's trials, counted and timed: that every experiment the manifest
+//! says finished left rows, how many trials each cell of an
 //! experiment's table holds (what `run --until-decisive` raises), and the
 //! trials that took far longer than the others of their cell, from the run's
 //! `trial-times.csv` ([`crate::rows::TrialTime`]): a stall outside what the
@@ -10,6 +11,47 @@ use std::path::Path;
 
 use crate::rows::{TRIAL_TIMES_CSV, TrialTime};
 use limitbench_base::error::Result;
+
+/// Any row of any table: counted, its fields left unread.
+#[derive(serde::Deserialize)]
+struct AnyRow {}
+
+/// An experiment the manifest says finished (`outcome: done`) whose table
+/// holds no row is a broken input, not a quiet `not-run`.
+pub fn finished_experiments_have_rows(run_dir: &Path) -> Result<()> {
+    let Ok(text) = std::fs::read_to_string(run_dir.join("manifest.json")) else {
+        return Ok(());
+    };
+    let Ok(m) = serde_json::from_str::<serde_json::Value>(&text) else {
+        return Ok(());
+    };
+    let Some(exps) = m.get("experiments").and_then(|e| e.as_object()) else {
+        return Ok(());
+    };
+    let mut empty = Vec::new();
+    for (name, e) in exps {
+        if e.get("outcome").and_then(|o| o.as_str()) != Some("done") {
+            continue;
+        }
+        let file = format!("{name}.csv");
+        match crate::read_table::<AnyRow>(run_dir, &file)? {
+            None => empty.push(format!("{file} is missing")),
+            Some((path, rows, _torn)) if rows.is_empty() => {
+                empty.push(format!("{} holds no row", path.display()))
+            }
+            Some(_) => {}
+        }
+    }
+    if empty.is_empty() {
+        Ok(())
+    } else {
+        Err(limitbench_base::error::Error::Other(format!(
+            "the manifest of {} says these experiments finished, but: {}; the run folder is incomplete or was edited",
+            run_dir.display(),
+            empty.join("; ")
+        )))
+    }
+}
 
 /// The (cell, trial) of any experiment's row.
 #[derive(serde::Deserialize)]
@@ -75,6 +117,26 @@ pub fn outliers(run_dir: &Path) -> Result<Vec<String>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_finished_experiment_without_rows_is_a_broken_input() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        std::fs::write(
+            d.join("manifest.json"),
+            r#"{"experiments": {"concurrency": {"outcome": "done"}, "retries": {"outcome": "failed"}}}"#,
+        )
+        .unwrap();
+        let e = finished_experiments_have_rows(d).unwrap_err().to_string();
+        assert!(e.contains("concurrency.csv is missing"), "{e}");
+        // A header alone, or a header and a torn line, is no row.
+        std::fs::write(d.join("concurrency.csv"), "cell,trial\na,0").unwrap();
+        let e = finished_experiments_have_rows(d).unwrap_err().to_string();
+        assert!(e.contains("concurrency.csv holds no row"), "{e}");
+        // A row: fine; the failed experiment's missing table is not asked for.
+        std::fs::write(d.join("concurrency.csv"), "cell,trial\na,0\n").unwrap();
+        finished_experiments_have_rows(d).unwrap();
+    }
 
     #[test]
     fn a_trial_far_slower_than_its_cell_is_flagged() {

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 
-use limitbench_core::fleet::external::{Policy, UserServer};
+use limitbench_core::fleet::external::{OpenPolicy, UserServer};
 use limitbench_core::fleet::{self, Fleet, RedisBinary, ServerConfig};
 
 /// The server choice of a command, as plain data (the command line's
@@ -51,7 +51,7 @@ impl ServerChoice {
             .key_prefix
             .clone()
             .unwrap_or_else(|| fleet::owned::default_prefix(id));
-        let policy = Policy {
+        let policy = OpenPolicy {
             allow_remote: false,
             resume,
             cluster: false,

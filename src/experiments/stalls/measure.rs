@@ -17,12 +17,12 @@ use limitbench_core::strategy::{Limit, Request, client_key};
 
 /// A PING loop on its own connection; records every round trip with the
 /// time it started (relative to `origin`).
-pub struct Probe {
+pub struct StallProbe {
     stop: Arc<AtomicBool>,
     task: tokio::task::JoinHandle<Result<Vec<(f64, f64)>>>,
 }
 
-impl Probe {
+impl StallProbe {
     pub async fn start(addr: std::net::SocketAddr, origin: Instant) -> Result<Self> {
         let mut c = Connection::connect(addr).await?;
         c.call(&limitbench_core::args!["PING"]).await?;
@@ -38,7 +38,7 @@ impl Probe {
             }
             Ok(out)
         });
-        Ok(Probe { stop, task })
+        Ok(StallProbe { stop, task })
     }
 
     /// (sent at ms, round trip ms) of every PING.
@@ -51,7 +51,7 @@ impl Probe {
     ) -> Result<(Self, Instant, f64)> {
         admin.call(&limitbench_core::args!["LATENCY", "RESET"]).await?;
         let origin = Instant::now();
-        let probe = Probe::start(addr, origin).await?;
+        let probe = StallProbe::start(addr, origin).await?;
         tokio::time::sleep(Duration::from_millis(lead_ms)).await;
         Ok((probe, origin, origin.elapsed().as_secs_f64() * 1000.0))
     }
@@ -177,7 +177,7 @@ pub(super) async fn trim_once(
     }
     let mut conn = Conn::connect(addr).await?;
     admin.call(&limitbench_core::args!["SLOWLOG", "RESET"]).await?;
-    let (probe, origin, from) = Probe::lead(admin, addr, p.probe_lead_ms).await?;
+    let (probe, origin, from) = StallProbe::lead(admin, addr, p.probe_lead_ms).await?;
     let d = strategy
         .decide(
             &mut conn,
@@ -248,7 +248,7 @@ pub(super) async fn expire_once(
     wait_lazyfree_done(admin).await?;
     let expired0 = info::read_number(admin, "stats", "expired_keys").await?;
     let keys0 = dbsize(admin).await?;
-    let (probe, origin, from) = Probe::lead(admin, addr, p.probe_lead_ms).await?;
+    let (probe, origin, from) = StallProbe::lead(admin, addr, p.probe_lead_ms).await?;
     let set = admin
         .call(&limitbench_core::args!["PEXPIRE", key.as_str(), 1i64])
         .await?

@@ -4,8 +4,9 @@
 //! analysis reads), its analysis (`mod.rs` and its children: rows ->
 //! metrics -> claim values -> figures and a report section) and its
 //! scorecard columns (`scorecard.rs`: probe rows -> cells). Every file under
-//! an `analyze/` folder belongs to this crate, and `crate::` there means
-//! `limitbench_analysis`; every other file of `src/experiments/` belongs to
+//! an `analyze/` folder belongs to this crate and names it
+//! `limitbench_analysis::` (never `crate::`, which in `src/` means the app);
+//! every other file of `src/experiments/` belongs to
 //! the application (the measuring half: parameters, cells, one trial). This
 //! crate depends on nothing that talks to Redis, so an analyzer that imports
 //! the measuring side does not build: the layering is the compiler's.

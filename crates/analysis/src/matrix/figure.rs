@@ -3,13 +3,13 @@
 
 use limitbench_plot::figure::{Axis, Figure, Panel, Pt, Reference, Series};
 
-use super::rows::Row;
+use super::rows::MatrixRow;
 
 /// One panel per differing claim that has a value: the judged value on each
 /// server (with its 95% interval where there is one), the published value
 /// beside it.
-pub fn differ_figure(rows: &[Row], servers: &[String]) -> Option<Figure> {
-    let differing: Vec<&Row> = rows
+pub fn differ_figure(rows: &[MatrixRow], servers: &[String]) -> Option<Figure> {
+    let differing: Vec<&MatrixRow> = rows
         .iter()
         .filter(|r| r.differs() && r.cells.values().any(|c| c.value.is_some()))
         .collect();

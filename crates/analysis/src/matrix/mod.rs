@@ -29,7 +29,7 @@ pub mod tables;
 pub mod write;
 
 pub use figure::differ_figure;
-pub use rows::{Cell, Row, cell_text, default_note, rows};
+pub use rows::{MatrixCell, MatrixRow, cell_text, default_note, rows};
 pub use scorecard::scorecard_table;
 pub use servers::{Identity, STUDY_SERVER, ServerColumn, noise_of, run_seconds_of, servers_table};
 pub use tables::{claims_table, compact_table};

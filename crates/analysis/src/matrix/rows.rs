@@ -1,5 +1,5 @@
 //! The matrix's rows: a claim (and its setting, where a claim has rows per
-//! setting) with one [`Cell`] per server, built from each server's judged
+//! setting) with one [`MatrixCell`] per server, built from each server's judged
 //! claims, and what a cell says: the study's judgement on the study's
 //! server; elsewhere whether the finding holds and, if not, what instead
 //! (with the server's own default of the setting the finding depends on).
@@ -27,7 +27,7 @@ const DEFAULT_DEPENDENT: &[(&str, &str, &str)] = &[
 
 /// One server's judgement of one claim row.
 #[derive(Debug, Clone)]
-pub struct Cell {
+pub struct MatrixCell {
     /// The verdict as the report writes it (with "(borderline)" and the like).
     pub verdict: String,
     /// The verdict alone: what "holds" and "differs" compare (a borderline
@@ -45,16 +45,16 @@ pub struct Cell {
 /// A row of the matrix: a claim (and its setting, where a claim has rows
 /// per setting) with one cell per server.
 #[derive(Debug, Clone)]
-pub struct Row {
+pub struct MatrixRow {
     pub id: String,
     pub setting: String,
     pub unit: String,
     pub published: Option<f64>,
     pub published_text: String,
-    pub cells: BTreeMap<String, Cell>,
+    pub cells: BTreeMap<String, MatrixCell>,
 }
 
-impl Row {
+impl MatrixRow {
     /// Does any server's verdict differ from the study server's?
     pub fn differs(&self) -> bool {
         let Some(study) = self.cells.get(STUDY_SERVER) else {
@@ -81,13 +81,13 @@ fn setting_text(j: &Judged) -> String {
 
 /// The rows, from each server's judged claims, in the study server's order.
 /// A claim measured on no server (its experiment not in the matrix) is left out.
-pub fn rows(per_server: &[(String, Vec<Judged>)]) -> Vec<Row> {
-    let mut out: Vec<Row> = Vec::new();
+pub fn rows(per_server: &[(String, Vec<Judged>)]) -> Vec<MatrixRow> {
+    let mut out: Vec<MatrixRow> = Vec::new();
     for (server, judged) in per_server {
         for j in judged {
             let Some(m) = &j.measured else { continue };
             let setting = setting_text(j);
-            let cell = Cell {
+            let cell = MatrixCell {
                 verdict: crate::report::verdict_text(j),
                 base: j.verdict.as_str().to_string(),
                 point_inside: crate::claims::value_passes(&j.spec, &m.values, &[], &m.conditions).0,
@@ -101,7 +101,7 @@ pub fn rows(per_server: &[(String, Vec<Judged>)]) -> Vec<Row> {
             let pos = match pos {
                 Some(p) => p,
                 None => {
-                    out.push(Row {
+                    out.push(MatrixRow {
                         id: j.spec.id.clone(),
                         setting,
                         unit: j.spec.unit.clone(),
@@ -120,7 +120,7 @@ pub fn rows(per_server: &[(String, Vec<Judged>)]) -> Vec<Row> {
 
 /// What a row says for `server`: the study's judgement on the study's
 /// server; elsewhere whether the finding holds and, if not, what instead.
-pub fn cell_text(row: &Row, server: &str, identities: &BTreeMap<String, Identity>) -> String {
+pub fn cell_text(row: &MatrixRow, server: &str, identities: &BTreeMap<String, Identity>) -> String {
     let Some(c) = row.cells.get(server) else {
         return "not measured".into();
     };
@@ -187,8 +187,8 @@ pub(super) fn default_differs(
 mod tests {
     use super::*;
 
-    fn cell(verdict: &str, v: f64) -> Cell {
-        Cell {
+    fn cell(verdict: &str, v: f64) -> MatrixCell {
+        MatrixCell {
             verdict: verdict.into(),
             base: verdict.into(),
             point_inside: verdict == "pass",
@@ -207,7 +207,7 @@ mod tests {
 
     #[test]
     fn a_row_differs_only_when_a_verdict_does_and_says_what_instead() {
-        let mut r = Row {
+        let mut r = MatrixRow {
             id: "B3.3".into(),
             setting: String::new(),
             unit: "B/entry".into(),

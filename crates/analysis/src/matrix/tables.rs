@@ -5,12 +5,12 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use super::rows::{Row, cell_text, default_differs};
+use super::rows::{MatrixRow, cell_text, default_differs};
 use super::servers::{Identity, STUDY_SERVER};
 
 /// The claims table, one column per analysed server.
 pub fn claims_table(
-    rows: &[Row],
+    rows: &[MatrixRow],
     servers: &[String],
     identities: &BTreeMap<String, Identity>,
 ) -> String {
@@ -63,7 +63,7 @@ fn short(v: f64) -> String {
 /// value (with its change against the study's server), bold where a
 /// verdict differs; the full table says what each value is.
 pub fn compact_table(
-    rows: &[Row],
+    rows: &[MatrixRow],
     servers: &[String],
     identities: &BTreeMap<String, Identity>,
 ) -> String {
@@ -78,7 +78,7 @@ pub fn compact_table(
         servers.iter().map(label).collect::<Vec<_>>().join(" | "),
         "---|".repeat(servers.len())
     );
-    let study = |r: &Row| r.cells.get(STUDY_SERVER).cloned();
+    let study = |r: &MatrixRow| r.cells.get(STUDY_SERVER).cloned();
     for r in rows {
         let cells: Vec<String> = servers
             .iter()

@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use super::figure::differ_figure;
-use super::rows::{Row, rows};
+use super::rows::{MatrixRow, rows};
 use super::scorecard::scorecard_table;
 use super::servers::{STUDY_SERVER, ServerColumn, servers_table};
 use super::tables::{claims_table, compact_table};
@@ -62,7 +62,7 @@ pub fn write_matrix(
     std::fs::write(&p, csv).map_err(|e| Error::io("writing matrix-claims.csv", e))?;
     written.push(p);
 
-    let differ: Vec<&Row> = rows.iter().filter(|r| r.differs()).collect();
+    let differ: Vec<&MatrixRow> = rows.iter().filter(|r| r.differs()).collect();
     let mut md = String::from("# The same battery on every server\n\n");
     md += "The expectation of each claim is the study's, on the study's server (Redis 7.0); on another server a cell says whether the finding holds there (the same verdict) and, where not, what the server does instead. Rows in bold differ: another verdict, or the point value on the other side of the claim's fixed tolerance than on Redis 7.0 (what a claim with too few trials for a verdict still shows).\n\n";
     md += &servers_table(run_dir, columns);

@@ -25,7 +25,7 @@ pub const MIN_FREE_MEMORY: f64 = 0.10;
 
 /// How a user-named server is opened.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Policy {
+pub struct OpenPolicy {
     /// A non-loopback host is allowed (the scorecard's `--allow-remote`).
     pub allow_remote: bool,
     /// Keys under the prefix may exist already (a resumed run's own).
@@ -157,7 +157,7 @@ impl UserServer {
         url: &str,
         prefix: &str,
         run_id: Option<&str>,
-        policy: Policy,
+        policy: OpenPolicy,
     ) -> Result<Self> {
         owned::check_prefix(prefix, run_id)?;
         let shown = redact::url(url);

@@ -115,13 +115,17 @@ pub fn atomic_not_exact(rows: &[Row]) -> (usize, usize) {
 
 // ---- Presentation ----
 
-/// Rows of table `name`, in whichever form the run stores it (0 if absent).
+/// Any row of any table: counted, its fields left unread.
+#[derive(serde::Deserialize)]
+struct AnyRow {}
+
+/// Rows of table `name`, in whichever form the run stores it (0 if absent),
+/// read with the crate's one reader (a torn last line is no trial).
 fn count_rows(ctx: &AnalysisCtx, name: &str) -> Result<usize> {
-    let Some(p) = limitbench_base::files::find_table(&ctx.run_dir, name) else {
-        return Ok(0);
-    };
-    let bytes = limitbench_base::files::read_maybe_compressed(&p)?;
-    Ok(csv::Reader::from_reader(bytes.as_slice()).records().count())
+    Ok(ctx
+        .read_csv::<AnyRow>(name)?
+        .map(|rows| rows.len())
+        .unwrap_or(0))
 }
 
 /// A0: trials and times of study A's four experiments.
