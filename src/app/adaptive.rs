@@ -19,6 +19,7 @@ use crate::experiments::Size;
 use crate::run::manifest::{DecisiveRound, RunManifest, UntilDecisive};
 use crate::run::record::RunDir;
 use limitbench_analysis::Verdict;
+use limitbench_analysis::trial_times::fewest_trials_per_cell;
 
 /// The most trials a cell gets from the rounds, per size, and why. The one
 /// place these caps live.
@@ -52,16 +53,6 @@ pub fn next_floor(have: u64, cap: u64) -> u64 {
     (2 * have)
         .max(limitbench_analysis::claims::MIN_TRIALS as u64)
         .min(cap)
-}
-
-/// The fewest trials any cell of `experiment` has committed in `run`. The
-/// floor is raised from the fewest, not the most: an experiment whose cells
-/// run different counts (memory's CPU cells one window each beside fills of
-/// ten) is capped only when every cell has reached the cap.
-pub fn fewest_trials_per_cell(run: &Path, experiment: &str) -> Result<u64> {
-    Ok(limitbench_analysis::trial_times::fewest_trials_per_cell(
-        run, experiment,
-    )?)
 }
 
 fn update(run: &RunDir, f: impl FnOnce(&mut UntilDecisive)) -> Result<()> {

@@ -473,17 +473,12 @@ pub fn analyze(
     note_trial_cap(&mut rows, &ctx.manifest);
     claims::write_csv(&run_dir.join("claims.csv"), &rows)?;
     report::write_report(&run_dir.join("report.md"), &ctx, &rows, &sections)?;
-    // Links relative to docs/, where docs/results.md shows the reference run's table.
-    let rel = run_dir
-        .file_name()
-        .map(|n| format!("../data/{}", n.to_string_lossy()))
-        .unwrap_or_default();
+    // Figure links relative to the run folder, where the table is written.
     std::fs::write(
         run_dir.join("claims-table.md"),
         report::results_table(
             &rows,
             &ctx.manifest,
-            &rel,
             &ctx.figures.borrow(),
             &ctx.figures_dir,
         ),

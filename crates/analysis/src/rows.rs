@@ -5,6 +5,11 @@
 
 use serde::{Deserialize, Serialize};
 
+/// Any row of any table, its fields left unread: for counting rows with the
+/// one reader (`crate::read_table`).
+#[derive(Deserialize)]
+pub struct AnyRow {}
+
 /// A row that belongs to a (cell, trial): every main and side row has a
 /// `cell` column.
 pub trait Keyed {

@@ -9,12 +9,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-use crate::rows::{TRIAL_TIMES_CSV, TrialTime};
+use crate::rows::{AnyRow, TRIAL_TIMES_CSV, TrialTime};
 use limitbench_base::error::Result;
-
-/// Any row of any table: counted, its fields left unread.
-#[derive(serde::Deserialize)]
-struct AnyRow {}
 
 /// An experiment the manifest says finished (`outcome: done`) whose table
 /// holds no row is a broken input, not a quiet `not-run`.
@@ -62,6 +58,9 @@ struct CellTrial {
 
 /// The fewest trials any cell of `experiment`'s table (`<experiment>.csv`,
 /// plain or compressed) holds; 0 when the table does not exist or is empty.
+/// `run --until-decisive` raises its floor from the fewest, not the most:
+/// an experiment whose cells run different counts (memory's CPU cells one
+/// window each beside fills of ten) is capped only when every cell is.
 pub fn fewest_trials_per_cell(run_dir: &Path, experiment: &str) -> Result<u64> {
     let table = format!("{experiment}.csv");
     let Some((_, rows, _torn)) = crate::read_table::<CellTrial>(run_dir, &table)? else {

@@ -121,11 +121,11 @@ pub fn figure_of<'a>(figures: &'a [crate::FigureInfo], id: &str) -> Option<&'a c
 
 /// The claims table of docs/results.md (`claims-table.md`): claim, what the
 /// study says, experiment, the command that reproduces it, our value, verdict,
-/// figure (linked relative to docs/), time.
+/// figure (linked relative to the run folder: docs/results.md, which shows
+/// the reference's, prefixes `../data/reference/`), time.
 pub fn results_table(
     rows: &[Judged],
     manifest: &serde_json::Value,
-    run_rel: &str,
     figures: &[crate::FigureInfo],
     dir: &Path,
 ) -> String {
@@ -155,7 +155,7 @@ pub fn results_table(
             md_escape(&verdict_text(j)),
             fidelity::figure_link(j, figures, dir)
                 .map(|f| format!(
-                    "[{}]({run_rel}/{f})",
+                    "[{}]({f})",
                     f.trim_start_matches("figures/").trim_end_matches(".png"),
                 ))
                 .unwrap_or_else(|| "-".into()),

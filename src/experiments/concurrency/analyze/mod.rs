@@ -115,15 +115,11 @@ pub fn atomic_not_exact(rows: &[Row]) -> (usize, usize) {
 
 // ---- Presentation ----
 
-/// Any row of any table: counted, its fields left unread.
-#[derive(serde::Deserialize)]
-struct AnyRow {}
-
 /// Rows of table `name`, in whichever form the run stores it (0 if absent),
 /// read with the crate's one reader (a torn last line is no trial).
 fn count_rows(ctx: &AnalysisCtx, name: &str) -> Result<usize> {
     Ok(ctx
-        .read_csv::<AnyRow>(name)?
+        .read_csv::<limitbench_analysis::rows::AnyRow>(name)?
         .map(|rows| rows.len())
         .unwrap_or(0))
 }

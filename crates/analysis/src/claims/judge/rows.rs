@@ -5,7 +5,9 @@ use std::collections::BTreeSet;
 
 use super::super::{ClaimSpec, Measured, Setting, setting_text};
 use super::outcome::{MIN_TRIALS, Outcome, main_outcome};
-use super::settings::{Candidate, agree, assign, candidates, shared_details, swept, swept_range};
+use super::settings::{
+    Candidate, agree, assign, candidates, fits, shared_details, swept, swept_range,
+};
 use super::{Judged, Verdict};
 
 /// Why the main values' outcome is not a decision, in words.
@@ -121,15 +123,11 @@ pub fn judge(claims: &[ClaimSpec], measured: Vec<Measured>, size: &str) -> Vec<J
         if cands[i][k].is_default || unmeasured(i, &cands[i][k], &chosen).is_empty() {
             continue;
         }
-        let fits = |k2: usize| {
-            (0..claims.len()).all(|j| match chosen[j] {
-                Some(kj) if j != i => agree(&cands[i][k2], &cands[j][kj], &shared[i][j]),
-                _ => true,
-            })
+        let free = |k2: usize| {
+            fits(&cands, &shared, &chosen, i, k2)
+                && unmeasured(i, &cands[i][k2], &chosen).is_empty()
         };
-        match (0..cands[i].len())
-            .find(|&k2| fits(k2) && unmeasured(i, &cands[i][k2], &chosen).is_empty())
-        {
+        match (0..cands[i].len()).find(|&k2| free(k2)) {
             Some(k2) => chosen[i] = Some(k2),
             None => {
                 let mut each: Vec<String> = Vec::new();
@@ -197,48 +195,26 @@ pub fn judge(claims: &[ClaimSpec], measured: Vec<Measured>, size: &str) -> Vec<J
                     ),
                 );
             }
+            // "undecided at the defaults (...); reproduces at <x><against>; ..."
+            let undecided = |x: &Candidate, against: &str| {
+                row(
+                    Verdict::Inconclusive,
+                    String::new(),
+                    at_default == Outcome::Straddles,
+                    format!(
+                        "undecided at the defaults ({}: {}); reproduces at {}{against}; {tried} settings tried; swept {range}",
+                        setting_text(&mm.setting),
+                        undecided_text(at_default, mm),
+                        setting_text(&x.own)
+                    ),
+                )
+            };
             if let Some(k) = chosen[i] {
                 let x = &cands[i][k];
-                let stated: Vec<String> = x
-                    .own
-                    .iter()
-                    .filter(|(d, _)| c.stated_details.contains(d))
-                    .map(|(d, _)| {
-                        let v = mm.setting.iter().find(|(k, _)| k == d).map(|x| x.1.as_str()).unwrap_or("?");
-                        format!("{d}={v}")
-                    })
-                    .collect();
-                let against = if stated.is_empty() {
-                    String::new()
-                } else {
-                    format!(", which contradicts the study's stated {}", stated.join(", "))
-                };
                 // Undecided at the study's setup: more trials may reproduce
-                // it there, so no assumption (or finding) is needed yet.
+                // it there, so no assumption is needed yet.
                 if at_default != Outcome::Outside {
-                    return row(
-                        Verdict::Inconclusive,
-                        String::new(),
-                        at_default == Outcome::Straddles,
-                        format!(
-                            "undecided at the defaults ({}: {}); reproduces at {}{against}; {tried} settings tried; swept {range}",
-                            setting_text(&mm.setting),
-                            undecided_text(at_default, mm),
-                            setting_text(&x.own)
-                        ),
-                    );
-                }
-                if !stated.is_empty() {
-                    return row(
-                        Verdict::NotReproduced,
-                        String::new(),
-                        false,
-                        format!(
-                            "not reproduced as stated ({}); finding: it reproduces at {}{against}; {tried} settings tried; swept {range}",
-                            setting_text(&mm.setting),
-                            setting_text(&x.own),
-                        ),
-                    );
+                    return undecided(x, "");
                 }
                 return row(
                     Verdict::ReproducedWithAssumption,
@@ -292,17 +268,7 @@ pub fn judge(claims: &[ClaimSpec], measured: Vec<Measured>, size: &str) -> Vec<J
                     .collect();
                 let against = format!(", which contradicts the study's stated {}", stated.join(", "));
                 if at_default != Outcome::Outside {
-                    return row(
-                        Verdict::Inconclusive,
-                        String::new(),
-                        at_default == Outcome::Straddles,
-                        format!(
-                            "undecided at the defaults ({}: {}); reproduces at {}{against}; {tried} settings tried; swept {range}",
-                            setting_text(&mm.setting),
-                            undecided_text(at_default, mm),
-                            setting_text(&x.own)
-                        ),
-                    );
+                    return undecided(x, &against);
                 }
                 return row(
                     Verdict::NotReproduced,
@@ -315,8 +281,7 @@ pub fn judge(claims: &[ClaimSpec], measured: Vec<Measured>, size: &str) -> Vec<J
                     ),
                 );
             }
-            let conflict: Option<String> = None;
-            let conflict = conflict.or_else(|| cands[i].first().map(|x| {
+            let conflict = cands[i].first().map(|x| {
                 // Which claims' settings this claim's reproducing settings clash with.
                 let others: Vec<String> = (0..claims.len())
                     .filter(|&j| j != i)
@@ -339,7 +304,7 @@ pub fn judge(claims: &[ClaimSpec], measured: Vec<Measured>, size: &str) -> Vec<J
                     setting_text(&x.own),
                     if others.is_empty() { "no setting fits the others".to_string() } else { others.join("; ") }
                 )
-            }));
+            });
             if at_default != Outcome::Outside {
                 let why = format!(
                     "{}{}",

@@ -115,6 +115,21 @@ pub(super) fn agree(a: &Candidate, b: &Candidate, shared: &BTreeSet<String>) -> 
     shared.iter().all(|d| a.full.get(d) == b.full.get(d))
 }
 
+/// Whether claim `i`'s setting `k` agrees, on every detail they share, with
+/// the setting chosen for each other claim (one not chosen binds nothing).
+pub(super) fn fits(
+    cands: &[Vec<Candidate>],
+    shared: &[Vec<BTreeSet<String>>],
+    chosen: &[Option<usize>],
+    i: usize,
+    k: usize,
+) -> bool {
+    chosen.iter().enumerate().all(|(j, c)| match c {
+        Some(kj) if j != i => agree(&cands[i][k], &cands[j][*kj], &shared[i][j]),
+        _ => true,
+    })
+}
+
 /// One reproducing setting per claim such that claims sharing a detail
 /// agree on its value: an exhaustive search (claims reproduced at our
 /// defaults try the defaults first), else, past a step budget or when no
@@ -127,12 +142,7 @@ pub(super) fn assign(
 ) -> Vec<Option<usize>> {
     let mut order: Vec<usize> = (0..cands.len()).filter(|&i| !cands[i].is_empty()).collect();
     order.sort_by_key(|&i| !cands[i].iter().any(|c| c.is_default));
-    let fits = |chosen: &[Option<usize>], i: usize, k: usize| {
-        order.iter().all(|&j| match chosen[j] {
-            Some(kj) if j != i => agree(&cands[i][k], &cands[j][kj], &shared[i][j]),
-            _ => true,
-        })
-    };
+    let fits = |chosen: &[Option<usize>], i: usize, k: usize| fits(cands, shared, chosen, i, k);
     fn dfs(
         pos: usize,
         order: &[usize],
