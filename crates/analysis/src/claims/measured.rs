@@ -49,6 +49,11 @@ pub struct Measured {
     /// Trials behind `intervals` (None: read from `interval_method`, e.g.
     /// "over 20 trials"; none there either: the value is no sample).
     pub trials: Option<usize>,
+    /// Validity checks of the measurement that failed for the cells these
+    /// values rest on (Redis not saturated, the schedule late past its
+    /// bound, other processes on the cores): the values are no finding, so
+    /// the claim is `inconclusive` with these reasons, whatever they read.
+    pub invalid: Vec<String>,
 }
 
 impl Measured {
@@ -123,6 +128,12 @@ impl Measured {
         self.trials = Some(n);
         self
     }
+    /// A validity check of the measurement failed: `inconclusive`, with
+    /// `why` as the reason, never a finding (`Measured::invalid`).
+    pub fn invalid(mut self, why: impl Into<String>) -> Self {
+        self.invalid.push(why.into());
+        self
+    }
     /// Trials behind the intervals: as set, else as `interval_method` says.
     pub fn trial_count(&self) -> Option<usize> {
         self.trials.or_else(|| trials_in(&self.interval_method))
@@ -190,6 +201,9 @@ pub struct Alternative {
     pub conditions: Vec<(String, bool)>,
     /// Trials behind `intervals` (None: as many as the main value's).
     pub trials: Option<usize>,
+    /// Validity checks that failed at this setting: it neither reproduces
+    /// the claim nor counts as a finding (`Measured::invalid`).
+    pub invalid: Vec<String>,
 }
 
 impl Alternative {
@@ -211,6 +225,11 @@ impl Alternative {
     }
     pub fn trials(mut self, n: usize) -> Self {
         self.trials = Some(n);
+        self
+    }
+    /// A validity check failed at this setting.
+    pub fn invalid(mut self, why: impl Into<String>) -> Self {
+        self.invalid.push(why.into());
         self
     }
     /// The details this setting changes from `defaults` (an alternative may

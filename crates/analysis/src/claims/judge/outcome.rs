@@ -135,6 +135,9 @@ pub fn value_passes(
 
 /// The claim's check at its main values alone (no sweep, no consistency).
 pub fn verdict(spec: &ClaimSpec, m: &Measured) -> Verdict {
+    if !m.invalid.is_empty() {
+        return Verdict::Inconclusive;
+    }
     match main_outcome(spec, m) {
         Outcome::Inside => Verdict::Reproduced,
         Outcome::Outside => Verdict::NotReproduced,

@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 
 use super::super::{ClaimSpec, Measured, Setting, setting_text};
-use super::outcome::{MIN_TRIALS, Outcome, main_outcome};
+use super::outcome::{MIN_TRIALS, Outcome, main_outcome, outcome};
 use super::settings::{
     Candidate, agree, assign, candidates, fits, shared_details, swept, swept_range,
 };
@@ -175,6 +175,19 @@ pub fn judge(claims: &[ClaimSpec], measured: Vec<Measured>, size: &str) -> Vec<J
                     "not measured at this size".into(),
                 );
             };
+            // Validity before verdict: a measurement whose own checks failed
+            // is no finding, whatever it reads.
+            if !mm.invalid.is_empty() {
+                return row(
+                    Verdict::Inconclusive,
+                    String::new(),
+                    false,
+                    format!(
+                        "invalid measurement, no finding: {}",
+                        mm.invalid.join("; ")
+                    ),
+                );
+            }
             let tried = 1 + mm.sweep.len();
             let range = swept_range(mm);
             let at_default = main_outcome(c, mm);
@@ -316,6 +329,29 @@ pub fn judge(claims: &[ClaimSpec], measured: Vec<Measured>, size: &str) -> Vec<J
                     String::new(),
                     at_default == Outcome::Straddles,
                     why,
+                );
+            }
+            // A swept setting that would reproduce the claim but whose own
+            // validity checks failed: the sweep is not done, so no finding.
+            let invalid_there: Vec<String> = mm
+                .sweep
+                .iter()
+                .filter(|a| !a.invalid.is_empty())
+                .filter(|a| {
+                    outcome(c, &a.values, &a.intervals, &a.conditions, None) == Outcome::Inside
+                })
+                .map(|a| format!("{} ({})", setting_text(&a.own(&mm.setting)), a.invalid.join("; ")))
+                .collect();
+            if conflict.is_none() && !invalid_there.is_empty() {
+                return row(
+                    Verdict::Inconclusive,
+                    String::new(),
+                    false,
+                    format!(
+                        "not at the defaults ({}); it would reproduce at {}, where the measurement is invalid: measure it there again",
+                        setting_text(&mm.setting),
+                        invalid_there.join(" or ")
+                    ),
                 );
             }
             let why = if let Some(c) = conflict {

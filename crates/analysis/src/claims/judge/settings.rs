@@ -26,14 +26,15 @@ fn alt_trials(m: &Measured, a: &Alternative) -> Option<usize> {
 pub(super) fn candidates(spec: &ClaimSpec, m: &Measured) -> Vec<Candidate> {
     let defaults: BTreeMap<String, String> = m.setting.iter().cloned().collect();
     let mut out = Vec::new();
-    if main_outcome(spec, m) == Outcome::Inside {
+    // A setting whose own validity checks failed decides nothing.
+    if m.invalid.is_empty() && main_outcome(spec, m) == Outcome::Inside {
         out.push(Candidate {
             full: defaults.clone(),
             own: vec![],
             is_default: true,
         });
     }
-    for a in &m.sweep {
+    for a in m.sweep.iter().filter(|a| a.invalid.is_empty()) {
         if outcome(
             spec,
             &a.values,

@@ -331,3 +331,36 @@ fn a_claim_about_the_full_run_is_not_run_at_other_sizes() {
     );
     assert_eq!(judge(&[s], m(), "full")[0].verdict, Verdict::NotReproduced);
 }
+
+#[test]
+fn a_measurement_whose_own_checks_failed_is_no_finding() {
+    // Far outside the region, but the experiment's validity check failed
+    // (Redis not saturated): inconclusive with the reason, never a finding.
+    let s = spec("V", 10.0, 1.0);
+    let m = Measured::new("V", vec![20.0], "", "")
+        .intervals(vec![(19.5, 20.5)], "over 12 trials")
+        .invalid("Redis was 0.52 busy in a run (saturation check: at least 0.9)");
+    let j = &judge(&[s.clone()], vec![m.clone()], "full")[0];
+    assert_eq!(j.verdict, Verdict::Inconclusive);
+    assert!(j.why.contains("invalid measurement"), "{}", j.why);
+    assert!(j.why.contains("0.52 busy"), "{}", j.why);
+    assert_eq!(verdict(&s, &m), Verdict::Inconclusive);
+    // Inside the region, but invalid: no pass either.
+    let m = Measured::new("V", vec![10.0], "", "")
+        .intervals(vec![(9.9, 10.1)], "over 12 trials")
+        .invalid("the schedule ran late past its bound");
+    assert_eq!(judge(&[s.clone()], vec![m], "full")[0].verdict, Verdict::Inconclusive);
+    // A swept setting whose own checks failed does not reproduce the claim.
+    let m = Measured::new("V", vec![20.0], "", "")
+        .intervals(vec![(19.5, 20.5)], "over 12 trials")
+        .setting(&[("load", "5")])
+        .alternative(
+            Alternative::new(&[("load", "10")], vec![10.0], "")
+                .intervals(vec![(9.9, 10.1)])
+                .invalid("other processes took 1.2 cores"),
+        );
+    let j = &judge(&[s], vec![m], "full")[0];
+    assert_eq!(j.verdict, Verdict::Inconclusive, "{}", j.why);
+    assert!(j.why.contains("load=10"), "{}", j.why);
+    assert!(j.why.contains("1.2 cores"), "{}", j.why);
+}
