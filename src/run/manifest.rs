@@ -47,7 +47,8 @@ pub struct RunManifest {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub until_decisive: Option<UntilDecisive>,
     /// Per experiment: started, ended, seconds (summed over sessions),
-    /// sessions (each session's start and seconds), parameters and notes.
+    /// sessions (each session's start, seconds and the commit it ran at),
+    /// parameters and notes.
     pub experiments: BTreeMap<String, serde_json::Map<String, serde_json::Value>>,
 }
 
@@ -179,7 +180,15 @@ impl RunManifest {
             .entry("sessions")
             .or_insert_with(|| serde_json::Value::Array(Vec::new()));
         if let Some(list) = sessions.as_array_mut() {
-            list.push(serde_json::json!({"started": now_rfc3339(), "seconds": 0.0}));
+            // A resumed run may add rows from another build: each session
+            // says which commit measured it.
+            let (commit, dirty) = git_state();
+            list.push(serde_json::json!({
+                "started": now_rfc3339(),
+                "seconds": 0.0,
+                "git_commit": commit,
+                "git_dirty": dirty,
+            }));
         }
     }
 

@@ -121,17 +121,25 @@ fn a2_2_slowdown_per_worker_count_over_the_baseline_at_the_same_workers() {
         row(None, 1.0, 100, 10.0),
         w8(row(Some(1000), 1.0, 100, 20.0)),
         w8(row(None, 1.0, 100, 10.0)),
-        // Another backoff: not the slowdown.
+        // Another backoff at 64 workers: the slowdown at that setting (the
+        // baseline does not retry, so its default cell is the comparator).
         with(row(Some(1000), 1.0, 99, 400.0), |r| {
             r.backoff = "fixed-1ms".into()
         }),
+        // Another backoff at 8 workers: in no sweep (one detail at a time).
+        w8(with(row(Some(1000), 1.0, 99, 400.0), |r| {
+            r.backoff = "fixed-1ms".into()
+        })),
+        // A spread arrival: compared with the baseline on the same arrivals.
+        with(row(Some(1000), 1.0, 100, 900.0), |r| r.arrival_ms = 750.0),
+        with(row(None, 1.0, 100, 750.0), |r| r.arrival_ms = 750.0),
         // No baseline at 6.7 ms: no ratio there, but counted for exactness.
         row(Some(1000), 6.7, 100, 90.0),
         // Another budget: ignored.
         row(Some(10), 1.0, 40, 5.0),
     ];
     let s = a2_2(&groups(&rows));
-    assert_eq!(s.len(), 2);
+    assert_eq!(s.len(), 4);
     assert_eq!((s[0].workers, s[0].exact, s[0].trials), (8, 1, 1));
     assert_eq!(s[0].ratios[0].0, 1000);
     assert_eq!(s[0].ratios[0].1, 2.0);
@@ -140,6 +148,21 @@ fn a2_2_slowdown_per_worker_count_over_the_baseline_at_the_same_workers() {
     let (rtt, ratio, lo, hi, n) = s[1].ratios[0];
     assert_eq!((rtt, ratio, n), (1000, 4.0, 2));
     assert!(lo >= 3.0 && hi <= 5.0 && lo <= ratio && ratio <= hi);
+    // Then the other settings at 64 workers, the default baseline for a
+    // backoff, the spread baseline (not the all-at-once one) for an arrival.
+    assert!(s[0].is_worker_sweep() && s[1].is_worker_sweep());
+    let other: Vec<(String, f64)> = s[2..]
+        .iter()
+        .map(|x| (x.details.label(), x.ratios[0].1))
+        .collect();
+    assert_eq!(
+        other,
+        vec![
+            ("arrival=spread-750ms".to_string(), 900.0 / 750.0),
+            ("backoff=fixed-1ms".to_string(), 40.0),
+        ]
+    );
+    assert!(s[2..].iter().all(|x| x.workers == 64 && !x.is_worker_sweep()));
 }
 
 #[test]

@@ -117,7 +117,7 @@ pub fn a2_2(ctx: &AnalysisCtx, g: &Groups, limit: u64) -> Option<Measured> {
     let all = super::a2_2(g);
     let main = all
         .iter()
-        .find(|s| s.workers == WORKERS && !s.ratios.is_empty())?;
+        .find(|s| s.workers == WORKERS && s.is_worker_sweep() && !s.ratios.is_empty())?;
     let rtts: Vec<i64> = main.ratios.iter().map(|r| r.0).collect();
     let d = Details::default_setting();
     let mut p = pairs(&d);
@@ -147,9 +147,9 @@ pub fn a2_2(ctx: &AnalysisCtx, g: &Groups, limit: u64) -> Option<Measured> {
          retried, while the script decides in one",
     );
     let mut any = passes(ctx, "A2.2", &m.intervals);
-    for s in all.iter().filter(|s| s.workers != WORKERS) {
+    for s in all.iter().filter(|s| s.details != d) {
         let at = |rtt: i64| s.ratios.iter().find(|r| r.0 == rtt);
-        let mut p = pairs(&d);
+        let mut p = pairs(&s.details);
         p.push(("workers", s.workers.to_string()));
         m = m.alternative(
             Alternative::new(
@@ -178,6 +178,7 @@ pub fn a2_2(ctx: &AnalysisCtx, g: &Groups, limit: u64) -> Option<Measured> {
         m = m.model(format!(
             "lockstep at a long round trip: WATCH/MULTI admits one request per wave of three round trips, the script c per round trip, so the ratio is about 3L/ceil(L/c) ({}); without added delay Redis's own queueing, not the round trip, sets both times, so no single worker count puts every round trip in the published range",
             all.iter()
+                .filter(|s| s.is_worker_sweep())
                 .map(|s| format!("c={}: {:.0}x", s.workers, super::lockstep_slowdown(s.workers, limit)))
                 .collect::<Vec<_>>()
                 .join(", ")

@@ -286,7 +286,7 @@ pub fn a2_1_jitter(ctx: &AnalysisCtx, g: &Groups, limit: u64, md: &mut String) -
 /// A2.2: the slowdown against the Lua fixed window vs workers, a series per
 /// round trip, the published range shaded.
 pub fn a2_2_workers(ctx: &AnalysisCtx, g: &Groups, limit: u64, md: &mut String) -> Result<()> {
-    let s = a2_2(g);
+    let s: Vec<_> = a2_2(g).into_iter().filter(|s| s.is_worker_sweep()).collect();
     let mut by: BTreeMap<i64, Vec<Pt>> = BTreeMap::new();
     for w in &s {
         for (rtt, r, lo, hi, n) in &w.ratios {
@@ -416,7 +416,7 @@ pub fn table(g: &Groups, appendix: &mut String) {
         let w = summary(v, |r| r.wall_ms);
         let lua = g
             .baseline
-            .get(&(*rtt, d.workers))
+            .get(&super::base_key(d, *rtt))
             .map(|l| summary(l, |r| r.wall_ms).mean)
             .unwrap_or(f64::NAN);
         table.push(vec![
@@ -452,9 +452,9 @@ pub fn table(g: &Groups, appendix: &mut String) {
     *appendix += &g
         .baseline
         .iter()
-        .map(|((rtt, w), v)| {
+        .map(|((rtt, w, arrival), v)| {
             format!(
-                "{}, {w} workers: admitted {}, wall {} ms",
+                "{}, {w} workers, {arrival}: admitted {}, wall {} ms",
                 ms(*rtt),
                 summary(v, |r| r.admitted as f64).show(1),
                 f(summary(v, |r| r.wall_ms).mean, 1)

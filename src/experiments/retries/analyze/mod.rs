@@ -133,11 +133,21 @@ pub type Key = (Details, i64, u32);
 // ---- Metrics ----
 
 /// The trials by setting: WATCH/MULTI per [`Key`], the baseline per
-/// (round trip us, workers).
+/// [`BaseKey`].
 #[derive(Debug, Default)]
 pub struct Groups<'a> {
     pub watch: BTreeMap<Key, Vec<&'a Row>>,
-    pub baseline: BTreeMap<(i64, u64), Vec<&'a Row>>,
+    pub baseline: BTreeMap<BaseKey, Vec<&'a Row>>,
+}
+
+/// One baseline cell: (round trip us, workers, arrival as `Details::arrival`
+/// names it).
+pub type BaseKey = (i64, u64, String);
+
+/// The baseline cell a WATCH cell is compared with: the same round trip,
+/// workers and arrival.
+pub fn base_key(d: &Details, rtt: i64) -> BaseKey {
+    (rtt, d.workers, d.arrival.clone())
 }
 
 pub fn groups(rows: &[Row]) -> Groups<'_> {
@@ -151,7 +161,7 @@ pub fn groups(rows: &[Row]) -> Groups<'_> {
                 .push(r),
             None => g
                 .baseline
-                .entry((rtt_key(r.target_rtt_ms), r.workers))
+                .entry(base_key(&Details::of(r), rtt_key(r.target_rtt_ms)))
                 .or_default()
                 .push(r),
         }
@@ -203,6 +213,9 @@ pub fn a2_1(g: &Groups) -> Option<(i64, PerSetting)> {
 #[derive(Debug, PartialEq)]
 pub struct Slowdown {
     pub workers: u64,
+    /// The unstated details of the WATCH cells (the baseline runs at the
+    /// same arrival; backoff, budget counting and attempt do not apply to it).
+    pub details: Details,
     /// (round trip us, ratio, lo, hi, n).
     pub ratios: Vec<(i64, f64, f64, f64, usize)>,
     pub exact: usize,
@@ -210,22 +223,27 @@ pub struct Slowdown {
 }
 
 pub fn a2_2(g: &Groups) -> Vec<Slowdown> {
-    let mut by: BTreeMap<u64, Slowdown> = BTreeMap::new();
+    let mut by: BTreeMap<Details, Slowdown> = BTreeMap::new();
+    let default = Details::default_setting();
     for ((d, rtt, b), v) in &g.watch {
+        // The default details at any worker count (the worker sweep), and
+        // A2.2's 64 workers at any other setting of the unstated details
+        // (one value per detail serves A2.1 and A2.2 alike).
         let mut dd = d.clone();
         dd.workers = WORKERS;
-        if *b != A2_2_BUDGET || dd != Details::default_setting() {
+        if *b != A2_2_BUDGET || (dd != default && d.workers != WORKERS) {
             continue;
         }
-        let s = by.entry(d.workers).or_insert(Slowdown {
+        let s = by.entry(d.clone()).or_insert(Slowdown {
             workers: d.workers,
+            details: d.clone(),
             ratios: Vec::new(),
             exact: 0,
             trials: 0,
         });
         s.exact += v.iter().filter(|r| r.admitted == r.limit).count();
         s.trials += v.len();
-        if let Some(l) = g.baseline.get(&(*rtt, d.workers)) {
+        if let Some(l) = g.baseline.get(&base_key(d, *rtt)) {
             let lua = summary(l, |r| r.wall_ms).mean;
             let w = values(v, |r| r.wall_ms);
             let (lo, hi) = limitbench_analysis::stats::mean_ci(&w);
@@ -238,7 +256,19 @@ pub fn a2_2(g: &Groups) -> Vec<Slowdown> {
             ));
         }
     }
-    by.into_values().collect()
+    // The worker sweep first, by workers, then the other settings.
+    let mut out: Vec<Slowdown> = by.into_values().collect();
+    out.sort_by_key(|s| (!s.is_worker_sweep(), s.workers, s.details.label()));
+    out
+}
+
+impl Slowdown {
+    /// At the default details, only the worker count varied.
+    pub fn is_worker_sweep(&self) -> bool {
+        let mut d = self.details.clone();
+        d.workers = WORKERS;
+        d == Details::default_setting()
+    }
 }
 
 /// A2.3: WATCH/MULTI's over-admission per trial, retries then concurrency.

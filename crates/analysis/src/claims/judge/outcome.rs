@@ -144,3 +144,51 @@ pub fn verdict(spec: &ClaimSpec, m: &Measured) -> Verdict {
         Outcome::Straddles | Outcome::TooFew => Verdict::Inconclusive,
     }
 }
+
+/// The power calculation for a claim the interval does not decide: how many
+/// trials per cell would make the interval decide it at the spread seen so
+/// far. For each value whose interval reaches across its region's edge,
+/// with half-width `h` at `n` trials and its point a distance `d` from the
+/// nearest edge, the half-width at `n'` trials is about `h*sqrt(n/n')`, so
+/// it decides once `n' > n*(h/d)^2`; the largest over the values. `None`:
+/// nothing to compute (no interval, no trial count, a shape check);
+/// `Some(None)`: a point on the edge, which no number of trials decides.
+pub fn trials_to_decide(spec: &ClaimSpec, m: &Measured) -> Option<Option<usize>> {
+    if matches!(spec.check, Check::Shape | Check::Behaviour) {
+        return None;
+    }
+    let n = m.trial_count()? as f64;
+    let mut need: Option<Option<usize>> = None;
+    for (i, v) in m.values.iter().enumerate() {
+        let Some(&(lo, hi)) = m.intervals.get(i) else { continue };
+        let Some((a, b)) = region(spec, i) else { continue };
+        if !(lo.is_finite() && hi.is_finite() && v.is_finite()) {
+            continue;
+        }
+        let (lo, hi) = (lo.min(*v), hi.max(*v));
+        let inside = lo >= a - EPS && hi <= b + EPS;
+        let outside = hi < a - EPS || lo > b + EPS;
+        if inside || outside {
+            continue;
+        }
+        let h = (hi - lo) / 2.0;
+        let d = if *v < a {
+            a - v
+        } else if *v > b {
+            v - b
+        } else {
+            (v - a).min(b - v)
+        };
+        let this = if d <= EPS * (1.0 + v.abs()) {
+            None
+        } else {
+            Some((n * (h / d).powi(2)).ceil().max(MIN_TRIALS as f64) as usize)
+        };
+        need = Some(match (need, this) {
+            (None, t) => t,
+            (Some(None), _) | (_, None) => None,
+            (Some(Some(x)), Some(y)) => Some(x.max(y)),
+        });
+    }
+    need
+}

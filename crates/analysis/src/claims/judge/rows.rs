@@ -4,14 +4,14 @@
 use std::collections::BTreeSet;
 
 use super::super::{ClaimSpec, Measured, Setting, setting_text};
-use super::outcome::{MIN_TRIALS, Outcome, main_outcome, outcome};
+use super::outcome::{MIN_TRIALS, Outcome, main_outcome, outcome, trials_to_decide};
 use super::settings::{
     Candidate, agree, assign, candidates, fits, shared_details, swept, swept_range,
 };
 use super::{Judged, Verdict};
 
 /// Why the main values' outcome is not a decision, in words.
-fn undecided_text(o: Outcome, m: &Measured) -> String {
+fn undecided_text(o: Outcome, spec: &ClaimSpec, m: &Measured) -> String {
     match o {
         Outcome::TooFew => format!(
             "{} trials, fewer than the {MIN_TRIALS} an interval needs to decide",
@@ -21,7 +21,16 @@ fn undecided_text(o: Outcome, m: &Measured) -> String {
             "undecided: the interval reaches across the band of {}",
             m.undecided.join("; ")
         ),
-        _ => "the 95% interval reaches across the tolerance's edge".into(),
+        _ => format!(
+            "the 95% interval reaches across the tolerance's edge{}",
+            match trials_to_decide(spec, m) {
+                Some(Some(n)) => format!(
+                    "; at this spread about {n} trials per cell would decide it (power: n*(h/d)^2)"
+                ),
+                Some(None) => "; its point lies on the edge, so no number of trials decides it".into(),
+                None => String::new(),
+            }
+        ),
     }
 }
 
@@ -217,7 +226,7 @@ pub fn judge(claims: &[ClaimSpec], measured: Vec<Measured>, size: &str) -> Vec<J
                     format!(
                         "undecided at the defaults ({}: {}); reproduces at {}{against}; {tried} settings tried; swept {range}",
                         setting_text(&mm.setting),
-                        undecided_text(at_default, mm),
+                        undecided_text(at_default, c, mm),
                         setting_text(&x.own)
                     ),
                 )
@@ -253,7 +262,7 @@ pub fn judge(claims: &[ClaimSpec], measured: Vec<Measured>, size: &str) -> Vec<J
                 let at = if at_default == Outcome::Outside {
                     String::new()
                 } else {
-                    format!("{}; ", undecided_text(at_default, mm))
+                    format!("{}; ", undecided_text(at_default, c, mm))
                 };
                 return row(
                     Verdict::Inconclusive,
@@ -321,7 +330,7 @@ pub fn judge(claims: &[ClaimSpec], measured: Vec<Measured>, size: &str) -> Vec<J
             if at_default != Outcome::Outside {
                 let why = format!(
                     "{}{}",
-                    undecided_text(at_default, mm),
+                    undecided_text(at_default, c, mm),
                     conflict.map(|c| format!("; {c}")).unwrap_or_default()
                 );
                 return row(

@@ -364,3 +364,21 @@ fn a_measurement_whose_own_checks_failed_is_no_finding() {
     assert!(j.why.contains("load=10"), "{}", j.why);
     assert!(j.why.contains("1.2 cores"), "{}", j.why);
 }
+
+#[test]
+fn the_power_calculation_says_how_many_trials_would_decide() {
+    let s = spec("P", 10.0, 1.0);
+    // Region 9..11; point 10.5, interval 10.0..11.2 (h = 0.6) over 10
+    // trials; d = 0.5 to the edge: 10 * (0.6/0.5)^2 = 14.4 -> 15.
+    let m = Measured::new("P", vec![10.5], "", "").intervals(vec![(9.9, 11.1)], "over 10 trials");
+    assert_eq!(trials_to_decide(&s, &m), Some(Some(15)));
+    let j = &judge(&[s.clone()], vec![m], "full")[0];
+    assert_eq!(j.verdict, Verdict::Inconclusive);
+    assert!(j.why.contains("about 15 trials per cell"), "{}", j.why);
+    // A point on the edge: no number of trials decides it.
+    let m = Measured::new("P", vec![11.0], "", "").intervals(vec![(10.5, 11.5)], "over 10 trials");
+    assert_eq!(trials_to_decide(&s, &m), Some(None));
+    // Decided already: nothing to compute.
+    let m = Measured::new("P", vec![10.0], "", "").intervals(vec![(9.8, 10.2)], "over 10 trials");
+    assert_eq!(trials_to_decide(&s, &m), None);
+}
