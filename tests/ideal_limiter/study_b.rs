@@ -109,6 +109,48 @@ pub(super) fn cost(dir: &Path, rng: &mut ChaCha8Rng) {
             10_000,
             "evalsha",
         ),
+        // B2.5's fill levels in the cell swl-fill: normal traffic (emptied
+        // logs, every call admitted) and steady logs (about L entries).
+        (
+            "sliding-window-log|L100|normal",
+            "sliding-window-log",
+            "evalsha",
+            "uniform",
+            10_000,
+            100,
+            0,
+            "evalsha",
+        ),
+        (
+            "sliding-window-log|L10000|normal",
+            "sliding-window-log",
+            "evalsha",
+            "uniform",
+            10_000,
+            10_000,
+            0,
+            "evalsha",
+        ),
+        (
+            "sliding-window-log|L100|steady",
+            "sliding-window-log",
+            "evalsha",
+            "uniform",
+            500,
+            100,
+            100,
+            "evalsha",
+        ),
+        (
+            "sliding-window-log|L10000|steady",
+            "sliding-window-log",
+            "evalsha",
+            "uniform",
+            500,
+            10_000,
+            10_000,
+            "evalsha",
+        ),
         (
             "gcra|abusive",
             "gcra",
@@ -142,7 +184,9 @@ pub(super) fn cost(dir: &Path, rng: &mut ChaCha8Rng) {
             let rate = noisy(rng, 210_000.0, 0.01);
             let wall_s = 5.0;
             let decisions = (rate * wall_s) as u64;
-            let admitted = if prefill > 0 {
+            let admitted = if cell.ends_with("|steady") {
+                decisions // a steady log trims one and adds one
+            } else if prefill > 0 {
                 0 // a prefilled log refuses every decision
             } else if traffic == "single-key" {
                 limit // the abusive client's one key admits its limit

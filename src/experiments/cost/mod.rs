@@ -15,13 +15,18 @@
 //! `load_bound`.
 //!
 //! Runs are interleaved (run 1 of every variant, then run 2, ...) so that
-//! drift hits all variants alike. On the sweep engine that is one cell,
+//! drift hits all variants alike. On the sweep engine that is a cell,
 //! [`Rounds`], whose trial `t` is run `t` of every variant and commits one
 //! row under each variant's id (the engine's multi-key trials). Its setup
 //! (the server, the captured requests, the prefill, the pinning) is made
-//! only if a round is left to run.
+//! only if a round is left to run. There are two such cells: `rounds`
+//! (every variant above) and `swl-fill` (B2.5's sliding logs under normal
+//! traffic and at a steady state, `logs.rs`), each on its own server, so a
+//! resumed run folder made before `swl-fill` existed runs only that cell.
 
 mod benchmark;
+mod logs;
+mod window;
 // The analysis half (analyze/) is compiled into limitbench-analysis
 // (crates/analysis/src/experiments/mod.rs); it is this experiment's all the same.
 pub use limitbench_analysis::experiments::cost::{analyze, rows};
@@ -40,13 +45,12 @@ pub use rows::CostRow;
 use super::{RunContext, Spec};
 use limitbench_base::error::{Error, Result};
 use limitbench_core::fleet::{Fleet, ServerConfig};
-use limitbench_core::load::replay::{self, AdmitRule, HotLoad, HotSpec, LogSpec, RawPipe, Template, Window};
+use limitbench_core::load::replay::{self, AdmitRule, HotLoad, HotSpec, LogSpec, RawPipe, Template};
 use limitbench_core::pin::PinGuard;
 use limitbench_core::resp::Connection;
 use crate::run::latency;
 use crate::run::seeds;
 use crate::run::sweep::{self, NoSide, Sweep, TrialRows};
-use limitbench_base::stats::histogram_quantile_us;
 use limitbench_core::strategy::{Kind, Limit, Options, Strategy};
 
 /// Its registration (the registry adds its `run` and its analysis half's `analyze`).
@@ -73,6 +77,11 @@ struct Params {
     /// Clients of the prefilled sliding-log variants (their logs are full).
     swl_clients: u64,
     abusive_strategies: Vec<String>,
+    /// B2.5's sliding logs at other fill levels than full, in the cell
+    /// `swl-fill` (absent: none).
+    swl_fill_levels: Option<Vec<logs::Fill>>,
+    /// Each pilot run that sizes the steady logs' window, s (absent: 1).
+    swl_pilot_s: Option<f64>,
     abusive_limit: u64,
     abusive_window_ms: u64,
     benchmark: bool,
@@ -106,6 +115,8 @@ struct Plan {
     limit: u64,
     window_ms: u64,
     prefill_entries: u64,
+    /// What is done to the variant's logs before each run.
+    before_run: logs::BeforeRun,
     request: RequestSource,
 }
 
@@ -153,7 +164,7 @@ struct Variant {
 /// the MULTI fixed window, each strategy of `lua_strategies` (or
 /// `--strategy`) by EVALSHA, the token bucket's other invocations, the
 /// prefilled sliding logs, the abusive clients.
-fn plan_variants(ctx: &RunContext, p: &Params) -> Vec<Plan> {
+fn plan_variants(ctx: &RunContext, p: &Params) -> (Vec<Plan>, Vec<Plan>) {
     let normal = |cell: String, name: &str, invocation: &str| Plan {
         cell,
         traffic: "uniform",
@@ -162,6 +173,7 @@ fn plan_variants(ctx: &RunContext, p: &Params) -> Vec<Plan> {
         limit: p.limit,
         window_ms: p.window_ms,
         prefill_entries: 0,
+        before_run: logs::BeforeRun::Nothing,
         request: RequestSource::Strategy {
             name: name.into(),
             invocation: invocation.into(),
@@ -175,6 +187,7 @@ fn plan_variants(ctx: &RunContext, p: &Params) -> Vec<Plan> {
         limit: 0,
         window_ms: 0,
         prefill_entries: 0,
+        before_run: logs::BeforeRun::Nothing,
         request: RequestSource::Command { name, args },
     };
     let mut out = Vec::new();
@@ -221,7 +234,8 @@ fn plan_variants(ctx: &RunContext, p: &Params) -> Vec<Plan> {
             ..normal(format!("{s}|abusive"), s, "evalsha")
         });
     }
-    out
+    let swl = logs::plans(p, |cell| normal(cell, "sliding-window-log", "evalsha"));
+    (out, swl)
 }
 
 fn strategy_opts(s: &dyn Strategy, name: &str, invocation: &str) -> Options {
@@ -320,7 +334,8 @@ async fn prefill(
     }
     let started = Instant::now();
     let mut next_id = replay::ID_BASE * 9;
-    for v in variants.iter().filter(|v| v.plan.prefill_entries > 0) {
+    let full = |v: &&Variant| v.plan.prefill_entries > 0 && v.plan.before_run == logs::BeforeRun::Nothing;
+    for v in variants.iter().filter(full) {
         // The template's key for client i is exactly what the strategy writes;
         // render it to be sure the prefilled key is the one the loop hits.
         let Load::Replay(tpl) = &v.load else {
@@ -357,6 +372,7 @@ async fn prefill(
 
 /// The one cell: every variant, measured once per trial (round).
 struct Rounds {
+    id: &'static str,
     variants: Vec<Plan>,
 }
 
@@ -381,8 +397,8 @@ impl Sweep for Cost {
     type Side = NoSide;
     const TIMED: bool = true;
 
-    fn cell_id(&self, _: &Rounds) -> String {
-        "rounds".into()
+    fn cell_id(&self, cell: &Rounds) -> String {
+        cell.id.into()
     }
 
     fn trials(&self, _: &Rounds) -> u64 {
@@ -408,6 +424,7 @@ impl Sweep for Cost {
         }
         prefill(ctx, p, addr, &variants).await?;
         let pin = PinGuard::pin(p.load_cpu)?;
+        logs::size_windows(ctx, p, addr, &mut admin, &mut variants, pin.cpu).await?;
         ctx.note(
             "pinning",
             serde_json::json!({
@@ -438,6 +455,7 @@ impl Sweep for Cost {
         let mut lat = Vec::new();
         for v in &testbed.variants {
             let load_cpu = testbed.pin.cpu;
+            logs::before_run(testbed.addr, v).await?;
             let (row, h) = one_run(
                 ctx,
                 &self.p,
@@ -459,9 +477,14 @@ impl Sweep for Cost {
 
 pub async fn run(ctx: &RunContext) -> Result<()> {
     let p: Params = ctx.params()?;
-    let cells = [Rounds {
-        variants: plan_variants(ctx, &p),
-    }];
+    let (main, swl) = plan_variants(ctx, &p);
+    // B2.5's fill levels in a cell of their own: a resumed older run folder
+    // runs only them (a trial of a cell is one run of each of its variants).
+    let cells: Vec<Rounds> = [("rounds", main), (logs::CELL, swl)]
+        .into_iter()
+        .filter(|(_, v)| !v.is_empty())
+        .map(|(id, variants)| Rounds { id, variants })
+        .collect();
     sweep::run(ctx, &mut Cost { p }, &cells).await
 }
 
@@ -501,7 +524,7 @@ async fn one_run(
     for it in w.latency.iter_recorded() {
         latency_us.saturating_record_n((it.value_iterated_to() / 1000).max(1), it.count_at_value());
     }
-    let mut row = cost_row(p, v, trial, ctx.seed, load_cpu, w);
+    let mut row = window::cost_row(p, v, trial, ctx.seed, load_cpu, w);
     if v.plan.cell == "get" && p.benchmark {
         let requests = (row.decisions_per_s * p.run_s).max(10_000.0) as u64;
         match benchmark::redis_benchmark(admin, addr, p.conns, p.keys, requests, load_cpu).await {
@@ -517,71 +540,4 @@ async fn one_run(
         }
     }
     Ok((row, latency_us))
-}
-
-/// The row of one window: client counts, Redis CPU, the variant's
-/// top-level commands' time, latency quantiles.
-fn cost_row(
-    p: &Params,
-    v: &Variant,
-    trial: u64,
-    seed: u64,
-    load_cpu: Option<usize>,
-    w: Window,
-) -> CostRow {
-    let decisions = w.counts.decisions;
-    let (cmd_calls, cmd_usec) = v
-        .cmds
-        .first()
-        .and_then(|c| w.cmdstats.get(c))
-        .copied()
-        .unwrap_or((0, 0.0));
-    let all_usec: f64 = v
-        .cmds
-        .iter()
-        .filter_map(|c| w.cmdstats.get(c))
-        .map(|x| x.1)
-        .sum();
-    let per = |x: f64, n: u64| if n > 0 { x / n as f64 } else { f64::NAN };
-    CostRow {
-        cell: v.plan.cell.clone(),
-        trial,
-        variant: v.plan.cell.clone(),
-        strategy: v.strategy.clone(),
-        invocation: v.invocation.clone(),
-        traffic: v.plan.traffic.into(),
-        conns: p.conns,
-        keys: v.plan.keys,
-        limit: v.plan.limit,
-        window_ms: v.plan.window_ms,
-        prefill_entries: v.plan.prefill_entries,
-        seed,
-        redis_cpu: Some(p.redis_cpu),
-        load_cpu,
-        wall_s: w.wall_s,
-        decisions,
-        admitted: w.counts.admitted,
-        errors: w.counts.errors,
-        decisions_per_s: decisions as f64 / w.wall_s,
-        redis_cpu_us: w.cpu.cpu_us,
-        redis_cpu_us_per_decision: w.cpu.cpu_us_per_decision,
-        redis_busy_fraction: w.cpu.busy_fraction,
-        redis_main_thread_busy_fraction: w.cpu.main_thread_busy_fraction,
-        cmd: v.cmds.first().cloned().unwrap_or_default(),
-        cmd_calls,
-        cmd_usec_per_call: per(cmd_usec, cmd_calls),
-        cmd_usec_per_decision: per(all_usec, decisions),
-        p50_us: histogram_quantile_us(&w.latency, 0.5),
-        p99_us: histogram_quantile_us(&w.latency, 0.99),
-        p999_us: histogram_quantile_us(&w.latency, 0.999),
-        max_us: if w.latency.is_empty() {
-            f64::NAN
-        } else {
-            w.latency.max() as f64 / 1000.0
-        },
-        // NaN (no CPU data) counts as load-bound too.
-        load_bound: w.cpu.busy_fraction.is_nan() || w.cpu.busy_fraction < 0.9,
-        first_error: w.first_error.unwrap_or_default(),
-        ..Default::default()
-    }
 }

@@ -192,3 +192,50 @@ fn the_busy_share_is_read_from_b2_2s_published_text() {
     assert_eq!(percent_in("1k-2k/s, >=42% busy"), Some(42.0));
     assert_eq!(percent_in("no percentage"), None);
 }
+
+#[test]
+fn an_unsaturated_run_names_itself_and_makes_the_claim_invalid() {
+    let mut rows = vec![
+        row("gcra|evalsha", 0, 12.0, 80_000.0),
+        row("gcra|evalsha", 1, 12.0, 80_000.0),
+        row("get", 1, 4.0, 200_000.0),
+    ];
+    let v = Variants::of(&rows);
+    assert_eq!(validity::unsaturated(&v, ["gcra|evalsha", "get"]), None);
+    rows[1].redis_busy_fraction = 0.52;
+    rows[1].redis_main_thread_busy_fraction = 0.52;
+    let v = Variants::of(&rows);
+    let why = validity::unsaturated(&v, ["gcra|evalsha", "get"]).unwrap();
+    assert!(why.contains("gcra|evalsha run 1: 0.52"), "{why}");
+    // A variant the claim does not rest on is not its concern.
+    assert_eq!(validity::unsaturated(&v, ["get"]), None);
+}
+
+#[test]
+fn b25_is_judged_on_normal_traffic_with_the_other_fill_levels_as_the_sweep() {
+    let mut rows = Vec::new();
+    for t in 0..10 {
+        let k = 1.0 + 0.01 * (t % 3) as f64;
+        for (cell, cpu) in [
+            ("sliding-window-log|L100|full", 10.0),
+            ("sliding-window-log|L10000|full", 10.1),
+            ("sliding-window-log|L100|normal", 11.0),
+            ("sliding-window-log|L10000|normal", 13.0),
+            ("sliding-window-log|L100|steady", 12.0),
+        ] {
+            rows.push(row(cell, t, cpu * k, 90_000.0));
+        }
+    }
+    let m = b25(&Variants::of(&rows)).unwrap();
+    // The default: normal traffic, 13/11 - 1 = 18% apart.
+    assert!(close(m.values[0], 100.0 * 2.0 / 11.0), "{:?}", m.values);
+    assert!(m.setting.contains(&("swl_fill".into(), "normal".into())));
+    assert!(m.failed_conditions().len() == 1, "{:?}", m.conditions);
+    // The full logs are a swept level; steady has one limit only: not shown.
+    assert_eq!(m.sweep.len(), 1);
+    assert!(m.sweep[0].setting.contains(&("swl_fill".into(), "full".into())));
+    // An older run folder without the default: undecided, never a pass.
+    let old: Vec<_> = rows.iter().filter(|r| r.cell.ends_with("|full")).cloned().collect();
+    let m = b25(&Variants::of(&old)).unwrap();
+    assert!(!m.undecided.is_empty() && m.conditions.is_empty());
+}

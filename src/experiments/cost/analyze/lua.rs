@@ -5,8 +5,9 @@
 //! beyond a GET depends on how much of a GET is the per-command network work
 //! both pay (the "rest" of the split in `paired.rs`), which is the machine's.
 
-use super::paired::{Est, Split, b21_split, each, est, show};
-use super::{Variants, figures, lua_busy_min, lua_rates, lua_script_times, max_of, min_of};
+use super::super::rows::CostRow;
+use super::paired::{Est, Split, b21_split, each, est, per_run, show};
+use super::{Variants, figures, gate, lua_busy_min, lua_rates, lua_script_times, max_of, min_of};
 use limitbench_analysis::stats::{Summary, mean_ci_method};
 use limitbench_analysis::{AnalysisCtx, Measured};
 
@@ -34,11 +35,38 @@ fn name(cell: &str) -> String {
     figures::words(cell.trim_end_matches("|evalsha"))
 }
 
-/// B2.1 with its split: our ratio beside the published one, judged by the
-/// claim's check on every strategy's ratio (in_range in the claims table)
-/// and two conditions (every script costs more than a GET; the strategies'
-/// spread no wider than the published range's).
-fn b21(ctx: &AnalysisCtx, get: &Split, lua: &[Split], bench: &Summary, note: &str) -> Measured {
+/// The study's sentence: "A Lua decision costs 2.5 to 3.5 times the Redis
+/// CPU of a GET: on this machine, the scripts ran at 39,000 to 54,000
+/// decisions a second, with Redis's one thread at least 91% busy. The
+/// script itself accounts for 8 to 15 µs of that". Its figures, for what is
+/// shown beside ours and for the parts that travel (claims.toml's bases).
+const PUB_RATIO: (f64, f64) = (2.5, 3.5);
+const PUB_RATE: (f64, f64) = (39_000.0, 54_000.0);
+const PUB_SCRIPT_US: (f64, f64) = (8.0, 15.0);
+/// B2.1's travelling spread: dearest / cheapest no wider than the published
+/// range's, with its rounding to one decimal: 3.55 / 2.45 = 1.449.
+pub const B21_MAX_SPREAD: f64 = 1.45;
+/// B2.3's "the rest is network work": a decision's CPU beyond its script,
+/// in GET's CPU, as the study's own figures imply: rest / GET = ratio x (1 -
+/// share), with the cheapest script (ratio 2.45-2.55, share 0.401-0.512) and
+/// the dearest (3.45-3.55, 0.558-0.677): 1.11-1.57 (claims.toml B2.3).
+pub const B23_REST_BAND: (f64, f64) = (1.11, 1.57);
+
+/// The per-run spread of `cells`' CPU per decision (or rate): the dearest
+/// by mean over the cheapest by mean, paired by run.
+fn spread(v: &Variants, lua: &[(&String, &super::Variant)], f: fn(&CostRow) -> f64) -> Option<Est> {
+    let mean = |x: &super::Variant| x.s(f).mean;
+    let hi = lua.iter().max_by(|a, b| mean(a.1).total_cmp(&mean(b.1)))?;
+    let lo = lua.iter().min_by(|a, b| mean(a.1).total_cmp(&mean(b.1)))?;
+    let _ = v;
+    Some(est(&per_run(hi.1, lo.1, |a, b| f(a) / f(b))))
+}
+
+/// B2.1 with its split, judged on the part that travels: every Lua
+/// strategy's per-run ratio to GET above GET (claims.toml: at least 1.15x)
+/// and the strategies' spread no wider than the published range's; our
+/// ratios beside the published 2.5-3.5x.
+fn b21(v: &Variants, get: &Split, lua: &[Split], bench: &Summary, note: &str) -> Measured {
     let tot: Vec<Est> = lua.iter().map(|s| s.total).collect();
     let mut order: Vec<&Split> = lua.iter().collect();
     order.sort_by(|a, b| a.total.0.total_cmp(&b.total.0));
@@ -57,124 +85,127 @@ fn b21(ctx: &AnalysisCtx, get: &Split, lua: &[Split], bench: &Summary, note: &st
         .join("; ");
     let ratios = values(&tot);
     let (lo, hi) = (min_of(&ratios), max_of(&ratios));
+    let sp = spread(v, &v.lua(), |r| r.redis_cpu_us_per_decision);
     let mut m = Measured::new(
         "B2.1",
         ratios.clone(),
         format!(
-            "ours {lo:.2}-{hi:.2}x GET ({parts}); GET {:.2} µs = command {:.2} µs + rest {:.2} µs; cheapest to dearest: {}",
+            "ours {lo:.2}-{hi:.2}x GET (published {}-{}x; {parts}); spread dearest/cheapest {} (published {:.2}); GET {:.2} µs = command {:.2} µs + rest {:.2} µs; cheapest to dearest: {}",
+            PUB_RATIO.0,
+            PUB_RATIO.1,
+            sp.as_ref().map(|e| show(e, 2)).unwrap_or_else(|| "n/a".into()),
+            PUB_RATIO.1 / PUB_RATIO.0,
             get.total_us,
             get.cmd_us,
             get.rest_us,
             order.iter().map(|s| name(&s.cell)).collect::<Vec<_>>().join(" < ")
         ),
-        "cost.csv: redis_cpu_us_per_decision and cmd_usec_per_decision per EVALSHA variant / variant=get, paired by run",
+        "cost.csv: redis_cpu_us_per_decision and cmd_usec_per_decision per EVALSHA strategy (uniform traffic, not the sliding logs) / variant=get, paired by run",
     )
     .intervals(intervals(&tot), method(&tot, " of the per-run ratio to GET"))
-    .setting(SETTING)
-    .condition(
-        "every Lua strategy costs more Redis CPU per decision than GET (95% interval above 1x)",
-        tot.iter().all(|e| e.1.0 > 1.0),
-    )
-    .note(format!(
-        "machine claim, judged on every Lua strategy's 95% interval against the published range (the claim's check) and on shape (above GET, spread no wider than the published range's). Split of each decision's CPU: command = INFO commandstats usec per decision (the script; GET for GET), rest = the INFO cpu delta minus it (read, parse, reply, syscalls). Here GET's rest is {:.0}% of its CPU; a script adds its command time on top of about the same rest, so the ratio is lower where the rest is large. Harness/redis-benchmark GET throughput {}.{note}",
+    .setting(SETTING);
+    m = match &sp {
+        Some(e) => m.band_condition(
+            format!(
+                "the strategies' spread (dearest / cheapest CPU per decision, per run) no wider than the published range's with its rounding (3.55/2.45 = {B21_MAX_SPREAD})"
+            ),
+            e.1,
+            (1.0, B21_MAX_SPREAD),
+        ),
+        None => m.condition("the strategies' spread measured", false),
+    };
+    m.note(format!(
+        "machine claim, judged on what travels: every Lua strategy above GET (the check) and the spread; the absolute ratio depends on how much of a GET is per-command network work, here {:.0}% of GET's CPU (a script adds its command time on top of about the same rest, so the ratio is lower where the rest is large). Split: command = INFO commandstats usec per decision (the script; GET for GET), rest = the INFO cpu delta minus it. Harness/redis-benchmark GET throughput {}.{note}",
         100.0 * get.rest_us / get.total_us,
         bench.show(2)
-    ));
-    if let Some(c) = ctx.claim("B2.1") {
-        let (plo, phi) = (c.published.at(0), c.published.at(1));
-        m = m.condition(
-            format!(
-                "the strategies' spread (dearest / cheapest, ours {:.2}) is no wider than the published range's ({:.2})",
-                hi / lo,
-                phi / plo
-            ),
-            hi / lo <= phi / plo,
-        );
-    }
-    m
+    ))
 }
 
-/// B2.1, B2.2, B2.3.
-pub(super) fn claims(ctx: &AnalysisCtx, v: &Variants, bench: &Summary) -> Vec<Measured> {
+/// B2.1, B2.2, B2.3, each gated on Redis's saturation in the runs it rests on.
+pub(super) fn claims(_ctx: &AnalysisCtx, v: &Variants, bench: &Summary) -> Vec<Measured> {
     let mut out = Vec::new();
-    let busy_min = lua_busy_min(v);
-    let load_bound_note = if busy_min < 0.9 {
-        format!(
-            " Redis was less than 90% busy in some Lua runs (lowest {busy_min:.2}): the load generator (or a busy machine) limited those runs, so rates are lower bounds and CPU per decision may include idle-loop overhead."
-        )
-    } else {
-        String::new()
-    };
-    if let Some((get, lua)) = b21_split(v) {
-        out.push(b21(ctx, &get, &lua, bench, &load_bound_note));
-    }
     let lua = v.lua();
+    let lua_cells: Vec<&str> = lua.iter().map(|(c, _)| c.as_str()).collect();
+    if let Some((get, splits)) = b21_split(v) {
+        let m = b21(v, &get, &splits, bench, "");
+        out.push(gate(m, v, lua_cells.iter().copied().chain(["get"])));
+    }
     if lua.is_empty() {
         return out;
     }
-    let rates: Vec<Est> = lua
-        .iter()
-        .map(|(_, l)| est(&each(l, |r| r.decisions_per_s)))
-        .collect();
+    let busy_min = lua_busy_min(v);
+    // B2.2: the travelling part is the scripts' relative rate.
     let r = lua_rates(v);
-    out.push(
-        Measured::new(
+    if let Some(sp) = spread(v, &lua, |r| r.decisions_per_s) {
+        let m = Measured::new(
             "B2.2",
-            r.clone(),
+            vec![sp.0],
             format!(
-                "{:.0}-{:.0} decisions/s; Redis busy >= {busy_min:.2}",
+                "fastest/slowest {} (published {:.0}/{:.0} = {:.3}); ours {:.0}-{:.0} decisions/s (published {:.0}-{:.0}); Redis's thread busy >= {busy_min:.2} (published >= 0.91)",
+                show(&sp, 3),
+                PUB_RATE.1,
+                PUB_RATE.0,
+                PUB_RATE.1 / PUB_RATE.0,
                 min_of(&r),
                 max_of(&r),
+                PUB_RATE.0,
+                PUB_RATE.1,
             ),
-            "cost.csv: mean decisions_per_s per EVALSHA variant; min redis_busy_fraction",
+            "cost.csv: decisions_per_s of the fastest / the slowest EVALSHA strategy (by mean), paired by run",
         )
-        .intervals(intervals(&rates), method(&rates, ""))
+        .intervals(vec![sp.1], method(&[sp], " of the per-run ratio"))
         .setting(SETTING)
-        .condition(
-            "Redis busy fraction >= 0.9 in every Lua run",
-            busy_min >= 0.9,
-        )
-        .note(format!(
-            "machine claim: the absolute rate is this machine's.{load_bound_note}"
-        )),
-    );
-    let script: Vec<Est> = lua
+        .note("machine claim: the absolute rates are this machine's (shown beside); the busy fraction is the validity check, not the claim");
+        out.push(gate(m, v, lua_cells.iter().copied()));
+    }
+    // B2.3: the script's share of a decision, and the rest against GET.
+    let shares: Vec<Est> = lua
         .iter()
-        .map(|(_, l)| est(&each(l, |r| r.cmd_usec_per_call)))
+        .map(|(_, l)| {
+            est(&each(l, |r| r.cmd_usec_per_decision / r.redis_cpu_us_per_decision))
+        })
         .collect();
     let (s, cpu) = lua_script_times(v);
-    // "The rest is network work": what a decision costs beyond its script
-    // is about what a GET costs in all (a GET is almost only network work).
-    // Within half to twice GET's CPU per decision; fails when the script is
-    // most of the decision or the rest is something else than a GET's work.
-    let get_cpu = super::cpu_vs_get(v).map(|(g, _)| g);
-    let rest_like_get = get_cpu.is_some_and(|g| {
-        s.iter()
-            .zip(&cpu)
-            .all(|(s, c)| (c - s) >= 0.5 * g && (c - s) <= 2.0 * g)
-    });
-    out.push(
-        Measured::new(
-            "B2.3",
-            s.clone(),
-            format!(
-                "{:.1}-{:.1} µs per call (of {:.1}-{:.1} µs CPU per decision)",
-                min_of(&s),
-                max_of(&s),
-                min_of(&cpu),
-                max_of(&cpu),
-            ),
-            "cost.csv: INFO commandstats usec_per_call of evalsha per EVALSHA variant",
-        )
-        .intervals(intervals(&script), method(&script, ""))
-        .setting(SETTING)
-        .condition(
-            format!(
-                "the rest of each Lua decision (CPU per decision minus script time) is network work: within 0.5-2x GET's whole CPU per decision ({})",
-                get_cpu.map(|g| format!("{g:.1} µs")).unwrap_or_else(|| "GET not measured".into())
-            ),
-            rest_like_get,
+    let mut m = Measured::new(
+        "B2.3",
+        values(&shares),
+        format!(
+            "script {:.2}-{:.2} of each decision's CPU ({}); script {:.1}-{:.1} µs per call (published {}-{} µs) of {:.1}-{:.1} µs CPU per decision",
+            min_of(&values(&shares)),
+            max_of(&values(&shares)),
+            lua.iter()
+                .zip(&shares)
+                .map(|((c, _), e)| format!("{}: {}", name(c), show(e, 3)))
+                .collect::<Vec<_>>()
+                .join("; "),
+            min_of(&s),
+            max_of(&s),
+            PUB_SCRIPT_US.0,
+            PUB_SCRIPT_US.1,
+            min_of(&cpu),
+            max_of(&cpu),
         ),
-    );
+        "cost.csv: cmd_usec_per_decision (INFO commandstats usec of evalsha) / redis_cpu_us_per_decision per EVALSHA strategy, per run",
+    )
+    .intervals(intervals(&shares), method(&shares, " of the per-run share"))
+    .setting(SETTING);
+    match b21_split(v) {
+        Some((_, splits)) => {
+            for sp in &splits {
+                m = m.band_condition(
+                    format!(
+                        "{}: the rest (CPU per decision minus script) is network work, {:.2}..{:.2}x GET's CPU as the study's figures imply (per run)",
+                        name(&sp.cell),
+                        B23_REST_BAND.0,
+                        B23_REST_BAND.1
+                    ),
+                    sp.rest.1,
+                    B23_REST_BAND,
+                );
+            }
+        }
+        None => m = m.condition("GET measured (the rest's scale)", false),
+    }
+    out.push(gate(m, v, lua_cells.iter().copied().chain(["get"])));
     out
 }

@@ -1,0 +1,227 @@
+//! B2.5's sliding logs at the fill levels the study leaves unstated, in a
+//! cell of their own (`swl-fill`), so that resuming an older run folder
+//! runs only them:
+//!
+//! - `normal`: the study's normal traffic (the same keys and uniform
+//!   traffic as every other strategy, a window of `window_ms`), every log
+//!   emptied before each run. A run's logs grow from nothing and stay under
+//!   the limit, so nearly every decision admits: trim nothing, ZCARD, ZADD.
+//!   This is the default fill level of B2.5.
+//! - `steady`: each of `swl_clients` logs holds about L entries spread
+//!   over its window, with the window sized so that each decision trims
+//!   about one entry and adds one: W = L / (decisions per second per log),
+//!   from two short pilots (the first on empty logs, the second at the
+//!   steady state of the first). The logs are refilled to L entries spread
+//!   over the last W before each run. Memory: `swl_clients` x L entries
+//!   (500 x 10,000 = 5e6 entries, about 0.7 GB at ~130 B each).
+//!
+//! The prefilled-full logs (every decision refused) stay in the main cell.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use super::{Load, Params, Plan, Variant};
+use crate::experiments::RunContext;
+use crate::run::seeds;
+use limitbench_base::error::{Error, Result};
+use limitbench_core::load::replay::{self, HotSpec, LogSpec, RawPipe, Template};
+use limitbench_core::resp::Connection;
+
+/// A fill level of the sliding logs of the `swl-fill` cell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub(super) enum Fill {
+    /// Emptied before each run (the study's normal traffic).
+    Normal,
+    /// About L entries over a window sized to the decision rate.
+    Steady,
+}
+
+impl Fill {
+    fn word(self) -> &'static str {
+        match self {
+            Fill::Normal => "normal",
+            Fill::Steady => "steady",
+        }
+    }
+}
+
+/// How a variant's logs are made ready before each of its runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(super) enum BeforeRun {
+    /// Nothing: the state carries over (every variant but B2.5's fill levels).
+    #[default]
+    Nothing,
+    /// Delete the variant's logs.
+    Empty,
+    /// Delete them and write `prefill_entries` entries over the last `window_ms`.
+    Refill,
+}
+
+/// The id of the `swl-fill` cell.
+pub(super) const CELL: &str = "swl-fill";
+
+/// The variants of the `swl-fill` cell: every fill level at every limit.
+pub(super) fn plans(p: &Params, normal: impl Fn(String) -> Plan) -> Vec<Plan> {
+    let mut out = Vec::new();
+    for &fill in p.swl_fill_levels.as_deref().unwrap_or(&[]) {
+        for &l in &p.swl_limits {
+            let cell = format!("sliding-window-log|L{l}|{}", fill.word());
+            out.push(match fill {
+                Fill::Normal => Plan {
+                    limit: l,
+                    before_run: BeforeRun::Empty,
+                    ..normal(cell)
+                },
+                // The window is sized in the setup (`size_windows`).
+                Fill::Steady => Plan {
+                    keys: p.swl_clients,
+                    limit: l,
+                    prefill_entries: l,
+                    before_run: BeforeRun::Refill,
+                    ..normal(cell)
+                },
+            });
+        }
+    }
+    out
+}
+
+/// The keys a replayed variant writes (one per client).
+fn keys_of(v: &Variant) -> Result<Vec<String>> {
+    let Load::Replay(tpl) = &v.load else {
+        return Err(Error::Other(format!(
+            "cost: the sliding-log variant `{}` needs a replayable strategy",
+            v.plan.cell
+        )));
+    };
+    (0..v.plan.keys).map(|i| tpl.key(i)).collect()
+}
+
+/// UNLINK every key of `keys`, pipelined.
+async fn unlink(pipe: &mut RawPipe, keys: &[String]) -> Result<()> {
+    let mut buf = Vec::new();
+    let mut frames = 0;
+    for chunk in keys.chunks(1000) {
+        let mut args: Vec<limitbench_core::resp::Arg<'_>> = vec!["UNLINK".into()];
+        args.extend(chunk.iter().map(|k| limitbench_core::resp::Arg::S(k)));
+        limitbench_core::resp::encode(&mut buf, &args);
+        frames += 1;
+    }
+    let out = pipe.send(&buf, frames).await?;
+    if out.errors > 0 {
+        return Err(Error::Reply(out.first_error.unwrap_or_default()));
+    }
+    Ok(())
+}
+
+/// `prefill_entries` entries per log, scored evenly over the last
+/// `window_ms` up to now, TTL = window: a log at its steady state.
+async fn refill(pipe: &mut RawPipe, v: &Variant, keys: &[String]) -> Result<()> {
+    let entries = v.plan.prefill_entries.max(1);
+    let window_us = (v.plan.window_ms * 1000) as i64;
+    let step = (window_us / entries as i64).max(1);
+    let now = limitbench_core::clock::Clock::system_now_us();
+    let spec = LogSpec {
+        entries,
+        member_len: 16,
+        // Ids of their own, above the hot loop's (ID_BASE up) and the full
+        // logs' (9 x ID_BASE up), so no prefilled member is a request's.
+        first_id: replay::ID_BASE * 8,
+        first_score_us: now - step * (entries as i64 - 1),
+        score_step_us: step,
+        ttl_ms: Some(v.plan.window_ms),
+        chunk: 100,
+    };
+    replay::fill_logs(pipe, keys, &spec).await?;
+    Ok(())
+}
+
+/// Make variant `v`'s logs ready for a run (nothing for other variants).
+pub(super) async fn before_run(addr: SocketAddr, v: &Variant) -> Result<()> {
+    if v.plan.before_run == BeforeRun::Nothing {
+        return Ok(());
+    }
+    let keys = keys_of(v)?;
+    let mut pipe = RawPipe::connect(addr).await?;
+    unlink(&mut pipe, &keys).await?;
+    if v.plan.before_run == BeforeRun::Refill {
+        refill(&mut pipe, v, &keys).await?;
+    }
+    Ok(())
+}
+
+/// The steady-state variants' windows: W = L / (decisions/s per log),
+/// from a pilot on empty logs and a second at the steady state of the
+/// first; each variant is rebuilt with its window. Noted in the manifest.
+pub(super) async fn size_windows(
+    ctx: &RunContext,
+    p: &Params,
+    addr: SocketAddr,
+    admin: &mut Connection,
+    variants: &mut [Variant],
+    load_cpu: Option<usize>,
+) -> Result<()> {
+    let pilot = Duration::from_secs_f64(p.swl_pilot_s.unwrap_or(1.0));
+    let warmup = Duration::from_secs_f64(p.warmup_s);
+    let mut notes = serde_json::Map::new();
+    for v in variants.iter_mut().filter(|v| v.plan.before_run == BeforeRun::Refill) {
+        let l = v.plan.limit;
+        let mut window_ms = p.window_ms;
+        let mut rates = Vec::new();
+        for round in 0..2 {
+            let plan = Plan {
+                window_ms,
+                // The first pilot starts from empty logs.
+                prefill_entries: if round == 0 { 0 } else { l },
+                ..v.plan.clone()
+            };
+            *v = plan.build(ctx, admin).await?;
+            before_run(addr, v).await?;
+            let Load::Replay(tpl) = &v.load else {
+                return Err(Error::Other(format!("cost: `{}` is not replayable", v.plan.cell)));
+            };
+            let spec = HotSpec {
+                addr,
+                conns: p.conns,
+                keys: v.plan.keys,
+                single_key: None,
+                seed: seeds::trial_seed(ctx.seed, &format!("{}|pilot{round}", v.plan.cell), 0),
+                pin_cpu: load_cpu,
+            };
+            let w = replay::measure_window(admin, Arc::<Template>::clone(tpl), spec, warmup, pilot)
+                .await?;
+            let rate = w.counts.decisions as f64 / w.wall_s;
+            if !(rate > 0.0) {
+                return Err(Error::Other(format!(
+                    "cost: the pilot of `{}` made no decisions",
+                    v.plan.cell
+                )));
+            }
+            rates.push(rate);
+            // L entries at (rate / logs) decisions per second per log.
+            window_ms = ((l as f64 * v.plan.keys as f64 / rate) * 1000.0).round().max(1.0) as u64;
+        }
+        let plan = Plan {
+            window_ms,
+            prefill_entries: l,
+            ..v.plan.clone()
+        };
+        *v = plan.build(ctx, admin).await?;
+        notes.insert(
+            v.plan.cell.clone(),
+            serde_json::json!({
+                "logs": v.plan.keys, "limit": l, "pilot_rates_per_s": rates,
+                "window_ms": window_ms,
+                "rule": "window = L x logs / pilot rate: each decision trims about one entry and adds one",
+            }),
+        );
+    }
+    if !notes.is_empty() {
+        ctx.note("steady-logs", serde_json::Value::Object(notes))?;
+    }
+    Ok(())
+}
