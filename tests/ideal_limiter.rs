@@ -33,7 +33,7 @@ use rand::SeedableRng;
 use rand::rngs::ChaCha8Rng;
 
 use study_a::{bursts, concurrency, retries, skew};
-use study_b::{cluster, cost, memory, ts_member};
+use study_b::{cluster, cost, memory, stalls, ts_member};
 
 /// Trials per cell: at least the 10 an interval needs to decide.
 const TRIALS: u64 = 12;
@@ -44,6 +44,17 @@ const LIMIT: u64 = 100;
 const EFFECT_CLAIMS: &[&str] = &[
     "A1.1", "A1.2", "A2.1", "A2.2", "A3.1", "A3.2", "A3.3", "A4.2", "B2.1", "B2.4", "B2.6", "B3.2",
     "B5.1", "B6.1", "B7.1",
+];
+
+/// Shape claims of an effect (an ordering, a superlinear growth): no
+/// numeric region, so the ideal rows must make the effect's own condition
+/// fail (wholly outside its band), not merely another condition beside it.
+/// (claim, words every effect condition's text contains.)
+const SHAPE_EFFECT_CLAIMS: &[(&str, &str)] = &[
+    // B3.4: a listpack no dearer than a skiplist, and not growing with its size.
+    ("B3.4", "CPU per decision"),
+    // B4.1: a trim linear in the entries (10x for 10x).
+    ("B4.1", "superlinear"),
 ];
 
 fn write_csv<T: serde::Serialize>(dir: &Path, name: &str, rows: &[T]) {
@@ -64,6 +75,7 @@ fn ideal_run(dir: &Path) {
     skew(dir, &mut rng);
     cost(dir, &mut rng);
     memory(dir, &mut rng);
+    stalls(dir, &mut rng);
     ts_member(dir, &mut rng);
     cluster(dir, &mut rng);
     let done = serde_json::json!({"outcome": "done", "seconds": 60.0});
@@ -72,7 +84,7 @@ fn ideal_run(dir: &Path) {
         "seed": 20261201,
         "experiments": {
             "concurrency": done, "retries": done, "bursts": done, "skew": done,
-            "cost": done, "memory": done, "ts-member": done, "cluster": done,
+            "cost": done, "memory": done, "stalls": done, "ts-member": done, "cluster": done,
         },
     });
     std::fs::write(
@@ -135,6 +147,39 @@ fn every_effect_claim_is_not_reproduced_on_ideal_rows_through_its_analyzer() {
                     "{id} value {i}: the ideal limiter's {v} (interval {lo}..{hi}) is not wholly outside the tolerance {a}..{b} ({rule})"
                 ));
             }
+        }
+    }
+    for (id, effect) in SHAPE_EFFECT_CLAIMS {
+        let j = judged.iter().find(|j| j.spec.id == *id).unwrap();
+        let Some(m) = j.measured.as_ref() else {
+            wrong.push(format!(
+                "{id} was not measured on the ideal rows: {}",
+                j.why
+            ));
+            continue;
+        };
+        eprintln!(
+            "{id}: {} -- {:?} -- {}",
+            j.verdict.as_str(),
+            m.conditions,
+            j.why
+        );
+        let effects: Vec<&(String, bool)> = m
+            .conditions
+            .iter()
+            .filter(|c| c.0.contains(effect))
+            .collect();
+        if j.verdict != Verdict::NotReproduced
+            || effects.is_empty()
+            || effects.iter().any(|c| c.1)
+            || m.undecided.iter().any(|u| u.contains(effect))
+        {
+            wrong.push(format!(
+                "{id} is `{}` on an ideal limiter's rows, its effect conditions {effects:?} (undecided {:?}): {}",
+                j.verdict.as_str(),
+                m.undecided,
+                j.why
+            ));
         }
     }
     assert!(

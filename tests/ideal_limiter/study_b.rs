@@ -1,5 +1,5 @@
 //! The rows of study B's experiments as an ideal limiter leaves them:
-//! cost, memory, ts-member and cluster.
+//! cost, memory, stalls, ts-member and cluster.
 
 use std::path::Path;
 
@@ -275,7 +275,70 @@ pub(super) fn memory(dir: &Path, rng: &mut ChaCha8Rng) {
             });
         }
     }
+    // B3.4's CPU cells: a log costs the same per decision whatever its
+    // encoding and size (no listpack penalty, no growth), with the
+    // run-to-run noise of a CPU window.
+    for n in [64u64, 160, 400] {
+        for z in [128u64, 256, 512] {
+            let cell = format!("cpu|sliding-window-log|n{n}|z{z}|k2000");
+            let enc = if n <= z { "listpack" } else { "skiplist" };
+            for trial in 0..TRIALS {
+                rows.push(MemoryRow {
+                    cell: cell.clone(),
+                    trial,
+                    kind: "cpu".into(),
+                    strategy: "sliding-window-log".into(),
+                    fill: "direct".into(),
+                    limit: 1_000_000_000,
+                    member_len: 26,
+                    default_member: true,
+                    zset_max_listpack_entries: z,
+                    clients: 2000,
+                    fill_per_client: n,
+                    seed: 20261201,
+                    encoding: enc.into(),
+                    encoding_after: enc.into(),
+                    redis_cpu_us_per_decision: Some(noisy(rng, 15.0, 0.02)),
+                    ..Default::default()
+                });
+            }
+        }
+    }
     write_csv(dir, "memory.csv", &rows);
+}
+
+// ---- stalls (B4.1) ----
+
+/// Trims that take time in proportion to the entries (no superlinear growth).
+pub(super) fn stalls(dir: &Path, rng: &mut ChaCha8Rng) {
+    use ex::stalls::rows::StallRow;
+    let mut rows = Vec::new();
+    for n in [10_000u64, 100_000, 1_000_000] {
+        for trial in 0..TRIALS {
+            rows.push(StallRow {
+                cell: format!("trim|n{n}"),
+                trial,
+                kind: "trim".into(),
+                entries: n,
+                lazyfree_lazy_expire: "n/a".into(),
+                bio_cpus: "n/a".into(),
+                member_len: 26,
+                seed: 20261201,
+                redis_cpu: Some(0),
+                encoding: "skiplist".into(),
+                slowlog_us: Some(noisy(rng, n as f64 * 0.14, 0.02)),
+                latency_command_ms: Some(0.0),
+                probe_worst_ms: 0.2,
+                probe_baseline_worst_ms: 0.2,
+                probe_pings: 100,
+                probe_cpu: Some(0),
+                after_size: 1,
+                admitted: Some(true),
+                ..Default::default()
+            });
+        }
+    }
+    write_csv(dir, "stalls.csv", &rows);
 }
 
 // ---- ts-member (B5.1-B5.4) ----

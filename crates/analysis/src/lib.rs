@@ -327,10 +327,21 @@ fn note_trial_cap(rows: &mut [Judged], manifest: &serde_json::Value) {
             .iter()
             .any(|c| c.as_str() == Some(j.spec.id.as_str()))
         {
-            let note = format!(
-                "the cap of {cap} trials per cell (--until-decisive, {}) was reached without a decision",
-                u["cap_basis"].as_str().unwrap_or("?")
-            );
+            // A claim whose values rest on fewer trials than the cap was not
+            // raised to it (cells the experiment measures a fixed number of
+            // times, e.g. memory's CPU windows before issue 30): say that,
+            // not that the cap was reached.
+            let rests_on = j.measured.as_ref().and_then(|m| m.trial_count());
+            let note = match rests_on {
+                Some(n) if (n as u64) < cap => format!(
+                    "the run's --until-decisive stopped at its cap of {cap} trials per cell ({}), but this claim's values rest on {n} trial(s): its cells were not raised to the cap",
+                    u["cap_basis"].as_str().unwrap_or("?")
+                ),
+                _ => format!(
+                    "the cap of {cap} trials per cell (--until-decisive, {}) was reached without a decision",
+                    u["cap_basis"].as_str().unwrap_or("?")
+                ),
+            };
             j.why = if j.why.is_empty() {
                 note
             } else {

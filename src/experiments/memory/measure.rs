@@ -6,12 +6,14 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::{Fill, LogBytes, MemoryRow, OtherFill, Params};
-use limitbench_core::conn::Conn;
-use limitbench_base::error::{Error, Result};
-use limitbench_core::info;
-use limitbench_core::load::replay::{self, AdmitRule, HotSpec, LogSpec, RawPipe, Template, client_name};
-use limitbench_core::resp::{Connection, Reply};
 use crate::run::{RunContext, seeds};
+use limitbench_base::error::{Error, Result};
+use limitbench_core::conn::Conn;
+use limitbench_core::info;
+use limitbench_core::load::replay::{
+    self, AdmitRule, HotSpec, LogSpec, RawPipe, Template, client_name,
+};
+use limitbench_core::resp::{Connection, Reply};
 use limitbench_core::strategy::{Kind, Limit, Options, Request, Strategy, client_key};
 
 /// How long Redis is left alone before a memory reading of the strategy
@@ -39,7 +41,9 @@ async fn used_memory(admin: &mut Connection) -> Result<f64> {
 
 /// FLUSHALL and the memory baseline.
 async fn baseline(admin: &mut Connection) -> Result<f64> {
-    admin.call(&limitbench_core::args!["FLUSHALL", "SYNC"]).await?;
+    admin
+        .call(&limitbench_core::args!["FLUSHALL", "SYNC"])
+        .await?;
     tokio::time::sleep(Duration::from_millis(20)).await;
     used_memory(admin).await
 }
@@ -58,7 +62,9 @@ async fn sample_keys(admin: &mut Connection, keys: &[String]) -> Result<KeySampl
     for k in keys {
         let k = k.as_str();
         let u = admin
-            .call(&limitbench_core::args!["MEMORY", "USAGE", k, "SAMPLES", 0i64])
+            .call(&limitbench_core::args![
+                "MEMORY", "USAGE", k, "SAMPLES", 0i64
+            ])
             .await?;
         if let Some(u) = u.as_f64() {
             usage.push(u);
@@ -80,7 +86,10 @@ async fn sample_keys(admin: &mut Connection, keys: &[String]) -> Result<KeySampl
             sizes.push(n);
         }
         if enc.is_empty() {
-            enc = match admin.call(&limitbench_core::args!["OBJECT", "ENCODING", k]).await {
+            enc = match admin
+                .call(&limitbench_core::args!["OBJECT", "ENCODING", k])
+                .await
+            {
                 Ok(Reply::Bulk(b)) => String::from_utf8_lossy(&b).into_owned(),
                 Ok(r) => r.as_string().unwrap_or_default(),
                 Err(_) => "missing".into(),
@@ -247,7 +256,13 @@ async fn finish_bytes(
 
 /// Capture `s`'s request for `limit` (the template the replay fills).
 async fn capture(s: &dyn Strategy, limit: Limit, rule: AdmitRule) -> Result<Template> {
-    replay::capture(s, limit, limitbench_core::clock::Clock::system_now_us(), rule).await
+    replay::capture(
+        s,
+        limit,
+        limitbench_core::clock::Clock::system_now_us(),
+        rule,
+    )
+    .await
 }
 
 /// Round trips one decision of `s` takes (one decision on a scratch
@@ -363,7 +378,9 @@ pub(super) async fn strategy_bytes(
     };
     let s = ctx.build_strategy(name, &opts)?;
     let limit = Limit::per_window(p.other_limit, p.window_ms);
-    admin.call(&limitbench_core::args!["FLUSHALL", "SYNC"]).await?;
+    admin
+        .call(&limitbench_core::args!["FLUSHALL", "SYNC"])
+        .await?;
     s.prepare(admin).await?;
     let by_decisions = p.other_fill == Some(OtherFill::Decisions);
     let fill = if by_decisions || round_trips_per_decision(s.as_ref(), addr, limit).await? > 1 {
@@ -378,7 +395,9 @@ pub(super) async fn strategy_bytes(
     if p.other_warmup.unwrap_or(false) {
         fill.fill(p, admin, addr, cell, limit).await?;
     }
-    admin.call(&limitbench_core::args!["FLUSHALL", "SYNC"]).await?;
+    admin
+        .call(&limitbench_core::args!["FLUSHALL", "SYNC"])
+        .await?;
     s.prepare(admin).await?;
     tokio::time::sleep(SETTLE).await;
     let before = used_memory(admin).await?;
@@ -415,13 +434,16 @@ pub(super) async fn log_cpu(
     n: u64,
     z: u64,
     load_cpu: Option<usize>,
+    trial: u64,
 ) -> Result<MemoryRow> {
     let member_len = p.default_member_len;
     let s = swl_strategy(ctx, member_len)?;
     // A limit never reached: every call trims (nothing) and adds one entry.
     let lim = Limit::per_window(1_000_000_000, p.window_ms);
     let tpl = capture(s.as_ref(), lim, AdmitRule::FirstIntIsOne).await?;
-    admin.call(&limitbench_core::args!["FLUSHALL", "SYNC"]).await?;
+    admin
+        .call(&limitbench_core::args!["FLUSHALL", "SYNC"])
+        .await?;
     set_listpack_entries(admin, z).await?;
     s.prepare(admin).await?;
     let keys: Vec<String> = (0..p.cpu_clients)
@@ -448,7 +470,7 @@ pub(super) async fn log_cpu(
         conns: p.cpu_conns,
         keys: p.cpu_clients,
         single_key: None,
-        seed: seeds::trial_seed(ctx.seed, cell, 0),
+        seed: seeds::trial_seed(ctx.seed, cell, trial),
         pin_cpu: load_cpu,
     };
     let warmup = Duration::from_secs_f64(p.cpu_warmup_s);
@@ -464,7 +486,7 @@ pub(super) async fn log_cpu(
     }
     Ok(MemoryRow {
         cell: cell.into(),
-        trial: 0,
+        trial,
         kind: "cpu".into(),
         strategy: "sliding-window-log".into(),
         fill: "direct".into(),

@@ -31,7 +31,8 @@
 //! - [`Cell::LogCpu`]: CPU per decision (B3.4) of logs of n entries
 //!   (listpack or skiplist depending on Z), every call an admission (trim +
 //!   ZADD), measured with the cost experiment's hot loop (Redis on CPU 0,
-//!   the harness pinned to CPU 1 while the cell runs).
+//!   the harness pinned to CPU 1 while the cell runs), `cpu_trials` windows
+//!   per cell, each after its own FLUSHALL and prefill.
 //!
 //! `measure.rs` holds what one cell does.
 
@@ -49,11 +50,11 @@ use serde::Deserialize;
 pub use rows::MemoryRow;
 
 use super::{RunContext, Spec};
+use crate::run::sweep::{self, NoSide, Sweep, TrialRows};
 use limitbench_base::error::Result;
 use limitbench_core::fleet::{Fleet, ServerConfig};
 use limitbench_core::pin::PinGuard;
 use limitbench_core::resp::Connection;
-use crate::run::sweep::{self, NoSide, Sweep, TrialRows};
 
 /// Its registration (the registry adds its `run` and its analysis half's `analyze`).
 // its CPU cells time the log on a pinned server: alone.
@@ -97,6 +98,9 @@ struct Params {
     cpu_conns: usize,
     cpu_run_s: f64,
     cpu_warmup_s: f64,
+    /// Measured windows per CPU cell, each after its own FLUSHALL and prefill
+    /// (B3.4's orderings are judged on their intervals).
+    cpu_trials: u64,
     samples: u64,
 }
 
@@ -257,11 +261,13 @@ impl Sweep for Memory {
         cell_id(&self.p, cell)
     }
 
-    /// The main cells (what the claims read) are filled `trials` times, so
-    /// each claim's value has an interval; the rest once.
+    /// The main cells (what the claims read) are filled `trials` times and
+    /// the CPU cells measured `cpu_trials` windows, so each claim's value has
+    /// an interval; the rest once.
     fn trials(&self, cell: &Cell) -> u64 {
         match cell {
             Cell::LogBytes(c) if is_main(&self.p, c) => self.p.trials.max(1),
+            Cell::LogCpu { .. } => self.p.cpu_trials.max(1),
             _ => 1,
         }
     }
@@ -300,7 +306,7 @@ impl Sweep for Memory {
             }
             Cell::LogCpu { n, z } => {
                 let load_cpu = pin.as_ref().and_then(|g| g.cpu);
-                measure::log_cpu(ctx, p, admin, addr, &id, *n, *z, load_cpu).await?
+                measure::log_cpu(ctx, p, admin, addr, &id, *n, *z, load_cpu, trial).await?
             }
         };
         Ok(TrialRows::one(row))

@@ -119,22 +119,72 @@ fn the_verification_compares_at_equal_clients() {
 }
 
 #[test]
-fn b34_listpack_against_skiplist_at_the_largest_common_size() {
-    let rows = [
-        cpu(64, 128, "listpack", "listpack", 3.0),
-        cpu(64, 256, "listpack", "listpack", 3.2),
-        cpu(160, 128, "skiplist", "skiplist", 2.0),
-        cpu(160, 256, "listpack", "listpack", 5.0),
-        cpu(160, 512, "listpack", "listpack", 5.5),
-        // Changed encoding during the window: left out.
-        cpu(400, 256, "listpack", "skiplist", 9.0),
-        cpu(400, 128, "skiplist", "skiplist", 2.1),
-    ];
+fn b34_listpack_against_skiplist_by_intervals_over_windows() {
+    let mut rows = Vec::new();
+    for t in 0..4u64 {
+        let jitter = t as f64 * 0.1;
+        for mut r in [
+            cpu(64, 512, "listpack", "listpack", 3.0 + jitter),
+            cpu(160, 128, "skiplist", "skiplist", 2.0 + jitter),
+            cpu(160, 512, "listpack", "listpack", 5.0 + jitter),
+            // Changed encoding during the window: left out.
+            cpu(400, 256, "listpack", "skiplist", 9.0),
+            cpu(400, 128, "skiplist", "skiplist", 2.1),
+        ] {
+            r.trial = t;
+            rows.push(r);
+        }
+    }
     let refs: Vec<&MemoryRow> = rows.iter().collect();
-    // n=400 has no stable listpack; at n=160 the worst listpack is 5.5, the best skiplist 2.0.
-    assert_eq!(listpack_vs_skiplist(&refs), Some((160, 5.5, 2.0)));
-    // Smallest and largest stable listpack (the first of equals at the small end).
-    assert_eq!(listpack_growth(&refs), (Some((64, 3.0)), Some((160, 5.5))));
+    let cells = cpu_cells(&refs);
+    // n=400 at Z=256 kept no window: it has no cell.
+    assert_eq!(cells.len(), 4);
+    let c = |n, z| cells.iter().find(|c| c.n == n && c.z == z).unwrap();
+    assert_eq!(c(160, 512).windows.len(), 4);
+    // Window t of the listpack over window t of the skiplist.
+    let r = ratio(c(160, 512), c(160, 128)).unwrap();
+    let want: f64 = (0..4)
+        .map(|t| (5.0 + t as f64 * 0.1) / (2.0 + t as f64 * 0.1))
+        .sum::<f64>()
+        / 4.0;
+    assert!((r.v - want).abs() < 1e-12 && r.n == 4 && r.lo <= r.v && r.v <= r.hi);
+    // Only n=160 has both encodings.
+    let pairs = listpack_vs_skiplist(&cells);
+    assert_eq!(pairs.len(), 1);
+    assert_eq!((pairs[0].a.n, pairs[0].a.z, pairs[0].b.z), (160, 512, 128));
+    // Growth: the largest listpack over the smallest at the same Z (512).
+    let g = listpack_growth(&cells).unwrap();
+    assert_eq!((g.a.n, g.b.n, g.a.z), (160, 64, 512));
+}
+
+#[test]
+fn b34_equal_cost_is_not_an_ordering_and_ten_windows_decide() {
+    use limitbench_analysis::claims::{self, Check, Outcome, main_outcome};
+    let names: Vec<&str> = crate::experiments::REGISTRY
+        .iter()
+        .map(|e| e.name)
+        .collect();
+    let claims = claims::load(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("analysis/claims.toml"),
+        &names,
+    )
+    .unwrap();
+    let spec = claims.iter().find(|c| c.id == "B3.4").unwrap();
+    assert_eq!(spec.check, Check::Shape);
+    let dearer = 1.0 + spec.tolerance.at(0);
+    let judge = |iv: (f64, f64), n: usize| {
+        let m = limitbench_analysis::Measured::new("B3.4", vec![iv.0], "", "")
+            .condition("cliff moves", true)
+            .band_condition("dearer", iv, (dearer, f64::INFINITY))
+            .trials(n);
+        main_outcome(spec, &m)
+    };
+    // A hand-made counter-example: the same cost either way (0.98-1.02x).
+    assert_eq!(judge((0.98, 1.02), 10), Outcome::Outside);
+    assert_eq!(judge((1.6, 1.8), 10), Outcome::Inside);
+    assert_eq!(judge((1.02, 1.2), 10), Outcome::Straddles);
+    // One window per cell decides nothing.
+    assert_eq!(judge((1.6, 1.8), 1), Outcome::TooFew);
 }
 
 #[test]

@@ -7,38 +7,66 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use super::{Params, StallRow};
-use limitbench_core::conn::Conn;
+use crate::run::RunContext;
 use limitbench_base::error::{Error, Result};
+use limitbench_core::conn::Conn;
 use limitbench_core::info;
 use limitbench_core::load::replay::{self, LogSpec, RawPipe};
 use limitbench_core::resp::{Connection, Reply};
-use crate::run::RunContext;
 use limitbench_core::strategy::{Limit, Request, client_key};
 
-/// A PING loop on its own connection; records every round trip with the
-/// time it started (relative to `origin`).
+/// A PING loop on its own connection, on its own OS thread pinned to
+/// `cpu` (Redis's main thread's CPU in `stalls`, so that a late reply can
+/// only be Redis's main thread busy, never the probe waiting for a CPU that
+/// a background thread or the harness holds); records every round trip with
+/// the time it started (relative to `origin`).
 pub struct StallProbe {
     stop: Arc<AtomicBool>,
-    task: tokio::task::JoinHandle<Result<Vec<(f64, f64)>>>,
+    thread: std::thread::JoinHandle<Result<Vec<(f64, f64)>>>,
+    /// The CPU the probe's thread runs on (None: it could not be pinned).
+    pub cpu: Option<usize>,
 }
 
 impl StallProbe {
-    pub async fn start(addr: std::net::SocketAddr, origin: Instant) -> Result<Self> {
-        let mut c = Connection::connect(addr).await?;
-        c.call(&limitbench_core::args!["PING"]).await?;
+    pub async fn start(addr: std::net::SocketAddr, origin: Instant, cpu: usize) -> Result<Self> {
         let stop = Arc::new(AtomicBool::new(false));
         let s = stop.clone();
-        let task = tokio::spawn(async move {
-            let mut out = Vec::with_capacity(1 << 16);
-            while !s.load(Ordering::Relaxed) {
-                let t0 = Instant::now();
-                c.call(&limitbench_core::args!["PING"]).await?;
-                let rtt_ms = t0.elapsed().as_secs_f64() * 1000.0;
-                out.push(((t0 - origin).as_secs_f64() * 1000.0, rtt_ms));
-            }
-            Ok(out)
-        });
-        Ok(StallProbe { stop, task })
+        let (ready_tx, ready_rx) = tokio::sync::oneshot::channel::<Result<Option<usize>>>();
+        let thread = std::thread::Builder::new()
+            .name("stall-probe".into())
+            .spawn(move || -> Result<Vec<(f64, f64)>> {
+                let pinned = limitbench_core::pin::pin_current_thread(cpu).is_ok()
+                    && limitbench_core::pin::current_cpus().ok().as_deref() == Some(&[cpu][..]);
+                let rt = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .map_err(|e| Error::Other(format!("probe runtime: {e}")))?;
+                rt.block_on(async move {
+                    let mut c = match Connection::connect(addr).await {
+                        Ok(c) => c,
+                        Err(e) => {
+                            let msg = e.to_string();
+                            let _ = ready_tx.send(Err(e));
+                            return Err(Error::Other(msg));
+                        }
+                    };
+                    c.call(&limitbench_core::args!["PING"]).await?;
+                    let _ = ready_tx.send(Ok(pinned.then_some(cpu)));
+                    let mut out = Vec::with_capacity(1 << 16);
+                    while !s.load(Ordering::Relaxed) {
+                        let t0 = Instant::now();
+                        c.call(&limitbench_core::args!["PING"]).await?;
+                        let rtt_ms = t0.elapsed().as_secs_f64() * 1000.0;
+                        out.push(((t0 - origin).as_secs_f64() * 1000.0, rtt_ms));
+                    }
+                    Ok(out)
+                })
+            })
+            .map_err(|e| Error::Other(format!("starting the probe thread: {e}")))?;
+        let cpu = ready_rx
+            .await
+            .map_err(|_| Error::Other("the probe thread ended before it connected".into()))??;
+        Ok(StallProbe { stop, thread, cpu })
     }
 
     /// (sent at ms, round trip ms) of every PING.
@@ -48,20 +76,33 @@ impl StallProbe {
         admin: &mut Connection,
         addr: std::net::SocketAddr,
         lead_ms: u64,
+        cpu: usize,
     ) -> Result<(Self, Instant, f64)> {
-        admin.call(&limitbench_core::args!["LATENCY", "RESET"]).await?;
+        admin
+            .call(&limitbench_core::args!["LATENCY", "RESET"])
+            .await?;
         let origin = Instant::now();
-        let probe = StallProbe::start(addr, origin).await?;
+        let probe = StallProbe::start(addr, origin, cpu).await?;
         tokio::time::sleep(Duration::from_millis(lead_ms)).await;
         Ok((probe, origin, origin.elapsed().as_secs_f64() * 1000.0))
     }
 
     pub async fn stop(self) -> Result<Vec<(f64, f64)>> {
         self.stop.store(true, Ordering::Relaxed);
-        self.task
+        let thread = self.thread;
+        tokio::task::spawn_blocking(move || thread.join())
             .await
-            .map_err(|e| Error::Other(format!("probe task: {e}")))?
+            .map_err(|e| Error::Other(format!("probe thread: {e}")))?
+            .map_err(|_| Error::Other("the probe thread panicked".into()))?
     }
+}
+
+/// How many PINGs were in flight at some time in [from, to] ms.
+pub fn pings_during(pings: &[(f64, f64)], from_ms: f64, to_ms: f64) -> u64 {
+    pings
+        .iter()
+        .filter(|(s, r)| s + r >= from_ms && *s <= to_ms)
+        .count() as u64
 }
 
 /// Worst round trip of PINGs in flight at any time in [from, to] ms, and
@@ -107,7 +148,10 @@ async fn build(
 }
 
 async fn encoding(admin: &mut Connection, key: &str) -> String {
-    match admin.call(&limitbench_core::args!["OBJECT", "ENCODING", key]).await {
+    match admin
+        .call(&limitbench_core::args!["OBJECT", "ENCODING", key])
+        .await
+    {
         Ok(r) => r.as_string().unwrap_or_default(),
         Err(_) => "missing".into(),
     }
@@ -115,7 +159,9 @@ async fn encoding(admin: &mut Connection, key: &str) -> String {
 
 /// LATENCY LATEST -> event -> max ms.
 async fn latency_latest(admin: &mut Connection) -> Result<std::collections::BTreeMap<String, f64>> {
-    let r = admin.call(&limitbench_core::args!["LATENCY", "LATEST"]).await?;
+    let r = admin
+        .call(&limitbench_core::args!["LATENCY", "LATEST"])
+        .await?;
     let mut out = std::collections::BTreeMap::new();
     for e in r.into_array().unwrap_or_default() {
         let f = e.into_array().unwrap_or_default();
@@ -128,7 +174,9 @@ async fn latency_latest(admin: &mut Connection) -> Result<std::collections::BTre
 
 /// The longest SLOWLOG entry whose command is a script call, us.
 async fn slowlog_script_us(admin: &mut Connection) -> Result<Option<f64>> {
-    let r = admin.call(&limitbench_core::args!["SLOWLOG", "GET", 1024i64]).await?;
+    let r = admin
+        .call(&limitbench_core::args!["SLOWLOG", "GET", 1024i64])
+        .await?;
     let mut worst: Option<f64> = None;
     for e in r.into_array().unwrap_or_default() {
         let f = e.into_array().unwrap_or_default();
@@ -162,9 +210,12 @@ pub(super) async fn trim_once(
 ) -> Result<StallRow> {
     let client = format!("trim-{n}-{trial}");
     let key = client_key(&client, "swl");
-    admin.call(&limitbench_core::args!["DEL", key.as_str()]).await?;
+    admin
+        .call(&limitbench_core::args!["DEL", key.as_str()])
+        .await?;
     // Entries older than the window by a margin, so the next call trims all.
-    let old = limitbench_core::clock::Clock::system_now_us() - (p.window_ms as i64 * 1000) * 2 - n as i64;
+    let old =
+        limitbench_core::clock::Clock::system_now_us() - (p.window_ms as i64 * 1000) * 2 - n as i64;
     let build_s = build(addr, &key, n, p, old).await?;
     let enc = encoding(admin, &key).await;
     let size: i64 = admin
@@ -176,8 +227,11 @@ pub(super) async fn trim_once(
         return Err(Error::Other(format!("built {size} entries, wanted {n}")));
     }
     let mut conn = Conn::connect(addr).await?;
-    admin.call(&limitbench_core::args!["SLOWLOG", "RESET"]).await?;
-    let (probe, origin, from) = StallProbe::lead(admin, addr, p.probe_lead_ms).await?;
+    admin
+        .call(&limitbench_core::args!["SLOWLOG", "RESET"])
+        .await?;
+    let (probe, origin, from) = StallProbe::lead(admin, addr, p.probe_lead_ms, p.probe_cpu).await?;
+    let probe_cpu = probe.cpu;
     let d = strategy
         .decide(
             &mut conn,
@@ -194,6 +248,7 @@ pub(super) async fn trim_once(
     tokio::time::sleep(Duration::from_millis(p.probe_tail_ms)).await;
     let pings = probe.stop().await?;
     let (worst, base) = probe_worst(&pings, from, to);
+    let during = pings_during(&pings, from, to);
     let slow = slowlog_script_us(admin).await?;
     let lat = latency_latest(admin).await?;
     let after: i64 = admin
@@ -201,7 +256,9 @@ pub(super) async fn trim_once(
         .await?
         .as_i64()
         .unwrap_or(-1);
-    admin.call(&limitbench_core::args!["UNLINK", key.as_str()]).await?;
+    admin
+        .call(&limitbench_core::args!["UNLINK", key.as_str()])
+        .await?;
     Ok(StallRow {
         cell: super::trim_id(n),
         trial,
@@ -219,6 +276,8 @@ pub(super) async fn trim_once(
         probe_worst_ms: worst,
         probe_baseline_worst_ms: base,
         probe_pings: pings.len() as u64,
+        probe_cpu,
+        probe_pings_during: Some(during),
         event_ms: to - from,
         after_size: after,
         admitted: Some(d.admitted),
@@ -237,10 +296,17 @@ pub(super) async fn expire_once(
     trial: u64,
 ) -> Result<StallRow> {
     admin
-        .call(&limitbench_core::args!["CONFIG", "SET", "lazyfree-lazy-expire", mode])
+        .call(&limitbench_core::args![
+            "CONFIG",
+            "SET",
+            "lazyfree-lazy-expire",
+            mode
+        ])
         .await?;
     let key = client_key(&format!("expire-{n}-{mode}-{trial}"), "swl");
-    admin.call(&limitbench_core::args!["DEL", key.as_str()]).await?;
+    admin
+        .call(&limitbench_core::args!["DEL", key.as_str()])
+        .await?;
     let now = limitbench_core::clock::Clock::system_now_us();
     let build_s = build(addr, &key, n, p, now - n as i64).await?;
     let enc = encoding(admin, &key).await;
@@ -248,7 +314,8 @@ pub(super) async fn expire_once(
     wait_lazyfree_done(admin).await?;
     let expired0 = info::read_number(admin, "stats", "expired_keys").await?;
     let keys0 = dbsize(admin).await?;
-    let (probe, origin, from) = StallProbe::lead(admin, addr, p.probe_lead_ms).await?;
+    let (probe, origin, from) = StallProbe::lead(admin, addr, p.probe_lead_ms, p.probe_cpu).await?;
+    let probe_cpu = probe.cpu;
     let set = admin
         .call(&limitbench_core::args!["PEXPIRE", key.as_str(), 1i64])
         .await?
@@ -289,6 +356,7 @@ pub(super) async fn expire_once(
     tokio::time::sleep(Duration::from_millis(p.probe_tail_ms)).await;
     let pings = probe.stop().await?;
     let (worst, base) = probe_worst(&pings, from, to + p.probe_tail_ms as f64);
+    let during = pings_during(&pings, from, to + p.probe_tail_ms as f64);
     let lat = latency_latest(admin).await?;
     let exists = admin
         .call(&limitbench_core::args!["EXISTS", key.as_str()])
@@ -311,6 +379,8 @@ pub(super) async fn expire_once(
         probe_worst_ms: worst,
         probe_baseline_worst_ms: base,
         probe_pings: pings.len() as u64,
+        probe_cpu,
+        probe_pings_during: Some(during),
         event_ms: to - from,
         after_size: exists,
         lazyfree_pending_after: pending,
@@ -347,6 +417,9 @@ mod tests {
         assert_eq!(probe_worst(&pings, 10.0, 20.0), (12.0, 2.0));
         // Event 26..28: nothing in flight, the baseline is everything that ended before.
         assert_eq!(probe_worst(&pings, 26.0, 28.0), (0.0, 12.0));
+        // In flight during 10..20: the PINGs sent at 9 (ends 21) only.
+        assert_eq!(pings_during(&pings, 10.0, 20.0), 1);
+        assert_eq!(pings_during(&pings, 26.0, 28.0), 0);
     }
 }
 

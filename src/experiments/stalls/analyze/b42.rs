@@ -1,0 +1,230 @@
+//! B4.2: the expiry of a big log with lazyfree-lazy-expire no and yes.
+//!
+//! The instrument, decided before its result (issue 30): the PING probe on
+//! its own thread pinned to Redis's main thread's CPU, with Redis's
+//! background (lazy-free) threads and the rest of the harness on the other
+//! CPU, so a late reply can only be Redis's main thread busy. The stall of a
+//! run is the probe's worst round trip during the expiry minus its worst in
+//! the lead before it; the claim ("no expiry in any run blocked Redis for 1
+//! ms or more") is judged on the worst run. LATENCY's expire-del /
+//! expire-cycle events (1 ms resolution, 0 = none) are shown beside; when the
+//! two instruments disagree about the 1 ms threshold the claim is
+//! inconclusive with that reason, as it is when the probe was not pinned
+//! (older runs), did not run during the expiry, or its baseline was too
+//! noisy to see 1 ms.
+
+use super::super::rows::StallRow;
+use super::Expiries;
+use limitbench_analysis::Measured;
+
+/// The threshold the study reads stalls at (LATENCY's `latency-monitor-threshold` of 1 ms).
+pub const STALL_MS: f64 = 1.0;
+
+/// An expiry's stall by LATENCY: the worse of expire-del and expire-cycle, ms (0: none >= 1 ms).
+pub fn expiry_stall_ms(r: &StallRow) -> f64 {
+    r.latency_expire_del_ms
+        .unwrap_or(0.0)
+        .max(r.latency_expire_cycle_ms.unwrap_or(0.0))
+}
+
+/// An expiry's stall by the probe: its worst round trip during the expiry
+/// minus its worst before it (never below 0), ms.
+pub fn probe_excess_ms(r: &StallRow) -> f64 {
+    (r.probe_worst_ms - r.probe_baseline_worst_ms).max(0.0)
+}
+
+/// B4.2 at one placement of the background threads, at the biggest log.
+#[derive(Debug, PartialEq)]
+pub struct Placement {
+    /// `same` (as the main thread) or `cpuN`.
+    pub bio: String,
+    /// Worst LATENCY expiry stall with lazyfree-lazy-expire no / yes, ms.
+    pub no_ms: f64,
+    pub yes_ms: f64,
+    /// The probe's worst round trip with no / yes, ms.
+    pub probe_no_ms: f64,
+    pub probe_yes_ms: f64,
+    /// The probe's worst excess over its baseline with no / yes, ms.
+    pub excess_no_ms: f64,
+    pub excess_yes_ms: f64,
+    /// The probe's worst baseline (before the expiry) over the yes runs, ms.
+    pub baseline_yes_ms: f64,
+    /// Runs with lazyfree yes.
+    pub runs_yes: usize,
+    /// Validity checks of the probe that failed (empty: none).
+    pub invalid: Vec<String>,
+}
+
+/// Why the probe's readings of `rows` are no measurement of B4.2 (empty: they are).
+pub fn probe_validity(rows: &[&StallRow]) -> Vec<String> {
+    let mut out = Vec::new();
+    let unpinned = rows
+        .iter()
+        .filter(|r| r.probe_cpu.is_none() || r.probe_cpu != r.redis_cpu)
+        .count();
+    if unpinned > 0 {
+        out.push(format!(
+            "the probe was not pinned to Redis's main thread's CPU in {unpinned} of {} runs (older runs: it ran on the harness's runtime, which could share a CPU with the background thread), so its delays may be its own wait for a CPU",
+            rows.len()
+        ));
+    }
+    let idle = rows
+        .iter()
+        .filter(|r| r.probe_pings_during.map_or(r.probe_pings == 0, |n| n == 0))
+        .count();
+    if idle > 0 {
+        out.push(format!(
+            "the probe had no PING in flight during the expiry in {idle} of {} runs",
+            rows.len()
+        ));
+    }
+    let base = rows
+        .iter()
+        .map(|r| r.probe_baseline_worst_ms)
+        .fold(0.0, f64::max);
+    if base >= STALL_MS {
+        out.push(format!(
+            "the probe's worst round trip before the expiry was {base:.2} ms: a baseline that noisy cannot tell a {STALL_MS} ms stall"
+        ));
+    }
+    out
+}
+
+/// B4.2: the biggest log size, and each placement measured with both modes.
+pub fn b42_by_placement(by_mode: &Expiries) -> (u64, Vec<Placement>) {
+    let biggest = by_mode.keys().map(|k| k.2).max().unwrap_or(0);
+    let mut bios: Vec<String> = by_mode.keys().map(|k| k.1.clone()).collect();
+    bios.sort();
+    bios.dedup();
+    let out = bios
+        .iter()
+        .filter_map(|bio| {
+            let rows = |mode: &str| by_mode.get(&(mode.to_string(), bio.clone(), biggest));
+            let (no, yes) = (rows("no")?, rows("yes")?);
+            let worst = |v: &Vec<&StallRow>, f: &dyn Fn(&StallRow) -> f64| {
+                v.iter().map(|r| f(r)).fold(0.0, f64::max)
+            };
+            let both: Vec<&StallRow> = no.iter().chain(yes.iter()).copied().collect();
+            Some(Placement {
+                bio: bio.clone(),
+                no_ms: worst(no, &expiry_stall_ms),
+                yes_ms: worst(yes, &expiry_stall_ms),
+                probe_no_ms: worst(no, &|r| r.probe_worst_ms),
+                probe_yes_ms: worst(yes, &|r| r.probe_worst_ms),
+                excess_no_ms: worst(no, &probe_excess_ms),
+                excess_yes_ms: worst(yes, &probe_excess_ms),
+                baseline_yes_ms: worst(yes, &|r| r.probe_baseline_worst_ms),
+                runs_yes: yes.len(),
+                invalid: probe_validity(&both),
+            })
+        })
+        .collect();
+    (biggest, out)
+}
+
+/// B4.2's placement under the study's condition: Redis's background
+/// (lazy-free) thread free to run on another core than the main thread. The
+/// first placement on another CPU; `same` only if nothing else was measured.
+pub fn b42_study_placement(per_bio: &[Placement]) -> Option<&Placement> {
+    per_bio
+        .iter()
+        .find(|p| p.bio != "same")
+        .or_else(|| per_bio.first())
+}
+
+/// Do LATENCY and the probe disagree about the 1 ms threshold with lazyfree yes?
+pub fn instruments_disagree(p: &Placement) -> bool {
+    (p.yes_ms > STALL_MS) != (p.excess_yes_ms > STALL_MS)
+}
+
+/// The one-core finding: lazyfree yes with the background thread on the
+/// main thread's CPU (not the study's condition; reported, not judged).
+pub fn one_core_text(p: &Placement) -> String {
+    format!(
+        "with Redis's background threads on the main thread's CPU (the whole redis-server pinned to one core), lazyfree-lazy-expire yes still blocked Redis {:.0} ms at worst by LATENCY (no: {:.0} ms; the probe's worst excess over its baseline {:.1} / {:.1} ms): the lazy-free thread preempts the main thread while it frees the set, so `yes` avoids the stall only when the background thread has a core of its own",
+        p.yes_ms, p.no_ms, p.excess_yes_ms, p.excess_no_ms
+    )
+}
+
+/// Where the background threads ran, in words.
+pub fn bio_words(bio: &str) -> String {
+    match bio {
+        "same" => "background threads on the main thread's CPU".into(),
+        b if b.starts_with("cpu") => format!("background threads on CPU {}", &b[3..]),
+        b => b.to_string(),
+    }
+}
+
+pub(super) fn b42(by_mode: &Expiries) -> Option<Measured> {
+    let (biggest, per_bio) = b42_by_placement(by_mode);
+    let study = b42_study_placement(&per_bio)?;
+    let rows = by_mode.get(&("yes".to_string(), study.bio.clone(), biggest))?;
+    let probe_cpus: Vec<String> = {
+        let mut v: Vec<String> = rows
+            .iter()
+            .map(|r| {
+                r.probe_cpu
+                    .map(|c| format!("probe on CPU {c}"))
+                    .unwrap_or_else(|| "probe not pinned".into())
+            })
+            .collect();
+        v.sort();
+        v.dedup();
+        v
+    };
+    let mut m = Measured::new(
+        "B4.2",
+        vec![study.excess_yes_ms],
+        format!(
+            "{} entries, {}, {}: worst probe stall (round trip minus its pre-expiry worst) no {:.1} ms, yes {:.2} ms (pre-expiry worst up to {:.2} ms); LATENCY beside: no {:.0} ms, yes {:.0} ms (worst of {} runs each)",
+            biggest,
+            bio_words(&study.bio),
+            probe_cpus.join("/"),
+            study.excess_no_ms,
+            study.excess_yes_ms,
+            study.baseline_yes_ms,
+            study.no_ms,
+            study.yes_ms,
+            study.runs_yes
+        ),
+        format!(
+            "stalls.csv: kind=expire, bio_cpus={}, max over runs of (probe_worst_ms - probe_baseline_worst_ms); LATENCY expire-del/expire-cycle beside",
+            study.bio
+        ),
+    )
+    // The claim is about every run ("no expiry in any run"): its statistic is
+    // the worst run, which has no sampling interval of its own.
+    .intervals(
+        vec![(study.excess_yes_ms, study.excess_yes_ms)],
+        format!(
+            "the worst of {} runs (the claim is about every run: no interval is taken)",
+            study.runs_yes
+        ),
+    )
+    .setting(&[("bio_threads", if study.bio == "same" { "same-core" } else { "other-core" })])
+    .condition(
+        "lazyfree no stalls longer than yes (the probe's excess)",
+        study.excess_no_ms > study.excess_yes_ms,
+    );
+    for why in &study.invalid {
+        m = m.invalid(why.clone());
+    }
+    if study.invalid.is_empty() && instruments_disagree(study) {
+        m = m.invalid(format!(
+            "the instruments disagree about the {STALL_MS} ms threshold with lazyfree yes: the pinned probe's worst stall {:.2} ms, LATENCY's worst event {:.0} ms",
+            study.excess_yes_ms, study.yes_ms
+        ));
+    }
+    let one_core = per_bio
+        .iter()
+        .find(|p| p.bio == "same" && p.bio != study.bio);
+    m = m.note(match one_core {
+        Some(p) => format!(
+            "judged on the pinned probe with the background thread on another core (the study's 4-core VM); our finding, not part of the verdict: {}.",
+            one_core_text(p)
+        ),
+        None if study.bio == "same" => "only the one-core placement was measured: not the study's condition (its background thread could use another core).".into(),
+        None => String::new(),
+    });
+    Some(m)
+}
