@@ -43,7 +43,7 @@ const LIMIT: u64 = 100;
 /// `#[cfg(test)]` const there, which an integration test cannot import).
 const EFFECT_CLAIMS: &[&str] = &[
     "A1.1", "A1.2", "A2.1", "A2.2", "A3.1", "A3.2", "A3.3", "A4.2", "B2.1", "B2.4", "B2.6", "B3.2",
-    "B5.1", "B6.1", "B7.1",
+    "B5.1", "B5.2", "B6.1", "B7.1",
 ];
 
 /// Shape claims of an effect (an ordering, a superlinear growth): no

@@ -87,7 +87,7 @@ mod tests {
     /// names in claims.toml what a system without the effect measures.
     const EFFECT_CLAIMS: &[&str] = &[
         "A1.1", "A1.2", "A2.1", "A2.2", "A3.1", "A3.2", "A3.3", "A4.2", "B2.1", "B2.4", "B2.6",
-        "B3.2", "B5.1", "B6.1", "B7.1",
+        "B3.2", "B5.1", "B5.2", "B6.1", "B7.1",
     ];
 
     /// An ideal limiter (exact counts, no jump, no drift, no extra cost)

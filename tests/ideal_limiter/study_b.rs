@@ -341,7 +341,7 @@ pub(super) fn stalls(dir: &Path, rng: &mut ChaCha8Rng) {
     write_csv(dir, "stalls.csv", &rows);
 }
 
-// ---- ts-member (B5.1-B5.4) ----
+// ---- ts-member (B5.1-B5.4; B5.2 from the closed loop) ----
 
 pub(super) fn ts_member(dir: &Path, rng: &mut ChaCha8Rng) {
     use ex::ts_member::rows::Row;
@@ -392,6 +392,36 @@ pub(super) fn ts_member(dir: &Path, rng: &mut ChaCha8Rng) {
                     ..Default::default()
                 });
             }
+        }
+    }
+    // B5.2's closed loop: 16 workers flat out against limit 1,000; the
+    // ideal log admits exactly its limit whatever the server's rate.
+    for member in ["redis-ms", "caller-ms", "redis-us", "request-id"] {
+        for trial in 0..TRIALS {
+            let (limit, secs) = (1000u64, 2.0);
+            let rate = 100_000.0 * rng.random_range(0.9..1.1);
+            rows.push(Row {
+                cell: format!("closed/{member}/w16/2s"),
+                trial,
+                seed: rng.random(),
+                mode: "closed".into(),
+                member: member.into(),
+                strategy: "sliding-log-ts-member".into(),
+                pacing: "closed".into(),
+                drivers: 16,
+                limit,
+                window_ms: 10_000,
+                duration_s: secs,
+                offered: (rate * secs) as u64,
+                sent: (rate * secs) as u64,
+                admitted: limit,
+                over_limit: 0,
+                admitted_per_limit: 1.0,
+                achieved_rate_per_s: rate,
+                admitted_distinct_redis_ms: limit,
+                zcard_end: limit as i64,
+                ..Default::default()
+            });
         }
     }
     write_csv(dir, "ts-member.csv", &rows);

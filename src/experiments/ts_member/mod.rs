@@ -44,16 +44,16 @@ use serde::{Deserialize, Serialize};
 
 pub use rows::Row;
 
+use super::decisions::history_rows;
+use super::rows::HistoryRow;
 use super::{RunContext, Spec, testbed};
-use limitbench_base::error::Result;
-use limitbench_core::fleet::{Fleet, ServerConfig};
-use limitbench_core::load::{Driver, Event, closed_loop, open_loop, schedule};
 use crate::run::keys::unique_client;
 use crate::run::latency;
 use crate::run::seeds::trial_rng;
 use crate::run::sweep::{self, Sweep, TrialRows};
-use super::decisions::history_rows;
-use super::rows::HistoryRow;
+use limitbench_base::error::Result;
+use limitbench_core::fleet::{Fleet, ServerConfig};
+use limitbench_core::load::{Driver, Event, closed_loop, open_loop, schedule};
 use limitbench_core::strategy::{Limit, Options, Strategy, client_key};
 
 /// Its registration (the registry adds its `run` and its analysis half's `analyze`).
@@ -73,6 +73,12 @@ struct Params {
     duration_s: f64,
     sweep_duration_s: f64,
     trials: u64,
+    /// Trials of the main cells of the two millisecond clocks, redis-ms and
+    /// caller-ms (B5.3 compares them, B5.1 reads redis-ms), per rate of
+    /// `rates` (empty: `trials`; never fewer), planned from the pilot spread
+    /// (review of B5.3).
+    #[serde(default)]
+    clock_trials: Vec<u64>,
     sweep_trials: u64,
     closed_members: Vec<String>,
     closed_workers: usize,
@@ -134,14 +140,19 @@ fn fill_s(limit: u64, rate: f64) -> f64 {
 fn cells(p: &Params) -> Vec<Cell> {
     let mut v = Vec::new();
     for member in &p.members {
-        for &rate in &p.rates {
+        for (ri, &rate) in p.rates.iter().enumerate() {
             for (ti, &tick_ms) in p.sender_ticks_ms.iter().enumerate() {
                 for (di, &drivers) in p.drivers.iter().enumerate() {
                     let main = ti == 0 && di == 0;
                     if !main && !p.sweep_members.contains(member) {
                         continue;
                     }
-                    let (d, trials) = if main {
+                    let clock = p.clock_trials.get(ri).copied().unwrap_or(0);
+                    // The two clocks B5.3 compares (and B5.1 reads redis-ms).
+                    let clocks = member == "redis-ms" || member == "caller-ms";
+                    let (d, trials) = if main && clocks {
+                        (p.duration_s, p.trials.max(clock))
+                    } else if main {
                         (p.duration_s, p.trials)
                     } else {
                         (p.sweep_duration_s, p.sweep_trials)
@@ -362,6 +373,13 @@ impl Sweep for TsMember {
 
 pub async fn run(ctx: &RunContext) -> Result<()> {
     let p: Params = ctx.params()?;
+    if !p.clock_trials.is_empty() && p.clock_trials.len() != p.rates.len() {
+        return Err(limitbench_base::error::Error::Other(format!(
+            "ts-member: clock_trials has {} entries for {} rates (one per rate, or none)",
+            p.clock_trials.len(),
+            p.rates.len()
+        )));
+    }
     ctx.note("params", serde_json::to_value(&p).unwrap())?;
     let fleet = ctx.standalone(ServerConfig::default()).await?;
     ctx.note_fleet("fleet", &fleet).await?;

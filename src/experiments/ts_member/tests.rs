@@ -1,9 +1,9 @@
 //! Unit tests of `ts-member`: the analysis's metrics on hand-written rows.
 
 mod analysis {
-    use limitbench_analysis::claims::setting_text;
     use crate::experiments::ts_member::analyze::*;
     use crate::experiments::ts_member::rows::*;
+    use limitbench_analysis::claims::setting_text;
 
     /// An open-loop row; `pacing` "poisson" or "even", or "tick1.5" for
     /// Poisson arrivals on a 1.5 ms sender tick.
@@ -66,7 +66,7 @@ mod analysis {
         rows.push(open("redis-ms", 100.0, "even", 32, 900));
         let o = OpenRows::of(&rows);
         assert_eq!(o.other_pacing, 1);
-        let m = b51(&o).unwrap();
+        let m = b51(&o, None).unwrap();
         assert_eq!(m.values, vec![1.25, 1.85, 4.1]);
         assert!(m.intervals[0].0 >= 1.0 && m.intervals[0].1 <= 1.5);
         assert_eq!(setting_text(&m.setting), "sender_tick_ms=0, connections=32");
@@ -77,7 +77,7 @@ mod analysis {
         );
         assert_eq!(m.sweep[0].values, vec![9.0; 3]);
         // Every log filled; no Rust debug formatting in what a reader sees.
-        assert!(m.conditions.iter().all(|c| c.1));
+        assert!(m.invalid.is_empty());
         for text in [&m.display, &m.note, &m.model, &m.sweep[0].display] {
             assert!(!text.contains("Some(") && !text.contains("None"), "{text}");
         }
@@ -90,8 +90,55 @@ mod analysis {
             .map(|r| open("redis-ms", *r, "poisson", 32, 95))
             .collect();
         rows[0].zcard_end = 95;
-        let m = b51(&OpenRows::of(&rows)).unwrap();
-        assert!(!m.conditions[0].1);
+        let m = b51(&OpenRows::of(&rows), None).unwrap();
+        // A validity check, not a finding: inconclusive, with the reason.
+        assert_eq!(m.invalid.len(), 1, "{:?}", m.invalid);
+        assert!(m.conditions.is_empty());
+    }
+
+    fn b51_spec() -> limitbench_analysis::ClaimSpec {
+        toml::from_str(
+            r#"id = "B5.1"
+               study = "B"
+               experiment = "ts-member"
+               statement = "s"
+               kind = "k"
+               unit = "ratio"
+               published = [1.09, 1.89, 11.9]
+               published_text = "p"
+               check = "within_abs"
+               tolerance = [0.014, 0.094, 1.14]
+               metric = "m""#,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn b51_gives_each_rate_its_verdict_and_names_the_rate_that_decides() {
+        let spec = b51_spec();
+        // 100/s across its edge, 1,000/s wholly outside, 10,000/s inside.
+        let values = [1.07, 1.61, 11.9];
+        let iv = [(1.05, 1.09), (1.55, 1.68), (11.5, 12.3)];
+        let (st, text) = claims::b51_per_rate(&spec, &values, &iv, 10);
+        // Fewer than 10 trials decide no rate.
+        let few = claims::b51_per_rate(&spec, &values, &iv, 3).0;
+        assert!(few.iter().all(|s| s.verdict == "too few trials"));
+        let verdicts: Vec<&str> = st.iter().map(|s| s.verdict).collect();
+        assert_eq!(verdicts, ["undecided", "not-reproduced", "reproduced"]);
+        // 100/s: h = 0.02, d = 1.076 - 1.07 = 0.006: 10 (0.02 / 0.006)^2 = 111.
+        assert!(
+            (st[0].n_needed.unwrap() - 111.1).abs() < 1.0,
+            "{:?}",
+            st[0].n_needed
+        );
+        assert!(text.contains("decided by 1000/s"), "{text}");
+        // A point on the band's edge: undecidable as defined.
+        let on_edge = claims::value_status(&spec, 2, 10.76, (10.6, 10.92), 10);
+        assert!(
+            on_edge.text(2).starts_with("undecidable as defined"),
+            "{}",
+            on_edge.text(2)
+        );
     }
 
     #[test]
@@ -116,23 +163,42 @@ mod analysis {
     }
 
     #[test]
-    fn b52_takes_the_run_closest_to_two_seconds() {
-        let rows = [
+    fn b52_is_the_count_over_the_models_count_at_the_runs_own_rate() {
+        let mut rows = vec![
             closed("redis-ms", 1.0, 20_000),
             closed("redis-ms", 2.5, 9_000),
             closed("redis-ms", 2.5, 13_000),
             closed("request-id", 2.0, 1000),
         ];
+        for r in rows.iter_mut() {
+            r.achieved_rate_per_s = 10_000.0;
+            r.window_ms = 10_000;
+            r.zcard_end = 1000;
+        }
         let refs: Vec<&Row> = rows.iter().collect();
-        let m = b52(&refs).unwrap();
-        assert_eq!(m.values, vec![11_000.0]);
-        // 9,000 is not over 10x the limit of 1,000.
-        assert!(!m.conditions[0].1);
-        assert!(b52(&refs[3..]).is_none());
+        let m = b52(&refs, None).unwrap();
+        // At 10,000 decisions/s (m = 10 per ms) the model's log admits
+        // 999 x 10 / (1 - e^-10) + 1 = 9,990.5; the 2.5 s runs' mean 11,000.
+        let model = 999.0 * 10.0 / (1.0 - (-10.0f64).exp()) + 1.0;
+        assert!(
+            (m.values[0] - 11_000.0 / model).abs() < 1e-9,
+            "{:?}",
+            m.values
+        );
+        assert_eq!(setting_text(&m.setting), "closed_duration_s=2.5");
+        assert!(m.invalid.is_empty(), "{:?}", m.invalid);
+        assert!(m.display.contains("11000 admitted"), "{}", m.display);
+        // The 1 s run is the sweep, at its own rate.
+        assert!((m.sweep[0].values[0] - 20_000.0 / model).abs() < 1e-9);
+        // A run that ended before its log filled: inconclusive, not a finding.
+        rows[1].zcard_end = 900;
+        let refs: Vec<&Row> = rows.iter().collect();
+        assert_eq!(b52(&refs, None).unwrap().invalid.len(), 1);
+        assert!(b52(&refs[3..], None).is_none());
     }
 
     #[test]
-    fn b53_is_the_largest_relative_difference_between_clocks() {
+    fn b53_is_the_difference_of_mean_admitted_per_limit_at_each_rate() {
         let rows = vec![
             open("redis-ms", 100.0, "poisson", 32, 120),
             open("caller-ms", 100.0, "poisson", 32, 115),
@@ -141,20 +207,35 @@ mod analysis {
             open("redis-ms", 1000.0, "tick1.5", 32, 200),
             open("caller-ms", 1000.0, "tick1.5", 32, 190),
         ];
-        let m = b53(&OpenRows::of(&rows)).unwrap();
-        // 100/s: |20 - 15| / 20 = 25%; 1000/s: |100 - 50| / 100 = 50%.
-        assert_eq!(m.values, vec![50.0]);
-        assert_eq!(m.intervals, vec![(50.0, 50.0)]);
+        let m = b53(&OpenRows::of(&rows), None).unwrap();
+        // 100/s: 1.20 - 1.15; 1000/s: 2.00 - 1.50; 10,000/s did not run.
+        assert!((m.values[0] - 0.05).abs() < 1e-9 && (m.values[1] - 0.5).abs() < 1e-9);
+        assert!(m.values[2].is_nan());
+        assert_eq!(m.intervals[1], (0.5, 0.5));
         assert!(
             m.note
-                .starts_with("caller-ms over-admitted less than redis-ms at 2 of 2 rates")
+                .starts_with("caller-ms over-admitted less than redis-ms at 2 of 2 rates"),
+            "{}",
+            m.note
         );
-        // The 1.5 ms tick: |100 - 90| / 100 = 10%, under the same detail names as B5.1.
-        assert_eq!(m.sweep[0].values, vec![10.0]);
+        // The 1.5 ms tick: 2.00 - 1.90, under the same detail names as B5.1.
+        assert!((m.sweep[0].values[1] - 0.1).abs() < 1e-9);
         assert_eq!(
             setting_text(&m.sweep[0].setting),
             "sender_tick_ms=1.5, connections=32"
         );
+    }
+
+    #[test]
+    fn the_two_sample_interval_brackets_the_difference_and_narrows_with_n() {
+        let a: Vec<f64> = (0..10).map(|i| 1.0 + 0.01 * i as f64).collect();
+        let b: Vec<f64> = (0..10).map(|i| 0.9 + 0.01 * i as f64).collect();
+        let (lo, hi) = clocks::diff_ci(&a, &b);
+        assert!(lo < 0.1 && 0.1 < hi, "{lo} {hi}");
+        let a4: Vec<f64> = a.iter().cycle().take(40).copied().collect();
+        let b4: Vec<f64> = b.iter().cycle().take(40).copied().collect();
+        let (lo4, hi4) = clocks::diff_ci(&a4, &b4);
+        assert!(hi4 - lo4 < hi - lo, "{lo4} {hi4}");
     }
 
     #[test]
@@ -174,5 +255,58 @@ mod analysis {
         assert!(!m.display.contains("Some("), "{}", m.display);
         assert!(!m.conditions[0].1);
         assert!(b54(&rows[2..3]).is_none());
+    }
+}
+
+mod measuring {
+    use super::super::{Params, cells};
+
+    fn params(clock_trials: Vec<u64>) -> Params {
+        Params {
+            members: ["redis-ms", "caller-ms", "redis-us"]
+                .map(String::from)
+                .to_vec(),
+            rates: vec![100.0, 1000.0],
+            sender_ticks_ms: vec![0.0, 1.5],
+            drivers: vec![32],
+            // caller-ms is no sweep member here: clock_trials still raise it.
+            sweep_members: vec!["redis-ms".into()],
+            limit: 100,
+            window_ms: 10_000,
+            duration_s: 2.0,
+            sweep_duration_s: 0.5,
+            trials: 10,
+            clock_trials,
+            sweep_trials: 5,
+            closed_members: vec!["redis-ms".into()],
+            closed_workers: 16,
+            closed_limit: 1000,
+            closed_durations_s: vec![2.0],
+            closed_trials: 10,
+        }
+    }
+
+    #[test]
+    fn clock_trials_raise_only_the_main_cells_of_the_two_clocks_per_rate() {
+        let trials = |p: &Params| -> Vec<(String, u64)> {
+            cells(p).into_iter().map(|c| (c.id, c.trials)).collect()
+        };
+        let t = trials(&params(vec![140, 90]));
+        let of = |id: &str| t.iter().find(|x| x.0 == id).unwrap().1;
+        assert_eq!(of("open/redis-ms/100/t0/d32"), 140);
+        assert_eq!(of("open/caller-ms/1000/t0/d32"), 90);
+        // Not the other members, the sweep's senders, nor the closed loop.
+        assert_eq!(of("open/redis-us/100/t0/d32"), 10);
+        assert_eq!(of("open/redis-ms/100/t1.5/d32"), 5);
+        assert!(
+            t.iter()
+                .all(|x| !x.0.starts_with("open/caller-ms/100/t1.5"))
+        );
+        assert_eq!(of("closed/redis-ms/w16/2s"), 10);
+        // The same cell ids as without them: a resumed run adds trials.
+        let ids = |p: &Params| -> Vec<String> { cells(p).into_iter().map(|c| c.id).collect() };
+        assert_eq!(ids(&params(vec![140, 90])), ids(&params(vec![])));
+        // Fewer than `trials` never lowers a cell.
+        assert_eq!(trials(&params(vec![3, 3]))[0].1, 10);
     }
 }

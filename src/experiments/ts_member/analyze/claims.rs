@@ -3,8 +3,6 @@
 //! (`sender_tick_ms`, `connections`: the same spelling in B5.1 and B5.3, so
 //! one setting must serve both).
 
-use rand::{RngExt, SeedableRng};
-
 use super::{OpenRows, Sender, fill_share, filled, mean_some, model, pct, ratios};
 use limitbench_analysis::claims::Alternative;
 use limitbench_analysis::experiments::ts_member::rows::Row;
@@ -16,7 +14,7 @@ use limitbench_analysis::{ClaimSpec, Measured};
 pub const B51_RATES: [f64; 3] = [100.0, 1000.0, 10000.0];
 
 /// The setting pairs of a sender, borrowed for `Measured::setting`.
-fn pairs<'a>(s: &'a [(&'static str, String); 2]) -> [(&'static str, &'a str); 2] {
+pub fn pairs<'a>(s: &'a [(&'static str, String); 2]) -> [(&'static str, &'a str); 2] {
     [(s[0].0, s[0].1.as_str()), (s[1].0, s[1].1.as_str())]
 }
 
@@ -83,9 +81,135 @@ fn b51_at(o: &OpenRows, s: Sender) -> Option<PerRate> {
     Some(p)
 }
 
+/// How one value stands against its own tolerance band (value `i` of the
+/// claim): the verdict it alone would get, and the trials that would decide
+/// it if it is undecided. The equivalence test of the judge, per value:
+/// inside when the whole interval (widened to hold the point) is inside the
+/// band, not reproduced when wholly outside, else undecided; then
+/// `n_needed = n (h / d)^2`, h the interval's half-width, d the point's
+/// distance to the nearest band edge (docs/claims-review.md, "Power").
+pub struct ValueStatus {
+    pub verdict: &'static str,
+    pub band: (f64, f64),
+    /// Trials that would decide an undecided value (None: decided; infinite:
+    /// the point sits on the edge).
+    pub n_needed: Option<f64>,
+}
+
+pub fn value_status(spec: &ClaimSpec, i: usize, v: f64, iv: (f64, f64), n: usize) -> ValueStatus {
+    let (_, region, _) = limitbench_analysis::claims::pass_region(spec, i);
+    let (a, b) = region.unwrap_or((f64::NAN, f64::NAN));
+    let (lo, hi) = (iv.0.min(v), iv.1.max(v));
+    let eps = 1e-9;
+    let (verdict, n_needed) = if !(v.is_finite() && lo.is_finite() && hi.is_finite()) {
+        ("not measured", None)
+    } else if n < limitbench_analysis::claims::MIN_TRIALS {
+        ("too few trials", None)
+    } else if lo >= a - eps && hi <= b + eps {
+        ("reproduced", None)
+    } else if hi < a - eps || lo > b + eps {
+        ("not-reproduced", None)
+    } else {
+        let h = (hi - lo) / 2.0;
+        let d = (v - a).abs().min((v - b).abs());
+        ("undecided", Some(n as f64 * (h / d).powi(2)))
+    };
+    ValueStatus {
+        verdict,
+        band: (a, b),
+        n_needed,
+    }
+}
+
+impl ValueStatus {
+    /// "undecided: the point is 0.007 from the band's edge, about 70 trials
+    /// would decide it" / "not-reproduced (wholly outside)".
+    pub fn text(&self, digits: usize) -> String {
+        match (self.verdict, self.n_needed) {
+            ("reproduced", _) => "reproduced (wholly inside the band)".into(),
+            ("not-reproduced", _) => "not-reproduced (wholly outside the band)".into(),
+            ("undecided", Some(n)) if !n.is_finite() || n > 10_000.0 => format!(
+                "undecidable as defined: the point sits on the band's edge ({}..{}), no affordable number of trials decides it",
+                f(self.band.0, digits),
+                f(self.band.1, digits)
+            ),
+            ("undecided", Some(n)) => format!(
+                "undecided: the interval crosses the band's edge ({}..{}); about {} trials would decide it at this spread",
+                f(self.band.0, digits),
+                f(self.band.1, digits),
+                n.ceil()
+            ),
+            (v, _) => v.into(),
+        }
+    }
+}
+
+/// B5.1 per rate at the main sender: each rate's verdict on its own and
+/// which rates decide the claim (the conjunction). Empty without the spec.
+pub fn b51_per_rate(
+    spec: &ClaimSpec,
+    values: &[f64],
+    iv: &[(f64, f64)],
+    n: usize,
+) -> (Vec<ValueStatus>, String) {
+    let st: Vec<ValueStatus> = (0..B51_RATES.len())
+        .map(|i| {
+            value_status(
+                spec,
+                i,
+                values.get(i).copied().unwrap_or(f64::NAN),
+                iv.get(i).copied().unwrap_or((f64::NAN, f64::NAN)),
+                n,
+            )
+        })
+        .collect();
+    let rates_with = |v: &str| -> Vec<String> {
+        st.iter()
+            .zip(B51_RATES)
+            .filter(|(s, _)| s.verdict == v)
+            .map(|(_, r)| format!("{}/s", f(r, 0)))
+            .collect()
+    };
+    let (out, inside, open) = (
+        rates_with("not-reproduced"),
+        rates_with("reproduced"),
+        rates_with("undecided"),
+    );
+    let decides = if !out.is_empty() {
+        format!(
+            "the claim (all three rates, as published) is decided by {}: wholly outside its band there, whatever the other rates give",
+            out.join(" and ")
+        )
+    } else if open.is_empty() {
+        "every rate is inside its band: the claim is reproduced at all three".into()
+    } else {
+        format!(
+            "no rate is wholly outside its band; {} undecided, so the claim is undecided{}",
+            open.join(" and "),
+            if inside.is_empty() {
+                String::new()
+            } else {
+                format!(" ({} inside)", inside.join(" and "))
+            }
+        )
+    };
+    let digits = [3, 3, 2];
+    let per: Vec<String> = st
+        .iter()
+        .zip(B51_RATES)
+        .enumerate()
+        .map(|(i, (s, r))| format!("{}/s: {}", f(r, 0), s.text(digits[i])))
+        .collect();
+    let text = format!("per rate (main sender): {}; {}", per.join("; "), decides);
+    (st, text)
+}
+
 /// B5.1: admitted / limit of the timestamp member (redis-ms) at each of
-/// `B51_RATES` with the main sender, every other sender as an alternative.
-pub fn b51(o: &OpenRows) -> Option<Measured> {
+/// `B51_RATES` with the main sender, every other sender as an alternative;
+/// with the spec, the note gives each rate's verdict and which decides.
+/// A trial whose log did not fill to the limit was too short to settle its
+/// admissions: a failed validity check (inconclusive), not a finding.
+pub fn b51(o: &OpenRows, spec: Option<&ClaimSpec>) -> Option<Measured> {
     let main = o.main?;
     let Some(p) = b51_at(o, main) else {
         // A size without every rate: the means where they ran, NaN elsewhere.
@@ -101,6 +225,10 @@ pub fn b51(o: &OpenRows) -> Option<Measured> {
         ));
     };
     let limit = o.rows[0].limit;
+    let per_rate = spec
+        .map(|c| b51_per_rate(c, &p.values, &p.intervals, p.n_min).1)
+        .map(|t| format!("{t}. "))
+        .unwrap_or_default();
     let mut m = Measured::new(
         "B5.1",
         p.values,
@@ -109,7 +237,6 @@ pub fn b51(o: &OpenRows) -> Option<Measured> {
     )
     .intervals(p.intervals, mean_ci_method(p.n_min))
     .setting(&pairs(&main.setting()))
-    .condition("the log filled to the limit in every trial", p.filled)
     .sweep_figure("b5_1-sender-sweep")
     .model(format!(
         "a precise Poisson sender puts Poisson(rate x 1 ms) requests in each millisecond, so the log admits (limit - 1) x m / (1 - e^-m) + 1: {} x the limit at 100, 1,000 and 10,000/s; a sender on a timer tick T groups Poisson(rate x T) requests (m = rate x T)",
@@ -119,21 +246,29 @@ pub fn b51(o: &OpenRows) -> Option<Measured> {
             .collect::<Vec<_>>()
             .join(", ")
     ))
-    .note("same-ms share: the share of sends (of Redis runs) in the millisecond of the send (run) before, measured per trial from the send times (Redis's TIME); over the fill period (up to the last admission) it implies admitted / limit = ((limit - 1) / (1 - share) + 1) / limit whatever made the sends clump");
+    .note(format!("{per_rate}same-ms share: the share of sends (of Redis runs) in the millisecond of the send (run) before, measured per trial from the send times (Redis's TIME); over the fill period (up to the last admission) it implies admitted / limit = ((limit - 1) / (1 - share) + 1) / limit whatever made the sends clump"));
+    if !p.filled {
+        m = m.invalid(UNFILLED);
+    }
     for s in o.senders("redis-ms") {
         if s == main {
             continue;
         }
         if let Some(a) = b51_at(o, s) {
-            m = m.alternative(
-                Alternative::new(&pairs(&s.setting()), a.values, a.display)
-                    .intervals(a.intervals)
-                    .condition("the log filled to the limit in every trial", a.filled),
-            );
+            let mut alt =
+                Alternative::new(&pairs(&s.setting()), a.values, a.display).intervals(a.intervals);
+            if !a.filled {
+                alt = alt.invalid(UNFILLED);
+            }
+            m = m.alternative(alt);
         }
     }
     Some(m)
 }
+
+/// The validity check of every open-loop value: a trial whose log did not
+/// fill was too short to settle its admissions.
+pub const UNFILLED: &str = "a trial ended before its log filled to the limit: its admissions were not settled (the run was too short), so the value is no measurement of the bug";
 
 /// Whether `mean` at `rate` lies within B5.1's tolerance of the published
 /// value there (`None`: not a B5.1 rate).
@@ -145,209 +280,6 @@ pub fn b51_band(spec: &ClaimSpec, rate: f64, mean: f64) -> Option<&'static str> 
     } else {
         "outside"
     })
-}
-
-/// B5.2: admissions of the timestamp member in the closed-loop run closest
-/// to the study's 2 s; other durations as alternatives.
-pub fn b52(closed: &[&Row]) -> Option<Measured> {
-    let rs: Vec<&Row> = closed
-        .iter()
-        .copied()
-        .filter(|r| r.member == "redis-ms")
-        .collect();
-    let best = rs
-        .iter()
-        .map(|r| r.duration_s)
-        .min_by(|a, b| (a - 2.0).abs().partial_cmp(&(b - 2.0).abs()).unwrap())?;
-    let at = |d: f64| -> Vec<&Row> { rs.iter().copied().filter(|r| r.duration_s == d).collect() };
-    let show = |rs: &[&Row]| {
-        let v: Vec<f64> = rs.iter().map(|r| r.admitted as f64).collect();
-        let s = Summary::of(&v);
-        let lim = rs[0].limit as f64;
-        let ci = mean_ci(&v);
-        let text = format!(
-            "{} admitted (95% CI {}..{}, n={}), {}x the limit, {} s runs at {} decisions/s",
-            f(s.mean, 0),
-            f(ci.0, 0),
-            f(ci.1, 0),
-            s.n,
-            f(s.mean / lim, 1),
-            f(rs[0].duration_s, 1),
-            f(super::mean_of(rs, |r| r.achieved_rate_per_s), 0)
-        );
-        let over = rs.iter().all(|r| r.admitted as f64 > 10.0 * lim);
-        (s, ci, text, over)
-    };
-    let main = at(best);
-    let (s, ci, text, over) = show(&main);
-    let mut m = Measured::new(
-        "B5.2",
-        vec![s.mean],
-        text,
-        "ts-member.csv mode=closed member=redis-ms",
-    )
-    .intervals(vec![ci], mean_ci_method(s.n))
-    .setting(&[("closed_duration_s", &format!("{}", best))])
-    .condition("over 10x the limit in every trial", over)
-    .note("machine claim: the count scales with the decision rate Redis sustains here");
-    let mut others: Vec<f64> = rs.iter().map(|r| r.duration_s).collect();
-    others.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    others.dedup();
-    for d in others.into_iter().filter(|d| *d != best) {
-        let (s, ci, text, over) = show(&at(d));
-        m = m.alternative(
-            Alternative::new(
-                &[("closed_duration_s", &format!("{d}"))],
-                vec![s.mean],
-                text,
-            )
-            .intervals(vec![ci])
-            .condition("over 10x the limit in every trial", over),
-        );
-    }
-    Some(m)
-}
-
-/// B5.3's quantity with one sender: the largest relative difference (%)
-/// over the rates between the mean over-admission of redis-ms and caller-ms,
-/// with a two-sample bootstrap interval, and the per-rate display.
-pub struct ClockDiff {
-    pub value: f64,
-    pub interval: (f64, f64),
-    display: String,
-    caller_less: usize,
-    rates: usize,
-}
-
-fn over_of(rs: &[&Row]) -> Vec<f64> {
-    rs.iter().map(|r| r.over_limit as f64).collect()
-}
-
-fn mean(v: &[f64]) -> f64 {
-    v.iter().sum::<f64>() / v.len() as f64
-}
-
-/// |mean(a) - mean(b)| / mean(a) x 100, the largest over the rates' pairs.
-fn largest_diff(pairs: &[(Vec<f64>, Vec<f64>)]) -> f64 {
-    pairs
-        .iter()
-        .map(|(a, b)| (mean(a) - mean(b)).abs() / mean(a) * 100.0)
-        .fold(f64::MIN, f64::max)
-}
-
-pub fn clock_diff(o: &OpenRows, s: Sender) -> Option<ClockDiff> {
-    clock_diff_at(o, s, &o.rates)
-}
-
-/// `clock_diff` over the given rates only (one rate: that rate's difference).
-pub fn clock_diff_at(o: &OpenRows, s: Sender, rates: &[f64]) -> Option<ClockDiff> {
-    let mut pairs = Vec::new();
-    let mut shown = Vec::new();
-    let mut caller_less = 0;
-    for &rate in rates {
-        let (a, b) = (
-            over_of(&o.at("redis-ms", rate, s)),
-            over_of(&o.at("caller-ms", rate, s)),
-        );
-        if a.is_empty() || b.is_empty() || mean(&a) <= 0.0 {
-            continue;
-        }
-        let d = (mean(&a) - mean(&b)).abs() / mean(&a) * 100.0;
-        caller_less += (mean(&b) < mean(&a)) as usize;
-        shown.push(format!(
-            "{}/s: {} vs {} over ({}%)",
-            f(rate, 0),
-            f(mean(&a), 1),
-            f(mean(&b), 1),
-            f(d, 1)
-        ));
-        pairs.push((a, b));
-    }
-    if pairs.is_empty() {
-        return None;
-    }
-    let value = largest_diff(&pairs);
-    // Resample each member's trials at each rate independently (a fixed seed,
-    // so a rerun of the analysis gives the same interval).
-    let mut rng = rand::rngs::ChaCha8Rng::seed_from_u64(0x6235_3362_6f6f_7473);
-    let mut stats: Vec<f64> = (0..2000)
-        .map(|_| {
-            let re: Vec<(Vec<f64>, Vec<f64>)> = pairs
-                .iter()
-                .map(|(a, b)| {
-                    let pick = |v: &Vec<f64>, rng: &mut rand::rngs::ChaCha8Rng| -> Vec<f64> {
-                        (0..v.len())
-                            .map(|_| v[rng.random_range(0..v.len())])
-                            .collect()
-                    };
-                    (pick(a, &mut rng), pick(b, &mut rng))
-                })
-                .collect();
-            largest_diff(&re)
-        })
-        .filter(|x| x.is_finite())
-        .collect();
-    stats.sort_by(|a, b| a.total_cmp(b));
-    let q = |p: f64| limitbench_analysis::stats::quantile(&stats, p);
-    Some(ClockDiff {
-        value,
-        interval: (q(0.025), q(0.975)),
-        display: format!("largest {}%: {}", f(value, 1), shown.join("; ")),
-        caller_less,
-        rates: pairs.len(),
-    })
-}
-
-/// B5.3: the clocks' difference with the main sender, every other sender
-/// both members ran with as an alternative.
-pub fn b53(o: &OpenRows) -> Option<Measured> {
-    let main = o.main?;
-    let d = clock_diff(o, main)?;
-    let n = o.main("redis-ms", o.rates[0]).len();
-    let mut m = Measured::new(
-        "B5.3",
-        vec![d.value],
-        d.display,
-        "ts-member.csv mode=open pacing=poisson: mean over_limit, member=redis-ms vs caller-ms, per sender_tick_ms and drivers",
-    )
-    .intervals(
-        vec![d.interval],
-        format!("two-sample percentile bootstrap (2,000 resamples) of the largest difference, about {n} trials per member and rate"),
-    )
-    .setting(&pairs(&main.setting()))
-    .sweep_figure("b5_3-clock-sweep")
-    .model(format!(
-        "the caller stamps a request when it sends it; Redis when it runs it, and requests that queue at Redis run back to back, so more of them share a Redis millisecond than shared a send millisecond (fill period, main sender, redis-ms: {})",
-        o.rates
-            .iter()
-            .map(|r| {
-                let rs = o.main("redis-ms", *r);
-                format!(
-                    "{}/s: {} of Redis runs vs {} of sends",
-                    f(*r, 0),
-                    pct(mean_some(&rs, |x| fill_share(x, true))),
-                    pct(mean_some(&rs, |x| fill_share(x, false)))
-                )
-            })
-            .collect::<Vec<_>>()
-            .join("; ")
-    ))
-    .note(format!(
-        "caller-ms over-admitted less than redis-ms at {} of {} rates; a likely cause: requests that queue at Redis run back to back inside one Redis millisecond, while the caller stamps them when it sends, so a sender whose sends already share a millisecond (a timer tick) leaves less for the queue to add",
-        d.caller_less, d.rates
-    ));
-    for s in o.senders("redis-ms") {
-        if s == main {
-            continue;
-        }
-        if let Some(a) = clock_diff(o, s) {
-            m = m.alternative(
-                Alternative::new(&pairs(&s.setting()), vec![a.value], a.display)
-                    .intervals(vec![a.interval]),
-            );
-        }
-    }
-    Some(m)
 }
 
 /// B5.4: the worst over-admission of the exact members (microsecond

@@ -1,0 +1,180 @@
+//! B5.3, "whose clock it was made no difference": per rate, the difference
+//! of the mean admitted / limit between the millisecond member stamped by
+//! Redis (`redis-ms`) and by the caller (`caller-ms`), with a two-sample
+//! bootstrap interval; judged per rate against the precision at which the
+//! study reports that rate's figure (B5.1's tolerances), every rate inside
+//! for `reproduced`.
+
+use rand::{RngExt, SeedableRng};
+
+use super::claims::{B51_RATES, UNFILLED, pairs};
+use super::{OpenRows, Sender, fill_share, filled, mean_some, pct, ratios};
+use limitbench_analysis::Measured;
+use limitbench_analysis::claims::Alternative;
+use limitbench_analysis::table::f;
+
+fn mean(v: &[f64]) -> f64 {
+    v.iter().sum::<f64>() / v.len() as f64
+}
+
+/// The two-sample percentile bootstrap 95% interval of mean(a) - mean(b):
+/// each sample resampled on its own, 2,000 times, from a fixed seed (a rerun
+/// of the analysis gives the same interval).
+pub fn diff_ci(a: &[f64], b: &[f64]) -> (f64, f64) {
+    if a.len() < 2 || b.len() < 2 {
+        let d = mean(a) - mean(b);
+        return (d, d);
+    }
+    let mut rng = rand::rngs::ChaCha8Rng::seed_from_u64(0x6235_3362_6f6f_7473);
+    let pick = |v: &[f64], rng: &mut rand::rngs::ChaCha8Rng| -> f64 {
+        (0..v.len())
+            .map(|_| v[rng.random_range(0..v.len())])
+            .sum::<f64>()
+            / v.len() as f64
+    };
+    let mut stats: Vec<f64> = (0..2000)
+        .map(|_| pick(a, &mut rng) - pick(b, &mut rng))
+        .collect();
+    stats.sort_by(|x, y| x.total_cmp(y));
+    let q = |p: f64| limitbench_analysis::stats::quantile(&stats, p);
+    (q(0.025), q(0.975))
+}
+
+/// B5.3's quantity with one sender: per B5.1 rate, mean admitted / limit of
+/// redis-ms minus caller-ms (NaN where a member did not run), its interval.
+pub struct ClockDiff {
+    pub values: Vec<f64>,
+    pub intervals: Vec<(f64, f64)>,
+    pub display: String,
+    /// Rates at which caller-ms admitted less than redis-ms, of those run.
+    pub caller_less: usize,
+    pub rates: usize,
+    /// Fewest trials of either member at a rate.
+    pub n_min: usize,
+    pub filled: bool,
+}
+
+pub fn clock_diff(o: &OpenRows, s: Sender) -> Option<ClockDiff> {
+    let mut d = ClockDiff {
+        values: vec![],
+        intervals: vec![],
+        display: String::new(),
+        caller_less: 0,
+        rates: 0,
+        n_min: usize::MAX,
+        filled: true,
+    };
+    let mut shown = Vec::new();
+    for rate in B51_RATES {
+        let (ra, rb) = (o.at("redis-ms", rate, s), o.at("caller-ms", rate, s));
+        if ra.is_empty() || rb.is_empty() {
+            d.values.push(f64::NAN);
+            d.intervals.push((f64::NAN, f64::NAN));
+            continue;
+        }
+        let (a, b) = (ratios(&ra), ratios(&rb));
+        let v = mean(&a) - mean(&b);
+        let iv = diff_ci(&a, &b);
+        d.rates += 1;
+        d.caller_less += usize::from(mean(&b) < mean(&a));
+        d.n_min = d.n_min.min(a.len()).min(b.len());
+        d.filled &= filled(&ra) && filled(&rb);
+        shown.push(format!(
+            "{}/s: {} - {} = {} (95% CI {}..{}, n={}+{})",
+            f(rate, 0),
+            f(mean(&a), 3),
+            f(mean(&b), 3),
+            f(v, 3),
+            f(iv.0, 3),
+            f(iv.1, 3),
+            a.len(),
+            b.len()
+        ));
+        d.values.push(v);
+        d.intervals.push(iv);
+    }
+    if d.rates == 0 {
+        return None;
+    }
+    d.display = format!(
+        "admitted / limit, redis-ms minus caller-ms: {}",
+        shown.join("; ")
+    );
+    Some(d)
+}
+
+/// B5.3: the clocks' difference per rate with the main sender, every other
+/// sender both members ran with as an alternative (the same detail names
+/// as B5.1, so one sender serves both).
+pub fn b53(o: &OpenRows, spec: Option<&limitbench_analysis::ClaimSpec>) -> Option<Measured> {
+    let main = o.main?;
+    let d = clock_diff(o, main)?;
+    let per_rate = spec
+        .map(|c| {
+            let t: Vec<String> = B51_RATES
+                .iter()
+                .enumerate()
+                .map(|(i, r)| {
+                    let st =
+                        super::claims::value_status(c, i, d.values[i], d.intervals[i], d.n_min);
+                    format!("{}/s: {}", f(*r, 0), st.text(3))
+                })
+                .collect();
+            format!("per rate (main sender): {}. ", t.join("; "))
+        })
+        .unwrap_or_default();
+    let mut m = Measured::new(
+        "B5.3",
+        d.values,
+        d.display,
+        "ts-member.csv mode=open pacing=poisson: mean admitted_per_limit, member=redis-ms minus caller-ms, per rate, per sender_tick_ms and drivers",
+    )
+    .intervals(
+        d.intervals,
+        format!(
+            "two-sample percentile bootstrap (2,000 resamples) of the difference of means, n={} trials or more per member and rate",
+            d.n_min
+        ),
+    )
+    .trials(d.n_min)
+    .setting(&pairs(&main.setting()))
+    .sweep_figure("b5_3-clock-sweep")
+    .model(format!(
+        "the caller stamps a request when it sends it; Redis when it runs it, and requests that queue at Redis run back to back, so more of them share a Redis millisecond than shared a send millisecond (fill period, main sender, redis-ms: {})",
+        o.rates
+            .iter()
+            .map(|r| {
+                let rs = o.main("redis-ms", *r);
+                format!(
+                    "{}/s: {} of Redis runs vs {} of sends",
+                    f(*r, 0),
+                    pct(mean_some(&rs, |x| fill_share(x, true))),
+                    pct(mean_some(&rs, |x| fill_share(x, false)))
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("; ")
+    ))
+    .note(format!(
+        "{per_rate}caller-ms over-admitted less than redis-ms at {} of {} rates; a likely cause: requests that queue at Redis run back to back inside one Redis millisecond, while the caller stamps them when it sends",
+        d.caller_less, d.rates
+    ));
+    if !d.filled {
+        m = m.invalid(UNFILLED);
+    }
+    for s in o.senders("redis-ms") {
+        if s == main {
+            continue;
+        }
+        if let Some(a) = clock_diff(o, s) {
+            let mut alt = Alternative::new(&pairs(&s.setting()), a.values, a.display)
+                .intervals(a.intervals)
+                .trials(a.n_min);
+            if !a.filled {
+                alt = alt.invalid(UNFILLED);
+            }
+            m = m.alternative(alt);
+        }
+    }
+    Some(m)
+}
