@@ -312,6 +312,31 @@ pub(super) fn bursts(dir: &Path, rng: &mut ChaCha8Rng) {
             );
         }
     }
+    // A3.3's default: the burst at a phase drawn uniformly per trial, then
+    // traffic at the limit for 2 s.
+    for trial in 0..TRIALS {
+        let b = 1_000_000 + rng.random_range(0..1_000_000);
+        let phase_us: i64 = rng.random_range(0..1_000_000);
+        let at = b + phase_us;
+        let gap = (1e6 / per_s) as i64;
+        let mut sends = burst(rng, LIMIT, at);
+        sends.extend(steady(per_s, at + gap, 2_000_000));
+        sends.sort();
+        bursts_trial(
+            rng,
+            "sliding-window-counter",
+            "burst-then-sustained",
+            "burst-then-sustained/phase-uniform/x1",
+            Some(phase_us as f64 / 1000.0),
+            Some(1.0),
+            b,
+            sends,
+            trial,
+            &mut rows,
+            &mut history,
+        );
+        rows.last_mut().expect("a row").phase_draw = "uniform".into();
+    }
     write_csv(dir, "bursts.csv", &rows);
     write_csv(dir, "bursts-history.csv", &history);
 }
@@ -372,6 +397,7 @@ pub(super) fn skew(dir: &Path, rng: &mut ChaCha8Rng) {
                     achieved_rate_per_s: sends.len() as f64 / (duration_ms / 1000.0),
                     lateness_p99_us: 600.0,
                     first_error: String::new(),
+                    start_unix_us: None,
                 });
             }
         }

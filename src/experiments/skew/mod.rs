@@ -386,6 +386,7 @@ impl Sweep for Skew {
                 achieved_rate_per_s: ach.achieved_rate_per_s,
                 lateness_p99_us: ach.lateness_p99_us,
                 first_error: n.first_error.unwrap_or_default(),
+                start_unix_us: Some(tc.start_unix_us),
             });
         }
         Ok(out)

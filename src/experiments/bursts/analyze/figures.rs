@@ -205,22 +205,28 @@ pub fn figure_a3_2_a3_3(ctx: &AnalysisCtx, trials: &[Trial], md: &mut String) ->
         a = a.reference(Reference::published(c, 0));
     }
     if let Some(c) = ctx.claim("A3.3") {
-        for (i, p) in [(0, &mut b), (1, &mut w)] {
-            let r = Reference::published(c, i);
-            let (_, _, rule) = pass_region(c, i);
-            let label = format!(
-                "A3.3 published {} {}x; shaded: passes ({rule})",
-                if i == 0 { "mean" } else { "worst trial" },
-                num(c.published.at(i))
-            );
-            *p = p.clone().reference(r.labelled(label));
+        let (_, _, rule) = pass_region(c, 0);
+        b = b.reference(Reference::published(c, 0).labelled(format!(
+            "A3.3 published mean {}x; shaded: passes ({rule})",
+            num(c.published.at(0))
+        )));
+        // The published worst trial: a line without a band (not judged).
+        if let Some(v) = super::a3_3::published_worst(&c.published_text) {
+            let mut r = Reference::published(c, 0);
+            r.value = Some(v);
+            r.band = None;
+            r.lines = vec![];
+            w = w.reference(r.labelled(format!(
+                "A3.3 published worst trial {}x (not judged)",
+                num(v)
+            )));
         }
     }
     let fig = Figure::new(
         "a3_2-a3_3-burst-phase",
         &["A3.2", "A3.3"],
         "max admitted in any window / L against where the burst falls in the window",
-        "Max admitted in any window / L per trial: mean with min-max whiskers over {n} trials per point (A3.2 panel and A3.3 mean), and the largest over the trials (A3.3 worst trial, no whiskers); series at one phase side by side. A3.2 takes the token bucket's largest value, A3.3 reads the sliding-window counter's mean and worst per setting (see its sweep figure; phases drawn uniformly per trial are not shown here).",
+        "Max admitted in any window / L per trial: mean with min-max whiskers over {n} trials per point (A3.2 panel and A3.3 mean), and the largest over the trials (A3.3 worst trial, no whiskers); series at one phase side by side. A3.2 takes the token bucket's largest value, A3.3 judges the sliding-window counter's mean and shows its worst trial beside (see its sweep figure, which has the phases drawn uniformly per trial, A3.3's default).",
     )
     .columns(3)
     .panel(a)

@@ -29,6 +29,12 @@ pub struct Row {
     pub achieved_rate_per_s: f64,
     pub lateness_p99_us: f64,
     pub first_error: String,
+    /// The trial clock's start on the system clock (Unix us): Redis's TIME
+    /// in the history is relative to it, and the script truncates the
+    /// absolute time to ms, so A4.3's replay needs its sub-ms phase. Empty
+    /// in runs from before it was recorded.
+    #[serde(default)]
+    pub start_unix_us: Option<i64>,
 }
 
 limitbench_analysis::keyed!(Row);

@@ -1,0 +1,247 @@
+//! A4.3's comparator: the exact bucket that `lua/token-bucket.lua` computes,
+//! replayed on the Redis clock readings it returned, in the order Redis ran
+//! the calls (by that reading), with the script's own arithmetic:
+//!
+//! - now_ms = floor(TIME in us / 1000), on Redis's absolute clock. The
+//!   history keeps Redis's time relative to the trial start
+//!   (`start_unix_us`, µs, not aligned to a millisecond), so the replay
+//!   needs the start's sub-millisecond phase, `start_unix_us mod 1000`:
+//!   floor((t + start) / 1000) differs from floor((t + phase) / 1000) by a
+//!   constant that cancels in every difference. (Lua divides in doubles;
+//!   at ~1.7e15 us the quotient's error is ~2e-4, far from the next integer
+//!   at a distance of at least 1e-3, so the floor is the integer division.)
+//! - level = min(capacity, level + ((now_ms - last_ms) * rate) / 1000) in
+//!   doubles; admit and subtract 1 when level >= 1; the key starts full.
+//! - the level is stored with HSET and read back with tonumber: Redis 7.0
+//!   turns a Lua number argument of redis.call into text with "%.17g", which
+//!   reads back as the same double (the skew tests check it on a real
+//!   redis-server), so the stored precision loses nothing.
+//! - the key's PEXPIRE (capacity / rate, in ms) never changes a decision:
+//!   Redis expires a key only once its time is past the deadline, i.e. after
+//!   at least that many ms of idle, when the refill has filled it anyway.
+//!
+//! Runs from before `start_unix_us` was recorded have no phase: for those
+//! the replay tries every phase (0..999 us) and a trial agrees when one
+//! phase reproduces every one of its recorded decisions (so also its
+//! count); a bucket that lost or invented a token is off at every phase.
+
+use std::collections::BTreeMap;
+
+use super::super::rows::{HistoryRow, Row};
+use super::REDIS;
+use super::late::Late;
+use limitbench_analysis::Measured;
+
+/// The decisions of the script's bucket on Redis times `times_us` (trial
+/// clock, already in execution order) at sub-ms phase `phase_us`.
+pub fn script_bucket(times_us: &[i64], phase_us: i64, capacity: f64, rate_per_s: f64) -> Vec<bool> {
+    let mut out = Vec::with_capacity(times_us.len());
+    first_mismatch(times_us, phase_us, capacity, rate_per_s, |_, a| {
+        out.push(a);
+        true
+    });
+    out
+}
+
+/// Replays the script and hands each decision to `agree(i, admitted)`;
+/// stops at the first it rejects and returns its index.
+fn first_mismatch(
+    times_us: &[i64],
+    phase_us: i64,
+    capacity: f64,
+    rate_per_s: f64,
+    mut agree: impl FnMut(usize, bool) -> bool,
+) -> Option<usize> {
+    let mut state: Option<(f64, i64)> = None;
+    for (i, t) in times_us.iter().enumerate() {
+        let now_ms = (t + phase_us).div_euclid(1000);
+        let (level, last_ms) = state.unwrap_or((capacity, now_ms));
+        let mut level = capacity.min(level + ((now_ms - last_ms) as f64 * rate_per_s) / 1000.0);
+        let admitted = level >= 1.0;
+        if admitted {
+            level -= 1.0;
+        }
+        state = Some((level, now_ms));
+        if !agree(i, admitted) {
+            return Some(i);
+        }
+    }
+    None
+}
+
+/// One Redis-clock trial against the replay.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TrialReplay {
+    /// What the replayed bucket admits (at the recorded phase; unrecorded:
+    /// at the phase that reproduces the decisions, else at phase 0).
+    pub replay_admitted: u64,
+    /// Recorded decisions that differ from the replay's.
+    pub decisions_off: u64,
+    /// The phase used; None: unrecorded and no phase reproduces the trial.
+    pub phase_us: Option<i64>,
+    /// Whether the phase was recorded (else searched).
+    pub phase_recorded: bool,
+}
+
+impl TrialReplay {
+    /// The trial is off the exact bucket: its count differs from the
+    /// replay's at the recorded phase, or no phase reproduces it.
+    pub fn off(&self, admitted: u64) -> bool {
+        self.phase_us.is_none() || self.replay_admitted != admitted
+    }
+}
+
+/// Replays one trial's decisions (errored ones left out: the script may
+/// or may not have run). None when a decision has no Redis time.
+pub fn replay(r: &Row, history: &[HistoryRow]) -> Option<TrialReplay> {
+    let mut h: Vec<(i64, i64, bool)> = history
+        .iter()
+        .filter(|x| !x.error)
+        .map(|x| x.redis_time_us.map(|t| (t, x.sent_us, x.admitted)))
+        .collect::<Option<_>>()?;
+    if h.is_empty() {
+        return None;
+    }
+    // Redis's order; a tie (two scripts in one us: not seen) keeps the send order.
+    h.sort_by_key(|x| (x.0, x.1));
+    let times: Vec<i64> = h.iter().map(|x| x.0).collect();
+    let recorded: Vec<bool> = h.iter().map(|x| x.2).collect();
+    let (cap, rate) = (r.capacity as f64, r.rate_per_s);
+    let at = |phase: i64| {
+        let d = script_bucket(&times, phase, cap, rate);
+        let off = d.iter().zip(&recorded).filter(|(a, b)| a != b).count() as u64;
+        (d.iter().filter(|a| **a).count() as u64, off)
+    };
+    if let Some(start) = r.start_unix_us {
+        let phase = start.rem_euclid(1000);
+        let (replay_admitted, decisions_off) = at(phase);
+        return Some(TrialReplay {
+            replay_admitted,
+            decisions_off,
+            phase_us: Some(phase),
+            phase_recorded: true,
+        });
+    }
+    let found = (0..1000)
+        .find(|&p| first_mismatch(&times, p, cap, rate, |i, a| recorded[i] == a).is_none());
+    let (replay_admitted, decisions_off) = at(found.unwrap_or(0));
+    Some(TrialReplay {
+        replay_admitted,
+        decisions_off,
+        phase_us: found,
+        phase_recorded: false,
+    })
+}
+
+/// The replay of every row (None: not the Redis-clock bucket, or a decision
+/// without Redis's time), its history looked up by (cell, trial).
+pub fn replays(
+    rows: &[Row],
+    hist: &BTreeMap<(String, u64), Vec<HistoryRow>>,
+) -> Vec<Option<TrialReplay>> {
+    rows.iter()
+        .map(|r| {
+            if r.strategy != REDIS {
+                return None;
+            }
+            replay(
+                r,
+                hist.get(&(r.cell.clone(), r.trial))
+                    .map(Vec::as_slice)
+                    .unwrap_or(&[]),
+            )
+        })
+        .collect()
+}
+
+/// Requests the Redis-clock bucket admitted off its replay, per Redis-clock
+/// trial that replays: (row index, |admitted - replay|).
+pub fn a4_3(rows: &[Row], replays: &[Option<TrialReplay>]) -> Vec<(usize, f64)> {
+    rows.iter()
+        .zip(replays)
+        .enumerate()
+        .filter(|(_, (r, _))| r.strategy == REDIS)
+        .filter_map(|(i, (r, p))| {
+            p.as_ref()
+                .map(|p| (i, (r.admitted as f64 - p.replay_admitted as f64).abs()))
+        })
+        .collect()
+}
+
+/// A4.3: the count of Redis-clock trials off the script's exact bucket.
+pub fn measured_a4_3(
+    rows: &[Row],
+    replays: &[Option<TrialReplay>],
+    ideal: &[f64],
+    late: &Late,
+) -> Option<Measured> {
+    let redis: Vec<usize> = (0..rows.len())
+        .filter(|i| rows[*i].strategy == REDIS)
+        .collect();
+    if redis.is_empty() {
+        return None;
+    }
+    let n = redis.len();
+    let done: Vec<(usize, &TrialReplay)> = redis
+        .iter()
+        .filter_map(|i| replays[*i].as_ref().map(|p| (*i, p)))
+        .collect();
+    let off = done
+        .iter()
+        .filter(|(i, p)| p.off(rows[*i].admitted))
+        .count();
+    let decisions_off: u64 = done.iter().map(|(_, p)| p.decisions_off).sum();
+    let searched: Vec<&TrialReplay> = done
+        .iter()
+        .filter(|(_, p)| !p.phase_recorded)
+        .map(|x| x.1)
+        .collect();
+    let send_off = redis
+        .iter()
+        .filter(|i| (rows[**i].admitted as f64 - ideal[**i]).abs() > 0.0)
+        .count();
+    let mut m = Measured::new(
+        "A4.3",
+        vec![off as f64],
+        format!(
+            "{off} of {n} Redis-clock trials off the script's exact bucket ({decisions_off} decisions off in all)"
+        ),
+        "skew.csv strategy=token-bucket, every setting, against lua/token-bucket.lua's bucket replayed on the Redis times in skew-history.csv (execution order, now truncated to ms on Redis's absolute clock, doubles), phase from skew.csv start_unix_us",
+    )
+    .intervals(
+        vec![(off as f64, off as f64)],
+        format!("a count over all {n} Redis-clock trials (every trial, no sampling)"),
+    )
+    .trials(n)
+    .setting(&[("settings", "every skew, load, run length, capacity, server count and offset draw")]);
+    let phases = if searched.is_empty() {
+        "every trial's sub-ms start phase recorded (start_unix_us)".to_string()
+    } else {
+        format!(
+            "{} trials have no recorded start phase (a run from before start_unix_us): for each, the first of the 1,000 phases (0..999 us) under which the replay gives every recorded decision was used; {} of them need a phase other than 0, {} have none",
+            searched.len(),
+            searched
+                .iter()
+                .filter(|p| p.phase_us.is_some_and(|x| x != 0))
+                .count(),
+            searched.iter().filter(|p| p.phase_us.is_none()).count(),
+        )
+    };
+    m = m.note(format!(
+        "comparator: the script's own bucket (Redis's TIME truncated to ms, refill in doubles, level stored exactly through %.17g) replayed in the order Redis ran the calls; {phases}. The ideal bucket on the send times (continuous us) differs from the Redis-clock bucket in {send_off} of {n} trials: it is another bucket (other clock readings, no ms truncation), not what \"exact\" compares with"
+    ));
+    let unreplayable = n - done.len();
+    if unreplayable > 0 {
+        m = m.invalid(format!(
+            "{unreplayable} of {n} Redis-clock trials have a decision without Redis's time, so the script's bucket cannot be replayed on them"
+        ));
+    }
+    let n_late = redis
+        .iter()
+        .filter(|i| late.row_is_late(&rows[**i].cell, rows[**i].trial))
+        .count();
+    if n_late > 0 {
+        m = m.invalid(Late::reason(n_late, n, "A4.3's count"));
+    }
+    Some(m)
+}

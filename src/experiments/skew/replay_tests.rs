@@ -1,0 +1,164 @@
+//! A4.3's comparator: the script's bucket replayed on Redis's readings
+//! (`analyze/replay.rs`), by hand and against a real redis-server.
+
+use super::super::analyze::*;
+use super::super::rows::{HistoryRow, Row};
+use super::row;
+
+const REDIS: &str = "token-bucket";
+
+fn decided(r: &Row, redis_us: i64, admitted: bool) -> HistoryRow {
+    HistoryRow {
+        cell: r.cell.clone(),
+        trial: r.trial,
+        worker: 0,
+        intended_us: redis_us - 100,
+        sent_us: redis_us - 100,
+        replied_us: redis_us + 100,
+        redis_time_us: Some(redis_us),
+        admitted,
+        error: false,
+    }
+}
+
+#[test]
+fn the_script_refills_by_whole_milliseconds_of_the_absolute_clock() {
+    // Capacity 2 at 1 token/s: a burst of three passes two; 999.999 ms
+    // later the refill depends on where the ms boundary falls.
+    let t = [0, 0, 0, 999_999];
+    // Phase 0: 0 and 999 ms -> 0.999 tokens, refused (the burst's three
+    // calls ran within one ms; the replays below space them 10 us apart).
+    assert_eq!(script_bucket(&t, 0, 2.0, 1.0), [true, true, false, false]);
+    // Phase 1 us: 0 and 1000 ms -> 1 token, admitted.
+    assert_eq!(script_bucket(&t, 1, 2.0, 1.0), [true, true, false, true]);
+    // Redis's order, not the order sent: sorted by Redis's time.
+    let r = Row {
+        capacity: 2,
+        rate_per_s: 1.0,
+        admitted: 3,
+        ..row(REDIS, 0.0, 1.0, 0, 3)
+    };
+    let mut h = vec![
+        decided(&r, 999_999, true),
+        decided(&r, 0, true),
+        decided(&r, 10, true),
+        decided(&r, 20, false),
+    ];
+    // Sent in another order than Redis ran them.
+    h[0].sent_us = -1_000;
+    // Recorded phase 1: the replay admits 3, as the trial did.
+    let at1 = replay(&Row { start_unix_us: Some(1_700_000_000_000_001), ..r.clone() }, &h).unwrap();
+    assert_eq!((at1.replay_admitted, at1.decisions_off, at1.phase_us), (3, 0, Some(1)));
+    assert!(!at1.off(3));
+    // Recorded phase 0: it admits 2, so this trial is off by one.
+    let at0 = replay(&Row { start_unix_us: Some(1_700_000_000_000_000), ..r.clone() }, &h).unwrap();
+    assert_eq!((at0.replay_admitted, at0.decisions_off), (2, 1));
+    assert!(at0.off(3));
+    // Unrecorded: the first phase that gives every decision is found.
+    let found = replay(&r, &h).unwrap();
+    assert_eq!((found.phase_us, found.phase_recorded), (Some(1), false));
+    assert!(!found.off(3));
+    // A bucket that invents a token (the burst's third admitted) is off at
+    // every phase.
+    let mut bad = h.clone();
+    bad[3].admitted = true;
+    let none = replay(&Row { admitted: 4, ..r.clone() }, &bad).unwrap();
+    assert_eq!(none.phase_us, None);
+    assert!(none.off(4));
+    // A decision without Redis's time: no replay; errors are left out.
+    let mut no_time = h.clone();
+    no_time[1].redis_time_us = None;
+    assert!(replay(&r, &no_time).is_none());
+    no_time[1].error = true;
+    assert!(replay(&r, &no_time).is_some());
+}
+
+#[test]
+fn a4_3_counts_the_trials_off_the_replay_and_a_late_trial_makes_it_invalid() {
+    let r = |trial: u64, admitted: u64| Row {
+        capacity: 2,
+        rate_per_s: 1.0,
+        start_unix_us: Some(0),
+        ..row(REDIS, 0.0, 1.0, trial, admitted)
+    };
+    let rows = vec![r(0, 2), r(1, 3)];
+    let h = |row: &Row, third: bool| {
+        vec![
+            decided(row, 0, true),
+            decided(row, 10, true),
+            decided(row, 20, third),
+        ]
+    };
+    let mut hist = std::collections::BTreeMap::new();
+    hist.insert((rows[0].cell.clone(), 0), h(&rows[0], false));
+    hist.insert((rows[1].cell.clone(), 1), h(&rows[1], true));
+    let rp = replays(&rows, &hist);
+    assert_eq!(a4_3(&rows, &rp), vec![(0, 0.0), (1, 1.0)]);
+    let m = measured_a4_3(&rows, &rp, &[2.0, 2.0], &late::Late::default()).unwrap();
+    assert_eq!(m.values, vec![1.0]);
+    assert_eq!(m.intervals, vec![(1.0, 1.0)]);
+    assert!(m.invalid.is_empty());
+    let mut late = late::Late::default();
+    late.trials.insert(("S0/x1".to_string(), 1));
+    let m = measured_a4_3(&rows, &rp, &[2.0, 2.0], &late).unwrap();
+    assert_eq!(m.invalid.len(), 1, "{:?}", m.invalid);
+}
+
+/// On a real redis-server: the Redis-clock bucket's decisions, replayed on
+/// the Redis times it returned with the trial's recorded start, come out
+/// the same one by one; and a Lua number passed to redis.call is stored as
+/// text that reads back as the same double (the level's round trip).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_replay_gives_every_decision_of_the_script_on_redis() {
+    use limitbench_core::args;
+    use limitbench_core::clock::Clock;
+    use limitbench_core::fleet::{Fleet, RedisBinary, ServerConfig};
+    use limitbench_core::load::TrialClock;
+    use limitbench_core::strategy::{self, Limit, Options};
+    let bin = RedisBinary::locate(None).expect("redis-server installed");
+    let fleet = Fleet::standalone(&bin, ServerConfig::default())
+        .await
+        .unwrap();
+    // The stored level's precision: 0.1 + 0.2 is not 0.3 in doubles; the
+    // text Redis stores must say so, and read back equal in Lua.
+    let mut c = fleet.conn().await.unwrap();
+    let lua = "redis.call('HSET', KEYS[1], 'v', 0.1 + 0.2) local s = redis.call('HGET', KEYS[1], 'v') return {s, tostring(tonumber(s) == 0.1 + 0.2)}";
+    let back = c
+        .call("lvl", &args!["EVAL", lua, "1", "lvl"])
+        .await
+        .unwrap()
+        .as_redis_cli();
+    assert!(back.contains("0.30000000000000004") && back.contains("true"), "{back}");
+
+    let strat = strategy::build(REDIS, None, &Options::default()).unwrap();
+    fleet.prepare(strat.as_ref()).await.unwrap();
+    let clocks = Clock::spread(1, 0);
+    let mut drivers = crate::experiments::testbed::drivers(fleet.primary_addr(), &strat, &clocks)
+        .await
+        .unwrap();
+    // Capacity 5 at 100/s (0.1 token per ms): a burst empties it, then
+    // requests every ~3 ms find fractional levels.
+    let limit = Limit::bucket(5, 100.0);
+    let tc = TrialClock::start();
+    let mut events = Vec::new();
+    for k in 0..80u64 {
+        let e = drivers[0].decide(&tc, "replay-unit", limit, 1, 0).await;
+        assert!(e.error.is_none(), "{:?}", e.error);
+        events.push(e);
+        if k >= 10 {
+            tokio::time::sleep(std::time::Duration::from_micros(2_700)).await;
+        }
+    }
+    let admitted = events.iter().filter(|e| e.admitted).count() as u64;
+    let r = Row {
+        capacity: 5,
+        rate_per_s: 100.0,
+        start_unix_us: Some(tc.start_unix_us),
+        ..row(REDIS, 0.0, 1.0, 0, admitted)
+    };
+    let h = crate::experiments::decisions::history_rows(&r.cell, 0, true, &events);
+    let p = replay(&r, &h).expect("every decision has Redis's time");
+    assert_eq!(p.decisions_off, 0, "{p:?}");
+    assert_eq!(p.replay_admitted, admitted);
+    assert!(admitted > 5 && admitted < 80, "admitted {admitted}");
+}
