@@ -3,6 +3,7 @@
 
 use super::super::{Alternative, Check, ClaimSpec, Measured, Num};
 use super::*;
+use super::outcome::trials_to_decide;
 
 fn spec(id: &str, published: f64, tolerance: f64) -> ClaimSpec {
     super::super::test_spec(
