@@ -160,6 +160,45 @@ pub(super) fn lua(ctx: &AnalysisCtx, v: &Variants) -> Result<String> {
         });
     }
     fig = fig.panel(p);
+    // B2.2's judged value: fastest / slowest decisions/s, paired by run.
+    if let Some(sp) = super::lua::spread(v, &lua, |r| r.decisions_per_s) {
+        let mut p = Panel::new(
+            "B2.2 (judged): fastest / slowest decisions per second",
+            Axis::new(""),
+            Axis::new("fastest / slowest strategy's rate"),
+        )
+        .categories(vec!["Lua strategies".into()])
+        .series(Series::points(
+            "per-run ratio (mean, 95% interval)",
+            vec![Pt::spread(0.0, sp.0, sp.1.0, sp.1.1, sp.2)],
+        ));
+        if let Some(c) = ctx.claim("B2.2") {
+            p = p.reference(Reference::published(c, 0));
+        }
+        fig = fig.panel(p);
+    }
+    // B2.3's judged values: the script's share of each decision's CPU.
+    let shares: Vec<Pt> = lua
+        .iter()
+        .enumerate()
+        .map(|(i, (_, l))| {
+            let e = super::paired::est(&super::paired::each(l, |r| {
+                r.cmd_usec_per_decision / r.redis_cpu_us_per_decision
+            }));
+            Pt::spread(i as f64, e.0, e.1.0, e.1.1, e.2)
+        })
+        .collect();
+    let mut p = Panel::new(
+        "B2.3 (judged): the script's share of each decision's CPU",
+        Axis::new("Lua strategy"),
+        Axis::new("script time / CPU per decision"),
+    )
+    .categories(cats.clone())
+    .series(Series::points("share per run (mean, 95% interval)", shares));
+    if let Some(c) = ctx.claim("B2.3") {
+        p = p.reference(Reference::published(c, 0));
+    }
+    fig = fig.panel(p);
     let script = lua
         .iter()
         .enumerate()
@@ -196,17 +235,21 @@ pub(super) fn lua(ctx: &AnalysisCtx, v: &Variants) -> Result<String> {
 
 /// Every variant's Redis CPU per decision and command time, GET dashed.
 pub(super) fn overview(ctx: &AnalysisCtx, v: &Variants) -> Result<String> {
-    let ids: Vec<&String> = v.in_order().map(|(c, _)| c).collect();
+    // B2.5's fill-level cell has its own figure (b2_4-b6_1-cost-ratios).
+    let shown = |c: &str| !(c.ends_with("|normal") || c.ends_with("|steady"));
+    let ids: Vec<&String> = v.in_order().map(|(c, _)| c).filter(|c| shown(c)).collect();
     if ids.is_empty() {
         return Ok(String::new());
     }
     let cpu = v
         .in_order()
+        .filter(|(c, _)| shown(c))
         .enumerate()
         .map(|(i, (_, x))| Pt::summary(i as f64, &x.cpu()))
         .collect();
     let cmd = v
         .in_order()
+        .filter(|(c, _)| shown(c))
         .enumerate()
         .map(|(i, (_, x))| Pt::summary(i as f64, &x.s(|r| r.cmd_usec_per_decision)))
         .collect();

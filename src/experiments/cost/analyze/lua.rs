@@ -54,7 +54,7 @@ pub const B23_REST_BAND: (f64, f64) = (1.11, 1.57);
 
 /// The per-run spread of `cells`' CPU per decision (or rate): the dearest
 /// by mean over the cheapest by mean, paired by run.
-fn spread(v: &Variants, lua: &[(&String, &super::Variant)], f: fn(&CostRow) -> f64) -> Option<Est> {
+pub(super) fn spread(v: &Variants, lua: &[(&String, &super::Variant)], f: fn(&CostRow) -> f64) -> Option<Est> {
     let mean = |x: &super::Variant| x.s(f).mean;
     let hi = lua.iter().max_by(|a, b| mean(a.1).total_cmp(&mean(b.1)))?;
     let lo = lua.iter().min_by(|a, b| mean(a.1).total_cmp(&mean(b.1)))?;

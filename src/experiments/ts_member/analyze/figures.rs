@@ -283,9 +283,9 @@ fn b51_verdicts(ctx: &AnalysisCtx, o: &OpenRows) -> Vec<String> {
         .iter()
         .map(|s| match (s.verdict, s.n_needed) {
             ("undecided", Some(k)) if !k.is_finite() || k > 10_000.0 => {
-                "undecidable (the point is on the band's edge)".to_string()
+                "undecidable (on the edge)".to_string()
             }
-            ("undecided", Some(k)) => format!("undecided (about {} trials would decide)", k.ceil()),
+            ("undecided", Some(k)) => format!("undecided (n~{})", k.ceil()),
             (v, _) => v.to_string(),
         })
         .collect()
@@ -300,7 +300,7 @@ pub fn sender_sweep(ctx: &AnalysisCtx, o: &OpenRows) -> Result<String> {
         &["B5.1"],
         "over-admission against the sender's timer tick and connections",
         format!(
-            "redis-ms, limit {limit}: admitted / limit, mean with 95% bootstrap whiskers over {{n}} trials; precise: every send waited for to the microsecond; a tick: sends released at the next multiple of it."
+            "redis-ms, limit {limit}: admitted / limit, mean with 95% bootstrap whiskers over {{n}} trials; precise: every send waited for to the microsecond; a tick: sends released at the next multiple of it. Each panel's title: B5.1's verdict at that rate with the main sender (n~k: about k trials would decide it at this spread)."
         ),
     )
     .columns(3);
@@ -309,7 +309,7 @@ pub fn sender_sweep(ctx: &AnalysisCtx, o: &OpenRows) -> Result<String> {
         let mut p = per_sender(
             Panel::new(
                 match verdicts.get(i) {
-                    Some(v) => format!("{} requests/s; main sender: {v}", num(rate)),
+                    Some(v) => format!("{}/s: {v}", num(rate)),
                     None => format!("{} requests/s", num(rate)),
                 },
                 Axis::new("sender"),
