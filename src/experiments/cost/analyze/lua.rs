@@ -7,7 +7,7 @@
 
 use super::super::rows::CostRow;
 use super::paired::{Est, Split, b21_split, each, est, per_run, show};
-use super::{Variants, figures, gate, lua_busy_min, lua_rates, lua_script_times, max_of, min_of};
+use super::{Variants, gate, lua_busy_min, lua_rates, lua_script_times, max_of, min_of};
 use limitbench_analysis::stats::{Summary, mean_ci_method};
 use limitbench_analysis::{AnalysisCtx, Measured};
 
@@ -32,7 +32,7 @@ fn method(e: &[Est], what: &str) -> String {
 }
 
 fn name(cell: &str) -> String {
-    figures::words(cell.trim_end_matches("|evalsha"))
+    limitbench_analysis::latency::key_words(cell.trim_end_matches("|evalsha"))
 }
 
 /// The study's sentence: "A Lua decision costs 2.5 to 3.5 times the Redis
