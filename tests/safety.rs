@@ -392,7 +392,8 @@ fn parameters_out_of_range_are_refused_before_the_first_trial() {
     let file = exp.join("concurrency.toml");
     let good = std::fs::read_to_string(&file).unwrap();
     for (from, to, field) in [
-        ("trials = 4", "trials = 0", "[smoke] trials"),
+        // The whole line: a grid's `trials = 40` must not become `00`.
+        ("\ntrials = 4\n", "\ntrials = 0\n", "[smoke] trials"),
         ("workers = [1, 8]", "workers = [1, 0]", "[smoke] workers[1]"),
     ] {
         std::fs::write(&file, good.replace(from, to)).unwrap();
