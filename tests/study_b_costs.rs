@@ -362,15 +362,25 @@ fn the_three_experiments_run_at_smoke_size_and_analyze() {
     for l in [100, 10000] {
         let of = |fill: &str| {
             let cell = format!("sliding-window-log|L{l}|{fill}");
-            let r = rows.iter().find(|r| r.cell == cell).unwrap_or_else(|| panic!("no row of {cell}"));
+            let r = rows
+                .iter()
+                .find(|r| r.cell == cell)
+                .unwrap_or_else(|| panic!("no row of {cell}"));
             assert!(r.decisions > 0 && r.errors == 0, "{cell}: {r:?}");
             (r.admitted as f64 / r.decisions as f64, r.window_ms)
         };
-        assert_eq!(of("normal").0, 1.0, "L={l}: normal traffic on emptied logs refused some");
+        assert_eq!(
+            of("normal").0,
+            1.0,
+            "L={l}: normal traffic on emptied logs refused some"
+        );
         assert_eq!(of("full").0, 0.0, "L={l}: a full log admitted");
         let (steady, window_ms) = of("steady");
         assert!(steady > 0.3, "L={l}: steady logs admitted only {steady}");
-        assert!(window_ms > 0 && window_ms < 3_600_000, "L={l}: steady window {window_ms} ms not sized");
+        assert!(
+            window_ms > 0 && window_ms < 3_600_000,
+            "L={l}: steady window {window_ms} ms not sized"
+        );
     }
     common::limitbench(&["analyze", &format!("{data}/t")], None).expect_code(0);
     let claims = std::fs::read_to_string(tmp.path().join("t/claims.csv")).unwrap();

@@ -54,7 +54,11 @@ pub const B23_REST_BAND: (f64, f64) = (1.11, 1.57);
 
 /// The per-run spread of `cells`' CPU per decision (or rate): the dearest
 /// by mean over the cheapest by mean, paired by run.
-pub(super) fn spread(v: &Variants, lua: &[(&String, &super::Variant)], f: fn(&CostRow) -> f64) -> Option<Est> {
+pub(super) fn spread(
+    v: &Variants,
+    lua: &[(&String, &super::Variant)],
+    f: fn(&CostRow) -> f64,
+) -> Option<Est> {
     let mean = |x: &super::Variant| x.s(f).mean;
     let hi = lua.iter().max_by(|a, b| mean(a.1).total_cmp(&mean(b.1)))?;
     let lo = lua.iter().min_by(|a, b| mean(a.1).total_cmp(&mean(b.1)))?;
@@ -162,7 +166,9 @@ pub(super) fn claims(_ctx: &AnalysisCtx, v: &Variants, bench: &Summary) -> Vec<M
     let shares: Vec<Est> = lua
         .iter()
         .map(|(_, l)| {
-            est(&each(l, |r| r.cmd_usec_per_decision / r.redis_cpu_us_per_decision))
+            est(&each(l, |r| {
+                r.cmd_usec_per_decision / r.redis_cpu_us_per_decision
+            }))
         })
         .collect();
     let (s, cpu) = lua_script_times(v);

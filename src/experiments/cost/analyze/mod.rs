@@ -29,8 +29,8 @@ pub use figures::{percent_in, words};
 pub use paired::b21_split;
 pub use swl::{b25, fill_difference};
 
-use paired::{ci, per_run};
 use lua::SETTING as LUA_SETTING;
+use paired::{ci, per_run};
 
 use super::rows::CostRow;
 use limitbench_analysis::claims::values_of;
@@ -342,14 +342,20 @@ fn b24(v: &Variants) -> Option<Measured> {
             format!("{} (paired by run)", mean_ci_method(paired.len())),
         )
         .setting(lua::SETTING)
-        .note("a throughput ratio is a CPU ratio only while Redis is saturated (the validity check)"),
+        .note(
+            "a throughput ratio is a CPU ratio only while Redis is saturated (the validity check)",
+        ),
     )
     .map(|m| gate(m, v, ["fixed-window-multi", "fixed-window-lua|evalsha"]))
 }
 
 /// `m`, made invalid (inconclusive, with the runs named) if Redis was not
 /// saturated in a run of `cells`.
-pub(super) fn gate<'a>(m: Measured, v: &Variants, cells: impl IntoIterator<Item = &'a str>) -> Measured {
+pub(super) fn gate<'a>(
+    m: Measured,
+    v: &Variants,
+    cells: impl IntoIterator<Item = &'a str>,
+) -> Measured {
     match validity::unsaturated(v, cells) {
         Some(why) => m.invalid(why),
         None => m,
@@ -483,7 +489,11 @@ fn b61(v: &Variants) -> Option<Measured> {
     Some(gate(
         m,
         v,
-        ["token-bucket|evalsha", "token-bucket|eval", "token-bucket|fcall"],
+        [
+            "token-bucket|evalsha",
+            "token-bucket|eval",
+            "token-bucket|fcall",
+        ],
     ))
 }
 

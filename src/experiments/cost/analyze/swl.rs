@@ -8,9 +8,9 @@
 
 use super::paired::{ci, per_run};
 use super::{LUA_SETTING, Variants, abs_interval, gate, rel_sd, words};
+use limitbench_analysis::Measured;
 use limitbench_analysis::claims::Alternative;
 use limitbench_analysis::stats::mean_ci_method;
-use limitbench_analysis::Measured;
 
 /// The fill levels, the default first.
 const FILLS: &[&str] = &["normal", "steady", "full"];
@@ -92,7 +92,11 @@ pub fn b25(v: &Variants) -> Option<Measured> {
     }
     let mut setting: Vec<(&str, &str)> = LUA_SETTING.to_vec();
     setting.push(("swl_fill", FILLS[0]));
-    let shown = levels.iter().map(|(_, l)| l.display.clone()).collect::<Vec<_>>().join("; ");
+    let shown = levels
+        .iter()
+        .map(|(_, l)| l.display.clone())
+        .collect::<Vec<_>>()
+        .join("; ");
     let evidence = "cost.csv: redis_cpu_us_per_decision of sliding-window-log|L<l>|<fill> (normal, steady: cell swl-fill; full: prefilled)";
     let mut m = match levels.iter().find(|(f, _)| *f == FILLS[0]) {
         Some((_, l)) => Measured::new("B2.5", vec![l.diff_pct], shown, evidence)

@@ -61,8 +61,9 @@ fn sorted_distinct<T: Ord>(mut v: Vec<T>) -> Vec<T> {
 // ---- metrics: rows -> numbers ----
 
 /// The smallest limit B3.3's "past that it costs 126 to 137 bytes per entry"
-/// covers. L=129 is the conversion itself (the study's own 19.1 KB / 129 =
-/// 148 B per entry: the jump, which B3.2 judges), so "past that" starts at
+/// covers. L=129 is the conversion itself (the study's own size at 129
+/// entries, divided by 129, lies above the range: the jump, which B3.2
+/// judges), so "past that" starts at
 /// the first size the experiment measures after the conversion:
 /// `log_limits` in experiments/memory.toml runs 127, 128, 129, 256, ...
 /// (fixed with the experiment's sizes, not from the bytes they measured).

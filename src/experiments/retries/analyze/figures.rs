@@ -286,7 +286,10 @@ pub fn a2_1_jitter(ctx: &AnalysisCtx, g: &Groups, limit: u64, md: &mut String) -
 /// A2.2: the slowdown against the Lua fixed window vs workers, a series per
 /// round trip, the published range shaded.
 pub fn a2_2_workers(ctx: &AnalysisCtx, g: &Groups, limit: u64, md: &mut String) -> Result<()> {
-    let s: Vec<_> = a2_2(g).into_iter().filter(|s| s.is_worker_sweep()).collect();
+    let s: Vec<_> = a2_2(g)
+        .into_iter()
+        .filter(|s| s.is_worker_sweep())
+        .collect();
     let mut by: BTreeMap<i64, Vec<Pt>> = BTreeMap::new();
     for w in &s {
         for (rtt, r, lo, hi, n) in &w.ratios {

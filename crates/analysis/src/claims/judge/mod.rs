@@ -28,8 +28,7 @@ mod settings;
 mod tests;
 
 pub use outcome::{
-    MIN_TRIALS, Outcome, main_outcome, outcome, outcome_with, value_passes,
-    verdict,
+    MIN_TRIALS, Outcome, main_outcome, outcome, outcome_with, value_passes, verdict,
 };
 pub use rows::judge;
 pub use settings::swept_range;

@@ -160,8 +160,12 @@ pub fn trials_to_decide(spec: &ClaimSpec, m: &Measured) -> Option<Option<usize>>
     let n = m.trial_count()? as f64;
     let mut need: Option<Option<usize>> = None;
     for (i, v) in m.values.iter().enumerate() {
-        let Some(&(lo, hi)) = m.intervals.get(i) else { continue };
-        let Some((a, b)) = region(spec, i) else { continue };
+        let Some(&(lo, hi)) = m.intervals.get(i) else {
+            continue;
+        };
+        let Some((a, b)) = region(spec, i) else {
+            continue;
+        };
         if !(lo.is_finite() && hi.is_finite() && v.is_finite()) {
             continue;
         }

@@ -27,7 +27,8 @@ fn undecided_text(o: Outcome, spec: &ClaimSpec, m: &Measured) -> String {
                 Some(Some(n)) => format!(
                     "; at this spread about {n} trials per cell would decide it (power: n*(h/d)^2)"
                 ),
-                Some(None) => "; its point lies on the edge, so no number of trials decides it".into(),
+                Some(None) =>
+                    "; its point lies on the edge, so no number of trials decides it".into(),
                 None => String::new(),
             }
         ),

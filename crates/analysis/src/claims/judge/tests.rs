@@ -2,8 +2,8 @@
 //! notes, on hand-made claims and measurements.
 
 use super::super::{Alternative, Check, ClaimSpec, Measured, Num};
-use super::*;
 use super::outcome::trials_to_decide;
+use super::*;
 
 fn spec(id: &str, published: f64, tolerance: f64) -> ClaimSpec {
     super::super::test_spec(
@@ -350,7 +350,10 @@ fn a_measurement_whose_own_checks_failed_is_no_finding() {
     let m = Measured::new("V", vec![10.0], "", "")
         .intervals(vec![(9.9, 10.1)], "over 12 trials")
         .invalid("the schedule ran late past its bound");
-    assert_eq!(judge(&[s.clone()], vec![m], "full")[0].verdict, Verdict::Inconclusive);
+    assert_eq!(
+        judge(&[s.clone()], vec![m], "full")[0].verdict,
+        Verdict::Inconclusive
+    );
     // A swept setting whose own checks failed does not reproduce the claim.
     let m = Measured::new("V", vec![20.0], "", "")
         .intervals(vec![(19.5, 20.5)], "over 12 trials")
