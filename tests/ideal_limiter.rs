@@ -46,15 +46,15 @@ const EFFECT_CLAIMS: &[&str] = &[
     "B5.1", "B5.2", "B6.1", "B7.1",
 ];
 
-/// Shape claims of an effect (an ordering, a superlinear growth): no
+/// Shape claims of an effect (an ordering, a growth): no
 /// numeric region, so the ideal rows must make the effect's own condition
 /// fail (wholly outside its band), not merely another condition beside it.
 /// (claim, words every effect condition's text contains.)
 const SHAPE_EFFECT_CLAIMS: &[(&str, &str)] = &[
     // B3.4: a listpack no dearer than a skiplist, and not growing with its size.
     ("B3.4", "CPU per decision"),
-    // B4.1: a trim linear in the entries (10x for 10x).
-    ("B4.1", "superlinear"),
+    // B4.1: a trim whose time does not grow with the entries (1x for 10x).
+    ("B4.1", "roughly linear"),
 ];
 
 fn write_csv<T: serde::Serialize>(dir: &Path, name: &str, rows: &[T]) {

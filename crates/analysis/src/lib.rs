@@ -40,6 +40,7 @@ pub mod matrix;
 pub mod report;
 pub mod rows;
 pub mod scorecard;
+pub mod sessions;
 pub mod stats;
 pub mod table;
 pub mod trial_times;
@@ -331,8 +332,16 @@ fn note_trial_cap(rows: &mut [Judged], manifest: &serde_json::Value) {
             // raised to it (cells the experiment measures a fixed number of
             // times, e.g. memory's CPU windows before issue 30): say that,
             // not that the cap was reached.
+            // An invalid measurement is no finding whatever its trials: the
+            // cap is not why it is undecided.
+            if j.measured.as_ref().is_some_and(|m| !m.invalid.is_empty()) {
+                continue;
+            }
             let rests_on = j.measured.as_ref().and_then(|m| m.trial_count());
             let note = match rests_on {
+                Some(n) if (n as u64) > cap => format!(
+                    "the run's --until-decisive stopped at its cap of {cap} trials per cell; this claim's values rest on {n} trials (cells measured past the cap in a later session)"
+                ),
                 Some(n) if (n as u64) < cap => format!(
                     "the run's --until-decisive stopped at its cap of {cap} trials per cell ({}), but this claim's values rest on {n} trial(s): its cells were not raised to the cap",
                     u["cap_basis"].as_str().unwrap_or("?")

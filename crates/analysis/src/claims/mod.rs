@@ -112,6 +112,12 @@ pub struct ClaimSpec {
     /// not state them): reproduced there is `reproduced-with-assumption`.
     #[serde(default)]
     pub assumed: Vec<String>,
+    /// A reading of the study's sentence the verdict rests on that the study
+    /// does not state and no sweep can settle (which decision rate a loop
+    /// ran at, how two stated ranges pair): reproduced under it is
+    /// `reproduced-with-assumption`, the reading named in the verdict.
+    #[serde(default)]
+    pub reading: Option<String>,
     /// What a system without the claimed effect measures (an ideal limiter:
     /// exact counts, no jump, no drift), per value: the claim must be
     /// `not-reproduced` there (the ideal-limiter test).
@@ -192,6 +198,7 @@ pub(crate) fn test_spec(
         tolerance_basis: "test".into(),
         stated_details: vec![],
         assumed: vec![],
+        reading: None,
         no_effect: None,
     }
 }

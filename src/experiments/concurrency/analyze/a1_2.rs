@@ -11,6 +11,7 @@ use super::CTA;
 use limitbench_analysis::claims::Alternative;
 use limitbench_analysis::figure::{Axis, Figure, Panel, Pt, Reference, Series, num, pass_region};
 use limitbench_analysis::figure::{ClaimReference, SummaryPoint, WriteFigure};
+use limitbench_analysis::sessions::{BySession, disagreements, session_of};
 use limitbench_analysis::stats::{Summary, mean_ci, mean_ci_method};
 use limitbench_analysis::table::{f, md_table};
 use limitbench_analysis::{AnalysisCtx, Measured};
@@ -492,6 +493,38 @@ pub fn a1_2(
             jitter_holds(rows, longest, limit, hi)
         ));
     }
-    out.push(m);
+    out.push(sessions_checked(ctx, m, rows, longest, limit));
     Ok(())
+}
+
+/// A1.2 is no finding when the measuring sessions of a judged worker count
+/// disagree on its overshoot (a run resumed later, `sessions.rs`).
+fn sessions_checked(
+    ctx: &AnalysisCtx,
+    m: Measured,
+    rows: &[Row],
+    longest: i64,
+    limit: u64,
+) -> Measured {
+    let groups: Vec<(String, BySession)> = A1_2_WORKERS
+        .iter()
+        .map(|&c| {
+            let mut g = BySession::new();
+            for r in rows.iter().filter(|r| {
+                r.strategy == CTA
+                    && r.rtt_jitter_ms == 0.0
+                    && r.workers == c
+                    && (r.target_rtt_ms * 1000.0).round() as i64 == longest
+            }) {
+                g.entry(session_of(&ctx.manifest, "concurrency", r.trial))
+                    .or_default()
+                    .push(r.over_admitted as f64 - lockstep_overshoot(c, limit) as f64);
+            }
+            (format!("c={c}, overshoot minus the formula"), g)
+        })
+        .collect();
+    match disagreements(groups.iter().map(|(w, g)| (w.clone(), g)), 2) {
+        Some(why) => m.invalid(why),
+        None => m,
+    }
 }

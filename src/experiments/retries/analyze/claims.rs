@@ -111,8 +111,14 @@ fn slowdown_display(s: &Slowdown) -> String {
     )
 }
 
+/// The worker counts of the study's concurrency sweep (A1.2), for the
+/// reading of A2.2's range as spanning worker counts at one round trip.
+const SCOPE_WORKERS: [u64; 4] = [8, 16, 32, 64];
+
 /// A2.2: at 64 workers the value (one ratio per round trip); every other
-/// worker count is an alternative over the same round trips.
+/// worker count is an alternative over the same round trips, and the other
+/// reading of the range's scope (across worker counts at one round trip,
+/// `scope=over-workers-at-<rtt>`) an alternative per round trip.
 pub fn a2_2(ctx: &AnalysisCtx, g: &Groups, limit: u64) -> Option<Measured> {
     let all = super::a2_2(g);
     let main = all
@@ -168,6 +174,45 @@ pub fn a2_2(ctx: &AnalysisCtx, g: &Groups, limit: u64) -> Option<Measured> {
                 format!("budget {A2_2_BUDGET} admitted exactly L in every trial"),
                 s.exact == s.trials,
             ),
+        );
+        any |= m
+            .sweep
+            .last()
+            .is_some_and(|a| passes(ctx, "A2.2", &a.intervals));
+    }
+    // The other reading of the range's scope: the study's "12 to 30 times"
+    // across its worker counts (A1.2's 8, 16, 32 and 64) at one round trip,
+    // each round trip a setting of that reading.
+    let sweep: Vec<&Slowdown> = all
+        .iter()
+        .filter(|s| s.is_worker_sweep() && SCOPE_WORKERS.contains(&s.workers))
+        .collect();
+    for rtt in &rtts {
+        let per: Vec<(u64, (i64, f64, f64, f64, usize))> = sweep
+            .iter()
+            .filter_map(|s| {
+                s.ratios
+                    .iter()
+                    .find(|r| r.0 == *rtt)
+                    .map(|r| (s.workers, *r))
+            })
+            .collect();
+        if per.len() != SCOPE_WORKERS.len() {
+            continue;
+        }
+        let scope = format!("over-workers-at-{}ms", *rtt as f64 / 1000.0);
+        let mut p = pairs(&d);
+        p.push(("scope", scope));
+        m = m.alternative(
+            Alternative::new(
+                &refs(&p),
+                per.iter().map(|(_, r)| r.1).collect(),
+                per.iter()
+                    .map(|(c, r)| format!("c={c}: {:.1}x", r.1))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            )
+            .intervals(per.iter().map(|(_, r)| (r.2, r.3)).collect()),
         );
         any |= m
             .sweep

@@ -2,8 +2,8 @@
 //!
 //! Trim: the SLOWLOG duration of the trimming call is the stall (LATENCY's
 //! `command` event and the PING probe are shown beside it); B4.1 is a
-//! machine claim judged on what travels, superlinear growth for 10x the
-//! entries, with our times and growth beside the published ones. Expiry
+//! machine claim judged as the claim list asks, roughly linear growth for
+//! 10x the entries, with our times and growth beside the published ones. Expiry
 //! (B4.2, `b42.rs`): the stall is the pinned PING probe's worst round trip
 //! over its pre-expiry baseline, LATENCY's `expire-del`/`expire-cycle`
 //! events (1 ms resolution, 0 = no event >= 1 ms) beside it.
@@ -88,13 +88,12 @@ pub fn b41_trial_ratios(by_n: &Trims) -> Vec<f64> {
         .collect()
 }
 
-/// B4.1's band for the growth over 10x the entries: superlinear, i.e. at
-/// least linear growth (10x) plus the fraction `tol` of the published excess
-/// over linear (the published growth `published_growth` = 404/27 = 15.0x is
-/// 5.0x beyond linear), with no upper end: how far beyond linear a trim
-/// grows depends on the machine's caches, so only "superlinear" travels.
-pub fn b41_band(published_growth: f64, tol: f64) -> (f64, f64) {
-    (10.0 + tol * (published_growth - 10.0), f64::INFINITY)
+/// B4.1's band for the growth over 10x the entries, "roughly linear" as the
+/// claim list asks: from linear (10x) to as far beyond the published growth
+/// (`published_growth` = 404/27 = 15.0x) as that is beyond linear, by the
+/// factor `factor` = published / linear (1.5): 10x .. 22.4x.
+pub fn b41_band(published_growth: f64, factor: f64) -> (f64, f64) {
+    (10.0, published_growth * factor)
 }
 
 /// Did every trimming call empty the log (leaving its own entry) and admit?
@@ -240,13 +239,13 @@ fn b41(ctx: &AnalysisCtx, by_n: &Trims, rows: &[StallRow]) -> Option<Measured> {
         m = m
             .band_condition(
                 format!(
-                    "superlinear: the growth's 95% interval ({rlo:.1}-{rhi:.1}x) at or above {lo:.1}x (linear 10x plus a tenth of the published excess over linear, {g:.1}x - 10x)"
+                    "roughly linear: the growth's 95% interval ({rlo:.1}-{rhi:.1}x) inside {lo:.0}x (linear) .. {hi:.1}x (as far beyond the published {g:.1}x as that is beyond linear)"
                 ),
                 (rlo.min(ratio), rhi.max(ratio)),
                 (lo, hi),
             )
             .note(format!(
-                "machine claim: judged on superlinear growth only; beside it, not judged: ours {:.1} ms (100k) and {:.1} ms (1M), growth {ratio:.1}x, against the published {p0} ms and {p1} ms, growth {g:.1}x (the absolute times and how far beyond linear the growth goes are the machine's: the 1M set leaves the caches, the 100k set mostly does not)",
+                "machine claim, judged on its growth as the claim list asks (\"check roughly linear growth\"); beside it, not judged: ours {:.1} ms (100k) and {:.1} ms (1M), growth {ratio:.1}x, against the published {p0} ms and {p1} ms, growth {g:.1}x (the absolute times are the machine's; growth beyond linear comes from the 1M set leaving the caches)",
                 sa.mean, sb.mean
             ));
     }
@@ -313,7 +312,7 @@ fn figure(ctx: &AnalysisCtx, by_n: &Trims, by_mode: &Expiries) -> Result<String>
                 Reference::published(c, i)
                     .over(n / 1.6, n * 1.6)
                     .labelled(format!(
-                        "B4.1 published: {} (machine claim, judged on superlinear growth)",
+                        "B4.1 published: {} (machine claim, judged on roughly linear growth)",
                         c.published_text
                     )),
             );
@@ -412,11 +411,11 @@ fn figure(ctx: &AnalysisCtx, by_n: &Trims, by_mode: &Expiries) -> Result<String>
         g = g.reference(Reference {
             kind: RefKind::Published,
             label: format!(
-                "B4.1 published growth {pg:.1}x ({}); shaded: superlinear (at or above {:.1}x): reproduced when our whole 95% interval lies inside it",
-                c.published_text, band.0
+                "B4.1 published growth {pg:.1}x ({}); shaded: roughly linear ({:.0}x to {:.1}x): reproduced when our whole 95% interval lies inside it",
+                c.published_text, band.0, band.1
             ),
             value: Some(pg),
-            band: Some((band.0, band.1.min(pg.max(25.0) * 2.0))),
+            band: Some(band),
             x: None,
             lines: vec![],
         });
@@ -426,7 +425,7 @@ fn figure(ctx: &AnalysisCtx, by_n: &Trims, by_mode: &Expiries) -> Result<String>
         &["B4.1", "B4.2"],
         "how long one big sliding log blocks Redis: trimming it, and expiring it with lazyfree no/yes",
         format!(
-            "Mean with min-max whiskers over n = {} trials per point (the growth: 95% interval of the per-trial ratio); the published times are the authors' machine's: B4.1 is judged on superlinear growth, reproduced only when our whole 95% interval lies inside the shaded band (inconclusive when it reaches across its edge), B4.2 on the pinned probe's worst stall (round trip over its pre-expiry worst) with lazyfree yes staying at most {} ms with the background threads on another CPU (the study's condition; the main thread's CPU is our finding, not judged), LATENCY beside. B4.2's axis is logarithmic; a 0 (no LATENCY event of 1 ms or more) is drawn on its floor.",
+            "Mean with min-max whiskers over n = {} trials per point (the growth: 95% interval of the per-trial ratio); the published times are the authors' machine's: B4.1 is judged on roughly linear growth (between linear and as far beyond the published growth as that is beyond linear), reproduced only when our whole 95% interval lies inside the shaded band (inconclusive when it reaches across its edge), B4.2 on the pinned probe's worst stall (round trip over its pre-expiry worst) with lazyfree yes staying at most {} ms with the background threads on another CPU (the study's condition; the main thread's CPU is our finding, not judged), LATENCY beside. B4.2's axis is logarithmic; a 0 (no LATENCY event of 1 ms or more) is drawn on its floor.",
             by_n.values().map(|v| v.len()).max().unwrap_or(0),
             ctx.claim("B4.2").map(|c| num(c.published.at(0))).unwrap_or_default()
         ),

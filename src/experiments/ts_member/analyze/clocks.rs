@@ -178,3 +178,33 @@ pub fn b53(o: &OpenRows, spec: Option<&limitbench_analysis::ClaimSpec>) -> Optio
     }
     Some(m)
 }
+
+/// B5.1 and B5.3 are no finding when the measuring sessions of a judged
+/// cell (a B5.1 rate of `members` at the main sender) disagree on its
+/// admitted / limit (a run resumed later, `limitbench_analysis::sessions`).
+pub fn sessions_checked(
+    manifest: &serde_json::Value,
+    m: Option<Measured>,
+    o: &OpenRows,
+    members: &[&str],
+) -> Option<Measured> {
+    use limitbench_analysis::sessions::{BySession, disagreements, session_of};
+    let m = m?;
+    let main = o.main?;
+    let mut groups: Vec<(String, BySession)> = Vec::new();
+    for member in members {
+        for rate in B51_RATES {
+            let mut g = BySession::new();
+            for r in o.at(member, rate, main) {
+                g.entry(session_of(manifest, "ts-member", r.trial))
+                    .or_default()
+                    .push(r.admitted_per_limit);
+            }
+            groups.push((format!("{member} at {rate}/s, admitted / limit"), g));
+        }
+    }
+    match disagreements(groups.iter().map(|(w, g)| (w.clone(), g)), 3) {
+        Some(why) => Some(m.invalid(why)),
+        None => Some(m),
+    }
+}

@@ -408,9 +408,14 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
         md.push_str(&closed_table(&closed));
     }
     let out: Vec<Measured> = [
-        b51(&o, ctx.claim("B5.1")),
+        clocks::sessions_checked(&ctx.manifest, b51(&o, ctx.claim("B5.1")), &o, &["redis-ms"]),
         b52(&closed, ctx.claim("B5.2")),
-        b53(&o, ctx.claim("B5.3")),
+        clocks::sessions_checked(
+            &ctx.manifest,
+            b53(&o, ctx.claim("B5.3")),
+            &o,
+            &["redis-ms", "caller-ms"],
+        ),
         b54(&rows),
     ]
     .into_iter()

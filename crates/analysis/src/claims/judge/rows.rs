@@ -203,7 +203,17 @@ pub fn judge(claims: &[ClaimSpec], measured: Vec<Measured>, size: &str) -> Vec<J
             let at_default = main_outcome(c, mm);
             if cands[i].iter().any(|x| x.is_default) {
                 if c.assumed.is_empty() {
-                    return row(Verdict::Reproduced, String::new(), false, String::new());
+                    return match &c.reading {
+                        None => row(Verdict::Reproduced, String::new(), false, String::new()),
+                        // Reproduced under a reading the study leaves open:
+                        // an assumption, named and counted as one.
+                        Some(r) => row(
+                            Verdict::ReproducedWithAssumption,
+                            r.clone(),
+                            false,
+                            format!("reproduces under a reading the study does not state: {r}"),
+                        ),
+                    };
                 }
                 // Our default of a detail the study leaves open, kept because
                 // it reproduces: an assumption, counted as one.

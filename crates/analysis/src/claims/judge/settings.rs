@@ -26,8 +26,16 @@ fn alt_trials(m: &Measured, a: &Alternative) -> Option<usize> {
 pub(super) fn candidates(spec: &ClaimSpec, m: &Measured) -> Vec<Candidate> {
     let defaults: BTreeMap<String, String> = m.setting.iter().cloned().collect();
     let mut out = Vec::new();
+    // A claim whose own measurement failed its validity checks proposes no
+    // value for any detail: whether its default would reproduce is unknown,
+    // so a swept value that does is no evidence for that value over the
+    // default, and must not bind the claims that share the detail (A1.2's
+    // sessions disagreeing at jitter 0 does not make jitter 1 A2.1's).
+    if !m.invalid.is_empty() {
+        return out;
+    }
     // A setting whose own validity checks failed decides nothing.
-    if m.invalid.is_empty() && main_outcome(spec, m) == Outcome::Inside {
+    if main_outcome(spec, m) == Outcome::Inside {
         out.push(Candidate {
             full: defaults.clone(),
             own: vec![],

@@ -386,3 +386,25 @@ fn the_power_calculation_says_how_many_trials_would_decide() {
     let m = Measured::new("P", vec![10.0], "", "").intervals(vec![(9.8, 10.2)], "over 10 trials");
     assert_eq!(trials_to_decide(&s, &m), None);
 }
+
+#[test]
+fn a_claim_resting_on_an_unstated_reading_is_reproduced_with_that_assumption_named() {
+    // Inside the region: without a reading it is reproduced; with one (the
+    // study does not say which rate its loop ran at) the verdict names it.
+    let mut s = spec("R", 10.0, 1.0);
+    let m = Measured::new("R", vec![10.0], "", "").intervals(vec![(9.8, 10.2)], "over 12 trials");
+    assert_eq!(
+        judge(&[s.clone()], vec![m.clone()], "full")[0].verdict,
+        Verdict::Reproduced
+    );
+    s.reading = Some("the loop ran at B2.2's rates".into());
+    let j = &judge(&[s.clone()], vec![m], "full")[0];
+    assert_eq!(j.verdict, Verdict::ReproducedWithAssumption);
+    assert!(j.why.contains("B2.2's rates"), "{}", j.why);
+    // Outside, the reading changes nothing: not reproduced.
+    let m = Measured::new("R", vec![20.0], "", "").intervals(vec![(19.8, 20.2)], "over 12 trials");
+    assert_eq!(
+        judge(&[s], vec![m], "full")[0].verdict,
+        Verdict::NotReproduced
+    );
+}
