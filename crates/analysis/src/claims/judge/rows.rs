@@ -160,13 +160,23 @@ pub fn judge(claims: &[ClaimSpec], measured: Vec<Measured>, size: &str) -> Vec<J
     (0..claims.len())
         .map(|i| {
             let (c, m) = (&claims[i], found[i].clone());
-            let row = |verdict, assumption: String, borderline, why: String| Judged {
-                spec: c.clone(),
-                measured: m.clone(),
-                verdict,
-                assumption,
-                borderline,
-                why,
+            let row = |verdict, assumption: String, borderline, why: String| {
+                // A named reading is said whatever the verdict (a reproduced
+                // one carries it as its assumption already).
+                let why = match &c.reading {
+                    Some(r) if verdict != Verdict::ReproducedWithAssumption && verdict != Verdict::NotRun => {
+                        format!("{why}{}read as: {r}", if why.is_empty() { "" } else { "; " })
+                    }
+                    _ => why,
+                };
+                Judged {
+                    spec: c.clone(),
+                    measured: m.clone(),
+                    verdict,
+                    assumption,
+                    borderline,
+                    why,
+                }
             };
             if !in_size(c) {
                 let sizes = c.sizes.clone().unwrap_or_default().join(", ");
