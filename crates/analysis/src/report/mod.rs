@@ -315,8 +315,15 @@ fn claim_line(j: &Judged) -> String {
         Some(at) => format!("{} (judged at the assumed setting: {at})", ours_text(c, me)),
         None => ours_text(c, me),
     };
+    // Why the verdict is what it is (an invalid measurement, a named
+    // reading, the setting it needed) before the analyzer's note.
+    let why = if j.why.is_empty() || j.verdict == Verdict::Reproduced {
+        String::new()
+    } else {
+        format!(" *Why:* {}", micro(j.why.trim()))
+    };
     format!(
-        "- **{} {}** ({}): ours {} {} against published {}; {} ({}).{}\n",
+        "- **{} {}** ({}): ours {} {} against published {}; {} ({}).{why}{}\n",
         c.id,
         verdict_text(j),
         micro(&c.statement),
