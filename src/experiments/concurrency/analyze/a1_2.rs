@@ -524,7 +524,14 @@ fn sessions_checked(
         })
         .collect();
     match disagreements(groups.iter().map(|(w, g)| (w.clone(), g)), 2) {
-        Some(why) => m.invalid(why),
+        Some(why) => {
+            let mut m = m.invalid(why);
+            m.note = format!(
+                "pooled over the disagreeing sessions, shown for reference only: {}",
+                m.note
+            );
+            m
+        }
         None => m,
     }
 }

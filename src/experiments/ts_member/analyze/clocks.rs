@@ -204,7 +204,14 @@ pub fn sessions_checked(
         }
     }
     match disagreements(groups.iter().map(|(w, g)| (w.clone(), g)), 3) {
-        Some(why) => Some(m.invalid(why)),
+        Some(why) => {
+            let mut m = m.invalid(why);
+            m.note = format!(
+                "pooled over the disagreeing sessions, shown for reference only: {}",
+                m.note
+            );
+            Some(m)
+        }
         None => Some(m),
     }
 }
