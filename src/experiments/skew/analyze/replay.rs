@@ -36,18 +36,27 @@ use limitbench_analysis::Measured;
 /// clock, already in execution order) at sub-ms phase `phase_us`.
 pub fn script_bucket(times_us: &[i64], phase_us: i64, capacity: f64, rate_per_s: f64) -> Vec<bool> {
     let mut out = Vec::with_capacity(times_us.len());
-    first_mismatch(times_us, phase_us, capacity, rate_per_s, |_, a| {
-        out.push(a);
-        true
-    });
+    first_mismatch(
+        times_us,
+        phase_us,
+        capacity,
+        capacity,
+        rate_per_s,
+        |_, a| {
+            out.push(a);
+            true
+        },
+    );
     out
 }
 
-/// Replays the script and hands each decision to `agree(i, admitted)`;
-/// stops at the first it rejects and returns its index.
+/// Replays the script (the key starting at `start` tokens) and hands each
+/// decision to `agree(i, admitted)`; stops at the first it rejects and
+/// returns its index.
 fn first_mismatch(
     times_us: &[i64],
     phase_us: i64,
+    start: f64,
     capacity: f64,
     rate_per_s: f64,
     mut agree: impl FnMut(usize, bool) -> bool,
@@ -55,7 +64,7 @@ fn first_mismatch(
     let mut state: Option<(f64, i64)> = None;
     for (i, t) in times_us.iter().enumerate() {
         let now_ms = (t + phase_us).div_euclid(1000);
-        let (level, last_ms) = state.unwrap_or((capacity, now_ms));
+        let (level, last_ms) = state.unwrap_or((start, now_ms));
         let mut level = capacity.min(level + ((now_ms - last_ms) as f64 * rate_per_s) / 1000.0);
         let admitted = level >= 1.0;
         if admitted {
@@ -81,6 +90,11 @@ pub struct TrialReplay {
     pub phase_us: Option<i64>,
     /// Whether the phase was recorded (else searched).
     pub phase_recorded: bool,
+    /// Searched trials only: whether the recorded decisions tell a wrong
+    /// bucket (one token short at the start, or refilling 1% fast) from the
+    /// script's at the phase found, and whether such a wrong bucket is then
+    /// still found at another phase (what the search could hide).
+    pub wrong_bucket: Option<(bool, bool)>,
 }
 
 impl TrialReplay {
@@ -120,16 +134,33 @@ pub fn replay(r: &Row, history: &[HistoryRow]) -> Option<TrialReplay> {
             decisions_off,
             phase_us: Some(phase),
             phase_recorded: true,
+            wrong_bucket: None,
         });
     }
-    let found = (0..1000)
-        .find(|&p| first_mismatch(&times, p, cap, rate, |i, a| recorded[i] == a).is_none());
+    let matches = |start: f64, rate: f64| {
+        (0..1000).find(|&p| {
+            first_mismatch(&times, p, start, cap, rate, |i, a| recorded[i] == a).is_none()
+        })
+    };
+    let found = matches(cap, rate);
     let (replay_admitted, decisions_off) = at(found.unwrap_or(0));
+    // The search's power: a bucket one token short at the start, or
+    // refilling 1% fast. Does it differ from the recorded decisions at the
+    // phase found (the trial can tell the buckets apart at all), and is it
+    // still found at some other phase (what the search hides)?
+    let wrong = [(cap - 1.0, rate), (cap, rate * 1.01)];
+    let tells_apart = found.is_some_and(|p| {
+        wrong.iter().all(|(st, rt)| {
+            first_mismatch(&times, p, *st, cap, *rt, |i, a| recorded[i] == a).is_some()
+        })
+    });
+    let hidden = tells_apart && wrong.iter().any(|(st, rt)| matches(*st, *rt).is_some());
     Some(TrialReplay {
         replay_admitted,
         decisions_off,
         phase_us: found,
         phase_recorded: false,
+        wrong_bucket: Some((tells_apart, hidden)),
     })
 }
 
@@ -225,6 +256,21 @@ pub fn measured_a4_3(
                 .filter(|p| p.phase_us.is_some_and(|x| x != 0))
                 .count(),
             searched.iter().filter(|p| p.phase_us.is_none()).count(),
+        ) + &format!(
+            "; the search's power against a wrong bucket (one token short at the start, or refilling 1% fast): the recorded decisions tell it apart at the phase found in {} of those {} trials (in the others every bucket near the script's gives the same decisions: no refusal falls where they differ), and the search would still find a phase for it in {} of those {}",
+            searched
+                .iter()
+                .filter(|p| p.wrong_bucket.is_some_and(|w| w.0))
+                .count(),
+            searched.len(),
+            searched
+                .iter()
+                .filter(|p| p.wrong_bucket.is_some_and(|w| w.1))
+                .count(),
+            searched
+                .iter()
+                .filter(|p| p.wrong_bucket.is_some_and(|w| w.0))
+                .count(),
         )
     };
     m = m.note(format!(
