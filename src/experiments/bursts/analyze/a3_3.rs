@@ -158,7 +158,7 @@ pub fn measured(trials: &[Trial], late: &Late) -> Option<Measured> {
     .setting(&[("burst_phase", phase.as_str()), ("sustained_x", x.as_str())])
     .sweep_figure("a3_3-sweep-phase-rate")
     .note(
-        "a burst of L at phase p of a window fills it; in the next window the counter weighs the previous one by 1 - (time into the window), so it admits about L x (time into the window) more by the time the sliding window that starts at the burst ends: about 1 + p/window x L in that window when the traffic after the burst keeps up (>= 1x), less when it does not. So each fixed phase gives one value (mean = worst), a phase drawn uniformly per trial gives about 1.5x on average at >= 1x, and the worst over trials approaches 2x as trials are added (shown, not judged)",
+        "a burst of L at phase p of a window fills it; in the next window the counter weighs the previous one by 1 - (time into the window), so it admits about L x (time into the window) more by the time the sliding window that starts at the burst ends: about 1 + p/window x L in that window when the traffic after the burst keeps up (>= 1x), less when it does not. So each fixed phase gives one value (mean = worst), a phase drawn uniformly per trial gives about 1.5x on average at >= 1x, and the worst over trials approaches 2x as trials are added (shown, not judged). Power: with a uniform phase the statistic's spread is set by the design (1 + U, U uniform on [0, 1): sd 0.289), wider than a handful of draws may show, so the planned trials come from that sd (experiments/bursts.toml, uniform_phase_reps: 200 at full), not from the power line above, which uses this run's own spread",
     );
     let n_late = late_among(trials, &sweep[def].0, late);
     if n_late > 0 {
