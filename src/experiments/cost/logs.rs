@@ -179,6 +179,12 @@ pub(super) async fn size_windows(
 ) -> Result<()> {
     let pilot = Duration::from_secs_f64(p.swl_pilot_s.unwrap_or(1.0));
     let warmup = Duration::from_secs_f64(p.warmup_s);
+    if variants.iter().any(|v| v.plan.before_run != BeforeRun::Nothing) {
+        ctx.note(
+            "swl-fill-before-run",
+            serde_json::json!("FLUSHALL SYNC, MEMORY PURGE, wait for lazyfree_pending_objects = 0, then the steady levels' refill: every run (and pilot) starts on a server already freed, no earlier run's cleanup inside its window"),
+        )?;
+    }
     let mut notes = serde_json::Map::new();
     for v in variants.iter_mut().filter(|v| v.plan.before_run == BeforeRun::Refill) {
         let l = v.plan.limit;
