@@ -3,8 +3,9 @@
 //! runs only them:
 //!
 //! - `normal`: the study's normal traffic (the same keys and uniform
-//!   traffic as every other strategy, a window of `window_ms`), every log
-//!   emptied before each run. A run's logs grow from nothing and stay under
+//!   traffic as every other strategy, a window of `window_ms`), the server
+//!   emptied before each run (`before_run`: freed and purged before the
+//!   window, never during it). A run's logs grow from nothing and stay under
 //!   the limit, so nearly every decision admits: trim nothing, ZCARD, ZADD.
 //!   This is the default fill level of B2.5.
 //! - `steady`: each of `swl_clients` logs holds about L entries spread
@@ -55,9 +56,9 @@ pub(super) enum BeforeRun {
     /// Nothing: the state carries over (every variant but B2.5's fill levels).
     #[default]
     Nothing,
-    /// Delete the variant's logs.
+    /// Empty the (cell's own) server: its logs start empty.
     Empty,
-    /// Delete them and write `prefill_entries` entries over the last `window_ms`.
+    /// Empty it and write `prefill_entries` entries per log over the last `window_ms`.
     Refill,
 }
 
@@ -101,23 +102,6 @@ fn keys_of(v: &Variant) -> Result<Vec<String>> {
     (0..v.plan.keys).map(|i| tpl.key(i)).collect()
 }
 
-/// UNLINK every key of `keys`, pipelined.
-async fn unlink(pipe: &mut RawPipe, keys: &[String]) -> Result<()> {
-    let mut buf = Vec::new();
-    let mut frames = 0;
-    for chunk in keys.chunks(1000) {
-        let mut args: Vec<limitbench_core::resp::Arg<'_>> = vec!["UNLINK".into()];
-        args.extend(chunk.iter().map(|k| limitbench_core::resp::Arg::S(k)));
-        limitbench_core::resp::encode(&mut buf, &args);
-        frames += 1;
-    }
-    let out = pipe.send(&buf, frames).await?;
-    if out.errors > 0 {
-        return Err(Error::Reply(out.first_error.unwrap_or_default()));
-    }
-    Ok(())
-}
-
 /// `prefill_entries` entries per log, scored evenly over the last
 /// `window_ms` up to now, TTL = window: a log at its steady state.
 async fn refill(pipe: &mut RawPipe, v: &Variant, keys: &[String]) -> Result<()> {
@@ -141,14 +125,42 @@ async fn refill(pipe: &mut RawPipe, v: &Variant, keys: &[String]) -> Result<()> 
 }
 
 /// Make variant `v`'s logs ready for a run (nothing for other variants).
-pub(super) async fn before_run(addr: SocketAddr, v: &Variant) -> Result<()> {
+///
+/// Every run of the cell starts from an empty keyspace whose memory Redis
+/// has already freed and handed back, so that no earlier run's cleanup
+/// falls inside this run's window: `FLUSHALL SYNC` frees every key in the
+/// main thread now (an `UNLINK` of this variant's keys alone left a
+/// steady L=10,000 fill of 5e6 entries, whose keys the normal level shares,
+/// to Redis's lazy-free thread on Redis's own CPU during the next normal
+/// run: it took CPU from the main thread and was counted in that run's CPU
+/// per decision), then `MEMORY PURGE` hands jemalloc's freed pages back now
+/// rather than by its background thread during the window, then the logs
+/// of a steady level are refilled. Only the `swl-fill` cell has such
+/// variants (its own server), so the flush touches no other variant's keys.
+pub(super) async fn before_run(addr: SocketAddr, admin: &mut Connection, v: &Variant) -> Result<()> {
     if v.plan.before_run == BeforeRun::Nothing {
         return Ok(());
     }
     let keys = keys_of(v)?;
-    let mut pipe = RawPipe::connect(addr).await?;
-    unlink(&mut pipe, &keys).await?;
+    admin
+        .call(&limitbench_core::args!["FLUSHALL", "SYNC"])
+        .await?;
+    admin.call(&limitbench_core::args!["MEMORY", "PURGE"]).await?;
+    // FLUSHALL SYNC leaves nothing to the lazy-free thread; wait if it
+    // still has objects (an older server, or a flush of another client).
+    let started = std::time::Instant::now();
+    while limitbench_core::info::read_number(admin, "memory", "lazyfree_pending_objects").await? > 0.0
+    {
+        if started.elapsed() > Duration::from_secs(120) {
+            return Err(Error::Other(format!(
+                "cost: Redis's lazy-free thread still busy 120 s before `{}`",
+                v.plan.cell
+            )));
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     if v.plan.before_run == BeforeRun::Refill {
+        let mut pipe = RawPipe::connect(addr).await?;
         refill(&mut pipe, v, &keys).await?;
     }
     Ok(())
@@ -167,6 +179,12 @@ pub(super) async fn size_windows(
 ) -> Result<()> {
     let pilot = Duration::from_secs_f64(p.swl_pilot_s.unwrap_or(1.0));
     let warmup = Duration::from_secs_f64(p.warmup_s);
+    if variants.iter().any(|v| v.plan.before_run != BeforeRun::Nothing) {
+        ctx.note(
+            "swl-fill-before-run",
+            serde_json::json!("FLUSHALL SYNC, MEMORY PURGE, wait for lazyfree_pending_objects = 0, then the steady levels' refill: every run (and pilot) starts on a server already freed, no earlier run's cleanup inside its window"),
+        )?;
+    }
     let mut notes = serde_json::Map::new();
     for v in variants.iter_mut().filter(|v| v.plan.before_run == BeforeRun::Refill) {
         let l = v.plan.limit;
@@ -180,7 +198,7 @@ pub(super) async fn size_windows(
                 ..v.plan.clone()
             };
             *v = plan.build(ctx, admin).await?;
-            before_run(addr, v).await?;
+            before_run(addr, admin, v).await?;
             let Load::Replay(tpl) = &v.load else {
                 return Err(Error::Other(format!("cost: `{}` is not replayable", v.plan.cell)));
             };

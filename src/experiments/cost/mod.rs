@@ -31,6 +31,8 @@ mod window;
 // (crates/analysis/src/experiments/mod.rs); it is this experiment's all the same.
 pub use limitbench_analysis::experiments::cost::{analyze, rows};
 #[cfg(test)]
+mod logs_tests;
+#[cfg(test)]
 mod tests;
 
 use std::net::SocketAddr;
@@ -455,7 +457,7 @@ impl Sweep for Cost {
         let mut lat = Vec::new();
         for v in &testbed.variants {
             let load_cpu = testbed.pin.cpu;
-            logs::before_run(testbed.addr, v).await?;
+            logs::before_run(testbed.addr, &mut testbed.admin, v).await?;
             let (row, h) = one_run(
                 ctx,
                 &self.p,
