@@ -391,6 +391,34 @@ fn the_three_experiments_run_at_smoke_size_and_analyze() {
             .unwrap();
         assert!(!line.contains("not-run"), "{id} not measured: {line}");
     }
+    // B3.4's CPU windows carry their instruments, measured on the server:
+    // Redis counted the client's decisions (EVALSHA calls over the same
+    // window, not a cumulative or another command's count: within a quarter;
+    // the analysis's validity check asks 2.5%, which a loaded test machine's
+    // short smoke windows can miss at their edges), and the setup's Redis
+    // CPU, outside the window's delta, was recorded beside it.
+    let mut rd = csv::Reader::from_path(tmp.path().join("t/memory.csv")).unwrap();
+    let cpu_rows: Vec<limitbench::experiments::memory::MemoryRow> = rd
+        .deserialize()
+        .map(|r| r.unwrap())
+        .filter(|r: &limitbench::experiments::memory::MemoryRow| r.kind == "cpu")
+        .collect();
+    assert!(!cpu_rows.is_empty());
+    for r in &cpu_rows {
+        let d = r.decisions.unwrap();
+        let calls = r.cmd_calls.unwrap();
+        assert!(
+            d > 0 && calls.abs_diff(d) as f64 <= 0.25 * d as f64,
+            "{r:?}"
+        );
+        assert!(r.cmd_usec_per_call.unwrap() > 0.0, "{r:?}");
+        assert!(r.setup_redis_cpu_us.unwrap() > 0.0, "{r:?}");
+        let w = r.window_redis_cpu_us.unwrap();
+        assert!(
+            (w / d as f64 - r.redis_cpu_us_per_decision.unwrap()).abs() < 1e-6,
+            "{r:?}"
+        );
+    }
     // The memory claims' cells are filled more than once (their intervals)
     // at the default member length, flagged as such.
     let mem = std::fs::read_to_string(tmp.path().join("t/memory.csv")).unwrap();

@@ -277,12 +277,16 @@ pub(super) fn memory(dir: &Path, rng: &mut ChaCha8Rng) {
     }
     // B3.4's CPU cells: a log costs the same per decision whatever its
     // encoding and size (no listpack penalty, no growth), with the
-    // run-to-run noise of a CPU window.
+    // run-to-run noise of a CPU window, measured by a sound instrument
+    // (Redis saturated, commandstats agreeing, logs of fixed size).
     for n in [64u64, 160, 400] {
         for z in [128u64, 256, 512] {
-            let cell = format!("cpu|sliding-window-log|n{n}|z{z}|k2000");
+            let keys = 1_000_000 / n;
+            let cell = format!("cpu|sliding-window-log|n{n}|z{z}|k{keys}");
             let enc = if n <= z { "listpack" } else { "skiplist" };
             for trial in 0..TRIALS {
+                let per = noisy(rng, 15.0, 0.02);
+                let decisions = 60_000u64;
                 rows.push(MemoryRow {
                     cell: cell.clone(),
                     trial,
@@ -293,12 +297,19 @@ pub(super) fn memory(dir: &Path, rng: &mut ChaCha8Rng) {
                     member_len: 26,
                     default_member: true,
                     zset_max_listpack_entries: z,
-                    clients: 2000,
+                    clients: keys,
                     fill_per_client: n,
                     seed: 20261201,
                     encoding: enc.into(),
                     encoding_after: enc.into(),
-                    redis_cpu_us_per_decision: Some(noisy(rng, 15.0, 0.02)),
+                    sample_size_mean: Some(n as f64),
+                    sample_size_after: Some(n as f64 * 1.05),
+                    decisions: Some(decisions),
+                    redis_cpu_us_per_decision: Some(per),
+                    redis_busy_fraction: Some(0.99),
+                    redis_main_thread_busy_fraction: Some(0.98),
+                    cmd_calls: Some(decisions),
+                    cmd_usec_per_call: Some(per / 1.5),
                     ..Default::default()
                 });
             }

@@ -423,7 +423,29 @@ fn strategy_row(ctx: &RunContext, p: &Params, cell: &str, name: &str) -> MemoryR
     }
 }
 
-/// CPU per decision of logs of `n` entries at zset-max-listpack-entries `z`.
+/// Redis's process CPU (user+sys) so far, µs.
+async fn redis_cpu_us(admin: &mut Connection) -> Result<f64> {
+    let (c, _) = replay::redis_snapshot(admin).await?;
+    Ok((c.user_s + c.sys_s) * 1e6)
+}
+
+/// The logs of a CPU cell of `n` entries: `cpu_entries / n` of them, so
+/// every cell holds about the same entries and a window's decisions grow
+/// each log by the same fraction of n whatever n is (the window's
+/// decisions / cpu_entries; B3.4's analysis checks it stayed small).
+pub(super) fn cpu_keys(p: &Params, n: u64) -> u64 {
+    (p.cpu_entries / n.max(1)).max(1)
+}
+
+/// CPU per decision of logs of `n` entries at zset-max-listpack-entries `z`:
+/// one window. Everything that prepares it (CONFIG SET, FLUSHALL, the
+/// script's load, the prefill, the key sample) runs and finishes before the
+/// hot load starts; the window's CPU is the delta of INFO cpu between two
+/// readings taken after the warm-up, around the window alone
+/// (`replay::measure_started`). Its instruments: the decisions the client
+/// counted, Redis's process and main-thread CPU, and EVALSHA's calls and
+/// usec in INFO commandstats over the same window (the cross-check B3.4's
+/// analysis applies); the setup's own Redis CPU is recorded beside.
 #[allow(clippy::too_many_arguments)]
 pub(super) async fn log_cpu(
     ctx: &RunContext,
@@ -441,12 +463,14 @@ pub(super) async fn log_cpu(
     // A limit never reached: every call trims (nothing) and adds one entry.
     let lim = Limit::per_window(1_000_000_000, p.window_ms);
     let tpl = capture(s.as_ref(), lim, AdmitRule::FirstIntIsOne).await?;
+    let clients = cpu_keys(p, n);
+    let setup0 = redis_cpu_us(admin).await?;
     admin
         .call(&limitbench_core::args!["FLUSHALL", "SYNC"])
         .await?;
     set_listpack_entries(admin, z).await?;
     s.prepare(admin).await?;
-    let keys: Vec<String> = (0..p.cpu_clients)
+    let keys: Vec<String> = (0..clients)
         .map(|i| tpl.key(i))
         .collect::<Result<_>>()?;
     let t0 = Instant::now();
@@ -465,10 +489,14 @@ pub(super) async fn log_cpu(
     let fill_s = t0.elapsed().as_secs_f64();
     let sample = sample_of(&keys, p.samples);
     let before = sample_keys(admin, &sample).await?;
+    // Let the server's cron finish with the fill (rehashing, client
+    // buffers) before the load starts; none of it is in the window either way.
+    tokio::time::sleep(SETTLE).await;
+    let setup_cpu_us = redis_cpu_us(admin).await? - setup0;
     let spec = HotSpec {
         addr,
         conns: p.cpu_conns,
-        keys: p.cpu_clients,
+        keys: clients,
         single_key: None,
         seed: seeds::trial_seed(ctx.seed, cell, trial),
         pin_cpu: load_cpu,
@@ -484,6 +512,7 @@ pub(super) async fn log_cpu(
             w.first_error.unwrap_or_default()
         )));
     }
+    let (cmd_calls, cmd_usec) = w.cmdstats.get("evalsha").copied().unwrap_or((0, 0.0));
     Ok(MemoryRow {
         cell: cell.into(),
         trial,
@@ -494,7 +523,7 @@ pub(super) async fn log_cpu(
         member_len,
         id_base: replay::ID_BASE * 9,
         zset_max_listpack_entries: z,
-        clients: p.cpu_clients,
+        clients,
         fill_per_client: n,
         seed: ctx.seed,
         default_member: true,
@@ -509,6 +538,11 @@ pub(super) async fn log_cpu(
         sample_size_after: after.size_mean,
         redis_cpu: Some(p.redis_cpu),
         load_cpu,
+        redis_main_thread_busy_fraction: Some(w.cpu.main_thread_busy_fraction),
+        cmd_calls: Some(cmd_calls),
+        cmd_usec_per_call: (cmd_calls > 0).then(|| cmd_usec / cmd_calls as f64),
+        setup_redis_cpu_us: Some(setup_cpu_us),
+        window_redis_cpu_us: Some(w.cpu.cpu_us),
         ..Default::default()
     })
 }

@@ -32,7 +32,11 @@
 //!   (listpack or skiplist depending on Z), every call an admission (trim +
 //!   ZADD), measured with the cost experiment's hot loop (Redis on CPU 0,
 //!   the harness pinned to CPU 1 while the cell runs), `cpu_trials` windows
-//!   per cell, each after its own FLUSHALL and prefill.
+//!   per cell, each after its own FLUSHALL and prefill of `cpu_entries / n`
+//!   logs (so a window grows every log by the same small fraction of n);
+//!   each row carries the window's cross-checks (EVALSHA's commandstats,
+//!   Redis's main-thread busy fraction) and the setup's Redis CPU, which
+//!   falls outside the window's delta.
 //!
 //! `measure.rs` holds what one cell does.
 
@@ -94,7 +98,9 @@ struct Params {
     /// How the strategy cells are filled (absent: `pipelined`).
     other_fill: Option<OtherFill>,
     cpu_sizes: Vec<u64>,
-    cpu_clients: u64,
+    /// Entries across a CPU cell's logs: a cell of n entries per log has
+    /// `cpu_entries / n` logs (`measure::cpu_keys`).
+    cpu_entries: u64,
     cpu_conns: usize,
     cpu_run_s: f64,
     cpu_warmup_s: f64,
@@ -237,7 +243,10 @@ fn cell_id(p: &Params, cell: &Cell) -> String {
             p.other_limit, p.other_clients
         ),
         Cell::LogCpu { n, z } => {
-            format!("cpu|sliding-window-log|n{n}|z{z}|k{}", p.cpu_clients)
+            format!(
+                "cpu|sliding-window-log|n{n}|z{z}|k{}",
+                measure::cpu_keys(p, *n)
+            )
         }
     }
 }
@@ -331,7 +340,7 @@ pub async fn run(ctx: &RunContext) -> Result<()> {
         serde_json::json!({
             "bytes_per_client": "(used_memory after fill - before) / clients, after FLUSHALL, the filling connection closed",
             "direct_fill": "ZADD of the strategy's member format (request id zero-padded to member_len), microsecond scores 1 us apart, chunks of 100, then PEXPIRE window; compare the verify cells (fill=strategy vs fill=direct at the same clients)",
-            "cpu_cells": "logs of n entries prefilled directly (members of default_member_len), limit never reached so every call trims nothing and adds one; hot loop as in `cost`",
+            "cpu_cells": "cpu_entries / n logs of n entries prefilled directly (members of default_member_len), limit never reached so every call trims nothing and adds one; hot loop as in `cost`; each window's CPU is the INFO cpu delta around the window alone (setup, fill and warm-up before its first reading; their Redis CPU recorded as setup_redis_cpu_us), cross-checked against EVALSHA's commandstats over the same window (cmd_calls, cmd_usec_per_call) and Redis's main-thread busy fraction",
             "redis_cpu": p.redis_cpu, "load_cpu": p.load_cpu,
         }),
     )?;

@@ -216,3 +216,51 @@ fn trials_of_the_main_cell_give_the_mean_and_an_interval() {
     );
     assert_eq!(cells.b31(8).unwrap().n, 1);
 }
+
+/// A CPU window with its instruments: Redis busy, EVALSHA's usec per call,
+/// Redis's call count, the log's size after the window.
+fn window(busy: f64, per: f64, usec: Option<f64>, calls: u64, after: f64) -> MemoryRow {
+    MemoryRow {
+        decisions: Some(10_000),
+        sample_size_mean: Some(160.0),
+        sample_size_after: Some(after),
+        redis_busy_fraction: Some(busy),
+        redis_main_thread_busy_fraction: Some(busy),
+        cmd_calls: usec.map(|_| calls),
+        cmd_usec_per_call: usec,
+        ..cpu(160, 128, "skiplist", "skiplist", per)
+    }
+}
+
+#[test]
+fn b34_a_window_is_fit_only_when_its_instruments_agree() {
+    // Saturated, CPU per decision 1.5x the command's time, counts agree, +5%.
+    let ok = window(0.98, 15.0, Some(10.0), 10_200, 168.0);
+    assert!(window_problems(&ok).is_empty(), "{:?}", window_problems(&ok));
+    // Each failure alone, named.
+    let cases = [
+        (window(0.6, 15.0, Some(10.0), 10_000, 168.0), "busy"),
+        // The suspected fault: setup's CPU in the delta, 4.5x the decisions'.
+        (window(0.98, 67.5, Some(15.0), 10_000, 168.0), "outside 1/3-3x"),
+        (window(0.98, 3.0, Some(10.0), 10_000, 168.0), "outside 1/3-3x"),
+        (window(0.98, 15.0, None, 0, 168.0), "no commandstats"),
+        (window(0.98, 15.0, Some(10.0), 9_700, 168.0), "counted 9700 calls"),
+        (window(0.98, 15.0, Some(10.0), 10_000, 200.0), "grew from 160 to 200"),
+    ];
+    for (w, what) in &cases {
+        let p = window_problems(w);
+        assert_eq!(p.len(), 1, "{what}: {p:?}");
+        assert!(p[0].contains(what), "{what}: {p:?}");
+    }
+    // The claim's check: one unfit window of several names itself; a window
+    // whose log changed encoding is not judged, so not checked either.
+    let mut bad = window(0.6, 15.0, Some(10.0), 10_000, 168.0);
+    bad.trial = 3;
+    let mut changed = window(0.1, 15.0, None, 0, 300.0);
+    changed.encoding_after = "listpack".into();
+    let rows = [&ok, &bad, &changed];
+    let why = unfit_windows(&rows).unwrap();
+    assert!(why.starts_with("1 of 2 CPU windows"), "{why}");
+    assert!(why.contains("n=160 Z=128 window 3: Redis 0.60 busy"), "{why}");
+    assert_eq!(unfit_windows(&[&ok]), None);
+}

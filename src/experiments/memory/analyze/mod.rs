@@ -24,7 +24,10 @@ mod figures;
 mod tables;
 mod verdicts;
 
-pub use cpu::{Comparison, CpuCell, cpu_cells, listpack_growth, listpack_vs_skiplist, ratio};
+pub use cpu::{
+    Comparison, CpuCell, cpu_cells, listpack_growth, listpack_vs_skiplist, ratio, unfit_windows,
+    window_problems,
+};
 
 use super::rows::MemoryRow;
 use limitbench_analysis::claims::{Check, Verdict, verdict};

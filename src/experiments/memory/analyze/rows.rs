@@ -44,6 +44,25 @@ pub struct MemoryRow {
     pub sample_size_after: Option<f64>,
     pub redis_cpu: Option<usize>,
     pub load_cpu: Option<usize>,
+    // kind = cpu, the window's instruments (absent in runs before issue 30's B3.4 fix)
+    /// Redis's main (command) thread's CPU over the window / wall time.
+    #[serde(default)]
+    pub redis_main_thread_busy_fraction: Option<f64>,
+    /// EVALSHA calls Redis counted over the window (INFO commandstats delta).
+    #[serde(default)]
+    pub cmd_calls: Option<u64>,
+    /// EVALSHA's own time per call over the window (commandstats usec / calls).
+    #[serde(default)]
+    pub cmd_usec_per_call: Option<f64>,
+    /// Redis CPU (user+sys, µs) from before the window's FLUSHALL to the load's
+    /// start: the setup (CONFIG SET, FLUSHALL, script load, prefill, sampling),
+    /// outside the window's delta; recorded to show its size.
+    #[serde(default)]
+    pub setup_redis_cpu_us: Option<f64>,
+    /// Redis CPU (µs) over the window's delta (the numerator of
+    /// `redis_cpu_us_per_decision`).
+    #[serde(default)]
+    pub window_redis_cpu_us: Option<f64>,
 }
 
 limitbench_analysis::keyed!(MemoryRow);

@@ -9,7 +9,7 @@ use super::super::rows::MemoryRow;
 use super::cpu::show_cell;
 use super::{
     Comparison, Est, LogCells, PAST_CLIFF_FROM, cliff_ok, cpu_cells, listpack_growth,
-    listpack_vs_skiplist,
+    listpack_vs_skiplist, unfit_windows,
 };
 use limitbench_analysis::claims::Alternative;
 use limitbench_analysis::stats::mean_ci_method;
@@ -339,6 +339,12 @@ fn b34(
             (g.est.lo.min(g.est.v), g.est.hi.max(g.est.v)),
             (dearer, f64::INFINITY),
         );
+    }
+    // The instrument's own checks (Measured::invalid: inconclusive with the
+    // reason, never a finding): every window on a saturated Redis, its CPU
+    // delta agreeing with commandstats, its logs of fixed size.
+    if let Some(why) = unfit_windows(cpu) {
+        m = m.invalid(why);
     }
     if windows < limitbench_analysis::claims::MIN_TRIALS {
         m = m.note(format!(
