@@ -293,7 +293,7 @@ pub(super) fn b42(ctx: &AnalysisCtx, by_mode: &Expiries) -> Option<Measured> {
     }
     if study.invalid.is_empty() && instruments_disagree(study) {
         m = m.invalid(format!(
-            "the instruments disagree about the {STALL_MS} ms threshold with lazyfree yes: the pinned probe's worst stall {:.2} ms, LATENCY's worst event {:.0} ms",
+            "the instruments disagree about the {STALL_MS} ms threshold with lazyfree yes: the real-time probe's worst stall {:.2} ms, LATENCY's worst event {:.0} ms",
             study.excess_yes_ms, study.yes_ms
         ));
     }
