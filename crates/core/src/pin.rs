@@ -127,6 +127,81 @@ impl Drop for PinGuard {
     }
 }
 
+/// Pin thread `tid` of any process (a `/proc/<pid>/task` entry) to `cpus`.
+pub fn pin_thread(tid: i32, cpus: &[usize]) -> std::io::Result<()> {
+    set_affinity(tid, &cpu_set(cpus))
+}
+
+/// One thread of a process: its id, its name (`comm`) and the CPUs it may
+/// run on (`Cpus_allowed_list`, as the kernel writes it: "0", "0-1").
+#[derive(Debug, Clone, PartialEq)]
+pub struct ThreadPlace {
+    pub tid: i32,
+    pub name: String,
+    pub cpus: String,
+}
+
+/// Every thread of process `pid`, in thread-id order (the main thread first).
+pub fn threads_of(pid: u32) -> Result<Vec<ThreadPlace>> {
+    let dir = format!("/proc/{pid}/task");
+    let mut out = Vec::new();
+    for t in std::fs::read_dir(&dir)
+        .map_err(|e| Error::io(format!("reading {dir}"), e))?
+        .flatten()
+    {
+        let Ok(tid) = t.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        // A thread that exited since the directory was read has no files.
+        let Ok(name) = std::fs::read_to_string(t.path().join("comm")) else {
+            continue;
+        };
+        let Ok(status) = std::fs::read_to_string(t.path().join("status")) else {
+            continue;
+        };
+        let cpus = status
+            .lines()
+            .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+            .map(|v| v.trim().to_string())
+            .unwrap_or_default();
+        out.push(ThreadPlace {
+            tid,
+            name: name.trim().to_string(),
+            cpus,
+        });
+    }
+    out.sort_by_key(|t| t.tid);
+    Ok(out)
+}
+
+/// Make the calling thread real-time (SCHED_FIFO at `priority`, 1-99): it
+/// then runs as soon as it is runnable, before any ordinary thread on its
+/// CPU. Needs CAP_SYS_NICE (root) and real-time time in the cgroup.
+pub fn set_current_fifo(priority: i32) -> std::io::Result<()> {
+    let param = libc::sched_param {
+        sched_priority: priority,
+    };
+    // SAFETY: `param` is a valid sched_param; 0 is the calling thread.
+    if unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// The calling thread's scheduling policy as the kernel reports it:
+/// `fifo:<priority>`, `rr:<priority>` or `other`.
+pub fn current_policy() -> String {
+    // SAFETY: plain queries of the calling thread.
+    let policy = unsafe { libc::sched_getscheduler(0) };
+    let mut param = libc::sched_param { sched_priority: 0 };
+    let _ = unsafe { libc::sched_getparam(0, &mut param) };
+    match policy {
+        libc::SCHED_FIFO => format!("fifo:{}", param.sched_priority),
+        libc::SCHED_RR => format!("rr:{}", param.sched_priority),
+        _ => "other".into(),
+    }
+}
+
 /// CPUs this process's affinity allows (the harness's share of the machine).
 pub fn num_cpus() -> usize {
     std::thread::available_parallelism()
@@ -180,5 +255,27 @@ mod tests {
         .join()
         .unwrap();
         assert_eq!(current_cpus().unwrap(), saved);
+    }
+
+    #[test]
+    fn a_thread_lists_itself_and_can_be_made_real_time_or_says_why_not() {
+        let me = threads_of(std::process::id()).unwrap();
+        assert_eq!(me[0].tid as u32, std::process::id(), "{me:?}");
+        assert!(me.iter().all(|t| !t.name.is_empty() && !t.cpus.is_empty()));
+        std::thread::spawn(|| {
+            assert_eq!(current_policy(), "other");
+            match set_current_fifo(10) {
+                Ok(()) => assert_eq!(current_policy(), "fifo:10"),
+                // Not root, or no real-time time in this cgroup: refused, unchanged.
+                Err(e) => {
+                    assert!(matches!(e.raw_os_error(), Some(libc::EPERM)), "{e}");
+                    assert_eq!(current_policy(), "other");
+                }
+            }
+        })
+        .join()
+        .unwrap();
+        // Only that thread was real-time.
+        assert_eq!(current_policy(), "other");
     }
 }

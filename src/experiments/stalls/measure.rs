@@ -2,10 +2,9 @@
 //! trigger the stall (the strategy's trimming call, or PEXPIRE 1 ms and the
 //! active expire cycle), and read SLOWLOG, LATENCY and the probe.
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use super::probe::{StallProbe, pings_during, probe_worst};
 use super::{Params, StallRow};
 use crate::run::RunContext;
 use limitbench_base::error::{Error, Result};
@@ -14,112 +13,6 @@ use limitbench_core::info;
 use limitbench_core::load::replay::{self, LogSpec, RawPipe};
 use limitbench_core::resp::{Connection, Reply};
 use limitbench_core::strategy::{Limit, Request, client_key};
-
-/// A PING loop on its own connection, on its own OS thread pinned to
-/// `cpu` (Redis's main thread's CPU in `stalls`, so that a late reply can
-/// only be Redis's main thread busy, never the probe waiting for a CPU that
-/// a background thread or the harness holds); records every round trip with
-/// the time it started (relative to `origin`).
-pub struct StallProbe {
-    stop: Arc<AtomicBool>,
-    thread: std::thread::JoinHandle<Result<Vec<(f64, f64)>>>,
-    /// The CPU the probe's thread runs on (None: it could not be pinned).
-    pub cpu: Option<usize>,
-}
-
-impl StallProbe {
-    pub async fn start(addr: std::net::SocketAddr, origin: Instant, cpu: usize) -> Result<Self> {
-        let stop = Arc::new(AtomicBool::new(false));
-        let s = stop.clone();
-        let (ready_tx, ready_rx) = tokio::sync::oneshot::channel::<Result<Option<usize>>>();
-        let thread = std::thread::Builder::new()
-            .name("stall-probe".into())
-            .spawn(move || -> Result<Vec<(f64, f64)>> {
-                let pinned = limitbench_core::pin::pin_current_thread(cpu).is_ok()
-                    && limitbench_core::pin::current_cpus().ok().as_deref() == Some(&[cpu][..]);
-                let rt = tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()
-                    .map_err(|e| Error::Other(format!("probe runtime: {e}")))?;
-                rt.block_on(async move {
-                    let mut c = match Connection::connect(addr).await {
-                        Ok(c) => c,
-                        Err(e) => {
-                            let msg = e.to_string();
-                            let _ = ready_tx.send(Err(e));
-                            return Err(Error::Other(msg));
-                        }
-                    };
-                    c.call(&limitbench_core::args!["PING"]).await?;
-                    let _ = ready_tx.send(Ok(pinned.then_some(cpu)));
-                    let mut out = Vec::with_capacity(1 << 16);
-                    while !s.load(Ordering::Relaxed) {
-                        let t0 = Instant::now();
-                        c.call(&limitbench_core::args!["PING"]).await?;
-                        let rtt_ms = t0.elapsed().as_secs_f64() * 1000.0;
-                        out.push(((t0 - origin).as_secs_f64() * 1000.0, rtt_ms));
-                    }
-                    Ok(out)
-                })
-            })
-            .map_err(|e| Error::Other(format!("starting the probe thread: {e}")))?;
-        let cpu = ready_rx
-            .await
-            .map_err(|_| Error::Other("the probe thread ended before it connected".into()))??;
-        Ok(StallProbe { stop, thread, cpu })
-    }
-
-    /// (sent at ms, round trip ms) of every PING.
-    /// LATENCY RESET, then probe `addr` for `lead_ms` before the event: the
-    /// probe, its origin, and the ms after the origin the event starts at.
-    pub async fn lead(
-        admin: &mut Connection,
-        addr: std::net::SocketAddr,
-        lead_ms: u64,
-        cpu: usize,
-    ) -> Result<(Self, Instant, f64)> {
-        admin
-            .call(&limitbench_core::args!["LATENCY", "RESET"])
-            .await?;
-        let origin = Instant::now();
-        let probe = StallProbe::start(addr, origin, cpu).await?;
-        tokio::time::sleep(Duration::from_millis(lead_ms)).await;
-        Ok((probe, origin, origin.elapsed().as_secs_f64() * 1000.0))
-    }
-
-    pub async fn stop(self) -> Result<Vec<(f64, f64)>> {
-        self.stop.store(true, Ordering::Relaxed);
-        let thread = self.thread;
-        tokio::task::spawn_blocking(move || thread.join())
-            .await
-            .map_err(|e| Error::Other(format!("probe thread: {e}")))?
-            .map_err(|_| Error::Other("the probe thread panicked".into()))?
-    }
-}
-
-/// How many PINGs were in flight at some time in [from, to] ms.
-pub fn pings_during(pings: &[(f64, f64)], from_ms: f64, to_ms: f64) -> u64 {
-    pings
-        .iter()
-        .filter(|(s, r)| s + r >= from_ms && *s <= to_ms)
-        .count() as u64
-}
-
-/// Worst round trip of PINGs in flight at any time in [from, to] ms, and
-/// the worst of those that ended before `from`.
-pub fn probe_worst(pings: &[(f64, f64)], from_ms: f64, to_ms: f64) -> (f64, f64) {
-    let during = pings
-        .iter()
-        .filter(|(s, r)| s + r >= from_ms && *s <= to_ms)
-        .map(|x| x.1)
-        .fold(0.0, f64::max);
-    let before = pings
-        .iter()
-        .filter(|(s, r)| s + r < from_ms)
-        .map(|x| x.1)
-        .fold(0.0, f64::max);
-    (during, before)
-}
 
 async fn build(
     addr: std::net::SocketAddr,
@@ -230,8 +123,23 @@ pub(super) async fn trim_once(
     admin
         .call(&limitbench_core::args!["SLOWLOG", "RESET"])
         .await?;
-    let (probe, origin, from) = StallProbe::lead(admin, addr, p.probe_lead_ms, p.probe_cpu).await?;
-    let probe_cpu = probe.cpu;
+    // Without the probe (`trim_probe = false`, to see whether it slows the
+    // trims it watches): LATENCY reset and the same lead, no PINGs.
+    let (probe, origin, from) = if p.trim_probe {
+        let (probe, origin, from) =
+            StallProbe::lead(admin, addr, p.probe_lead_ms, p.probe_cpu, p.probe_rt_priority)
+                .await?;
+        (Some(probe), origin, from)
+    } else {
+        admin
+            .call(&limitbench_core::args!["LATENCY", "RESET"])
+            .await?;
+        let origin = Instant::now();
+        tokio::time::sleep(Duration::from_millis(p.probe_lead_ms)).await;
+        (None, origin, origin.elapsed().as_secs_f64() * 1000.0)
+    };
+    let probe_cpu = probe.as_ref().and_then(|x| x.cpu);
+    let probe_policy = probe.as_ref().map(|x| x.policy.clone());
     let d = strategy
         .decide(
             &mut conn,
@@ -246,7 +154,10 @@ pub(super) async fn trim_once(
         .await?;
     let to = origin.elapsed().as_secs_f64() * 1000.0;
     tokio::time::sleep(Duration::from_millis(p.probe_tail_ms)).await;
-    let pings = probe.stop().await?;
+    let pings = match probe {
+        Some(probe) => probe.stop().await?,
+        None => Vec::new(),
+    };
     let (worst, base) = probe_worst(&pings, from, to);
     let during = pings_during(&pings, from, to);
     let slow = slowlog_script_us(admin).await?;
@@ -277,6 +188,7 @@ pub(super) async fn trim_once(
         probe_baseline_worst_ms: base,
         probe_pings: pings.len() as u64,
         probe_cpu,
+        probe_policy,
         probe_pings_during: Some(during),
         event_ms: to - from,
         after_size: after,
@@ -314,8 +226,9 @@ pub(super) async fn expire_once(
     wait_lazyfree_done(admin).await?;
     let expired0 = info::read_number(admin, "stats", "expired_keys").await?;
     let keys0 = dbsize(admin).await?;
-    let (probe, origin, from) = StallProbe::lead(admin, addr, p.probe_lead_ms, p.probe_cpu).await?;
-    let probe_cpu = probe.cpu;
+    let (probe, origin, from) =
+        StallProbe::lead(admin, addr, p.probe_lead_ms, p.probe_cpu, p.probe_rt_priority).await?;
+    let (probe_cpu, probe_policy) = (probe.cpu, Some(probe.policy.clone()));
     let set = admin
         .call(&limitbench_core::args!["PEXPIRE", key.as_str(), 1i64])
         .await?
@@ -380,6 +293,7 @@ pub(super) async fn expire_once(
         probe_baseline_worst_ms: base,
         probe_pings: pings.len() as u64,
         probe_cpu,
+        probe_policy,
         probe_pings_during: Some(during),
         event_ms: to - from,
         after_size: exists,
@@ -397,30 +311,6 @@ async fn wait_lazyfree_done(admin: &mut Connection) -> Result<()> {
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_probe_worst_counts_pings_in_flight_during_the_event() {
-        // (sent at ms, round trip ms)
-        let pings = [
-            (0.0, 1.0),
-            (5.0, 2.0),
-            (9.0, 12.0),
-            (25.0, 0.5),
-            (30.0, 3.0),
-        ];
-        // Event 10..20: the ping sent at 9 ends at 21 (in flight); the one at 5 ended at 7.
-        assert_eq!(probe_worst(&pings, 10.0, 20.0), (12.0, 2.0));
-        // Event 26..28: nothing in flight, the baseline is everything that ended before.
-        assert_eq!(probe_worst(&pings, 26.0, 28.0), (0.0, 12.0));
-        // In flight during 10..20: the PINGs sent at 9 (ends 21) only.
-        assert_eq!(pings_during(&pings, 10.0, 20.0), 1);
-        assert_eq!(pings_during(&pings, 26.0, 28.0), 0);
-    }
 }
 
 /// DBSIZE: the keys in the database, without touching any of them.

@@ -25,6 +25,7 @@
 //! `measure.rs` holds what one trim or expiry does.
 
 mod measure;
+mod probe;
 // The analysis half (analyze/) is compiled into limitbench-analysis
 // (crates/analysis/src/experiments/mod.rs); it is this experiment's all the same.
 pub use limitbench_analysis::experiments::stalls::{analyze, rows};
@@ -66,12 +67,20 @@ struct Params {
     probe_lead_ms: u64,
     probe_tail_ms: u64,
     slowlog_threshold_us: u64,
-    /// The CPU the PING probe's thread is pinned to: Redis's main thread's
-    /// (`redis_cpu`), so a late reply is Redis's main thread busy, not the
-    /// probe waiting for a CPU the background thread holds (B4.2).
+    /// The CPU the PING probe's thread is pinned to: not Redis's main
+    /// thread's (a probe there takes CPU from the very thread it times), the
+    /// background threads' (B4.2's design, `probe.rs`).
     probe_cpu: usize,
-    /// The CPU the rest of the harness is pinned to while a cell runs: not
-    /// the probe's (absent: not pinned).
+    /// SCHED_FIFO priority of the probe's thread (1-99), so that the
+    /// freeing thread and the harness on its CPU cannot delay its sending
+    /// and receiving; 0 = an ordinary thread (its rows then make B4.2
+    /// inconclusive: "probe not real-time").
+    probe_rt_priority: i32,
+    /// Run the probe during the trims too (false: only to compare trim
+    /// times with and without it; B4.1's trims are separate cells).
+    trim_probe: bool,
+    /// The CPU the rest of the harness is pinned to while a cell runs: off
+    /// Redis's main thread's (absent: not pinned).
     harness_cpu: Option<usize>,
     /// Member length of the log (as `memory`: 26, a ULID; 0 = the strategy's decimal id).
     member_len: usize,
@@ -129,6 +138,8 @@ fn cells(p: &Params) -> Vec<Cell> {
 /// A server with background threads at `bio`, and the strategy loaded on it.
 struct StallServer {
     bio: String,
+    /// redis-server's process id (its main thread's id): where its threads run.
+    pid: Option<u32>,
     _fleet: Fleet,
     addr: SocketAddr,
     admin: Connection,
@@ -149,6 +160,7 @@ async fn start_server(ctx: &RunContext, p: &Params, bio: &str) -> Result<StallSe
     }
     let fleet = ctx.standalone(cfg).await?;
     let addr = fleet.primary_addr();
+    let pid = fleet.primary().pid();
     ctx.note_fleet(&format!("server_bio_{}", bio_label(bio)), &fleet)
         .await?;
     let strategy = ctx.build_strategy(
@@ -161,6 +173,7 @@ async fn start_server(ctx: &RunContext, p: &Params, bio: &str) -> Result<StallSe
     strategy.prepare(&mut admin).await?;
     Ok(StallServer {
         bio: bio.to_string(),
+        pid,
         _fleet: fleet,
         addr,
         admin,
@@ -228,25 +241,37 @@ impl Sweep for Stalls {
         let p = &self.p;
         let s = self.server.as_mut().expect("set up");
         let harness_cpu = pin.as_ref().and_then(|g| g.cpu);
+        // Redis's background threads on their CPU (bio_cpulist placed the
+        // bio threads at start; this also moves jemalloc's and any later
+        // one), and, after each measurement, where every thread could run.
+        let bio_cpu: Option<usize> = s.bio.parse().ok();
+        let place = |pid: Option<u32>| -> Result<()> {
+            pid.map_or(Ok(()), |pid| probe::place_redis_threads(pid, bio_cpu))
+        };
+        let threads = |pid: Option<u32>| pid.map(probe::redis_threads);
         let mut rows = Vec::new();
         match cell {
             Cell::Trims { .. } => {
                 for &n in &p.trim_sizes {
+                    place(s.pid)?;
                     let strategy = s.strategy.as_ref();
-                    rows.push(
+                    let mut row =
                         measure::trim_once(ctx, p, &mut s.admin, s.addr, strategy, n, trial)
-                            .await?,
-                    );
+                            .await?;
+                    row.redis_threads = threads(s.pid);
+                    rows.push(row);
                 }
             }
             Cell::Expiries { bio } => {
                 for mode in &p.lazyfree_modes {
                     for &n in &p.expiry_sizes {
+                        place(s.pid)?;
                         let mut row =
                             measure::expire_once(ctx, p, &mut s.admin, s.addr, n, mode, trial)
                                 .await?;
                         row.cell = expire_id(n, mode, bio);
                         row.bio_cpus = bio_label(bio);
+                        row.redis_threads = threads(s.pid);
                         rows.push(row);
                     }
                 }
@@ -265,9 +290,11 @@ pub async fn run(ctx: &RunContext) -> Result<()> {
         "method",
         serde_json::json!({
             "build": "pipelined ZADD batches of the strategy's member format; trim: scores older than the window, no TTL; expire: PEXPIRE 1 ms after the build, active expiry",
-            "probe": "PING back to back on its own connection, on its own thread pinned to probe_cpu (Redis's main thread's CPU), so a late reply can only be Redis's main thread busy; the rest of the harness pinned to harness_cpu while a cell runs; rows record the CPUs each ran on (probe_cpu, harness_cpu)",
+            "probe": "PING back to back on its own connection, on its own thread pinned to probe_cpu (not Redis's main thread's CPU: the background threads') and real-time (SCHED_FIFO at probe_rt_priority), so neither the freeing thread nor the harness delays its own sending and receiving and it takes no CPU from Redis's main thread; with a bio_cpulist, every Redis thread but the main one (bio_*, jemalloc_bg_thd) is pinned to that CPU before each measurement, so the main thread is alone on redis_cpu; the rest of the harness pinned to harness_cpu while a cell runs; rows record probe_cpu, probe_policy, harness_cpu and redis_threads (name:cpus of every Redis thread)",
             "redis_cpu": p.redis_cpu,
             "probe_cpu": p.probe_cpu,
+            "probe_rt_priority": p.probe_rt_priority,
+            "trim_probe": p.trim_probe,
             "harness_cpu": p.harness_cpu,
             "bio_cpulists": p.bio_cpulists,
             "bio_note": "'' = background (lazy-free) threads inherit the server's pinning (same CPU as the main thread); otherwise bio_cpulist",

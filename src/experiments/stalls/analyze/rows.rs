@@ -31,10 +31,22 @@ pub struct StallRow {
     /// PINGs in flight during the event (absent in older runs).
     #[serde(default)]
     pub probe_pings_during: Option<u64>,
-    /// The CPU the probe's thread was pinned to (Redis's main thread's CPU);
-    /// absent in older runs, whose probe ran unpinned on the harness's runtime.
+    /// The CPU the probe's thread was pinned to (now the background
+    /// threads' CPU, not Redis's main thread's; the session before issue 30's
+    /// design put it on Redis's CPU); absent in older runs, whose probe ran
+    /// unpinned on the harness's runtime.
     #[serde(default)]
     pub probe_cpu: Option<usize>,
+    /// The probe thread's scheduling policy (`fifo:50`; `other (...)` with
+    /// why SCHED_FIFO was not set); absent in older runs (not real-time) and
+    /// in trims measured without the probe.
+    #[serde(default)]
+    pub probe_policy: Option<String>,
+    /// Where each of Redis's threads could run while the event ran,
+    /// `name:cpus` joined by `;`, the main thread first
+    /// (`redis-server:0;bio_close_file:1;...`); absent in older runs.
+    #[serde(default)]
+    pub redis_threads: Option<String>,
     /// The CPU the rest of the harness was pinned to while the event ran
     /// (absent in older runs: not pinned).
     #[serde(default)]
