@@ -282,9 +282,21 @@ pub fn b0(ctx: &AnalysisCtx) -> Option<Measured> {
     let mut secs = 0.0;
     let mut names = Vec::new();
     let mut all_done = true;
+    // Time a later session added by resuming the run (manifest
+    // `supplements[i].seconds_added`) is not the run's own.
+    let added = |n: &str| -> f64 {
+        ctx.manifest["supplements"]
+            .as_array()
+            .map(|s| {
+                s.iter()
+                    .filter_map(|x| x["seconds_added"][n].as_f64())
+                    .sum()
+            })
+            .unwrap_or(0.0)
+    };
     for n in STUDY_B {
         if let Some(e) = exps.get(*n) {
-            secs += e["seconds"].as_f64().unwrap_or(0.0);
+            secs += e["seconds"].as_f64().unwrap_or(0.0) - added(n);
             names.push(*n);
             all_done &= e["outcome"].as_str() == Some("done");
         }
