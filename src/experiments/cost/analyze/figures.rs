@@ -304,8 +304,16 @@ pub(super) fn ratios(ctx: &AnalysisCtx, v: &Variants) -> Result<String> {
     if let Some(fill) = swl::shown_fill(v)
         && let Some((diff, spread)) = swl::fill_difference(v, fill)
     {
+        // A level whose runs failed the saturation check is no finding:
+        // the title says so, as the claim's verdict does.
+        let bad = swl::fill_unsaturated(v, fill);
+        let title = if bad > 0 {
+            format!("B2.5 ({fill} logs): invalid, {bad} runs < 0.9 busy")
+        } else {
+            format!("B2.5: sliding log, L=10,000 vs 100 ({fill} logs)")
+        };
         let mut p = Panel::new(
-            format!("B2.5: sliding log, L=10,000 vs 100 ({fill} logs)"),
+            title,
             Axis::new(""),
             Axis::new("% difference of CPU per decision"),
         )

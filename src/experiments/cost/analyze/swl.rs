@@ -73,6 +73,21 @@ pub fn fill_difference(v: &Variants, fill: &str) -> Option<(f64, f64)> {
     level(v, fill).map(|l| (l.diff_pct / 100.0, l.bound_pct / 200.0))
 }
 
+/// The runs of fill level `fill`'s two logs whose Redis was not saturated
+/// (the validity check that makes B2.5 no finding), for the figure.
+pub fn fill_unsaturated(v: &Variants, fill: &str) -> usize {
+    level(v, fill)
+        .map(|l| {
+            l.cells
+                .iter()
+                .filter_map(|c| v.get(c))
+                .flat_map(|x| x.rows.iter())
+                .filter(|r| !(super::validity::busy(r) >= super::validity::MIN_BUSY))
+                .count()
+        })
+        .unwrap_or(0)
+}
+
 /// The first fill level measured, the default first.
 pub fn shown_fill(v: &Variants) -> Option<&'static str> {
     FILLS.iter().copied().find(|f| level(v, f).is_some())
