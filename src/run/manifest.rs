@@ -50,6 +50,12 @@ pub struct RunManifest {
     /// sessions (each session's start, seconds and the commit it ran at),
     /// parameters and notes.
     pub experiments: BTreeMap<String, serde_json::Map<String, serde_json::Value>>,
+    /// Every other top-level field of a manifest read back (e.g. the
+    /// `supplements` a reviewer documented by hand), kept as it was when a
+    /// resumed run saves the manifest again: nothing in it is the
+    /// harness's to drop.
+    #[serde(flatten)]
+    pub other: serde_json::Map<String, serde_json::Value>,
 }
 
 /// The record of `--until-decisive` (see `app::adaptive`).
@@ -281,4 +287,31 @@ pub fn git_state() -> (String, bool) {
         .map(|o| !o.stdout.is_empty())
         .unwrap_or(false);
     (commit, dirty)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::RunManifest;
+
+    #[test]
+    fn a_resumed_manifest_keeps_the_fields_it_does_not_know() {
+        // A manifest read back and written again (what a resume does) keeps
+        // a field the harness does not model, e.g. hand-documented
+        // supplements; losing it silently would lose the run's provenance.
+        let text = serde_json::json!({
+            "run_id": "r", "git_commit": "c", "git_dirty": false, "seed": 1,
+            "size": "smoke", "command": "run", "machine": {}, "redis_server": {},
+            "started": "t", "ended": null, "experiments": {},
+            "supplements": [{"what": "rows added by hand", "trials_from": {"concurrency": 20}}]
+        });
+        let m: RunManifest = serde_json::from_value(text).unwrap();
+        let back = serde_json::to_value(&m).unwrap();
+        assert_eq!(
+            back["supplements"][0]["trials_from"]["concurrency"],
+            serde_json::json!(20),
+            "{back}"
+        );
+        assert_eq!(back["run_id"], serde_json::json!("r"));
+        assert!(back.get("other").is_none(), "flattened, not nested: {back}");
+    }
 }
