@@ -215,3 +215,62 @@ pub fn sessions_checked(
         None => Some(m),
     }
 }
+
+/// B5.3's own session check: per B5.1 rate at the main sender, the
+/// difference redis-ms minus caller-ms within each session (both members
+/// measured in it), two sessions disagreeing when their 95% intervals of
+/// that difference are disjoint. B5.3 judges the difference, not the
+/// levels B5.1 judges, so its validity rests on the difference agreeing.
+pub fn b53_sessions_checked(
+    manifest: &serde_json::Value,
+    m: Option<Measured>,
+    o: &OpenRows,
+) -> Option<Measured> {
+    use limitbench_analysis::sessions::session_of;
+    use std::collections::BTreeMap;
+    let m = m?;
+    let main = o.main?;
+    let mut whys = Vec::new();
+    for rate in B51_RATES {
+        let mut by: BTreeMap<usize, (Vec<f64>, Vec<f64>)> = BTreeMap::new();
+        for (i, member) in ["redis-ms", "caller-ms"].iter().enumerate() {
+            for r in o.at(member, rate, main) {
+                let e = by
+                    .entry(session_of(manifest, "ts-member", r.trial))
+                    .or_default();
+                if i == 0 { &mut e.0 } else { &mut e.1 }.push(r.admitted_per_limit);
+            }
+        }
+        let ivs: Vec<(usize, f64, (f64, f64))> = by
+            .iter()
+            .filter(|(_, (a, b))| a.len() >= 2 && b.len() >= 2)
+            .map(|(s, (a, b))| (*s, mean(a) - mean(b), diff_ci(a, b)))
+            .collect();
+        let disjoint = ivs
+            .iter()
+            .enumerate()
+            .any(|(k, x)| ivs[k + 1..].iter().any(|y| x.2.1 < y.2.0 || y.2.1 < x.2.0));
+        if disjoint {
+            whys.push(format!(
+                "{rate}/s, redis-ms minus caller-ms: {}",
+                ivs.iter()
+                    .map(|(s, d, (lo, hi))| format!("session {s}: {d:.3} (95% {lo:.3}..{hi:.3})"))
+                    .collect::<Vec<_>>()
+                    .join(" vs ")
+            ));
+        }
+    }
+    if whys.is_empty() {
+        return Some(m);
+    }
+    let mut m = m.invalid(format!(
+        "the measuring sessions disagree on the clocks' difference ({} of 3 rates; session 0 is the run's, session 2 the later one of supplements[1]): {}",
+        whys.len(),
+        whys.join("; ")
+    ));
+    m.note = format!(
+        "pooled over the disagreeing sessions, shown for reference only: {}",
+        m.note
+    );
+    Some(m)
+}

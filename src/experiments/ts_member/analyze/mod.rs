@@ -410,12 +410,7 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
     let out: Vec<Measured> = [
         clocks::sessions_checked(&ctx.manifest, b51(&o, ctx.claim("B5.1")), &o, &["redis-ms"]),
         b52(&closed, ctx.claim("B5.2")),
-        clocks::sessions_checked(
-            &ctx.manifest,
-            b53(&o, ctx.claim("B5.3")),
-            &o,
-            &["redis-ms", "caller-ms"],
-        ),
+        clocks::b53_sessions_checked(&ctx.manifest, b53(&o, ctx.claim("B5.3")), &o),
         b54(&rows),
     ]
     .into_iter()
