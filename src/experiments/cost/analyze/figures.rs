@@ -27,7 +27,11 @@ pub(super) fn b0(ctx: &AnalysisCtx) -> Result<String> {
     let mut pts = Vec::new();
     let mut sum = 0.0;
     for n in STUDY_B {
-        if let Some(s) = exps.get(*n).and_then(|e| e["seconds"].as_f64()) {
+        if let Some(s) = exps
+            .get(*n)
+            .filter(|e| e["seconds"].is_number())
+            .map(|e| super::own_seconds(ctx, n, e))
+        {
             pts.push(Pt::new(cats.len() as f64, s / 60.0));
             cats.push(n.to_string());
             sum += s / 60.0;

@@ -275,6 +275,21 @@ pub fn fcall_vs_evalsha(v: &Variants) -> Option<(f64, f64)> {
     Some((d, noise))
 }
 
+/// An experiment's seconds in the run's own session: the manifest's sum over
+/// sessions less what a later session added by resuming the run
+/// (`supplements[i].seconds_added`, documented with the rows it added).
+pub(super) fn own_seconds(ctx: &AnalysisCtx, name: &str, e: &serde_json::Value) -> f64 {
+    let added: f64 = ctx.manifest["supplements"]
+        .as_array()
+        .map(|s| {
+            s.iter()
+                .filter_map(|x| x["seconds_added"][name].as_f64())
+                .sum()
+        })
+        .unwrap_or(0.0);
+    e["seconds"].as_f64().unwrap_or(0.0) - added
+}
+
 // ---- presentation: claim values, tables, figure ----
 
 pub fn b0(ctx: &AnalysisCtx) -> Option<Measured> {
@@ -282,21 +297,9 @@ pub fn b0(ctx: &AnalysisCtx) -> Option<Measured> {
     let mut secs = 0.0;
     let mut names = Vec::new();
     let mut all_done = true;
-    // Time a later session added by resuming the run (manifest
-    // `supplements[i].seconds_added`) is not the run's own.
-    let added = |n: &str| -> f64 {
-        ctx.manifest["supplements"]
-            .as_array()
-            .map(|s| {
-                s.iter()
-                    .filter_map(|x| x["seconds_added"][n].as_f64())
-                    .sum()
-            })
-            .unwrap_or(0.0)
-    };
     for n in STUDY_B {
         if let Some(e) = exps.get(*n) {
-            secs += e["seconds"].as_f64().unwrap_or(0.0) - added(n);
+            secs += own_seconds(ctx, n, e);
             names.push(*n);
             all_done &= e["outcome"].as_str() == Some("done");
         }
