@@ -11,6 +11,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::Measured;
 use crate::stats::mean_ci;
 
 /// The session a trial of `experiment` belongs to: 0 for the run's own, `i`
@@ -34,47 +35,99 @@ pub fn session_of(manifest: &serde_json::Value, experiment: &str, trial: u64) ->
 /// The sessions' values grouped by session, in session order.
 pub type BySession = BTreeMap<usize, Vec<f64>>;
 
-/// Each session's mean and 95% interval, as text ("session 0: 0.00 (95%
-/// 0.00..0.00, n=20)"), for notes.
-pub fn describe(groups: &BySession, digits: usize) -> String {
+/// One session's estimate of a judged quantity: (session, point, 95%
+/// interval, trials).
+pub type Estimate = (usize, f64, (f64, f64), usize);
+
+/// The sessions' estimates of a mean (sessions with at least two trials).
+fn estimates(groups: &BySession) -> Vec<Estimate> {
     groups
         .iter()
+        .filter(|(_, v)| v.len() >= 2)
         .map(|(s, v)| {
-            let (lo, hi) = mean_ci(v);
-            let m = v.iter().sum::<f64>() / v.len().max(1) as f64;
+            (
+                *s,
+                v.iter().sum::<f64>() / v.len() as f64,
+                mean_ci(v),
+                v.len(),
+            )
+        })
+        .collect()
+}
+
+/// Each session's estimate as text ("the run's session: 0.00 (95%
+/// 0.00..0.00, n=20) vs later session 2 (supplements[1]): ..."), for notes.
+pub fn describe(est: &[Estimate], digits: usize) -> String {
+    est.iter()
+        .map(|(s, m, (lo, hi), n)| {
             let who = if *s == 0 {
                 "the run's session".to_string()
             } else {
                 format!("later session {s} (supplements[{}])", s - 1)
             };
-            format!(
-                "{who}: {m:.digits$} (95% {lo:.digits$}..{hi:.digits$}, n={})",
-                v.len()
-            )
+            format!("{who}: {m:.digits$} (95% {lo:.digits$}..{hi:.digits$}, n={n})")
         })
         .collect::<Vec<_>>()
         .join(" vs ")
 }
 
-/// `Some(why)` when two sessions' 95% intervals of the mean are disjoint
-/// (each with at least two trials); `None` when one session ran or every
-/// pair overlaps. Disjoint 95% intervals are a conservative test of a
-/// difference (a two-sided level well below 1%), so a disagreement flagged
-/// here is not noise of the usual size.
-pub fn disagreement(what: &str, groups: &BySession, digits: usize) -> Option<String> {
-    let ivs: Vec<(usize, (f64, f64))> = groups
+/// `Some(why)` when two sessions' 95% intervals are disjoint; `None` when
+/// one session ran or every pair overlaps. Disjoint 95% intervals are a
+/// conservative test of a difference (a two-sided level well below 1%), so
+/// a disagreement flagged here is not noise of the usual size.
+pub fn estimates_disagree(what: &str, est: &[Estimate], digits: usize) -> Option<String> {
+    let disjoint = est
         .iter()
-        .filter(|(_, v)| v.len() >= 2)
-        .map(|(s, v)| (*s, mean_ci(v)))
-        .collect();
-    for (i, (_, a)) in ivs.iter().enumerate() {
-        for (_, b) in &ivs[i + 1..] {
-            if a.1 < b.0 || b.1 < a.0 {
-                return Some(format!("{what}: {}", describe(groups, digits)));
-            }
+        .enumerate()
+        .any(|(i, a)| est[i + 1..].iter().any(|b| a.2.1 < b.2.0 || b.2.1 < a.2.0));
+    disjoint.then(|| format!("{what}: {}", describe(est, digits)))
+}
+
+/// [`estimates_disagree`] on the sessions' means of `groups` (each
+/// session with at least two trials).
+pub fn disagreement(what: &str, groups: &BySession, digits: usize) -> Option<String> {
+    estimates_disagree(what, &estimates(groups), digits)
+}
+
+/// Every disagreement of `cells` (what, values by session) in one reason,
+/// or `None` when every cell's sessions agree.
+pub fn disagreements<'a>(
+    cells: impl IntoIterator<Item = (String, &'a BySession)>,
+    digits: usize,
+) -> Option<String> {
+    joined(
+        cells
+            .into_iter()
+            .filter_map(|(what, g)| disagreement(&what, g, digits))
+            .collect(),
+    )
+}
+
+/// The reasons of the judged cells whose sessions disagree, as one.
+pub fn joined(whys: Vec<String>) -> Option<String> {
+    (!whys.is_empty()).then(|| {
+        format!(
+            "the measuring sessions disagree ({} of the judged cells): {}",
+            whys.len(),
+            whys.join("; ")
+        )
+    })
+}
+
+/// A claim whose sessions disagree (`why`) is no finding: invalid, its
+/// note saying the values shown are pooled over those sessions.
+pub fn checked(m: Measured, why: Option<String>) -> Measured {
+    match why {
+        None => m,
+        Some(why) => {
+            let mut m = m.invalid(why);
+            m.note = format!(
+                "pooled over the disagreeing sessions, shown for reference only: {}",
+                m.note
+            );
+            m
         }
     }
-    None
 }
 
 #[cfg(test)]
@@ -116,23 +169,4 @@ mod tests {
         one.insert(0, vec![1.0, 5.0]);
         assert_eq!(disagreement("x", &one, 2), None);
     }
-}
-
-/// Every disagreement of `cells` (what, values by session) in one reason,
-/// or `None` when every cell's sessions agree.
-pub fn disagreements<'a>(
-    cells: impl IntoIterator<Item = (String, &'a BySession)>,
-    digits: usize,
-) -> Option<String> {
-    let whys: Vec<String> = cells
-        .into_iter()
-        .filter_map(|(what, g)| disagreement(&what, g, digits))
-        .collect();
-    (!whys.is_empty()).then(|| {
-        format!(
-            "the measuring sessions disagree ({} of the judged cells): {}",
-            whys.len(),
-            whys.join("; ")
-        )
-    })
 }

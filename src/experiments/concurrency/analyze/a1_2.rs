@@ -11,7 +11,7 @@ use super::CTA;
 use limitbench_analysis::claims::Alternative;
 use limitbench_analysis::figure::{Axis, Figure, Panel, Pt, Reference, Series, num, pass_region};
 use limitbench_analysis::figure::{ClaimReference, SummaryPoint, WriteFigure};
-use limitbench_analysis::sessions::{BySession, disagreements, session_of};
+use limitbench_analysis::sessions::{BySession, checked, disagreements, session_of};
 use limitbench_analysis::stats::{Summary, mean_ci, mean_ci_method};
 use limitbench_analysis::table::{f, md_table};
 use limitbench_analysis::{AnalysisCtx, Measured};
@@ -523,15 +523,8 @@ fn sessions_checked(
             (format!("c={c}, overshoot minus the formula"), g)
         })
         .collect();
-    match disagreements(groups.iter().map(|(w, g)| (w.clone(), g)), 2) {
-        Some(why) => {
-            let mut m = m.invalid(why);
-            m.note = format!(
-                "pooled over the disagreeing sessions, shown for reference only: {}",
-                m.note
-            );
-            m
-        }
-        None => m,
-    }
+    checked(
+        m,
+        disagreements(groups.iter().map(|(w, g)| (w.clone(), g)), 2),
+    )
 }

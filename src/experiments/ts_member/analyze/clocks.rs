@@ -188,7 +188,7 @@ pub fn sessions_checked(
     o: &OpenRows,
     members: &[&str],
 ) -> Option<Measured> {
-    use limitbench_analysis::sessions::{BySession, disagreements, session_of};
+    use limitbench_analysis::sessions::{BySession, checked, disagreements, session_of};
     let m = m?;
     let main = o.main?;
     let mut groups: Vec<(String, BySession)> = Vec::new();
@@ -203,17 +203,10 @@ pub fn sessions_checked(
             groups.push((format!("{member} at {rate}/s, admitted / limit"), g));
         }
     }
-    match disagreements(groups.iter().map(|(w, g)| (w.clone(), g)), 3) {
-        Some(why) => {
-            let mut m = m.invalid(why);
-            m.note = format!(
-                "pooled over the disagreeing sessions, shown for reference only: {}",
-                m.note
-            );
-            Some(m)
-        }
-        None => Some(m),
-    }
+    Some(checked(
+        m,
+        disagreements(groups.iter().map(|(w, g)| (w.clone(), g)), 3),
+    ))
 }
 
 /// B5.3's own session check: per B5.1 rate at the main sender, the
@@ -226,7 +219,9 @@ pub fn b53_sessions_checked(
     m: Option<Measured>,
     o: &OpenRows,
 ) -> Option<Measured> {
-    use limitbench_analysis::sessions::session_of;
+    use limitbench_analysis::sessions::{
+        Estimate, checked, estimates_disagree, joined, session_of,
+    };
     use std::collections::BTreeMap;
     let m = m?;
     let main = o.main?;
@@ -241,36 +236,16 @@ pub fn b53_sessions_checked(
                 if i == 0 { &mut e.0 } else { &mut e.1 }.push(r.admitted_per_limit);
             }
         }
-        let ivs: Vec<(usize, f64, (f64, f64))> = by
+        let est: Vec<Estimate> = by
             .iter()
             .filter(|(_, (a, b))| a.len() >= 2 && b.len() >= 2)
-            .map(|(s, (a, b))| (*s, mean(a) - mean(b), diff_ci(a, b)))
+            .map(|(s, (a, b))| (*s, mean(a) - mean(b), diff_ci(a, b), a.len() + b.len()))
             .collect();
-        let disjoint = ivs
-            .iter()
-            .enumerate()
-            .any(|(k, x)| ivs[k + 1..].iter().any(|y| x.2.1 < y.2.0 || y.2.1 < x.2.0));
-        if disjoint {
-            whys.push(format!(
-                "{rate}/s, redis-ms minus caller-ms: {}",
-                ivs.iter()
-                    .map(|(s, d, (lo, hi))| format!("session {s}: {d:.3} (95% {lo:.3}..{hi:.3})"))
-                    .collect::<Vec<_>>()
-                    .join(" vs ")
-            ));
-        }
+        whys.extend(estimates_disagree(
+            &format!("{rate}/s, redis-ms minus caller-ms"),
+            &est,
+            3,
+        ));
     }
-    if whys.is_empty() {
-        return Some(m);
-    }
-    let mut m = m.invalid(format!(
-        "the measuring sessions disagree on the clocks' difference ({} of 3 rates; session 0 is the run's, session 2 the later one of supplements[1]): {}",
-        whys.len(),
-        whys.join("; ")
-    ));
-    m.note = format!(
-        "pooled over the disagreeing sessions, shown for reference only: {}",
-        m.note
-    );
-    Some(m)
+    Some(checked(m, joined(whys)))
 }
