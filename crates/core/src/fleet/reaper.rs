@@ -60,8 +60,12 @@ pub fn spawn(cmd: Command, pin_cpu: Option<usize>) -> std::io::Result<Child> {
     Ok(child)
 }
 
-/// Kill and reap one child, and forget it.
+/// Kill and reap one child, and forget it. The child is marked as stopping
+/// before the signal: lanes running beside this one check for deaths at any
+/// moment, and a deliberate kill seen between the signal and the reaping
+/// would otherwise be blamed on their trials.
 pub fn kill(child: &mut Child) {
+    stopping(child.id());
     let _ = child.kill();
     let _ = child.wait();
     LIVE.lock().unwrap().remove(&child.id());
@@ -74,15 +78,27 @@ pub fn forget(pid: u32) {
     STOPPING.lock().unwrap().remove(&pid);
 }
 
-/// Children told to exit (SHUTDOWN SAVE) and not yet reaped: their exit is
-/// on purpose, not a death. Experiments run side by side check for deaths
-/// while another one waits for its server to shut down.
+/// Children whose exit is not a death: told to exit (killed, SHUTDOWN SAVE)
+/// and not yet reaped, or started and not yet ready (a server that cannot
+/// bind its port exits at once, and its start is retried). Experiments run
+/// side by side check for deaths while another one starts or stops a server.
 static STOPPING: Mutex<BTreeSet<u32>> = Mutex::new(BTreeSet::new());
 
 /// `pid` is about to exit on purpose; [`died_unexpectedly`] ignores it
 /// until it is forgotten.
 pub fn stopping(pid: u32) {
     STOPPING.lock().unwrap().insert(pid);
+}
+
+/// `pid` has just been started: [`died_unexpectedly`] ignores it until
+/// [`ready`] says it serves.
+pub fn starting(pid: u32) {
+    STOPPING.lock().unwrap().insert(pid);
+}
+
+/// `pid` serves: from now on its exit is a death unless [`stopping`] says so.
+pub fn ready(pid: u32) {
+    STOPPING.lock().unwrap().remove(&pid);
 }
 
 /// Prefix of the servers' temporary folders (config, log, RDB), followed
@@ -327,6 +343,46 @@ mod sweep_tests {
             !dir.exists(),
             "a dead owner's folder was left: {}",
             dir.display()
+        );
+    }
+
+    /// A lane beside a deliberate kill, checking for deaths all the while,
+    /// never sees the killed child as dead (the smoke run of stop 39 failed
+    /// three experiments on fail-open's kill of its own server).
+    #[test]
+    fn a_deliberate_kill_is_never_seen_as_a_death_by_a_lane_beside_it() {
+        use std::sync::Arc;
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let done = Arc::new(AtomicBool::new(false));
+        let pids: Arc<Mutex<Vec<u32>>> = Arc::new(Mutex::new(Vec::new()));
+        let watcher = {
+            let (done, pids) = (done.clone(), pids.clone());
+            std::thread::spawn(move || {
+                let mut blamed = Vec::new();
+                while !done.load(Ordering::SeqCst) {
+                    let ours = pids.lock().unwrap().clone();
+                    for d in died_unexpectedly() {
+                        if ours.iter().any(|p| d == format!("pid {p}")) {
+                            blamed.push(d);
+                        }
+                    }
+                }
+                blamed
+            })
+        };
+        for _ in 0..40 {
+            let mut cmd = Command::new("sleep");
+            cmd.arg("30");
+            let mut child = spawn(cmd, None).unwrap();
+            pids.lock().unwrap().push(child.id());
+            std::thread::sleep(Duration::from_millis(2));
+            kill(&mut child);
+        }
+        done.store(true, Ordering::SeqCst);
+        let blamed = watcher.join().unwrap();
+        assert!(
+            blamed.is_empty(),
+            "deliberate kills were reported as deaths: {blamed:?}"
         );
     }
 

@@ -248,8 +248,14 @@ impl Server {
             .map_err(|e| Error::io(format!("starting {}", self.binary.path.display()), e))?;
         reaper::track_dir(self.dir().to_path_buf());
         reaper::label(child.id(), format!("redis-server on {}", self.addr()));
+        let pid = child.id();
+        reaper::starting(pid);
         self.child = Some(child);
-        self.wait_ready(Duration::from_secs(20)).await
+        let ready = self.wait_ready(Duration::from_secs(20)).await;
+        if ready.is_ok() {
+            reaper::ready(pid);
+        }
+        ready
     }
 
     async fn wait_ready(&mut self, limit: Duration) -> Result<()> {
