@@ -56,6 +56,9 @@ pub fn spawn(cmd: Command, pin_cpu: Option<usize>) -> std::io::Result<Child> {
         .send((cmd, pin_cpu, rtx))
         .expect("spawner thread alive");
     let child = rrx.recv().expect("spawner thread replies")?;
+    // Not watched for deaths until it serves (`ready`): a start that
+    // fails exits on purpose, and its caller reports it.
+    STOPPING.lock().unwrap().insert(child.id());
     LIVE.lock().unwrap().insert(child.id());
     Ok(child)
 }
@@ -79,7 +82,7 @@ pub fn forget(pid: u32) {
 }
 
 /// Children whose exit is not a death: told to exit (killed, SHUTDOWN SAVE)
-/// and not yet reaped, or started and not yet ready (a server that cannot
+/// and not yet reaped, or spawned and not yet [`ready`] (a server that cannot
 /// bind its port exits at once, and its start is retried). Experiments run
 /// side by side check for deaths while another one starts or stops a server.
 static STOPPING: Mutex<BTreeSet<u32>> = Mutex::new(BTreeSet::new());
@@ -87,12 +90,6 @@ static STOPPING: Mutex<BTreeSet<u32>> = Mutex::new(BTreeSet::new());
 /// `pid` is about to exit on purpose; [`died_unexpectedly`] ignores it
 /// until it is forgotten.
 pub fn stopping(pid: u32) {
-    STOPPING.lock().unwrap().insert(pid);
-}
-
-/// `pid` has just been started: [`died_unexpectedly`] ignores it until
-/// [`ready`] says it serves.
-pub fn starting(pid: u32) {
     STOPPING.lock().unwrap().insert(pid);
 }
 
@@ -223,9 +220,16 @@ pub fn died_unexpectedly() -> Vec<String> {
         Err(p) => p.into_inner().iter().copied().collect(),
     };
     let labels = LABELS.lock().map(|g| g.clone()).unwrap_or_default();
-    let stopping = STOPPING.lock().map(|g| g.clone()).unwrap_or_default();
+    let in_set = |set: &Mutex<BTreeSet<u32>>, pid: u32| match set.lock() {
+        Ok(g) => g.contains(&pid),
+        Err(p) => p.into_inner().contains(&pid),
+    };
+    // The sets are read after the process is seen gone, STOPPING before
+    // LIVE: a deliberate exit is marked stopping before its signal and
+    // leaves LIVE before STOPPING, so one that ended before this look is
+    // either still marked or already out of LIVE.
     pids.into_iter()
-        .filter(|pid| !stopping.contains(pid) && !process_running(*pid))
+        .filter(|&pid| !process_running(pid) && !in_set(&STOPPING, pid) && in_set(&LIVE, pid))
         .map(|pid| match labels.get(&pid) {
             Some(l) => format!("{l} (pid {pid})"),
             None => format!("pid {pid}"),
@@ -370,10 +374,11 @@ mod sweep_tests {
                 blamed
             })
         };
-        for _ in 0..40 {
+        for _ in 0..100 {
             let mut cmd = Command::new("sleep");
             cmd.arg("30");
             let mut child = spawn(cmd, None).unwrap();
+            ready(child.id());
             pids.lock().unwrap().push(child.id());
             std::thread::sleep(Duration::from_millis(2));
             kill(&mut child);

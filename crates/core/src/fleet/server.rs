@@ -249,7 +249,6 @@ impl Server {
         reaper::track_dir(self.dir().to_path_buf());
         reaper::label(child.id(), format!("redis-server on {}", self.addr()));
         let pid = child.id();
-        reaper::starting(pid);
         self.child = Some(child);
         let ready = self.wait_ready(Duration::from_secs(20)).await;
         if ready.is_ok() {
