@@ -6,8 +6,13 @@
 //! experiment the first trial index that session added (the trials of every
 //! cell it grew). A claim whose cells span sessions checks agreement before
 //! it is judged: two sessions whose 95% intervals of the mean are disjoint
-//! disagree, and the claim is no finding until one clean session decides it
-//! (`Measured::invalid`).
+//! disagree. A claim judged cell by cell keeps such sessions apart
+//! ([`judged_interval`]): the cell's interval is the hull of its sessions'
+//! intervals, each at a Bonferroni share of 95%, so the cell is decided
+//! only where every session decides it the same way, and a cell whose
+//! sessions agree keeps its pooled interval. A claim whose one value pools
+//! every cell (A1.2's worst deviation) is no finding instead
+//! ([`checked`], `Measured::invalid`).
 
 use std::collections::BTreeMap;
 
@@ -114,6 +119,59 @@ pub fn joined(whys: Vec<String>) -> Option<String> {
     })
 }
 
+/// Each session's interval level when `k` sessions are kept apart: all
+/// of them cover at once with probability at least 95% (Bonferroni).
+pub fn level(k: usize) -> f64 {
+    1.0 - 0.05 / k.max(1) as f64
+}
+
+/// The interval a cell is judged on. `est` are its sessions' estimates at
+/// 95% (sessions with at least two trials), `at(session, level)` a
+/// session's interval at another level, `pooled` the interval over every
+/// trial. Sessions that agree: `pooled`. Sessions that disagree: the hull
+/// of their intervals at [`level`]`(k)`, with the reason (`what` and each
+/// session's 95% estimate) for the note.
+pub fn judged_interval(
+    what: &str,
+    est: &[Estimate],
+    at: impl Fn(usize, f64) -> (f64, f64),
+    pooled: (f64, f64),
+    digits: usize,
+) -> ((f64, f64), Option<String>) {
+    match estimates_disagree(what, est, digits) {
+        None => (pooled, None),
+        Some(why) => {
+            let lv = level(est.len());
+            let hull = est.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |h, e| {
+                let iv = at(e.0, lv);
+                (h.0.min(iv.0), h.1.max(iv.1))
+            });
+            (
+                hull,
+                Some(format!(
+                    "{why}; judged on the hull of the sessions' {:.1}% intervals, {:.digits$}..{:.digits$}",
+                    100.0 * lv,
+                    hull.0,
+                    hull.1
+                )),
+            )
+        }
+    }
+}
+
+/// The note of a claim some of whose cells were judged on their sessions'
+/// hull ([`judged_interval`]); empty when none was.
+pub fn kept_apart(whys: &[String]) -> String {
+    if whys.is_empty() {
+        return String::new();
+    }
+    format!(
+        "the measuring sessions disagree on {} judged cell(s), each session kept apart there (a cell is decided only where every session decides it the same way): {}. ",
+        whys.len(),
+        whys.join("; ")
+    )
+}
+
 /// A claim whose sessions disagree (`why`) is no finding: invalid, its
 /// note saying the values shown are pooled over those sessions.
 pub fn checked(m: Measured, why: Option<String>) -> Measured {
@@ -147,6 +205,25 @@ mod tests {
         assert_eq!(session_of(&m, "ts-member", 10), 2);
         assert_eq!(session_of(&m, "bursts", 500), 0);
         assert_eq!(session_of(&serde_json::json!({}), "concurrency", 99), 0);
+    }
+
+    #[test]
+    fn sessions_that_disagree_are_judged_on_the_hull_of_their_wider_intervals() {
+        let est: Vec<Estimate> = vec![(0, 0.03, (-0.04, 0.11), 20), (2, 0.19, (0.15, 0.22), 160)];
+        let at = |s: usize, lv: f64| {
+            assert!((lv - 0.975).abs() < 1e-12, "two sessions: 97.5% each");
+            if s == 0 { (-0.05, 0.12) } else { (0.14, 0.23) }
+        };
+        let (iv, why) = judged_interval("1000/s", &est, at, (0.10, 0.20), 3);
+        assert_eq!(iv, (-0.05, 0.23));
+        assert!(
+            why.unwrap()
+                .contains("hull of the sessions' 97.5% intervals")
+        );
+        // Agreeing sessions keep the pooled interval.
+        let agree: Vec<Estimate> = vec![(0, 0.1, (0.0, 0.2), 20), (2, 0.15, (0.1, 0.2), 20)];
+        let (iv, why) = judged_interval("x", &agree, |_, _| (9.0, 9.0), (0.05, 0.18), 3);
+        assert_eq!((iv, why), ((0.05, 0.18), None));
     }
 
     #[test]

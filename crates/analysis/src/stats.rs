@@ -67,6 +67,12 @@ impl Summary {
 /// resamples from a fixed-seed ChaCha8, so a rerun of the analysis gives the
 /// same interval). One value gives (v, v); none gives NaNs.
 pub fn bootstrap_ci(values: &[f64], stat: impl Fn(&[f64]) -> f64) -> (f64, f64) {
+    bootstrap_ci_at(values, stat, 0.95)
+}
+
+/// [`bootstrap_ci`] at another two-sided `level` (a Bonferroni share of
+/// 95%, when several intervals must hold at once).
+pub fn bootstrap_ci_at(values: &[f64], stat: impl Fn(&[f64]) -> f64, level: f64) -> (f64, f64) {
     use rand::{RngExt, SeedableRng};
     let v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
     match v.len() {
@@ -85,12 +91,18 @@ pub fn bootstrap_ci(values: &[f64], stat: impl Fn(&[f64]) -> f64) -> (f64, f64) 
         })
         .collect();
     stats.sort_by(|a, b| a.total_cmp(b));
-    (quantile(&stats, 0.025), quantile(&stats, 0.975))
+    let tail = (1.0 - level) / 2.0;
+    (quantile(&stats, tail), quantile(&stats, 1.0 - tail))
 }
 
 /// Bootstrap 95% interval of the mean.
 pub fn mean_ci(values: &[f64]) -> (f64, f64) {
-    bootstrap_ci(values, |s| s.iter().sum::<f64>() / s.len() as f64)
+    mean_ci_at(values, 0.95)
+}
+
+/// Bootstrap interval of the mean at `level`.
+pub fn mean_ci_at(values: &[f64], level: f64) -> (f64, f64) {
+    bootstrap_ci_at(values, |s| s.iter().sum::<f64>() / s.len() as f64, level)
 }
 
 /// How `mean_ci` intervals are described in claims.csv.

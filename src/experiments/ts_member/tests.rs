@@ -119,9 +119,9 @@ mod analysis {
         // 100/s across its edge, 1,000/s wholly outside, 10,000/s inside.
         let values = [1.07, 1.61, 11.9];
         let iv = [(1.05, 1.09), (1.55, 1.68), (11.5, 12.3)];
-        let (st, text) = claims::b51_per_rate(&spec, &values, &iv, 10);
+        let (st, text) = claims::b51_per_rate(&spec, &values, &iv, 10, &[]);
         // Fewer than 10 trials decide no rate.
-        let few = claims::b51_per_rate(&spec, &values, &iv, 3).0;
+        let few = claims::b51_per_rate(&spec, &values, &iv, 3, &[]).0;
         assert!(few.iter().all(|s| s.verdict == "too few trials"));
         let verdicts: Vec<&str> = st.iter().map(|s| s.verdict).collect();
         assert_eq!(verdicts, ["undecided", "not-reproduced", "reproduced"]);

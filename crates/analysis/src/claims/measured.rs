@@ -54,6 +54,10 @@ pub struct Measured {
     /// bound, other processes on the cores): the values are no finding, so
     /// the claim is `inconclusive` with these reasons, whatever they read.
     pub invalid: Vec<String>,
+    /// Some values' intervals are the hull of measuring sessions that
+    /// disagree (`sessions::judged_interval`): more trials pooled over those
+    /// sessions would not narrow them; one clean session decides.
+    pub sessions_apart: bool,
 }
 
 impl Measured {
@@ -132,6 +136,11 @@ impl Measured {
     /// `why` as the reason, never a finding (`Measured::invalid`).
     pub fn invalid(mut self, why: impl Into<String>) -> Self {
         self.invalid.push(why.into());
+        self
+    }
+    /// Mark the intervals as resting on sessions kept apart (when `apart`).
+    pub fn sessions_apart(mut self, apart: bool) -> Self {
+        self.sessions_apart |= apart;
         self
     }
     /// Trials behind the intervals: as set, else as `interval_method` says.

@@ -21,21 +21,52 @@ pub fn pairs<'a>(s: &'a [(&'static str, String); 2]) -> [(&'static str, &'a str)
 /// B5.1's quantity with one sender: per rate the mean admitted / limit of
 /// redis-ms, its bootstrap interval, and a display with the model and the
 /// achieved same-ms shares beside it. None if a B5.1 rate is missing.
-struct PerRate {
-    values: Vec<f64>,
-    intervals: Vec<(f64, f64)>,
+pub(super) struct PerRate {
+    pub values: Vec<f64>,
+    pub intervals: Vec<(f64, f64)>,
     display: String,
     filled: bool,
-    n_min: usize,
+    pub n_min: usize,
+    /// Rates whose measuring sessions disagree, judged on their hull.
+    kept_apart: Vec<String>,
+    /// Per rate: is its interval such a hull?
+    pub apart: Vec<bool>,
 }
 
-fn b51_at(o: &OpenRows, s: Sender) -> Option<PerRate> {
+/// The interval a rate's mean is judged on: pooled over its trials when
+/// their measuring sessions agree, else the hull of the sessions' intervals
+/// (`limitbench_analysis::sessions::judged_interval`), with the reason.
+pub fn sessions_interval(
+    o: &OpenRows,
+    rows: &[&Row],
+    what: &str,
+    pooled: (f64, f64),
+) -> ((f64, f64), Option<String>) {
+    use limitbench_analysis::sessions::{BySession, Estimate, judged_interval};
+    use limitbench_analysis::stats::mean_ci_at;
+    let mut by = BySession::new();
+    for r in rows {
+        by.entry(o.session(r))
+            .or_default()
+            .push(r.admitted_per_limit);
+    }
+    let est: Vec<Estimate> = by
+        .iter()
+        .filter(|(_, v)| v.len() >= 2)
+        .map(|(s, v)| (*s, Summary::of(v).mean, mean_ci(v), v.len()))
+        .collect();
+    judged_interval(what, &est, |s, lv| mean_ci_at(&by[&s], lv), pooled, 3)
+}
+
+pub(super) fn b51_at(o: &OpenRows, s: Sender) -> Option<PerRate> {
     let mut p = PerRate {
         values: vec![],
         intervals: vec![],
         display: String::new(),
         filled: true,
         n_min: usize::MAX,
+        kept_apart: vec![],
+        apart: vec![],
     };
     let mut disp = Vec::new();
     for &rate in &B51_RATES {
@@ -45,7 +76,10 @@ fn b51_at(o: &OpenRows, s: Sender) -> Option<PerRate> {
         }
         let v = ratios(&rs);
         let sum = Summary::of(&v);
-        let (lo, hi) = mean_ci(&v);
+        let what = format!("{}/s, admitted / limit", f(rate, 0));
+        let ((lo, hi), apart) = sessions_interval(o, &rs, &what, mean_ci(&v));
+        p.apart.push(apart.is_some());
+        p.kept_apart.extend(apart);
         p.values.push(sum.mean);
         p.intervals.push((lo, hi));
         p.filled &= filled(&rs);
@@ -67,9 +101,14 @@ fn b51_at(o: &OpenRows, s: Sender) -> Option<PerRate> {
             String::new()
         };
         disp.push(format!(
-            "{}/s: {} (95% CI {}..{}, n={}; Poisson model {}{})",
+            "{}/s: {} ({} {}..{}, n={}; Poisson model {}{})",
             f(rate, 0),
             f(sum.mean, 2),
+            if p.apart.last() == Some(&true) {
+                "sessions' hull"
+            } else {
+                "95% CI"
+            },
             f(lo, 2),
             f(hi, 2),
             sum.n,
@@ -122,12 +161,26 @@ pub fn value_status(spec: &ClaimSpec, i: usize, v: f64, iv: (f64, f64), n: usize
 }
 
 impl ValueStatus {
+    /// An undecided value whose interval is the hull of disagreeing
+    /// sessions (`apart`): no number of pooled trials decides it (NaN).
+    pub fn kept_apart(mut self, apart: bool) -> Self {
+        if apart && self.verdict == "undecided" {
+            self.n_needed = Some(f64::NAN);
+        }
+        self
+    }
+
     /// "undecided: the point is 0.007 from the band's edge, about 70 trials
     /// would decide it" / "not-reproduced (wholly outside)".
     pub fn text(&self, digits: usize) -> String {
         match (self.verdict, self.n_needed) {
             ("reproduced", _) => "reproduced (wholly inside the band)".into(),
             ("not-reproduced", _) => "not-reproduced (wholly outside the band)".into(),
+            ("undecided", Some(n)) if n.is_nan() => format!(
+                "undecided: the hull of the disagreeing sessions crosses the band's edge ({}..{}); one clean session decides it",
+                f(self.band.0, digits),
+                f(self.band.1, digits)
+            ),
             ("undecided", Some(n)) if !n.is_finite() || n > 10_000.0 => format!(
                 "undecidable as defined: the point sits on the band's edge ({}..{}), no affordable number of trials decides it",
                 f(self.band.0, digits),
@@ -151,6 +204,7 @@ pub fn b51_per_rate(
     values: &[f64],
     iv: &[(f64, f64)],
     n: usize,
+    apart: &[bool],
 ) -> (Vec<ValueStatus>, String) {
     let st: Vec<ValueStatus> = (0..B51_RATES.len())
         .map(|i| {
@@ -161,6 +215,7 @@ pub fn b51_per_rate(
                 iv.get(i).copied().unwrap_or((f64::NAN, f64::NAN)),
                 n,
             )
+            .kept_apart(apart.get(i) == Some(&true))
         })
         .collect();
     let rates_with = |v: &str| -> Vec<String> {
@@ -226,7 +281,7 @@ pub fn b51(o: &OpenRows, spec: Option<&ClaimSpec>) -> Option<Measured> {
     };
     let limit = o.rows[0].limit;
     let per_rate = spec
-        .map(|c| b51_per_rate(c, &p.values, &p.intervals, p.n_min).1)
+        .map(|c| b51_per_rate(c, &p.values, &p.intervals, p.n_min, &p.apart).1)
         .map(|t| format!("{t}. "))
         .unwrap_or_default();
     let mut m = Measured::new(
@@ -237,6 +292,7 @@ pub fn b51(o: &OpenRows, spec: Option<&ClaimSpec>) -> Option<Measured> {
     )
     .intervals(p.intervals, mean_ci_method(p.n_min))
     .setting(&pairs(&main.setting()))
+    .sessions_apart(!p.kept_apart.is_empty())
     .sweep_figure("b5_1-sender-sweep")
     .model(format!(
         "a precise Poisson sender puts Poisson(rate x 1 ms) requests in each millisecond, so the log admits (limit - 1) x m / (1 - e^-m) + 1: {} x the limit at 100, 1,000 and 10,000/s; a sender on a timer tick T groups Poisson(rate x T) requests (m = rate x T)",
@@ -246,7 +302,7 @@ pub fn b51(o: &OpenRows, spec: Option<&ClaimSpec>) -> Option<Measured> {
             .collect::<Vec<_>>()
             .join(", ")
     ))
-    .note(format!("{per_rate}same-ms share: the share of sends (of Redis runs) in the millisecond of the send (run) before, measured per trial from the send times (Redis's TIME); over the fill period (up to the last admission) it implies admitted / limit = ((limit - 1) / (1 - share) + 1) / limit whatever made the sends clump"));
+    .note(format!("{}{per_rate}same-ms share: the share of sends (of Redis runs) in the millisecond of the send (run) before, measured per trial from the send times (Redis's TIME); over the fill period (up to the last admission) it implies admitted / limit = ((limit - 1) / (1 - share) + 1) / limit whatever made the sends clump", limitbench_analysis::sessions::kept_apart(&p.kept_apart)));
     if !p.filled {
         m = m.invalid(UNFILLED);
     }

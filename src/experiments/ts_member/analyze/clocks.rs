@@ -11,6 +11,7 @@ use super::claims::{B51_RATES, UNFILLED, pairs};
 use super::{OpenRows, Sender, fill_share, filled, mean_some, pct, ratios};
 use limitbench_analysis::Measured;
 use limitbench_analysis::claims::Alternative;
+use limitbench_analysis::experiments::ts_member::rows::Row;
 use limitbench_analysis::table::f;
 
 fn mean(v: &[f64]) -> f64 {
@@ -21,6 +22,11 @@ fn mean(v: &[f64]) -> f64 {
 /// each sample resampled on its own, 2,000 times, from a fixed seed (a rerun
 /// of the analysis gives the same interval).
 pub fn diff_ci(a: &[f64], b: &[f64]) -> (f64, f64) {
+    diff_ci_at(a, b, 0.95)
+}
+
+/// [`diff_ci`] at another two-sided `level`.
+pub fn diff_ci_at(a: &[f64], b: &[f64], level: f64) -> (f64, f64) {
     if a.len() < 2 || b.len() < 2 {
         let d = mean(a) - mean(b);
         return (d, d);
@@ -37,7 +43,47 @@ pub fn diff_ci(a: &[f64], b: &[f64]) -> (f64, f64) {
         .collect();
     stats.sort_by(|x, y| x.total_cmp(y));
     let q = |p: f64| limitbench_analysis::stats::quantile(&stats, p);
-    (q(0.025), q(0.975))
+    let tail = (1.0 - level) / 2.0;
+    (q(tail), q(1.0 - tail))
+}
+
+/// The interval a rate's clock difference is judged on: pooled when the
+/// measuring sessions agree on it, else the hull of the sessions' own
+/// differences (both members measured in each), with the reason.
+fn sessions_diff_interval(
+    o: &OpenRows,
+    ra: &[&Row],
+    rb: &[&Row],
+    what: &str,
+    pooled: (f64, f64),
+) -> ((f64, f64), Option<String>) {
+    use limitbench_analysis::sessions::{Estimate, judged_interval};
+    use std::collections::BTreeMap;
+    let mut by: BTreeMap<usize, (Vec<f64>, Vec<f64>)> = BTreeMap::new();
+    for r in ra {
+        by.entry(o.session(r))
+            .or_default()
+            .0
+            .push(r.admitted_per_limit);
+    }
+    for r in rb {
+        by.entry(o.session(r))
+            .or_default()
+            .1
+            .push(r.admitted_per_limit);
+    }
+    let est: Vec<Estimate> = by
+        .iter()
+        .filter(|(_, (a, b))| a.len() >= 2 && b.len() >= 2)
+        .map(|(s, (a, b))| (*s, mean(a) - mean(b), diff_ci(a, b), a.len() + b.len()))
+        .collect();
+    judged_interval(
+        what,
+        &est,
+        |s, lv| diff_ci_at(&by[&s].0, &by[&s].1, lv),
+        pooled,
+        3,
+    )
 }
 
 /// B5.3's quantity with one sender: per B5.1 rate, mean admitted / limit of
@@ -52,6 +98,10 @@ pub struct ClockDiff {
     /// Fewest trials of either member at a rate.
     pub n_min: usize,
     pub filled: bool,
+    /// Rates whose measuring sessions disagree, judged on their hull.
+    pub kept_apart: Vec<String>,
+    /// Per rate: is its interval such a hull?
+    pub apart: Vec<bool>,
 }
 
 pub fn clock_diff(o: &OpenRows, s: Sender) -> Option<ClockDiff> {
@@ -63,6 +113,8 @@ pub fn clock_diff(o: &OpenRows, s: Sender) -> Option<ClockDiff> {
         rates: 0,
         n_min: usize::MAX,
         filled: true,
+        kept_apart: vec![],
+        apart: vec![],
     };
     let mut shown = Vec::new();
     for rate in B51_RATES {
@@ -70,17 +122,26 @@ pub fn clock_diff(o: &OpenRows, s: Sender) -> Option<ClockDiff> {
         if ra.is_empty() || rb.is_empty() {
             d.values.push(f64::NAN);
             d.intervals.push((f64::NAN, f64::NAN));
+            d.apart.push(false);
             continue;
         }
         let (a, b) = (ratios(&ra), ratios(&rb));
         let v = mean(&a) - mean(&b);
-        let iv = diff_ci(&a, &b);
+        let what = format!("{}/s, redis-ms minus caller-ms", f(rate, 0));
+        let (iv, apart) = sessions_diff_interval(o, &ra, &rb, &what, diff_ci(&a, &b));
+        let label = if apart.is_some() {
+            "sessions' hull"
+        } else {
+            "95% CI"
+        };
+        d.apart.push(apart.is_some());
+        d.kept_apart.extend(apart);
         d.rates += 1;
         d.caller_less += usize::from(mean(&b) < mean(&a));
         d.n_min = d.n_min.min(a.len()).min(b.len());
         d.filled &= filled(&ra) && filled(&rb);
         shown.push(format!(
-            "{}/s: {} - {} = {} (95% CI {}..{}, n={}+{})",
+            "{}/s: {} - {} = {} ({label} {}..{}, n={}+{})",
             f(rate, 0),
             f(mean(&a), 3),
             f(mean(&b), 3),
@@ -116,7 +177,8 @@ pub fn b53(o: &OpenRows, spec: Option<&limitbench_analysis::ClaimSpec>) -> Optio
                 .enumerate()
                 .map(|(i, r)| {
                     let st =
-                        super::claims::value_status(c, i, d.values[i], d.intervals[i], d.n_min);
+                        super::claims::value_status(c, i, d.values[i], d.intervals[i], d.n_min)
+                            .kept_apart(d.apart[i]);
                     format!("{}/s: {}", f(*r, 0), st.text(3))
                 })
                 .collect();
@@ -138,6 +200,7 @@ pub fn b53(o: &OpenRows, spec: Option<&limitbench_analysis::ClaimSpec>) -> Optio
     )
     .trials(d.n_min)
     .setting(&pairs(&main.setting()))
+    .sessions_apart(!d.kept_apart.is_empty())
     .sweep_figure("b5_3-clock-sweep")
     .model(format!(
         "the caller stamps a request when it sends it; Redis when it runs it, and requests that queue at Redis run back to back, so more of them share a Redis millisecond than shared a send millisecond (fill period, main sender, redis-ms: {})",
@@ -156,8 +219,10 @@ pub fn b53(o: &OpenRows, spec: Option<&limitbench_analysis::ClaimSpec>) -> Optio
             .join("; ")
     ))
     .note(format!(
-        "{per_rate}caller-ms over-admitted less than redis-ms at {} of {} rates; a likely cause: requests that queue at Redis run back to back inside one Redis millisecond, while the caller stamps them when it sends",
-        d.caller_less, d.rates
+        "{}{per_rate}caller-ms over-admitted less than redis-ms at {} of {} rates; a likely cause: requests that queue at Redis run back to back inside one Redis millisecond, while the caller stamps them when it sends",
+        limitbench_analysis::sessions::kept_apart(&d.kept_apart),
+        d.caller_less,
+        d.rates
     ));
     if !d.filled {
         m = m.invalid(UNFILLED);
@@ -177,75 +242,4 @@ pub fn b53(o: &OpenRows, spec: Option<&limitbench_analysis::ClaimSpec>) -> Optio
         }
     }
     Some(m)
-}
-
-/// B5.1 and B5.3 are no finding when the measuring sessions of a judged
-/// cell (a B5.1 rate of `members` at the main sender) disagree on its
-/// admitted / limit (a run resumed later, `limitbench_analysis::sessions`).
-pub fn sessions_checked(
-    manifest: &serde_json::Value,
-    m: Option<Measured>,
-    o: &OpenRows,
-    members: &[&str],
-) -> Option<Measured> {
-    use limitbench_analysis::sessions::{BySession, checked, disagreements, session_of};
-    let m = m?;
-    let main = o.main?;
-    let mut groups: Vec<(String, BySession)> = Vec::new();
-    for member in members {
-        for rate in B51_RATES {
-            let mut g = BySession::new();
-            for r in o.at(member, rate, main) {
-                g.entry(session_of(manifest, "ts-member", r.trial))
-                    .or_default()
-                    .push(r.admitted_per_limit);
-            }
-            groups.push((format!("{member} at {rate}/s, admitted / limit"), g));
-        }
-    }
-    Some(checked(
-        m,
-        disagreements(groups.iter().map(|(w, g)| (w.clone(), g)), 3),
-    ))
-}
-
-/// B5.3's own session check: per B5.1 rate at the main sender, the
-/// difference redis-ms minus caller-ms within each session (both members
-/// measured in it), two sessions disagreeing when their 95% intervals of
-/// that difference are disjoint. B5.3 judges the difference, not the
-/// levels B5.1 judges, so its validity rests on the difference agreeing.
-pub fn b53_sessions_checked(
-    manifest: &serde_json::Value,
-    m: Option<Measured>,
-    o: &OpenRows,
-) -> Option<Measured> {
-    use limitbench_analysis::sessions::{
-        Estimate, checked, estimates_disagree, joined, session_of,
-    };
-    use std::collections::BTreeMap;
-    let m = m?;
-    let main = o.main?;
-    let mut whys = Vec::new();
-    for rate in B51_RATES {
-        let mut by: BTreeMap<usize, (Vec<f64>, Vec<f64>)> = BTreeMap::new();
-        for (i, member) in ["redis-ms", "caller-ms"].iter().enumerate() {
-            for r in o.at(member, rate, main) {
-                let e = by
-                    .entry(session_of(manifest, "ts-member", r.trial))
-                    .or_default();
-                if i == 0 { &mut e.0 } else { &mut e.1 }.push(r.admitted_per_limit);
-            }
-        }
-        let est: Vec<Estimate> = by
-            .iter()
-            .filter(|(_, (a, b))| a.len() >= 2 && b.len() >= 2)
-            .map(|(s, (a, b))| (*s, mean(a) - mean(b), diff_ci(a, b), a.len() + b.len()))
-            .collect();
-        whys.extend(estimates_disagree(
-            &format!("{rate}/s, redis-ms minus caller-ms"),
-            &est,
-            3,
-        ));
-    }
-    Some(checked(m, joined(whys)))
 }

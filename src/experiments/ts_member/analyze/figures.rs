@@ -266,22 +266,15 @@ fn b51_verdicts(ctx: &AnalysisCtx, o: &OpenRows) -> Vec<String> {
     let (Some(c), Some(main)) = (ctx.claim("B5.1"), o.main) else {
         return Vec::new();
     };
-    let mut values = Vec::new();
-    let mut iv = Vec::new();
-    let mut n = usize::MAX;
-    for r in B51_RATES {
-        let v = ratios(&o.at("redis-ms", r, main));
-        if v.is_empty() {
-            return Vec::new();
-        }
-        n = n.min(v.len());
-        values.push(Summary::of(&v).mean);
-        iv.push(mean_ci(&v));
-    }
-    b51_per_rate(c, &values, &iv, n)
+    // The claim's own per-rate intervals (a hull where sessions disagree).
+    let Some(p) = super::claims::b51_at(o, main) else {
+        return Vec::new();
+    };
+    b51_per_rate(c, &p.values, &p.intervals, p.n_min, &p.apart)
         .0
         .iter()
         .map(|s| match (s.verdict, s.n_needed) {
+            ("undecided", Some(k)) if k.is_nan() => "undecided (sessions disagree)".to_string(),
             ("undecided", Some(k)) if !k.is_finite() || k > 10_000.0 => {
                 "undecidable (on the edge)".to_string()
             }
@@ -300,11 +293,14 @@ pub fn sender_sweep(ctx: &AnalysisCtx, o: &OpenRows) -> Result<String> {
         &["B5.1"],
         "over-admission against the sender's timer tick and connections",
         format!(
-            "redis-ms, limit {limit}: admitted / limit, mean with 95% bootstrap whiskers over {{n}} trials; precise: every send waited for to the microsecond; a tick: sends released at the next multiple of it. Each panel's title: B5.1's verdict at that rate with the main sender (n~k: about k trials would decide it at this spread)."
+            "redis-ms, limit {limit}: admitted / limit, mean with 95% bootstrap whiskers over {{n}} trials (the main sender's, where the measuring sessions disagree: the hull of each session's 97.5% interval, the claim's own); precise: every send waited for to the microsecond; a tick: sends released at the next multiple of it. Each panel's title: B5.1's verdict at that rate with the main sender (n~k: about k trials would decide it at this spread)."
         ),
     )
     .columns(3);
     let verdicts = b51_verdicts(ctx, o);
+    let judged = o
+        .main
+        .and_then(|m| super::claims::b51_at(o, m).map(|p| (m, p)));
     for (i, &rate) in B51_RATES.iter().enumerate() {
         let mut p = per_sender(
             Panel::new(
@@ -319,7 +315,18 @@ pub fn sender_sweep(ctx: &AnalysisCtx, o: &OpenRows) -> Result<String> {
             &conns,
             |k, s| {
                 let rs = o.at("redis-ms", rate, s);
-                (!rs.is_empty()).then(|| ci_pt(k as f64, &ratios(&rs)))
+                // The main sender's whisker is the claim's own interval
+                // (the sessions' hull where they disagree).
+                match &judged {
+                    Some((m, p)) if *m == s && p.apart.get(i) == Some(&true) => Some(Pt::spread(
+                        k as f64,
+                        p.values[i],
+                        p.intervals[i].0,
+                        p.intervals[i].1,
+                        rs.len(),
+                    )),
+                    _ => (!rs.is_empty()).then(|| ci_pt(k as f64, &ratios(&rs))),
+                }
             },
         );
         p = p.series(Series::points(
@@ -353,7 +360,7 @@ pub fn clock_sweep(ctx: &AnalysisCtx, o: &OpenRows) -> Result<String> {
         "b5_3-clock-sweep",
         &["B5.3"],
         "Redis's clock against the caller's, per rate and sender",
-        format!("mean admitted / limit of redis-ms minus caller-ms, per rate, with its two-sample 95% bootstrap interval over {{n}} trials per member; precise: every send waited for to the microsecond; a tick: sends released at the next multiple of it. How the verdict reads it: at the main sender ({main}) every rate's whole 95% interval must lie inside that rate's shaded band (the precision of the study's figure at that rate, B5.1's tolerance) for reproduced; one wholly outside is not reproduced; a whisker across an edge is inconclusive (not a pass); the other senders are the sweep."),
+        format!("mean admitted / limit of redis-ms minus caller-ms, per rate, with its two-sample 95% bootstrap interval over {{n}} trials per member (where the measuring sessions disagree, the hull of each session's 97.5% interval: the claim's own interval, which only one clean session narrows); precise: every send waited for to the microsecond; a tick: sends released at the next multiple of it. How the verdict reads it: at the main sender ({main}) every rate's whole 95% interval must lie inside that rate's shaded band (the precision of the study's figure at that rate, B5.1's tolerance) for reproduced; one wholly outside is not reproduced; a whisker across an edge is inconclusive (not a pass); the other senders are the sweep."),
     )
     .columns(3);
     for (i, &rate) in B51_RATES.iter().enumerate() {

@@ -21,6 +21,7 @@ fn undecided_text(o: Outcome, spec: &ClaimSpec, m: &Measured) -> String {
             "undecided: the interval reaches across the band of {}",
             m.undecided.join("; ")
         ),
+        _ if m.sessions_apart => "the interval reaches across the tolerance's edge; it is the hull of measuring sessions that disagree, so more trials pooled over them would not narrow it: one clean session decides it".into(),
         _ => format!(
             "the 95% interval reaches across the tolerance's edge{}",
             match trials_to_decide(spec, m) {
@@ -228,12 +229,21 @@ pub fn judge(claims: &[ClaimSpec], measured: Vec<Measured>, size: &str) -> Vec<J
                 // Our default of a detail the study leaves open, kept because
                 // it reproduces: an assumption, counted as one.
                 let a = assumed_text(c, mm);
+                // ... and under a named reading, if it rests on one too.
+                let (a, read) = match &c.reading {
+                    Some(r) => (
+                        format!("{a}; {r}"),
+                        format!("; and under a reading the study does not state: {r}"),
+                    ),
+                    None => (a, String::new()),
+                };
                 return row(
                     Verdict::ReproducedWithAssumption,
                     a.clone(),
                     false,
                     format!(
-                        "reproduces at our default {a}, a value the study does not state, chosen because it reproduces; {tried} setting(s) tried{}",
+                        "reproduces at our default {}, a value the study does not state, chosen because it reproduces; {tried} setting(s) tried{}{read}",
+                        assumed_text(c, mm),
                         if range.is_empty() { String::new() } else { format!("; swept {range}") }
                     ),
                 );

@@ -79,6 +79,22 @@ fn a_default_kept_because_it_reproduces_is_an_assumption() {
 }
 
 #[test]
+fn a_default_and_a_reading_are_both_named_when_a_claim_rests_on_both() {
+    let mut s = spec("M", 41.0, 2.0);
+    s.assumed = vec!["member_len".into()];
+    s.reading = Some("the counter kept as two keys".into());
+    let j = &judge(&[s], vec![member("M", 41.0, 30.0, 38.0)], "full")[0];
+    assert_eq!(j.verdict, Verdict::ReproducedWithAssumption);
+    assert_eq!(j.assumption, "member_len=26; the counter kept as two keys");
+    assert!(
+        j.why
+            .contains("reading the study does not state: the counter"),
+        "{}",
+        j.why
+    );
+}
+
+#[test]
 fn one_value_per_detail_serves_every_claim_or_the_claim_fails() {
     let claims = [
         spec("M1", 30.0, 1.0),
