@@ -63,7 +63,11 @@ pub(super) fn y_values(p: &Panel) -> Vec<f64> {
         .chain(
             p.refs
                 .iter()
-                .flat_map(|r| [r.value, r.band.map(|b| b.0), r.band.map(|b| b.1)])
+                .flat_map(|r| {
+                    [r.value, r.band.map(|b| b.0), r.band.map(|b| b.1)]
+                        .into_iter()
+                        .chain(r.lines.iter().map(|v| Some(*v)))
+                })
                 .flatten()
                 .filter(|v| v.is_finite()),
         )
@@ -126,7 +130,9 @@ pub(super) fn references<DB: DrawingBackend>(
         }
         let lines: Vec<f64> = match (r.value, r.kind, r.band) {
             (Some(v), _, _) => vec![v],
-            (None, RefKind::Published, Some(_)) => r.lines.clone(),
+            // A published range's ends, with or without a pass band (a
+            // machine claim's published values are drawn, not judged).
+            (None, RefKind::Published, _) => r.lines.clone(),
             _ => vec![],
         };
         for v in lines

@@ -93,11 +93,17 @@ fn row(j: &Judged) -> ForestRow {
     };
     if matches!(c.check, Check::Behaviour | Check::Shape) || values.is_empty() {
         let held = m.conditions.iter().filter(|c| c.1).count();
+        // An invalid measurement's conditions are no finding: say so first.
+        let invalid = if m.invalid.is_empty() {
+            ""
+        } else {
+            "invalid measurement (no finding); "
+        };
         return ForestRow {
             label,
             note,
             placeholder: format!(
-                "{} claim: {held} of {} conditions hold (no ratio)",
+                "{} claim: {invalid}{held} of {} conditions hold (no ratio)",
                 c.check.as_str(),
                 m.conditions.len()
             ),

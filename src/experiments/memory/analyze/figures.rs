@@ -33,7 +33,11 @@ fn limits(cells: &LogCells, z: u64) -> Vec<f64> {
 }
 
 /// B3.1 and B3.3: bytes per entry against the limit, one line per member length.
-pub(super) fn bytes_per_entry(ctx: &AnalysisCtx, cells: &LogCells) -> Result<String> {
+pub(super) fn bytes_per_entry(
+    ctx: &AnalysisCtx,
+    cells: &LogCells,
+    other: &[&MemoryRow],
+) -> Result<String> {
     // The limits as categories: 127, 128 and 129 get a tick each (on a log
     // axis they fall on one), and the member lengths stand side by side.
     let ls = limits(cells, 128);
@@ -41,7 +45,7 @@ pub(super) fn bytes_per_entry(ctx: &AnalysisCtx, cells: &LogCells) -> Result<Str
     let mut p = Panel::new(
         "",
         Axis::new("limit L (entries per client; not to scale)"),
-        Axis::new("bytes per entry (used_memory growth / client / L)"),
+        Axis::new("bytes per entry"),
     )
     .categories(ls.iter().map(|l| num(*l)).collect());
     for m in &cells.member_lens {
@@ -69,7 +73,41 @@ pub(super) fn bytes_per_entry(ctx: &AnalysisCtx, cells: &LogCells) -> Result<Str
     if p.points() == 0 {
         return Ok(String::new());
     }
-    Figure::new(
+    // B3.3's last clause: the sliding-window counter per 10,000 clients.
+    let (two_keys, hash) = super::verdicts::counter_mb(other);
+    let mut counter = Panel::new(
+        "B3.3: the same 10,000 clients on a sliding-window counter",
+        Axis::new("how the counter's two integers are stored"),
+        Axis::new("MB per 10,000 clients"),
+    )
+    .categories(vec![
+        "two keys per client (judged: the reading)".into(),
+        "one hash per client (our counter; shown)".into(),
+    ])
+    .series(Series::points(
+        "ours, per fill",
+        two_keys
+            .iter()
+            .map(|v| Pt::new(0.0, *v))
+            .chain(hash.iter().map(|v| Pt::new(1.0, *v)))
+            .collect(),
+    ));
+    if let Some((v, band)) = super::verdicts::counter_band(ctx) {
+        counter = counter.reference(Reference {
+            kind: limitbench_analysis::figure::RefKind::Published,
+            label: format!(
+                "B3.3 published: the counter needs {v} MB per 10,000 clients; shaded: passes ({}-{} MB, its rounding to 0.1 MB and 1%)",
+                num(band.0),
+                num(band.1)
+            ),
+            value: Some(v),
+            band: Some(band),
+            x: None,
+            lines: vec![],
+        });
+    }
+    let with_counter = counter.points() > 0;
+    let fig = Figure::new(
         "b3_1-b3_3-bytes-per-entry",
         &["B3.1", "B3.3"],
         "sliding-log memory per entry: listpack up to 128 entries, skiplist past it, per member length",
@@ -77,8 +115,12 @@ pub(super) fn bytes_per_entry(ctx: &AnalysisCtx, cells: &LogCells) -> Result<Str
         cells.main.values().map(|r| r.clients).min().unwrap_or(0),
         cells.main.values().map(|r| r.clients).max().unwrap_or(0)),
     )
-    .panel(p)
-    .write(ctx)
+    .panel(p);
+    if with_counter {
+        fig.panel(counter).write(ctx)
+    } else {
+        fig.write(ctx)
+    }
 }
 
 /// B3.2 and B4.3: bytes per client against L, the jump at 129 and the

@@ -310,7 +310,7 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
     );
     let mut appendix = tables::main_table(&cells);
     appendix += &tables::verify_table(&rows);
-    md += &figures::bytes_per_entry(ctx, &cells)?;
+    md += &figures::bytes_per_entry(ctx, &cells, &other)?;
     md += &figures::per_client(ctx, &cells, &zs)?;
     md += &figures::member_sweep(ctx, &cells)?;
     md += &tables::sensitivity_table(ctx, &cells);
