@@ -124,7 +124,41 @@ fn late_among(trials: &[Trial], setting: &(String, String), late: &Late) -> usiz
         .count()
 }
 
-pub fn measured(trials: &[Trial], late: &Late) -> Option<Measured> {
+/// The interval A3.3's default (a uniform phase at rate `x`) is judged on:
+/// pooled when its trials' measuring sessions agree, else the hull of the
+/// sessions' intervals (`limitbench_analysis::sessions`), with the reason.
+fn sessions_interval(
+    trials: &[Trial],
+    x: &str,
+    manifest: &serde_json::Value,
+    pooled: (f64, f64),
+) -> ((f64, f64), Option<String>) {
+    use limitbench_analysis::sessions::{BySession, Estimate, judged_interval, session_of};
+    use limitbench_analysis::stats::mean_ci_at;
+    let mut by = BySession::new();
+    for t in a3_3_trials(trials)
+        .iter()
+        .filter(|t| uniform(t) && t.row.rate_x.map(num).as_deref() == Some(x))
+    {
+        by.entry(session_of(manifest, "bursts", t.row.trial))
+            .or_default()
+            .push(t.ratio);
+    }
+    let est: Vec<Estimate> = by
+        .iter()
+        .filter(|(_, v)| v.len() >= 2)
+        .map(|(s, v)| (*s, Summary::of(v).mean, mean_ci(v), v.len()))
+        .collect();
+    judged_interval(
+        &format!("uniform phase at {x}x, mean max-in-window / L"),
+        &est,
+        |s, lv| mean_ci_at(&by[&s], lv),
+        pooled,
+        3,
+    )
+}
+
+pub fn measured(trials: &[Trial], late: &Late, manifest: &serde_json::Value) -> Option<Measured> {
     let sweep = a3_3_sweep(trials);
     // Default: a phase drawn uniformly per trial at 1x; without it (runs
     // before the draw), the pooled fixed phases at 1x.
@@ -145,6 +179,11 @@ pub fn measured(trials: &[Trial], late: &Late) -> Option<Measured> {
             s.mean, s.max, s.n
         )
     };
+    let (iv, apart) = if phase == "uniform" {
+        sessions_interval(trials, x, manifest, mean_ci(v))
+    } else {
+        (mean_ci(v), None)
+    };
     let mut m = Measured::new(
         "A3.3",
         vec![s.mean],
@@ -152,14 +191,22 @@ pub fn measured(trials: &[Trial], late: &Late) -> Option<Measured> {
         "bursts.csv+history pattern=burst-then-sustained strategy=sliding-window-counter, per (burst phase, sustained rate)",
     )
     .intervals(
-        vec![mean_ci(v)],
+        vec![iv],
         format!("bootstrap 95% interval of the mean over {} trials", v.len()),
     )
+    .sessions_apart(apart.is_some())
     .setting(&[("burst_phase", phase.as_str()), ("sustained_x", x.as_str())])
     .sweep_figure("a3_3-sweep-phase-rate")
     .note(
         "a burst of L at phase p of a window fills it; in the next window the counter weighs the previous one by 1 - (time into the window), so it admits about L x (time into the window) more by the time the sliding window that starts at the burst ends: about 1 + p/window x L in that window when the traffic after the burst keeps up (>= 1x), less when it does not. So each fixed phase gives one value (mean = worst), a phase drawn uniformly per trial gives about 1.5x on average at >= 1x, and the worst over trials approaches 2x as trials are added (shown, not judged). Power: with a uniform phase the statistic's spread is set by the design (1 + U, U uniform on [0, 1): sd 0.289), wider than a handful of draws may show, so the planned trials come from that sd (experiments/bursts.toml, uniform_phase_reps: 200 at full), not from the power line above, which uses this run's own spread",
     );
+    if let Some(why) = &apart {
+        m.note = format!(
+            "{}{}",
+            limitbench_analysis::sessions::kept_apart(std::slice::from_ref(why)),
+            m.note
+        );
+    }
     let n_late = late_among(trials, &sweep[def].0, late);
     if n_late > 0 {
         m = m.invalid(Late::reason(n_late, v.len(), "A3.3's mean"));

@@ -352,6 +352,7 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
         a3_3::measured(
             &trials,
             &limitbench_analysis::experiments::skew::analyze::late::Late::read(ctx, "bursts")?,
+            &ctx.manifest,
         ),
         measured_a3_4(&trials),
     ]
