@@ -77,12 +77,51 @@ fn sessions_diff_interval(
         .filter(|(_, (a, b))| a.len() >= 2 && b.len() >= 2)
         .map(|(s, (a, b))| (*s, mean(a) - mean(b), diff_ci(a, b), a.len() + b.len()))
         .collect();
-    judged_interval(
+    // The same rows disagreeing on either member's level (B5.1's ruling on
+    // redis-ms) measured different things in each session: keep the
+    // sessions apart then too, whatever their differences read.
+    let level = |pick: fn(&(Vec<f64>, Vec<f64>)) -> &Vec<f64>| -> Vec<Estimate> {
+        by.iter()
+            .filter(|(_, ab)| pick(ab).len() >= 2)
+            .map(|(s, ab)| {
+                let v = pick(ab);
+                (*s, mean(v), limitbench_analysis::stats::mean_ci(v), v.len())
+            })
+            .collect()
+    };
+    use limitbench_analysis::sessions::estimates_disagree;
+    let levels: Vec<String> = [
+        ("redis-ms", level(|ab| &ab.0)),
+        ("caller-ms", level(|ab| &ab.1)),
+    ]
+    .iter()
+    .filter_map(|(m, e)| estimates_disagree(&format!("{m} admitted / limit"), e, 3))
+    .collect();
+    let (iv, why) = judged_interval(
         what,
         &est,
         |s, lv| diff_ci_at(&by[&s].0, &by[&s].1, lv),
         pooled,
         3,
+    );
+    if why.is_some() || levels.is_empty() {
+        return (iv, why);
+    }
+    // The difference agrees but a level does not: the hull, with that reason.
+    let lv = limitbench_analysis::sessions::level(est.len());
+    let hull = est.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |h, e| {
+        let iv = diff_ci_at(&by[&e.0].0, &by[&e.0].1, lv);
+        (h.0.min(iv.0), h.1.max(iv.1))
+    });
+    (
+        hull,
+        Some(format!(
+            "{what}: the sessions' rows disagree ({}); judged on the hull of the sessions' {:.1}% intervals of the difference, {:.3}..{:.3}",
+            levels.join("; "),
+            100.0 * lv,
+            hull.0,
+            hull.1
+        )),
     )
 }
 
