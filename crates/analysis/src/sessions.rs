@@ -88,6 +88,23 @@ pub fn estimates_disagree(what: &str, est: &[Estimate], digits: usize) -> Option
     disjoint.then(|| format!("{what}: {}", describe(est, digits)))
 }
 
+/// [`judged_interval`] of a mean: `groups`' sessions' means, their
+/// intervals at another level by bootstrap, `pooled` when they agree.
+pub fn judged_mean_interval(
+    what: &str,
+    groups: &BySession,
+    pooled: (f64, f64),
+    digits: usize,
+) -> ((f64, f64), Option<String>) {
+    judged_interval(
+        what,
+        &estimates(groups),
+        |s, lv| crate::stats::mean_ci_at(&groups[&s], lv),
+        pooled,
+        digits,
+    )
+}
+
 /// [`estimates_disagree`] on the sessions' means of `groups` (each
 /// session with at least two trials).
 pub fn disagreement(what: &str, groups: &BySession, digits: usize) -> Option<String> {

@@ -133,8 +133,7 @@ fn sessions_interval(
     manifest: &serde_json::Value,
     pooled: (f64, f64),
 ) -> ((f64, f64), Option<String>) {
-    use limitbench_analysis::sessions::{BySession, Estimate, judged_interval, session_of};
-    use limitbench_analysis::stats::mean_ci_at;
+    use limitbench_analysis::sessions::{BySession, judged_mean_interval, session_of};
     let mut by = BySession::new();
     for t in a3_3_trials(trials)
         .iter()
@@ -144,15 +143,9 @@ fn sessions_interval(
             .or_default()
             .push(t.ratio);
     }
-    let est: Vec<Estimate> = by
-        .iter()
-        .filter(|(_, v)| v.len() >= 2)
-        .map(|(s, v)| (*s, Summary::of(v).mean, mean_ci(v), v.len()))
-        .collect();
-    judged_interval(
+    judged_mean_interval(
         &format!("uniform phase at {x}x, mean max-in-window / L"),
-        &est,
-        |s, lv| mean_ci_at(&by[&s], lv),
+        &by,
         pooled,
         3,
     )

@@ -42,20 +42,14 @@ pub fn sessions_interval(
     what: &str,
     pooled: (f64, f64),
 ) -> ((f64, f64), Option<String>) {
-    use limitbench_analysis::sessions::{BySession, Estimate, judged_interval};
-    use limitbench_analysis::stats::mean_ci_at;
+    use limitbench_analysis::sessions::{BySession, judged_mean_interval};
     let mut by = BySession::new();
     for r in rows {
         by.entry(o.session(r))
             .or_default()
             .push(r.admitted_per_limit);
     }
-    let est: Vec<Estimate> = by
-        .iter()
-        .filter(|(_, v)| v.len() >= 2)
-        .map(|(s, v)| (*s, Summary::of(v).mean, mean_ci(v), v.len()))
-        .collect();
-    judged_interval(what, &est, |s, lv| mean_ci_at(&by[&s], lv), pooled, 3)
+    judged_mean_interval(what, &by, pooled, 3)
 }
 
 pub(super) fn b51_at(o: &OpenRows, s: Sender) -> Option<PerRate> {
