@@ -167,11 +167,55 @@ impl RunManifest {
         std::fs::rename(&tmp, &p).map_err(|e| Error::io("writing manifest.json", e))
     }
 
+    /// Record `value` under `key` for `experiment`. A value an earlier
+    /// session noted (a resumed run's round-trip calibration, its server)
+    /// is not lost: the first time this session notes `key`, the earlier
+    /// value moves under `notes` into the entry of the latest earlier
+    /// session that noted it (the previous session for manifests written
+    /// before sessions listed what they `noted`).
     pub fn note(&mut self, experiment: &str, key: &str, value: serde_json::Value) {
-        self.experiments
-            .entry(experiment.to_string())
-            .or_default()
-            .insert(key.to_string(), value);
+        let e = self.experiments.entry(experiment.to_string()).or_default();
+        let sessions = e
+            .get("sessions")
+            .and_then(|v| v.as_array())
+            .map_or(0, |l| l.len());
+        let current = sessions.checked_sub(1);
+        let noted_now = current.is_some_and(|i| {
+            e["sessions"][i]
+                .get("noted")
+                .and_then(|v| v.as_array())
+                .is_some_and(|l| l.iter().any(|k| k == key))
+        });
+        if let (Some(i), false) = (current, noted_now) {
+            if i > 0
+                && let Some(old) = e.get(key).cloned()
+                && old != value
+            {
+                let owner = (0..i)
+                    .rev()
+                    .find(|&j| {
+                        e["sessions"][j]
+                            .get("noted")
+                            .and_then(|v| v.as_array())
+                            .is_some_and(|l| l.iter().any(|k| k == key))
+                    })
+                    .unwrap_or(i - 1);
+                let prev = &mut e.get_mut("sessions").expect("counted above")[owner];
+                if !prev.get("notes").is_some_and(|n| n.is_object()) {
+                    prev["notes"] = serde_json::json!({});
+                }
+                prev["notes"][key] = old;
+            }
+            let cur = &mut e.get_mut("sessions").expect("counted above")[i];
+            if !cur.get("noted").is_some_and(|n| n.is_array()) {
+                cur["noted"] = serde_json::json!([]);
+            }
+            cur["noted"]
+                .as_array_mut()
+                .expect("set above")
+                .push(key.into());
+        }
+        e.insert(key.to_string(), value);
     }
 
     pub fn started_experiment(&mut self, experiment: &str, params: &toml::Table) {
@@ -313,5 +357,40 @@ mod tests {
         );
         assert_eq!(back["run_id"], serde_json::json!("r"));
         assert!(back.get("other").is_none(), "flattened, not nested: {back}");
+    }
+
+    #[test]
+    fn a_resumed_session_keeps_what_an_earlier_session_noted() {
+        // A resume recalibrates its round trips: the first session's
+        // calibration must stay readable, under that session.
+        let mut m = RunManifest::default();
+        let t = toml::Table::new();
+        m.started_experiment("retries", &t);
+        m.note("retries", "round_trips", serde_json::json!({"1": 977}));
+        m.note("retries", "round_trips", serde_json::json!({"1": 978}));
+        m.started_experiment("retries", &t);
+        m.started_experiment("retries", &t);
+        m.note("retries", "round_trips", serde_json::json!({"1": 1021}));
+        m.note(
+            "retries",
+            "round_trips",
+            serde_json::json!({"1": 1021, "6.7": 6686}),
+        );
+        let e = &m.experiments["retries"];
+        assert_eq!(
+            e["round_trips"],
+            serde_json::json!({"1": 1021, "6.7": 6686})
+        );
+        let s = e["sessions"].as_array().unwrap();
+        assert_eq!(s.len(), 3);
+        // Kept under the session that noted it, not the one in between.
+        assert_eq!(
+            s[0]["notes"]["round_trips"],
+            serde_json::json!({"1": 978}),
+            "{s:?}"
+        );
+        assert!(s[1].get("notes").is_none(), "{s:?}");
+        assert!(s[2].get("notes").is_none(), "{s:?}");
+        assert_eq!(s[2]["noted"], serde_json::json!(["round_trips"]));
     }
 }

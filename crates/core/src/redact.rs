@@ -88,6 +88,10 @@ pub fn text(s: &str) -> String {
     let words: Vec<&str> = out.split(' ').collect();
     let mut masked = Vec::with_capacity(words.len());
     let mut next_secret = false;
+    // ACL rules (`>password`, `<password`, `#<sha256>`) are secrets only
+    // in an ACL line, after its `user` / `SETUSER` word: elsewhere `<=` or
+    // `<strategy>` are plain text (a manifest note, a cell pattern).
+    let mut acl = false;
     for w in words {
         if next_secret && !w.is_empty() {
             masked.push(MASK.to_string());
@@ -101,10 +105,19 @@ pub fn text(s: &str) -> String {
             continue;
         }
         next_secret = SECRET_FLAGS.contains(&w);
-        // An ACL rule `>password` or `#<sha256>`.
-        if w.len() > 1 && (w.starts_with('>') || w.starts_with('<')) {
+        if acl
+            && w.len() > 1
+            && (w.starts_with('>')
+                || w.starts_with('<')
+                || (w.starts_with('#') || w.starts_with('!'))
+                    && w.len() == 65
+                    && w[1..].bytes().all(|b| b.is_ascii_hexdigit()))
+        {
             masked.push(format!("{}{MASK}", &w[..1]));
             continue;
+        }
+        if w.eq_ignore_ascii_case("user") || w.eq_ignore_ascii_case("setuser") {
+            acl = true;
         }
         masked.push(w.to_string());
     }
@@ -159,6 +172,15 @@ mod tests {
             text("user bench on >pw ~* +@all"),
             "user bench on >*** ~* +@all"
         );
+        assert_eq!(
+            text("ACL SETUSER bench on <old >new ~lb:* +get"),
+            "ACL SETUSER bench on <*** >*** ~lb:* +get"
+        );
+        let h = "a".repeat(64);
+        assert_eq!(
+            text(&format!("user default on #{h} ~*")),
+            "user default on #*** ~*"
+        );
         remember_secret("zq-unique-secret");
         assert_eq!(
             text("AUTH failed for zq-unique-secret"),
@@ -169,5 +191,20 @@ mod tests {
         let r = json(&v).to_string();
         assert!(!r.contains("x1"), "{r}");
         assert!(r.contains("\"port\":\"1\""), "{r}");
+    }
+
+    #[test]
+    fn plain_text_with_angle_brackets_is_not_a_secret() {
+        // A resumed run rewrote its manifest through this function and
+        // turned "mean <= 0.01" and a cell pattern "<strategy>/..." into
+        // "<***": only an ACL line's rules are secrets.
+        for s in [
+            "other processes took at most 0.03 cores (mean <= 0.01)",
+            "<strategy>/burst-then-sustained/phase-uniform/x{0.5,1,2}",
+            "admitted > limit in 3 of 10 trials",
+            "issue #31 and #a1b2",
+        ] {
+            assert_eq!(text(s), s);
+        }
     }
 }

@@ -342,6 +342,7 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
     figures::a2_1_settings(ctx, &g, limit, &mut md)?;
     figures::a2_1_jitter(ctx, &g, limit, &mut md)?;
     figures::a2_2_workers(ctx, &g, limit, &mut md)?;
+    figures::a2_2_arrivals(ctx, &g, &mut md)?;
     figures::a2_3(ctx, &g, &concurrency, &mut md)?;
     figures::table(&g, &mut appendix);
     let m1 = claims::a2_1(ctx, &g, limit);
