@@ -212,30 +212,55 @@ fn an_unsaturated_run_names_itself_and_makes_the_claim_invalid() {
 }
 
 #[test]
-fn b25_is_judged_on_normal_traffic_with_the_other_fill_levels_as_the_sweep() {
+fn b25_is_judged_where_the_smaller_limit_binds_and_fails_where_l_matters() {
+    // normal: every decision admitted at both limits (L never binds), 18%
+    // apart; steady: L=100 refuses some, 25% apart; full: refuses all, 1%.
     let mut rows = Vec::new();
     for t in 0..10 {
         let k = 1.0 + 0.01 * (t % 3) as f64;
-        for (cell, cpu) in [
-            ("sliding-window-log|L100|full", 10.0),
-            ("sliding-window-log|L10000|full", 10.1),
-            ("sliding-window-log|L100|normal", 11.0),
-            ("sliding-window-log|L10000|normal", 13.0),
-            ("sliding-window-log|L100|steady", 12.0),
+        for (cell, cpu, admitted) in [
+            ("sliding-window-log|L100|full", 10.0, 0),
+            ("sliding-window-log|L10000|full", 10.1, 0),
+            ("sliding-window-log|L100|normal", 11.0, 100),
+            ("sliding-window-log|L10000|normal", 13.0, 100),
+            ("sliding-window-log|L100|steady", 12.0, 80),
+            ("sliding-window-log|L10000|steady", 15.0, 100),
         ] {
-            rows.push(row(cell, t, cpu * k, 90_000.0));
+            let mut r = row(cell, t, cpu * k, 90_000.0);
+            r.admitted = admitted;
+            rows.push(r);
         }
     }
     let m = b25(&Variants::of(&rows)).unwrap();
-    // The default: normal traffic, 13/11 - 1 = 18% apart.
-    assert!(close(m.values[0], 100.0 * 2.0 / 11.0), "{:?}", m.values);
-    assert!(m.setting.contains(&("swl_fill".into(), "normal".into())));
-    assert!(m.failed_conditions().len() == 1, "{:?}", m.conditions);
-    // The full logs are a swept level; steady has one limit only: not shown.
-    assert_eq!(m.sweep.len(), 1);
-    assert!(m.sweep[0].setting.contains(&("swl_fill".into(), "full".into())));
-    // An older run folder without the default: undecided, never a pass.
-    let old: Vec<_> = rows.iter().filter(|r| r.cell.ends_with("|full")).cloned().collect();
-    let m = b25(&Variants::of(&old)).unwrap();
-    assert!(!m.undecided.is_empty() && m.conditions.is_empty());
+    // Judged: steady (15/12 - 1 = 25%) and full (1%); normal only shown.
+    assert_eq!(m.values.len(), 2, "{:?}", m.values);
+    assert!(close(m.values[0], 25.0), "{:?}", m.values);
+    assert!(close(m.values[1], 1.0), "{:?}", m.values);
+    assert!(m.setting.contains(&("swl_fill".into(), "steady+full".into())), "{:?}", m.setting);
+    assert!(m.sweep.is_empty(), "a fill level is scope, not a setting to pick");
+    // The steady level's 25% is far outside its noise bound: the claim fails.
+    assert_eq!(m.failed_conditions().len(), 1, "{:?}", m.conditions);
+    assert!(m.failed_conditions()[0].starts_with("steady"), "{:?}", m.conditions);
+    assert!(m.display.contains("never binds"), "{}", m.display);
+    // Without an effect (steady as close as full) it passes.
+    let flat: Vec<_> = rows
+        .iter()
+        .cloned()
+        .map(|mut r| {
+            if r.cell == "sliding-window-log|L10000|steady" {
+                r.redis_cpu_us_per_decision = r.redis_cpu_us_per_decision * 12.1 / 15.0;
+            }
+            r
+        })
+        .collect();
+    let m = b25(&Variants::of(&flat)).unwrap();
+    assert!(m.failed_conditions().is_empty() && m.undecided.is_empty(), "{:?}", m.conditions);
+    // An older folder with the full logs only has not covered the scope.
+    let full: Vec<_> = rows.iter().filter(|r| r.cell.ends_with("|full")).cloned().collect();
+    let m = b25(&Variants::of(&full)).unwrap();
+    assert!(m.undecided.iter().any(|u| u.contains("steady")), "{:?}", m.undecided);
+    // Only levels where L never binds: no test of L, so no finding.
+    let normal: Vec<_> = rows.iter().filter(|r| r.cell.ends_with("|normal")).cloned().collect();
+    let m = b25(&Variants::of(&normal)).unwrap();
+    assert!(!m.invalid.is_empty() && m.values.is_empty());
 }

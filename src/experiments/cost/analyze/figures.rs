@@ -284,7 +284,7 @@ pub(super) fn ratios(ctx: &AnalysisCtx, v: &Variants) -> Result<String> {
         "b2_4-b6_1-cost-ratios",
         &["B2.4", "B2.5", "B2.6", "B6.1"],
         "throughput and CPU ratios between variants of the same runs",
-        "Each point is the ratio (or difference) of the two variants' means over runs; whiskers: the same ratio per run (paired by run), min to max, {n}; B2.5 is one difference of means against the noise bound, no whisker.",
+        "Each point is the ratio (or difference) of the two variants' means over runs; whiskers: the same ratio per run (paired by run), min to max, {n}; B2.5: per fill level, the difference of the two limits' CPU per decision with the 95% interval of the per-run difference, against that level's noise bound; judged only where the smaller limit binds (steady, full).",
     )
     .columns(3);
     let pub_ref = |id: &str, i: usize| ctx.claim(id).map(|c| Reference::published(c, i));
@@ -305,33 +305,47 @@ pub(super) fn ratios(ctx: &AnalysisCtx, v: &Variants) -> Result<String> {
         }
         fig = fig.panel(p);
     }
-    if let Some(fill) = swl::shown_fill(v)
-        && let Some((diff, spread)) = swl::fill_difference(v, fill)
-    {
-        // A level whose runs failed the saturation check is no finding:
-        // the title says so, as the claim's verdict does.
-        let bad = swl::fill_unsaturated(v, fill);
-        let title = if bad > 0 {
-            format!("B2.5 ({fill} logs): invalid, {bad} runs < 0.9 busy")
-        } else {
-            format!("B2.5: sliding log, L=10,000 vs 100 ({fill} logs)")
+    let levels = swl::fill_levels(v);
+    if !levels.is_empty() {
+        // One category per fill level; only levels where the smaller limit
+        // binds are judged (B2.5's scope), and a level whose runs failed
+        // the saturation check is no finding: the labels say both.
+        let label = |f: &str, binds: bool, bad: usize| {
+            let state = if !binds {
+                "L never binds: not judged".to_string()
+            } else if bad > 0 {
+                format!("invalid: {bad} runs < 0.9 busy")
+            } else {
+                "judged".to_string()
+            };
+            format!("{f} logs ({state})")
         };
         let mut p = Panel::new(
-            title,
-            Axis::new(""),
+            "B2.5: sliding log, |L=10,000 - L=100| / L=100",
+            Axis::new("how full the logs are"),
             Axis::new("% difference of CPU per decision"),
         )
-        .categories(vec!["|L=10k - L=100| / L=100".into()])
-        .series(Series::points("ours", vec![Pt::new(0.0, diff * 100.0)]))
-        .reference(Reference::expected(
-            "2 x run-to-run sd (B2.5's noise bound)",
-            200.0 * spread,
+        .categories(levels.iter().map(|l| label(l.0, l.4, l.5)).collect())
+        .series(Series::points(
+            "ours (95% interval, paired by run)",
+            levels
+                .iter()
+                .enumerate()
+                .map(|(i, l)| Pt::spread(i as f64, l.1, l.2.0, l.2.1, 0))
+                .collect(),
         ));
+        // Each level's own noise bound, over its category only.
+        for (i, l) in levels.iter().enumerate() {
+            p = p.reference(
+                Reference::expected(
+                    "noise bound of each level: 2 x its larger run-to-run sd",
+                    l.3,
+                )
+                .over(i as f64 - 0.4, i as f64 + 0.4),
+            );
+        }
         if let Some(r) = pub_ref("B2.5", 0) {
-            // Drawn either side of our point so neither hides the other.
-            p = p
-                .reference(r.clone().over(-0.5, -0.12))
-                .reference(r.over(0.12, 0.5));
+            p = p.reference(r);
         }
         fig = fig.panel(p);
     }
