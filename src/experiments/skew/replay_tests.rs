@@ -74,6 +74,39 @@ fn the_script_refills_by_whole_milliseconds_of_the_absolute_clock() {
 }
 
 #[test]
+fn the_check_would_count_a_bucket_on_skewed_clocks_off() {
+    // Capacity 2 at 1 token/s; server 1's clock 1.5 s ahead of server 0's.
+    // On Redis's clock: a burst of two at 0, one token back by 1.000 s
+    // (admitted), then 1.001 s and 1.002 s refused: 3 admitted.
+    let r = Row {
+        capacity: 2,
+        rate_per_s: 1.0,
+        admitted: 3,
+        offsets_us: "0;1500000".into(),
+        start_unix_us: Some(1_700_000_000_000_000),
+        ..row(REDIS, 1500.0, 1.0, 0, 3)
+    };
+    let mut h = vec![
+        decided(&r, 0, true),
+        decided(&r, 10, true),
+        decided(&r, 1_000_000, true),
+        decided(&r, 1_001_000, false),
+        decided(&r, 1_002_000, false),
+    ];
+    h[2].worker = 1;
+    h[4].worker = 1;
+    let p = replay(&r, &h).unwrap();
+    assert!(!p.off(3), "the trial is the script's bucket on Redis's clock: {p:?}");
+    // On the skewed clocks server 1 reads 2.5 s (full again, admitted),
+    // server 0 then reads 1.001 s (a negative refill: refused) and server 1
+    // 2.502 s (1.002 tokens: admitted): 4 admitted, so counted off.
+    assert_eq!(p.skewed_off, Some(true), "{p:?}");
+    // Every server at offset 0: there is no alternative to tell apart.
+    let flat = replay(&Row { offsets_us: "0;0".into(), ..r.clone() }, &h).unwrap();
+    assert_eq!(flat.skewed_off, None);
+}
+
+#[test]
 fn a4_3_counts_the_trials_off_the_replay_and_a_late_trial_makes_it_invalid() {
     let r = |trial: u64, admitted: u64| Row {
         capacity: 2,

@@ -95,6 +95,13 @@ pub struct TrialReplay {
     /// script's at the phase found, and whether such a wrong bucket is then
     /// still found at another phase (what the search could hide).
     pub wrong_bucket: Option<(bool, bool)>,
+    /// The check's power against the study's own alternative, for a trial
+    /// whose servers' clocks were drawn apart: the same bucket run on each
+    /// server's skewed clock (Redis's time plus that server's offset, as
+    /// the caller-clock bucket reads it), same arrivals and order, at the
+    /// same phase. Some(true): its count differs from the recorded one, so
+    /// the check would count such a bucket off in this trial.
+    pub skewed_off: Option<bool>,
 }
 
 impl TrialReplay {
@@ -108,10 +115,13 @@ impl TrialReplay {
 /// Replays one trial's decisions (errored ones left out: the script may
 /// or may not have run). None when a decision has no Redis time.
 pub fn replay(r: &Row, history: &[HistoryRow]) -> Option<TrialReplay> {
-    let mut h: Vec<(i64, i64, bool)> = history
+    let mut h: Vec<(i64, i64, bool, u32)> = history
         .iter()
         .filter(|x| !x.error)
-        .map(|x| x.redis_time_us.map(|t| (t, x.sent_us, x.admitted)))
+        .map(|x| {
+            x.redis_time_us
+                .map(|t| (t, x.sent_us, x.admitted, x.worker))
+        })
         .collect::<Option<_>>()?;
     if h.is_empty() {
         return None;
@@ -126,6 +136,32 @@ pub fn replay(r: &Row, history: &[HistoryRow]) -> Option<TrialReplay> {
         let off = d.iter().zip(&recorded).filter(|(a, b)| a != b).count() as u64;
         (d.iter().filter(|a| **a).count() as u64, off)
     };
+    // The skewed-clock alternative: each server's offset added to the
+    // times it sent (None when the draw puts every server at 0, or a
+    // worker has no offset).
+    let offsets: Vec<i64> = r
+        .offsets_us
+        .split(';')
+        .filter(|x| !x.trim().is_empty())
+        .filter_map(|x| x.trim().parse().ok())
+        .collect();
+    let skewed_times: Option<Vec<i64>> = if offsets.iter().all(|o| *o == 0) {
+        None
+    } else {
+        h.iter()
+            .map(|x| offsets.get(x.3 as usize).map(|o| x.0 + o))
+            .collect()
+    };
+    let recorded_admitted = recorded.iter().filter(|a| **a).count();
+    let skewed_off = |phase: i64| {
+        skewed_times.as_ref().map(|t| {
+            script_bucket(t, phase, cap, rate)
+                .iter()
+                .filter(|a| **a)
+                .count()
+                != recorded_admitted
+        })
+    };
     if let Some(start) = r.start_unix_us {
         let phase = start.rem_euclid(1000);
         let (replay_admitted, decisions_off) = at(phase);
@@ -135,6 +171,7 @@ pub fn replay(r: &Row, history: &[HistoryRow]) -> Option<TrialReplay> {
             phase_us: Some(phase),
             phase_recorded: true,
             wrong_bucket: None,
+            skewed_off: skewed_off(phase),
         });
     }
     let matches = |start: f64, rate: f64| {
@@ -161,6 +198,7 @@ pub fn replay(r: &Row, history: &[HistoryRow]) -> Option<TrialReplay> {
         phase_us: found,
         phase_recorded: false,
         wrong_bucket: Some((tells_apart, hidden)),
+        skewed_off: skewed_off(found.unwrap_or(0)),
     })
 }
 
@@ -273,6 +311,26 @@ pub fn measured_a4_3(
                 .count(),
         )
     };
+    let skewed: Vec<bool> = done.iter().filter_map(|(_, p)| p.skewed_off).collect();
+    let mut by_skew: BTreeMap<i64, (usize, usize)> = BTreeMap::new();
+    for (i, p) in &done {
+        if let Some(off) = p.skewed_off {
+            let e = by_skew.entry(rows[*i].skew_ms.round() as i64).or_default();
+            e.0 += off as usize;
+            e.1 += 1;
+        }
+    }
+    let power = format!(
+        "; the check's power against the study's alternative (the same bucket on each server's skewed clock, Redis's time plus that server's offset in the trial's draw, same arrivals and order): its count differs from the recorded one in {} of the {} trials whose clocks were drawn apart (by skew: {}), so a caller-clock bucket there would be counted off",
+        skewed.iter().filter(|x| **x).count(),
+        skewed.len(),
+        by_skew
+            .iter()
+            .map(|(k, (a, b))| format!("{k} ms {a}/{b}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let phases = phases + &power;
     m = m.note(format!(
         "comparator: the script's own bucket (Redis's TIME truncated to ms, refill in doubles, level stored exactly through %.17g) replayed in the order Redis ran the calls; {phases}. The ideal bucket on the send times (continuous us) differs from the Redis-clock bucket in {send_off} of {n} trials: it is another bucket (other clock readings, no ms truncation), not what \"exact\" compares with"
     ));
