@@ -52,6 +52,93 @@ fn assumed_text(spec: &ClaimSpec, m: &Measured) -> String {
     }
 }
 
+/// The values of detail `d` at which claim `m` was measured, one detail
+/// changed at a time (its default, and every alternative that changes `d`
+/// alone), and those at which it reproduces (`cands`).
+fn values_of(d: &str, m: &Measured, cands: &[Candidate]) -> (BTreeSet<String>, BTreeSet<String>) {
+    let default = m
+        .setting
+        .iter()
+        .find(|(k, _)| k == d)
+        .map(|(_, v)| v.clone());
+    let mut measured: BTreeSet<String> = default.iter().cloned().collect();
+    for a in m.sweep.iter().filter(|a| a.invalid.is_empty()) {
+        let changed: Vec<&(String, String)> = a
+            .setting
+            .iter()
+            .filter(|(k, v)| !m.setting.iter().any(|(dk, dv)| dk == k && dv == v))
+            .collect();
+        if changed.len() == 1 && changed[0].0 == d {
+            measured.insert(changed[0].1.clone());
+        }
+    }
+    let pass = cands
+        .iter()
+        .filter(|x| x.own.is_empty() || (x.own.len() == 1 && x.own[0].0 == d))
+        .filter_map(|x| x.full.get(d).cloned())
+        .filter(|v| measured.contains(v))
+        .collect();
+    (measured, pass)
+}
+
+/// For an assumed detail shared with other claims: does this claim test
+/// the one value, or only follow the others? The values every other claim
+/// sharing `d` reproduces at, against this claim's own: a value they all
+/// allow where this claim fails shows it can fail at the shared value (a
+/// calibration alone could not); if it reproduces wherever they do, it adds
+/// no test of `d` of its own, and the note says so.
+fn joint_test(
+    i: usize,
+    d: &str,
+    claims: &[ClaimSpec],
+    found: &[Option<Measured>],
+    cands: &[Vec<Candidate>],
+    shared: &[Vec<BTreeSet<String>>],
+) -> Option<String> {
+    let mi = found[i].as_ref()?;
+    let (measured, pass) = values_of(d, mi, &cands[i]);
+    let others: Vec<usize> = (0..claims.len())
+        .filter(|&j| j != i && shared[i][j].contains(d))
+        .filter(|&j| found[j].as_ref().is_some_and(|m| m.invalid.is_empty()))
+        .collect();
+    if others.is_empty() || measured.len() < 2 {
+        return None;
+    }
+    let mut allow: BTreeSet<String> = measured.clone();
+    for &j in &others {
+        let (mj, pj) = values_of(d, found[j].as_ref()?, &cands[j]);
+        // Only values both were measured at can be compared.
+        allow.retain(|v| !mj.contains(v) || pj.contains(v));
+    }
+    let ids = others
+        .iter()
+        .map(|&j| claims[j].id.as_str())
+        .collect::<Vec<_>>()
+        .join(", ");
+    let list = |s: &BTreeSet<String>| {
+        if s.is_empty() {
+            "none".to_string()
+        } else {
+            s.iter().cloned().collect::<Vec<_>>().join(", ")
+        }
+    };
+    let fails_where_allowed: BTreeSet<String> = allow.difference(&pass).cloned().collect();
+    Some(if !fails_where_allowed.is_empty() {
+        format!(
+            "joint test of {d}: the other claims sharing it ({ids}) reproduce together at {d}={}, this claim at {}: it fails at {}, which they allow, so it tests the shared value and does not only pin it",
+            list(&allow),
+            list(&pass),
+            list(&fails_where_allowed)
+        )
+    } else {
+        format!(
+            "joint test of {d}: the other claims sharing it ({ids}) reproduce together at {d}={}, this claim at {}: it reproduces wherever they do, so it adds no test of {d} of its own",
+            list(&allow),
+            list(&pass)
+        )
+    })
+}
+
 /// One row per claim in the table, measured or not, at run size `size`.
 pub fn judge(claims: &[ClaimSpec], measured: Vec<Measured>, size: &str) -> Vec<Judged> {
     let found: Vec<Option<Measured>> = claims
@@ -237,12 +324,18 @@ pub fn judge(claims: &[ClaimSpec], measured: Vec<Measured>, size: &str) -> Vec<J
                     ),
                     None => (a, String::new()),
                 };
+                let joint: String = c
+                    .assumed
+                    .iter()
+                    .filter_map(|d| joint_test(i, d, claims, &found, &cands, &shared))
+                    .map(|t| format!("; {t}"))
+                    .collect();
                 return row(
                     Verdict::ReproducedWithAssumption,
                     a.clone(),
                     false,
                     format!(
-                        "reproduces at our default {}, a value the study does not state, chosen because it reproduces; {tried} setting(s) tried{}{read}",
+                        "reproduces at our default {}, a value the study does not state, chosen because it reproduces; {tried} setting(s) tried{}{joint}{read}",
                         assumed_text(c, mm),
                         if range.is_empty() { String::new() } else { format!("; swept {range}") }
                     ),

@@ -424,3 +424,40 @@ fn a_claim_resting_on_an_unstated_reading_is_reproduced_with_that_assumption_nam
         Verdict::NotReproduced
     );
 }
+
+#[test]
+fn an_assumed_shared_detail_says_whether_the_claim_tests_it_or_only_follows() {
+    // P (like B3.1) reproduces at 26 only; Q (like B3.3) at 16 and 26.
+    // Against Q, P fails at 16, which Q allows: P tests the shared value.
+    // Q reproduces wherever P does: it adds no test of its own.
+    let mut p = spec("P", 41.0, 4.0);
+    p.assumed = vec!["member_len".into()];
+    let mut q = spec("Q", 130.0, 5.0);
+    q.assumed = vec!["member_len".into()];
+    let rows = judge(
+        &[p, q],
+        vec![
+            member("P", 41.0, 33.0, 60.0),
+            member("Q", 128.0, 128.0, 150.0),
+        ],
+        "full",
+    );
+    assert_eq!(
+        rows[0].verdict,
+        Verdict::ReproducedWithAssumption,
+        "{}",
+        rows[0].why
+    );
+    assert!(
+        rows[0]
+            .why
+            .contains("this claim at 26: it fails at 16, which they allow"),
+        "{}",
+        rows[0].why
+    );
+    assert!(
+        rows[1].why.contains("adds no test of member_len"),
+        "{}",
+        rows[1].why
+    );
+}
