@@ -123,6 +123,12 @@ pub struct ClaimSpec {
     /// `not-reproduced` there (the ideal-limiter test).
     #[serde(default)]
     pub no_effect: Option<Num>,
+    /// A machine claim's own figures from the authors' machine (rates,
+    /// microseconds, the absolute ratio), shown and drawn beside ours and
+    /// never judged: what is judged is the part that travels (`published`).
+    /// Kept here so that every published value lives in claims.toml.
+    #[serde(default)]
+    pub authors_machine: Option<Num>,
 }
 
 fn default_tally() -> String {
@@ -200,6 +206,7 @@ pub(crate) fn test_spec(
         assumed: vec![],
         reading: None,
         no_effect: None,
+        authors_machine: None,
     }
 }
 
