@@ -58,6 +58,28 @@ pub fn max_in_window(times: &[i64], window_us: i64) -> (usize, Option<i64>) {
     best
 }
 
+/// A token bucket's promise as an arrival curve: at most `capacity + rate x
+/// t` admissions in any interval of length t. Returns the most any interval
+/// of `times` (sorted, us) holds beyond `rate_per_us x (length +
+/// resolution_us)`, over `capacity`: at most 1 keeps the promise. The
+/// resolution is the clock's (a script that truncates TIME to whole ms may
+/// refill up to one ms early). One pass: with a_k = k - rate x t_k, the
+/// interval i..j holds a_j - a_i + 1 beyond the rate.
+pub fn bucket_excess(times: &[i64], capacity: f64, rate_per_us: f64, resolution_us: i64) -> f64 {
+    let mut best = f64::NEG_INFINITY;
+    let mut lowest = f64::INFINITY;
+    for (k, t) in times.iter().enumerate() {
+        let a = k as f64 - rate_per_us * *t as f64;
+        lowest = lowest.min(a);
+        best = best.max(a - lowest + 1.0 - rate_per_us * resolution_us as f64);
+    }
+    if times.is_empty() {
+        0.0
+    } else {
+        best / capacity
+    }
+}
+
 /// The shortest span (last - first, us) holding `k` timestamps. `times` sorted.
 pub fn min_span(times: &[i64], k: usize) -> Option<i64> {
     if k == 0 || times.len() < k {
@@ -165,5 +187,26 @@ mod tests {
         let s: Vec<i64> = (0..300).map(|i| i * 10_000).collect();
         assert_eq!(ideal_bucket(&s, 100.0, 100.0), 300);
         assert_eq!(min_span(&[0, 5, 9, 100], 3), Some(9));
+    }
+
+    #[test]
+    fn a_bucket_refilling_in_whole_seconds_breaks_the_arrival_curve() {
+        // Limit 50 per second (capacity 50, 50/s). An exact bucket: a full
+        // burst of 50, then one every 20 ms: never beyond capacity + rate x t.
+        let rate = 50.0 / 1e6;
+        let mut exact: Vec<i64> = (0..50).map(|i| i * 10).collect();
+        exact.extend((1..=100).map(|i| 500 + i * 20_000));
+        let e = bucket_excess(&exact, 50.0, rate, 1000);
+        assert!(e <= 1.0 + 1e-9 && e > 0.9, "{e}");
+        // Whole-second refill: 50 at once, and 50 more 3 ms later when the
+        // second turns (100 in about 103 ms, the case): the window
+        // metric reads 2.0 (what the old promise allowed); the arrival curve
+        // reads about 1.99 x capacity.
+        let mut coarse: Vec<i64> = (0..50).map(|i| 100_000 + i * 20).collect();
+        coarse.extend((0..50).map(|i| 103_000 + i * 20));
+        let c = bucket_excess(&coarse, 50.0, rate, 1000);
+        assert!(c > 1.9, "{c}");
+        assert_eq!(max_in_window(&coarse, 1_000_000).0, 100);
+        assert_eq!(bucket_excess(&[], 50.0, rate, 1000), 0.0);
     }
 }

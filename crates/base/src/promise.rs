@@ -5,19 +5,20 @@
 use serde::{Deserialize, Serialize};
 
 /// What a limiter promises about how much it admits in a short time, so
-/// that it is judged against its own promise rather than one ideal. Both
-/// are read with the same metric: the most admitted in any sliding window
-/// of the limit's window length, divided by the limit (the bursts
-/// experiment's ratio).
+/// that it is judged against its own promise rather than one ideal. Each
+/// promise has its own metric (`metric`), kept when its value is at most 1.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Promise {
     /// At most `limit` in any window of `window_ms`, wherever the window is
-    /// placed (a sliding log): ratio at most 1.
+    /// placed (a sliding log): the most admitted in any sliding window of
+    /// one window length / limit (the bursts experiment's ratio).
     AtMostLimitInAnyWindow,
-    /// A bucket of `capacity` (= limit) refilling at `rate_per_s`: a full
-    /// bucket may go at once, and what refills during the window after it,
-    /// so at most 2 x capacity in any window of capacity / rate: ratio at most 2.
+    /// A bucket of `capacity` (= limit) refilling at `rate_per_s`: at most
+    /// capacity + rate x t in any interval of length t (an arrival curve),
+    /// read as the most any interval holds beyond rate x t, over capacity.
+    /// (The older reading, at most 2 x capacity in a window, let a bucket
+    /// that refills in whole seconds pass: 2 x capacity in ~0.1 s.)
     BurstOfCapacity,
 }
 
@@ -35,12 +36,13 @@ impl Promise {
         Self::ALL.into_iter().find(|p| p.as_str() == s)
     }
 
-    /// The most admitted in any window / limit that the promise allows
-    /// (before any tolerance for timing, which is the judge's).
-    pub fn max_window_ratio(&self) -> f64 {
+    /// The promise's metric, in words (its value passes at most 1).
+    pub fn metric(&self) -> &'static str {
         match self {
-            Promise::AtMostLimitInAnyWindow => 1.0,
-            Promise::BurstOfCapacity => 2.0,
+            Promise::AtMostLimitInAnyWindow => "most admitted in any window / limit",
+            Promise::BurstOfCapacity => {
+                "most admitted in any interval beyond rate x its length / capacity"
+            }
         }
     }
 }

@@ -59,6 +59,7 @@ fn with_ratio(r: &Row, ratio: f64) -> Trial<'_> {
         ratio,
         span_2l_us: None,
         clock: "reply",
+        bucket: f64::NAN,
     }
 }
 

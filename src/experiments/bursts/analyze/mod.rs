@@ -22,7 +22,9 @@ use super::rows::{HistoryRow, Row};
 use limitbench_analysis::claims::value_text;
 use limitbench_analysis::stats::{Summary, bootstrap_ci};
 use limitbench_analysis::table::{distinct, f, md_table};
-use limitbench_analysis::window::{admission_times, by_trial, max_in_window, min_span};
+use limitbench_analysis::window::{
+    admission_times, bucket_excess, by_trial, max_in_window, min_span,
+};
 use limitbench_analysis::{AnalysisCtx, Measured, Section};
 use limitbench_base::error::Result;
 
@@ -36,6 +38,10 @@ pub struct Trial<'a> {
     pub span_2l_us: Option<i64>,
     /// The clock the admission times are on: `redis` or `reply`.
     pub clock: &'static str,
+    /// A bucket's promise as an arrival curve: the most admitted in any
+    /// interval beyond rate x its length (+1 ms, the clock's resolution),
+    /// over capacity (= L, refilling L per window; NaN without a history).
+    pub bucket: f64,
 }
 
 /// The pattern variant of a row: its cell without the strategy.
@@ -61,6 +67,12 @@ pub fn trial<'a>(row: &'a Row, history: &[HistoryRow]) -> Trial<'a> {
         },
         span_2l_us: min_span(&times, 2 * row.limit as usize),
         clock,
+        bucket: if history.is_empty() {
+            f64::NAN
+        } else {
+            let rate_per_us = row.limit as f64 / (row.window_ms as f64 * 1000.0);
+            bucket_excess(&times, row.limit as f64, rate_per_us, 1000)
+        },
     }
 }
 

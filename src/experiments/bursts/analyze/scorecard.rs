@@ -15,11 +15,12 @@ use limitbench_base::error::Result;
 /// The scorecard columns this experiment's probe fills, in the table's order.
 pub const COLUMNS: &[&str] = &["straddle", "quiet-burst", "burst-sustained", "anchored"];
 
-/// The promise columns: the most admitted in any window of one window
-/// length / L (`bursts`' own metric over the admission history), judged
-/// against the promise the strategy declares (`Info.promise`; a strategy
-/// that declares none is held to at most the limit in any window): at most
-/// the promise's ratio to pass, 0.1 above it to warn. Beside it the sliding
+/// The promise columns: each judged against the promise the strategy
+/// declares (`Info.promise`; a strategy that declares none is held to at
+/// most the limit in any window), on that promise's metric: the most
+/// admitted in any window of one window length / L (`bursts`' own metric),
+/// or for a bucket the arrival curve (most admitted in any interval beyond
+/// rate x its length, over capacity); at most 1 to pass, 1.1 to warn. Beside it the sliding
 /// log's ideal on the same arrivals; a cell that admitted less than
 /// [`UNDER_PASS`] of that ideal warns, less than [`UNDER_WARN`] fails
 /// (under-admission), and any error makes the cell `error`.
@@ -36,7 +37,7 @@ pub fn judge(r: &ProbeRows) -> Vec<ColumnOutcome> {
     let trials = super::trials(&rows, &hist);
     let declared = r.declared.promise;
     let promise = declared.unwrap_or(Promise::AtMostLimitInAnyWindow);
-    let max = promise.max_window_ratio();
+    let max = 1.0;
     PROMISE_PATTERNS
         .iter()
         .map(|(column, pattern)| {
@@ -56,11 +57,17 @@ pub fn judge(r: &ProbeRows) -> Vec<ColumnOutcome> {
                 let (ideal_max, _) = limitbench_analysis::window::max_in_window(&ideal, window_us);
                 let ideal_ratio = ideal_max as f64 / w.limit as f64;
                 let under = w.admitted as f64 / (ideal.len() as f64).max(1.0);
-                let over = if t.ratio.is_nan() {
+                // The promise's own metric: the window ratio, or a
+                // bucket's arrival curve.
+                let value = match promise {
+                    Promise::AtMostLimitInAnyWindow => t.ratio,
+                    Promise::BurstOfCapacity => t.bucket,
+                };
+                let over = if value.is_nan() {
                     CellVerdict::Fail
-                } else if t.ratio <= max {
+                } else if value <= max + 1e-9 {
                     CellVerdict::Pass
-                } else if t.ratio <= max + 0.1 {
+                } else if value <= max + 0.1 {
                     CellVerdict::Warn
                 } else {
                     CellVerdict::Fail
@@ -71,7 +78,7 @@ pub fn judge(r: &ProbeRows) -> Vec<ColumnOutcome> {
                     worse(over, under_verdict(under))
                 };
                 let mut detail = format!(
-                    "limit {} per {} ms ({}), {} offered, {} admitted, {} errors{}; most in any window {} (times: {}); promise {}{} allows {}; sliding-log ideal on the same arrivals: {} admitted, most in any window {} ({} x limit); admitted / ideal {}{}; latest send {} ms behind schedule",
+                    "limit {} per {} ms ({}), {} offered, {} admitted, {} errors{}; most in any window {} (times: {}); promise {}{}: {} {} (allows {}); sliding-log ideal on the same arrivals: {} admitted, most in any window {} ({} x limit); admitted / ideal {}{}; latest send {} ms behind schedule",
                     w.limit,
                     w.window_ms,
                     super::variant(w),
@@ -91,6 +98,8 @@ pub fn judge(r: &ProbeRows) -> Vec<ColumnOutcome> {
                     },
                     promise.as_str(),
                     if declared.is_some() { "" } else { " (not declared: the default)" },
+                    promise.metric(),
+                    num(value),
                     num(max),
                     ideal.len(),
                     ideal_max,
@@ -107,11 +116,15 @@ pub fn judge(r: &ProbeRows) -> Vec<ColumnOutcome> {
                     detail = format!("{} of {} decisions errored: {detail}", w.errors, w.offered);
                 }
                 CellOutcome::Measured {
-                    value: t.ratio,
-                    unit: "x limit",
+                    value,
+                    unit: match promise {
+                        Promise::AtMostLimitInAnyWindow => "x limit",
+                        Promise::BurstOfCapacity => "x capacity beyond rate x t",
+                    },
                     threshold: format!(
-                        "promise {}: pass <= {}, warn <= {}; admitted >= {} x the sliding-log ideal (warn >= {}); no errors",
+                        "promise {} ({}): pass <= {}, warn <= {}; admitted >= {} x the sliding-log ideal (warn >= {}); no errors",
                         promise.as_str(),
+                        promise.metric(),
                         num(max),
                         num(max + 0.1),
                         num(UNDER_PASS),
