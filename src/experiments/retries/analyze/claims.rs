@@ -115,30 +115,39 @@ fn slowdown_display(s: &Slowdown) -> String {
 /// reading of A2.2's range as spanning worker counts at one round trip.
 const SCOPE_WORKERS: [u64; 4] = [8, 16, 32, 64];
 
-/// A2.2: at 64 workers the value (one ratio per round trip); every other
-/// worker count is an alternative over the same round trips, and the other
-/// reading of the range's scope (across worker counts at one round trip,
-/// `scope=over-workers-at-<rtt>`) an alternative per round trip.
+/// A2.2 at the paragraph's setting: 64 workers and its 6.7 ms round trip
+/// (the longest measured, as A2.1 reads it); the value is the slowdown
+/// there, every other worker count and unstated detail an alternative at
+/// the same round trip, and the other reading of the range's scope (across
+/// the study's worker counts at that round trip) one more. The shorter
+/// round trips are shown, not judged: the study states 6.7 ms.
 pub fn a2_2(ctx: &AnalysisCtx, g: &Groups, limit: u64) -> Option<Measured> {
     let all = super::a2_2(g);
     let main = all
         .iter()
         .find(|s| s.workers == WORKERS && s.is_worker_sweep() && !s.ratios.is_empty())?;
-    let rtts: Vec<i64> = main.ratios.iter().map(|r| r.0).collect();
+    let rtt = super::longest(g)?;
+    let rtts: Vec<i64> = vec![rtt];
+    let judged = main.ratios.iter().find(|r| r.0 == rtt)?;
     let d = Details::default_setting();
     let mut p = pairs(&d);
     p.push(("workers", WORKERS.to_string()));
     let mut m = Measured::new(
         "A2.2",
-        main.ratios.iter().map(|r| r.1).collect(),
-        slowdown_display(main),
-        format!("retries.csv mean wall_ms watch-multi (budget {A2_2_BUDGET}, default details) / fixed-window-lua, same target_rtt_ms and workers"),
+        vec![judged.1],
+        format!(
+            "{} ms (the paragraph's round trip, judged): {:.1}x; {}",
+            rtt as f64 / 1000.0,
+            judged.1,
+            slowdown_display(main)
+        ),
+        format!("retries.csv mean wall_ms watch-multi (budget {A2_2_BUDGET}, default details) / fixed-window-lua, same target_rtt_ms and workers, at the paragraph's {} ms round trip (the others shown)", rtt as f64 / 1000.0),
     )
     .intervals(
-        main.ratios.iter().map(|r| (r.2, r.3)).collect(),
+        vec![(judged.2, judged.3)],
         format!(
             "{}, divided by the Lua mean wall",
-            mean_ci_method(main.ratios.iter().map(|r| r.4).min().unwrap_or(0))
+            mean_ci_method(judged.4)
         ),
     )
     .setting(&refs(&p))
