@@ -95,7 +95,8 @@ impl Measured {
         } else if lo >= band.0 && hi <= band.1 {
             self.conditions.push((what, true));
         } else {
-            self.undecided.push(what);
+            self.undecided
+                .push(format!("the interval reaches across the band of {what}"));
         }
         self
     }

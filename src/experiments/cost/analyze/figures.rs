@@ -2,6 +2,7 @@
 //! every variant's CPU per decision, and the ratios of B2.4-B2.6 and B6.1,
 //! each against its published value from the claims table.
 
+use super::labels::{b21_label, machine_lines, percent_in, words};
 use super::paired::Est;
 use super::{
     STUDY_B, Variants, abusive_ratios, b21_split, eval_vs_evalsha, fcall_vs_evalsha, multi_vs_lua,
@@ -12,11 +13,6 @@ use limitbench_analysis::figure::{Axis, Figure, Panel, Pt, RefKind, Reference, S
 use limitbench_analysis::figure::{ClaimReference, SummaryPoint, WriteFigure};
 use limitbench_analysis::stats::Summary;
 use limitbench_base::error::Result;
-
-/// A variant id in words: `token-bucket|evalsha` -> `token-bucket (EVALSHA)`.
-pub fn words(id: &str) -> String {
-    limitbench_analysis::latency::key_words(id)
-}
 
 /// B0: minutes per study-B experiment and their sum.
 pub(super) fn b0(ctx: &AnalysisCtx) -> Result<String> {
@@ -61,203 +57,6 @@ pub(super) fn b0(ctx: &AnalysisCtx) -> Result<String> {
     )
     .panel(p)
     .write(ctx)
-}
-
-/// B2.1-B2.3: the Lua variants against GET, their rates and script times.
-// Longer than 120 lines: one figure of four panels (B2.1, B2.2 throughput and busy, B2.3) over the same per-strategy runs; each panel is one marked block.
-pub(super) fn lua(ctx: &AnalysisCtx, v: &Variants) -> Result<String> {
-    let lua = v.lua();
-    if lua.is_empty() {
-        return Ok(String::new());
-    }
-    let cats: Vec<String> = lua
-        .iter()
-        .map(|(c, _)| {
-            words(c)
-                .replace(" (EVALSHA", " (")
-                .replace(" ()", "")
-                .replace("(, ", "(")
-        })
-        .collect();
-    let mut fig = Figure::new(
-        "b2_1-b2_3-lua-vs-get",
-        &["B2.1", "B2.2", "B2.3"],
-        "the Lua strategies (EVALSHA, uniform keys): CPU against GET, throughput, script time",
-        format!(
-            "Means over interleaved runs of {} s ({{n}} per point); B2.1's whiskers: the bootstrap 95% interval of the mean of the per-run ratios (what the judge compares), the other panels': min-max over runs; x GET divides each run's CPU per decision by GET's mean; B2.2 and B2.3 are machine claims (the published values are the authors' machine's, judged on shape only).",
-            limitbench_analysis::figure::num(
-                lua.iter()
-                    .flat_map(|(_, l)| l.rows.iter().map(|r| r.wall_s))
-                    .sum::<f64>()
-                    / lua.iter().map(|(_, l)| l.rows.len()).sum::<usize>().max(1) as f64
-            )
-        ),
-    );
-    // B2.1's judged values: each run's ratio to GET in the same run, the
-    // mean and 95% interval over runs (the values the verdict compares),
-    // in the categories' order (b21_split keeps `v.lua()`'s).
-    if let Some((_, splits)) = b21_split(v) {
-        let pts = splits
-            .iter()
-            .enumerate()
-            .map(|(i, s)| Pt::spread(i as f64, s.total.0, s.total.1.0, s.total.1.1, s.total.2))
-            .collect();
-        let mut p = Panel::new(
-            "B2.1: Redis CPU per decision / GET's",
-            Axis::new("Lua strategy"),
-            Axis::new("x GET's CPU per decision"),
-        )
-        .categories(cats.clone())
-        .series(Series::points(
-            "Lua strategy / GET, per-run pairs (mean, 95% interval)",
-            pts,
-        ))
-        .reference(Reference::limit("GET (1x)", 1.0));
-        if let Some(c) = ctx.claim("B2.1") {
-            // The check's region shaded (what travels: at least 1.15x GET;
-            // GET's own 1x is the line above) and the authors' 2.5-3.5x as
-            // the published lines, not the check's bound.
-            let mut r = Reference::published(c, 0).labelled(b21_label(c));
-            r.value = None;
-            r.lines = c
-                .authors_machine
-                .as_ref()
-                .map(|n| n.values())
-                .unwrap_or_default();
-            p = p.reference(r);
-        }
-        fig = fig.panel(p);
-    }
-    let rates = lua
-        .iter()
-        .enumerate()
-        .map(|(i, (_, l))| Pt::summary(i as f64, &l.rate()))
-        .collect();
-    let mut p = Panel::new(
-        "B2.2: throughput with Redis's thread busy",
-        Axis::new("Lua strategy"),
-        Axis::new("decisions per second"),
-    )
-    .categories(cats.clone())
-    .series(Series::points("decisions/s", rates));
-    if let Some(c) = ctx.claim("B2.2")
-        && let Some(n) = &c.authors_machine
-    {
-        p = p.reference(machine_lines(
-            &format!(
-                "B2.2 published: {} (the authors' machine; judged: fastest / slowest, {} +- {})",
-                limitbench_analysis::report::micro(&c.published_text),
-                c.published.at(0),
-                c.tolerance.at(0)
-            ),
-            n.values(),
-        ));
-    }
-    fig = fig.panel(p);
-    // B2.2's other half: how busy Redis was while it decided.
-    let busy = lua
-        .iter()
-        .enumerate()
-        .map(|(i, (_, l))| Pt::summary(i as f64, &l.s(|r| r.redis_busy_fraction * 100.0)))
-        .collect();
-    let mut p = Panel::new(
-        "B2.2: how busy Redis was during the runs",
-        Axis::new("Lua strategy"),
-        Axis::new("Redis busy (% of wall time)").range(0.0, 105.0),
-    )
-    .categories(cats.clone())
-    .series(Series::points("Redis busy", busy));
-    if let Some(c) = ctx.claim("B2.2")
-        && let Some(b) = percent_in(&c.published_text)
-    {
-        p = p.reference(Reference {
-            kind: RefKind::Published,
-            label: format!("B2.2 published: at least {}% busy (machine claim)", num(b)),
-            value: Some(b),
-            band: None,
-            x: None,
-            lines: vec![],
-        });
-    }
-    fig = fig.panel(p);
-    // B2.2's judged value: fastest / slowest decisions/s, paired by run.
-    if let Some(sp) = super::lua::spread(v, &lua, |r| r.decisions_per_s) {
-        let mut p = Panel::new(
-            "B2.2 (judged): fastest / slowest decisions per second",
-            Axis::new(""),
-            Axis::new("fastest / slowest strategy's rate"),
-        )
-        .categories(vec!["Lua strategies".into()])
-        .series(Series::points(
-            "per-run ratio (mean, 95% interval)",
-            vec![Pt::spread(0.0, sp.0, sp.1.0, sp.1.1, sp.2)],
-        ));
-        if let Some(c) = ctx.claim("B2.2") {
-            p = p.reference(Reference::published(c, 0));
-        }
-        fig = fig.panel(p);
-    }
-    // B2.3's judged values: the script's share of each decision's CPU.
-    let shares: Vec<Pt> = lua
-        .iter()
-        .enumerate()
-        .map(|(i, (_, l))| {
-            let e = super::paired::est(&super::paired::each(l, |r| {
-                r.cmd_usec_per_decision / r.redis_cpu_us_per_decision
-            }));
-            Pt::spread(i as f64, e.0, e.1.0, e.1.1, e.2)
-        })
-        .collect();
-    let mut p = Panel::new(
-        "B2.3 (judged): the script's share of each decision's CPU",
-        Axis::new("Lua strategy"),
-        Axis::new("script time / CPU per decision"),
-    )
-    .categories(cats.clone())
-    .series(Series::points("share per run (mean, 95% interval)", shares));
-    if let Some(c) = ctx.claim("B2.3") {
-        p = p.reference(Reference::published(c, 0));
-    }
-    fig = fig.panel(p);
-    let script = lua
-        .iter()
-        .enumerate()
-        .map(|(i, (_, l))| Pt::summary(i as f64, &l.s(|r| r.cmd_usec_per_call)))
-        .collect();
-    let cpu = lua
-        .iter()
-        .enumerate()
-        .map(|(i, (_, l))| Pt::summary(i as f64, &l.cpu()))
-        .collect();
-    let mut p = Panel::new(
-        "B2.3: the script's own time within the CPU per decision",
-        Axis::new("Lua strategy"),
-        Axis::new("time (µs per call or decision)"),
-    )
-    .categories(cats)
-    .series(Series::points(
-        "B2.3's quantity: script time per call (commandstats)",
-        script,
-    ))
-    .series(Series::points(
-        "not B2.3's quantity, for scale: whole Redis CPU per decision",
-        cpu,
-    ));
-    if let Some(c) = ctx.claim("B2.3")
-        && let Some(n) = &c.authors_machine
-    {
-        p = p.reference(machine_lines(
-            &format!(
-                "B2.3 published: {} (the authors' machine; judged: the script's share of a decision, {}-{})",
-                limitbench_analysis::report::micro(&c.published_text),
-                c.published.at(0),
-                c.published.at(1)
-            ),
-            n.values(),
-        ));
-    }
-    fig = fig.panel(p);
-    fig.write(ctx)
 }
 
 /// Every variant's Redis CPU per decision and command time, GET dashed.
@@ -550,31 +349,6 @@ pub(super) fn split(ctx: &AnalysisCtx, v: &Variants) -> Result<String> {
     .write(ctx)
 }
 
-/// B2.1's published range in the legend, with how the judge decides it:
-/// the claim's check on every Lua strategy's interval (the band shaded,
-/// from the claims table) and the analyzer's two conditions.
-fn b21_label(c: &limitbench_analysis::claims::ClaimSpec) -> String {
-    let (_, _, rule) = limitbench_analysis::figure::pass_region(c, 0);
-    format!(
-        "B2.1 published: {} (the authors' machine, dashed ends); shaded: where the judged check passes ({rule}: every Lua strategy's 95% interval inside it, {}), with the spread dearest/cheapest no wider than the published range's (1.45)",
-        limitbench_analysis::report::micro(&c.published_text),
-        c.check.as_str()
-    )
-}
-
-/// A machine claim's published values, drawn as lines without a pass band
-/// (what is judged is the part that travels, not these).
-fn machine_lines(label: &str, lines: Vec<f64>) -> Reference {
-    Reference {
-        kind: RefKind::Published,
-        label: label.into(),
-        value: None,
-        band: None,
-        x: None,
-        lines,
-    }
-}
-
 /// B6.1's published value `i` with its pass band in words.
 fn b61_ref(c: &limitbench_analysis::claims::ClaimSpec, i: usize, unit: &str) -> Reference {
     let (_, band, rule) = limitbench_analysis::figure::pass_region(c, i);
@@ -604,15 +378,4 @@ fn with_runs(x: f64, y: f64, runs: &[f64]) -> Pt {
     }
     let s = Summary::of(runs);
     Pt::spread(x, y, s.min, s.max, s.n)
-}
-
-/// The first percentage in a published text (`"1k-2k/s, >=42% busy"` -> 42).
-pub fn percent_in(text: &str) -> Option<f64> {
-    let end = text.find('%')?;
-    let head = &text[..end];
-    let start = head
-        .rfind(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .map(|i| i + 1)
-        .unwrap_or(0);
-    head[start..].parse().ok()
 }

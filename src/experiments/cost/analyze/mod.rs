@@ -19,13 +19,15 @@ pub mod scorecard;
 use std::collections::BTreeMap;
 
 mod figures;
+mod labels;
 mod lua;
+mod lua_figure;
 mod paired;
 pub(super) mod swl;
 mod tables;
 pub mod validity;
 
-pub use figures::{percent_in, words};
+pub use labels::{percent_in, words};
 pub use paired::b21_split;
 pub use swl::{b25, fill_difference};
 
@@ -543,7 +545,7 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
     measured.extend(swl::b25(&v));
     measured.extend(b26(&v));
     measured.extend(b61(&v));
-    let mut figs = figures::lua(ctx, &v)?;
+    let mut figs = lua_figure::lua(ctx, &v)?;
     figs += &figures::split(ctx, &v)?;
     figs += &figures::ratios(ctx, &v)?;
     figs += &figures::overview(ctx, &v)?;

@@ -2,7 +2,7 @@
 //! redis-benchmark.
 
 use super::super::rows::CostRow;
-use super::{Variants, figures};
+use super::{Variants, labels};
 use limitbench_analysis::stats::Summary;
 use limitbench_analysis::table::md_table;
 
@@ -45,7 +45,7 @@ pub(super) fn variant_table(v: &Variants) -> String {
             let cpu = x.cpu();
             let busy = x.s(|r| r.redis_busy_fraction);
             vec![
-                figures::words(c),
+                labels::words(c),
                 x.first().traffic.clone(),
                 x.rate().show(0),
                 cpu.show(2),
@@ -117,7 +117,7 @@ pub(super) fn split_table(v: &Variants, published: &str) -> String {
         .chain(&lua)
         .map(|s| {
             vec![
-                figures::words(s.cell.trim_end_matches("|evalsha")),
+                labels::words(s.cell.trim_end_matches("|evalsha")),
                 super::paired::show(&s.total, 2),
                 format!("{:.2}", s.total_us),
                 format!("{:.2} ({:.2}x)", s.cmd_us, s.cmd.0),

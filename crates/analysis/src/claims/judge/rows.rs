@@ -17,10 +17,7 @@ fn undecided_text(o: Outcome, spec: &ClaimSpec, m: &Measured) -> String {
             "{} trials, fewer than the {MIN_TRIALS} an interval needs to decide",
             m.trial_count().unwrap_or(0)
         ),
-        _ if !m.undecided.is_empty() => format!(
-            "undecided: the interval reaches across the band of {}",
-            m.undecided.join("; ")
-        ),
+        _ if !m.undecided.is_empty() => format!("undecided: {}", m.undecided.join("; ")),
         _ if m.sessions_apart => "the interval reaches across the tolerance's edge; it is the hull of measuring sessions that disagree, so more trials pooled over them would not narrow it: one clean session decides it".into(),
         _ => format!(
             "the 95% interval reaches across the tolerance's edge{}",
