@@ -119,6 +119,11 @@ mod tests {
         assert_eq!(p.tree.len(), head.len(), "{p:?}");
         assert_ne!(p.tree, p.commit);
         assert_eq!(project(), p);
+        // build.rs reran when HEAD moved: what it embedded is this commit.
+        if let Some(e) = embedded() {
+            assert_eq!((e.commit, e.tree), (p.commit, p.tree));
+            assert_eq!(e.source, "embedded at build");
+        }
     }
 
     #[test]
