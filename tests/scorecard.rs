@@ -475,7 +475,7 @@ async fn the_server_probes_judge_what_they_measure() {
         broken: Vec::new(),
     };
     let s = sc::build("token-bucket", None, &Default::default()).unwrap();
-    let run = StrategyRun::start(&cfg, "token-bucket").unwrap();
+    let run = StrategyRun::start(&cfg, "token-bucket").await.unwrap();
     let mut cells = std::collections::BTreeMap::new();
     for p in PROBES.iter().filter(|p| !p.at_smoke) {
         assert!(p.skip(&cfg).is_none(), "{} skipped", p.experiment);

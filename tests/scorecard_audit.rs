@@ -158,7 +158,7 @@ async fn survival_scores_only_the_modes_a_script_can_run() {
     };
     let s = sc::build(name, Some(dir.path()), &Default::default()).unwrap();
     assert!(s.info().modes.iter().any(|m| m.as_str() == "fcall"));
-    let run = StrategyRun::start(&cfg, name).unwrap();
+    let run = StrategyRun::start(&cfg, name).await.unwrap();
     let p = PROBES
         .iter()
         .find(|p| p.experiment == "script-survival")

@@ -309,7 +309,9 @@ impl Matrix<'_> {
             .context("building the run's arguments")?
             .run
             .request();
-        run.server_identity = Some(id.to_json());
+        let mut id = id.to_json();
+        id["source"] = format!("limitbench matrix: server {}", spec.name).into();
+        run.server_identity = Some(id);
         app::run::run_experiments(run, self.root).await
     }
 

@@ -12,8 +12,16 @@ use limitbench_base::error::{Error, Result};
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct RunManifest {
     pub run_id: String,
+    /// The project's commit, tree and uncommitted state
+    /// (`run::provenance`: the project folder's, not the current
+    /// directory's), and how they were read.
     pub git_commit: String,
     pub git_dirty: bool,
+    /// `HEAD^{tree}` (absent in runs made before it).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub git_tree: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub git_source: String,
     pub seed: u64,
     pub size: String,
     pub command: String,
@@ -232,12 +240,13 @@ impl RunManifest {
         if let Some(list) = sessions.as_array_mut() {
             // A resumed run may add rows from another build: each session
             // says which commit measured it.
-            let (commit, dirty) = git_state();
+            let p = crate::run::provenance::project();
             list.push(serde_json::json!({
                 "started": now_rfc3339(),
                 "seconds": 0.0,
-                "git_commit": commit,
-                "git_dirty": dirty,
+                "git_commit": p.commit,
+                "git_dirty": p.dirty,
+                "git_tree": p.tree,
             }));
         }
     }
@@ -308,31 +317,6 @@ pub fn machine_info() -> serde_json::Value {
     })
 }
 
-/// `git rev-parse HEAD` and whether the tree has uncommitted changes; where
-/// there is no checkout (a container image, deploy/Dockerfile), the commit
-/// the image was built from, `LIMITBENCH_GIT_COMMIT`.
-pub fn git_state() -> (String, bool) {
-    let run = |args: &[&str]| {
-        std::process::Command::new("git")
-            .args(args)
-            .output()
-            .ok()
-            .filter(|o| o.status.success())
-    };
-    let commit = run(&["rev-parse", "HEAD"])
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-        .or_else(|| {
-            std::env::var("LIMITBENCH_GIT_COMMIT")
-                .ok()
-                .filter(|c| !c.is_empty())
-        })
-        .unwrap_or_else(|| "unknown".into());
-    let dirty = run(&["status", "--porcelain", "--untracked-files=no"])
-        .map(|o| !o.stdout.is_empty())
-        .unwrap_or(false);
-    (commit, dirty)
-}
-
 #[cfg(test)]
 mod tests {
     use super::RunManifest;
@@ -357,6 +341,23 @@ mod tests {
         );
         assert_eq!(back["run_id"], serde_json::json!("r"));
         assert!(back.get("other").is_none(), "flattened, not nested: {back}");
+    }
+
+    #[test]
+    fn a_manifest_from_before_the_tree_was_recorded_loads_and_saves_without_it() {
+        let p =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("data/reference/manifest.json");
+        let Ok(text) = std::fs::read_to_string(&p) else {
+            return;
+        };
+        let before: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert!(before.get("git_tree").is_none(), "an old manifest");
+        let m: RunManifest = serde_json::from_str(&text).unwrap();
+        assert_eq!(m.git_tree, "");
+        assert_eq!(m.git_commit, before["git_commit"].as_str().unwrap());
+        let back = serde_json::to_value(&m).unwrap();
+        assert!(back.get("git_tree").is_none(), "{}", back["git_commit"]);
+        assert!(back.get("git_source").is_none());
     }
 
     #[test]

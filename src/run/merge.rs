@@ -2,9 +2,10 @@
 //! shards (`run::shard`) into one run folder that `limitbench analyze` reads
 //! like any other.
 //!
-//! The shards must be parts of one run: the same commit (and uncommitted
-//! state), size, seed, inputs (strategy filter, folder and the digest of
-//! every script), experiment parameters and redis-server version, one shard
+//! The shards must be parts of one run: the same commit, tree and
+//! uncommitted state, size, seed, inputs (strategy filter, folder and the
+//! digest of every script), experiment parameters and redis-server (product,
+//! version, allocator, build id and the rest of its identity), one shard
 //! of each index of one count, each finished without a failed experiment.
 //! Anything else is an error naming both values, because rows measured with
 //! a different script or seed would be judged as if they were one run's.
@@ -79,14 +80,29 @@ fn portable_scripts(inputs: &RunInputs) -> BTreeMap<String, String> {
         .collect()
 }
 
-/// The redis-server's identity: its version (its path differs between machines).
+/// The redis-server's identity: everything the manifest records of it but
+/// where it was (its path differs between machines) and how it was chosen.
 fn server_identity(v: &serde_json::Value) -> serde_json::Value {
     let mut v = v.clone();
     if let Some(o) = v.as_object_mut() {
-        o.remove("path");
+        for k in ["path", "binary", "source"] {
+            o.remove(k);
+        }
     }
     v
 }
+
+/// The fields of the server's identity compared one by one, so that a
+/// refusal names the field: (manifest key, what it is).
+const SERVER_FIELDS: [(&str, &str); 4] = [
+    ("product", "the redis-server's product"),
+    ("version", "the redis-server's version"),
+    (
+        "mem_allocator",
+        "the redis-server's allocator (mem_allocator)",
+    ),
+    ("build_id", "the redis-server's build id (redis_build_id)"),
+];
 
 /// Error unless `get` gives the same value for every part.
 fn agree<T: PartialEq + std::fmt::Debug>(
@@ -192,11 +208,21 @@ fn check_parts(parts: &[Part]) -> Result<()> {
         )));
     }
     agree(parts, "the commit", |p| p.manifest.git_commit.clone())?;
+    agree(parts, "the commit's tree (git_tree)", |p| {
+        p.manifest.git_tree.clone()
+    })?;
     agree(parts, "uncommitted changes (git_dirty)", |p| {
         p.manifest.git_dirty
     })?;
     agree(parts, "the size", |p| p.manifest.size.clone())?;
     agree(parts, "the seed", |p| p.manifest.seed)?;
+    for (key, what) in SERVER_FIELDS {
+        agree(parts, what, |p| match p.manifest.redis_server.get(key) {
+            Some(serde_json::Value::String(s)) => s.clone(),
+            Some(v) => v.to_string(),
+            None => "not recorded".into(),
+        })?;
+    }
     agree(parts, "the redis-server", |p| {
         server_identity(&p.manifest.redis_server)
     })?;

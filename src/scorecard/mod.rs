@@ -278,7 +278,7 @@ async fn battery(cfg: &Config, name: &str) -> Result<(String, Vec<ScorecardCell>
     let info = s.info().clone();
     let clock = info.clock.as_str().to_string();
     let declared = declared(&info);
-    let run = probe::StrategyRun::start(cfg, name)?;
+    let run = probe::StrategyRun::start(cfg, name).await?;
     let mut cells = Vec::new();
     for p in properties::PROBES {
         let outcomes = probe_outcomes(cfg, &run, p, name, &declared).await;

@@ -105,7 +105,7 @@ fn context(
 
 impl<'a> StrategyRun<'a> {
     /// The strategy's run folder (new) and its manifest.
-    pub fn start(cfg: &'a Config, name: &str) -> Result<Self> {
+    pub async fn start(cfg: &'a Config, name: &str) -> Result<Self> {
         let probes = cfg.out.join("probes");
         let folder = folder_name(name);
         if probes.join(&folder).exists() {
@@ -115,21 +115,29 @@ impl<'a> StrategyRun<'a> {
             )));
         }
         let run = RunDir::create(&probes, Some(&folder))?;
-        let (git_commit, git_dirty) = mf::git_state();
+        let p = crate::run::provenance::project();
         let manifest = RunManifest {
             run_id: run.run_id.clone(),
-            git_commit,
-            git_dirty,
+            git_commit: p.commit,
+            git_dirty: p.dirty,
+            git_tree: p.tree,
+            git_source: p.source,
             seed: DEFAULT_SEED,
             size: cfg.size.as_str().into(),
             command: command_line(),
             machine: mf::machine_info(),
             redis_server: match &cfg.target {
                 ScorecardServer::Own(b) => {
-                    serde_json::json!({"path": b.path, "version": b.version})
+                    // The battery's servers are started from `b`: what it
+                    // is, read from a bare start of it.
+                    let source = crate::servers::identity::located_source(b);
+                    crate::servers::identity::manifest_entry(b, None, source).await
                 }
                 ScorecardServer::External(x) => {
-                    serde_json::json!({"external": limitbench_core::redact::url(&x.url)})
+                    let mut v = crate::servers::identity::external_entry(x.addr).await;
+                    v["external"] = limitbench_core::redact::url(&x.url).into();
+                    v["source"] = "external --redis-url".into();
+                    v
                 }
             },
             started: now_rfc3339(),

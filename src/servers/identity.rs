@@ -80,16 +80,110 @@ pub async fn probe(bin: &RedisBinary) -> Result<Identity> {
     }
     drop(conn);
     drop(server);
-    let (product, version) = product_of(&info);
     Ok(Identity {
-        product,
-        version,
-        redis_version: info.get("redis_version").cloned().unwrap_or_default(),
-        mem_allocator: info.get("mem_allocator").cloned().unwrap_or_default(),
         version_malloc: super::version_malloc(&bin.path).unwrap_or_default(),
         binary: bin.path.display().to_string(),
         defaults,
+        ..of_info(&info)
     })
+}
+
+/// What INFO server (and memory) say the server is: product, version,
+/// allocator, build id and git sha1 (the rest of [`Identity`] empty).
+pub fn of_info(info: &BTreeMap<String, String>) -> Identity {
+    let (product, version) = product_of(info);
+    let field = |k: &str| info.get(k).cloned().unwrap_or_default();
+    Identity {
+        product,
+        version,
+        redis_version: field("redis_version"),
+        mem_allocator: field("mem_allocator"),
+        build_id: field("redis_build_id"),
+        git_sha1: field("redis_git_sha1"),
+        ..Default::default()
+    }
+}
+
+/// How the binary a run starts was chosen: `--redis-server` (`explicit`),
+/// `$LIMITBENCH_REDIS_SERVER`, or the system's `redis-server` from PATH
+/// (`RedisBinary::locate`'s order).
+pub fn binary_source(explicit: bool) -> &'static str {
+    if explicit {
+        "--redis-server"
+    } else if std::env::var_os("LIMITBENCH_REDIS_SERVER").is_some() {
+        "$LIMITBENCH_REDIS_SERVER"
+    } else {
+        "the system's redis-server (PATH)"
+    }
+}
+
+/// How `bin` was chosen, read from the path `RedisBinary::locate` gave
+/// (for a caller that does not know whether `--redis-server` was given).
+pub fn located_source(bin: &RedisBinary) -> &'static str {
+    let from_env = std::env::var_os("LIMITBENCH_REDIS_SERVER")
+        .is_some_and(|e| std::path::Path::new(&e) == bin.path);
+    if bin.path == std::path::Path::new("redis-server") {
+        "the system's redis-server (PATH)"
+    } else if from_env {
+        "$LIMITBENCH_REDIS_SERVER"
+    } else {
+        "--redis-server"
+    }
+}
+
+/// A manifest's `redis_server` for a binary limitbench starts: its path and
+/// `--version`, what the server says it is (`known`: what `limitbench
+/// matrix` read already; otherwise the binary is started bare once, as
+/// [`probe`]) and `source`, how it was chosen (a `source` in `known` wins).
+/// A server that cannot be probed is recorded with `identity_error`.
+pub async fn manifest_entry(
+    bin: &RedisBinary,
+    known: Option<&serde_json::Value>,
+    source: &str,
+) -> serde_json::Value {
+    let mut v = serde_json::json!({"path": bin.path, "version": bin.version, "source": source});
+    let id = match known {
+        Some(id) => Ok(id.clone()),
+        None => probe(bin).await.map(|id| id.to_json()),
+    };
+    match id {
+        Ok(serde_json::Value::Object(id)) => {
+            for (k, x) in id {
+                v[k] = x;
+            }
+        }
+        Ok(_) => {}
+        Err(e) => v["identity_error"] = e.to_string().into(),
+    }
+    // The binary's path is `path` already.
+    if let Some(o) = v.as_object_mut() {
+        o.remove("binary");
+    }
+    v
+}
+
+/// The identity fields of a server the user runs (`--redis-url`), from its
+/// INFO: product, version, allocator, build id, git sha1; or
+/// `identity_error`.
+pub async fn external_entry(addr: std::net::SocketAddr) -> serde_json::Value {
+    let info = match limitbench_core::resp::Connection::connect(addr).await {
+        Ok(mut c) => limitbench_core::info::read(&mut c, &["server", "memory"]).await,
+        Err(e) => Err(e),
+    };
+    match info {
+        Ok(info) => {
+            let id = of_info(&info);
+            serde_json::json!({
+                "product": id.product,
+                "version": id.version,
+                "redis_version": id.redis_version,
+                "mem_allocator": id.mem_allocator,
+                "build_id": id.build_id,
+                "git_sha1": id.git_sha1,
+            })
+        }
+        Err(e) => serde_json::json!({"identity_error": e.to_string()}),
+    }
 }
 
 #[cfg(test)]
@@ -107,5 +201,16 @@ mod tests {
         f.remove("server_name");
         f.insert("redis_version".to_string(), "8.2.3".to_string());
         assert_eq!(product_of(&f), ("Redis".into(), "8.2.3".into()));
+    }
+
+    #[test]
+    fn info_gives_the_allocator_build_id_and_git_sha1() {
+        let text = "# Server\r\nredis_version:7.0.15\r\nredis_git_sha1:00000000\r\nredis_build_id:ae4d7c971a948f0\r\n# Memory\r\nmem_allocator:jemalloc-5.3.0\r\n";
+        let id = of_info(&limitbench_core::resp::info_fields(text));
+        assert_eq!(id.product, "Redis");
+        assert_eq!(id.version, "7.0.15");
+        assert_eq!(id.mem_allocator, "jemalloc-5.3.0");
+        assert_eq!(id.build_id, "ae4d7c971a948f0");
+        assert_eq!(id.git_sha1, "00000000");
     }
 }

@@ -71,7 +71,7 @@ pub(crate) async fn run_session(
     validate::validate(&names, &a, &experiments_dir, redis, redis_url).await?;
 
     let run = prepare::open_run_dir(&a, &data_dir, server.user.is_some())?;
-    let manifest = prepare::record_start(&run, &a, redis, inputs, shard)?;
+    let manifest = prepare::record_start(&run, &a, (redis, redis_url), inputs, shard).await?;
     eprintln!(
         "limitbench: run {} ({}{}), writing {}",
         run.run_id,

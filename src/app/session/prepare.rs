@@ -2,6 +2,7 @@
 //! resumed one opened), the manifest started (or checked against the
 //! resume's flags) and kept up to date on Ctrl-C, and the number of lanes.
 
+use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
@@ -47,14 +48,14 @@ pub(super) fn open_run_dir(
 
 /// Start (or continue) the manifest, save it unfinished and keep it
 /// updated on Ctrl-C.
-pub(super) fn record_start(
+pub(super) async fn record_start(
     run: &RunDir,
     a: &RunRequest,
-    redis: Option<&RedisBinary>,
+    server: (Option<&RedisBinary>, Option<SocketAddr>),
     inputs: RunInputs,
     shard: Option<Shard>,
 ) -> Result<SharedManifest> {
-    let mut manifest = start_manifest(run, a, redis, inputs, shard)?;
+    let mut manifest = start_manifest(run, a, server, inputs, shard).await?;
     manifest.ended = None;
     manifest.save(run)?;
     let manifest = Arc::new(Mutex::new(manifest));
@@ -102,53 +103,44 @@ pub(super) async fn choose_parallel(flag: Option<u64>) -> (usize, serde_json::Va
 
 /// The run's manifest: a new one, or the resumed run's after checking that
 /// the resume uses the same size, seed and inputs.
-fn start_manifest(
+async fn start_manifest(
     run: &RunDir,
     a: &RunRequest,
-    redis: Option<&RedisBinary>,
+    (redis, external): (Option<&RedisBinary>, Option<SocketAddr>),
     inputs: RunInputs,
     shard: Option<Shard>,
 ) -> Result<RunManifest> {
     let manifest = RunManifest::load(run)?.unwrap_or_default();
     if manifest.run_id.is_empty() {
-        return Ok(new_manifest(run, a, redis, inputs, shard));
+        let server =
+            super::server::record(&a.server, redis, a.server_identity.as_ref(), external).await;
+        return Ok(new_manifest(run, a, server, inputs, shard));
     }
     check_resume(run, a, &manifest, &inputs, shard)?;
     Ok(manifest)
 }
 
-/// A new run's manifest: the commit, the flags, the machine, the server.
+/// A new run's manifest: the project's provenance, the flags, the
+/// machine, the server (`server::record`).
 fn new_manifest(
     run: &RunDir,
     a: &RunRequest,
-    redis: Option<&RedisBinary>,
+    redis_server: serde_json::Value,
     inputs: RunInputs,
     shard: Option<Shard>,
 ) -> RunManifest {
-    let (commit, dirty) = mf::git_state();
+    let p = crate::run::provenance::project();
     RunManifest {
         run_id: run.run_id.clone(),
-        git_commit: commit,
-        git_dirty: dirty,
+        git_commit: p.commit,
+        git_dirty: p.dirty,
+        git_tree: p.tree,
+        git_source: p.source,
         seed: a.seed,
         size: a.size.as_str().into(),
         command: std::env::args().collect::<Vec<_>>().join(" "),
         machine: mf::machine_info(),
-        redis_server: match redis {
-            Some(b) => {
-                let mut v = serde_json::json!({"path": b.path, "version": b.version});
-                if let Some(serde_json::Value::Object(id)) = &a.server_identity {
-                    for (k, x) in id {
-                        v[k] = x.clone();
-                    }
-                }
-                v
-            }
-            None => serde_json::json!({
-                "external": a.server.redis_url.as_deref().map(limitbench_core::redact::url),
-                "key_prefix": limitbench_core::namespace::namespace(),
-            }),
-        },
+        redis_server,
         started: now_rfc3339(),
         inputs: Some(inputs),
         shard,

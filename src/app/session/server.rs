@@ -65,3 +65,38 @@ impl ServerChoice {
         Ok(u)
     }
 }
+
+/// The manifest's `redis_server`: what the server is (product, version,
+/// allocator, build id and git sha1, read from the server's own INFO) and
+/// where it came from (`limitbench matrix`, `--redis-server`,
+/// `$LIMITBENCH_REDIS_SERVER`, the system's `redis-server`, or an external
+/// `--redis-url`). `identity` is what `limitbench matrix` read already.
+pub(super) async fn record(
+    choice: &ServerChoice,
+    redis: Option<&RedisBinary>,
+    identity: Option<&serde_json::Value>,
+    external: Option<std::net::SocketAddr>,
+) -> serde_json::Value {
+    use crate::servers::identity as id;
+    match (redis, external) {
+        (Some(b), _) => {
+            let source = id::binary_source(choice.redis_server.is_some());
+            id::manifest_entry(b, identity, source).await
+        }
+        (None, addr) => {
+            let mut v = serde_json::json!({
+                "external": choice.redis_url.as_deref().map(limitbench_core::redact::url),
+                "key_prefix": limitbench_core::namespace::namespace(),
+                "source": "external --redis-url",
+            });
+            if let Some(a) = addr
+                && let serde_json::Value::Object(fields) = id::external_entry(a).await
+            {
+                for (k, x) in fields {
+                    v[k] = x;
+                }
+            }
+            v
+        }
+    }
+}

@@ -26,6 +26,12 @@ pub struct Identity {
     /// INFO's `redis_version` (7.2.4 on every Valkey).
     pub redis_version: String,
     pub mem_allocator: String,
+    /// INFO's `redis_build_id` (absent in identities read before it).
+    #[serde(default)]
+    pub build_id: String,
+    /// INFO's `redis_git_sha1` (`00000000` for a build from a tarball).
+    #[serde(default)]
+    pub git_sha1: String,
     /// `malloc=` of `--version`.
     pub version_malloc: String,
     pub binary: String,

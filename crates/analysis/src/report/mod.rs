@@ -556,14 +556,30 @@ pub fn write_report(
 /// allocator, where `limitbench matrix` recorded them.
 fn server_text(s: &serde_json::Value) -> String {
     let version = s["version"].as_str().unwrap_or("?");
+    let field = |k: &str| s[k].as_str().unwrap_or("?");
     match s["product"].as_str() {
-        Some(product) => format!(
-            "{product} {version} (INFO redis_version {}, mem_allocator {}, --version malloc {}; {})",
-            s["redis_version"].as_str().unwrap_or("?"),
-            s["mem_allocator"].as_str().unwrap_or("?"),
-            s["version_malloc"].as_str().unwrap_or("?"),
-            s["binary"].as_str().unwrap_or("?"),
-        ),
+        Some(product) => {
+            // The binary (the matrix's `binary`, a run's `path`) or the
+            // external server's URL; then how it was chosen, if recorded.
+            let at = ["binary", "path", "external"]
+                .iter()
+                .find_map(|k| s[*k].as_str())
+                .unwrap_or("?");
+            let build = s["build_id"]
+                .as_str()
+                .map(|b| format!(", build id {b}"))
+                .unwrap_or_default();
+            let source = s["source"]
+                .as_str()
+                .map(|x| format!(", from {x}"))
+                .unwrap_or_default();
+            format!(
+                "{product} {version} (INFO redis_version {}, mem_allocator {}{build}, --version malloc {}; {at}{source})",
+                field("redis_version"),
+                field("mem_allocator"),
+                field("version_malloc"),
+            )
+        }
         None => format!("redis-server {version}"),
     }
 }
