@@ -1,23 +1,43 @@
 //! Noisy neighbours: these machines are shared, so while a cell runs a
-//! sampler thread measures the CPU taken by every process other than the
-//! harness and the redis-server processes it started. The sweep engine
-//! writes one row per cell to `noise.csv`; the analysis warns about cells
-//! where another process took more than a tenth of a core.
+//! sampler thread measures the CPU taken by every process that is not the
+//! harness's own, and by the harness's other lanes beside the cell. The
+//! sweep engine writes one row per cell (not per trial: the sampler's
+//! intervals are about a second, longer than many trials) to `noise.csv`;
+//! the analysis warns about cells where another process took more than a
+//! tenth of a core.
 //!
-//! sysinfo reports a process's CPU use between two refreshes, so the
-//! sampler refreshes at the start, once a second, and at the end; a cell
-//! shorter than a second gets one interval. A process counts from the
-//! first refresh that saw it (a process born inside an interval is missed
-//! for that interval).
+//! Attribution is by process tree (`run::proctree`): once a second the
+//! sampler reads every `/proc/<pid>/stat` (parent, CPU time). A process
+//! whose ancestry leads to the harness root (this process: its
+//! redis-servers, redis-benchmark, any child of theirs) is the harness's
+//! own; every other process is other (`other_cpu_cores_*`,
+//! `busiest_other`). A process born inside an interval counts all its CPU
+//! time; one that exits inside an interval loses its last moments.
+//!
+//! Lanes: a lane is one concurrent run of an experiment (`--parallel N`,
+//! [`lane`]). A lane registers its run's start and end, and every process
+//! it starts through the reaper is recorded as its (`reaper::as_owner`).
+//! For a cell, `beside_lanes` counts the other lanes whose run overlapped
+//! the cell, and `beside_lanes_cpu_cores_mean` is the CPU of the processes
+//! those lanes started (their redis-servers and their children) plus their
+//! share of the harness process's own CPU. That process's threads serve
+//! every lane on one runtime (clients, in-process delay proxies, timers),
+//! so its CPU cannot be told apart per lane: it is split evenly between the
+//! lanes that ran in the interval (an estimate; how late that runtime ran
+//! is measured per trial by `schedule.csv`'s slip). A process the harness
+//! starts outside the reaper (redis-benchmark) is its own but no lane's,
+//! and counts with the harness process. Alone, a cell's beside figures
+//! are 0.
 
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use limitbench_analysis::rows::NoiseRow;
-use sysinfo::{ProcessRefreshKind, ProcessesToUpdate, System};
 
+use super::proctree;
 use limitbench_core::fleet::reaper;
 
 #[derive(Clone)]
@@ -27,6 +47,13 @@ struct Interval {
     seconds: f64,
     other_cores: f64,
     busiest: Option<(String, f64)>,
+    /// CPU of the processes each lane started, in cores.
+    lanes: BTreeMap<String, f64>,
+    /// CPU of the harness's own processes that no lane started (the
+    /// harness process itself: every lane's clients, proxies, timers).
+    harness: f64,
+    /// The lanes that ran at some time during the interval.
+    active: Vec<String>,
 }
 
 /// A running sampler; `stop_spans` returns what it saw.
@@ -35,56 +62,111 @@ pub struct NoiseSampler {
     /// Every interval so far, oldest first (a few per second of a run).
     seen: Arc<Mutex<Vec<Interval>>>,
     handle: Option<JoinHandle<()>>,
+    /// The lane this sampler's cells run in (none: beside every lane).
+    own_lane: Option<String>,
 }
 
 /// A cell's id and when it started and ended.
 pub type Span = (String, Instant, Instant);
 
-fn refresh(sys: &mut System) {
-    sys.refresh_processes_specifics(
-        ProcessesToUpdate::All,
-        true,
-        ProcessRefreshKind::nothing().with_cpu(),
-    );
+/// Every lane run so far: label, start, end (none: running).
+static LANES: Mutex<Vec<(String, Instant, Option<Instant>)>> = Mutex::new(Vec::new());
+
+/// Ends a lane's entry in [`LANES`] when dropped.
+struct LaneGuard(usize);
+
+impl Drop for LaneGuard {
+    fn drop(&mut self) {
+        if let Ok(mut v) = LANES.lock()
+            && let Some(e) = v.get_mut(self.0)
+        {
+            e.2 = Some(Instant::now());
+        }
+    }
 }
 
-/// CPU of each process other than ours (the harness and the servers it
-/// started), in cores, since the previous refresh.
-fn others_by_pid(sys: &System) -> Vec<(u32, String, f64)> {
-    let own = std::process::id();
-    let ours = reaper::live_pids();
-    sys.processes()
-        .iter()
-        // Threads appear as tasks of their process; count processes only.
-        .filter(|(pid, p)| {
-            let pid = pid.as_u32();
-            pid != own && !ours.contains(&pid) && p.thread_kind().is_none()
-        })
-        .map(|(pid, p)| {
-            (
-                pid.as_u32(),
-                p.name().to_string_lossy().into_owned(),
-                f64::from(p.cpu_usage()) / 100.0,
-            )
-        })
+/// Run `fut` as the lane `label` (unique among lanes that may overlap):
+/// its start and end are recorded, and every process it starts through the
+/// reaper is the lane's.
+pub async fn lane<F: std::future::Future>(label: String, fut: F) -> F::Output {
+    let i = {
+        let mut v = LANES.lock().unwrap_or_else(|p| p.into_inner());
+        v.push((label.clone(), Instant::now(), None));
+        v.len() - 1
+    };
+    let _guard = LaneGuard(i);
+    reaper::as_owner(label, fut).await
+}
+
+/// The lanes that ran at some time in `[start, end]` (one entry per run).
+fn lanes_during(start: Instant, end: Instant) -> Vec<String> {
+    let v = LANES.lock().unwrap_or_else(|p| p.into_inner());
+    v.iter()
+        .filter(|(_, s, e)| *s < end && e.is_none_or(|e| e > start))
+        .map(|(l, _, _)| l.clone())
         .collect()
 }
 
-/// Their total, and the busiest one.
-fn others(sys: &System) -> (f64, Option<(String, f64)>) {
-    let v = others_by_pid(sys);
-    let total = v.iter().map(|x| x.2).sum();
-    let busiest = v
+/// How many lanes other than `own` ran at some time in `[start, end]`.
+fn lanes_beside(own: Option<&str>, start: Instant, end: Instant) -> u64 {
+    let during = lanes_during(start, end);
+    during.iter().filter(|l| Some(l.as_str()) != own).count() as u64
+}
+
+/// The interval from `start` to `end` from the snapshots taken then,
+/// `root` being the harness.
+fn interval(
+    prev: &proctree::Snapshot,
+    cur: &proctree::Snapshot,
+    start: Instant,
+    end: Instant,
+    root: u32,
+) -> Interval {
+    let seconds = (end - start).as_secs_f64();
+    let s = proctree::split(prev, cur, seconds, root, &reaper::owners());
+    let other_cores = s.others.iter().map(|x| x.2).sum();
+    let busiest = s
+        .others
         .into_iter()
         .filter(|x| x.2 > 0.0)
         .max_by(|a, b| a.2.total_cmp(&b.2))
         .map(|(pid, name, c)| (format!("{name} ({pid})"), c));
-    (total, busiest)
+    Interval {
+        end,
+        seconds,
+        other_cores,
+        busiest,
+        lanes: s.lanes,
+        harness: s.harness,
+        active: lanes_during(start, end),
+    }
+}
+
+/// The CPU of the lanes beside `own` in one interval: what their processes
+/// took, and the share of the harness process's own CPU that is theirs,
+/// split evenly between the lanes that ran in the interval (the process's
+/// threads serve every lane on one runtime; an even split is an estimate).
+fn beside_cores(i: &Interval, own: Option<&str>) -> f64 {
+    let processes = i
+        .lanes
+        .iter()
+        .filter(|(l, _)| Some(l.as_str()) != own)
+        // (not `sum`: an empty sum of floats is -0.0)
+        .fold(0.0, |a, (_, c)| a + c);
+    let n = i.active.iter().filter(|l| Some(l.as_str()) != own).count() as f64;
+    processes + i.harness * n / (n + 1.0)
 }
 
 impl NoiseSampler {
-    /// Start sampling (a thread; it never touches the measured path).
+    /// Start sampling (a thread; it never touches the measured path), with
+    /// this process as the harness and the current task's lane as its own.
     pub fn start() -> Self {
+        Self::start_for(std::process::id(), reaper::current_owner())
+    }
+
+    /// Start sampling with `root` as the harness process and `own_lane` as
+    /// the lane of the cells it will summarise.
+    pub fn start_for(root: u32, own_lane: Option<String>) -> Self {
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
         let seen = Arc::new(Mutex::new(Vec::new()));
@@ -92,37 +174,35 @@ impl NoiseSampler {
         let handle = std::thread::Builder::new()
             .name("limitbench-noise".into())
             .spawn(move || {
-                let Ok(mut sys) = System::new() else {
-                    return;
-                };
-                refresh(&mut sys);
+                let mut prev = proctree::snapshot();
                 let mut last = Instant::now();
                 loop {
                     let stopping = wait_or_stop(&flag, Duration::from_secs(1));
-                    // sysinfo updates a process's CPU only between refreshes
-                    // at least ~0.2 s apart: a short last interval waits.
+                    // CPU times are in clock ticks (10 ms): a short last
+                    // interval waits, to read more than a few ticks.
                     let min = Duration::from_millis(250);
                     if last.elapsed() < min {
                         std::thread::sleep(min - last.elapsed());
                     }
-                    refresh(&mut sys);
-                    let (other_cores, busiest) = others(&sys);
+                    let cur = proctree::snapshot();
+                    let now = Instant::now();
+                    let i = interval(&prev, &cur, last, now, root);
+                    (prev, last) = (cur, now);
                     if let Ok(mut v) = out.lock() {
-                        v.push(Interval {
-                            end: Instant::now(),
-                            seconds: last.elapsed().as_secs_f64(),
-                            other_cores,
-                            busiest,
-                        });
+                        v.push(i);
                     }
-                    last = Instant::now();
                     if stopping {
                         return;
                     }
                 }
             })
             .ok();
-        NoiseSampler { stop, seen, handle }
+        NoiseSampler {
+            stop,
+            seen,
+            handle,
+            own_lane,
+        }
     }
 
     fn intervals(&self) -> Vec<Interval> {
@@ -147,7 +227,7 @@ impl NoiseSampler {
         };
         let (ready, waiting): (Vec<Span>, Vec<Span>) = spans.drain(..).partition(|s| s.2 <= latest);
         *spans = waiting;
-        summarise_spans(experiment, &ready, &intervals)
+        summarise_spans(experiment, &ready, &intervals, self.own_lane.as_deref())
     }
 
     /// Stop, and summarise each `(cell, start, end)` span from the sampling
@@ -155,13 +235,19 @@ impl NoiseSampler {
     /// because a process's CPU is only measured between refreshes at least
     /// ~0.2 s apart: a cell shorter than a second gets the second around it.
     pub fn stop_spans(self, experiment: &str, spans: &[Span]) -> Vec<NoiseRow> {
+        let own = self.own_lane.clone();
         let intervals = self.finish();
-        summarise_spans(experiment, spans, &intervals)
+        summarise_spans(experiment, spans, &intervals, own.as_deref())
     }
 }
 
 /// Each span's row from the intervals that overlap it.
-fn summarise_spans(experiment: &str, spans: &[Span], intervals: &[Interval]) -> Vec<NoiseRow> {
+fn summarise_spans(
+    experiment: &str,
+    spans: &[Span],
+    intervals: &[Interval],
+    own_lane: Option<&str>,
+) -> Vec<NoiseRow> {
     spans
         .iter()
         .map(|(cell, start, end)| {
@@ -173,7 +259,15 @@ fn summarise_spans(experiment: &str, spans: &[Span], intervals: &[Interval]) -> 
                 })
                 .cloned()
                 .collect();
-            summarise(experiment, cell, (*end - *start).as_secs_f64(), &over)
+            let mut row = summarise(
+                experiment,
+                cell,
+                (*end - *start).as_secs_f64(),
+                &over,
+                own_lane,
+            );
+            row.beside_lanes = lanes_beside(own_lane, *start, *end);
+            row
         })
         .collect()
 }
@@ -190,13 +284,24 @@ fn wait_or_stop(flag: &AtomicBool, d: Duration) -> bool {
     flag.load(Ordering::Relaxed)
 }
 
-fn summarise(experiment: &str, cell: &str, seconds: f64, iv: &[Interval]) -> NoiseRow {
+/// A cell's row from the intervals over it (`beside_lanes` is the caller's).
+fn summarise(
+    experiment: &str,
+    cell: &str,
+    seconds: f64,
+    iv: &[Interval],
+    own_lane: Option<&str>,
+) -> NoiseRow {
     let span: f64 = iv.iter().map(|i| i.seconds).sum();
-    let mean = if span > 0.0 {
-        iv.iter().map(|i| i.other_cores * i.seconds).sum::<f64>() / span
-    } else {
-        0.0
+    let mean_of = |f: &dyn Fn(&Interval) -> f64| {
+        if span > 0.0 {
+            iv.iter().map(|i| f(i) * i.seconds).sum::<f64>() / span
+        } else {
+            0.0
+        }
     };
+    let mean = mean_of(&|i| i.other_cores);
+    let beside = mean_of(&|i| beside_cores(i, own_lane));
     let max = iv.iter().map(|i| i.other_cores).fold(0.0, f64::max);
     let busiest = iv
         .iter()
@@ -212,6 +317,8 @@ fn summarise(experiment: &str, cell: &str, seconds: f64, iv: &[Interval]) -> Noi
         other_cpu_cores_mean: r3(mean),
         other_cpu_cores_max: r3(max),
         busiest_other: busiest,
+        beside_lanes_cpu_cores_mean: r3(beside),
+        beside_lanes: 0,
     }
 }
 
@@ -240,43 +347,176 @@ mod tests {
         assert_eq!(rest[0].cell, "c1");
     }
 
-    #[test]
-    fn a_busy_neighbour_is_counted_and_our_own_work_is_not() {
-        let mut sys = System::new().unwrap();
-        refresh(&mut sys);
-        let mut child = std::process::Command::new("sh")
-            .arg("-c")
-            .arg("while :; do :; done")
-            .spawn()
-            .unwrap();
-        // A process's use is measured from the first refresh that saw it
-        // with some CPU time already (sysinfo needs a non-zero baseline).
-        std::thread::sleep(Duration::from_millis(300));
-        refresh(&mut sys);
-        // Keep our own thread busy too: it must not count.
-        let t0 = Instant::now();
-        let mut x = 0u64;
-        while t0.elapsed() < Duration::from_millis(1200) {
-            x = x.wrapping_add(std::hint::black_box(1));
+    /// The tests that measure busy loops run one at a time (each would be
+    /// the others' noise on a machine of few cores).
+    static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+    fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+        ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// A busy loop, killed when dropped: a child of this process, or
+    /// (`beside`) a process whose parent exited, so that nothing of this
+    /// process is in its ancestry.
+    struct Hog(u32);
+
+    impl Hog {
+        fn child() -> (Self, std::process::Child) {
+            let c = std::process::Command::new("sh")
+                .args(["-c", "while :; do :; done"])
+                .spawn()
+                .unwrap();
+            (Hog(c.id()), c)
         }
-        refresh(&mut sys);
-        let seen = others_by_pid(&sys);
-        let _ = child.kill();
+
+        fn beside() -> Self {
+            let out = std::process::Command::new("sh")
+                .args([
+                    "-c",
+                    "(while :; do :; done) >/dev/null 2>&1 </dev/null & echo $!",
+                ])
+                .output()
+                .unwrap();
+            Hog(String::from_utf8_lossy(&out.stdout).trim().parse().unwrap())
+        }
+    }
+
+    impl Drop for Hog {
+        fn drop(&mut self) {
+            // SAFETY: kill(2) on a pid this test started.
+            unsafe { libc::kill(self.0 as i32, libc::SIGKILL) };
+        }
+    }
+
+    #[test]
+    fn a_child_of_the_harness_is_its_own_and_a_hog_beside_it_is_other() {
+        let _one = one_at_a_time();
+        let (own, mut child) = Hog::child();
+        let beside = Hog::beside();
+        let me = std::process::id();
+        let t0 = Instant::now();
+        let s0 = proctree::snapshot();
+        std::thread::sleep(Duration::from_millis(1500));
+        let s1 = proctree::snapshot();
+        let secs = t0.elapsed().as_secs_f64();
+        let none = BTreeMap::new();
+        let split = proctree::split(&s0, &s1, secs, me, &none);
+        // The same interval with a root that is no process: everything is other.
+        let all = proctree::split(&s0, &s1, secs, 0, &none);
+        drop(own);
         let _ = child.wait();
-        assert!(x > 0);
-        assert!(
-            !seen.iter().any(|p| p.0 == std::process::id()),
-            "the harness itself was counted as a neighbour"
+        let beside_pid = beside.0;
+        drop(beside);
+        let cores = |v: &[(u32, String, f64)], pid: u32| v.iter().find(|p| p.0 == pid).map(|p| p.2);
+        let own_cores = cores(&all.others, child.id()).expect("the child was running");
+        // On an idle machine each loop takes ~1 core; other work on this
+        // shared machine may take much of it, so the loops are compared.
+        assert!(own_cores > 0.05, "the child's busy loop: {own_cores}");
+        assert_eq!(
+            cores(&split.others, child.id()),
+            None,
+            "our child counted as other"
         );
-        let c = seen
-            .iter()
-            .find(|p| p.0 == child.id())
-            .expect("the busy child is listed");
-        // On an idle machine this is ~1 core; other work may take some of it.
-        assert!(
-            c.2 > 0.2,
-            "a busy loop should take a good part of a core: {c:?}"
+        assert_eq!(
+            cores(&split.others, me),
+            None,
+            "the harness counted as other"
         );
+        assert!(
+            split.harness >= own_cores - 0.05,
+            "{} < {own_cores}",
+            split.harness
+        );
+        let other: f64 = split.others.iter().map(|p| p.2).sum();
+        let everything: f64 = all.others.iter().map(|p| p.2).sum();
+        assert!(
+            everything - other >= own_cores - 0.05,
+            "{everything} - {other}"
+        );
+        let hog = cores(&split.others, beside_pid).expect("the hog beside is other");
+        // Both loops get the scheduler's share (the one beside, in its own
+        // session, rather more); the machine's others include it.
+        assert!(
+            hog > 0.5 * own_cores,
+            "the loop beside: {hog}, ours: {own_cores}"
+        );
+        assert!(other >= hog);
+    }
+
+    #[test]
+    fn a_sampler_names_the_busiest_other_and_never_its_own_child() {
+        let _one = one_at_a_time();
+        let (own, mut child) = Hog::child();
+        let beside = Hog::beside();
+        let noise = NoiseSampler::start_for(std::process::id(), None);
+        let t0 = Instant::now();
+        std::thread::sleep(Duration::from_millis(1300));
+        let rows = noise.stop_spans("e", &[("c".into(), t0, Instant::now())]);
+        let (child_pid, beside_pid) = (child.id(), beside.0);
+        drop((own, beside));
+        let _ = child.wait();
+        let row = &rows[0];
+        assert!(
+            !row.busiest_other.contains(&format!("({child_pid})")),
+            "{row:?}"
+        );
+        // The loop beside gets its share even among other work (~1 core idle).
+        assert!(row.other_cpu_cores_mean > 0.1, "{row:?}");
+        assert!(
+            row.other_cpu_cores_max >= row.other_cpu_cores_mean,
+            "{row:?}"
+        );
+        // The hog beside is the busiest unless other work on this shared
+        // machine outran a busy loop.
+        assert!(!row.busiest_other.is_empty(), "{row:?} (hog {beside_pid})");
+        assert_eq!(
+            (row.beside_lanes, row.beside_lanes_cpu_cores_mean),
+            (0, 0.0)
+        );
+    }
+
+    /// Lane `label`: a sampler of its own and a busy process started through
+    /// the reaper (as a lane starts its servers), over `ms`.
+    async fn busy_lane(label: &str, ms: u64) -> NoiseRow {
+        lane(label.to_string(), async {
+            let noise = NoiseSampler::start();
+            let mut cmd = std::process::Command::new("sh");
+            cmd.args(["-c", "while :; do :; done"]);
+            let mut hog = reaper::spawn(cmd, None).unwrap();
+            let t0 = Instant::now();
+            tokio::time::sleep(Duration::from_millis(ms)).await;
+            let rows = noise.stop_spans("e", &[(label.to_string(), t0, Instant::now())]);
+            reaper::kill(&mut hog);
+            rows.into_iter().next().unwrap()
+        })
+        .await
+    }
+
+    #[test]
+    fn two_lanes_beside_each_other_are_flagged_as_beside() {
+        let _one = one_at_a_time();
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let (a, b) = rt.block_on(async {
+            tokio::join!(
+                busy_lane("test lane a", 1500),
+                busy_lane("test lane b", 1500)
+            )
+        });
+        for row in [&a, &b] {
+            assert_eq!(row.beside_lanes, 1, "{row:?}");
+            // The other lane's busy loop: ~1 core on an idle machine, its
+            // share of it beside other work.
+            assert!(row.beside_lanes_cpu_cores_mean > 0.05, "{row:?}");
+            // Both loops are the harness's own, not other.
+            assert!(!row.busiest_other.starts_with("sh "), "{row:?}");
+        }
+        // Alone, a lane's own servers are not beside it.
+        let alone = rt.block_on(busy_lane("test lane c", 1200));
+        assert_eq!(alone.beside_lanes, 0, "{alone:?}");
+        assert_eq!(alone.beside_lanes_cpu_cores_mean, 0.0, "{alone:?}");
         let row = summarise(
             "t",
             "c",
@@ -287,17 +527,27 @@ mod tests {
                     seconds: 1.0,
                     other_cores: 0.2,
                     busiest: Some(("a (1)".into(), 0.2)),
+                    lanes: [("x".to_string(), 0.4), ("me".to_string(), 0.9)].into(),
+                    // Two lanes ran: half of the harness's own CPU is x's.
+                    harness: 0.4,
+                    active: vec!["x".into(), "me".into()],
                 },
                 Interval {
                     end: Instant::now(),
                     seconds: 3.0,
                     other_cores: 0.6,
                     busiest: Some(("b (2)".into(), 0.5)),
+                    lanes: BTreeMap::new(),
+                    harness: 0.3,
+                    active: vec!["me".into()],
                 },
             ],
+            Some("me"),
         );
         assert_eq!(row.other_cpu_cores_mean, 0.5);
         assert_eq!(row.other_cpu_cores_max, 0.6);
         assert_eq!(row.busiest_other, "b (2) 0.50");
+        // (0.4 + 0.4 / 2) over 1 s of 4.
+        assert_eq!(row.beside_lanes_cpu_cores_mean, 0.15);
     }
 }
