@@ -272,6 +272,45 @@ fn summarise_spans(
         .collect()
 }
 
+/// A row of `noise.csv` as written before the lane columns: a resumed run
+/// whose table has that header goes on in that shape (one table, one
+/// shape; the analysis reads the missing columns as 0).
+#[derive(Debug, serde::Serialize)]
+pub struct NoiseRowWithoutLanes {
+    pub experiment: String,
+    pub cell: String,
+    pub seconds: f64,
+    pub other_cpu_cores_mean: f64,
+    pub other_cpu_cores_max: f64,
+    pub busiest_other: String,
+}
+
+/// Whether the table at `path` takes rows with the lane columns: it is new
+/// (missing or empty) or its header has them.
+pub fn takes_lane_columns(path: &std::path::Path) -> bool {
+    use std::io::BufRead;
+    let Ok(f) = std::fs::File::open(path) else {
+        return true;
+    };
+    let mut header = String::new();
+    let _ = std::io::BufReader::new(f).read_line(&mut header);
+    header.trim().is_empty() || header.contains("beside_lanes")
+}
+
+/// `rows` in the shape of a table written before the lane columns.
+pub fn without_lanes(rows: &[NoiseRow]) -> Vec<NoiseRowWithoutLanes> {
+    rows.iter()
+        .map(|r| NoiseRowWithoutLanes {
+            experiment: r.experiment.clone(),
+            cell: r.cell.clone(),
+            seconds: r.seconds,
+            other_cpu_cores_mean: r.other_cpu_cores_mean,
+            other_cpu_cores_max: r.other_cpu_cores_max,
+            busiest_other: r.busiest_other.clone(),
+        })
+        .collect()
+}
+
 /// Sleep up to `d`, waking early when asked to stop; true if stopping.
 fn wait_or_stop(flag: &AtomicBool, d: Duration) -> bool {
     let until = Instant::now() + d;
@@ -473,6 +512,33 @@ mod tests {
             (row.beside_lanes, row.beside_lanes_cpu_cores_mean),
             (0, 0.0)
         );
+    }
+
+    #[test]
+    fn a_resumed_table_without_the_lane_columns_keeps_its_shape() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("noise.csv");
+        assert!(takes_lane_columns(&path), "a new table");
+        let old =
+            "experiment,cell,seconds,other_cpu_cores_mean,other_cpu_cores_max,busiest_other\n";
+        std::fs::write(&path, old).unwrap();
+        assert!(!takes_lane_columns(&path));
+        let row = summarise("e", "c", 1.0, &[], None);
+        let mut w = csv::WriterBuilder::new()
+            .has_headers(false)
+            .from_writer(Vec::new());
+        for r in without_lanes(&[row]) {
+            w.serialize(r).unwrap();
+        }
+        let line = String::from_utf8(w.into_inner().unwrap()).unwrap();
+        assert_eq!(line.split(',').count(), old.split(',').count(), "{line}");
+        // The table reads as one, its rows without the lane columns.
+        let table = format!("{old}{line}");
+        let rows: Vec<NoiseRow> = csv::Reader::from_reader(table.as_bytes())
+            .deserialize()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!((rows[0].cell.as_str(), rows[0].beside_lanes), ("c", 0));
     }
 
     /// Lane `label`: a sampler of its own and a busy process started through
