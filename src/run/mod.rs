@@ -11,6 +11,7 @@ pub mod manifest;
 pub mod merge;
 pub mod noise;
 pub mod parallel;
+pub mod proctree;
 pub mod provenance;
 pub mod record;
 pub mod seeds;

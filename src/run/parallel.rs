@@ -26,9 +26,11 @@
 //! on this machine: it is kept, and the noise table says how busy the
 //! machine was.
 //!
-//! The noise sampler (`run::noise`) counts neither the harness's process
-//! nor any server it started (`reaper::live_pids`), so the cells running
-//! beside one another are the harness's own work, not noise.
+//! The noise sampler (`run::noise`) counts the harness's process tree
+//! (its servers, redis-benchmark, any child) as its own, not as noise, and
+//! reports the other lanes beside each cell separately: each lane runs in
+//! `run::noise::lane`, which records its start and end and the processes
+//! it starts (`noise.csv`: `beside_lanes`, `beside_lanes_cpu_cores_mean`).
 
 use std::collections::{BTreeMap, VecDeque};
 use std::future::Future;

@@ -190,6 +190,19 @@ fn append_shared<R: Serialize>(path: &std::path::Path, rows: &[R]) -> Result<()>
     CsvAppender::open(path)?.append(rows)
 }
 
+/// Rows of `noise.csv`, in the shape of its header (a run resumed from
+/// before the lane columns keeps its table's shape).
+fn append_noise(
+    path: &std::path::Path,
+    rows: &[limitbench_analysis::rows::NoiseRow],
+) -> Result<()> {
+    if super::noise::takes_lane_columns(path) {
+        append_shared(path, rows)
+    } else {
+        append_shared(path, &super::noise::without_lanes(rows))
+    }
+}
+
 /// Run every cell's unfinished trials, in order, committing as they finish.
 pub async fn run<S: Sweep>(ctx: &RunContext, sweep: &mut S, cells: &[S::Cell]) -> Result<()> {
     let mut sides: Vec<&str> = S::SIDE.into_iter().collect();
@@ -372,12 +385,12 @@ pub async fn run<S: Sweep>(ctx: &RunContext, sweep: &mut S, cells: &[S::Cell]) -
         spans.push((id.clone(), cell_started, std::time::Instant::now()));
         // Rows of the cells the sampler has seen to their end, written now
         // so that a kill loses at most the last second's cells.
-        append_shared(&noise_path, &noise.take_ready(ctx.experiment, &mut spans))?;
+        append_noise(&noise_path, &noise.take_ready(ctx.experiment, &mut spans))?;
     }
     progress.finish();
     Ok(())
     }
     .await;
-    append_shared(&noise_path, &noise.stop_spans(ctx.experiment, &spans))?;
+    append_noise(&noise_path, &noise.stop_spans(ctx.experiment, &spans))?;
     result
 }

@@ -40,6 +40,14 @@ pub struct NoiseRow {
     pub other_cpu_cores_max: f64,
     /// The other process that used the most CPU, "name (pid) cores".
     pub busiest_other: String,
+    /// CPU of the processes the harness's other lanes started (their
+    /// servers and children), in cores, averaged over the cell (absent in
+    /// runs before it was recorded: 0).
+    #[serde(default)]
+    pub beside_lanes_cpu_cores_mean: f64,
+    /// How many other lanes ran at some time during the cell.
+    #[serde(default)]
+    pub beside_lanes: u64,
 }
 
 /// One row of `<experiment>-latency.csv`: the per-decision latencies (sent
@@ -69,4 +77,39 @@ pub struct TrialTime {
     pub cell: String,
     pub trial: u64,
     pub wall_ms: f64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::NoiseRow;
+
+    #[test]
+    fn a_noise_table_written_before_the_lane_columns_still_reads() {
+        let old = "experiment,cell,seconds,other_cpu_cores_mean,other_cpu_cores_max,busiest_other\n\
+                   cost,rounds,10.9,1.01,1.2,redis-benchmark (7) 1.01\n";
+        let rows: Vec<NoiseRow> = csv::Reader::from_reader(old.as_bytes())
+            .deserialize()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(rows[0].other_cpu_cores_mean, 1.01);
+        assert_eq!(rows[0].busiest_other, "redis-benchmark (7) 1.01");
+        assert_eq!(
+            (rows[0].beside_lanes, rows[0].beside_lanes_cpu_cores_mean),
+            (0, 0.0)
+        );
+        let new = old
+            .replace(
+                "busiest_other\n",
+                "busiest_other,beside_lanes_cpu_cores_mean,beside_lanes\n",
+            )
+            .replace("1.01\n", "1.01,0.25,3\n");
+        let rows: Vec<NoiseRow> = csv::Reader::from_reader(new.as_bytes())
+            .deserialize()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(
+            (rows[0].beside_lanes, rows[0].beside_lanes_cpu_cores_mean),
+            (3, 0.25)
+        );
+    }
 }

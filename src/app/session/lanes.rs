@@ -149,7 +149,14 @@ impl Lanes<'_> {
                 m.save(self.run)?;
             }
             let t = std::time::Instant::now();
-            let out = (d.run)(&ctx).await;
+            // The noise sampler attributes this run's processes to it
+            // (run::noise: a lane's servers are beside every other lane).
+            let label = match (lane, part) {
+                (Some(l), _) => format!("{} lane {}/{}", d.name, l.index + 1, l.count),
+                (None, Some(Part::Cpu)) => format!("{} cpu part", d.name),
+                (None, _) => d.name.to_string(),
+            };
+            let out = crate::run::noise::lane(label, (d.run)(&ctx)).await;
             let secs = t.elapsed().as_secs_f64();
             let outcome = match &out {
                 Ok(()) => "done".to_string(),

@@ -21,6 +21,31 @@ static LIVE: Mutex<BTreeSet<u32>> = Mutex::new(BTreeSet::new());
 /// What each live process is, for messages ("redis-server on 127.0.0.1:7001").
 static LABELS: Mutex<BTreeMap<u32, String>> = Mutex::new(BTreeMap::new());
 
+/// The lane (one concurrent run of an experiment, `run::noise::lane`)
+/// that started each live process, for the noise sampler's attribution.
+static OWNERS: Mutex<BTreeMap<u32, String>> = Mutex::new(BTreeMap::new());
+
+tokio::task_local! {
+    /// The lane the current task runs for; [`spawn`] records it.
+    static OWNER: String;
+}
+
+/// Run `fut` as lane `owner`: every process [`spawn`] starts while it is
+/// polled is recorded as that lane's ([`owners`]).
+pub async fn as_owner<F: std::future::Future>(owner: String, fut: F) -> F::Output {
+    OWNER.scope(owner, fut).await
+}
+
+/// The lane the current task runs for, if any.
+pub fn current_owner() -> Option<String> {
+    OWNER.try_with(|o| o.clone()).ok()
+}
+
+/// The lane of each live process started inside [`as_owner`].
+pub fn owners() -> BTreeMap<u32, String> {
+    OWNERS.lock().map(|g| g.clone()).unwrap_or_default()
+}
+
 type SpawnRequest = (Command, Option<usize>, mpsc::Sender<std::io::Result<Child>>);
 static SPAWNER: OnceLock<Mutex<mpsc::Sender<SpawnRequest>>> = OnceLock::new();
 
@@ -60,6 +85,9 @@ pub fn spawn(cmd: Command, pin_cpu: Option<usize>) -> std::io::Result<Child> {
     // fails exits on purpose, and its caller reports it.
     STOPPING.lock().unwrap().insert(child.id());
     LIVE.lock().unwrap().insert(child.id());
+    if let Some(owner) = current_owner() {
+        OWNERS.lock().unwrap().insert(child.id(), owner);
+    }
     Ok(child)
 }
 
@@ -73,12 +101,14 @@ pub fn kill(child: &mut Child) {
     let _ = child.wait();
     LIVE.lock().unwrap().remove(&child.id());
     STOPPING.lock().unwrap().remove(&child.id());
+    OWNERS.lock().unwrap().remove(&child.id());
 }
 
 /// Forget a child that already exited on its own (after `wait`).
 pub fn forget(pid: u32) {
     LIVE.lock().unwrap().remove(&pid);
     STOPPING.lock().unwrap().remove(&pid);
+    OWNERS.lock().unwrap().remove(&pid);
 }
 
 /// Children whose exit is not a death: told to exit (killed, SHUTDOWN SAVE)
