@@ -129,7 +129,7 @@ pub fn measured_a4_2(rows: &[Row], ideal: &[f64]) -> Option<Measured> {
     .intervals(vec![mean_ci(v)], mean_ci_method(v.len()))
     .setting(&pairs_of(&A4_2_DETAILS, &[def.0.clone(), def.1.clone(), def.2.clone()]))
     .sweep_figure("a4_2-sweep-capacity-servers-offsets")
-    .note(format!("model: {A4_2_MODEL} Run length (pooled here) moves it little: the bucket starts full, so only its first C requests pass whatever the clocks."));
+    .note(format!("the bucket's size is read as stated: capacity 100 refilling 100/s (1 s of refill) is stated in the study's bursts paragraph and carried over to the clock paragraph, which does not restate it; the finding rests on that reading (a 0.1-0.25 s bucket gives about 16%). model: {A4_2_MODEL} Run length (pooled here) moves it little: the bucket starts full, so only its first C requests pass whatever the clocks."));
     for (k, v) in m.iter().filter(|(k, _)| **k != def) {
         let s = Summary::of(v);
         out = out.alternative(
