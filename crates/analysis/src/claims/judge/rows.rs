@@ -484,9 +484,21 @@ pub fn judge(claims: &[ClaimSpec], measured: Vec<Measured>, size: &str) -> Vec<J
                     ),
                 );
             }
-            let why = if let Some(c) = conflict {
-                c
-            } else if range.is_empty() {
+            // Each claim reproduces somewhere, but no measured value serves
+            // them all: the setup is not identified, which is no finding
+            // against the study (the unstated details span the published
+            // values, and a setting no sweep measured may serve them all).
+            if let Some(c) = conflict {
+                return row(
+                    Verdict::Inconclusive,
+                    String::new(),
+                    false,
+                    format!(
+                        "setup not identified: {c}; no finding against the study: its unstated details span the published value, and a setting of them not measured (several changed together) may serve every claim"
+                    ),
+                );
+            }
+            let why = if range.is_empty() {
                 "no unstated detail swept: measured at the study's setup only".to_string()
             } else {
                 format!("no swept value reproduces; {tried} settings tried; swept {range}")
