@@ -179,8 +179,8 @@ impl RunManifest {
     /// session noted (a resumed run's round-trip calibration, its server)
     /// is not lost: the first time this session notes `key`, the earlier
     /// value moves under `notes` into the entry of the latest earlier
-    /// session that noted it (the previous session for manifests written
-    /// before sessions listed what they `noted`).
+    /// session that noted it, or that may have (one written before sessions
+    /// listed what they `noted`).
     pub fn note(&mut self, experiment: &str, key: &str, value: serde_json::Value) {
         let e = self.experiments.entry(experiment.to_string()).or_default();
         let sessions = e
@@ -199,14 +199,17 @@ impl RunManifest {
                 && let Some(old) = e.get(key).cloned()
                 && old != value
             {
+                // The latest earlier session that noted it; a session from
+                // before sessions listed what they noted may have, so the
+                // search stops at the first such one too.
                 let owner = (0..i)
                     .rev()
-                    .find(|&j| {
-                        e["sessions"][j]
-                            .get("noted")
-                            .and_then(|v| v.as_array())
-                            .is_some_and(|l| l.iter().any(|k| k == key))
-                    })
+                    .find(
+                        |&j| match e["sessions"][j].get("noted").and_then(|v| v.as_array()) {
+                            Some(l) => l.iter().any(|k| k == key),
+                            None => true,
+                        },
+                    )
                     .unwrap_or(i - 1);
                 let prev = &mut e.get_mut("sessions").expect("counted above")[owner];
                 if !prev.get("notes").is_some_and(|n| n.is_object()) {
@@ -247,6 +250,9 @@ impl RunManifest {
                 "git_commit": p.commit,
                 "git_dirty": p.dirty,
                 "git_tree": p.tree,
+                // What this session notes (`note`); absent in sessions
+                // written before it was listed.
+                "noted": [],
             }));
         }
     }
@@ -393,5 +399,32 @@ mod tests {
         assert!(s[1].get("notes").is_none(), "{s:?}");
         assert!(s[2].get("notes").is_none(), "{s:?}");
         assert_eq!(s[2]["noted"], serde_json::json!(["round_trips"]));
+        // A later session after one from before the `noted` lists: the
+        // value goes to that one, not back to the first session.
+        let mut m = RunManifest::default();
+        m.started_experiment("retries", &t);
+        m.note("retries", "round_trips", serde_json::json!({"1": 1}));
+        m.started_experiment("retries", &t);
+        m.experiments
+            .get_mut("retries")
+            .unwrap()
+            .get_mut("sessions")
+            .unwrap()[1]
+            .as_object_mut()
+            .unwrap()
+            .remove("noted");
+        m.experiments.get_mut("retries").unwrap()["round_trips"] = serde_json::json!({"1": 2});
+        m.started_experiment("retries", &t);
+        m.note("retries", "round_trips", serde_json::json!({"1": 3}));
+        let s = m.experiments["retries"]["sessions"]
+            .as_array()
+            .unwrap()
+            .clone();
+        assert_eq!(
+            s[1]["notes"]["round_trips"],
+            serde_json::json!({"1": 2}),
+            "{s:?}"
+        );
+        assert!(s[0].get("notes").is_none(), "{s:?}");
     }
 }
