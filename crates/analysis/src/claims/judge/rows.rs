@@ -97,6 +97,9 @@ fn joint_test(
     let others: Vec<usize> = (0..claims.len())
         .filter(|&j| j != i && shared[i][j].contains(d))
         .filter(|&j| found[j].as_ref().is_some_and(|m| m.invalid.is_empty()))
+        // A claim that reproduces nowhere constrains no value (as it
+        // vetoes none).
+        .filter(|&j| !cands[j].is_empty())
         .collect();
     if others.is_empty() || measured.len() < 2 {
         return None;
@@ -120,6 +123,12 @@ fn joint_test(
         }
     };
     let fails_where_allowed: BTreeSet<String> = allow.difference(&pass).cloned().collect();
+    if allow.is_empty() {
+        return Some(format!(
+            "joint test of {d}: no measured value serves all the other claims sharing it ({ids}); this claim reproduces at {}",
+            list(&pass)
+        ));
+    }
     Some(if !fails_where_allowed.is_empty() {
         format!(
             "joint test of {d}: the other claims sharing it ({ids}) reproduce together at {d}={}, this claim at {}: it fails at {}, which they allow, so it tests the shared value and does not only pin it",
@@ -409,7 +418,7 @@ pub fn judge(claims: &[ClaimSpec], measured: Vec<Measured>, size: &str) -> Vec<J
                         format!("{d}={v}")
                     })
                     .collect();
-                let against = format!(", which contradicts the study's stated {}", stated.join(", "));
+                let against = format!(", which changes what the study states ({}), so it is inconsistent with the study's setup as stated, not a setting to adopt", stated.join(", "));
                 if at_default != Outcome::Outside {
                     return undecided(x, &against);
                 }
@@ -454,12 +463,14 @@ pub fn judge(claims: &[ClaimSpec], measured: Vec<Measured>, size: &str) -> Vec<J
                     undecided_text(at_default, c, mm),
                     conflict.map(|c| format!("; {c}")).unwrap_or_default()
                 );
-                return row(
-                    Verdict::Inconclusive,
-                    String::new(),
-                    at_default == Outcome::Straddles,
-                    why,
-                );
+                // Borderline: an interval across an edge, not a clause that
+                // cannot be tested (B3.3's counter).
+                let across = at_default == Outcome::Straddles
+                    && mm
+                        .undecided
+                        .iter()
+                        .all(|u| u.starts_with("the interval reaches across"));
+                return row(Verdict::Inconclusive, String::new(), across, why);
             }
             // A swept setting that would reproduce the claim but whose own
             // validity checks failed: the sweep is not done, so no finding.

@@ -61,7 +61,7 @@ fn a_stated_detail_that_must_change_is_a_finding_not_an_assumption() {
     assert_eq!(j.verdict, Verdict::NotReproduced);
     assert!(
         j.why
-            .contains("contradicts the study's stated capacity_s=1"),
+            .contains("changes what the study states (capacity_s=1)"),
         "{}",
         j.why
     );
@@ -337,7 +337,7 @@ fn a_stated_detail_is_never_fitted_and_binds_no_other_claim() {
     assert!(
         rows[1]
             .why
-            .contains("finding: it reproduces at capacity_s=0.1, which contradicts the study's stated capacity_s=1"),
+            .contains("finding: it reproduces at capacity_s=0.1, which changes what the study states (capacity_s=1)"),
         "{}",
         rows[1].why
     );
