@@ -182,46 +182,35 @@ impl RunManifest {
     /// session that noted it, or that may have (one written before sessions
     /// listed what they `noted`).
     pub fn note(&mut self, experiment: &str, key: &str, value: serde_json::Value) {
-        let e = self.experiments.entry(experiment.to_string()).or_default();
-        let sessions = e
-            .get("sessions")
-            .and_then(|v| v.as_array())
-            .map_or(0, |l| l.len());
-        let current = sessions.checked_sub(1);
-        let noted_now = current.is_some_and(|i| {
-            e["sessions"][i]
-                .get("noted")
+        // Whether a session noted `key`; None for a session written before
+        // sessions listed what they noted.
+        let noted = |s: &serde_json::Value| {
+            s.get("noted")
                 .and_then(|v| v.as_array())
-                .is_some_and(|l| l.iter().any(|k| k == key))
-        });
-        if let (Some(i), false) = (current, noted_now) {
-            if i > 0
-                && let Some(old) = e.get(key).cloned()
-                && old != value
-            {
-                // The latest earlier session that noted it; a session from
-                // before sessions listed what they noted may have, so the
-                // search stops at the first such one too.
-                let owner = (0..i)
+                .map(|l| l.iter().any(|k| k == key))
+        };
+        let e = self.experiments.entry(experiment.to_string()).or_default();
+        let old = e.get(key).cloned();
+        if let Some(list) = e.get_mut("sessions").and_then(|v| v.as_array_mut())
+            && let Some(i) = list.len().checked_sub(1)
+            && noted(&list[i]) != Some(true)
+        {
+            if let Some(old) = old.filter(|o| *o != value)
+                && let Some(owner) = (0..i)
                     .rev()
-                    .find(
-                        |&j| match e["sessions"][j].get("noted").and_then(|v| v.as_array()) {
-                            Some(l) => l.iter().any(|k| k == key),
-                            None => true,
-                        },
-                    )
-                    .unwrap_or(i - 1);
-                let prev = &mut e.get_mut("sessions").expect("counted above")[owner];
+                    .find(|&j| noted(&list[j]) != Some(false))
+                    .or(i.checked_sub(1))
+            {
+                let prev = &mut list[owner];
                 if !prev.get("notes").is_some_and(|n| n.is_object()) {
                     prev["notes"] = serde_json::json!({});
                 }
                 prev["notes"][key] = old;
             }
-            let cur = &mut e.get_mut("sessions").expect("counted above")[i];
-            if !cur.get("noted").is_some_and(|n| n.is_array()) {
-                cur["noted"] = serde_json::json!([]);
+            if !list[i].get("noted").is_some_and(|n| n.is_array()) {
+                list[i]["noted"] = serde_json::json!([]);
             }
-            cur["noted"]
+            list[i]["noted"]
                 .as_array_mut()
                 .expect("set above")
                 .push(key.into());

@@ -95,8 +95,7 @@ impl Measured {
         } else if lo >= band.0 && hi <= band.1 {
             self.conditions.push((what, true));
         } else {
-            self.undecided
-                .push(format!("the interval reaches across the band of {what}"));
+            self.undecided.push(format!("{ACROSS_BAND} {what}"));
         }
         self
     }
@@ -260,6 +259,10 @@ pub fn setting_text(s: &Setting) -> String {
         .collect::<Vec<_>>()
         .join(", ")
 }
+
+/// How `band_condition` words an interval across a band's edge (the
+/// judge tells such an undecided clause from one that cannot be tested).
+pub const ACROSS_BAND: &str = "the interval reaches across the band of";
 
 #[cfg(test)]
 mod tests {

@@ -2,7 +2,7 @@
 //! every variant's CPU per decision, and the ratios of B2.4-B2.6 and B6.1,
 //! each against its published value from the claims table.
 
-use super::labels::{b21_label, machine_lines, percent_in, words};
+use super::labels::{b21_reference, machine_lines, percent_in, words};
 use super::paired::Est;
 use super::{
     STUDY_B, Variants, abusive_ratios, b21_split, eval_vs_evalsha, fcall_vs_evalsha, multi_vs_lua,
@@ -337,7 +337,7 @@ pub(super) fn split(ctx: &AnalysisCtx, v: &Variants) -> Result<String> {
     ))
     .reference(Reference::limit("GET (1x)", 1.0));
     if let Some(c) = ctx.claim("B2.1") {
-        p = p.reference(Reference::published(c, 0).labelled(b21_label(c)));
+        p = p.reference(b21_reference(c));
     }
     Figure::new(
         "b2_1-cpu-split",

@@ -3,7 +3,7 @@
 //! against the published values from the claims table (the authors'
 //! machine's beside the part that is judged).
 
-use super::labels::{b21_label, machine_lines, percent_in, words};
+use super::labels::{b21_reference, machine_lines, percent_in, words};
 use super::{Variants, b21_split};
 use limitbench_analysis::AnalysisCtx;
 use limitbench_analysis::figure::{Axis, Figure, Panel, Pt, RefKind, Reference, Series, num};
@@ -61,17 +61,7 @@ pub(super) fn lua(ctx: &AnalysisCtx, v: &Variants) -> Result<String> {
         ))
         .reference(Reference::limit("GET (1x)", 1.0));
         if let Some(c) = ctx.claim("B2.1") {
-            // The check's region shaded (what travels: at least 1.15x GET;
-            // GET's own 1x is the line above) and the authors' 2.5-3.5x as
-            // the published lines, not the check's bound.
-            let mut r = Reference::published(c, 0).labelled(b21_label(c));
-            r.value = None;
-            r.lines = c
-                .authors_machine
-                .as_ref()
-                .map(|n| n.values())
-                .unwrap_or_default();
-            p = p.reference(r);
+            p = p.reference(b21_reference(c));
         }
         fig = fig.panel(p);
     }

@@ -76,17 +76,13 @@ pub fn fill_difference(v: &Variants, fill: &str) -> Option<(f64, f64)> {
     level(v, fill).map(|l| (l.diff_pct / 100.0, l.bound_pct / 200.0))
 }
 
-fn fill_unsaturated(v: &Variants, fill: &str) -> usize {
-    level(v, fill)
-        .map(|l| {
-            l.cells
-                .iter()
-                .filter_map(|c| v.get(c))
-                .flat_map(|x| x.rows.iter())
-                .filter(|r| !(super::validity::busy(r) >= super::validity::MIN_BUSY))
-                .count()
-        })
-        .unwrap_or(0)
+fn unsaturated_runs(v: &Variants, l: &Level) -> usize {
+    l.cells
+        .iter()
+        .filter_map(|c| v.get(c))
+        .flat_map(|x| x.rows.iter())
+        .filter(|r| !(super::validity::busy(r) >= super::validity::MIN_BUSY))
+        .count()
 }
 
 fn what(fill: &str, bound: f64) -> String {
@@ -194,7 +190,7 @@ pub fn fill_levels(v: &Variants) -> Vec<(&'static str, f64, (f64, f64), f64, boo
                     l.iv,
                     l.bound_pct,
                     binds(v, &l),
-                    fill_unsaturated(v, f),
+                    unsaturated_runs(v, &l),
                 )
             })
         })

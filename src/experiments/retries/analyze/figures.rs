@@ -60,6 +60,16 @@ fn detail_words(detail: &str) -> String {
     }
 }
 
+/// The spread of an arrival setting (`spread-100ms` -> 100), None for
+/// all at once.
+fn spread_ms(arrival: &str) -> Option<f64> {
+    arrival
+        .strip_prefix("spread-")?
+        .strip_suffix("ms")?
+        .parse()
+        .ok()
+}
+
 /// A setting's value in words for a tick label: `full-jitter-10ms` ->
 /// `full jitter 10 ms`, `watch-get-multi` -> `WATCH GET MULTI`.
 fn value_words(v: &str) -> String {
@@ -214,12 +224,7 @@ pub fn a2_1_settings(ctx: &AnalysisCtx, g: &Groups, limit: u64, md: &mut String)
         if rest != d || k.backoff == d.backoff || k.arrival == d.arrival {
             continue;
         }
-        if let Some(x) = k
-            .arrival
-            .strip_prefix("spread-")
-            .and_then(|a| a.strip_suffix("ms"))
-            .and_then(|a| a.parse::<f64>().ok())
-        {
+        if let Some(x) = spread_ms(&k.arrival) {
             joint.entry(k.backoff.clone()).or_default().push((x, v));
         }
     }
@@ -387,12 +392,6 @@ pub fn a2_2_workers(ctx: &AnalysisCtx, g: &Groups, limit: u64, md: &mut String) 
 /// is where the reader looks for A2.2's 12-30x.
 pub fn a2_2_arrivals(ctx: &AnalysisCtx, g: &Groups, md: &mut String) -> Result<()> {
     let d = Details::default_setting();
-    let spread_ms = |a: &str| -> Option<f64> {
-        if a == d.arrival {
-            return Some(0.0);
-        }
-        a.strip_prefix("spread-")?.strip_suffix("ms")?.parse().ok()
-    };
     // A series per round trip at the default backoff, and per other
     // backoff measured with a spread (the joint settings, at 6.7 ms).
     let mut by: BTreeMap<(String, i64), Vec<Pt>> = BTreeMap::new();
@@ -404,7 +403,11 @@ pub fn a2_2_arrivals(ctx: &AnalysisCtx, g: &Groups, md: &mut String) -> Result<(
         if s.workers != WORKERS || rest != d {
             continue;
         }
-        let Some(x) = spread_ms(&s.details.arrival) else {
+        let x = if s.details.arrival == d.arrival {
+            0.0
+        } else if let Some(x) = spread_ms(&s.details.arrival) {
+            x
+        } else {
             continue;
         };
         if s.details.backoff != d.backoff && x == 0.0 {

@@ -469,7 +469,7 @@ pub fn judge(claims: &[ClaimSpec], measured: Vec<Measured>, size: &str) -> Vec<J
                     && mm
                         .undecided
                         .iter()
-                        .all(|u| u.starts_with("the interval reaches across"));
+                        .all(|u| u.starts_with(super::super::measured::ACROSS_BAND));
                 return row(Verdict::Inconclusive, String::new(), across, why);
             }
             // A swept setting that would reproduce the claim but whose own
