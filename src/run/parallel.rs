@@ -87,28 +87,7 @@ impl Bound {
     }
 }
 
-/// The schedule table: one row per trial attempt.
-pub const SCHEDULE_CSV: &str = "schedule.csv";
-
-/// One row of `schedule.csv`.
-#[derive(Debug, Serialize)]
-pub struct ScheduleRow {
-    pub experiment: String,
-    pub cell: String,
-    pub trial: u64,
-    pub attempt: u64,
-    /// Largest lateness of the 1 ms probe timer during the trial (us).
-    pub slip_max_us: u64,
-    /// Its 99th percentile (us): what the bound is checked against.
-    pub slip_p99_us: u64,
-    /// The bound this experiment declares (us; empty for CPU-bound).
-    pub slip_bound_us: Option<u64>,
-    /// Cells of other experiments in flight at any time during the trial
-    /// (`experiment/cell`, `;`-separated; empty when it ran alone).
-    pub beside: String,
-    /// Committed (false: the slip passed the bound and the trial was redone).
-    pub committed: bool,
-}
+pub use limitbench_analysis::rows::{SCHEDULE_CSV, ScheduleRow};
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(0);
 static IN_FLIGHT: Mutex<BTreeMap<u64, (String, String)>> = Mutex::new(BTreeMap::new());

@@ -347,6 +347,10 @@ pub async fn run<S: Sweep>(ctx: &RunContext, sweep: &mut S, cells: &[S::Cell]) -
                 slip_bound_us: bound_us,
                 beside: beside.join(";"),
                 committed: !slipped,
+                other_cpu_cores: None,
+                beside_lanes_cpu_cores: None,
+                other_cpu_bound: None,
+                disturbed: String::new(),
             };
             append_shared(&schedule_path, &[row])?;
             if !slipped {

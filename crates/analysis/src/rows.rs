@@ -28,6 +28,72 @@ macro_rules! keyed {
     };
 }
 
+/// The schedule table: one row per trial attempt (written by the sweep
+/// engine, `run::sweep`).
+pub const SCHEDULE_CSV: &str = "schedule.csv";
+
+/// One row of `schedule.csv`: how late the harness's timers ran during one
+/// attempt of a trial, what ran beside it, how much CPU others took, and
+/// whether the attempt was disturbed past its experiment's bounds.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ScheduleRow {
+    pub experiment: String,
+    pub cell: String,
+    pub trial: u64,
+    pub attempt: u64,
+    /// Largest lateness of the 1 ms probe timer during the trial (us).
+    pub slip_max_us: u64,
+    /// Its 99th percentile (us): what the bound is checked against.
+    pub slip_p99_us: u64,
+    /// The bound this experiment declares (us; empty for CPU-bound).
+    pub slip_bound_us: Option<u64>,
+    /// Cells (of other experiments, or of other lanes of this one) that
+    /// held a turn (ran a trial, a setup or a teardown) at some time during
+    /// the trial, `experiment/cell`, `;`-separated; empty when it ran alone.
+    pub beside: String,
+    /// Committed (false: disturbed, and redone on fresh keys).
+    pub committed: bool,
+    /// CPU taken by processes that are not the harness's during the trial,
+    /// in cores (the sampler's intervals that overlap the trial, weighted
+    /// by overlap; absent in runs before it was recorded).
+    #[serde(default)]
+    pub other_cpu_cores: Option<f64>,
+    /// CPU of the harness's other lanes beside the trial, in cores (same
+    /// intervals; absent in runs before it was recorded).
+    #[serde(default)]
+    pub beside_lanes_cpu_cores: Option<f64>,
+    /// The experiment's bound on others' CPU during a trial, in cores
+    /// (absent in runs before it was recorded).
+    #[serde(default)]
+    pub other_cpu_bound: Option<f64>,
+    /// Why the attempt was disturbed (empty: it was not): the slip past its
+    /// bound, others' CPU past theirs, or lanes beside a CPU-bound cell.
+    /// A committed attempt that says so was the last one and ran alone.
+    #[serde(default)]
+    pub disturbed: String,
+}
+
+crate::keyed!(ScheduleRow);
+
+impl ScheduleRow {
+    /// Why this committed attempt is no measurement, if it is not: the
+    /// recorded disturbance, or (in runs from before it was recorded) a
+    /// p99 slip past the recorded bound.
+    pub fn disturbance(&self) -> Option<String> {
+        if !self.disturbed.is_empty() {
+            return Some(self.disturbed.clone());
+        }
+        let b = self.slip_bound_us?;
+        (self.slip_p99_us > b).then(|| {
+            format!(
+                "schedule late: p99 slip {:.1} ms past the bound {:.1} ms",
+                self.slip_p99_us as f64 / 1000.0,
+                b as f64 / 1000.0
+            )
+        })
+    }
+}
+
 /// One row of `noise.csv`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct NoiseRow {

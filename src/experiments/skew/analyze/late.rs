@@ -10,21 +10,10 @@
 
 use std::collections::BTreeSet;
 
-use serde::Deserialize;
-
 use limitbench_analysis::AnalysisCtx;
 use limitbench_base::error::Result;
 
-/// The columns of `schedule.csv` read here.
-#[derive(Debug, Deserialize)]
-struct ScheduleRow {
-    experiment: String,
-    cell: String,
-    trial: u64,
-    slip_p99_us: u64,
-    slip_bound_us: Option<u64>,
-    committed: bool,
-}
+use limitbench_analysis::rows::ScheduleRow;
 
 /// Late trials of one experiment: (schedule cell, trial) -> p99 slip and bound (us).
 #[derive(Debug, Default, Clone)]
@@ -84,9 +73,16 @@ mod tests {
             experiment: e.into(),
             cell: c.into(),
             trial: t,
+            attempt: 0,
+            slip_max_us: p99,
             slip_p99_us: p99,
             slip_bound_us: b,
+            beside: String::new(),
             committed: ok,
+            other_cpu_cores: None,
+            beside_lanes_cpu_cores: None,
+            other_cpu_bound: None,
+            disturbed: String::new(),
         };
         let rows = vec![
             row("skew", "S1000/x5", 0, 5000, Some(3000), true),
