@@ -49,6 +49,9 @@ pub struct Experiment {
     /// latency-bound experiments, within a bound on its schedule's slip):
     /// `run::parallel`.
     pub bound: crate::run::parallel::Bound,
+    /// The most CPU other processes (not the harness's) may take during a
+    /// trial, in cores, before the trial is disturbed (`run::sweep`).
+    pub others_max_cores: f64,
     /// For a latency-bound experiment: which of its cells (by id) are
     /// CPU-bound all the same. A run with lanes runs those alone, before the
     /// lanes, and the rest in lanes (`run::parallel::Part`).
@@ -66,6 +69,7 @@ pub struct Spec {
     pub study: &'static str,
     pub allows_external: bool,
     pub bound: crate::run::parallel::Bound,
+    pub others_max_cores: f64,
     pub cpu_cells: Option<fn(&str) -> bool>,
 }
 
@@ -78,7 +82,19 @@ impl Spec {
             study,
             allows_external: false,
             bound: crate::run::parallel::Bound::Cpu,
+            others_max_cores: f64::NAN,
             cpu_cells: None,
+        }
+    }
+
+    /// A trial is disturbed when other processes take more than `cores`
+    /// during it. Every experiment states it: an experiment that times CPU
+    /// (runs alone) tolerates less than one that mostly waits. An idle
+    /// 2-core machine here shows about 0.01.
+    pub const fn others_at_most(self, cores: f64) -> Self {
+        Spec {
+            others_max_cores: cores,
+            ..self
         }
     }
 
@@ -121,6 +137,7 @@ impl Experiment {
             study: spec.study,
             allows_external: spec.allows_external,
             bound: spec.bound,
+            others_max_cores: spec.others_max_cores,
             cpu_cells: spec.cpu_cells,
             run,
             analyze,
@@ -158,4 +175,24 @@ pub fn find(name: &str) -> Result<&'static Experiment> {
                 .collect::<Vec<_>>()
                 .join(", "),
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_experiment_states_its_bound_on_others_cpu() {
+        for d in REGISTRY {
+            assert!(
+                d.others_max_cores.is_finite() && d.others_max_cores > 0.0,
+                "{} states no bound on others' CPU (Spec::others_at_most)",
+                d.name
+            );
+            // One that times CPU (runs alone) tolerates no more than one that waits.
+            if d.bound == crate::run::parallel::Bound::Cpu {
+                assert!(d.others_max_cores <= 0.1, "{}", d.name);
+            }
+        }
+    }
 }

@@ -13,22 +13,26 @@
 //! Lanes append to the same tables (`record.rs` decides the header at the
 //! append and prepares a table once per process).
 //!
-//! What ran beside what, and how late the schedule ran, is recorded per
-//! trial in `schedule.csv` (also in a sequential run, so the two can be
-//! compared): [`InFlight`] marks a cell in flight while it runs, and
-//! [`SlipProbe`] measures how late a 1 ms timer fires on the harness's
-//! runtime during the trial, the lateness any timed send of the trial
-//! could have had. A trial of a latency-bound experiment whose slip passed
-//! the experiment's bound while other cells ran beside it is
-//! not committed and is redone on fresh keys; its last attempt runs alone
-//! ([`trial_turn`]), as it would in a sequential run (sweep.rs). A trial
-//! that slipped with nothing beside it is what a sequential run measures
-//! on this machine: it is kept, and the noise table says how busy the
-//! machine was.
+//! What ran beside what, how late the schedule ran and how much CPU other
+//! processes took are recorded per trial in `schedule.csv` (also in a
+//! sequential run, so the two can be compared). A cell's work (its setup,
+//! each trial, its teardown) runs in turns ([`InFlight::turn`]): the cells
+//! beside a trial are those that held a turn at some time during it, not
+//! those merely in flight. [`SlipProbe`] measures how late a 1 ms timer
+//! fires on the harness's runtime during the trial, the lateness any timed
+//! send of the trial could have had, and the noise sampler (`run::noise`)
+//! the CPU others took. A trial past its experiment's bounds (the slip,
+//! [`Bound`]; others' CPU, the registry's `others_max_cores`) is disturbed
+//! (`run::sweep::disturbance`). A disturbed trial of a latency-bound
+//! experiment that had other cells beside it is not committed and is
+//! redone on fresh keys; its last attempt runs alone: it takes the turn
+//! alone, so no other cell's trial, setup or teardown runs during it. A
+//! trial still disturbed then (or disturbed with nothing beside it) is
+//! committed with its reason, and the analysis judges nothing on its cell.
 //!
-//! The noise sampler (`run::noise`) counts the harness's process tree
-//! (its servers, redis-benchmark, any child) as its own, not as noise, and
-//! reports the other lanes beside each cell separately: each lane runs in
+//! The noise sampler counts the harness's process tree (its servers,
+//! redis-benchmark, any child) as its own, not as noise, and reports the
+//! other lanes beside each cell separately: each lane runs in
 //! `run::noise::lane`, which records its start and end and the processes
 //! it starts (`noise.csv`: `beside_lanes`, `beside_lanes_cpu_cores_mean`).
 
@@ -90,84 +94,109 @@ impl Bound {
 pub use limitbench_analysis::rows::{SCHEDULE_CSV, ScheduleRow};
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(0);
+/// Cells in flight (from their setup to their teardown), for the progress display.
 static IN_FLIGHT: Mutex<BTreeMap<u64, (String, String)>> = Mutex::new(BTreeMap::new());
-/// Every (experiment, cell) seen in flight since each open trial began.
+/// Cells holding a turn now (running a trial, a setup or a teardown).
+static ACTIVE: Mutex<BTreeMap<u64, String>> = Mutex::new(BTreeMap::new());
+/// Every cell (`experiment/cell`) that held a turn since each open trial began.
 static SEEN: Mutex<BTreeMap<u64, Vec<String>>> = Mutex::new(BTreeMap::new());
 
-/// A cell in flight, until dropped.
+fn lock<T>(m: &'static Mutex<T>) -> std::sync::MutexGuard<'static, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// A cell in flight, until dropped. Its work (setup, trials, teardown) runs
+/// in turns ([`InFlight::turn`]); what ran beside one of its trials is the
+/// other cells that held a turn at some time during it. A cell that is in
+/// flight but waits (between trials, or for its turn) is not beside.
 pub struct InFlight {
     id: u64,
+    label: String,
 }
 
 impl InFlight {
     pub fn start(experiment: &str, cell: &str) -> Self {
         let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
-        let label = format!("{experiment}/{cell}");
-        IN_FLIGHT
-            .lock()
-            .unwrap()
-            .insert(id, (experiment.to_string(), cell.to_string()));
-        // Every open trial now has this cell beside it.
-        for seen in SEEN.lock().unwrap().values_mut() {
-            if !seen.contains(&label) {
-                seen.push(label.clone());
-            }
+        lock(&IN_FLIGHT).insert(id, (experiment.to_string(), cell.to_string()));
+        InFlight {
+            id,
+            label: format!("{experiment}/{cell}"),
         }
-        InFlight { id }
     }
 
-    /// A trial of this cell begins: start collecting what runs beside it.
+    /// Wait for a turn to work (a trial, a setup, a teardown): beside
+    /// others, or `alone` (the last attempt of a trial disturbed beside
+    /// other cells: it waits for every turn held now and keeps new ones
+    /// out). While held, the cell is beside every trial that is open.
+    pub async fn turn(&self, alone: bool) -> Turn {
+        let gate = if alone {
+            Gate::Alone(TRIAL_GATE.write().await)
+        } else {
+            Gate::Shared(TRIAL_GATE.read().await)
+        };
+        lock(&ACTIVE).insert(self.id, self.label.clone());
+        for (id, seen) in lock(&SEEN).iter_mut() {
+            if *id != self.id && !seen.contains(&self.label) {
+                seen.push(self.label.clone());
+            }
+        }
+        Turn {
+            id: self.id,
+            _gate: gate,
+        }
+    }
+
+    /// A trial of this cell begins (inside its turn): start collecting the
+    /// other cells that hold a turn during it.
     pub fn trial_begins(&self) {
-        let now: Vec<String> = IN_FLIGHT
-            .lock()
-            .unwrap()
+        let now: Vec<String> = lock(&ACTIVE)
             .iter()
             .filter(|(id, _)| **id != self.id)
-            .map(|(_, (e, c))| format!("{e}/{c}"))
+            .map(|(_, l)| l.clone())
             .collect();
-        SEEN.lock().unwrap().insert(self.id, now);
+        lock(&SEEN).insert(self.id, now);
     }
 
     /// The trial ended: the other cells (of other experiments, or of other
-    /// lanes of this one) that were in flight at any time during it.
+    /// lanes of this one) that held a turn at some time during it.
     pub fn trial_ends(&self) -> Vec<String> {
-        SEEN.lock().unwrap().remove(&self.id).unwrap_or_default()
+        lock(&SEEN).remove(&self.id).unwrap_or_default()
     }
 }
 
 impl Drop for InFlight {
     fn drop(&mut self) {
-        IN_FLIGHT.lock().unwrap().remove(&self.id);
-        SEEN.lock().unwrap().remove(&self.id);
+        lock(&IN_FLIGHT).remove(&self.id);
+        lock(&SEEN).remove(&self.id);
     }
 }
 
-/// Trials hold this gate while they run: shared, or alone for the last
-/// attempt of a trial whose schedule slipped beside other cells (the writer
-/// waits for the trials running now and keeps new ones out; tokio's lock
-/// is fair, so it is not starved).
+/// Work holds this gate while it runs: shared, or alone for the last
+/// attempt of a trial disturbed beside other cells (the writer waits for
+/// the turns held now and keeps new ones out; tokio's lock is fair, so it
+/// is not starved).
 static TRIAL_GATE: tokio::sync::RwLock<()> = tokio::sync::RwLock::const_new(());
 
-/// A trial's hold on the gate, released when dropped.
-pub enum TrialTurn {
+enum Gate {
     Shared(#[allow(dead_code)] tokio::sync::RwLockReadGuard<'static, ()>),
     Alone(#[allow(dead_code)] tokio::sync::RwLockWriteGuard<'static, ()>),
 }
 
-/// Wait for a turn to run a trial: beside others, or `alone`.
-pub async fn trial_turn(alone: bool) -> TrialTurn {
-    if alone {
-        TrialTurn::Alone(TRIAL_GATE.write().await)
-    } else {
-        TrialTurn::Shared(TRIAL_GATE.read().await)
+/// A cell's turn, released when dropped.
+pub struct Turn {
+    id: u64,
+    _gate: Gate,
+}
+
+impl Drop for Turn {
+    fn drop(&mut self) {
+        lock(&ACTIVE).remove(&self.id);
     }
 }
 
 /// The cells in flight now, `experiment/cell`, for the progress display.
 pub fn in_flight() -> Vec<String> {
-    IN_FLIGHT
-        .lock()
-        .unwrap()
+    lock(&IN_FLIGHT)
         .values()
         .map(|(e, c)| format!("{e}/{c}"))
         .collect()
@@ -359,21 +388,39 @@ mod tests {
         );
     }
 
-    #[test]
-    fn a_trial_sees_the_other_experiments_cells_that_ran_beside_it() {
+    #[tokio::test]
+    async fn a_trial_sees_the_cells_that_held_a_turn_beside_it_and_alone_none() {
         let a = InFlight::start("exp-a", "c1");
-        a.trial_begins();
         let b = InFlight::start("exp-b", "c9");
-        // Another lane of the same experiment is beside it too.
+        // Another lane of the same experiment, in flight but waiting.
         let lane = InFlight::start("exp-a", "c2");
-        drop(b);
-        drop(lane);
-        assert_eq!(
-            a.trial_ends(),
-            vec!["exp-b/c9".to_string(), "exp-a/c2".to_string()]
-        );
+        let b_turn = b.turn(false).await;
+        let turn = a.turn(false).await;
         a.trial_begins();
-        assert!(a.trial_ends().is_empty());
+        drop(b_turn);
+        drop(turn);
+        assert_eq!(a.trial_ends(), vec!["exp-b/c9".to_string()]);
+        // A turn taken while the trial is open is beside it too.
+        let turn = a.turn(false).await;
+        a.trial_begins();
+        let lane_turn = lane.turn(false).await;
+        drop(lane_turn);
+        drop(turn);
+        assert_eq!(a.trial_ends(), vec!["exp-a/c2".to_string()]);
+        // Alone: the other cells' turns wait until it ends.
+        let turn = a.turn(true).await;
+        a.trial_begins();
+        let waiting = tokio::spawn(async move {
+            let t = b.turn(false).await;
+            drop(t);
+            b
+        });
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert!(!waiting.is_finished());
+        let beside = a.trial_ends();
+        drop(turn);
+        waiting.await.unwrap();
+        assert!(beside.is_empty(), "{beside:?}");
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

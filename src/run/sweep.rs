@@ -261,6 +261,8 @@ pub async fn run<S: Sweep>(ctx: &RunContext, sweep: &mut S, cells: &[S::Cell]) -
     // A stalled server fails the trial by a deadline (run::deadline).
     let mut deadlines = super::deadline::Deadlines::new(ctx);
     let mut times = CsvAppender::open(&ctx.run.file(TRIAL_TIMES_CSV))?;
+    // Trials committed disturbed (named at the end).
+    let mut disturbed: Vec<String> = Vec::new();
     // The cells run in a block so that its early returns (a server that
     // died, a trial that is not a measurement) still reach the noise rows
     // below: the cells that finished keep their record.
@@ -279,8 +281,15 @@ pub async fn run<S: Sweep>(ctx: &RunContext, sweep: &mut S, cells: &[S::Cell]) -
         let cell_started = std::time::Instant::now();
         let flight = parallel::InFlight::start(ctx.experiment, &id);
         let setup_what = format!("the setup of cell `{id}`");
-        let setup = deadlines.within(ctx, &id, &setup_what, sweep.setup(ctx, cell));
-        let mut setup = match setup.await {
+        let setup = {
+            // A setup (servers starting, a fill) is work beside other
+            // cells' trials too: it takes a turn.
+            let _turn = flight.turn(false).await;
+            deadlines
+                .within(ctx, &id, &setup_what, sweep.setup(ctx, cell))
+                .await
+        };
+        let mut setup = match setup {
             Ok(s) => s,
             Err(e) => return Err(server_death(ctx, &id, None, e).await),
         };
@@ -289,7 +298,7 @@ pub async fn run<S: Sweep>(ctx: &RunContext, sweep: &mut S, cells: &[S::Cell]) -
             let (out, took) = loop {
             ctx.attempt.store(attempt, std::sync::atomic::Ordering::Relaxed);
             let alone = attempt + 1 == MAX_ATTEMPTS;
-            let turn = parallel::trial_turn(alone).await;
+            let turn = flight.turn(alone).await;
             flight.trial_begins();
             probe.take();
             let trial_started = std::time::Instant::now();
@@ -301,6 +310,7 @@ pub async fn run<S: Sweep>(ctx: &RunContext, sweep: &mut S, cells: &[S::Cell]) -
             let slip = probe.take();
             let beside = flight.trial_ends();
             drop(turn);
+            let others = noise.during(trial_started, std::time::Instant::now()).await;
             // A server that died under the trial makes whatever it returned
             // (rows full of refused connections, or an error) not a measurement.
             let out = match out {
@@ -327,16 +337,18 @@ pub async fn run<S: Sweep>(ctx: &RunContext, sweep: &mut S, cells: &[S::Cell]) -
                     ctx.experiment
                 )));
             }
-            // A schedule that slipped past the experiment's bound (the
-            // runtime too busy to send on time) is not a measurement either:
-            // redo it on fresh keys, a few times, then stop.
-            let bound_us = match ctx.bound {
-                parallel::Bound::Latency { max_slip_ms } => Some((max_slip_ms * 1000.0) as u64),
-                parallel::Bound::Cpu => None,
-            };
-            // Only a slip beside other cells is the concurrency's doing; the
-            // last attempt ran alone and is kept whatever its slip.
-            let slipped = bound_us.is_some_and(|b| !slip.within(b)) && !beside.is_empty() && !alone;
+            // A trial disturbed (its schedule late past the experiment's
+            // bound, or other processes on the cores past theirs) is no
+            // measurement. Beside other cells it is redone on fresh keys,
+            // the last attempt alone; a trial still disturbed then is
+            // committed with the reason, and the analysis judges nothing on
+            // its cell (`inconclusive (disturbed: ...)`).
+            let why = disturbance(ctx, &slip, &others);
+            let redo = why.is_some()
+                && !beside.is_empty()
+                && !alone
+                && matches!(ctx.bound, parallel::Bound::Latency { .. });
+            let r3 = |x: f64| (x * 1000.0).round() / 1000.0;
             let row = parallel::ScheduleRow {
                 experiment: ctx.experiment.to_string(),
                 cell: id.clone(),
@@ -344,16 +356,19 @@ pub async fn run<S: Sweep>(ctx: &RunContext, sweep: &mut S, cells: &[S::Cell]) -
                 attempt,
                 slip_max_us: slip.max_us,
                 slip_p99_us: slip.p99_us,
-                slip_bound_us: bound_us,
+                slip_bound_us: slip_bound_us(ctx),
                 beside: beside.join(";"),
-                committed: !slipped,
-                other_cpu_cores: None,
-                beside_lanes_cpu_cores: None,
-                other_cpu_bound: None,
-                disturbed: String::new(),
+                committed: !redo,
+                other_cpu_cores: Some(r3(others.other_cores)),
+                beside_lanes_cpu_cores: Some(r3(others.beside_cores)),
+                other_cpu_bound: ctx.others_max_cores.is_finite().then_some(ctx.others_max_cores),
+                disturbed: why.clone().unwrap_or_default(),
             };
             append_shared(&schedule_path, &[row])?;
-            if !slipped {
+            if !redo {
+                if let Some(why) = why {
+                    disturbed.push(format!("{id} trial {trial}: {why}"));
+                }
                 break (out, took);
             }
             attempt += 1;
@@ -383,7 +398,11 @@ pub async fn run<S: Sweep>(ctx: &RunContext, sweep: &mut S, cells: &[S::Cell]) -
             ctx.record_time()?;
             progress.inc(&id);
         }
-        if let Err(e) = sweep.finish_cell(ctx, setup).await {
+        let finished = {
+            let _turn = flight.turn(false).await;
+            sweep.finish_cell(ctx, setup).await
+        };
+        if let Err(e) = finished {
             return Err(server_death(ctx, &id, None, e).await);
         }
         spans.push((id.clone(), cell_started, std::time::Instant::now()));
@@ -396,5 +415,53 @@ pub async fn run<S: Sweep>(ctx: &RunContext, sweep: &mut S, cells: &[S::Cell]) -
     }
     .await;
     append_noise(&noise_path, &noise.stop_spans(ctx.experiment, &spans))?;
+    if !disturbed.is_empty() && !ctx.is_quiet() {
+        eprintln!(
+            "limitbench: {}: {} trial(s) disturbed, kept marked (schedule.csv; the analysis judges nothing on their cells): {}{}",
+            ctx.experiment,
+            disturbed.len(),
+            disturbed.iter().take(3).cloned().collect::<Vec<_>>().join("; "),
+            if disturbed.len() > 3 { "; ..." } else { "" }
+        );
+    }
     result
+}
+
+/// The experiment's bound on its schedule's slip (us; none if CPU-bound).
+fn slip_bound_us(ctx: &RunContext) -> Option<u64> {
+    match ctx.bound {
+        parallel::Bound::Latency { max_slip_ms } => Some((max_slip_ms * 1000.0) as u64),
+        parallel::Bound::Cpu => None,
+    }
+}
+
+/// Why a trial is disturbed past its experiment's bounds, if it is: its
+/// schedule late (latency-bound experiments), or other processes taking
+/// more CPU than the experiment allows.
+pub fn disturbance(
+    ctx: &RunContext,
+    slip: &parallel::Slip,
+    others: &super::noise::TrialNoise,
+) -> Option<String> {
+    let mut why = Vec::new();
+    if let Some(b) = slip_bound_us(ctx)
+        && !slip.within(b)
+    {
+        why.push(format!(
+            "schedule late: p99 slip {:.1} ms (max {:.1} ms) past the bound {:.1} ms",
+            slip.p99_us as f64 / 1000.0,
+            slip.max_us as f64 / 1000.0,
+            b as f64 / 1000.0
+        ));
+    }
+    if others.other_cores > ctx.others_max_cores {
+        why.push(format!(
+            "other processes took {:.2} cores over {:.1} s, past the bound {:.2} (busiest: {})",
+            others.other_cores,
+            others.seconds,
+            ctx.others_max_cores,
+            if others.busiest.is_empty() { "?" } else { &others.busiest }
+        ));
+    }
+    (!why.is_empty()).then(|| why.join("; "))
 }

@@ -140,6 +140,7 @@ impl Lanes<'_> {
                     "bound",
                     serde_json::to_value(d.bound).unwrap_or_default(),
                 );
+                m.note(d.name, "others_max_cores", d.others_max_cores.into());
                 if let Some(l) = lane {
                     m.note(d.name, "lanes", l.count.into());
                 }
@@ -208,7 +209,7 @@ impl Lanes<'_> {
         let split = part.zip(d.cpu_cells);
         Ok(c.with_shard(self.shard)
             .with_lane(lane)
-            .with_bound(bound)
+            .with_bound(bound, d.others_max_cores)
             .with_part(split))
     }
 }

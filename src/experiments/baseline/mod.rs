@@ -38,7 +38,7 @@ use limitbench_core::strategy::{Limit, Options};
 
 /// Its registration (the registry adds its `run` and its analysis half's `analyze`).
 // its round trips are the reference other ratios divide by: alone.
-pub const SPEC: Spec = Spec::new("baseline", "beyond").external();
+pub const SPEC: Spec = Spec::new("baseline", "beyond").external().others_at_most(0.1);
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -73,7 +73,7 @@ use limitbench_core::strategy::{Limit, Options};
 
 /// Its registration (the registry adds its `run` and its analysis half's `analyze`).
 // windows of 1 s and more, phases of 50 ms and more: a 10 ms slip is under a fifth of the shortest.
-pub const SPEC: Spec = Spec::new("bursts", "A").external().latency_bound(10.0);
+pub const SPEC: Spec = Spec::new("bursts", "A").external().latency_bound(10.0).others_at_most(0.25);
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -57,7 +57,7 @@ use limitbench_core::strategy::{Kind, Limit, Options, Strategy};
 
 /// Its registration (the registry adds its `run` and its analysis half's `analyze`).
 // CPU per decision, pinned: alone.
-pub const SPEC: Spec = Spec::new("cost", "B");
+pub const SPEC: Spec = Spec::new("cost", "B").others_at_most(0.1);
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]

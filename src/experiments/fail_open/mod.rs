@@ -48,7 +48,7 @@ use limitbench_core::strategy::{Limit, Options, Request, Strategy};
 
 /// Its registration (the registry adds its `run` and its analysis half's `analyze`).
 // its client timeouts are milliseconds: a slip of 3 ms is what a timeout of the study could absorb.
-pub const SPEC: Spec = Spec::new("fail-open", "B").latency_bound(3.0);
+pub const SPEC: Spec = Spec::new("fail-open", "B").latency_bound(3.0).others_at_most(0.25);
 
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]

@@ -57,7 +57,7 @@ use limitbench_core::strategy::{Limit, Options, Request, Strategy, client_key, w
 // delay moved from a mean of 98.7 (sequential) to 23.0 (in 3 lanes beside
 // fail-open), 3 trials each (status-power.md); when the kill lands
 // relative to the replication stream is timing the lanes disturb.
-pub const SPEC: Spec = Spec::new("failover", "beyond");
+pub const SPEC: Spec = Spec::new("failover", "beyond").others_at_most(0.1);
 
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]

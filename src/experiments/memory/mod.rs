@@ -62,7 +62,7 @@ use limitbench_core::resp::Connection;
 
 /// Its registration (the registry adds its `run` and its analysis half's `analyze`).
 // its CPU cells time the log on a pinned server: alone.
-pub const SPEC: Spec = Spec::new("memory", "B");
+pub const SPEC: Spec = Spec::new("memory", "B").others_at_most(0.1);
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -44,7 +44,7 @@ use limitbench_core::strategy::{Limit, Options, Strategy};
 
 /// Its registration (the registry adds its `run` and its analysis half's `analyze`).
 // buckets of a rate over seconds: 10 ms.
-pub const SPEC: Spec = Spec::new("replication", "B").latency_bound(10.0);
+pub const SPEC: Spec = Spec::new("replication", "B").latency_bound(10.0).others_at_most(0.25);
 
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]

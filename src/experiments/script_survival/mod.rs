@@ -64,7 +64,7 @@ use limitbench_core::strategy::{Options, Strategy, client_key};
 
 /// Its registration (the registry adds its `run` and its analysis half's `analyze`).
 // yes/no checks after a restart or promotion: no timing.
-pub const SPEC: Spec = Spec::new("script-survival", "B").latency_bound(50.0);
+pub const SPEC: Spec = Spec::new("script-survival", "B").latency_bound(50.0).others_at_most(0.25);
 
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]

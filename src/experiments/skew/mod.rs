@@ -56,7 +56,7 @@ use limitbench_core::strategy::{Limit, Options, Strategy};
 
 /// Its registration (the registry adds its `run` and its analysis half's `analyze`).
 // clock offsets of milliseconds: 3 ms, above the probe's own 1 ms timer resolution.
-pub const SPEC: Spec = Spec::new("skew", "A").external().latency_bound(3.0);
+pub const SPEC: Spec = Spec::new("skew", "A").external().latency_bound(3.0).others_at_most(0.25);
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -49,7 +49,7 @@ use limitbench_core::strategy::{Options, Strategy};
 
 /// Its registration (the registry adds its `run` and its analysis half's `analyze`).
 // it times the server's stalls on a pinned server: alone.
-pub const SPEC: Spec = Spec::new("stalls", "B");
+pub const SPEC: Spec = Spec::new("stalls", "B").others_at_most(0.1);
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]

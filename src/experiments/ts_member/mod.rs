@@ -58,7 +58,7 @@ use limitbench_core::strategy::{Limit, Options, Strategy, client_key};
 
 /// Its registration (the registry adds its `run` and its analysis half's `analyze`).
 // its closed loop is CPU-bound: alone.
-pub const SPEC: Spec = Spec::new("ts-member", "B").external();
+pub const SPEC: Spec = Spec::new("ts-member", "B").external().others_at_most(0.1);
 
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]

@@ -85,6 +85,10 @@ pub struct RunContext {
     /// CPU-bound (runs alone) or latency-bound with its schedule's bound
     /// (`run::parallel`); the registry's declaration, set by `limitbench run`.
     pub bound: crate::run::parallel::Bound,
+    /// The most CPU other processes may take during a trial, in cores,
+    /// before the trial is disturbed (the registry's, set by `limitbench
+    /// run`; infinite, no bound, for contexts the app did not make).
+    pub others_max_cores: f64,
     /// For an experiment with CPU-bound cells among latency-bound ones: the
     /// part this run takes and the experiment's test of a CPU-bound cell id
     /// (None: every cell).
@@ -142,6 +146,7 @@ impl RunContext {
             shard: None,
             lane: None,
             bound: crate::run::parallel::Bound::Cpu,
+            others_max_cores: f64::INFINITY,
             part: None,
             attempt: std::sync::atomic::AtomicU64::new(0),
             trial_floor: 0,
@@ -179,10 +184,17 @@ impl RunContext {
         self
     }
 
-    /// Declare how the experiment's cells use the machine.
-    pub fn with_bound(mut self, bound: crate::run::parallel::Bound) -> Self {
+    /// Declare how the experiment's cells use the machine, and how much
+    /// CPU other processes may take during a trial.
+    pub fn with_bound(mut self, bound: crate::run::parallel::Bound, others_max_cores: f64) -> Self {
         self.bound = bound;
+        self.others_max_cores = others_max_cores;
         self
+    }
+
+    /// Does this context print nothing (the scorecard's)?
+    pub fn is_quiet(&self) -> bool {
+        self.quiet
     }
 
     /// Run only one part of the cells (`run::parallel::Part`).

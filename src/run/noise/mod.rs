@@ -59,12 +59,40 @@ struct Interval {
 /// A running sampler; `stop_spans` returns what it saw.
 pub struct NoiseSampler {
     stop: Arc<AtomicBool>,
-    /// Every interval so far, oldest first (a few per second of a run).
-    seen: Arc<Mutex<Vec<Interval>>>,
+    seen: Arc<Mutex<Seen>>,
     handle: Option<JoinHandle<()>>,
     /// The lane this sampler's cells run in (none: beside every lane).
     own_lane: Option<String>,
+    /// The harness process.
+    root: u32,
 }
+
+/// What the sampler thread has seen, behind one lock so that a reader
+/// never counts a stretch of time twice.
+#[derive(Default)]
+struct Seen {
+    /// Every interval so far, oldest first (about one per second of a run).
+    intervals: Vec<Interval>,
+    /// The last snapshot and when it was taken: where the next interval starts.
+    latest: Option<(Instant, proctree::Snapshot)>,
+}
+
+/// Others' and the other lanes' CPU during one trial ([`NoiseSampler::during`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TrialNoise {
+    /// CPU of processes that are not the harness's, in cores.
+    pub other_cores: f64,
+    /// CPU of the harness's other lanes, in cores.
+    pub beside_cores: f64,
+    /// The other process that took the most, "name (pid) cores".
+    pub busiest: String,
+    /// The seconds the figures cover (at least [`MIN_TRIAL_WINDOW`]).
+    pub seconds: f64,
+}
+
+/// The shortest stretch a trial's figures cover: CPU times come in 10 ms
+/// ticks, so a shorter trial is judged on the second that ends with it.
+pub const MIN_TRIAL_WINDOW: Duration = Duration::from_secs(1);
 
 /// A cell's id and when it started and ended.
 pub type Span = (String, Instant, Instant);
@@ -169,13 +197,18 @@ impl NoiseSampler {
     pub fn start_for(root: u32, own_lane: Option<String>) -> Self {
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
-        let seen = Arc::new(Mutex::new(Vec::new()));
+        let first = proctree::snapshot();
+        let t0 = Instant::now();
+        let seen = Arc::new(Mutex::new(Seen {
+            intervals: Vec::new(),
+            latest: Some((t0, first.clone())),
+        }));
         let out = seen.clone();
         let handle = std::thread::Builder::new()
             .name("limitbench-noise".into())
             .spawn(move || {
-                let mut prev = proctree::snapshot();
-                let mut last = Instant::now();
+                let mut prev = first;
+                let mut last = t0;
                 loop {
                     let stopping = wait_or_stop(&flag, Duration::from_secs(1));
                     // CPU times are in clock ticks (10 ms): a short last
@@ -187,10 +220,11 @@ impl NoiseSampler {
                     let cur = proctree::snapshot();
                     let now = Instant::now();
                     let i = interval(&prev, &cur, last, now, root);
-                    (prev, last) = (cur, now);
                     if let Ok(mut v) = out.lock() {
-                        v.push(i);
+                        v.intervals.push(i);
+                        v.latest = Some((now, cur.clone()));
                     }
+                    (prev, last) = (cur, now);
                     if stopping {
                         return;
                     }
@@ -202,11 +236,51 @@ impl NoiseSampler {
             seen,
             handle,
             own_lane,
+            root,
         }
     }
 
     fn intervals(&self) -> Vec<Interval> {
-        self.seen.lock().map(|v| v.clone()).unwrap_or_default()
+        self.seen
+            .lock()
+            .map(|v| v.intervals.clone())
+            .unwrap_or_default()
+    }
+
+    /// Others' and the other lanes' CPU during a trial that ran from
+    /// `start` to `end` (now, or a moment ago): the sampler's intervals
+    /// that overlap it, and a snapshot taken now for the stretch since the
+    /// last one, each weighted by its length. A trial shorter than
+    /// [`MIN_TRIAL_WINDOW`] is judged on the window that ends with it.
+    pub async fn during(&self, start: Instant, end: Instant) -> TrialNoise {
+        let from = start.min(end.checked_sub(MIN_TRIAL_WINDOW).unwrap_or(start));
+        let (mut over, latest) = {
+            let Ok(v) = self.seen.lock() else {
+                return TrialNoise::default();
+            };
+            let over: Vec<Interval> = v
+                .intervals
+                .iter()
+                .rev()
+                .take_while(|i| i.end > from)
+                .cloned()
+                .collect();
+            (over, v.latest.clone())
+        };
+        let snap = tokio::task::spawn_blocking(|| (proctree::snapshot(), Instant::now())).await;
+        if let (Ok((cur, now)), Some((t, prev))) = (snap, latest)
+            && now > t
+        {
+            over.push(interval(&prev, &cur, t, now, self.root));
+        }
+        let seconds = over.iter().map(|i| i.seconds).sum();
+        let row = summarise("", "", seconds, &over, self.own_lane.as_deref());
+        TrialNoise {
+            other_cores: row.other_cpu_cores_mean,
+            beside_cores: row.beside_lanes_cpu_cores_mean,
+            busiest: row.busiest_other,
+            seconds,
+        }
     }
 
     fn finish(mut self) -> Vec<Interval> {
