@@ -11,6 +11,8 @@
 #   ./run_all.sh --resume RUN_ID [--quick|--smoke]   continue a killed run
 #   ./run_all.sh --run-id NAME                         name the run folder (default: date-time)
 #   ./run_all.sh --seed N   another seed (an independent rerun; recorded in manifest.json)
+#   ./run_all.sh --allow-busy   measure even if other processes keep the machine busy (a quick or
+#                           full run measures the machine for 3 s first and stops if it is busy)
 #   ./run_all.sh --test     install what is missing, then run the test suite (cargo test)
 #   ./run_all.sh --servers [--quick|--smoke]   the server matrix: memory, stalls, script-survival,
 #                           cluster and concurrency plus the scorecard on Redis 7.0 / 8.2 and
@@ -26,17 +28,19 @@ run_id=""
 seed=""
 test_only=""
 servers=""
+allow_busy=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --test) test_only=1 ;;
     --servers) servers=1 ;;
+    --allow-busy) allow_busy=1 ;;
     --quick) size=quick ;;
     --smoke) size=smoke ;;
     --full) size=full ;;
     --resume) resume="${2:?--resume needs a run id}"; shift ;;
     --run-id) run_id="${2:?--run-id needs a name}"; shift ;;
     --seed) seed="${2:?--seed needs a number}"; shift ;;
-    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
     *) echo "run_all.sh: unknown argument $1 (try --help)" >&2; exit 2 ;;
   esac
   shift
@@ -75,6 +79,7 @@ if [ -n "$servers" ]; then
   margs=(matrix --size "$size")
   if [ -n "$resume" ]; then margs+=(--resume "$resume"); fi
   if [ -n "$run_id" ]; then margs+=(--run-id "$run_id"); fi
+  if [ -n "$allow_busy" ]; then margs+=(--allow-busy); fi
   exec "$bin" "${margs[@]}"
 fi
 
@@ -88,6 +93,7 @@ if [ "$size" != smoke ]; then args+=(--until-decisive); fi
 if [ -n "$resume" ]; then args+=(--resume "$resume"); fi
 if [ -n "$run_id" ]; then args+=(--run-id "$run_id"); fi
 if [ -n "$seed" ]; then args+=(--seed "$seed"); fi
+if [ -n "$allow_busy" ]; then args+=(--allow-busy); fi
 set +e
 run_dir=$("$bin" "${args[@]}" | tail -n 1; exit "${PIPESTATUS[0]}")
 run_status=$?

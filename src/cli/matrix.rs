@@ -52,6 +52,10 @@ pub struct MatrixArgs {
     /// Where run folders go; default: data/ in the project.
     #[arg(long)]
     data_dir: Option<PathBuf>,
+    /// Measure even if the preflight of each server's run finds the machine
+    /// busy (`limitbench run --allow-busy`).
+    #[arg(long)]
+    allow_busy: bool,
 }
 
 /// Per server: its status in the matrix and what was measured.
@@ -292,6 +296,9 @@ impl Matrix<'_> {
         // One experiment at a time: the servers' columns are compared
         // with each other, so each runs as the committed matrix did.
         args.extend(["--parallel".into(), "1".into()]);
+        if a.allow_busy {
+            args.push("--allow-busy".into());
+        }
         args.extend(["--data-dir".into(), self.run_dir.display().to_string()]);
         args.push("--redis-server".into());
         args.push(bin.path.display().to_string());

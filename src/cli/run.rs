@@ -57,6 +57,11 @@ pub struct RunArgs {
     /// (`run::parallel::default_parallel`). 1 runs everything in order.
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=16))]
     pub parallel: Option<u64>,
+    /// Measure even if other processes keep the machine busy (the preflight
+    /// of a quick or full run stops otherwise); the manifest and the report
+    /// say so.
+    #[arg(long)]
+    pub allow_busy: bool,
     /// After the run, give the experiments of `inconclusive` claims more
     /// trials per cell, round by round, until every claim is decided or the
     /// size's cap is reached (`app::adaptive`; recorded in manifest.json).
@@ -88,6 +93,7 @@ impl RunArgs {
             shard: self.shard,
             shard_count: self.shard_count,
             parallel: self.parallel,
+            allow_busy: self.allow_busy,
             until_decisive: self.until_decisive,
             max_trials: self.max_trials,
             server: self.server.choice(),

@@ -50,6 +50,12 @@ pub struct RunManifest {
     /// chosen (`run::parallel`); absent in runs made before it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parallel: Option<serde_json::Value>,
+    /// The machine before the run (`app::session::preflight`): others'
+    /// CPU, the busiest other process, the bound, and whether the run was
+    /// allowed to go on busy (`--allow-busy`); of a resumed run, the
+    /// busiest session's, with the number of sessions measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preflight: Option<serde_json::Value>,
     /// `limitbench run --until-decisive`: the cap on trials per cell, its
     /// basis, every round of extra trials and why the rounds stopped.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -86,10 +86,34 @@ pub enum Owner {
     Lane(String),
 }
 
-/// What `pid` is: walk its parents up to the root (its own) or to a
-/// process without a known parent (other). The nearest ancestor that a lane
-/// started names the lane.
+/// Servers the run measures that it did not start (`--redis-url` on this
+/// machine): their CPU is what the run measures, not noise.
+static MEASURED: std::sync::Mutex<Vec<u32>> = std::sync::Mutex::new(Vec::new());
+
+/// Count `pid` (a server the user runs on this machine, which the run
+/// measures) and its children as the harness's own.
+pub fn measured_server(pid: u32) {
+    let mut m = MEASURED.lock().unwrap_or_else(|p| p.into_inner());
+    if !m.contains(&pid) {
+        m.push(pid);
+    }
+}
+
+/// What `pid` is: walk its parents up to the root or a measured server
+/// (its own) or to a process without a known parent (other). The nearest
+/// ancestor that a lane started names the lane.
 pub fn owner_of(pid: u32, snap: &Snapshot, root: u32, lanes: &BTreeMap<u32, String>) -> Owner {
+    let measured = MEASURED.lock().map(|m| m.clone()).unwrap_or_default();
+    owner_with(pid, snap, root, &measured, lanes)
+}
+
+fn owner_with(
+    pid: u32,
+    snap: &Snapshot,
+    root: u32,
+    measured: &[u32],
+    lanes: &BTreeMap<u32, String>,
+) -> Owner {
     let mut p = pid;
     let mut lane: Option<&String> = None;
     // A bound on the walk: a pid reused inside a snapshot could make a loop.
@@ -97,7 +121,7 @@ pub fn owner_of(pid: u32, snap: &Snapshot, root: u32, lanes: &BTreeMap<u32, Stri
         if lane.is_none() {
             lane = lanes.get(&p);
         }
-        if p == root {
+        if p == root || measured.contains(&p) {
             return match lane {
                 Some(l) => Owner::Lane(l.clone()),
                 None => Owner::Harness,
@@ -138,13 +162,14 @@ pub fn split(
         return out;
     }
     let per_tick = 1.0 / ticks_per_second() / seconds;
+    let measured = MEASURED.lock().map(|m| m.clone()).unwrap_or_default();
     for (&pid, p) in cur {
         let ticks = match prev.get(&pid) {
             Some(q) if q.start == p.start => p.ticks.saturating_sub(q.ticks),
             _ => p.ticks,
         };
         let cores = ticks as f64 * per_tick;
-        match owner_of(pid, cur, root, lanes) {
+        match owner_with(pid, cur, root, &measured, lanes) {
             Owner::Other => out.others.push((pid, p.name.clone(), cores)),
             Owner::Harness => out.harness += cores,
             Owner::Lane(l) => *out.lanes.entry(l).or_default() += cores,
@@ -199,5 +224,7 @@ mod tests {
         assert_eq!(owner_of(1, &snap, 10, &lanes), Owner::Other);
         // A process that exited: its orphan's parent is unknown.
         assert_eq!(owner_of(99, &snap, 10, &lanes), Owner::Other);
+        // A server the run measures but did not start is its own.
+        assert_eq!(owner_with(20, &snap, 10, &[20], &lanes), Owner::Harness);
     }
 }

@@ -30,6 +30,7 @@ use limitbench_core::fleet::external::UserServer;
 use limitbench_core::strategy::{self, Options};
 
 mod lanes;
+mod preflight;
 mod prepare;
 mod request;
 mod server;
@@ -70,8 +71,15 @@ pub(crate) async fn run_session(
     let (redis, redis_url) = (server.redis.as_ref(), server.redis_url);
     validate::validate(&names, &a, &experiments_dir, redis, redis_url).await?;
 
+    // The machine before anything is written: busy stops the run here.
+    let preflight = preflight::check(&a, &names).await?;
     let run = prepare::open_run_dir(&a, &data_dir, server.user.is_some())?;
     let manifest = prepare::record_start(&run, &a, (redis, redis_url), inputs, shard).await?;
+    if let Some(p) = preflight {
+        let mut m = manifest.lock().unwrap();
+        m.preflight = Some(preflight::merge(m.preflight.as_ref(), p));
+        m.save(&run)?;
+    }
     eprintln!(
         "limitbench: run {} ({}{}), writing {}",
         run.run_id,
@@ -146,6 +154,18 @@ async fn choose_server(a: &RunRequest, data_dir: &Path, names: &[&'static str]) 
         }
         None => None,
     };
+    // A server the user runs on this machine is what the run measures:
+    // its CPU is not noise (run::noise).
+    if let Some(u) = &user {
+        for pid in u.local_pids().await {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            if let Some((_, p)) = crate::run::proctree::parse_stat(&stat)
+                && (p.name.contains("redis") || p.name.contains("valkey"))
+            {
+                crate::run::proctree::measured_server(pid);
+            }
+        }
+    }
     let redis_url = user.as_ref().map(|u| u.addr);
     let redis = match redis_url {
         Some(_) => None,

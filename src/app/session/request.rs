@@ -37,6 +37,8 @@ pub struct RunRequest {
     pub shard_count: Option<u64>,
     /// Latency-bound experiments to run at once.
     pub parallel: Option<u64>,
+    /// Measure even if the preflight finds the machine busy (`preflight`).
+    pub allow_busy: bool,
     /// After the run, more trials until every claim is decided (`app::adaptive`).
     pub until_decisive: bool,
     /// With `until_decisive`: the cap of trials per cell.

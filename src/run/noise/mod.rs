@@ -385,6 +385,30 @@ pub fn without_lanes(rows: &[NoiseRow]) -> Vec<NoiseRowWithoutLanes> {
         .collect()
 }
 
+/// Others' CPU on the machine over the next `d` (the preflight of a run):
+/// the cores every process that is not this one's (or its children's)
+/// took, and the busiest of them, "name (pid) cores".
+pub async fn others_now(d: Duration) -> (f64, String) {
+    let root = std::process::id();
+    let run = tokio::task::spawn_blocking(move || {
+        let prev = proctree::snapshot();
+        let start = Instant::now();
+        std::thread::sleep(d);
+        let cur = proctree::snapshot();
+        interval(&prev, &cur, start, Instant::now(), root)
+    })
+    .await;
+    match run {
+        Ok(i) => (
+            i.other_cores,
+            i.busiest
+                .map(|(n, c)| format!("{n} {c:.2}"))
+                .unwrap_or_default(),
+        ),
+        Err(_) => (0.0, String::new()),
+    }
+}
+
 /// Sleep up to `d`, waking early when asked to stop; true if stopping.
 fn wait_or_stop(flag: &AtomicBool, d: Duration) -> bool {
     let until = Instant::now() + d;

@@ -201,6 +201,26 @@ impl UserServer {
         })
     }
 
+    /// The process ids the server's nodes on loopback report (`INFO
+    /// server`'s `process_id`); a node that does not answer (an ACL without
+    /// INFO) is left out. Inside a container the id is the container's, so
+    /// the caller checks the process before trusting it.
+    pub async fn local_pids(&self) -> Vec<u32> {
+        let mut out = Vec::new();
+        for n in self.nodes.iter().filter(|n| n.ip().is_loopback()) {
+            let Ok(mut c) = Connection::connect(*n).await else {
+                continue;
+            };
+            c.timeout = Some(Duration::from_secs(5));
+            if let Ok(info) = crate::info::read(&mut c, &["server"]).await
+                && let Some(pid) = info.get("process_id").and_then(|p| p.parse().ok())
+            {
+                out.push(pid);
+            }
+        }
+        out
+    }
+
     /// Say where the run writes, before it writes.
     pub fn announce(&self) {
         eprintln!(
