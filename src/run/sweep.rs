@@ -420,7 +420,12 @@ pub async fn run<S: Sweep>(ctx: &RunContext, sweep: &mut S, cells: &[S::Cell]) -
             "limitbench: {}: {} trial(s) disturbed, kept marked (schedule.csv; the analysis judges nothing on their cells): {}{}",
             ctx.experiment,
             disturbed.len(),
-            disturbed.iter().take(3).cloned().collect::<Vec<_>>().join("; "),
+            disturbed
+                .iter()
+                .take(3)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join("; "),
             if disturbed.len() > 3 { "; ..." } else { "" }
         );
     }
@@ -460,7 +465,11 @@ pub fn disturbance(
             others.other_cores,
             others.seconds,
             ctx.others_max_cores,
-            if others.busiest.is_empty() { "?" } else { &others.busiest }
+            if others.busiest.is_empty() {
+                "?"
+            } else {
+                &others.busiest
+            }
         ));
     }
     (!why.is_empty()).then(|| why.join("; "))

@@ -81,8 +81,14 @@ mod tests {
         let m = merge(None, quiet.clone());
         assert_eq!(m["sessions"], 1);
         let m = merge(Some(&m), busy);
-        assert_eq!((m["sessions"].as_u64(), m["allowed_busy"].as_bool()), (Some(2), Some(true)));
+        assert_eq!(
+            (m["sessions"].as_u64(), m["allowed_busy"].as_bool()),
+            (Some(2), Some(true))
+        );
         let m = merge(Some(&m), quiet);
-        assert_eq!((m["sessions"].as_u64(), m["allowed_busy"].as_bool()), (Some(3), Some(true)));
+        assert_eq!(
+            (m["sessions"].as_u64(), m["allowed_busy"].as_bool()),
+            (Some(3), Some(true))
+        );
     }
 }

@@ -267,6 +267,18 @@ impl NoiseSampler {
                 .collect();
             (over, v.latest.clone())
         };
+        // CPU times come in 10 ms ticks: a window that began less than a
+        // quarter second ago (the sampler just started) is waited out.
+        let covered_from = over
+            .last()
+            .map(|i| i.end - Duration::from_secs_f64(i.seconds))
+            .or(latest.as_ref().map(|l| l.0));
+        if let Some(f) = covered_from {
+            let min = Duration::from_millis(250);
+            if f.elapsed() < min {
+                tokio::time::sleep(min - f.elapsed()).await;
+            }
+        }
         let snap = tokio::task::spawn_blocking(|| (proctree::snapshot(), Instant::now())).await;
         if let (Ok((cur, now)), Some((t, prev))) = (snap, latest)
             && now > t
