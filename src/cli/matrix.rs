@@ -56,6 +56,21 @@ pub struct MatrixArgs {
     /// busy (`limitbench run --allow-busy`).
     #[arg(long)]
     allow_busy: bool,
+    /// After the servers, run the study's server (redis-7.0) once more with
+    /// the next seed, as `redis-7.0-rerun` (no scorecard): the table then
+    /// counts a difference between servers only where it passes what the
+    /// same server moves between two runs.
+    #[arg(long)]
+    rerun: bool,
+}
+
+/// One column's run: the server, the sub-folder's name, the seed, and
+/// whether its scorecard runs.
+struct Column<'a> {
+    spec: &'a ServerSpec,
+    name: &'static str,
+    seed: u64,
+    scorecard: bool,
 }
 
 /// Per server: its status in the matrix and what was measured.
@@ -149,7 +164,23 @@ pub async fn run(a: MatrixArgs, root: &Path) -> Result<i32> {
     );
     let mut failures = 0;
     for spec in &specs {
-        failures += m.one_server(spec, &mut index).await?;
+        let col = Column {
+            spec,
+            name: spec.name,
+            seed: a.seed,
+            scorecard: !a.no_scorecard,
+        };
+        failures += m.one_server(&col, &mut index).await?;
+    }
+    if a.rerun {
+        let study = servers::select(&[limitbench_analysis::matrix::STUDY_SERVER.to_string()])?;
+        let col = Column {
+            spec: &study[0],
+            name: limitbench_analysis::matrix::STUDY_RERUN,
+            seed: a.seed.wrapping_add(1),
+            scorecard: false,
+        };
+        failures += m.one_server(&col, &mut index).await?;
     }
     write_analysis(&m.run_dir, root, &index.entries)?;
     print_times(&index.entries);
@@ -210,37 +241,38 @@ fn run_folder(a: &MatrixArgs, root: &Path) -> Result<PathBuf> {
 impl Matrix<'_> {
     /// One server: fetched and probed (or skipped), its run (unless
     /// finished), its scorecard; returns the number of failures (0 or 1).
-    async fn one_server(&self, spec: &ServerSpec, index: &mut Index) -> Result<usize> {
-        index.entry(spec.name).licence = spec.licence.into();
-        let Some((bin, id)) = self.probe(spec, index).await? else {
+    async fn one_server(&self, col: &Column<'_>, index: &mut Index) -> Result<usize> {
+        let (spec, name) = (col.spec, col.name);
+        index.entry(name).licence = spec.licence.into();
+        let Some((bin, id)) = self.probe(spec, name, index).await? else {
             return Ok(0);
         };
-        let sub = self.run_dir.join(spec.name);
+        let sub = self.run_dir.join(name);
         if !finished(&sub) {
-            index.entry(spec.name).status = "running".into();
+            index.entry(name).status = "running".into();
             index.save()?;
             let t = Instant::now();
-            let code = self.run_on(spec, &bin, &id, &sub).await?;
-            index.entry(spec.name).run_seconds += t.elapsed().as_secs_f64();
+            let code = self.run_on(col, &bin, &id, &sub).await?;
+            index.entry(name).run_seconds += t.elapsed().as_secs_f64();
             if code != 0 {
-                index.entry(spec.name).status = "failed".into();
+                index.entry(name).status = "failed".into();
                 index.save()?;
                 return Ok(1);
             }
         }
         let _ = std::fs::remove_file(self.run_dir.join("latest"));
         let mut failures = 0;
-        if !self.a.no_scorecard && !sub.join("scorecard.csv").exists() {
+        if col.scorecard && !sub.join("scorecard.csv").exists() {
             let t = Instant::now();
-            let card = self.scorecard_args(spec, &bin)?;
+            let card = self.scorecard_args(name, &bin)?;
             let out = super::scorecard::run(card, self.root).await;
-            index.entry(spec.name).scorecard_seconds += t.elapsed().as_secs_f64();
+            index.entry(name).scorecard_seconds += t.elapsed().as_secs_f64();
             if let Err(e) = out {
-                eprintln!("limitbench: scorecard on {} failed: {e:#}", spec.name);
+                eprintln!("limitbench: scorecard on {name} failed: {e:#}");
                 failures += 1;
             }
         }
-        index.entry(spec.name).status = "done".into();
+        index.entry(name).status = "done".into();
         index.save()?;
         Ok(failures)
     }
@@ -250,20 +282,21 @@ impl Matrix<'_> {
     async fn probe(
         &self,
         spec: &ServerSpec,
+        name: &str,
         index: &mut Index,
     ) -> Result<Option<(RedisBinary, limitbench_analysis::matrix::Identity)>> {
         let bin = match spec.fetch(&self.cache) {
             Availability::Ready(b) => b,
             Availability::Fetchable => unreachable!("fetch leaves no server fetchable"),
             Availability::Unavailable(why) => {
-                index.skip(spec.name, why)?;
+                index.skip(name, why)?;
                 return Ok(None);
             }
         };
         let id = match identity::probe(&bin).await {
             Ok(id) => id,
             Err(e) => {
-                index.skip(spec.name, format!("does not start: {e}"))?;
+                index.skip(name, format!("does not start: {e}"))?;
                 return Ok(None);
             }
         };
@@ -274,7 +307,7 @@ impl Matrix<'_> {
             id.mem_allocator,
             id.version_malloc
         );
-        let e = index.entry(spec.name);
+        let e = index.entry(name);
         e.identity = Some(id.clone());
         e.reason = None;
         Ok(Some((bin, id)))
@@ -284,7 +317,7 @@ impl Matrix<'_> {
     /// flags (into `sub`, resumed if it was started); its exit status.
     async fn run_on(
         &self,
-        spec: &ServerSpec,
+        col: &Column<'_>,
         bin: &RedisBinary,
         id: &limitbench_analysis::matrix::Identity,
         sub: &Path,
@@ -292,7 +325,7 @@ impl Matrix<'_> {
         let a = self.a;
         let mut args: Vec<String> = self.experiments.clone();
         args.extend(["--size".into(), a.size.as_str().into()]);
-        args.extend(["--seed".into(), a.seed.to_string()]);
+        args.extend(["--seed".into(), col.seed.to_string()]);
         // One experiment at a time: the servers' columns are compared
         // with each other, so each runs as the committed matrix did.
         args.extend(["--parallel".into(), "1".into()]);
@@ -303,9 +336,9 @@ impl Matrix<'_> {
         args.push("--redis-server".into());
         args.push(bin.path.display().to_string());
         if sub.join("manifest.json").exists() {
-            args.extend(["--resume".into(), spec.name.into()]);
+            args.extend(["--resume".into(), col.name.into()]);
         } else {
-            args.extend(["--run-id".into(), spec.name.into()]);
+            args.extend(["--run-id".into(), col.name.into()]);
         }
         #[derive(Parser)]
         struct RunCmd {
@@ -317,7 +350,7 @@ impl Matrix<'_> {
             .run
             .request();
         let mut id = id.to_json();
-        id["source"] = format!("limitbench matrix: server {}", spec.name).into();
+        id["source"] = format!("limitbench matrix: server {}", col.name).into();
         run.server_identity = Some(id);
         app::run::run_experiments(run, self.root).await
     }
@@ -326,7 +359,7 @@ impl Matrix<'_> {
     /// would parse them.
     fn scorecard_args(
         &self,
-        spec: &ServerSpec,
+        name: &str,
         bin: &RedisBinary,
     ) -> Result<super::scorecard::ScorecardArgs> {
         let args = vec![
@@ -335,7 +368,7 @@ impl Matrix<'_> {
             "--data-dir".into(),
             self.run_dir.display().to_string(),
             "--run-id".into(),
-            spec.name.into(),
+            name.into(),
             "--redis-server".into(),
             bin.path.display().to_string(),
         ];

@@ -12,6 +12,11 @@
 //! server's `noise.csv`, `manifest.json`, `scorecard.csv`); it never starts
 //! a server.
 //!
+//! A difference between servers counts only if it survives a rerun of the
+//! study's server (`--rerun`, column [`STUDY_RERUN`]): the same verdict
+//! there, and the other server's value further from the study server's
+//! than the rerun's (`MatrixRow::survives`).
+//!
 //! - `servers.rs`: what the matrix knows of a server (its column, its
 //!   identity) and the table of the servers;
 //! - `rows.rs`: the rows (a claim, a cell per server) and a cell's text;
@@ -31,6 +36,8 @@ pub mod write;
 pub use figure::differ_figure;
 pub use rows::{MatrixCell, MatrixRow, cell_text, default_note, rows};
 pub use scorecard::scorecard_table;
-pub use servers::{Identity, STUDY_SERVER, ServerColumn, noise_of, run_seconds_of, servers_table};
+pub use servers::{
+    Identity, STUDY_RERUN, STUDY_SERVER, ServerColumn, noise_of, run_seconds_of, servers_table,
+};
 pub use tables::{claims_table, compact_table};
 pub use write::write_matrix;

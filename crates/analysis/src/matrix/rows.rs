@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use super::servers::{Identity, STUDY_SERVER};
+use super::servers::{Identity, STUDY_RERUN, STUDY_SERVER};
 use crate::claims::Judged;
 
 /// Claims whose finding rests on a server default the experiment itself
@@ -55,14 +55,62 @@ pub struct MatrixRow {
 }
 
 impl MatrixRow {
-    /// Does any server's verdict differ from the study server's?
+    /// Does any other server's verdict (or point value against the fixed
+    /// tolerance) differ from the study server's? (The study server's
+    /// rerun is not another server.)
     pub fn differs(&self) -> bool {
-        let Some(study) = self.cells.get(STUDY_SERVER) else {
+        self.cells.keys().any(|s| self.cell_differs(s))
+    }
+
+    /// Does `server`'s cell differ from the study server's (another server only)?
+    pub fn cell_differs(&self, server: &str) -> bool {
+        if server == STUDY_SERVER || server == STUDY_RERUN {
             return false;
-        };
+        }
+        match (self.cells.get(STUDY_SERVER), self.cells.get(server)) {
+            (Some(s), Some(c)) => c.base != s.base || c.point_inside != s.point_inside,
+            _ => false,
+        }
+    }
+
+    /// Whether `server`'s difference from the study server survives the
+    /// study server's rerun: the rerun reaches the study server's verdict
+    /// (and the same side of the tolerance), and `server`'s value lies
+    /// further from the study server's than the rerun's. None: no
+    /// difference, or no rerun to tell.
+    pub fn survives(&self, server: &str) -> Option<bool> {
+        if !self.cell_differs(server) {
+            return None;
+        }
+        let study = self.cells.get(STUDY_SERVER)?;
+        let rerun = self.cells.get(STUDY_RERUN)?;
+        let c = self.cells.get(server)?;
+        if rerun.base != study.base || rerun.point_inside != study.point_inside {
+            return Some(false);
+        }
+        Some(match (c.value, study.value, rerun.value) {
+            (Some(v), Some(s), Some(r)) => (v - s).abs() > (r - s).abs(),
+            _ => true,
+        })
+    }
+
+    /// The servers whose difference survives the rerun (or, without a
+    /// rerun, every server that differs).
+    pub fn surviving(&self) -> Vec<String> {
         self.cells
-            .values()
-            .any(|c| c.base != study.base || c.point_inside != study.point_inside)
+            .keys()
+            .filter(|s| self.cell_differs(s) && self.survives(s) != Some(false))
+            .cloned()
+            .collect()
+    }
+}
+
+/// What a differing cell adds about the rerun of the study's server.
+pub fn rerun_note(row: &MatrixRow, server: &str) -> &'static str {
+    match row.survives(server) {
+        Some(true) => "; survives the rerun of redis-7.0",
+        Some(false) => "; within what a rerun of redis-7.0 moves (not a difference)",
+        None => "",
     }
 }
 
@@ -127,10 +175,15 @@ pub fn cell_text(row: &MatrixRow, server: &str, identities: &BTreeMap<String, Id
     if server == STUDY_SERVER {
         return format!("{}: {}", c.verdict, c.display);
     }
+    let study_name = if server == STUDY_RERUN {
+        format!("{STUDY_SERVER} (first run)")
+    } else {
+        STUDY_SERVER.to_string()
+    };
     let study = row.cells.get(STUDY_SERVER);
     let change = match (c.value, study.and_then(|s| s.value)) {
         (Some(v), Some(s)) if s.abs() > 1e-12 && (v - s).abs() > 1e-9 * s.abs() => {
-            format!(" ({:+.0}% vs {STUDY_SERVER})", (v / s - 1.0) * 100.0)
+            format!(" ({:+.0}% vs {study_name})", (v / s - 1.0) * 100.0)
         }
         _ => String::new(),
     };
@@ -139,7 +192,7 @@ pub fn cell_text(row: &MatrixRow, server: &str, identities: &BTreeMap<String, Id
             format!("holds ({}): {}{change}", c.verdict, c.display)
         }
         Some(s) => format!(
-            "does not hold ({}{}; {} on {STUDY_SERVER}): {}{change}",
+            "does not hold ({}{}; {} on {study_name}): {}{change}{}",
             c.verdict,
             if c.point_inside {
                 ""
@@ -147,7 +200,8 @@ pub fn cell_text(row: &MatrixRow, server: &str, identities: &BTreeMap<String, Id
                 ", point value outside the claim's tolerance"
             },
             s.verdict,
-            c.display
+            c.display,
+            rerun_note(row, server)
         ),
         None => format!("{}: {}{change}", c.verdict, c.display),
     };
@@ -228,6 +282,37 @@ mod tests {
         );
         assert!(t.contains("-31% vs redis-7.0"), "{t}");
         assert!(cell_text(&r, STUDY_SERVER, &ids).starts_with("pass: 128"));
+    }
+
+    #[test]
+    fn a_difference_counts_only_past_what_a_rerun_of_the_study_server_moves() {
+        let mut r = MatrixRow {
+            id: "B3.2".into(),
+            setting: String::new(),
+            unit: "x".into(),
+            published: Some(3.6),
+            published_text: "3.6x".into(),
+            cells: BTreeMap::new(),
+        };
+        r.cells.insert(STUDY_SERVER.into(), cell("pass", 3.6));
+        r.cells.insert("valkey-9.1".into(), cell("fail", 2.6));
+        r.cells.insert("redis-8.2".into(), cell("fail", 3.0));
+        // No rerun: every difference stands, untested.
+        assert_eq!(r.survives("valkey-9.1"), None);
+        assert_eq!(r.surviving().len(), 2);
+        // The rerun keeps the verdict and moves by 0.7: only valkey's 1.0 survives.
+        r.cells.insert(STUDY_RERUN.into(), cell("pass", 2.9));
+        assert!(!r.cell_differs(STUDY_RERUN));
+        assert_eq!(r.survives("valkey-9.1"), Some(true));
+        assert_eq!(r.survives("redis-8.2"), Some(false));
+        assert_eq!(r.surviving(), vec!["valkey-9.1".to_string()]);
+        let ids = BTreeMap::new();
+        assert!(cell_text(&r, "redis-8.2", &ids).contains("not a difference"));
+        assert!(cell_text(&r, STUDY_RERUN, &ids).contains("vs redis-7.0 (first run)"));
+        // A rerun that flips the verdict: no difference in the row survives.
+        r.cells.insert(STUDY_RERUN.into(), cell("fail", 3.4));
+        assert!(r.surviving().is_empty());
+        assert!(r.differs());
     }
 
     #[test]

@@ -10,10 +10,15 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::rows::NoiseRow;
+use crate::rows::{NoiseRow, ScheduleRow};
 
 /// The studies' server: the column whose rows are judged against the publication.
 pub const STUDY_SERVER: &str = "redis-7.0";
+
+/// The study's server run a second time (`limitbench matrix --rerun`,
+/// another seed): how far the same server moves between two runs, which a
+/// difference between servers must pass to count.
+pub const STUDY_RERUN: &str = "redis-7.0-rerun";
 
 /// What a server is, read from the server itself (`limitbench matrix`
 /// probes it before the run; the application's `servers::identity`).
@@ -64,17 +69,37 @@ pub struct ServerColumn {
 }
 
 /// The noise sampler's view of a server's run: the other processes' CPU
-/// (cores) during its cells, mean and worst over cells, and the cell count.
+/// (cores) during its cells, the median of the cells' means and the
+/// largest one-interval value, and the cell count.
 pub fn noise_of(sub: &Path) -> Option<(f64, f64, usize)> {
     // A noise.csv that does not parse shows no noise, as a missing one.
     let (_, rows, _) = crate::read_table::<NoiseRow>(sub, "noise.csv").ok()??;
-    let (mut sum, mut worst, mut n) = (0.0, 0.0f64, 0usize);
-    for r in rows {
-        sum += r.other_cpu_cores_mean;
-        worst = worst.max(r.other_cpu_cores_max);
-        n += 1;
-    }
-    (n > 0).then(|| (sum / n as f64, worst, n))
+    let mut means: Vec<f64> = rows.iter().map(|r| r.other_cpu_cores_mean).collect();
+    let worst = rows
+        .iter()
+        .map(|r| r.other_cpu_cores_max)
+        .fold(0.0, f64::max);
+    means.sort_by(f64::total_cmp);
+    let n = means.len();
+    (n > 0).then(|| {
+        (
+            limitbench_base::stats::quantile_sorted(&means, 0.5),
+            worst,
+            n,
+        )
+    })
+}
+
+/// The committed trials of a server's run that were disturbed past their
+/// experiment's bounds (`schedule.csv`), and the committed trials.
+pub fn disturbed_of(sub: &Path) -> Option<(usize, usize)> {
+    let (_, rows, _) = crate::read_table::<ScheduleRow>(sub, "schedule.csv").ok()??;
+    let committed: Vec<&ScheduleRow> = rows.iter().filter(|r| r.committed).collect();
+    let bad = committed
+        .iter()
+        .filter(|r| r.disturbance().is_some())
+        .count();
+    Some((bad, committed.len()))
 }
 
 /// The seconds a server's experiments took, summed over the sessions of a
@@ -94,7 +119,7 @@ pub fn run_seconds_of(sub: &Path, fallback: f64) -> f64 {
 /// The servers' identities, the time each took and the skipped ones.
 pub fn servers_table(run_dir: &Path, columns: &[ServerColumn]) -> String {
     let mut md = String::from(
-        "| server | product | version | INFO redis_version | mem_allocator | --version malloc | lazyfree-lazy-expire default | zset-max-listpack-entries default | status | run s | scorecard s | other processes' CPU, cores (mean / worst over cells) |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n",
+        "| server | product | version | INFO redis_version | mem_allocator | --version malloc | lazyfree-lazy-expire default | zset-max-listpack-entries default | status | run s | scorecard s | other processes' CPU, cores (median of cells' means / max) | disturbed trials |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
     );
     for c in columns {
         let id = c.identity.clone().unwrap_or_default();
@@ -105,7 +130,7 @@ pub fn servers_table(run_dir: &Path, columns: &[ServerColumn]) -> String {
         };
         let _ = writeln!(
             md,
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.0} | {:.0} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.0} | {:.0} | {} | {} |",
             c.name,
             id.product,
             id.version,
@@ -119,6 +144,9 @@ pub fn servers_table(run_dir: &Path, columns: &[ServerColumn]) -> String {
             c.scorecard_seconds,
             noise_of(&run_dir.join(&c.name))
                 .map(|(m, x, n)| format!("{m:.2} / {x:.2} ({n} cells)"))
+                .unwrap_or_else(|| "-".into()),
+            disturbed_of(&run_dir.join(&c.name))
+                .map(|(b, n)| format!("{b} of {n}"))
                 .unwrap_or_else(|| "-".into())
         );
     }

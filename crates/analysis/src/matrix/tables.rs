@@ -31,7 +31,11 @@ pub fn claims_table(
         } else {
             format!("{} ({})", r.id, r.setting)
         };
-        let id = if r.differs() { format!("**{id}**") } else { id };
+        let id = if r.surviving().is_empty() {
+            id
+        } else {
+            format!("**{id}**")
+        };
         let cells: Vec<String> = servers
             .iter()
             .map(|s| {
@@ -104,9 +108,11 @@ pub fn compact_table(
                 {
                     t += &format!("; default {key} {here}");
                 }
-                let differs =
-                    study(r).is_some_and(|x| x.base != c.base || x.point_inside != c.point_inside);
-                if differs { format!("**{t}**") } else { t }
+                match (r.cell_differs(s), r.survives(s)) {
+                    (true, Some(false)) => format!("{t} (as a rerun moves)"),
+                    (true, _) => format!("**{t}**"),
+                    _ => t,
+                }
             })
             .collect();
         let id = if r.setting.is_empty() {

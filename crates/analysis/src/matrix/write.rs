@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use super::figure::differ_figure;
 use super::rows::{MatrixRow, rows};
 use super::scorecard::scorecard_table;
-use super::servers::{STUDY_SERVER, ServerColumn, servers_table};
+use super::servers::{STUDY_RERUN, STUDY_SERVER, ServerColumn, servers_table};
 use super::tables::{claims_table, compact_table};
 use crate::claims::Judged;
 use limitbench_base::error::{Error, Result};
@@ -32,8 +32,9 @@ pub fn write_matrix(
     let rows = rows(per_server);
     let mut written = Vec::new();
 
-    let mut csv =
-        String::from("claim,setting,server,verdict,value,lo,hi,holds_as_on_study_server,display\n");
+    let mut csv = String::from(
+        "claim,setting,server,verdict,value,lo,hi,holds_as_on_study_server,survives_rerun,display\n",
+    );
     let q = |s: &str| format!("\"{}\"", s.replace('"', "\"\""));
     for r in &rows {
         let study = r.cells.get(STUDY_SERVER).map(|c| c.base.clone());
@@ -42,7 +43,7 @@ pub fn write_matrix(
             let f = |v: Option<f64>| v.map(|x| format!("{x}")).unwrap_or_default();
             let _ = writeln!(
                 csv,
-                "{},{},{},{},{},{},{},{},{}",
+                "{},{},{},{},{},{},{},{},{},{}",
                 q(&r.id),
                 q(&r.setting),
                 s,
@@ -54,6 +55,7 @@ pub fn write_matrix(
                     .as_ref()
                     .map(|v| (*v == c.base).to_string())
                     .unwrap_or_default(),
+                r.survives(s).map(|b| b.to_string()).unwrap_or_default(),
                 q(&c.display)
             );
         }
@@ -64,9 +66,9 @@ pub fn write_matrix(
 
     let differ: Vec<&MatrixRow> = rows.iter().filter(|r| r.differs()).collect();
     let mut md = String::from("# The same battery on every server\n\n");
-    md += "The expectation of each claim is the study's, on the study's server (Redis 7.0); on another server a cell says whether the finding holds there (the same verdict) and, where not, what the server does instead. Rows in bold differ: another verdict, or the point value on the other side of the claim's fixed tolerance than on Redis 7.0 (what a claim with too few trials for a verdict still shows).\n\n";
+    md += "The expectation of each claim is the study's, on the study's server (Redis 7.0); on another server a cell says whether the finding holds there (the same verdict) and, where not, what the server does instead. A cell differs when its verdict does, or its point value lies on the other side of the claim's fixed tolerance than on Redis 7.0 (what a claim with too few trials for a verdict still shows). Where the matrix ran Redis 7.0 twice (`redis-7.0-rerun`, another seed), a difference counts only if the rerun kept Redis 7.0's verdict and the other server's value lies further from Redis 7.0's than the rerun's; bold marks the differences that count (all of them without a rerun).\n\n";
     md += &servers_table(run_dir, columns);
-    md += "\n## At a glance\n\nThe verdict and the judged value per server (the change against the study's server in brackets); bold: the verdict differs from the study server's.\n\n";
+    md += "\n## At a glance\n\nThe verdict and the judged value per server (the change against the study's server in brackets); bold: the verdict differs from the study server's and survives the rerun; \"(as a rerun moves)\": it differs no more than Redis 7.0 from itself.\n\n";
     md += &compact_table(&rows, &servers, &identities);
     md += "\n## In full\n\n";
     md += &claims_table(&rows, &servers, &identities);
@@ -81,6 +83,23 @@ pub fn write_matrix(
             .collect::<Vec<_>>()
             .join(", ")
     );
+    if servers.iter().any(|s| s == STUDY_RERUN) {
+        let kept: Vec<String> = differ
+            .iter()
+            .filter(|r| !r.surviving().is_empty())
+            .map(|r| format!("{} ({})", r.id, r.surviving().join(", ")))
+            .collect();
+        let _ = writeln!(
+            md,
+            "Of these, {} survive the rerun of Redis 7.0: {}.",
+            kept.len(),
+            if kept.is_empty() {
+                "none".to_string()
+            } else {
+                kept.join("; ")
+            }
+        );
+    }
     if let Some(fig) = differ_figure(&rows, &servers) {
         let dir = run_dir.join("figures");
         std::fs::create_dir_all(&dir).map_err(|e| Error::io("creating figures/", e))?;
