@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use super::rows::{MatrixRow, cell_text, default_differs};
-use super::servers::{Identity, STUDY_SERVER};
+use super::servers::{Identity, STUDY_RERUN, STUDY_SERVER};
 
 /// The claims table, one column per analysed server.
 pub fn claims_table(
@@ -20,6 +20,7 @@ pub fn claims_table(
             .map(|i| format!("{s} ({} {})", i.product, i.version))
             .unwrap_or_else(|| s.clone())
     };
+    let label = |s: &String| rerun_label(s, label(s));
     let mut md = format!(
         "| claim | published | {} |\n|---|---|{}\n",
         servers.iter().map(label).collect::<Vec<_>>().join(" | "),
@@ -54,6 +55,15 @@ pub fn claims_table(
     md
 }
 
+/// A column's label, marked when it is the study server's rerun.
+fn rerun_label(server: &str, label: String) -> String {
+    if server == STUDY_RERUN {
+        format!("{label}, rerun (next seed)")
+    } else {
+        label
+    }
+}
+
 /// A number with three significant digits, as a compact cell shows it.
 fn short(v: f64) -> String {
     if v == 0.0 || !v.is_finite() {
@@ -77,6 +87,7 @@ pub fn compact_table(
             .map(|i| format!("{} {} ({})", i.product, i.version, i.mem_allocator))
             .unwrap_or_else(|| s.clone())
     };
+    let label = |s: &String| rerun_label(s, label(s));
     let mut md = format!(
         "| claim | unit | published | {} |\n|---|---|---|{}\n",
         servers.iter().map(label).collect::<Vec<_>>().join(" | "),
