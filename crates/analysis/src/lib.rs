@@ -33,6 +33,7 @@
 
 pub mod claims;
 pub mod compare;
+pub mod confseq;
 pub mod experiments;
 pub mod figure;
 pub mod latency;
