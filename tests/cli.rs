@@ -180,3 +180,60 @@ fn children_named(parent: u32, name: &str) -> Vec<u32> {
     }
     out
 }
+
+#[test]
+fn a_run_id_is_a_plain_folder_name_never_a_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let data_s = data.to_str().unwrap();
+    for id in [
+        "../escape",
+        "/tmp/limitbench-escape",
+        "",
+        "..",
+        ".hidden",
+        "a/b",
+    ] {
+        for cmd in [
+            vec![
+                "run",
+                "baseline",
+                "--size",
+                "smoke",
+                "--data-dir",
+                data_s,
+                "--run-id",
+                id,
+            ],
+            vec![
+                "scorecard",
+                "--size",
+                "smoke",
+                "--data-dir",
+                data_s,
+                "--run-id",
+                id,
+            ],
+            vec![
+                "matrix",
+                "--size",
+                "smoke",
+                "--data-dir",
+                data_s,
+                "--run-id",
+                id,
+            ],
+        ] {
+            let r = limitbench(&cmd, None);
+            assert_ne!(r.code(), 0, "{cmd:?}");
+            assert!(
+                r.stderr().contains("is not a run id"),
+                "{cmd:?}: {}",
+                r.stderr()
+            );
+        }
+    }
+    assert!(!data.exists() || std::fs::read_dir(&data).unwrap().next().is_none());
+    assert!(!dir.path().join("escape").exists());
+    assert!(!std::path::Path::new("/tmp/limitbench-escape").exists());
+}

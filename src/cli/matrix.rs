@@ -42,7 +42,7 @@ pub struct MatrixArgs {
     #[arg(long)]
     no_scorecard: bool,
     /// Name of the run folder (default: servers-<UTC date and time>).
-    #[arg(long, conflicts_with = "resume")]
+    #[arg(long, value_parser = limitbench::run::record::check_run_id, conflicts_with = "resume")]
     run_id: Option<String>,
     /// Continue a matrix run: finished servers are kept, the others resumed.
     #[arg(long)]

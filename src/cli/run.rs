@@ -18,7 +18,7 @@ pub struct RunArgs {
     #[arg(long, value_enum, default_value = "full")]
     pub size: Size,
     /// Name of the new run folder (default: the UTC date and time).
-    #[arg(long, conflicts_with = "resume")]
+    #[arg(long, value_parser = limitbench::run::record::check_run_id, conflicts_with = "resume")]
     pub run_id: Option<String>,
     /// Continue a killed run (its folder name or path): finished trials are kept.
     #[arg(long)]

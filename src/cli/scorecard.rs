@@ -36,7 +36,7 @@ pub struct ScorecardArgs {
     #[arg(long, value_parser = limitbench::check::parse_window)]
     window: Option<u64>,
     /// Name of the run folder (default: scorecard-<UTC date and time>).
-    #[arg(long)]
+    #[arg(long, value_parser = limitbench::run::record::check_run_id)]
     run_id: Option<String>,
     /// Where run folders go; default: data/ in the project.
     #[arg(long)]

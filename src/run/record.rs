@@ -28,6 +28,9 @@ impl RunDir {
     /// A new run folder under `data_dir` (never reusing an existing one).
     /// `data_dir/latest` moves only once the run committed a trial.
     pub fn create(data_dir: &Path, run_id: Option<&str>) -> Result<Self> {
+        if let Some(id) = run_id {
+            check_run_id(id).map_err(Error::Other)?;
+        }
         let run_id = Self::free_id(data_dir, run_id);
         let path = data_dir.join(&run_id);
         std::fs::create_dir_all(&path)
@@ -172,6 +175,20 @@ fn utc_now() -> (i64, u32, u32, i64, i64, i64) {
 }
 
 /// `YYYYMMDD-HHMMSS` in UTC.
+/// Check a run id given by the user (`--run-id`): a plain folder name of
+/// letters, digits, `-`, `_` and `.`, not starting with a dot, at most 100
+/// characters, so it can neither leave the data folder (`../x`, `/tmp/x`)
+/// nor be empty.
+pub fn check_run_id(id: &str) -> std::result::Result<String, String> {
+    let ok_char = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.');
+    if id.is_empty() || id.len() > 100 || id.starts_with('.') || !id.chars().all(ok_char) {
+        return Err(format!(
+            "`{id}` is not a run id: use 1-100 letters, digits, '-', '_' or '.', not starting with '.' (a folder name under the data folder, never a path)"
+        ));
+    }
+    Ok(id.to_string())
+}
+
 pub fn default_run_id() -> String {
     let (y, m, d, h, mi, s) = utc_now();
     format!("{y:04}{m:02}{d:02}-{h:02}{mi:02}{s:02}")

@@ -37,10 +37,19 @@ fn urls(s: &str) -> String {
     while let Some(i) = rest.find("://") {
         let (head, tail) = rest.split_at(i + 3);
         out.push_str(head);
-        // The authority ends at the first '/', white space or quote.
-        let end = tail
-            .find(|c: char| c == '/' || c.is_whitespace() || c == '"' || c == '\'')
+        // The URL ends at white space or a quote; its credentials at its
+        // last '@' (a password may hold '/' or '@'), else the authority at
+        // the first '/'.
+        let url_end = tail
+            .find(|c: char| c.is_whitespace() || c == '"' || c == '\'' || c == '`')
             .unwrap_or(tail.len());
+        let end = match tail[..url_end].rfind('@') {
+            Some(at) => tail[at..url_end]
+                .find('/')
+                .map(|i| at + i)
+                .unwrap_or(url_end),
+            None => tail[..url_end].find('/').unwrap_or(url_end),
+        };
         let authority = &tail[..end];
         match authority.rfind('@') {
             Some(at) => {
@@ -164,6 +173,11 @@ mod tests {
         );
         assert_eq!(url("redis://bench:pw@h:1"), "redis://bench:***@h:1");
         assert_eq!(url("redis://127.0.0.1:1"), "redis://127.0.0.1:1");
+        // A password holding '/' and '@' (issue 34: it was printed in clear).
+        assert_eq!(
+            text("cannot parse redis url `redis://u:Zq9/Xk@77@127.0.0.1:7701/x`: bad"),
+            "cannot parse redis url `redis://u:***@127.0.0.1:7701/x`: bad"
+        );
         assert_eq!(
             text("redis-server --requirepass hunter2 --port 1"),
             "redis-server --requirepass *** --port 1"

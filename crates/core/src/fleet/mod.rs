@@ -82,7 +82,12 @@ pub fn parse_redis_url_full(url: &str) -> Result<RedisUrl> {
         return Err(bad("only redis:// is supported (no TLS)"));
     }
     let rest = url.strip_prefix("redis://").unwrap_or(url);
-    let (rest, db) = match rest.split_once('/') {
+    // Credentials first, up to the last '@': a password may hold '/' or '@'.
+    let (creds, rest) = match rest.rsplit_once('@') {
+        Some((c, h)) => (Some(c), h),
+        None => (None, rest),
+    };
+    let (hostport, db) = match rest.split_once('/') {
         Some((r, "")) => (r, None),
         Some((r, d)) => (
             r,
@@ -92,10 +97,6 @@ pub fn parse_redis_url_full(url: &str) -> Result<RedisUrl> {
             ),
         ),
         None => (rest, None),
-    };
-    let (creds, hostport) = match rest.rsplit_once('@') {
-        Some((c, h)) => (Some(c), h),
-        None => (None, rest),
     };
     let (user, password) = match creds {
         None => (None, None),
@@ -388,5 +389,14 @@ mod url_tests {
             .to_string();
         assert!(e.contains("database") && !e.contains("pw@"), "{e}");
         assert!(parse_redis_url_full("rediss://127.0.0.1:1").is_err());
+        // A password holding '/' and '@' parses (credentials end at the last '@')...
+        let u = parse_redis_url_full("redis://u:Zq9/Xk@77@127.0.0.1:7701").unwrap();
+        assert_eq!(u.auth.password.as_deref(), Some("Zq9/Xk@77"));
+        assert_eq!(u.addr, "127.0.0.1:7701".parse().unwrap());
+        // ...and a URL that does not parse never shows it.
+        let e = parse_redis_url_full("redis://u:Zq9/Xk@77@127.0.0.1:77x01")
+            .unwrap_err()
+            .to_string();
+        assert!(!e.contains("Zq9") && !e.contains("Xk@77"), "{e}");
     }
 }
