@@ -237,3 +237,59 @@ fn a_run_id_is_a_plain_folder_name_never_a_path() {
     assert!(!dir.path().join("escape").exists());
     assert!(!std::path::Path::new("/tmp/limitbench-escape").exists());
 }
+
+#[test]
+fn a_run_folder_has_one_holder_at_a_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let data_s = data.to_str().unwrap();
+    let first = limitbench(
+        &[
+            "run",
+            "baseline",
+            "--size",
+            "smoke",
+            "--data-dir",
+            data_s,
+            "--run-id",
+            "one",
+        ],
+        None,
+    );
+    assert_eq!(first.code(), 0, "{}", first.stderr());
+    let run = data.join("one");
+    let rows_before = std::fs::read_to_string(run.join("baseline.csv")).unwrap();
+    // Another holder (as a second `--resume` would be) keeps it.
+    let held = limitbench::run::lock::RunLock::take(&run, "a test").unwrap();
+    let resume = limitbench(
+        &[
+            "run",
+            "baseline",
+            "--size",
+            "smoke",
+            "--data-dir",
+            data_s,
+            "--resume",
+            "one",
+        ],
+        None,
+    );
+    assert_ne!(resume.code(), 0);
+    assert!(
+        resume.stderr().contains("is in use by another limitbench")
+            && resume.stderr().contains("(a test)"),
+        "{}",
+        resume.stderr()
+    );
+    let analyze = limitbench(&["analyze", run.to_str().unwrap()], None);
+    assert_ne!(analyze.code(), 0);
+    assert!(analyze.stderr().contains("in use"), "{}", analyze.stderr());
+    assert_eq!(
+        std::fs::read_to_string(run.join("baseline.csv")).unwrap(),
+        rows_before
+    );
+    drop(held);
+    let analyze = limitbench(&["analyze", run.to_str().unwrap()], None);
+    assert_eq!(analyze.code(), 0, "{}", analyze.stderr());
+    assert!(!run.join(".lock").exists());
+}

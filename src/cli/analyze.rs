@@ -26,6 +26,8 @@ pub fn run(a: AnalyzeArgs, root: &Path) -> Result<i32> {
     if !run_dir.is_dir() {
         anyhow::bail!("{} is not a run folder", run_dir.display());
     }
+    // Not while a run, a resume or a merge writes the folder.
+    let _lock = limitbench::run::lock::RunLock::take(&run_dir, "analyze")?;
     let rows = app::analyze(&run_dir, &claims)?;
     let repro: Vec<_> = rows
         .iter()

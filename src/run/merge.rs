@@ -330,6 +330,8 @@ pub fn merge(out: &Path, runs: &[PathBuf], experiments: &[&str]) -> Result<Merge
     }
     std::fs::create_dir_all(out)
         .map_err(|e| Error::io(format!("creating {}", out.display()), e))?;
+    // One merge into a folder at a time (and no analysis of it meanwhile).
+    let _lock = super::lock::RunLock::take(out, "merge")?;
     let dir = RunDir::open(Path::new("."), &out.display().to_string())?;
 
     // table -> shard index -> path

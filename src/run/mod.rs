@@ -7,6 +7,7 @@ pub mod context;
 pub mod deadline;
 pub mod keys;
 pub mod latency;
+pub mod lock;
 pub mod manifest;
 pub mod merge;
 pub mod noise;

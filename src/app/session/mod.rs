@@ -73,7 +73,7 @@ pub(crate) async fn run_session(
 
     // The machine before anything is written: busy stops the run here.
     let preflight = preflight::check(&a, &names).await?;
-    let run = prepare::open_run_dir(&a, &data_dir, server.user.is_some())?;
+    let (run, _lock) = prepare::open_run_dir(&a, &data_dir, server.user.is_some())?;
     let manifest = prepare::record_start(&run, &a, (redis, redis_url), inputs, shard).await?;
     if let Some(p) = preflight {
         let mut m = manifest.lock().unwrap();

@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex};
 use anyhow::{Context, Result};
 
 use super::request::RunRequest;
+use crate::run::lock::RunLock;
 use crate::run::manifest::{self as mf, RunInputs, RunManifest};
 use crate::run::record::{RunDir, now_rfc3339};
 use crate::run::shard::Shard;
@@ -25,15 +26,17 @@ pub(super) fn open_run_dir(
     a: &RunRequest,
     data_dir: &Path,
     on_user_server: bool,
-) -> Result<RunDir> {
+) -> Result<(RunDir, RunLock)> {
     std::fs::create_dir_all(data_dir)
         .with_context(|| format!("creating {}", data_dir.display()))?;
-    Ok(match &a.resume {
+    let run = match &a.resume {
         Some(id) => {
             let run = RunDir::open(data_dir, id)?;
+            // One session of a run at a time (before anything is written).
+            let lock = RunLock::take(&run.path, "run --resume")?;
             // A finished run's large tables are compressed; appending needs them plain.
             run.decompress_csvs()?;
-            run
+            return Ok((run, lock));
         }
         None if on_user_server => {
             // The id the prefix was made from.
@@ -43,7 +46,9 @@ pub(super) fn open_run_dir(
             )?
         }
         None => RunDir::create(data_dir, a.run_id.as_deref())?,
-    })
+    };
+    let lock = RunLock::take(&run.path, "run")?;
+    Ok((run, lock))
 }
 
 /// Start (or continue) the manifest, save it unfinished and keep it
