@@ -81,15 +81,17 @@ async fn the_clean_up_deletes_only_keys_that_start_with_the_prefix() {
             .await
             .unwrap();
     }
-    // A user's library, which must neither be replaced nor deleted.
-    admin
-        .call(&limitbench_core::args![
-            "FUNCTION",
-            "LOAD",
-            "#!lua name=lb_token_bucket\nredis.register_function('lb_token_bucket', function() return 1 end)"
-        ])
-        .await
-        .unwrap();
+    // A user's library, which must neither be replaced nor deleted; and a
+    // library of another run whose id starts with this one's (`t1-2`, its
+    // namespace `lb:t1-2:`): issue 34, the clean-up of `t1` removed it.
+    for lib in ["lb_token_bucket", "lb_3at1_2d2_3alb_token_bucket"] {
+        let code =
+            format!("#!lua name={lib}\nredis.register_function('{lib}', function() return 1 end)");
+        admin
+            .call(&limitbench_core::args!["FUNCTION", "LOAD", &code])
+            .await
+            .unwrap();
+    }
     let u = UserServer::open(&url_of(&f, 2), "lb:t1:", Some("t1"), OpenPolicy::default())
         .await
         .unwrap();
@@ -113,7 +115,7 @@ async fn the_clean_up_deletes_only_keys_that_start_with_the_prefix() {
         libraries(&mut admin)
             .await
             .iter()
-            .any(|l| l.starts_with("lb_t1_"))
+            .any(|l| l.starts_with("lb_3at1_3a"))
     );
     let removed = u.clean_up().await.unwrap();
     assert_eq!((removed.keys, removed.libraries), (1, 1), "{removed:?}");
@@ -121,7 +123,12 @@ async fn the_clean_up_deletes_only_keys_that_start_with_the_prefix() {
         keys(&mut admin, 2).await,
         vec!["sess:lb:t1:123", "victim:other-app"]
     );
-    assert_eq!(libraries(&mut admin).await, vec!["lb_token_bucket"]);
+    let mut left = libraries(&mut admin).await;
+    left.sort();
+    assert_eq!(
+        left,
+        vec!["lb_3at1_2d2_3alb_token_bucket", "lb_token_bucket"]
+    );
     assert_eq!(namespace::namespace(), "");
     drop(u);
 }

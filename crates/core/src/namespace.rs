@@ -51,12 +51,23 @@ impl<T: std::fmt::Display> std::fmt::Display for Namespaced<T> {
     }
 }
 
-/// The function-library name fragment of a namespace: libraries may hold
-/// only letters, digits and underscores.
+/// The function-library name fragment of a namespace. Libraries may hold
+/// only letters, digits and underscores, so every other byte (the
+/// underscore included) is written `_` and two hex digits: the encoding is
+/// reversible and a prefix code, so one namespace's stem starts another's
+/// only if the namespace itself does (`limitbench:lbt:` no longer owns the
+/// libraries of `limitbench:lbt-2:`; a namespace ends with `:`, which a run
+/// id never holds).
 pub(crate) fn library_stem(ns: &str) -> String {
-    ns.chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
-        .collect()
+    let mut out = String::with_capacity(ns.len() * 2);
+    for b in ns.bytes() {
+        if b.is_ascii_alphanumeric() {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("_{b:02x}"));
+        }
+    }
+    out
 }
 
 /// A function (and library) name under the current namespace: `lb_<name>`
@@ -106,4 +117,25 @@ pub async fn check_library_free(conn: &mut Connection, name: &str) -> Result<()>
         )));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::library_stem;
+
+    #[test]
+    fn one_runs_library_stem_never_starts_anothers() {
+        let a = library_stem("limitbench:lbt:");
+        let b = library_stem("limitbench:lbt-2:");
+        let c = library_stem("limitbench:lbt_2:");
+        assert_eq!(a, "limitbench_3albt_3a");
+        for (x, y) in [(&a, &b), (&a, &c), (&b, &c)] {
+            assert!(
+                !y.starts_with(x.as_str()) && !x.starts_with(y.as_str()),
+                "{x} {y}"
+            );
+        }
+        // Only letters, digits and underscores.
+        assert!(b.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'));
+    }
 }
