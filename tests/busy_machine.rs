@@ -99,3 +99,100 @@ fn a_hog_beside_the_run_stops_the_preflight_and_marks_the_trials_it_disturbed() 
         );
     }
 }
+
+/// The pids of `parent`'s children named `name`.
+fn children(parent: u32, name: &str) -> Vec<u32> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let Some(close) = stat.rfind(')') else {
+            continue;
+        };
+        let comm = &stat[stat.find('(').unwrap() + 1..close];
+        let ppid: u32 = stat[close + 2..]
+            .split_whitespace()
+            .nth(1)
+            .and_then(|p| p.parse().ok())
+            .unwrap_or(0);
+        if ppid == parent && comm.starts_with(name) {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+#[test]
+fn a_trial_whose_server_stood_still_is_redone_never_stored() {
+    let dir = tempfile::tempdir().unwrap();
+    let exp = common::small_experiments(dir.path());
+    // Skew at smoke size with 4-second trials: a 3-second stop of the
+    // server lands inside one.
+    let skew = std::fs::read_to_string(exp.join("skew.toml")).unwrap();
+    std::fs::write(
+        exp.join("skew.toml"),
+        skew.replacen("durations_ms = [1000] }", "durations_ms = [4000] }", 1),
+    )
+    .unwrap();
+    let data = dir.path().join("data");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_limitbench"))
+        .args([
+            "run",
+            "skew",
+            "--size",
+            "smoke",
+            "--parallel",
+            "1",
+            "--strategy",
+            "fixed-window-lua",
+            "--experiments-dir",
+            exp.to_str().unwrap(),
+            "--data-dir",
+            data.to_str().unwrap(),
+            "--run-id",
+            "stalled",
+        ])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let t = std::time::Instant::now();
+    let server = loop {
+        if let Some(s) = children(pid, "redis-server").first() {
+            break *s;
+        }
+        assert!(t.elapsed().as_secs() < 30, "no redis-server started");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let kill = |sig: &str| {
+        Command::new("kill")
+            .args([sig, &server.to_string()])
+            .status()
+            .unwrap();
+    };
+    kill("-STOP");
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    kill("-CONT");
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    // Every stored trial ran on time; the stalled attempt is in the schedule, not stored.
+    let rows = std::fs::read_to_string(data.join("stalled/skew.csv")).unwrap();
+    let mut rdr = csv::Reader::from_reader(rows.as_bytes());
+    let header = rdr.headers().unwrap().clone();
+    let col = header.iter().position(|h| h == "lateness_p99_us").unwrap();
+    for r in rdr.records() {
+        let late: f64 = r.unwrap()[col].parse().unwrap();
+        assert!(late < 1e6, "a stored trial ran {late} us late");
+    }
+    let schedule = std::fs::read_to_string(data.join("stalled/schedule.csv")).unwrap();
+    assert!(
+        schedule
+            .lines()
+            .any(|l| l.contains("stalled:") && l.contains(",false,")),
+        "{schedule}"
+    );
+}

@@ -102,3 +102,21 @@ mod tests {
         assert_eq!(c[0].redis_time_us, None);
     }
 }
+
+/// A trial's sends ran this late at the 99th percentile: a stall (the
+/// server or the harness stood still), not a limiter's behaviour. The
+/// committed reference's worst was 0.25 s (bursts, whose bursts queue
+/// behind the driver pool by design); skew's and ts-member's under 0.02 s.
+pub const STALL_LATENESS_US: f64 = 1_000_000.0;
+
+/// Why a trial whose sends ran `lateness_p99_us` late stalled, if it did
+/// (`run::sweep::Sweep::stalled`).
+pub fn stalled(strategy: &str, lateness_p99_us: f64) -> Option<String> {
+    (lateness_p99_us > STALL_LATENESS_US).then(|| {
+        format!(
+            "{strategy}'s sends ran {:.1} s late at the 99th percentile (past {:.0} s: the server or the harness stood still)",
+            lateness_p99_us / 1e6,
+            STALL_LATENESS_US / 1e6
+        )
+    })
+}

@@ -126,6 +126,20 @@ pub trait Sweep {
     ) -> Option<String> {
         None
     }
+    /// Why this trial stalled, if it did: its own schedule ran so late (the
+    /// server or the harness stood still) that its rows measure the stall,
+    /// not the limiter. A stalled trial is never committed, a cell's first
+    /// trial included: it is redone on fresh keys (only experiments whose
+    /// keys come from `RunContext::fresh_client` may say so), and one that
+    /// stalls in every attempt stops the experiment (resume redoes it).
+    /// Default: never (an experiment without a schedule of its own).
+    fn stalled(
+        &self,
+        _cell: &Self::Cell,
+        _rows: &TrialRows<Self::Row, Self::Side>,
+    ) -> Option<String> {
+        None
+    }
     /// Tear a cell down after its last trial (default: drop the setup).
     async fn finish_cell(&mut self, _ctx: &RunContext, _setup: Self::Setup) -> Result<()> {
         Ok(())
@@ -344,10 +358,21 @@ pub async fn run<S: Sweep>(ctx: &RunContext, sweep: &mut S, cells: &[S::Cell]) -
             // committed with the reason, and the analysis judges nothing on
             // its cell (`inconclusive (disturbed: ...)`).
             let why = disturbance(ctx, &slip, &others);
-            let redo = why.is_some()
-                && !beside.is_empty()
-                && !alone
-                && matches!(ctx.bound, parallel::Bound::Latency { .. });
+            // A trial whose own schedule stalled (the server or the harness
+            // stood still) is never committed, a cell's first trial
+            // included: redone on fresh keys, and an error if every attempt
+            // stalls.
+            let stalled = sweep.stalled(cell, &out);
+            let redo = stalled.is_some()
+                || (why.is_some()
+                    && !beside.is_empty()
+                    && !alone
+                    && matches!(ctx.bound, parallel::Bound::Latency { .. }));
+            let why_row = match (&stalled, &why) {
+                (Some(s), Some(w)) => format!("stalled: {s}; {w}"),
+                (Some(s), None) => format!("stalled: {s}"),
+                (None, w) => w.clone().unwrap_or_default(),
+            };
             let r3 = |x: f64| (x * 1000.0).round() / 1000.0;
             let row = parallel::ScheduleRow {
                 experiment: ctx.experiment.to_string(),
@@ -362,9 +387,17 @@ pub async fn run<S: Sweep>(ctx: &RunContext, sweep: &mut S, cells: &[S::Cell]) -
                 other_cpu_cores: Some(r3(others.other_cores)),
                 beside_lanes_cpu_cores: Some(r3(others.beside_cores)),
                 other_cpu_bound: ctx.others_max_cores.is_finite().then_some(ctx.others_max_cores),
-                disturbed: why.clone().unwrap_or_default(),
+                disturbed: why_row,
             };
             append_shared(&schedule_path, &[row])?;
+            if let Some(s) = &stalled
+                && attempt + 1 >= MAX_ATTEMPTS
+            {
+                return Err(Error::Other(format!(
+                    "trial {trial} of cell `{id}` of `{}` stalled in all {MAX_ATTEMPTS} attempts ({s}); nothing of it was committed. Resume the run (--resume {}) to redo it",
+                    ctx.experiment, ctx.run.run_id
+                )));
+            }
             if !redo {
                 if let Some(why) = why {
                     disturbed.push(format!("{id} trial {trial}: {why}"));

@@ -391,6 +391,11 @@ impl Sweep for Bursts {
         v.label()
     }
 
+    fn stalled(&self, _cell: &Self::Cell, out: &TrialRows<Row, HistoryRow>) -> Option<String> {
+        out.rows
+            .iter()
+            .find_map(|r| super::decisions::stalled(&r.strategy, r.lateness_p99_us))
+    }
     fn reject(&self, _cell: &Self::Cell, out: &TrialRows<Row, HistoryRow>) -> Option<String> {
         out.rows.iter().find_map(|r| {
             super::decisions::reject_failed(&r.strategy, r.errors, r.offered, &r.first_error)

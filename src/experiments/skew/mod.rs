@@ -283,6 +283,11 @@ impl Sweep for Skew {
         st.label()
     }
 
+    fn stalled(&self, _cell: &Self::Cell, out: &TrialRows<Row, HistoryRow>) -> Option<String> {
+        out.rows
+            .iter()
+            .find_map(|r| super::decisions::stalled(&r.strategy, r.lateness_p99_us))
+    }
     fn reject(&self, _cell: &Self::Cell, out: &TrialRows<Row, HistoryRow>) -> Option<String> {
         out.rows.iter().find_map(|r| {
             super::decisions::reject_failed(&r.strategy, r.errors, r.offered, &r.first_error)

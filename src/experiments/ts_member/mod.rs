@@ -253,6 +253,11 @@ impl Sweep for TsMember {
         cell.id.clone()
     }
 
+    fn stalled(&self, _cell: &Self::Cell, out: &TrialRows<Row, HistoryRow>) -> Option<String> {
+        out.rows
+            .iter()
+            .find_map(|r| super::decisions::stalled(&r.strategy, r.lateness_p99_us))
+    }
     fn reject(&self, _cell: &Self::Cell, out: &TrialRows<Row, HistoryRow>) -> Option<String> {
         out.rows.iter().find_map(|r| {
             super::decisions::reject_failed(
