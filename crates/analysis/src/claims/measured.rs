@@ -58,6 +58,12 @@ pub struct Measured {
     /// disagree (`sessions::judged_interval`): more trials pooled over those
     /// sessions would not narrow them; one clean session decides.
     pub sessions_apart: bool,
+    /// The cells these values rest on: row cell ids as the experiment's own
+    /// CSV names them (`<strategy>/<schedule cell>` where rows carry a
+    /// strategy). The disturbance step (`crate::disturbance`) marks the
+    /// claim invalid when one of them has disturbed committed trials; empty:
+    /// every cell of the experiment counts (conservative, and said so).
+    pub rests_on: Vec<String>,
 }
 
 impl Measured {
@@ -143,6 +149,11 @@ impl Measured {
         self.sessions_apart |= apart;
         self
     }
+    /// The cells the values rest on (`rests_on`), deduplicated, in order.
+    pub fn rests_on<S: AsRef<str>>(mut self, cells: impl IntoIterator<Item = S>) -> Self {
+        add_cells(&mut self.rests_on, cells);
+        self
+    }
     /// Trials behind the intervals: as set, else as `interval_method` says.
     pub fn trial_count(&self) -> Option<usize> {
         self.trials.or_else(|| trials_in(&self.interval_method))
@@ -213,6 +224,19 @@ pub struct Alternative {
     /// Validity checks that failed at this setting: it neither reproduces
     /// the claim nor counts as a finding (`Measured::invalid`).
     pub invalid: Vec<String>,
+    /// The cells this setting's values rest on (as `Measured::rests_on`);
+    /// empty: the claim's main cells decide for it.
+    pub rests_on: Vec<String>,
+}
+
+/// Append cells not yet listed.
+fn add_cells<S: AsRef<str>>(to: &mut Vec<String>, cells: impl IntoIterator<Item = S>) {
+    for c in cells {
+        let c = c.as_ref();
+        if !to.iter().any(|x| x == c) {
+            to.push(c.to_string());
+        }
+    }
 }
 
 impl Alternative {
@@ -234,6 +258,11 @@ impl Alternative {
     }
     pub fn trials(mut self, n: usize) -> Self {
         self.trials = Some(n);
+        self
+    }
+    /// The cells this setting's values rest on.
+    pub fn rests_on<S: AsRef<str>>(mut self, cells: impl IntoIterator<Item = S>) -> Self {
+        add_cells(&mut self.rests_on, cells);
         self
     }
     /// A validity check failed at this setting.
