@@ -14,7 +14,9 @@
 //! none rests, conservatively, on every cell of its experiment, and its
 //! reason says so. A swept [`crate::claims::Alternative`] naming its own
 //! cells is checked on those (it then neither reproduces nor counts as a
-//! finding); one naming none is left to the claim's main values.
+//! finding); one naming none is left to the claim's main values. A value
+//! that is no measurement of any cell (a trial count, a run time: A0, B0)
+//! says so (`Measured::no_cells`) and no disturbance touches it.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -27,6 +29,10 @@ use crate::rows::{SCHEDULE_CSV, ScheduleRow};
 /// How a disturbance reason starts (the judge words such a claim
 /// `inconclusive (disturbed: ...)`).
 pub const DISTURBED: &str = "disturbed: ";
+
+/// How a rested-on cell names another experiment's cell:
+/// `concurrency::watch-multi/c64/rtt1`.
+pub const OTHER: &str = "::";
 
 /// The committed trials of one schedule cell and those that were disturbed.
 #[derive(Debug, Clone, Default)]
@@ -120,22 +126,34 @@ impl Disturbances {
             .collect()
     }
 
+    /// The (experiment, schedule cell) a rested-on cell names: a row cell
+    /// of `experiment`, or `<other experiment>::<row cell>` for a claim
+    /// that reads another experiment's rows too (A2.3).
+    fn resolve<'a>(&self, experiment: &'a str, cell: &'a str) -> Option<(&'a str, &'a str)> {
+        let (e, rc) = cell.split_once(OTHER).unwrap_or((experiment, cell));
+        self.schedule_cell(e, rc).map(|sc| (e, sc))
+    }
+
     /// Why values resting on `cells` (row cells; empty: every cell of the
     /// experiment) are no measurement, if any of them was disturbed:
-    /// `disturbed: 7 of 10 committed trials of cell c64/rtt1 (worst:
-    /// schedule late: ...); ...`.
+    /// `disturbed: 7 committed trial(s) in 1 cell(s) ...: 7 of 10 committed
+    /// trials of concurrency cell c64/rtt1 (worst reason); ...`.
     pub fn reason(&self, experiment: &str, cells: &[String]) -> Option<String> {
-        let mut hit: BTreeMap<&str, &CellDisturbance> = BTreeMap::new();
+        let mut hit: BTreeMap<(&str, &str), &CellDisturbance> = BTreeMap::new();
         if cells.is_empty() {
-            hit.extend(self.disturbed_cells(experiment));
+            hit.extend(
+                self.disturbed_cells(experiment)
+                    .into_iter()
+                    .map(|(c, d)| ((experiment, c), d)),
+            );
         } else {
             for rc in cells {
-                let Some(sc) = self.schedule_cell(experiment, rc) else {
+                let Some((e, sc)) = self.resolve(experiment, rc) else {
                     continue;
                 };
-                let d = &self.cells[&(experiment.to_string(), sc.to_string())];
+                let d = &self.cells[&(e.to_string(), sc.to_string())];
                 if !d.disturbed.is_empty() {
-                    hit.insert(sc, d);
+                    hit.insert((e, sc), d);
                 }
             }
         }
@@ -143,14 +161,14 @@ impl Disturbances {
             return None;
         }
         let trials: usize = hit.values().map(|d| d.disturbed.len()).sum();
-        let mut by_worst: Vec<(&&str, &&CellDisturbance)> = hit.iter().collect();
+        let mut by_worst: Vec<(&(&str, &str), &&CellDisturbance)> = hit.iter().collect();
         by_worst.sort_by(|a, b| b.1.worst_excess.total_cmp(&a.1.worst_excess));
         let shown: Vec<String> = by_worst
             .iter()
             .take(3)
-            .map(|(c, d)| {
+            .map(|((e, c), d)| {
                 format!(
-                    "{} of {} committed trials of {experiment} cell {c} ({})",
+                    "{} of {} committed trials of {e} cell {c} ({})",
                     d.disturbed.len(),
                     d.committed,
                     d.worst
@@ -178,7 +196,7 @@ impl Disturbances {
     /// (and every swept setting naming its own cells) resting on a cell
     /// with disturbed committed trials is marked invalid with the reason.
     pub fn apply(&self, claims: &[ClaimSpec], measured: &mut [Measured]) {
-        for m in measured.iter_mut() {
+        for m in measured.iter_mut().filter(|m| !m.no_cells) {
             let Some(c) = claims.iter().find(|c| c.id == m.id) else {
                 continue;
             };
@@ -200,14 +218,15 @@ impl Disturbances {
         for ((e, sc), d) in self.cells.iter().filter(|(_, d)| !d.disturbed.is_empty()) {
             let ids: Vec<String> = rows
                 .iter()
-                .filter(|j| &j.spec.experiment == e)
                 .filter_map(|j| Some((j, j.measured.as_ref()?)))
-                .filter(|(_, m)| {
-                    m.rests_on.is_empty()
+                .filter(|(_, m)| !m.no_cells)
+                .filter(|(j, m)| {
+                    let x = j.spec.experiment.as_str();
+                    (m.rests_on.is_empty() && x == e)
                         || m.rests_on
                             .iter()
                             .chain(m.sweep.iter().flat_map(|a| a.rests_on.iter()))
-                            .any(|rc| self.schedule_cell(e, rc) == Some(sc.as_str()))
+                            .any(|rc| self.resolve(x, rc) == Some((e.as_str(), sc.as_str())))
                 })
                 .map(|(j, _)| j.spec.id.clone())
                 .collect();
@@ -278,7 +297,11 @@ pub fn summary_text(manifest: &serde_json::Value, d: &Disturbances, rows: &[Judg
     out += &format!("Cells (disturbed/committed trials): {}.\n\n", cells.join("; "));
     let blind: Vec<&str> = rows
         .iter()
-        .filter(|j| j.measured.as_ref().is_some_and(|m| m.rests_on.is_empty()))
+        .filter(|j| {
+            j.measured
+                .as_ref()
+                .is_some_and(|m| m.rests_on.is_empty() && !m.no_cells)
+        })
         .filter(|j| touched.iter().any(|t| t.0 == j.spec.experiment))
         .map(|j| j.spec.id.as_str())
         .collect();

@@ -64,6 +64,9 @@ pub struct Measured {
     /// claim invalid when one of them has disturbed committed trials; empty:
     /// every cell of the experiment counts (conservative, and said so).
     pub rests_on: Vec<String>,
+    /// The value is no measurement of any cell (a count of trials, a run
+    /// time: the informational A0, B0): no disturbance of a cell touches it.
+    pub no_cells: bool,
 }
 
 impl Measured {
@@ -152,6 +155,11 @@ impl Measured {
     /// The cells the values rest on (`rests_on`), deduplicated, in order.
     pub fn rests_on<S: AsRef<str>>(mut self, cells: impl IntoIterator<Item = S>) -> Self {
         add_cells(&mut self.rests_on, cells);
+        self
+    }
+    /// The value rests on no cell (`no_cells`).
+    pub fn no_cells(mut self) -> Self {
+        self.no_cells = true;
         self
     }
     /// Trials behind the intervals: as set, else as `interval_method` says.

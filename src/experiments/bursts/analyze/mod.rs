@@ -361,11 +361,7 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
     let out: Vec<Measured> = [
         measured_a3_1(&trials),
         measured_a3_2(&trials),
-        a3_3::measured(
-            &trials,
-            &limitbench_analysis::experiments::skew::analyze::late::Late::read(ctx, "bursts")?,
-            &ctx.manifest,
-        ),
+        a3_3::measured(&trials, &ctx.manifest),
         measured_a3_4(&trials),
     ]
     .into_iter()

@@ -322,6 +322,7 @@ pub fn b0(ctx: &AnalysisCtx) -> Option<Measured> {
             ),
             "manifest.json experiments.*.seconds",
         )
+        .no_cells()
         .condition("every study-B experiment in this run finished", all_done)
         .note("informational: this run's time is not comparable with the authors' rerun unless every study-B experiment ran at full size"),
     )
