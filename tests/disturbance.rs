@@ -138,7 +138,10 @@ fn every_claim_of_the_reference_names_the_cells_it_rests_on() {
         }
     }
     let judged = limitbench::app::analyze(dir.path(), &claims_file()).unwrap();
+    let schedule = limitbench_analysis::disturbance::Disturbances::read(dir.path()).unwrap();
+    assert!(schedule.present && !schedule.cells.is_empty());
     let mut blind = Vec::new();
+    let mut unknown = Vec::new();
     for j in &judged {
         let Some(m) = &j.measured else { continue };
         if NO_CELLS.contains(&j.spec.id.as_str()) {
@@ -148,6 +151,16 @@ fn every_claim_of_the_reference_names_the_cells_it_rests_on() {
         if m.rests_on.is_empty() {
             blind.push(j.spec.id.clone());
         }
+        // Every cell named is one the schedule knows (else no disturbance
+        // of it could be found), the swept settings' too.
+        let e = j.spec.experiment.as_str();
+        for c in m.rests_on.iter().chain(m.sweep.iter().flat_map(|a| a.rests_on.iter())) {
+            if !schedule.names_a_cell(e, c) {
+                unknown.push(format!("{}: {c}", j.spec.id));
+            }
+        }
     }
     assert!(blind.is_empty(), "claims naming no cells: {blind:?}");
+    unknown.dedup();
+    assert!(unknown.is_empty(), "cells the schedule does not know: {unknown:?}");
 }

@@ -9,8 +9,9 @@
 //! rows carry a strategy before it (bursts, skew: `<strategy>/<schedule
 //! cell>`) is matched by dropping that first segment.
 //!
-//! What a claim rests on is `Measured::rests_on`: the row cells (as the
-//! experiment's own CSV names them) behind its values. A claim that names
+//! What a claim rests on is `Measured::rests_on`: the cells behind its
+//! values, as the schedule names them or as rows carrying a strategy do
+//! (`<experiment>::<cell>` for another experiment's). A claim that names
 //! none rests, conservatively, on every cell of its experiment, and its
 //! reason says so. A swept [`crate::claims::Alternative`] naming its own
 //! cells is checked on those (it then neither reproduces nor counts as a
@@ -132,6 +133,12 @@ impl Disturbances {
     fn resolve<'a>(&self, experiment: &'a str, cell: &'a str) -> Option<(&'a str, &'a str)> {
         let (e, rc) = cell.split_once(OTHER).unwrap_or((experiment, cell));
         self.schedule_cell(e, rc).map(|sc| (e, sc))
+    }
+
+    /// Whether a rested-on cell of a claim of `experiment` names a cell of
+    /// the schedule (a name that does not is never found disturbed).
+    pub fn names_a_cell(&self, experiment: &str, cell: &str) -> bool {
+        self.resolve(experiment, cell).is_some()
     }
 
     /// Why values resting on `cells` (row cells; empty: every cell of the

@@ -58,11 +58,16 @@ pub struct Measured {
     /// disagree (`sessions::judged_interval`): more trials pooled over those
     /// sessions would not narrow them; one clean session decides.
     pub sessions_apart: bool,
-    /// The cells these values rest on: row cell ids as the experiment's own
-    /// CSV names them (`<strategy>/<schedule cell>` where rows carry a
-    /// strategy). The disturbance step (`crate::disturbance`) marks the
-    /// claim invalid when one of them has disturbed committed trials; empty:
-    /// every cell of the experiment counts (conservative, and said so).
+    /// The cells these values rest on: the schedule's cell ids
+    /// (`Sweep::cell_id`, `schedule.csv`'s `cell`), or row cell ids that
+    /// carry a strategy before one (`<strategy>/<schedule cell>`: bursts,
+    /// skew), or `<experiment>::<cell>` for another experiment's cell. Most
+    /// analyzers name their rows' cells, which are the schedule's; where
+    /// rows name finer cells (cost's variants, stalls' sizes) they name the
+    /// schedule cell the row ran in. The disturbance step
+    /// (`crate::disturbance`) marks the claim invalid when one of them has
+    /// disturbed committed trials; empty: every cell of the experiment
+    /// counts (conservative, and said so).
     pub rests_on: Vec<String>,
     /// The value is no measurement of any cell (a count of trials, a run
     /// time: the informational A0, B0): no disturbance of a cell touches it.

@@ -294,7 +294,7 @@ pub(super) fn b42(ctx: &AnalysisCtx, by_mode: &Expiries) -> Option<Measured> {
             .iter()
             .filter_map(|l| by_mode.get(&(l.to_string(), study.bio.clone(), biggest)))
             .flatten()
-            .map(|r| r.cell.as_str()),
+            .map(|r| r.schedule_cell()),
     );
     for why in &study.invalid {
         m = m.invalid(why.clone());

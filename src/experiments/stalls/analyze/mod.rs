@@ -235,7 +235,7 @@ fn b41(ctx: &AnalysisCtx, by_n: &Trims, rows: &[StallRow]) -> Option<Measured> {
         [100_000, 1_000_000]
             .iter()
             .flat_map(|n| &by_n[n])
-            .map(|r| r.cell.as_str()),
+            .map(|r| r.schedule_cell()),
     );
     if let Some(c) = ctx.claim("B4.1") {
         let (p0, p1) = (c.published.at(0), c.published.at(1));
