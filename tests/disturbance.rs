@@ -71,7 +71,11 @@ fn run(dir: &Path, disturbed: &str) {
                     slip_bound_us: Some(2000),
                     beside: String::new(),
                     committed: true,
-                    other_cpu_cores: Some(if hit && !disturbed.is_empty() { 0.9 } else { 0.01 }),
+                    other_cpu_cores: Some(if hit && !disturbed.is_empty() {
+                        0.9
+                    } else {
+                        0.01
+                    }),
                     beside_lanes_cpu_cores: Some(0.0),
                     other_cpu_bound: Some(0.3),
                     disturbed: if hit { disturbed.into() } else { String::new() },
@@ -99,19 +103,47 @@ fn a_claim_on_a_disturbed_cell_is_inconclusive_and_decided_once_it_is_clean() {
     let judged = limitbench::app::analyze(dir.path(), &claims_file()).unwrap();
     let a30 = judged.iter().find(|j| j.spec.id == "A3.0").unwrap();
     assert_eq!(a30.verdict, Verdict::Inconclusive, "{}", a30.why);
-    assert!(a30.why.starts_with("inconclusive (disturbed: 1 committed trial(s) in 1 cell(s)"), "{}", a30.why);
-    assert!(a30.why.contains("1 of 12 committed trials of concurrency cell fixed-window-lua/c64/rtt0"), "{}", a30.why);
+    assert!(
+        a30.why
+            .starts_with("inconclusive (disturbed: 1 committed trial(s) in 1 cell(s)"),
+        "{}",
+        a30.why
+    );
+    assert!(
+        a30.why
+            .contains("1 of 12 committed trials of concurrency cell fixed-window-lua/c64/rtt0"),
+        "{}",
+        a30.why
+    );
     assert!(a30.why.contains(why), "{}", a30.why);
     // claims.csv and the report say it the same way.
     let csv = std::fs::read_to_string(dir.path().join("claims.csv")).unwrap();
     let line = csv.lines().find(|l| l.starts_with("A3.0,")).unwrap();
-    assert!(line.contains(",inconclusive,") && line.contains("inconclusive (disturbed: "), "{line}");
+    assert!(
+        line.contains(",inconclusive,") && line.contains("inconclusive (disturbed: "),
+        "{line}"
+    );
     let report = std::fs::read_to_string(dir.path().join("report.md")).unwrap();
-    assert!(report.contains("**A3.0 inconclusive (disturbed)**"), "report");
+    assert!(
+        report.contains("**A3.0 inconclusive (disturbed)**"),
+        "report"
+    );
     let summary = &report[..report.find("## How to read").unwrap_or(report.len())];
-    assert!(summary.contains("**This run was started on a busy machine**") && summary.contains("0.74 cores"), "{summary}");
-    assert!(summary.contains("**Disturbed cells:**") && summary.contains("fixed-window-lua/c64/rtt0 (1/12)") && summary.contains("A3.0"), "{summary}");
-    assert!(report.contains("others' CPU, median (cores)"), "the noise section reads the per-trial columns");
+    assert!(
+        summary.contains("**This run was started on a busy machine**")
+            && summary.contains("0.74 cores"),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("**Disturbed cells:**")
+            && summary.contains("fixed-window-lua/c64/rtt0 (1/12)")
+            && summary.contains("A3.0"),
+        "{summary}"
+    );
+    assert!(
+        report.contains("others' CPU, median (cores)"),
+        "the noise section reads the per-trial columns"
+    );
 
     // The same data with the disturbance cleared: decided.
     let clean = tempfile::tempdir().unwrap();
@@ -145,7 +177,11 @@ fn every_claim_of_the_reference_names_the_cells_it_rests_on() {
     for j in &judged {
         let Some(m) = &j.measured else { continue };
         if NO_CELLS.contains(&j.spec.id.as_str()) {
-            assert!(m.no_cells && m.rests_on.is_empty(), "{} names cells", j.spec.id);
+            assert!(
+                m.no_cells && m.rests_on.is_empty(),
+                "{} names cells",
+                j.spec.id
+            );
             continue;
         }
         if m.rests_on.is_empty() {
@@ -154,7 +190,11 @@ fn every_claim_of_the_reference_names_the_cells_it_rests_on() {
         // Every cell named is one the schedule knows (else no disturbance
         // of it could be found), the swept settings' too.
         let e = j.spec.experiment.as_str();
-        for c in m.rests_on.iter().chain(m.sweep.iter().flat_map(|a| a.rests_on.iter())) {
+        for c in m
+            .rests_on
+            .iter()
+            .chain(m.sweep.iter().flat_map(|a| a.rests_on.iter()))
+        {
             if !schedule.names_a_cell(e, c) {
                 unknown.push(format!("{}: {c}", j.spec.id));
             }
@@ -162,5 +202,8 @@ fn every_claim_of_the_reference_names_the_cells_it_rests_on() {
     }
     assert!(blind.is_empty(), "claims naming no cells: {blind:?}");
     unknown.dedup();
-    assert!(unknown.is_empty(), "cells the schedule does not know: {unknown:?}");
+    assert!(
+        unknown.is_empty(),
+        "cells the schedule does not know: {unknown:?}"
+    );
 }

@@ -72,10 +72,12 @@ fn excess(r: &ScheduleRow) -> f64 {
 impl Disturbances {
     /// `schedule.csv` of `run_dir` (none: an empty set, `present` false).
     pub fn read(run_dir: &Path) -> Result<Disturbances> {
-        Ok(match crate::read_table::<ScheduleRow>(run_dir, SCHEDULE_CSV)? {
-            Some((_, rows, _)) => Disturbances::of(&rows),
-            None => Disturbances::default(),
-        })
+        Ok(
+            match crate::read_table::<ScheduleRow>(run_dir, SCHEDULE_CSV)? {
+                Some((_, rows, _)) => Disturbances::of(&rows),
+                None => Disturbances::default(),
+            },
+        )
     }
 
     /// From the rows; only committed attempts count.
@@ -104,7 +106,10 @@ impl Disturbances {
     /// The schedule cell a row cell of `experiment` was measured in: the
     /// same id, else the id without its first segment (`<strategy>/...`).
     pub fn schedule_cell<'a>(&self, experiment: &str, row_cell: &'a str) -> Option<&'a str> {
-        let has = |c: &str| self.cells.contains_key(&(experiment.to_string(), c.to_string()));
+        let has = |c: &str| {
+            self.cells
+                .contains_key(&(experiment.to_string(), c.to_string()))
+        };
         if has(row_cell) {
             return Some(row_cell);
         }
@@ -218,34 +223,49 @@ impl Disturbances {
         }
     }
 
-    /// Claims resting on each disturbed cell, for the report's summary:
-    /// (experiment, cell, disturbed/committed, claim ids).
-    pub fn touched(&self, rows: &[Judged]) -> Vec<(String, String, String, Vec<String>)> {
+    /// Per disturbed cell, for the report's summary: the experiment, the
+    /// cell, `disturbed/committed` trials, the claims whose main values
+    /// rest on it (made inconclusive) and those only some swept settings
+    /// of which do (those settings reproduce nothing, the claim stands).
+    pub fn touched(&self, rows: &[Judged]) -> Vec<Touched> {
         let mut out = Vec::new();
         for ((e, sc), d) in self.cells.iter().filter(|(_, d)| !d.disturbed.is_empty()) {
-            let ids: Vec<String> = rows
-                .iter()
-                .filter_map(|j| Some((j, j.measured.as_ref()?)))
-                .filter(|(_, m)| !m.no_cells)
-                .filter(|(j, m)| {
-                    let x = j.spec.experiment.as_str();
-                    (m.rests_on.is_empty() && x == e)
-                        || m.rests_on
-                            .iter()
-                            .chain(m.sweep.iter().flat_map(|a| a.rests_on.iter()))
-                            .any(|rc| self.resolve(x, rc) == Some((e.as_str(), sc.as_str())))
-                })
-                .map(|(j, _)| j.spec.id.clone())
-                .collect();
-            out.push((
-                e.clone(),
-                sc.clone(),
-                format!("{}/{}", d.disturbed.len(), d.committed),
-                ids,
-            ));
+            let on = |x: &str, cells: &[String]| {
+                cells
+                    .iter()
+                    .any(|rc| self.resolve(x, rc) == Some((e.as_str(), sc.as_str())))
+            };
+            let mut t = Touched {
+                experiment: e.clone(),
+                cell: sc.clone(),
+                trials: format!("{}/{}", d.disturbed.len(), d.committed),
+                ..Default::default()
+            };
+            for j in rows {
+                let Some(m) = j.measured.as_ref().filter(|m| !m.no_cells) else {
+                    continue;
+                };
+                let x = j.spec.experiment.as_str();
+                if (m.rests_on.is_empty() && x == e) || on(x, &m.rests_on) {
+                    t.main.push(j.spec.id.clone());
+                } else if m.sweep.iter().any(|a| on(x, &a.rests_on)) {
+                    t.swept.push(j.spec.id.clone());
+                }
+            }
+            out.push(t);
         }
         out
     }
+}
+
+/// One disturbed cell and the claims resting on it ([`Disturbances::touched`]).
+#[derive(Debug, Clone, Default)]
+pub struct Touched {
+    pub experiment: String,
+    pub cell: String,
+    pub trials: String,
+    pub main: Vec<String>,
+    pub swept: Vec<String>,
 }
 
 /// The report's opening lines on disturbance: a run started on a busy
@@ -272,21 +292,35 @@ pub fn summary_text(manifest: &serde_json::Value, d: &Disturbances, rows: &[Judg
         return out;
     }
     let trials: usize = d.cells.values().map(|c| c.disturbed.len()).sum();
-    let mut claims: BTreeSet<&str> = BTreeSet::new();
+    let mut main: BTreeSet<&str> = BTreeSet::new();
+    let mut swept: BTreeSet<&str> = BTreeSet::new();
     for t in &touched {
-        claims.extend(t.3.iter().map(String::as_str));
+        main.extend(t.main.iter().map(String::as_str));
+        swept.extend(t.swept.iter().map(String::as_str));
     }
+    let swept: Vec<&str> = swept.difference(&main).copied().collect();
     let mut per_exp: BTreeMap<&str, Vec<String>> = BTreeMap::new();
-    for (e, c, n, _) in &touched {
-        per_exp.entry(e).or_default().push(format!("{c} ({n})"));
+    for t in &touched {
+        per_exp
+            .entry(&t.experiment)
+            .or_default()
+            .push(format!("{} ({})", t.cell, t.trials));
     }
     out += &format!(
-        "**Disturbed cells:** {trials} committed trial(s) in {} cell(s) were disturbed and kept after their redos (`schedule.csv`), so every claim resting on them is `inconclusive (disturbed)`: {}. ",
+        "**Disturbed cells:** {trials} committed trial(s) in {} cell(s) were disturbed and kept after their redos (`schedule.csv`), so every claim resting on them is `inconclusive (disturbed)`: {}.{} ",
         touched.len(),
-        if claims.is_empty() {
+        if main.is_empty() {
             "none of the claims".to_string()
         } else {
-            claims.iter().copied().collect::<Vec<_>>().join(", ")
+            main.iter().copied().collect::<Vec<_>>().join(", ")
+        },
+        if swept.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " Only swept settings of {} rest on them (those settings reproduce nothing; the claims stand on their other cells).",
+                swept.join(", ")
+            )
         }
     );
     let cells: Vec<String> = per_exp
@@ -301,7 +335,10 @@ pub fn summary_text(manifest: &serde_json::Value, d: &Disturbances, rows: &[Judg
             format!("{e}: {}{more}", shown.join(", "))
         })
         .collect();
-    out += &format!("Cells (disturbed/committed trials): {}.\n\n", cells.join("; "));
+    out += &format!(
+        "Cells (disturbed/committed trials): {}.\n\n",
+        cells.join("; ")
+    );
     let blind: Vec<&str> = rows
         .iter()
         .filter(|j| {
@@ -309,7 +346,7 @@ pub fn summary_text(manifest: &serde_json::Value, d: &Disturbances, rows: &[Judg
                 .as_ref()
                 .is_some_and(|m| m.rests_on.is_empty() && !m.no_cells)
         })
-        .filter(|j| touched.iter().any(|t| t.0 == j.spec.experiment))
+        .filter(|j| touched.iter().any(|t| t.experiment == j.spec.experiment))
         .map(|j| j.spec.id.as_str())
         .collect();
     if !blind.is_empty() {

@@ -70,7 +70,9 @@ pub fn per_trial(rows: &[ScheduleRow]) -> Vec<TrialNoise> {
 /// The section: per-trial figures where the schedule has them, else the
 /// per-cell means of `noise.csv`; None when the run wrote neither.
 pub fn section(ctx: &AnalysisCtx) -> Result<Option<Section>> {
-    let schedule = ctx.read_csv::<ScheduleRow>(SCHEDULE_CSV)?.unwrap_or_default();
+    let schedule = ctx
+        .read_csv::<ScheduleRow>(SCHEDULE_CSV)?
+        .unwrap_or_default();
     let trials = per_trial(&schedule);
     if !trials.is_empty() {
         return Ok(Some(trial_section(ctx, &trials)));

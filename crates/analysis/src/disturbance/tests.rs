@@ -40,12 +40,16 @@ fn only_committed_trials_of_the_experiment_past_their_bound_are_disturbed() {
     assert!(d.trial_disturbed("bursts", "S1000/x5", 3));
     let cell = &d.cells[&("skew".to_string(), "S1000/x5".to_string())];
     assert_eq!((cell.disturbed.len(), cell.committed), (1, 2));
-    let why = d
-        .reason("skew", &["token-bucket/S1000/x5".into()])
-        .unwrap();
+    let why = d.reason("skew", &["token-bucket/S1000/x5".into()]).unwrap();
     assert!(why.starts_with(DISTURBED), "{why}");
-    assert!(why.contains("1 of 2 committed trials of skew cell S1000/x5"), "{why}");
-    assert!(why.contains("schedule late: p99 slip 5.0 ms past the bound 3.0 ms"), "{why}");
+    assert!(
+        why.contains("1 of 2 committed trials of skew cell S1000/x5"),
+        "{why}"
+    );
+    assert!(
+        why.contains("schedule late: p99 slip 5.0 ms past the bound 3.0 ms"),
+        "{why}"
+    );
     assert_eq!(d.reason("skew", &["token-bucket/S0/x1".into()]), None);
     // No cells named: every cell of the experiment, said so.
     let all = d.reason("skew", &[]).unwrap();
@@ -64,12 +68,22 @@ fn the_recorded_reason_wins_and_the_worst_is_shown() {
     b.disturbed = "others took 0.40 cores, past the bound 0.30".into();
     let d = Disturbances::of(&[b, a]);
     let why = d.reason("e", &["c".into()]).unwrap();
-    assert!(why.contains("2 of 2 committed trials of e cell c (others took 0.90"), "{why}");
+    assert!(
+        why.contains("2 of 2 committed trials of e cell c (others took 0.90"),
+        "{why}"
+    );
 }
 
 #[test]
 fn a_claim_on_a_disturbed_cell_is_inconclusive_disturbed_and_clean_it_is_decided() {
-    let spec = test_spec("X", "A", "e", Check::WithinAbs, Num::One(60.0), Num::One(10.0));
+    let spec = test_spec(
+        "X",
+        "A",
+        "e",
+        Check::WithinAbs,
+        Num::One(60.0),
+        Num::One(10.0),
+    );
     let m = || {
         Measured::new("X", vec![60.0], "", "")
             .intervals(vec![(59.0, 61.0)], "bootstrap")
@@ -90,14 +104,29 @@ fn a_claim_on_a_disturbed_cell_is_inconclusive_disturbed_and_clean_it_is_decided
     assert!(ms[0].sweep[0].invalid.is_empty());
     let j = judge(std::slice::from_ref(&spec), ms, "full");
     assert_eq!(j[0].verdict, crate::Verdict::Inconclusive);
-    assert!(j[0].why.starts_with("inconclusive (disturbed: 1 committed"), "{}", j[0].why);
-    assert!(j[0].why.contains("lanes beside a CPU-bound cell"), "{}", j[0].why);
-    assert_eq!(crate::report::verdict_text(&j[0]), "inconclusive (disturbed)");
+    assert!(
+        j[0].why.starts_with("inconclusive (disturbed: 1 committed"),
+        "{}",
+        j[0].why
+    );
+    assert!(
+        j[0].why.contains("lanes beside a CPU-bound cell"),
+        "{}",
+        j[0].why
+    );
+    assert_eq!(
+        crate::report::verdict_text(&j[0]),
+        "inconclusive (disturbed)"
+    );
     let touched = dirty.touched(&j);
     assert_eq!(touched.len(), 1);
-    assert_eq!(touched[0].3, vec!["X".to_string()]);
+    assert_eq!(touched[0].main, vec!["X".to_string()]);
+    assert!(touched[0].swept.is_empty());
     let text = summary_text(&serde_json::json!({}), &dirty, &j);
-    assert!(text.contains("Disturbed cells:") && text.contains("e: c (1/1)"), "{text}");
+    assert!(
+        text.contains("Disturbed cells:") && text.contains("e: c (1/1)"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -105,8 +134,14 @@ fn a_busy_preflight_opens_the_report() {
     let manifest = serde_json::json!({"preflight": {"other_cpu_cores": 1.27, "busiest_other": "cc1 (42) 0.9",
         "bound_cores": 0.2, "allowed_busy": true}});
     let text = summary_text(&manifest, &Disturbances::default(), &[]);
-    assert!(text.starts_with("**This run was started on a busy machine**"), "{text}");
-    assert!(text.contains("1.27 cores") && text.contains("0.20 cores") && text.contains("cc1 (42)"), "{text}");
+    assert!(
+        text.starts_with("**This run was started on a busy machine**"),
+        "{text}"
+    );
+    assert!(
+        text.contains("1.27 cores") && text.contains("0.20 cores") && text.contains("cc1 (42)"),
+        "{text}"
+    );
     let quiet = serde_json::json!({"preflight": {"other_cpu_cores": 0.01, "busiest_other": "x",
         "bound_cores": 0.2, "allowed_busy": false}});
     assert_eq!(summary_text(&quiet, &Disturbances::default(), &[]), "");
@@ -124,6 +159,46 @@ fn per_trial_noise_gives_median_max_and_beside() {
     rows.push(row("e", "old", 0, 10, Some(3000), true));
     let n = crate::noise::per_trial(&rows);
     assert_eq!(n.len(), 1);
-    assert_eq!((n[0].trials, n[0].other_median, n[0].other_max), (3, 0.2, 0.5));
+    assert_eq!(
+        (n[0].trials, n[0].other_median, n[0].other_max),
+        (3, 0.2, 0.5)
+    );
     assert!((n[0].beside_mean - 0.3).abs() < 1e-12);
+}
+
+#[test]
+fn a_disturbed_swept_setting_reproduces_nothing_and_the_claim_stands() {
+    let spec = test_spec(
+        "Y",
+        "A",
+        "e",
+        Check::WithinAbs,
+        Num::One(60.0),
+        Num::One(10.0),
+    );
+    let m = Measured::new("Y", vec![60.0], "", "")
+        .intervals(vec![(59.0, 61.0)], "bootstrap")
+        .trials(20)
+        .rests_on(["s/c"])
+        .alternative(Alternative::new(&[("d", "1")], vec![60.0], "").rests_on(["s/other"]));
+    let d = Disturbances::of(&[
+        row("e", "c", 0, 100, Some(3000), true),
+        row("e", "other", 0, 9000, Some(3000), true),
+    ]);
+    let mut ms = vec![m];
+    d.apply(std::slice::from_ref(&spec), &mut ms);
+    assert!(ms[0].invalid.is_empty());
+    assert!(ms[0].sweep[0].invalid[0].starts_with(DISTURBED));
+    let j = judge(std::slice::from_ref(&spec), ms, "full");
+    assert_eq!(j[0].verdict, crate::Verdict::Reproduced);
+    let t = d.touched(&j);
+    assert_eq!(
+        (t[0].main.len(), t[0].swept.clone()),
+        (0, vec!["Y".to_string()])
+    );
+    let text = summary_text(&serde_json::json!({}), &d, &j);
+    assert!(
+        text.contains("none of the claims") && text.contains("Only swept settings of Y"),
+        "{text}"
+    );
 }

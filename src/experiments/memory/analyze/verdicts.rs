@@ -89,10 +89,9 @@ fn claim(
             continue;
         };
         let ms = m.to_string();
-        let mut a =
-            Alternative::new(&[(DETAIL, &ms)], values(&est), disp)
-                .intervals(intervals(&est))
-                .rests_on(cells.cells_at(m));
+        let mut a = Alternative::new(&[(DETAIL, &ms)], values(&est), disp)
+            .intervals(intervals(&est))
+            .rests_on(cells.cells_at(m));
         for (what, holds) in conds {
             a = a.condition(what, holds);
         }

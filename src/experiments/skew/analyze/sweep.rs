@@ -160,10 +160,7 @@ fn a4_2_cells(rows: &[Row], key: &(String, String, String)) -> Vec<String> {
 /// largest pair is shown beside, not judged: a max over pairs grows with
 /// the number of pairs and its bootstrap interval always ends at the sample
 /// max, so no number of trials decides it.
-pub fn measured_a4_1(
-    rows: &[Row],
-    pairs: &BTreeMap<(String, u64), Pair>,
-) -> Option<Measured> {
+pub fn measured_a4_1(rows: &[Row], pairs: &BTreeMap<(String, u64), Pair>) -> Option<Measured> {
     let m = a4_1_sweep(rows, pairs);
     // Default: load 5x, capacity 1 s, 8 evenly spread clocks, the run length closest to 5 s.
     let at_def = |k: &[String; 5]| k[0] == "5" && k[2] == "1" && k[3] == "8" && k[4] == "spread";
