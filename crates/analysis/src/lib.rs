@@ -34,10 +34,12 @@
 pub mod claims;
 pub mod compare;
 pub mod confseq;
+pub mod disturbance;
 pub mod experiments;
 pub mod figure;
 pub mod latency;
 pub mod matrix;
+pub mod noise;
 pub mod report;
 pub mod rows;
 pub mod scorecard;
@@ -212,67 +214,7 @@ impl Section {
 
 pub type Analyzer = fn(&AnalysisCtx) -> Result<(Vec<Measured>, Section)>;
 
-/// Cells during which other processes took more than this many cores.
-pub const NOISE_WARN_CORES: f64 = 0.10;
-
-/// The noisy-neighbour section: cells where other processes took more
-/// than a tenth of a core while the cell was measured (from `noise.csv`).
-fn noise_section(ctx: &AnalysisCtx) -> Result<Option<Section>> {
-    use crate::rows::NoiseRow;
-    let Some(rows) = ctx.read_csv::<NoiseRow>("noise.csv")? else {
-        return Ok(None);
-    };
-    let noisy: Vec<&NoiseRow> = rows
-        .iter()
-        .filter(|r| r.other_cpu_cores_mean > NOISE_WARN_CORES)
-        .collect();
-    let mut md = format!(
-        "## Noisy neighbours\n\nOther processes' CPU was sampled while each of {} cells ran \
-         (`noise.csv`). ",
-        rows.len()
-    );
-    if noisy.is_empty() {
-        md +=
-            &format!("In none did they take more than {NOISE_WARN_CORES} of a core on average.\n");
-    } else {
-        md += &format!(
-            "**Warning:** in {} cells they took more than {NOISE_WARN_CORES} of a core on average; \
-             timings of these cells may be disturbed:\n\n",
-            noisy.len()
-        );
-        let table: Vec<Vec<String>> = noisy
-            .iter()
-            .take(40)
-            .map(|r| {
-                vec![
-                    r.experiment.clone(),
-                    r.cell.clone(),
-                    format!("{:.2}", r.other_cpu_cores_mean),
-                    format!("{:.2}", r.other_cpu_cores_max),
-                    r.busiest_other.clone(),
-                ]
-            })
-            .collect();
-        md += &table::md_table(
-            &[
-                "experiment",
-                "cell",
-                "other CPU, mean (cores)",
-                "max (cores)",
-                "busiest other process",
-            ],
-            &table,
-        );
-        if noisy.len() > 40 {
-            md += &format!("\n({} more in noise.csv)\n", noisy.len() - 40);
-        }
-        ctx.warnings.borrow_mut().push(format!(
-            "{} cells ran while other processes took more than {NOISE_WARN_CORES} of a core (see the report's noisy-neighbour section)",
-            noisy.len()
-        ));
-    }
-    Ok(Some(Section::new("noise", md)))
-}
+pub use noise::NOISE_WARN_CORES;
 
 /// A run folder's manifest; a folder without one is not a run.
 /// The rounds of `--until-decisive`: which experiments got more trials,
@@ -461,7 +403,7 @@ pub fn analyze(
     if let Some(section) = rounds_section(&ctx.manifest) {
         sections.push(section);
     }
-    if let Some(section) = noise_section(&ctx)? {
+    if let Some(section) = noise::section(&ctx)? {
         sections.push(section);
     }
     let mut warnings = ctx.warnings.borrow().clone();
@@ -489,6 +431,10 @@ pub fn analyze(
             failures.join("\n  ")
         )));
     }
+    // Every claim resting on a cell with disturbed committed trials is no
+    // finding: `inconclusive (disturbed: ...)`.
+    let disturbances = disturbance::Disturbances::read(run_dir)?;
+    disturbances.apply(&claims, &mut measured);
     let size = ctx.manifest["size"].as_str().unwrap_or("?").to_string();
     let mut rows = claims::judge(&claims, measured, &size);
     note_trial_cap(&mut rows, &ctx.manifest);

@@ -127,14 +127,33 @@ fn a4_3_counts_the_trials_off_the_replay_and_a_late_trial_makes_it_invalid() {
     hist.insert((rows[1].cell.clone(), 1), h(&rows[1], true));
     let rp = replays(&rows, &hist);
     assert_eq!(a4_3(&rows, &rp), vec![(0, 0.0), (1, 1.0)]);
-    let m = measured_a4_3(&rows, &rp, &[2.0, 2.0], &late::Late::default()).unwrap();
+    let m = measured_a4_3(&rows, &rp, &[2.0, 2.0]).unwrap();
     assert_eq!(m.values, vec![1.0]);
     assert_eq!(m.intervals, vec![(1.0, 1.0)]);
     assert!(m.invalid.is_empty());
-    let mut late = late::Late::default();
-    late.trials.insert(("S0/x1".to_string(), 1));
-    let m = measured_a4_3(&rows, &rp, &[2.0, 2.0], &late).unwrap();
-    assert_eq!(m.invalid.len(), 1, "{:?}", m.invalid);
+    // A4.3 rests on every Redis-clock trial's cell: a disturbed trial of
+    // one (schedule cell without the strategy) makes it no finding.
+    assert!(!m.rests_on.is_empty());
+    let schedule = |p99: u64| {
+        limitbench_analysis::disturbance::Disturbances::of(&[limitbench_analysis::rows::ScheduleRow {
+            experiment: "skew".into(),
+            cell: rows[1].cell.split_once('/').unwrap().1.into(),
+            trial: 1,
+            attempt: 2,
+            slip_max_us: p99,
+            slip_p99_us: p99,
+            slip_bound_us: Some(3000),
+            beside: String::new(),
+            committed: true,
+            other_cpu_cores: None,
+            beside_lanes_cpu_cores: None,
+            other_cpu_bound: None,
+            disturbed: String::new(),
+        }])
+    };
+    assert_eq!(schedule(100).reason("skew", &m.rests_on), None);
+    let why = schedule(9000).reason("skew", &m.rests_on).unwrap();
+    assert!(why.starts_with("disturbed: 1 committed trial"), "{why}");
 }
 
 /// On a real redis-server: the Redis-clock bucket's decisions, replayed on

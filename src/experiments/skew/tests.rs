@@ -250,7 +250,7 @@ fn a4_1_and_a4_2_spell_their_shared_details_alike_and_sweep_the_rest() {
     assert_eq!(a2.sweep[0].setting[0], ("capacity_s".into(), "0.1".into()));
     assert_eq!(a2.sweep[0].values, vec![15.0]);
 
-    let a1 = measured_a4_1(&rows, &pairs(&rows, &ideal), &late::Late::default()).unwrap();
+    let a1 = measured_a4_1(&rows, &pairs(&rows, &ideal)).unwrap();
     // The mean over the setting's pairs (one pair here), the largest beside.
     assert_eq!(a1.values, vec![4.0]);
     assert!(a1.display.contains("largest pair 4.00%"), "{}", a1.display);

@@ -58,6 +58,20 @@ pub struct Measured {
     /// disagree (`sessions::judged_interval`): more trials pooled over those
     /// sessions would not narrow them; one clean session decides.
     pub sessions_apart: bool,
+    /// The cells these values rest on: the schedule's cell ids
+    /// (`Sweep::cell_id`, `schedule.csv`'s `cell`), or row cell ids that
+    /// carry a strategy before one (`<strategy>/<schedule cell>`: bursts,
+    /// skew), or `<experiment>::<cell>` for another experiment's cell. Most
+    /// analyzers name their rows' cells, which are the schedule's; where
+    /// rows name finer cells (cost's variants, stalls' sizes) they name the
+    /// schedule cell the row ran in. The disturbance step
+    /// (`crate::disturbance`) marks the claim invalid when one of them has
+    /// disturbed committed trials; empty: every cell of the experiment
+    /// counts (conservative, and said so).
+    pub rests_on: Vec<String>,
+    /// The value is no measurement of any cell (a count of trials, a run
+    /// time: the informational A0, B0): no disturbance of a cell touches it.
+    pub no_cells: bool,
 }
 
 impl Measured {
@@ -143,6 +157,16 @@ impl Measured {
         self.sessions_apart |= apart;
         self
     }
+    /// The cells the values rest on (`rests_on`), deduplicated, in order.
+    pub fn rests_on<S: AsRef<str>>(mut self, cells: impl IntoIterator<Item = S>) -> Self {
+        add_cells(&mut self.rests_on, cells);
+        self
+    }
+    /// The value rests on no cell (`no_cells`).
+    pub fn no_cells(mut self) -> Self {
+        self.no_cells = true;
+        self
+    }
     /// Trials behind the intervals: as set, else as `interval_method` says.
     pub fn trial_count(&self) -> Option<usize> {
         self.trials.or_else(|| trials_in(&self.interval_method))
@@ -213,6 +237,19 @@ pub struct Alternative {
     /// Validity checks that failed at this setting: it neither reproduces
     /// the claim nor counts as a finding (`Measured::invalid`).
     pub invalid: Vec<String>,
+    /// The cells this setting's values rest on (as `Measured::rests_on`);
+    /// empty: the claim's main cells decide for it.
+    pub rests_on: Vec<String>,
+}
+
+/// Append cells not yet listed.
+fn add_cells<S: AsRef<str>>(to: &mut Vec<String>, cells: impl IntoIterator<Item = S>) {
+    for c in cells {
+        let c = c.as_ref();
+        if !to.iter().any(|x| x == c) {
+            to.push(c.to_string());
+        }
+    }
 }
 
 impl Alternative {
@@ -234,6 +271,11 @@ impl Alternative {
     }
     pub fn trials(mut self, n: usize) -> Self {
         self.trials = Some(n);
+        self
+    }
+    /// The cells this setting's values rest on.
+    pub fn rests_on<S: AsRef<str>>(mut self, cells: impl IntoIterator<Item = S>) -> Self {
+        add_cells(&mut self.rests_on, cells);
         self
     }
     /// A validity check failed at this setting.

@@ -380,6 +380,9 @@ pub fn verdict_text(j: &Judged) -> String {
     if j.borderline {
         s += " (borderline)";
     }
+    if j.why.starts_with("inconclusive (disturbed") {
+        s += " (disturbed)";
+    }
     s
 }
 
@@ -446,6 +449,8 @@ pub fn write_report(
         m["size"].as_str().unwrap_or("?")
     );
     out.push_str("## Executive summary\n\n");
+    let disturbed = crate::disturbance::Disturbances::read(&ctx.run_dir)?;
+    out.push_str(&crate::disturbance::summary_text(m, &disturbed, rows));
     let mut studies: Vec<&str> = rows.iter().map(|j| j.spec.study.as_str()).collect();
     studies.dedup();
     for st in studies {

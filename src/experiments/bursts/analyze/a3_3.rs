@@ -14,7 +14,6 @@
 
 use super::{Trial, a3_3_trials};
 use limitbench_analysis::claims::Alternative;
-use limitbench_analysis::experiments::skew::analyze::late::Late;
 use limitbench_analysis::figure::{Axis, Figure, Panel, Pt, Reference, Series, num, pass_region};
 use limitbench_analysis::figure::{ClaimReference, WriteFigure};
 use limitbench_analysis::stats::{Summary, bootstrap_ci, mean_ci};
@@ -103,8 +102,8 @@ pub fn published_worst(text: &str) -> Option<f64> {
     rest[..end].parse().ok()
 }
 
-/// Late trials (schedule past its bound) among a setting's.
-fn late_among(trials: &[Trial], setting: &(String, String), late: &Late) -> usize {
+/// The cells of a setting's trials (what its mean rests on).
+fn cells_of(trials: &[Trial], setting: &(String, String)) -> Vec<String> {
     a3_3_trials(trials)
         .iter()
         .filter(|t| {
@@ -119,9 +118,9 @@ fn late_among(trials: &[Trial], setting: &(String, String), late: &Late) -> usiz
             let rate = t.row.rate_x.map(num).unwrap_or_default();
             rate == setting.1
                 && (p == setting.0 || (setting.0.starts_with("fixed:") && !uniform(t)))
-                && late.row_is_late(&t.row.cell, t.row.trial)
         })
-        .count()
+        .map(|t| t.row.cell.clone())
+        .collect()
 }
 
 /// The interval A3.3's default (a uniform phase at rate `x`) is judged on:
@@ -151,7 +150,7 @@ fn sessions_interval(
     )
 }
 
-pub fn measured(trials: &[Trial], late: &Late, manifest: &serde_json::Value) -> Option<Measured> {
+pub fn measured(trials: &[Trial], manifest: &serde_json::Value) -> Option<Measured> {
     let sweep = a3_3_sweep(trials);
     // Default: a phase drawn uniformly per trial at 1x; without it (runs
     // before the draw), the pooled fixed phases at 1x.
@@ -200,26 +199,20 @@ pub fn measured(trials: &[Trial], late: &Late, manifest: &serde_json::Value) -> 
             m.note
         );
     }
-    let n_late = late_among(trials, &sweep[def].0, late);
-    if n_late > 0 {
-        m = m.invalid(Late::reason(n_late, v.len(), "A3.3's mean"));
-    }
+    m = m.rests_on(cells_of(trials, &sweep[def].0));
     for (i, (k, v)) in sweep.iter().enumerate() {
         if i == def {
             continue;
         }
         let s = Summary::of(v);
-        let mut a = Alternative::new(
+        let a = Alternative::new(
             &[("burst_phase", k.0.as_str()), ("sustained_x", k.1.as_str())],
             vec![s.mean],
             shown(&s),
         )
         .intervals(vec![mean_ci(v)])
-        .trials(v.len());
-        let n_late = late_among(trials, k, late);
-        if n_late > 0 {
-            a = a.invalid(Late::reason(n_late, v.len(), "this setting's mean"));
-        }
+        .trials(v.len())
+        .rests_on(cells_of(trials, k));
         m = m.alternative(a);
     }
     Some(m)

@@ -274,6 +274,7 @@ fn measured_a3_1(trials: &[Trial]) -> Option<Measured> {
         )
         .intervals(max_interval(&fw).0, max_interval(&fw).1)
         .setting(&[("straddle_lead_ms", phases_text(&fw).as_str())])
+        .rests_on(fw.iter().map(|t| t.row.cell.as_str()))
         .note(format!(
             "by lead before the boundary: {}",
             by_lead
@@ -303,7 +304,8 @@ fn measured_a3_2(trials: &[Trial]) -> Option<Measured> {
             "bursts.csv+history pattern=quiet-then-burst strategy=token-bucket",
         )
         .intervals(iv, method)
-        .setting(&[("flood_phase_ms", phases_text(&tb).as_str())]),
+        .setting(&[("flood_phase_ms", phases_text(&tb).as_str())])
+        .rests_on(tb.iter().map(|t| t.row.cell.as_str())),
     )
 }
 
@@ -330,7 +332,8 @@ fn measured_a3_4(trials: &[Trial]) -> Option<Measured> {
             "bursts.csv+history strategy=sliding-window-log, every pattern",
         )
         .intervals(iv, method)
-        .setting(&[("patterns", "every pattern, phase and rate")]),
+        .setting(&[("patterns", "every pattern, phase and rate")])
+        .rests_on(swl.iter().map(|t| t.row.cell.as_str())),
     )
 }
 
@@ -361,11 +364,7 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
     let out: Vec<Measured> = [
         measured_a3_1(&trials),
         measured_a3_2(&trials),
-        a3_3::measured(
-            &trials,
-            &limitbench_analysis::experiments::skew::analyze::late::Late::read(ctx, "bursts")?,
-            &ctx.manifest,
-        ),
+        a3_3::measured(&trials, &ctx.manifest),
         measured_a3_4(&trials),
     ]
     .into_iter()

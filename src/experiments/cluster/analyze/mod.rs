@@ -132,6 +132,7 @@ pub fn b71(u: &UsersRows) -> Option<Measured> {
             all_non_local,
         )
         .condition("a user works exactly when the derived key is on the base key's node", same)
+        .rests_on(plain.iter().map(|r| r.cell.as_str()))
         .note("Redis 7.0.15 prefixes the text with ERR and appends the script's SHA and line; Valkey 9.1 words it `ERR Attempted to access a non local key in a cluster node`"),
     )
 }
@@ -170,6 +171,13 @@ pub fn b72(u: &UsersRows) -> Option<Measured> {
         .condition(
             "all users work with the hash tag under every script first line",
             every_flag,
+        )
+        .rests_on(
+            u.flags
+                .iter()
+                .flat_map(|fl| u.sel(main_n, "derived-tagged", fl))
+                .chain(tagged.iter().copied())
+                .map(|r| r.cell.as_str()),
         ),
     )
 }

@@ -442,6 +442,7 @@ pub fn a1_2(
         format!("{} per worker count, mapped through |mean - formula|, largest of each end over the worker counts", mean_ci_method(n)),
     )
     .setting(&[("rtt_jitter_ms", "0")])
+    .rests_on(a1_2_cells(rows, longest, 0.0))
     .condition(
         "all four worker counts ran at the longest round trip",
         devs.len() == A1_2_WORKERS.len(),
@@ -472,6 +473,7 @@ pub fn a1_2(
                 ),
             )
             .intervals(vec![ci])
+            .rests_on(a1_2_cells(rows, longest, j))
             .condition(
                 "all four worker counts ran",
                 per.len() == A1_2_WORKERS.len(),
@@ -495,6 +497,20 @@ pub fn a1_2(
     }
     out.push(sessions_checked(ctx, m, rows, longest, limit));
     Ok(())
+}
+
+/// The cells A1.2's value rests on at one jitter: check-then-act at the
+/// longest round trip, 8 to 64 workers.
+fn a1_2_cells(rows: &[Row], longest: i64, jitter_ms: f64) -> Vec<String> {
+    rows.iter()
+        .filter(|r| {
+            r.strategy == CTA
+                && r.rtt_jitter_ms == jitter_ms
+                && A1_2_WORKERS.contains(&r.workers)
+                && (r.target_rtt_ms * 1000.0).round() as i64 == longest
+        })
+        .map(|r| r.cell.clone())
+        .collect()
 }
 
 /// A1.2 is no finding when the measuring sessions of a judged worker count

@@ -185,6 +185,7 @@ fn a0(ctx: &AnalysisCtx, md: &mut String, out: &mut Vec<Measured>) -> Result<()>
             format!("{total} trials in {:.1} min", secs / 60.0),
             "rows of concurrency/retries/bursts/skew.csv; manifest.json experiments.*.seconds",
         )
+        .no_cells()
         .note(format!(
             "size {}; time is this machine's, not comparable with the authors'",
             ctx.manifest["size"].as_str().unwrap_or("?")
@@ -221,17 +222,23 @@ fn a1_1(
     )
     .intervals(vec![mean_ci(&c64)], mean_ci_method(s64.n))
     .setting(&[("rtt_ms", "0")])
+    .rests_on(
+        rows.iter()
+            .filter(|r| r.strategy == CTA && r.workers == 64 && r.target_rtt_ms == 0.0)
+            .map(|r| r.cell.as_str()),
+    )
     .note(format!(
         "mean over-admission {:.1}% (scheduling-dependent)",
         (s64.mean / limit as f64 - 1.0) * 100.0
     ));
     let mut at: BTreeMap<i64, Vec<f64>> = BTreeMap::new();
+    let mut cells: BTreeMap<i64, Vec<&str>> = BTreeMap::new();
     for r in rows.iter().filter(|r| {
         r.strategy == CTA && r.workers == 64 && r.target_rtt_ms > 0.0 && r.rtt_jitter_ms == 0.0
     }) {
-        at.entry((r.target_rtt_ms * 1000.0).round() as i64)
-            .or_default()
-            .push(r.admitted as f64);
+        let k = (r.target_rtt_ms * 1000.0).round() as i64;
+        at.entry(k).or_default().push(r.admitted as f64);
+        cells.entry(k).or_default().push(&r.cell);
     }
     for (rtt, v) in &at {
         let s = Summary::of(v);
@@ -241,7 +248,8 @@ fn a1_1(
                 vec![s.mean],
                 format!("mean {:.1}, worst {:.0} (n={})", s.mean, s.max, s.n),
             )
-            .intervals(vec![mean_ci(v)]),
+            .intervals(vec![mean_ci(v)])
+            .rests_on(cells[rtt].iter()),
         );
     }
     if !at.is_empty() {
@@ -385,6 +393,11 @@ fn a3_0(ctx: &AnalysisCtx, rows: &[Row], md: &mut String, out: &mut Vec<Measured
             .intervals(
                 vec![(not_exact as f64, not_exact as f64)],
                 "none: a count over every trial (the claim is about every trial)",
+            )
+            .rests_on(
+                rows.iter()
+                    .filter(|r| r.atomic_design && !is_external(r))
+                    .map(|r| r.cell.as_str()),
             ),
         );
     }

@@ -322,6 +322,7 @@ pub fn b0(ctx: &AnalysisCtx) -> Option<Measured> {
             ),
             "manifest.json experiments.*.seconds",
         )
+        .no_cells()
         .condition("every study-B experiment in this run finished", all_done)
         .note("informational: this run's time is not comparable with the authors' rerun unless every study-B experiment ran at full size"),
     )
@@ -367,12 +368,23 @@ fn b24(v: &Variants) -> Option<Measured> {
 }
 
 /// `m`, made invalid (inconclusive, with the runs named) if Redis was not
-/// saturated in a run of `cells`.
+/// saturated in a run of `cells`, resting on the schedule cells they ran in.
 pub(super) fn gate<'a>(
     m: Measured,
     v: &Variants,
     cells: impl IntoIterator<Item = &'a str>,
 ) -> Measured {
+    let cells: Vec<&str> = cells.into_iter().collect();
+    // The schedule's cells these variants ran in: B2.5's sliding logs under
+    // normal or steady traffic in `swl-fill`, every other variant in
+    // `rounds` (the disturbance step reads them).
+    let m = m.rests_on(cells.iter().map(|c| {
+        if c.ends_with("|normal") || c.ends_with("|steady") {
+            "swl-fill"
+        } else {
+            "rounds"
+        }
+    }));
     match validity::unsaturated(v, cells) {
         Some(why) => m.invalid(why),
         None => m,

@@ -84,7 +84,8 @@ pub fn b8(bins: &[BinRow], sums: &[SummaryRow]) -> Option<Measured> {
             "fail-closed admits nothing while Redis is gone and nothing open",
             closed_gone_admitted == 0 && closed_slow_admitted_open == 0,
         )
-        .condition("both policies get decisions from Redis again after it returns", recovered),
+        .condition("both policies get decisions from Redis again after it returns", recovered)
+        .rests_on(sums.iter().map(|s| s.cell.as_str())),
     )
 }
 

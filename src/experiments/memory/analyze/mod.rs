@@ -166,6 +166,17 @@ impl<'a> LogCells<'a> {
         self.runs.get(&(m, z, l)).map(|v| &v[..]).unwrap_or(&[])
     }
 
+    /// The main cells measured at member length `m` (every Z and limit):
+    /// what a claim judged at `m` rests on (coarser than the one cell a
+    /// claim reads, so a disturbance is never missed).
+    pub fn cells_at(&self, m: usize) -> Vec<&'a str> {
+        self.main
+            .iter()
+            .filter(|(k, _)| k.0 == m)
+            .map(|(_, r)| r.cell.as_str())
+            .collect()
+    }
+
     /// The member lengths other than the default (the sensitivity sweep).
     pub fn others(&self) -> Vec<usize> {
         let d = self.default_member_len();

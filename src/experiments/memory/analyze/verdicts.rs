@@ -76,7 +76,8 @@ fn claim(
         .intervals(intervals(&est), method(&est))
         .setting(&[(DETAIL, &m0s)])
         .sweep_figure(SWEEP_FIGURE)
-        .model(MODEL);
+        .model(MODEL)
+        .rests_on(cells.cells_at(m0));
     for (what, holds) in conds {
         out = out.condition(what, holds);
     }
@@ -88,8 +89,9 @@ fn claim(
             continue;
         };
         let ms = m.to_string();
-        let mut a =
-            Alternative::new(&[(DETAIL, &ms)], values(&est), disp).intervals(intervals(&est));
+        let mut a = Alternative::new(&[(DETAIL, &ms)], values(&est), disp)
+            .intervals(intervals(&est))
+            .rests_on(cells.cells_at(m));
         for (what, holds) in conds {
             a = a.condition(what, holds);
         }
@@ -399,6 +401,11 @@ fn b34(
         ),
     )
     .trials(windows)
+    .rests_on(
+        cpu.iter()
+            .map(|r| r.cell.as_str())
+            .chain(cliffs.iter().flat_map(|(_, a, b, _)| [a.cell.as_str(), b.cell.as_str()])),
+    )
     .condition("the cliff moves with Z (listpack at L=Z, skiplist at Z+1, jump > 2x)", moves);
     for c in &pairs {
         m = m.band_condition(

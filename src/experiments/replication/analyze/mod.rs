@@ -64,6 +64,7 @@ pub fn b1(rows: &[Row]) -> Option<Measured> {
             tb.iter().all(|r| r.keys_primary == r.keys_replica),
         )
         .condition("no decision errored", tb.iter().all(|r| r.errors == 0))
+        .rests_on(tb.iter().map(|r| r.cell.as_str()))
         .note(format!(
             "{} decisions per trial on average over {} buckets",
             f(per_trial_decisions.mean, 0),

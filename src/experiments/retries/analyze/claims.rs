@@ -30,6 +30,19 @@ fn refs<'a>(p: &'a [(&'static str, String)]) -> Vec<(&'a str, &'a str)> {
     p.iter().map(|(k, v)| (*k, v.as_str())).collect()
 }
 
+/// The cells of the WATCH/MULTI trials at (details, round trip, budget),
+/// and with `lua` those of the script's baseline they are divided by.
+fn cells(g: &Groups, d: &Details, rtt: i64, budget: u32, lua: bool) -> Vec<String> {
+    let watch = g.watch.get(&(d.clone(), rtt, budget)).into_iter().flatten();
+    let base = g
+        .baseline
+        .get(&super::base_key(d, rtt))
+        .filter(|_| lua)
+        .into_iter()
+        .flatten();
+    watch.chain(base).map(|r| r.cell.clone()).collect()
+}
+
 /// Whether every value's interval meets the claim's pass region.
 fn passes(ctx: &AnalysisCtx, id: &str, iv: &[(f64, f64)]) -> bool {
     let Some(spec) = ctx.claim(id) else {
@@ -74,6 +87,7 @@ pub fn a2_1(ctx: &AnalysisCtx, g: &Groups, limit: u64) -> Option<Measured> {
     )
     .intervals(vec![ci], mean_ci_method(s.n))
     .setting(&refs(&p))
+    .rests_on(cells(g, &d, rtt, A2_1_BUDGET, false))
     .sweep_figure(SETTINGS_FIGURE)
     .note(format!(
         "lockstep bound (one admission per wave of attempts, {WORKERS} workers, {} attempts per request): {bound}; a trial at the bound with min = max is the lockstep; the jitter sweep is drawn in {JITTER_FIGURE}",
@@ -85,7 +99,9 @@ pub fn a2_1(ctx: &AnalysisCtx, g: &Groups, limit: u64) -> Option<Measured> {
         any |= passes(ctx, "A2.1", &[ci]);
         let p = pairs(k);
         m = m.alternative(
-            Alternative::new(&refs(&p), vec![s.mean], admitted_text(&s)).intervals(vec![ci]),
+            Alternative::new(&refs(&p), vec![s.mean], admitted_text(&s))
+                .intervals(vec![ci])
+                .rests_on(cells(g, k, rtt, A2_1_BUDGET, false)),
         );
     }
     if !any {
@@ -151,6 +167,7 @@ pub fn a2_2(ctx: &AnalysisCtx, g: &Groups, limit: u64) -> Option<Measured> {
         ),
     )
     .setting(&refs(&p))
+    .rests_on(cells(g, &main.details, rtt, A2_2_BUDGET, true))
     .sweep_figure(WORKERS_FIGURE)
     .condition(
         format!("budget {A2_2_BUDGET} admitted exactly L in every trial"),
@@ -182,7 +199,8 @@ pub fn a2_2(ctx: &AnalysisCtx, g: &Groups, limit: u64) -> Option<Measured> {
             .condition(
                 format!("budget {A2_2_BUDGET} admitted exactly L in every trial"),
                 s.exact == s.trials,
-            ),
+            )
+            .rests_on(cells(g, &s.details, rtt, A2_2_BUDGET, true)),
         );
         any |= m
             .sweep
@@ -221,7 +239,12 @@ pub fn a2_2(ctx: &AnalysisCtx, g: &Groups, limit: u64) -> Option<Measured> {
                     .collect::<Vec<_>>()
                     .join(", "),
             )
-            .intervals(per.iter().map(|(_, r)| (r.2, r.3)).collect()),
+            .intervals(per.iter().map(|(_, r)| (r.2, r.3)).collect())
+            .rests_on(
+                sweep
+                    .iter()
+                    .flat_map(|s| cells(g, &s.details, *rtt, A2_2_BUDGET, true)),
+            ),
         );
         any |= m
             .sweep

@@ -287,6 +287,22 @@ pub fn a2_3(rows: &[Row], concurrency: &[ConcurrencyRow]) -> Vec<i64> {
     over
 }
 
+/// The cells A2.3's maximum rests on: every WATCH/MULTI trial's, those of
+/// concurrency named as its (`disturbance::OTHER`).
+pub fn a2_3_cells(rows: &[Row], concurrency: &[ConcurrencyRow]) -> Vec<String> {
+    let other = limitbench_analysis::disturbance::OTHER;
+    rows.iter()
+        .filter(|r| r.strategy == WATCH)
+        .map(|r| r.cell.clone())
+        .chain(
+            concurrency
+                .iter()
+                .filter(|r| r.strategy == WATCH)
+                .map(|r| format!("concurrency{other}{}", r.cell)),
+        )
+        .collect()
+}
+
 /// The lockstep model of WATCH/MULTI on one key: every active worker starts
 /// an attempt at the same moment (a wave), exactly one EXEC per wave
 /// succeeds, the others abort; a request that has made `attempts` attempts
@@ -351,7 +367,7 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
     let finding = claims::finding(&g, m1.as_ref(), m2.as_ref(), &over, limit);
     out.extend(m1);
     out.extend(m2);
-    out.extend(claims::a2_3(&over));
+    out.extend(claims::a2_3(&over).map(|m| m.rests_on(a2_3_cells(&rows, &concurrency))));
     Ok((
         out,
         Section::new("retries", md)

@@ -9,7 +9,6 @@
 //! `tests.rs` beside this file), then the presentation (table, figure,
 //! markdown and one `Measured` per claim), then [`analyze`].
 
-pub mod late;
 pub mod scorecard;
 
 mod replay;
@@ -406,7 +405,6 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
     );
     let ideal = ideals(&rows, &hist);
     let replayed = replays(&rows, &hist);
-    let late = late::Late::read(ctx, "skew")?;
     let mut md = format!(
         "{} trials; bucket capacity {}, refill {}/s; open-loop arrivals for T ms (in the setting); ideal = offline bucket on the send times (A4.2); A4.3 compares the Redis-clock bucket with the script's own bucket replayed on Redis's readings. seed {}.\n\n",
         rows.len(),
@@ -428,9 +426,9 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
     md += &sweep::figure_a4_1(ctx, &rows, &pairs)?;
     md += &sweep::figure_a4_2(ctx, &rows, &ideal)?;
     let out: Vec<Measured> = [
-        sweep::measured_a4_1(&rows, &pairs, &late),
+        sweep::measured_a4_1(&rows, &pairs),
         sweep::measured_a4_2(&rows, &ideal),
-        replay::measured_a4_3(&rows, &replayed, &ideal, &late),
+        replay::measured_a4_3(&rows, &replayed, &ideal),
     ]
     .into_iter()
     .flatten()

@@ -29,7 +29,6 @@ use std::collections::BTreeMap;
 
 use super::super::rows::{HistoryRow, Row};
 use super::REDIS;
-use super::late::Late;
 use limitbench_analysis::Measured;
 
 /// The decisions of the script's bucket on Redis times `times_us` (trial
@@ -242,7 +241,6 @@ pub fn measured_a4_3(
     rows: &[Row],
     replays: &[Option<TrialReplay>],
     ideal: &[f64],
-    late: &Late,
 ) -> Option<Measured> {
     let redis: Vec<usize> = (0..rows.len())
         .filter(|i| rows[*i].strategy == REDIS)
@@ -340,12 +338,8 @@ pub fn measured_a4_3(
             "{unreplayable} of {n} Redis-clock trials have a decision without Redis's time, so the script's bucket cannot be replayed on them"
         ));
     }
-    let n_late = redis
-        .iter()
-        .filter(|i| late.row_is_late(&rows[**i].cell, rows[**i].trial))
-        .count();
-    if n_late > 0 {
-        m = m.invalid(Late::reason(n_late, n, "A4.3's count"));
-    }
+    // Every Redis-clock trial's cell: a disturbed one makes the count no
+    // measurement (`disturbance`).
+    m = m.rests_on(redis.iter().map(|i| rows[*i].cell.as_str()));
     Some(m)
 }

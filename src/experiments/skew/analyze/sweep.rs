@@ -11,7 +11,6 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::super::rows::Row;
-use super::late::Late;
 use super::{CALLER, Pair, worst_by_skew};
 use limitbench_analysis::claims::Alternative;
 use limitbench_analysis::figure::{Axis, Figure, Panel, Pt, Reference, Series, num};
@@ -129,6 +128,7 @@ pub fn measured_a4_2(rows: &[Row], ideal: &[f64]) -> Option<Measured> {
     .intervals(vec![mean_ci(v)], mean_ci_method(v.len()))
     .setting(&pairs_of(&A4_2_DETAILS, &[def.0.clone(), def.1.clone(), def.2.clone()]))
     .sweep_figure("a4_2-sweep-capacity-servers-offsets")
+    .rests_on(a4_2_cells(rows, &def))
     .note(format!("the bucket's size is read as stated: capacity 100 refilling 100/s (1 s of refill) is stated in the study's bursts paragraph and carried over to the clock paragraph, which does not restate it; the finding rests on that reading (a 0.1-0.25 s bucket gives about 16%). model: {A4_2_MODEL} Run length (pooled here) moves it little: the bucket starts full, so only its first C requests pass whatever the clocks."));
     for (k, v) in m.iter().filter(|(k, _)| **k != def) {
         let s = Summary::of(v);
@@ -138,10 +138,19 @@ pub fn measured_a4_2(rows: &[Row], ideal: &[f64]) -> Option<Measured> {
                 vec![s.mean],
                 format!("{} % of ideal", s.show(1)),
             )
-            .intervals(vec![mean_ci(v)]),
+            .intervals(vec![mean_ci(v)])
+            .rests_on(a4_2_cells(rows, k)),
         );
     }
     Some(out)
+}
+
+/// The cells of A4.2's trials at one setting.
+fn a4_2_cells(rows: &[Row], key: &(String, String, String)) -> Vec<String> {
+    rows.iter()
+        .filter(|r| near_limit(r) && &a4_2_key(r) == key)
+        .map(|r| r.cell.clone())
+        .collect()
 }
 
 /// A4.1 with its sweep; the worst pair at other skews goes in the note.
@@ -151,11 +160,7 @@ pub fn measured_a4_2(rows: &[Row], ideal: &[f64]) -> Option<Measured> {
 /// largest pair is shown beside, not judged: a max over pairs grows with
 /// the number of pairs and its bootstrap interval always ends at the sample
 /// max, so no number of trials decides it.
-pub fn measured_a4_1(
-    rows: &[Row],
-    pairs: &BTreeMap<(String, u64), Pair>,
-    late: &Late,
-) -> Option<Measured> {
+pub fn measured_a4_1(rows: &[Row], pairs: &BTreeMap<(String, u64), Pair>) -> Option<Measured> {
     let m = a4_1_sweep(rows, pairs);
     // Default: load 5x, capacity 1 s, 8 evenly spread clocks, the run length closest to 5 s.
     let at_def = |k: &[String; 5]| k[0] == "5" && k[2] == "1" && k[3] == "8" && k[4] == "spread";
@@ -201,36 +206,31 @@ pub fn measured_a4_1(
             .collect::<Vec<_>>()
             .join(", ")
     ));
-    // Trials that ran late (per setting, by the caller-clock row's cell).
-    let late_at = |key: &[String; 5]| {
+    // The cells of a setting's pairs (by the pair's first row's cell): a
+    // disturbed one makes the setting no measurement (`disturbance`).
+    let cells_at = |key: &[String; 5]| -> Vec<String> {
         pairs
-            .iter()
-            .filter(|(_, p)| {
-                let r = &rows[p.row];
+            .values()
+            .map(|p| &rows[p.row])
+            .filter(|r| {
                 &a4_1_key(r) == key
                     && r.load_x >= 2.0
                     && (r.skew_ms - SKEW_MS).abs() < 1e-9
                     && r.assign == "random"
-                    && late.row_is_late(&r.cell, r.trial)
             })
-            .count()
+            .map(|r| r.cell.clone())
+            .collect()
     };
-    let n_late = late_at(&def);
-    if n_late > 0 {
-        out = out.invalid(Late::reason(n_late, v.len(), "A4.1's pairs at its setting"));
-    }
+    out = out.rests_on(cells_at(&def));
     for (k, v) in m.iter().filter(|(k, _)| **k != def) {
-        let mut a = Alternative::new(
+        let a = Alternative::new(
             &pairs_of(&A4_1_DETAILS, k),
             vec![Summary::of(v).mean],
             shown(v),
         )
         .intervals(vec![mean_ci(v)])
-        .trials(v.len());
-        let n_late = late_at(k);
-        if n_late > 0 {
-            a = a.invalid(Late::reason(n_late, v.len(), "this setting's pairs"));
-        }
+        .trials(v.len())
+        .rests_on(cells_at(k));
         out = out.alternative(a);
     }
     Some(out)

@@ -288,6 +288,14 @@ pub(super) fn b42(ctx: &AnalysisCtx, by_mode: &Expiries) -> Option<Measured> {
         "lazyfree no stalls longer than yes (the probe's excess)",
         study.excess_no_ms > study.excess_yes_ms,
     );
+    // Both lazyfree modes at the judged placement and size.
+    m = m.rests_on(
+        ["yes", "no"]
+            .iter()
+            .filter_map(|l| by_mode.get(&(l.to_string(), study.bio.clone(), biggest)))
+            .flatten()
+            .map(|r| r.schedule_cell()),
+    );
     for why in &study.invalid {
         m = m.invalid(why.clone());
     }

@@ -231,7 +231,12 @@ fn b41(ctx: &AnalysisCtx, by_n: &Trims, rows: &[StallRow]) -> Option<Measured> {
         "every trimming call emptied the log and admitted",
         all_trimmed(rows),
     )
-    ;
+    .rests_on(
+        [100_000, 1_000_000]
+            .iter()
+            .flat_map(|n| &by_n[n])
+            .map(|r| r.schedule_cell()),
+    );
     if let Some(c) = ctx.claim("B4.1") {
         let (p0, p1) = (c.published.at(0), c.published.at(1));
         let g = p1 / p0;

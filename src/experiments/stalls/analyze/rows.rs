@@ -62,3 +62,16 @@ pub struct StallRow {
 }
 
 limitbench_analysis::keyed!(StallRow);
+
+impl StallRow {
+    /// The schedule cell the row was measured in (the sweep's cell:
+    /// `trims`, or `expiries|bio-<placement>` as its row cell ends).
+    pub fn schedule_cell(&self) -> String {
+        if self.kind == "trim" {
+            "trims".into()
+        } else {
+            let bio = self.cell.rsplit('|').next().unwrap_or("");
+            format!("expiries|{bio}")
+        }
+    }
+}

@@ -291,16 +291,25 @@ pub fn judge(claims: &[ClaimSpec], measured: Vec<Measured>, size: &str) -> Vec<J
             };
             // Validity before verdict: a measurement whose own checks failed
             // is no finding, whatever it reads.
+            // A disturbed cell (`crate::disturbance`) reads
+            // `inconclusive (disturbed: ...)`; other failed checks are named
+            // after it as an invalid measurement.
             if !mm.invalid.is_empty() {
-                return row(
-                    Verdict::Inconclusive,
-                    String::new(),
-                    false,
-                    format!(
+                let (disturbed, other): (Vec<&String>, Vec<&String>) = mm
+                    .invalid
+                    .iter()
+                    .partition(|r| r.starts_with(crate::disturbance::DISTURBED));
+                let mut why: Vec<String> = disturbed
+                    .iter()
+                    .map(|r| format!("inconclusive ({r})"))
+                    .collect();
+                if !other.is_empty() {
+                    why.push(format!(
                         "invalid measurement, no finding: {}",
-                        mm.invalid.join("; ")
-                    ),
-                );
+                        other.iter().map(|s| s.as_str()).collect::<Vec<_>>().join("; ")
+                    ));
+                }
+                return row(Verdict::Inconclusive, String::new(), false, why.join("; "));
             }
             let tried = 1 + mm.sweep.len();
             let range = swept_range(mm);
