@@ -10,6 +10,10 @@ use std::process::{Child, Command};
 
 use common::limitbench;
 
+/// The tests here measure the machine: one at a time (a hog of one would
+/// disturb the other).
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// A busy loop in another process (a child of the test, not of the
 /// harness), killed when dropped.
 struct Hog(Child);
@@ -35,6 +39,7 @@ impl Drop for Hog {
 
 #[test]
 fn a_hog_beside_the_run_stops_the_preflight_and_marks_the_trials_it_disturbed() {
+    let _one = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
     let data_s = data.to_str().unwrap();
@@ -98,6 +103,18 @@ fn a_hog_beside_the_run_stops_the_preflight_and_marks_the_trials_it_disturbed() 
             "the busiest is named: {r:?}"
         );
     }
+    // The claim judged on those cells decides nothing.
+    let an = limitbench(&["analyze", data.join("hogged").to_str().unwrap()], None);
+    assert_eq!(an.code(), 0, "{}", an.stderr());
+    let claims = std::fs::read_to_string(data.join("hogged/claims.csv")).unwrap();
+    let a11 = claims
+        .lines()
+        .find(|l| l.starts_with("A1.1,"))
+        .expect("A1.1 judged");
+    assert!(
+        a11.contains("inconclusive") && a11.contains("disturbed"),
+        "{a11}"
+    );
 }
 
 /// The pids of `parent`'s children named `name`.
@@ -126,6 +143,7 @@ fn children(parent: u32, name: &str) -> Vec<u32> {
 
 #[test]
 fn a_trial_whose_server_stood_still_is_redone_never_stored() {
+    let _one = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
     let dir = tempfile::tempdir().unwrap();
     let exp = common::small_experiments(dir.path());
     // Skew at smoke size with 4-second trials: a 3-second stop of the
@@ -166,12 +184,53 @@ fn a_trial_whose_server_stood_still_is_redone_never_stored() {
         assert!(t.elapsed().as_secs() < 30, "no redis-server started");
         std::thread::sleep(std::time::Duration::from_millis(50));
     };
-    std::thread::sleep(std::time::Duration::from_millis(1500));
+    // Inside a trial: once a trial's keys are on a server. (A server's
+    // process title reads `redis-server 127.0.0.1:<port>`.)
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let servers = children(pid, "redis-server");
+    let ports: Vec<String> = servers
+        .iter()
+        .filter_map(|s| {
+            let title = std::fs::read_to_string(format!("/proc/{s}/cmdline")).ok()?;
+            let addr = title
+                .split(['\0', ' '])
+                .find(|a| a.contains(':'))?
+                .to_string();
+            Some(addr.rsplit(':').next()?.to_string())
+        })
+        .collect();
+    assert!(!ports.is_empty(), "no server port among {servers:?}");
+    let _ = server;
+    loop {
+        let keys: u64 = ports
+            .iter()
+            .map(|port| {
+                Command::new("redis-cli")
+                    .args(["-p", port, "DBSIZE"])
+                    .output()
+                    .map(|o| {
+                        String::from_utf8_lossy(&o.stdout)
+                            .trim()
+                            .parse::<u64>()
+                            .unwrap_or(0)
+                    })
+                    .unwrap_or(0)
+            })
+            .sum();
+        if keys > 0 {
+            break;
+        }
+        assert!(t.elapsed().as_secs() < 60, "no trial wrote a key");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(300));
     let kill = |sig: &str| {
-        Command::new("kill")
-            .args([sig, &server.to_string()])
-            .status()
-            .unwrap();
+        for s in &servers {
+            Command::new("kill")
+                .args([sig, &s.to_string()])
+                .status()
+                .unwrap();
+        }
     };
     kill("-STOP");
     std::thread::sleep(std::time::Duration::from_secs(3));
