@@ -24,6 +24,22 @@ fn claims_file() -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("analysis/claims.toml")
 }
 
+/// The claims table with A3.0's `still-valid` disturbance removed, into
+/// `dir`: A3.0 then stands for any claim a disturbed cell voids.
+fn voiding_claims(dir: &Path) -> std::path::PathBuf {
+    let text = std::fs::read_to_string(claims_file()).unwrap();
+    let start = text.find("id = \"A3.0\"").unwrap();
+    let end = start + text[start..].find("[[claim]]").unwrap();
+    let block: String = text[start..end]
+        .lines()
+        .filter(|l| !l.starts_with("disturbance"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let p = dir.join("claims.toml");
+    std::fs::write(&p, format!("{}{block}{}", &text[..start], &text[end..])).unwrap();
+    p
+}
+
 /// A run of concurrency's atomic cells only (A3.0: every atomic trial
 /// admits exactly the limit), every trial exact, with its schedule; trial
 /// 3 of `fixed-window-lua/c64/rtt0` was disturbed when `disturbed` is set.
@@ -100,7 +116,9 @@ fn a_claim_on_a_disturbed_cell_is_inconclusive_and_decided_once_it_is_clean() {
     let why = "others took 0.90 cores during the trial, past the bound 0.30";
     let dir = tempfile::tempdir().unwrap();
     run(dir.path(), why);
-    let judged = limitbench::app::analyze(dir.path(), &claims_file()).unwrap();
+    let table = tempfile::tempdir().unwrap();
+    let voiding = voiding_claims(table.path());
+    let judged = limitbench::app::analyze(dir.path(), &voiding).unwrap();
     let a30 = judged.iter().find(|j| j.spec.id == "A3.0").unwrap();
     assert_eq!(a30.verdict, Verdict::Inconclusive, "{}", a30.why);
     assert!(
@@ -145,10 +163,20 @@ fn a_claim_on_a_disturbed_cell_is_inconclusive_and_decided_once_it_is_clean() {
         "the noise section reads the per-trial columns"
     );
 
+    // A3.0 as claims.toml has it: a safety property a late schedule can
+    // neither create nor hide (`disturbance = "still-valid"`): judged with
+    // the disturbed trial counted, and it says so.
+    let judged = limitbench::app::analyze(dir.path(), &claims_file()).unwrap();
+    let a30 = judged.iter().find(|j| j.spec.id == "A3.0").unwrap();
+    assert_eq!(a30.verdict, Verdict::Reproduced, "{}", a30.why);
+    let csv = std::fs::read_to_string(dir.path().join("claims.csv")).unwrap();
+    let line = csv.lines().find(|l| l.starts_with("A3.0,")).unwrap();
+    assert!(line.contains("Disturbed trials counted"), "{line}");
+
     // The same data with the disturbance cleared: decided.
     let clean = tempfile::tempdir().unwrap();
     run(clean.path(), "");
-    let judged = limitbench::app::analyze(clean.path(), &claims_file()).unwrap();
+    let judged = limitbench::app::analyze(clean.path(), &voiding).unwrap();
     let a30 = judged.iter().find(|j| j.spec.id == "A3.0").unwrap();
     assert_eq!(a30.verdict, Verdict::Reproduced, "{}", a30.why);
     let report = std::fs::read_to_string(clean.path().join("report.md")).unwrap();

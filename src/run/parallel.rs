@@ -215,7 +215,7 @@ pub struct SlipProbe {
 }
 
 /// Lateness bins of [`SlipProbe`]: 100 us each; the last takes the rest.
-const SLIP_BIN_US: u64 = 100;
+const SLIP_BIN_US: u64 = limitbench_analysis::rows::SLIP_RESOLUTION_US;
 const SLIP_BINS: usize = 1001;
 
 /// What [`SlipProbe::take`] saw since the last call.
@@ -271,10 +271,12 @@ impl Slip {
         (bound_us * 10).max(50_000)
     }
 
-    /// Within the bound: the 99th percentile at most `bound_us`, and no
+    /// Within the bound: the 99th percentile's bin not wholly past `bound_us`, and no
     /// single stall past [`Slip::stall_limit_us`].
     pub fn within(&self, bound_us: u64) -> bool {
-        self.p99_us <= bound_us && self.max_us <= Self::stall_limit_us(bound_us)
+        // The p99 is its bin's upper edge: past the bound only when the
+        // bin's lower edge is (limitbench_analysis::rows::SLIP_RESOLUTION_US).
+        self.p99_us <= bound_us + SLIP_BIN_US && self.max_us <= Self::stall_limit_us(bound_us)
     }
 }
 
@@ -475,10 +477,20 @@ mod tests {
             }
             .within(3_000)
         );
+        // One bin past the bound may be on it (the bin's lower edge is the
+        // bound); two bins past is past.
+        assert!(
+            Slip {
+                max_us: 4_000,
+                p99_us: 3_100,
+                ticks: 1000
+            }
+            .within(3_000)
+        );
         assert!(
             !Slip {
                 max_us: 4_000,
-                p99_us: 3_100,
+                p99_us: 3_200,
                 ticks: 1000
             }
             .within(3_000)

@@ -44,6 +44,9 @@ pub struct CellDisturbance {
     /// The worst reason (largest excess over its bound), as the row says it.
     pub worst: String,
     worst_excess: f64,
+    /// Committed trials recorded by a run that judged nothing (an older
+    /// CPU-bound run: no slip bound, no others' CPU): not checked.
+    pub unchecked: usize,
 }
 
 /// Every experiment's schedule cells and their disturbed trials.
@@ -88,6 +91,9 @@ impl Disturbances {
                 .entry((r.experiment.clone(), r.cell.clone()))
                 .or_default();
             c.committed += 1;
+            if !r.checked() {
+                c.unchecked += 1;
+            }
             if let Some(why) = r.disturbance() {
                 c.disturbed.insert(r.trial);
                 let x = excess(r);
@@ -204,6 +210,35 @@ impl Disturbances {
         ))
     }
 
+    /// The committed trials of the cells `cells` rests on (every cell of
+    /// the experiment when none are named) that nothing checked, if any.
+    pub fn unchecked(&self, experiment: &str, cells: &[String]) -> Option<String> {
+        let mut seen: BTreeMap<(&str, &str), usize> = BTreeMap::new();
+        if cells.is_empty() {
+            for ((e, c), d) in &self.cells {
+                if e == experiment && d.unchecked > 0 {
+                    seen.insert((e, c), d.unchecked);
+                }
+            }
+        } else {
+            for rc in cells {
+                if let Some((e, sc)) = self.resolve(experiment, rc) {
+                    let d = &self.cells[&(e.to_string(), sc.to_string())];
+                    if d.unchecked > 0 {
+                        seen.insert((e, sc), d.unchecked);
+                    }
+                }
+            }
+        }
+        let n: usize = seen.values().sum();
+        (n > 0).then(|| {
+            format!(
+                "{n} committed trial(s) in {} of its cells were recorded before runs judged disturbance (no schedule bound, no others' CPU): not checked",
+                seen.len()
+            )
+        })
+    }
+
     /// The generic step between the analyzers and the judge: every claim
     /// (and every swept setting naming its own cells) resting on a cell
     /// with disturbed committed trials is marked invalid with the reason.
@@ -212,8 +247,22 @@ impl Disturbances {
             let Some(c) = claims.iter().find(|c| c.id == m.id) else {
                 continue;
             };
+            if let Some(u) = self.unchecked(&c.experiment, &m.rests_on) {
+                let sep = if m.note.is_empty() { "" } else { " " };
+                m.note += &format!("{sep}{u}.");
+            }
             if let Some(why) = self.reason(&c.experiment, &m.rests_on) {
-                m.invalid.push(why);
+                if c.disturbance.as_deref() == Some("still-valid") {
+                    // Counted, and said: the claim's basis says why.
+                    let counted = why.trim_start_matches(DISTURBED);
+                    let sep = if m.note.is_empty() { "" } else { " " };
+                    m.note += &format!(
+                        "{sep}Disturbed trials counted ({}): {counted}.",
+                        c.disturbance_basis.trim_end_matches('.')
+                    );
+                } else {
+                    m.invalid.push(why);
+                }
             }
             for a in m.sweep.iter_mut().filter(|a| !a.rests_on.is_empty()) {
                 if let Some(why) = self.reason(&c.experiment, &a.rests_on) {

@@ -46,6 +46,21 @@ impl RunContext {
                 problem,
             });
         }
+        // A connection count this process cannot open fails here, naming
+        // the parameter, not after the first trials with "Too many open files".
+        if let Some((path, n)) = self.largest_connection_count() {
+            let budget = connection_budget();
+            if n > budget {
+                let key = path.split(['.', '[']).next().unwrap_or("").to_string();
+                return Err(Error::Manifest {
+                    file: self.params_file.clone(),
+                    field: format!("[{}] {path}", self.table_of(&key)),
+                    problem: format!(
+                        "is {n} connections, more than this process can open ({budget}: its open-file limit, less room for the harness's own files, over 3 descriptors per connection through the delay proxy; raise `ulimit -n` or lower it)"
+                    ),
+                });
+            }
+        }
         let p = serde_path_to_error::deserialize(toml::Value::Table(self.params.clone())).map_err(
             |e| {
                 let path = e.path().to_string();
@@ -89,6 +104,58 @@ fn range_rule(name: &str) -> Option<RangeRule> {
         Some(("greater than 0", |v| v > 0.0))
     } else {
         None
+    }
+}
+
+/// Whether a parameter of this name counts connections the harness opens
+/// at once (a worker or driver holds one each).
+pub fn counts_connections(name: &str) -> bool {
+    name == "workers" || name.ends_with("_workers") || matches!(name, "conns" | "drivers")
+}
+
+/// How many connections this process can hold at once: its soft open-file
+/// limit, less 256 for its own files, over 3 (a connection through the
+/// delay proxy takes the client's socket and the proxy's two).
+pub fn connection_budget() -> u64 {
+    let mut r = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes into the struct given.
+    let ok = unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) } == 0;
+    let soft = if ok { r.rlim_cur } else { 1024 };
+    soft.saturating_sub(256) / 3
+}
+
+impl RunContext {
+    /// The largest connection count among the parameters ([`counts_connections`]),
+    /// with its path: what the run will open at once at most.
+    pub fn largest_connection_count(&self) -> Option<(String, u64)> {
+        fn walk(name: &str, path: &str, v: &toml::Value, best: &mut Option<(String, u64)>) {
+            match v {
+                toml::Value::Integer(i) if counts_connections(name) && *i > 0 => {
+                    if best.as_ref().is_none_or(|b| (*i as u64) > b.1) {
+                        *best = Some((path.to_string(), *i as u64));
+                    }
+                }
+                toml::Value::Array(a) => {
+                    for (i, x) in a.iter().enumerate() {
+                        walk(name, &format!("{path}[{i}]"), x, best);
+                    }
+                }
+                toml::Value::Table(t) => {
+                    for (k, x) in t {
+                        walk(k, &format!("{path}.{k}"), x, best);
+                    }
+                }
+                _ => {}
+            }
+        }
+        let mut best = None;
+        for (k, v) in &self.params {
+            walk(k, k, v, &mut best);
+        }
+        best
     }
 }
 

@@ -129,6 +129,17 @@ pub struct ClaimSpec {
     /// Kept here so that every published value lives in claims.toml.
     #[serde(default)]
     pub authors_machine: Option<Num>,
+    /// How a disturbed trial (its schedule late, others on the cores) bears
+    /// on this claim: absent, the claim decides nothing on a cell holding
+    /// one (`disturbance::Disturbances::apply`); `still-valid`, a disturbed
+    /// trial is still a test of what the claim asserts (a safety property
+    /// a late schedule can neither create nor hide), so the claim is judged
+    /// with the disturbed trials counted and says how many. The basis is
+    /// `disturbance_basis`.
+    #[serde(default)]
+    pub disturbance: Option<String>,
+    #[serde(default)]
+    pub disturbance_basis: String,
 }
 
 fn default_tally() -> String {
@@ -151,6 +162,17 @@ pub fn load(path: &Path, experiments: &[&str]) -> Result<Vec<ClaimSpec>> {
         problem: e.to_string(),
     })?;
     for c in &f.claim {
+        if let Some(d) = &c.disturbance
+            && (d != "still-valid" || c.disturbance_basis.trim().is_empty())
+        {
+            return Err(Error::Manifest {
+                file: path.to_path_buf(),
+                field: format!("claim {} disturbance", c.id),
+                problem: format!(
+                    "`{d}`: the only value is `still-valid`, and it needs a disturbance_basis saying why a disturbed trial still tests the claim"
+                ),
+            });
+        }
         if !matches!(c.tally.as_str(), "reproduction" | "study" | "policy") {
             return Err(Error::Manifest {
                 file: path.to_path_buf(),
@@ -207,6 +229,8 @@ pub(crate) fn test_spec(
         reading: None,
         no_effect: None,
         authors_machine: None,
+        disturbance: None,
+        disturbance_basis: String::new(),
     }
 }
 

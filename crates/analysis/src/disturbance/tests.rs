@@ -47,7 +47,7 @@ fn only_committed_trials_of_the_experiment_past_their_bound_are_disturbed() {
         "{why}"
     );
     assert!(
-        why.contains("schedule late: p99 slip 5.0 ms past the bound 3.0 ms"),
+        why.contains("schedule late: p99 slip over 4.90 ms, past the bound 3.0 ms"),
         "{why}"
     );
     assert_eq!(d.reason("skew", &["token-bucket/S0/x1".into()]), None);
