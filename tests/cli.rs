@@ -293,3 +293,44 @@ fn a_run_folder_has_one_holder_at_a_time() {
     assert_eq!(analyze.code(), 0, "{}", analyze.stderr());
     assert!(!run.join(".lock").exists());
 }
+
+#[test]
+fn a_connection_count_the_process_cannot_open_fails_before_any_trial_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let exp = common::small_experiments(dir.path());
+    let conc = std::fs::read_to_string(exp.join("concurrency.toml")).unwrap();
+    std::fs::write(
+        exp.join("concurrency.toml"),
+        conc.replacen("workers = [1, 8]", "workers = [1, 1000000]", 1),
+    )
+    .unwrap();
+    let data = dir.path().join("data");
+    let t = std::time::Instant::now();
+    let r = limitbench(
+        &[
+            "run",
+            "concurrency",
+            "--size",
+            "smoke",
+            "--experiments-dir",
+            exp.to_str().unwrap(),
+            "--data-dir",
+            data.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert_ne!(r.code(), 0);
+    let e = r.stderr();
+    assert!(
+        e.contains("[smoke] workers[1]")
+            && e.contains("1000000 connections")
+            && e.contains("ulimit -n"),
+        "{e}"
+    );
+    assert!(
+        t.elapsed().as_secs() < 10,
+        "refused late: {:?}",
+        t.elapsed()
+    );
+    assert!(!data.exists() || std::fs::read_dir(&data).unwrap().next().is_none());
+}

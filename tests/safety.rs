@@ -508,3 +508,39 @@ async fn replicas_full_servers_and_remote_hosts_are_refused() {
     .expect_code(2)
     .expect_output("not a loopback address");
 }
+
+/// A connection count the user's server has no room for is refused before
+/// anything runs, naming the parameter and the server's figures (issue 34).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_without_room_for_the_workers_is_refused_naming_the_parameter() {
+    let f = common::standalone().await;
+    let mut admin = f.primary().connection().await.unwrap();
+    admin
+        .call(&limitbench_core::args!["CONFIG", "SET", "maxclients", "50"])
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("redis://127.0.0.1:{}", f.primary_addr().port());
+    let r = common::limitbench(
+        &[
+            "run",
+            "concurrency",
+            "--size",
+            "smoke",
+            "--strategy",
+            "check-then-act",
+            "--redis-url",
+            &url,
+            "--data-dir",
+            dir.path().to_str().unwrap(),
+        ],
+        None,
+    );
+    assert_ne!(r.code(), 0);
+    assert!(
+        r.stderr().contains("workers[2] = 64 connections at once")
+            && r.stderr().contains("50 maxclients"),
+        "{}",
+        r.stderr()
+    );
+}

@@ -145,7 +145,11 @@ pub async fn run(a: ScorecardArgs, root: &Path) -> Result<i32> {
         .key_prefix
         .clone()
         .unwrap_or_else(|| format!("limitbench:{run_id}:"));
-    limitbench_core::fleet::owned::check_prefix(&key_prefix, Some(&run_id))?;
+    limitbench_core::fleet::owned::check_prefix_suggesting(
+        &key_prefix,
+        Some(&run_id),
+        &format!("limitbench:{run_id}:"),
+    )?;
     let target = target_of(&a, &key_prefix, &run_id).await?;
     // A folder that cannot be written is refused before the battery runs.
     limitbench_core::fleet::owned::check_writable(&data_dir)?;
@@ -264,8 +268,9 @@ async fn score(cfg: &Config, size: Size, folder: &Folder) -> Result<i32> {
     println!("{}", out.join("scorecard.md").display());
     if !folder.broken.is_empty() {
         eprintln!(
-            "limitbench: error: {} strategy manifest(s) did not load (their rows say why); the others were scored",
-            folder.broken.len()
+            "limitbench: error: {} strategy manifest(s) did not load; the others were scored:\n  {}",
+            folder.broken.len(),
+            folder.broken_text().join("\n  ")
         );
         return Ok(1);
     }

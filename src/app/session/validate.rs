@@ -25,6 +25,11 @@ pub(super) async fn validate(
     let run = RunDir::scratch(scratch.path());
     let manifest = std::sync::Arc::new(std::sync::Mutex::new(RunManifest::default()));
     let mut problems = Vec::new();
+    // A server the user runs has room for so many more clients.
+    let room = match redis_url {
+        Some(u) => client_room(u).await,
+        None => None,
+    };
     for n in names {
         let ctx = RunContext::new(
             n,
@@ -44,6 +49,14 @@ pub(super) async fn validate(
                 let ctx = ctx.validate_only();
                 // Every experiment parses its parameters first; in validation
                 // mode that is where it stops (tests/cli.rs checks it for all).
+                if let (Some((room, max, connected)), Some((path, want))) =
+                    (room, ctx.largest_connection_count())
+                    && want > room
+                {
+                    problems.push(format!(
+                        "experiment `{n}`: {path} = {want} connections at once, more than the server has room for ({max} maxclients, {connected} connected, 8 kept free for others)"
+                    ));
+                }
                 match (experiments::find(n)?.run)(&ctx).await {
                     Err(limitbench_base::Error::Validated) => {}
                     Err(e) => problems.push(e.to_string()),
@@ -90,6 +103,21 @@ pub(super) async fn validate(
         );
     }
     Ok(())
+}
+
+/// How many more clients a server the user runs accepts (its INFO's
+/// `maxclients` less the connected clients and 8 kept free for others),
+/// with the two figures; None when INFO does not say (an ACL without it).
+async fn client_room(addr: std::net::SocketAddr) -> Option<(u64, u64, u64)> {
+    let mut c = limitbench_core::resp::Connection::connect(addr)
+        .await
+        .ok()?;
+    let info = limitbench_core::info::read(&mut c, &["clients"])
+        .await
+        .ok()?;
+    let max: u64 = info.get("maxclients")?.parse().ok()?;
+    let connected: u64 = info.get("connected_clients")?.parse().ok()?;
+    Some((max.saturating_sub(connected + 8), max, connected))
 }
 
 /// SHA-1 of every script and external manifest the run can load, so a resume

@@ -31,6 +31,16 @@ pub fn default_prefix(run_id: &str) -> String {
 /// holding glob characters or braces (a brace would change a key's
 /// cluster slot; a glob would widen the SCAN).
 pub fn check_prefix(prefix: &str, run_id: Option<&str>) -> Result<()> {
+    check_prefix_suggesting(
+        prefix,
+        run_id,
+        &default_prefix(run_id.unwrap_or("<run-id>")),
+    )
+}
+
+/// [`check_prefix`], suggesting `suggestion` (the caller's own default) in
+/// the refusal.
+pub fn check_prefix_suggesting(prefix: &str, run_id: Option<&str>, suggestion: &str) -> Result<()> {
     let why = if prefix.is_empty() {
         Some("it is empty (every key of the database would be the run's)".to_string())
     } else if prefix.len() < MIN_PREFIX_LEN {
@@ -48,8 +58,7 @@ pub fn check_prefix(prefix: &str, run_id: Option<&str>) -> Result<()> {
     };
     match why {
         Some(why) => Err(Error::Other(format!(
-            "the key prefix `{prefix}` is refused: {why}; give a prefix that contains the run id, e.g. `{}`",
-            default_prefix(run_id.unwrap_or("<run-id>"))
+            "the key prefix `{prefix}` is refused: {why}; give a prefix that contains the run id, e.g. `{suggestion}`"
         ))),
         None => Ok(()),
     }
@@ -172,6 +181,11 @@ mod tests {
         assert!(check_prefix("lb:run-7:", Some("run-7")).is_ok());
         assert!(check_prefix("lb:{run-7}:", Some("run-7")).is_err());
         assert!(check_prefix("lb:ru*n7:", None).is_err());
+        // The refusal suggests the caller's own default.
+        let e = check_prefix_suggesting("x", Some("r1"), "limitbench:r1:")
+            .unwrap_err()
+            .to_string();
+        assert!(e.ends_with("e.g. `limitbench:r1:`"), "{e}");
     }
 
     #[test]
