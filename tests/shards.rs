@@ -138,6 +138,18 @@ fn two_shards_side_by_side_merge_into_the_unsharded_run() {
         serde_json::from_str(&std::fs::read_to_string(merged.join("manifest.json")).unwrap())
             .unwrap();
     assert_eq!(mm["merged_from"].as_array().unwrap().len(), 2);
+    // The trial times are kept: one row per committed trial of either shard.
+    let times = |r: &Path| {
+        std::fs::read_to_string(r.join("trial-times.csv"))
+            .map(|t| t.lines().count().saturating_sub(1))
+            .unwrap_or(0)
+    };
+    assert_eq!(
+        times(&merged),
+        times(&s0) + times(&s1),
+        "trial-times.csv merged"
+    );
+    assert!(times(&merged) > 0);
     assert_eq!(
         mm["experiments"]["stalls"]["machines"]
             .as_array()

@@ -270,6 +270,7 @@ fn tables_of(dir: &Path, experiments: &[&str]) -> Result<Vec<(String, PathBuf)>>
         };
         let ours = stem == "noise"
             || stem == "schedule"
+            || stem == "trial-times"
             || experiments
                 .iter()
                 .any(|x| stem == *x || stem.strip_prefix(x).is_some_and(|r| r.starts_with('-')));
