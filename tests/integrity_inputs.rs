@@ -114,6 +114,14 @@ fn temp_server_folders_are_removed_on_sigint_and_stale_ones_swept() {
     std::fs::create_dir_all(&stale).unwrap();
     std::fs::write(stale.join("redis.conf"), "port 1\n").unwrap();
     std::fs::write(stale.join(".owner.lock"), "").unwrap();
+    // Left a while ago (a folder made a moment ago may not be locked yet by
+    // its owner, and is never swept).
+    let aged = Command::new("touch")
+        .args(["-d", "1 minute ago"])
+        .arg(&stale)
+        .status()
+        .unwrap();
+    assert!(aged.success());
     // A folder whose pid this harness cannot see (a run in another PID
     // namespace) but whose owner lock is held: a live run's, kept.
     let held = tmp.path().join(format!("limitbench-redis-{dead}-held"));

@@ -528,3 +528,39 @@ async fn the_server_probes_judge_what_they_measure() {
         assert!(run.dir().join(f).exists(), "no {f}");
     }
 }
+
+/// In a library's CI (issue 33): a strategy with failing cells exits 1,
+/// and the cells are in scorecard.json as in scorecard.csv.
+#[test]
+fn a_failing_cell_exits_one_and_the_cells_are_written_as_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().to_str().unwrap();
+    let r = common::limitbench(
+        &[
+            "scorecard",
+            "--strategy",
+            "check-then-act",
+            "--size",
+            "smoke",
+            "--data-dir",
+            data,
+            "--run-id",
+            "ci",
+        ],
+        None,
+    );
+    assert_eq!(r.code(), 1, "{}", r.stderr());
+    assert!(
+        r.stderr().contains("(--fail-on fail): exit 1"),
+        "{}",
+        r.stderr()
+    );
+    let json: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join("ci/scorecard.json")).unwrap(),
+    )
+    .unwrap();
+    let cells = json["results"][0]["cells"].as_array().unwrap();
+    let csv = std::fs::read_to_string(dir.path().join("ci/scorecard.csv")).unwrap();
+    assert_eq!(cells.len(), csv.lines().count() - 1);
+    assert!(cells.iter().any(|c| c["verdict"] == "fail"), "{cells:?}");
+}

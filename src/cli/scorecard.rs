@@ -72,6 +72,46 @@ pub struct ScorecardArgs {
     /// data/<run-id>/<server>/, so a strategy's row reads per server.
     #[arg(long, value_delimiter = ',', conflicts_with_all = ["redis_server", "redis_url"])]
     server: Vec<String>,
+    /// The exit status for CI: `fail` (default) exits 1 when a cell fails,
+    /// `warn` also when one warns, `never` only on errors. A manifest that
+    /// does not load, or a battery that measured no cell, always exits 1.
+    #[arg(long, value_enum, default_value = "fail")]
+    fail_on: FailOn,
+}
+
+/// Which cells make the scorecard exit 1 (`--fail-on`).
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FailOn {
+    Fail,
+    Warn,
+    Never,
+}
+
+/// The exit status of a scored card: 1 when a cell at or past `fail_on`
+/// was found or nothing was measured (every cell not-run or error), else 0;
+/// with the reason.
+pub fn exit_status(card: &sc::Scorecard, fail_on: FailOn) -> (i32, String) {
+    let cells: Vec<&sc::ScorecardCell> = card.results.iter().flat_map(|r| &r.cells).collect();
+    let n = |v: CellVerdict| cells.iter().filter(|c| c.verdict == v).count();
+    let (fail, warn, pass) = (
+        n(CellVerdict::Fail),
+        n(CellVerdict::Warn),
+        n(CellVerdict::Pass),
+    );
+    if fail + warn + pass == 0 {
+        return (
+            1,
+            "no cell was measured (every cell not-run or error)".into(),
+        );
+    }
+    let counted = match fail_on {
+        FailOn::Fail => fail,
+        FailOn::Warn => fail + warn,
+        FailOn::Never => 0,
+    };
+    let what =
+        format!("{fail} fail, {warn} warn, {pass} pass (--fail-on {fail_on:?})").to_lowercase();
+    (i32::from(counted > 0), what)
 }
 
 /// `--server`: one scorecard per server, each in its own sub-folder; a
@@ -180,7 +220,7 @@ pub async fn run(a: ScorecardArgs, root: &Path) -> Result<i32> {
             Vec::new()
         },
     };
-    score(&cfg, a.size, &folder).await
+    score(&cfg, a.size, &folder, a.fail_on).await
 }
 
 /// The strategies to score (each built once to name a bad one early), after
@@ -224,8 +264,8 @@ async fn target_of(a: &ScorecardArgs, key_prefix: &str, run_id: &str) -> Result<
 }
 
 /// The battery, a line per strategy as it ends, then the files; exits 1
-/// when a strategy manifest did not load.
-async fn score(cfg: &Config, size: Size, folder: &Folder) -> Result<i32> {
+/// when a strategy manifest did not load, or as `--fail-on` says.
+async fn score(cfg: &Config, size: Size, folder: &Folder, fail_on: FailOn) -> Result<i32> {
     let out = &cfg.out;
     eprintln!(
         "limitbench: scorecard of {} strategies ({}), writing {}",
@@ -274,5 +314,52 @@ async fn score(cfg: &Config, size: Size, folder: &Folder) -> Result<i32> {
         );
         return Ok(1);
     }
-    Ok(0)
+    let (code, what) = exit_status(&card, fail_on);
+    eprintln!("limitbench: {what}: exit {code}");
+    Ok(code)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn card(verdicts: &[CellVerdict]) -> sc::Scorecard {
+        sc::Scorecard {
+            size: "smoke".into(),
+            target: serde_json::Value::Null,
+            results: vec![sc::StrategyResult {
+                strategy: "s".into(),
+                clock: "redis".into(),
+                seconds: 1.0,
+                cells: verdicts
+                    .iter()
+                    .map(|&verdict| sc::ScorecardCell {
+                        strategy: "s".into(),
+                        property: "p",
+                        value: None,
+                        unit: "",
+                        threshold: String::new(),
+                        verdict,
+                        detail: String::new(),
+                    })
+                    .collect(),
+            }],
+            total_seconds: 1.0,
+        }
+    }
+
+    #[test]
+    fn the_exit_status_follows_fail_on_and_nothing_measured_fails() {
+        use CellVerdict::*;
+        let warned = card(&[Pass, Warn, NotRun]);
+        assert_eq!(exit_status(&warned, FailOn::Fail).0, 0);
+        assert_eq!(exit_status(&warned, FailOn::Warn).0, 1);
+        let failed = card(&[Pass, Fail]);
+        assert_eq!(exit_status(&failed, FailOn::Fail).0, 1);
+        assert_eq!(exit_status(&failed, FailOn::Never).0, 0);
+        let nothing = card(&[NotRun, Error]);
+        let (code, why) = exit_status(&nothing, FailOn::Never);
+        assert_eq!(code, 1);
+        assert!(why.contains("no cell was measured"), "{why}");
+    }
 }

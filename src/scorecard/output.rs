@@ -1,7 +1,8 @@
 //! The scorecard's files: `scorecard.csv` (one row per cell), `scorecard.md`
 //! (strategies as rows, properties as columns, value + verdict; then every
 //! cell's threshold and detail), `scorecard.svg` (the table coloured by
-//! verdict) and `scorecard.json` (the header: size, target, times).
+//! verdict) and `scorecard.json` (the header: size, target, times; and
+//! every cell, for CI).
 
 use std::path::Path;
 
@@ -57,6 +58,8 @@ pub fn write_all(dir: &Path, sc: &Scorecard) -> Result<()> {
     w.flush().map_err(|e| io(&p, e))?;
     let p = dir.join("scorecard.md");
     std::fs::write(&p, markdown(sc)).map_err(|e| io(&p, e))?;
+    // The header (size, target, times, clocks) and, for CI, every cell as
+    // scorecard.csv has it (`results`: per strategy its clock, seconds and cells).
     let p = dir.join("scorecard.json");
     let header = serde_json::json!({
         "size": sc.size,
@@ -64,6 +67,7 @@ pub fn write_all(dir: &Path, sc: &Scorecard) -> Result<()> {
         "total_seconds": sc.total_seconds,
         "seconds_per_strategy": sc.results.iter().map(|r| (r.strategy.clone(), r.seconds)).collect::<std::collections::BTreeMap<_, _>>(),
         "clock_per_strategy": sc.results.iter().map(|r| (r.strategy.clone(), r.clock.clone())).collect::<std::collections::BTreeMap<_, _>>(),
+        "results": sc.results,
     });
     std::fs::write(
         &p,

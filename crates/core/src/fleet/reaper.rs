@@ -187,6 +187,10 @@ impl OwnedTempDir {
     }
 }
 
+/// A folder younger than this is never swept (its owner may not have
+/// locked it yet).
+const JUST_MADE: Duration = Duration::from_secs(10);
+
 /// A folder without an owner lock (made by a version before it) is removed
 /// only when its pid is gone and it has not changed for this long.
 const UNLOCKED_STALE_AFTER: Duration = Duration::from_secs(3600);
@@ -222,6 +226,16 @@ pub fn sweep_stale_dirs() -> usize {
 /// released at once; the folder is removed next), or, for a folder without
 /// a lock file, its pid is not running and it is an hour old.
 fn owner_gone(dir: &std::path::Path, pid: u32) -> bool {
+    let age = std::fs::metadata(dir)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.elapsed().ok());
+    // A folder made a moment ago may not hold its lock yet (its owner
+    // creates the lock file, then locks it): another process sweeping in
+    // between took the free lock and removed a live server's folder.
+    if age.is_none_or(|a| a < JUST_MADE) {
+        return false;
+    }
     match std::fs::File::open(dir.join(OWNER_LOCK)) {
         Ok(f) => f.try_lock().is_ok(),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
