@@ -71,6 +71,14 @@ fn row(j: &Judged) -> ForestRow {
     if !j.assumption.is_empty() {
         note += &format!("; at {}", j.assumption);
     }
+    // A claim resting on disturbed trials decides nothing: say why at once.
+    if j.measured.as_ref().is_some_and(|m| {
+        m.invalid
+            .iter()
+            .any(|w| w.starts_with(crate::disturbance::DISTURBED))
+    }) {
+        note += "; disturbed trials";
+    }
     // An inconclusive row says when it is so for too few trials: then the
     // data do not decide, whatever the drawn interval looks like.
     if let Some(n) = j
