@@ -324,7 +324,13 @@ pub async fn run<S: Sweep>(ctx: &RunContext, sweep: &mut S, cells: &[S::Cell]) -
             let slip = probe.take();
             let beside = flight.trial_ends();
             drop(turn);
-            let others = noise.during(trial_started, std::time::Instant::now()).await;
+            // Others' CPU during the trial, where the run judges it (the
+            // scorecard's probes and in-process contexts do not: no snapshot).
+            let others = if ctx.others_max_cores.is_finite() {
+                Some(noise.during(trial_started, std::time::Instant::now()).await)
+            } else {
+                None
+            };
             // A server that died under the trial makes whatever it returned
             // (rows full of refused connections, or an error) not a measurement.
             let out = match out {
@@ -357,7 +363,7 @@ pub async fn run<S: Sweep>(ctx: &RunContext, sweep: &mut S, cells: &[S::Cell]) -
             // the last attempt alone; a trial still disturbed then is
             // committed with the reason, and the analysis judges nothing on
             // its cell (`inconclusive (disturbed: ...)`).
-            let why = disturbance(ctx, &slip, &others);
+            let why = disturbance(ctx, &slip, others.as_ref());
             // A trial whose own schedule stalled (the server or the harness
             // stood still) is never committed, a cell's first trial
             // included: redone on fresh keys, and an error if every attempt
@@ -384,8 +390,8 @@ pub async fn run<S: Sweep>(ctx: &RunContext, sweep: &mut S, cells: &[S::Cell]) -
                 slip_bound_us: slip_bound_us(ctx),
                 beside: beside.join(";"),
                 committed: !redo,
-                other_cpu_cores: Some(r3(others.other_cores)),
-                beside_lanes_cpu_cores: Some(r3(others.beside_cores)),
+                other_cpu_cores: others.as_ref().map(|o| r3(o.other_cores)),
+                beside_lanes_cpu_cores: others.as_ref().map(|o| r3(o.beside_cores)),
                 other_cpu_bound: ctx.others_max_cores.is_finite().then_some(ctx.others_max_cores),
                 disturbed: why_row,
             };
@@ -479,7 +485,7 @@ fn slip_bound_us(ctx: &RunContext) -> Option<u64> {
 pub fn disturbance(
     ctx: &RunContext,
     slip: &parallel::Slip,
-    others: &super::noise::TrialNoise,
+    others: Option<&super::noise::TrialNoise>,
 ) -> Option<String> {
     let mut why = Vec::new();
     if let Some(b) = slip_bound_us(ctx)
@@ -492,7 +498,9 @@ pub fn disturbance(
             b as f64 / 1000.0
         ));
     }
-    if others.other_cores > ctx.others_max_cores {
+    if let Some(others) = others
+        && others.other_cores > ctx.others_max_cores
+    {
         why.push(format!(
             "other processes took {:.2} cores over {:.1} s, past the bound {:.2} (busiest: {})",
             others.other_cores,
