@@ -544,3 +544,56 @@ async fn a_server_without_room_for_the_workers_is_refused_naming_the_parameter()
         r.stderr()
     );
 }
+
+/// A user whose ACL lacks CONFIG (as on many managed servers) can run:
+/// CONFIG GET only describes the server, and the manifest records it as
+/// unavailable with the server's reply (issue 34).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_user_without_config_runs_and_the_manifest_says_config_was_unavailable() {
+    let f = common::standalone().await;
+    let mut admin = f.primary().connection().await.unwrap();
+    admin
+        .call(&limitbench_core::args![
+            "ACL",
+            "SETUSER",
+            "lim",
+            "on",
+            ">pw-issue34",
+            "~*",
+            "+@all",
+            "-config"
+        ])
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!(
+        "redis://lim:pw-issue34@127.0.0.1:{}",
+        f.primary_addr().port()
+    );
+    let r = common::limitbench(
+        &[
+            "run",
+            "baseline",
+            "--size",
+            "smoke",
+            "--redis-url",
+            &url,
+            "--data-dir",
+            dir.path().to_str().unwrap(),
+            "--run-id",
+            "acl",
+        ],
+        None,
+    );
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    let m: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join("acl/manifest.json")).unwrap(),
+    )
+    .unwrap();
+    let unavailable = m["experiments"]["baseline"]["server"]["unavailable"].to_string();
+    assert!(
+        unavailable.contains("CONFIG GET") && unavailable.contains("NOPERM"),
+        "{unavailable}"
+    );
+    assert!(!m.to_string().contains("pw-issue34"));
+}

@@ -80,7 +80,12 @@ impl External {
                 continue;
             };
             let mut c = Connection::connect(addr).await?;
-            let f = info::read(&mut c, &["server", "memory"]).await?;
+            // INFO only describes the server: refused (an ACL without
+            // +info), it is recorded as unavailable and the battery runs.
+            let (f, unavailable) = match info::read(&mut c, &["server", "memory"]).await {
+                Ok(f) => (f, None),
+                Err(e) => (Default::default(), Some(format!("INFO: {e}"))),
+            };
             let rtt = measure_rtt(addr, 50).await?;
             out.insert(
                 label.into(),
@@ -91,6 +96,7 @@ impl External {
                     "maxmemory_policy": f.get("maxmemory_policy"),
                     "rtt_median_us": rtt.rtt_median_us,
                     "rtt_p99_us": rtt.rtt_p99_us,
+                    "unavailable": unavailable,
                 }),
             );
         }

@@ -327,20 +327,28 @@ impl Fleet {
         Ok(())
     }
 
-    /// redis-server version and `CONFIG GET *` of the primary, for the manifest.
+    /// redis-server version and `CONFIG GET *` of the primary, for the
+    /// manifest. Both only describe the server: on a server that refuses
+    /// them (an ACL without `+info` or `+config`, a renamed CONFIG) the
+    /// manifest records them as unavailable, with the server's reply, and
+    /// the run goes on.
     pub async fn describe(&self) -> Result<serde_json::Value> {
         let mut c = Connection::connect(self.primary_addr()).await?;
-        let info = info_fields(
-            &c.call(&crate::args!["INFO", "server"])
-                .await?
-                .as_string()
-                .unwrap_or_default(),
-        );
-        let cfg = c
-            .call(&crate::args!["CONFIG", "GET", "*"])
-            .await?
-            .into_array()
-            .unwrap_or_default();
+        let mut unavailable = Vec::new();
+        let info = match c.call(&crate::args!["INFO", "server"]).await {
+            Ok(r) => info_fields(&r.as_string().unwrap_or_default()),
+            Err(e) => {
+                unavailable.push(format!("INFO server: {e}"));
+                Default::default()
+            }
+        };
+        let cfg = match c.call(&crate::args!["CONFIG", "GET", "*"]).await {
+            Ok(r) => r.into_array().unwrap_or_default(),
+            Err(e) => {
+                unavailable.push(format!("CONFIG GET: {e}"));
+                Vec::new()
+            }
+        };
         let cfg: std::collections::BTreeMap<String, String> = cfg
             .chunks(2)
             .filter_map(|kv| Some((kv.first()?.as_string()?, kv.get(1)?.as_string()?)))
@@ -353,6 +361,7 @@ impl Fleet {
                 "port": s.port, "pinned_cpu": s.pinned_cpu(), "replica_of": s.is_replica_of(),
             })).collect::<Vec<_>>(),
             "config": cfg,
+            "unavailable": unavailable,
         })))
     }
 }
