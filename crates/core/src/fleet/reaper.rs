@@ -386,6 +386,12 @@ mod sweep_tests {
             dir.display()
         );
         drop(lock);
+        // A folder made a moment ago is never swept (its owner may not have
+        // locked it yet): this one was left a minute ago.
+        std::fs::File::open(&dir)
+            .unwrap()
+            .set_modified(std::time::SystemTime::now() - Duration::from_secs(60))
+            .unwrap();
         sweep_stale_dirs();
         assert!(
             !dir.exists(),
