@@ -119,26 +119,11 @@ fn a_hog_beside_the_run_stops_the_preflight_and_marks_the_trials_it_disturbed() 
 
 /// The pids of `parent`'s children named `name`.
 fn children(parent: u32, name: &str) -> Vec<u32> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-        let Some(close) = stat.rfind(')') else {
-            continue;
-        };
-        let comm = &stat[stat.find('(').unwrap() + 1..close];
-        let ppid: u32 = stat[close + 2..]
-            .split_whitespace()
-            .nth(1)
-            .and_then(|p| p.parse().ok())
-            .unwrap_or(0);
-        if ppid == parent && comm.starts_with(name) {
-            out.push(pid);
-        }
-    }
-    out
+    ::limitbench::run::proctree::snapshot()
+        .into_iter()
+        .filter(|(_, p)| p.ppid == parent && p.name.starts_with(name))
+        .map(|(pid, _)| pid)
+        .collect()
 }
 
 #[test]
@@ -155,7 +140,7 @@ fn a_trial_whose_server_stood_still_is_redone_never_stored() {
     )
     .unwrap();
     let data = dir.path().join("data");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_limitbench"))
+    let child = Command::new(env!("CARGO_BIN_EXE_limitbench"))
         .args([
             "run",
             "skew",

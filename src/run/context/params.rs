@@ -131,59 +131,61 @@ impl RunContext {
     /// The largest connection count among the parameters ([`counts_connections`]),
     /// with its path: what the run will open at once at most.
     pub fn largest_connection_count(&self) -> Option<(String, u64)> {
-        fn walk(name: &str, path: &str, v: &toml::Value, best: &mut Option<(String, u64)>) {
-            match v {
-                toml::Value::Integer(i) if counts_connections(name) && *i > 0 => {
-                    if best.as_ref().is_none_or(|b| (*i as u64) > b.1) {
-                        *best = Some((path.to_string(), *i as u64));
-                    }
-                }
-                toml::Value::Array(a) => {
-                    for (i, x) in a.iter().enumerate() {
-                        walk(name, &format!("{path}[{i}]"), x, best);
-                    }
-                }
-                toml::Value::Table(t) => {
-                    for (k, x) in t {
-                        walk(k, &format!("{path}.{k}"), x, best);
-                    }
-                }
-                _ => {}
-            }
-        }
-        let mut best = None;
-        for (k, v) in &self.params {
-            walk(k, k, v, &mut best);
-        }
-        best
+        // The first of the largest, in the parameters' order.
+        numbers(&self.params, "")
+            .into_iter()
+            .filter(|(name, _, _)| counts_connections(name))
+            .filter_map(|(_, path, v)| Some((path, v.as_integer().filter(|i| *i > 0)? as u64)))
+            .fold(None, |best: Option<(String, u64)>, c| match best {
+                Some(b) if b.1 >= c.1 => Some(b),
+                _ => Some(c),
+            })
     }
 }
 
-/// The first parameter (path, problem) outside its range, looking into
-/// arrays and nested tables (a group's `workers`).
-fn out_of_range(table: &toml::Table, at: &str) -> Option<(String, String)> {
-    fn walk(name: &str, path: &str, v: &toml::Value) -> Option<(String, String)> {
+/// Every number among the parameters, looking into arrays and nested
+/// tables (a group's `workers`): the name that governs it (its key; an
+/// array's items take the array's), its path, its value.
+fn numbers<'a>(table: &'a toml::Table, at: &str) -> Vec<(&'a str, String, &'a toml::Value)> {
+    fn walk<'a>(
+        name: &'a str,
+        path: String,
+        v: &'a toml::Value,
+        out: &mut Vec<(&'a str, String, &'a toml::Value)>,
+    ) {
         match v {
-            toml::Value::Integer(_) | toml::Value::Float(_) => {
-                let x = v.as_float().or_else(|| v.as_integer().map(|i| i as f64))?;
-                let (what, ok) = range_rule(name)?;
-                (!ok(x)).then(|| (path.to_string(), format!("is {v}, must be {what}")))
+            toml::Value::Integer(_) | toml::Value::Float(_) => out.push((name, path, v)),
+            toml::Value::Array(a) => {
+                for (i, x) in a.iter().enumerate() {
+                    walk(name, format!("{path}[{i}]"), x, out);
+                }
             }
-            toml::Value::Array(a) => a
-                .iter()
-                .enumerate()
-                .find_map(|(i, x)| walk(name, &format!("{path}[{i}]"), x)),
-            toml::Value::Table(t) => out_of_range(t, path),
-            _ => None,
+            toml::Value::Table(t) => {
+                for (k, x) in t {
+                    walk(k, format!("{path}.{k}"), x, out);
+                }
+            }
+            _ => {}
         }
     }
-    table.iter().find_map(|(k, v)| {
+    let mut out = Vec::new();
+    for (k, v) in table {
         let path = if at.is_empty() {
             k.clone()
         } else {
             format!("{at}.{k}")
         };
-        walk(k, &path, v)
+        walk(k, path, v, &mut out);
+    }
+    out
+}
+
+/// The first parameter (path, problem) outside its range.
+fn out_of_range(table: &toml::Table, at: &str) -> Option<(String, String)> {
+    numbers(table, at).into_iter().find_map(|(name, path, v)| {
+        let x = v.as_float().or_else(|| v.as_integer().map(|i| i as f64))?;
+        let (what, ok) = range_rule(name)?;
+        (!ok(x)).then(|| (path, format!("is {v}, must be {what}")))
     })
 }
 

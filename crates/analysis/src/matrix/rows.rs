@@ -153,7 +153,12 @@ pub fn rows(per_server: &[(String, Vec<Judged>)]) -> Vec<MatrixRow> {
                         id: j.spec.id.clone(),
                         setting,
                         unit: j.spec.unit.clone(),
-                        published: j.spec.published.values().first().copied(),
+                        // A claim published without a number (B3.4's "cliff
+                        // moves; CPU per decision rises") has none to draw:
+                        // its `published` is a placeholder.
+                        published: j.spec.published.values().first().copied().filter(|_| {
+                            j.spec.published_text.contains(|c: char| c.is_ascii_digit())
+                        }),
                         published_text: j.spec.published_text.clone(),
                         cells: BTreeMap::new(),
                     });
