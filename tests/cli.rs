@@ -69,37 +69,34 @@ fn unknown_names_are_errors() {
 fn a_broken_manifest_names_file_and_field() {
     let d = tempfile::tempdir().unwrap();
     std::fs::write(d.path().join("x.lua"), "return {1, 0, 0}").unwrap();
-    std::fs::write(
-        d.path().join("x.toml"),
-        "name = \"x\"\nscript = \"x.lua\"\nkeys = [\"rl:${clinet}\"]\n[reply]\nadmitted = 1\n",
-    )
-    .unwrap();
     let dir = d.path().to_str().unwrap();
-    let r = limitbench(&["strategies", "--dir", dir], None);
-    r.expect_code(2)
-        .expect_output("x.toml")
-        .expect_output("field `keys`")
-        .expect_output("unknown placeholder `${clinet}`");
-    std::fs::write(
-        d.path().join("x.toml"),
-        "name = \"x\"\nscript = \"missing.lua\"\nkeys = [\"k\"]\n[reply]\nadmitted = 1\n",
-    )
-    .unwrap();
-    limitbench(&["strategies", "--dir", dir], None)
-        .expect_code(2)
-        .expect_output("field `script`");
-    std::fs::write(d.path().join("x.toml"), "name = \"x\"\nscript = \"x.lua\"\nkeys = [\"k\"]\nmodes = [\"evil\"]\n[reply]\nadmitted = 1\n").unwrap();
-    limitbench(&["strategies", "--dir", dir], None)
-        .expect_code(2)
-        .expect_output("field `modes`");
-    std::fs::write(
-        d.path().join("x.toml"),
-        "name = \"x\"\nscript = \"x.lua\"\nkeys = [\"k\"]\n[reply]\nadmited = 1\n",
-    )
-    .unwrap();
-    limitbench(&["strategies", "--dir", dir], None)
-        .expect_code(2)
-        .expect_output("x.toml");
+    // Each broken manifest, and what its error must name.
+    let cases: [(&str, &[&str]); 4] = [
+        (
+            "name = \"x\"\nscript = \"x.lua\"\nkeys = [\"rl:${clinet}\"]\n[reply]\nadmitted = 1\n",
+            &["x.toml", "field `keys`", "unknown placeholder `${clinet}`"],
+        ),
+        (
+            "name = \"x\"\nscript = \"missing.lua\"\nkeys = [\"k\"]\n[reply]\nadmitted = 1\n",
+            &["field `script`"],
+        ),
+        (
+            "name = \"x\"\nscript = \"x.lua\"\nkeys = [\"k\"]\nmodes = [\"evil\"]\n[reply]\nadmitted = 1\n",
+            &["field `modes`"],
+        ),
+        (
+            "name = \"x\"\nscript = \"x.lua\"\nkeys = [\"k\"]\n[reply]\nadmited = 1\n",
+            &["x.toml"],
+        ),
+    ];
+    for (manifest, names) in cases {
+        std::fs::write(d.path().join("x.toml"), manifest).unwrap();
+        let r = limitbench(&["strategies", "--dir", dir], None);
+        r.expect_code(2);
+        for n in names {
+            r.expect_output(n);
+        }
+    }
 }
 
 #[test]
