@@ -146,6 +146,32 @@ impl Disturbances {
         self.schedule_cell(e, rc).map(|sc| (e, sc))
     }
 
+    /// The cells a claim of `experiment` rests on, with their figures: the
+    /// row cells `cells` names, as schedule cells (a name the schedule does
+    /// not know is left out), or every cell of the experiment when it names
+    /// none.
+    fn rested_on<'a>(
+        &'a self,
+        experiment: &'a str,
+        cells: &'a [String],
+    ) -> BTreeMap<(&'a str, &'a str), &'a CellDisturbance> {
+        if cells.is_empty() {
+            return self
+                .cells
+                .iter()
+                .filter(|((e, _), _)| e == experiment)
+                .map(|((e, c), d)| ((e.as_str(), c.as_str()), d))
+                .collect();
+        }
+        cells
+            .iter()
+            .filter_map(|rc| {
+                let (e, sc) = self.resolve(experiment, rc)?;
+                Some(((e, sc), &self.cells[&(e.to_string(), sc.to_string())]))
+            })
+            .collect()
+    }
+
     /// Whether a rested-on cell of a claim of `experiment` names a cell of
     /// the schedule (a name that does not is never found disturbed).
     pub fn names_a_cell(&self, experiment: &str, cell: &str) -> bool {
@@ -157,24 +183,11 @@ impl Disturbances {
     /// `disturbed: 7 committed trial(s) in 1 cell(s) ...: 7 of 10 committed
     /// trials of concurrency cell c64/rtt1 (worst reason); ...`.
     pub fn reason(&self, experiment: &str, cells: &[String]) -> Option<String> {
-        let mut hit: BTreeMap<(&str, &str), &CellDisturbance> = BTreeMap::new();
-        if cells.is_empty() {
-            hit.extend(
-                self.disturbed_cells(experiment)
-                    .into_iter()
-                    .map(|(c, d)| ((experiment, c), d)),
-            );
-        } else {
-            for rc in cells {
-                let Some((e, sc)) = self.resolve(experiment, rc) else {
-                    continue;
-                };
-                let d = &self.cells[&(e.to_string(), sc.to_string())];
-                if !d.disturbed.is_empty() {
-                    hit.insert((e, sc), d);
-                }
-            }
-        }
+        let hit: BTreeMap<(&str, &str), &CellDisturbance> = self
+            .rested_on(experiment, cells)
+            .into_iter()
+            .filter(|(_, d)| !d.disturbed.is_empty())
+            .collect();
         if hit.is_empty() {
             return None;
         }
@@ -213,24 +226,13 @@ impl Disturbances {
     /// The committed trials of the cells `cells` rests on (every cell of
     /// the experiment when none are named) that nothing checked, if any.
     pub fn unchecked(&self, experiment: &str, cells: &[String]) -> Option<String> {
-        let mut seen: BTreeMap<(&str, &str), usize> = BTreeMap::new();
-        if cells.is_empty() {
-            for ((e, c), d) in &self.cells {
-                if e == experiment && d.unchecked > 0 {
-                    seen.insert((e, c), d.unchecked);
-                }
-            }
-        } else {
-            for rc in cells {
-                if let Some((e, sc)) = self.resolve(experiment, rc) {
-                    let d = &self.cells[&(e.to_string(), sc.to_string())];
-                    if d.unchecked > 0 {
-                        seen.insert((e, sc), d.unchecked);
-                    }
-                }
-            }
-        }
-        let n: usize = seen.values().sum();
+        let seen: Vec<usize> = self
+            .rested_on(experiment, cells)
+            .values()
+            .map(|d| d.unchecked)
+            .filter(|u| *u > 0)
+            .collect();
+        let n: usize = seen.iter().sum();
         (n > 0).then(|| {
             format!(
                 "{n} committed trial(s) in {} of its cells were recorded before runs judged disturbance (no schedule bound, no others' CPU): not checked",
