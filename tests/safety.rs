@@ -597,3 +597,53 @@ async fn a_user_without_config_runs_and_the_manifest_says_config_was_unavailable
     );
     assert!(!m.to_string().contains("pw-issue34"));
 }
+
+/// A user whose ACL refuses FUNCTION (`-function`) runs an experiment that
+/// loads no library: its keys are removed and the clean-up does not claim
+/// it failed because FUNCTION LIST was refused (issue 34).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_user_without_function_leaves_nothing_and_no_false_alarm() {
+    let f = common::standalone().await;
+    let mut admin = f.primary().connection().await.unwrap();
+    admin
+        .call(&limitbench_core::args![
+            "ACL",
+            "SETUSER",
+            "nofn",
+            "on",
+            ">pw-issue34-fn",
+            "~*",
+            "+@all",
+            "-function"
+        ])
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!(
+        "redis://nofn:pw-issue34-fn@127.0.0.1:{}",
+        f.primary_addr().port()
+    );
+    let r = common::limitbench(
+        &[
+            "run",
+            "baseline",
+            "--size",
+            "smoke",
+            "--redis-url",
+            &url,
+            "--data-dir",
+            dir.path().to_str().unwrap(),
+            "--run-id",
+            "nofn",
+        ],
+        None,
+    );
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    assert!(!r.stderr().contains("could not remove"), "{}", r.stderr());
+    let left = admin
+        .call(&limitbench_core::args!["DBSIZE"])
+        .await
+        .unwrap()
+        .as_i64();
+    assert_eq!(left, Some(0), "keys left behind");
+}

@@ -19,6 +19,21 @@ use limitbench_base::error::{Error, Result};
 
 static NAMESPACE: RwLock<String> = RwLock::new(String::new());
 
+/// Whether this process has loaded a function library (`FUNCTION LOAD`) on
+/// any server: without one, a server that refuses FUNCTION LIST holds
+/// nothing of the run's but keys.
+static LOADED_A_LIBRARY: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Called after every successful `FUNCTION LOAD`.
+pub fn note_library_loaded() {
+    LOADED_A_LIBRARY.store(true, std::sync::atomic::Ordering::SeqCst);
+}
+
+/// Whether [`note_library_loaded`] was ever called in this process.
+pub fn loaded_a_library() -> bool {
+    LOADED_A_LIBRARY.load(std::sync::atomic::Ordering::SeqCst)
+}
+
 /// Every key built from now on starts with `prefix` (empty: none). Set
 /// when the server is the user's, before any strategy is built (function
 /// library names read it when the strategy is built).

@@ -205,6 +205,7 @@ impl Script {
         ])
         .await
         .map_err(|e| Error::Other(format!("FUNCTION LOAD of {} failed: {e}", self.name)))?;
+        crate::namespace::note_library_loaded();
         Ok(())
     }
 
@@ -293,6 +294,7 @@ async fn function_api(node: &mut Connection) -> Result<Vec<String>> {
     );
     node.call(&crate::args!["FUNCTION", "LOAD", "REPLACE", lib.as_str()])
         .await?;
+    crate::namespace::note_library_loaded();
     let listed = node.call(&crate::args!["FCALL", name.as_str(), 0u64]).await;
     node.call(&crate::args!["FUNCTION", "DELETE", name.as_str()])
         .await?;
