@@ -1,0 +1,90 @@
+//! A least-privilege user on a server someone runs (issue 34): an ACL
+//! that refuses what only describes the server (CONFIG) or what the run
+//! does not use (FUNCTION) still runs, leaves nothing behind and raises no
+//! false alarm, on a real redis-server with a real ACL.
+
+mod common;
+
+/// `run baseline --size smoke` into `data/<run_id>` as a user `user` with
+/// every command but `refused` (an ACL command category or command, e.g.
+/// `-config`), on a fresh server, returned with the run (it stops with it).
+async fn baseline_as(
+    user: &str,
+    refused: &str,
+    data: &std::path::Path,
+) -> (common::Run, limitbench_core::fleet::Fleet, String) {
+    let f = common::standalone().await;
+    let mut admin = f.primary().connection().await.unwrap();
+    let pw = format!("pw-issue34-{user}");
+    admin
+        .call(&limitbench_core::args![
+            "ACL",
+            "SETUSER",
+            user,
+            "on",
+            format!(">{pw}").as_str(),
+            "~*",
+            "+@all",
+            refused
+        ])
+        .await
+        .unwrap();
+    let url = format!("redis://{user}:{pw}@127.0.0.1:{}", f.primary_addr().port());
+    let r = common::limitbench(
+        &[
+            "run",
+            "baseline",
+            "--size",
+            "smoke",
+            "--redis-url",
+            &url,
+            "--data-dir",
+            data.to_str().unwrap(),
+            "--run-id",
+            user,
+        ],
+        None,
+    );
+    (r, f, pw)
+}
+
+/// A user whose ACL lacks CONFIG (as on many managed servers) can run:
+/// CONFIG GET only describes the server, and the manifest records it as
+/// unavailable with the server's reply (issue 34).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_user_without_config_runs_and_the_manifest_says_config_was_unavailable() {
+    let dir = tempfile::tempdir().unwrap();
+    let (r, _server, pw) = baseline_as("lim", "-config", dir.path()).await;
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    let m: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join("lim/manifest.json")).unwrap(),
+    )
+    .unwrap();
+    let unavailable = m["experiments"]["baseline"]["server"]["unavailable"].to_string();
+    assert!(
+        unavailable.contains("CONFIG GET") && unavailable.contains("NOPERM"),
+        "{unavailable}"
+    );
+    assert!(!m.to_string().contains(&pw));
+}
+
+/// A user whose ACL refuses FUNCTION (`-function`) runs an experiment that
+/// loads no library: its keys are removed and the clean-up does not claim
+/// it failed because FUNCTION LIST was refused (issue 34).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_user_without_function_leaves_nothing_and_no_false_alarm() {
+    let dir = tempfile::tempdir().unwrap();
+    let (r, server, _) = baseline_as("nofn", "-function", dir.path()).await;
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    assert!(!r.stderr().contains("could not remove"), "{}", r.stderr());
+    let left = server
+        .primary()
+        .connection()
+        .await
+        .unwrap()
+        .call(&limitbench_core::args!["DBSIZE"])
+        .await
+        .unwrap()
+        .as_i64();
+    assert_eq!(left, Some(0), "keys left behind");
+}
