@@ -38,7 +38,7 @@ impl RunContext {
     /// fields are errors naming the file.
     pub fn params<T: DeserializeOwned>(&self) -> Result<T> {
         // Ranges before types: `trials = 0` must not run "0 trials ... done".
-        if let Some((path, problem)) = out_of_range(&self.params, "") {
+        if let Some((path, problem)) = out_of_range(&self.params) {
             let key = path.split(['.', '[']).next().unwrap_or("").to_string();
             return Err(Error::Manifest {
                 file: self.params_file.clone(),
@@ -132,7 +132,7 @@ impl RunContext {
     /// with its path: what the run will open at once at most.
     pub fn largest_connection_count(&self) -> Option<(String, u64)> {
         // The first of the largest, in the parameters' order.
-        numbers(&self.params, "")
+        numbers(&self.params)
             .into_iter()
             .filter(|(name, _, _)| counts_connections(name))
             .filter_map(|(_, path, v)| Some((path, v.as_integer().filter(|i| *i > 0)? as u64)))
@@ -146,7 +146,7 @@ impl RunContext {
 /// Every number among the parameters, looking into arrays and nested
 /// tables (a group's `workers`): the name that governs it (its key; an
 /// array's items take the array's), its path, its value.
-fn numbers<'a>(table: &'a toml::Table, at: &str) -> Vec<(&'a str, String, &'a toml::Value)> {
+fn numbers(table: &toml::Table) -> Vec<(&str, String, &toml::Value)> {
     fn walk<'a>(
         name: &'a str,
         path: String,
@@ -170,19 +170,14 @@ fn numbers<'a>(table: &'a toml::Table, at: &str) -> Vec<(&'a str, String, &'a to
     }
     let mut out = Vec::new();
     for (k, v) in table {
-        let path = if at.is_empty() {
-            k.clone()
-        } else {
-            format!("{at}.{k}")
-        };
-        walk(k, path, v, &mut out);
+        walk(k, k.clone(), v, &mut out);
     }
     out
 }
 
 /// The first parameter (path, problem) outside its range.
-fn out_of_range(table: &toml::Table, at: &str) -> Option<(String, String)> {
-    numbers(table, at).into_iter().find_map(|(name, path, v)| {
+fn out_of_range(table: &toml::Table) -> Option<(String, String)> {
+    numbers(table).into_iter().find_map(|(name, path, v)| {
         let x = v.as_float().or_else(|| v.as_integer().map(|i| i as f64))?;
         let (what, ok) = range_rule(name)?;
         (!ok(x)).then(|| (path, format!("is {v}, must be {what}")))
