@@ -48,11 +48,10 @@ pub fn trial_cap(size: Size) -> (u64, &'static str) {
 }
 
 /// The next floor of an experiment whose cells hold at least `have` trials
-/// (or were floored at `have`): double, at least `MIN_TRIALS`, never past `cap`.
+/// (or were floored at `have`): the next look of the verdicts' design
+/// (`confseq::next_look`: double, at least `MIN_TRIALS`, never past `cap`).
 pub fn next_floor(have: u64, cap: u64) -> u64 {
-    (2 * have)
-        .max(limitbench_analysis::claims::MIN_TRIALS as u64)
-        .min(cap)
+    limitbench_analysis::confseq::next_look(have, cap)
 }
 
 fn update(run: &RunDir, f: impl FnOnce(&mut UntilDecisive)) -> Result<()> {

@@ -17,7 +17,7 @@
 use std::collections::BTreeMap;
 
 use crate::Measured;
-use crate::stats::mean_ci;
+use crate::stats::mean_cs;
 
 /// The session a trial of `experiment` belongs to: 0 for the run's own, `i`
 /// for the i-th later session whose `trials_from` for the experiment is at
@@ -53,7 +53,7 @@ fn estimates(groups: &BySession) -> Vec<Estimate> {
             (
                 *s,
                 v.iter().sum::<f64>() / v.len() as f64,
-                mean_ci(v),
+                mean_cs(v),
                 v.len(),
             )
         })
@@ -89,7 +89,7 @@ pub fn estimates_disagree(what: &str, est: &[Estimate], digits: usize) -> Option
 }
 
 /// [`judged_interval`] of a mean: `groups`' sessions' means, their
-/// intervals at another level by bootstrap, `pooled` when they agree.
+/// intervals at another level (confidence sequences), `pooled` when they agree.
 pub fn judged_mean_interval(
     what: &str,
     groups: &BySession,
@@ -99,7 +99,7 @@ pub fn judged_mean_interval(
     judged_interval(
         what,
         &estimates(groups),
-        |s, lv| crate::stats::mean_ci_at(&groups[&s], lv),
+        |s, lv| crate::stats::mean_cs_at(&groups[&s], lv),
         pooled,
         digits,
     )

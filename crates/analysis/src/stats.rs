@@ -95,6 +95,32 @@ pub fn bootstrap_ci_at(values: &[f64], stat: impl Fn(&[f64]) -> f64, level: f64)
     (quantile(&stats, tail), quantile(&stats, 1.0 - tail))
 }
 
+/// The 95% interval of the mean a verdict reads: a confidence sequence
+/// (`confseq::mean_interval`), valid however often the cell is looked at
+/// and extended. The fixed-n bootstrap below is for what no verdict reads.
+pub fn mean_cs(values: &[f64]) -> (f64, f64) {
+    crate::confseq::mean_interval(values, 0.95)
+}
+
+/// [`mean_cs`] at another two-sided `level` (a Bonferroni share of 95%).
+pub fn mean_cs_at(values: &[f64], level: f64) -> (f64, f64) {
+    crate::confseq::mean_interval(values, level)
+}
+
+/// The interval of mean(a) - mean(b) for two independent samples: each
+/// mean's confidence sequence at half the error (Bonferroni), the
+/// difference of their ends; as valid at every look as each of them.
+pub fn mean_diff_cs_at(a: &[f64], b: &[f64], level: f64) -> (f64, f64) {
+    let share = 1.0 - (1.0 - level) / 2.0;
+    let ((alo, ahi), (blo, bhi)) = (mean_cs_at(a, share), mean_cs_at(b, share));
+    (alo - bhi, ahi - blo)
+}
+
+/// How `mean_cs` intervals are described in claims.csv.
+pub fn mean_cs_method(n: usize) -> String {
+    crate::confseq::method(n)
+}
+
 /// Bootstrap 95% interval of the mean.
 pub fn mean_ci(values: &[f64]) -> (f64, f64) {
     mean_ci_at(values, 0.95)

@@ -28,6 +28,47 @@
 //! one does not (its plug-in sd at the first trials is too rough to lock a
 //! bound in).
 
+/// The design every verdict's interval is built to, fixed before any run:
+/// the error rate, the number of trials the asymptotic boundary is tightest
+/// at, and the looks. A cell is first looked at when it holds
+/// [`PLANNED_N`] trials (`claims::MIN_TRIALS`: below it no interval
+/// decides); each later look comes after a round that at least doubles its
+/// trials ([`next_look`]), up to a cap (`limitbench run --until-decisive`).
+/// The coverage test (`tests.rs`) measures the miss rate at the stopping
+/// time under exactly this schedule.
+pub const ALPHA: f64 = 0.05;
+/// The trials the boundary is tightest at: the first look.
+pub const PLANNED_N: usize = 10;
+
+/// The trials a cell holds at the look after one at `have` trials, at most
+/// `cap`: double, at least [`PLANNED_N`].
+pub fn next_look(have: u64, cap: u64) -> u64 {
+    (2 * have).max(PLANNED_N as u64).min(cap)
+}
+
+/// The interval every verdict on a mean reads: the asymptotic confidence
+/// sequence at `1 - level` (a Bonferroni share of 95% where several must
+/// hold at once) with the design above. No finite value gives NaNs; one
+/// gives the point itself (no spread to widen it by; it decides nothing,
+/// as no value on fewer than `claims::MIN_TRIALS` trials does, and a figure
+/// draws no whisker for it).
+pub fn mean_interval(values: &[f64], level: f64) -> (f64, f64) {
+    let finite: Vec<f64> = values.iter().copied().filter(|v| v.is_finite()).collect();
+    match finite.len() {
+        0 => (f64::NAN, f64::NAN),
+        1 => (finite[0], finite[0]),
+        _ => Asymptotic::over(&finite, 1.0 - level, PLANNED_N),
+    }
+}
+
+/// How [`mean_interval`] at 95% is described in claims.csv (the text names
+/// the trial count the way `Measured::trial_count` reads it).
+pub fn method(n: usize) -> String {
+    format!(
+        "95% confidence sequence of the mean (asymptotic, Waudby-Smith et al. 2024; valid at every look) over {n} trials"
+    )
+}
+
 /// One observation after another, and the interval now.
 pub trait ConfSeq {
     fn push(&mut self, x: f64);

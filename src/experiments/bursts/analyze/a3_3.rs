@@ -16,7 +16,7 @@ use super::{Trial, a3_3_trials};
 use limitbench_analysis::claims::Alternative;
 use limitbench_analysis::figure::{Axis, Figure, Panel, Pt, Reference, Series, num, pass_region};
 use limitbench_analysis::figure::{ClaimReference, WriteFigure};
-use limitbench_analysis::stats::{Summary, bootstrap_ci, mean_ci};
+use limitbench_analysis::stats::{Summary, bootstrap_ci, mean_cs};
 use limitbench_analysis::{AnalysisCtx, Measured};
 use limitbench_base::error::Result;
 
@@ -89,7 +89,7 @@ fn max_of(v: &[f64]) -> f64 {
 }
 
 fn cis(v: &[f64]) -> Vec<(f64, f64)> {
-    vec![mean_ci(v), bootstrap_ci(v, max_of)]
+    vec![mean_cs(v), bootstrap_ci(v, max_of)]
 }
 
 /// The published worst trial, read from the published text ("worst
@@ -172,9 +172,9 @@ pub fn measured(trials: &[Trial], manifest: &serde_json::Value) -> Option<Measur
         )
     };
     let (iv, apart) = if phase == "uniform" {
-        sessions_interval(trials, x, manifest, mean_ci(v))
+        sessions_interval(trials, x, manifest, mean_cs(v))
     } else {
-        (mean_ci(v), None)
+        (mean_cs(v), None)
     };
     let mut m = Measured::new(
         "A3.3",
@@ -184,7 +184,7 @@ pub fn measured(trials: &[Trial], manifest: &serde_json::Value) -> Option<Measur
     )
     .intervals(
         vec![iv],
-        format!("bootstrap 95% interval of the mean over {} trials", v.len()),
+        limitbench_analysis::stats::mean_cs_method(v.len()),
     )
     .sessions_apart(apart.is_some())
     .setting(&[("burst_phase", phase.as_str()), ("sustained_x", x.as_str())])
@@ -210,7 +210,7 @@ pub fn measured(trials: &[Trial], manifest: &serde_json::Value) -> Option<Measur
             vec![s.mean],
             shown(&s),
         )
-        .intervals(vec![mean_ci(v)])
+        .intervals(vec![mean_cs(v)])
         .trials(v.len())
         .rests_on(cells_of(trials, k));
         m = m.alternative(a);
@@ -240,7 +240,7 @@ pub fn figure(ctx: &AnalysisCtx, trials: &[Trial]) -> Result<String> {
         "a3_3-sweep-phase-rate",
         &["A3.3"],
         "sliding-window counter, a burst then sustained traffic: mean and worst trial against where the burst lands and the rate after it",
-        "Max admitted in any window / L; left: mean over trials with its bootstrap 95% interval (judged); right: the worst trial with the bootstrap 95% interval of the max ({n} trials per point; shown, not judged: it grows with the trial count). x: the burst's phase after a window boundary (ms), the fixed phases pooled, or drawn uniformly per trial (the default).",
+        "Max admitted in any window / L; left: mean over trials with its 95% confidence sequence (judged); right: the worst trial with the bootstrap 95% interval of the max ({n} trials per point; shown, not judged: it grows with the trial count). x: the burst's phase after a window boundary (ms), the fixed phases pooled, or drawn uniformly per trial (the default).",
     )
     .columns(2);
     for (i, title) in ["mean over trials", "worst trial"].iter().enumerate() {

@@ -122,10 +122,10 @@ pub fn b71(u: &UsersRows) -> Option<Measured> {
             format!("cluster.csv kind=users nodes={main_n} variant=derived-plain flags=none; cluster-users.csv"),
         )
         .intervals(
-            vec![limitbench_analysis::stats::mean_ci(
+            vec![limitbench_analysis::stats::mean_cs(
                 &plain.iter().map(|r| r.fraction_ok).collect::<Vec<_>>(),
             )],
-            limitbench_analysis::stats::mean_ci_method(fr.n),
+            limitbench_analysis::stats::mean_cs_method(fr.n),
         )
         .condition(
             "every failure is the published error: a key not on this node (non-local key, MOVED/ASK or CROSSSLOT, in any server's wording)",

@@ -12,7 +12,7 @@ use limitbench_analysis::claims::Alternative;
 use limitbench_analysis::figure::{Axis, Figure, Panel, Pt, Reference, Series, num, pass_region};
 use limitbench_analysis::figure::{ClaimReference, SummaryPoint, WriteFigure};
 use limitbench_analysis::sessions::{BySession, checked, disagreements, session_of};
-use limitbench_analysis::stats::{Summary, mean_ci, mean_ci_method};
+use limitbench_analysis::stats::{Summary, mean_cs, mean_cs_method};
 use limitbench_analysis::table::{f, md_table};
 use limitbench_analysis::{AnalysisCtx, Measured};
 use limitbench_base::error::Result;
@@ -217,10 +217,10 @@ fn a1_2_figure_and_table(
     Ok(())
 }
 
-/// |mean - formula| for one worker count, with the bootstrap 95% interval
+/// |mean - formula| for one worker count, with the 95% confidence-sequence interval
 /// of the mean mapped through |x - formula| (0 when the interval holds it).
 pub fn deviation_ci(v: &[f64], formula: f64) -> (f64, f64, f64) {
-    let (lo, hi) = mean_ci(v);
+    let (lo, hi) = mean_cs(v);
     let dev = (Summary::of(v).mean - formula).abs();
     let far = (lo - formula).abs().max((hi - formula).abs());
     let near = if lo <= formula && formula <= hi {
@@ -392,7 +392,7 @@ fn jitter_figure(
         JITTER_FIGURE,
         &["A1.2"],
         "check-then-act: distance from the lockstep formula vs round-trip jitter",
-        format!("|mean overshoot - (c*ceil(L/c) - L)| per worker count c, whiskers: the bootstrap 95% interval of the mean mapped through the distance, {{n}} per point; series set slightly apart in x so equal values stay visible; the proxy adds a uniform extra delay in [0, jitter] per packet and direction, recalibrated to the same median; achieved PING sd: {}.", sd.join(", ")),
+        format!("|mean overshoot - (c*ceil(L/c) - L)| per worker count c, whiskers: the 95% confidence sequence of the mean mapped through the distance, {{n}} per point; series set slightly apart in x so equal values stay visible; the proxy adds a uniform extra delay in [0, jitter] per packet and direction, recalibrated to the same median; achieved PING sd: {}.", sd.join(", ")),
     )
     .panel(p)
     .write(ctx)?;
@@ -439,7 +439,7 @@ pub fn a1_2(
     )
     .intervals(
         vec![ci],
-        format!("{} per worker count, mapped through |mean - formula|, largest of each end over the worker counts", mean_ci_method(n)),
+        format!("{} per worker count, mapped through |mean - formula|, largest of each end over the worker counts", mean_cs_method(n)),
     )
     .setting(&[("rtt_jitter_ms", "0")])
     .rests_on(a1_2_cells(rows, longest, 0.0))

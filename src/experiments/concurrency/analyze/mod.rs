@@ -25,7 +25,7 @@ use limitbench_analysis::claims::Alternative;
 use limitbench_analysis::experiments::rows::HistoryRow;
 use limitbench_analysis::figure::{Axis, Figure, Panel, Pt, Reference, Series, num, pass_region};
 use limitbench_analysis::figure::{ClaimReference, SummaryPoint, WriteFigure};
-use limitbench_analysis::stats::{Summary, mean_ci, mean_ci_method};
+use limitbench_analysis::stats::{Summary, mean_cs, mean_cs_method};
 use limitbench_analysis::table::{f, md_table};
 use limitbench_analysis::{AnalysisCtx, Measured, Section};
 use limitbench_base::error::Result;
@@ -220,7 +220,7 @@ fn a1_1(
         ),
         "concurrency.csv strategy=check-then-act workers=64 target_rtt_ms=0",
     )
-    .intervals(vec![mean_ci(&c64)], mean_ci_method(s64.n))
+    .intervals(vec![mean_cs(&c64)], mean_cs_method(s64.n))
     .setting(&[("rtt_ms", "0")])
     .rests_on(
         rows.iter()
@@ -248,7 +248,7 @@ fn a1_1(
                 vec![s.mean],
                 format!("mean {:.1}, worst {:.0} (n={})", s.mean, s.max, s.n),
             )
-            .intervals(vec![mean_ci(v)])
+            .intervals(vec![mean_cs(v)])
             .rests_on(cells[rtt].iter()),
         );
     }

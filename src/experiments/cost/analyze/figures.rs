@@ -343,7 +343,7 @@ pub(super) fn split(ctx: &AnalysisCtx, v: &Variants) -> Result<String> {
         "b2_1-cpu-split",
         &["B2.1"],
         "a decision's Redis CPU: the command's own time and the network work all commands pay",
-        "Per-run ratios to GET's CPU per decision in the same run, mean and 95% bootstrap interval ({n}); the rest is the INFO cpu delta minus commandstats time. GET's rest is the per-command floor a script pays too.",
+        "Per-run ratios to GET's CPU per decision in the same run, mean and the judged 95% interval (a confidence sequence) ({n}); the rest is the INFO cpu delta minus commandstats time. GET's rest is the per-command floor a script pays too.",
     )
     .panel(p)
     .write(ctx)

@@ -8,7 +8,7 @@
 use super::super::rows::CostRow;
 use super::paired::{Est, Split, b21_split, each, est, per_run, show};
 use super::{Variants, gate, lua_busy_min, lua_rates, lua_script_times, max_of, min_of};
-use limitbench_analysis::stats::{Summary, mean_ci_method};
+use limitbench_analysis::stats::{Summary, mean_cs_method};
 use limitbench_analysis::{AnalysisCtx, Measured};
 
 /// The unstated load detail every cost claim was measured at: one request in
@@ -27,7 +27,7 @@ fn intervals(e: &[Est]) -> Vec<(f64, f64)> {
 fn method(e: &[Est], what: &str) -> String {
     format!(
         "{}{what}",
-        mean_ci_method(e.iter().map(|e| e.2).min().unwrap_or(0))
+        mean_cs_method(e.iter().map(|e| e.2).min().unwrap_or(0))
     )
 }
 

@@ -31,7 +31,7 @@ pub(super) fn lua(ctx: &AnalysisCtx, v: &Variants) -> Result<String> {
         &["B2.1", "B2.2", "B2.3"],
         "the Lua strategies (EVALSHA, uniform keys): CPU against GET, throughput, script time",
         format!(
-            "Means over interleaved runs of {} s ({{n}} per point); B2.1's whiskers: the bootstrap 95% interval of the mean of the per-run ratios (what the judge compares), the other panels': min-max over runs; x GET divides each run's CPU per decision by GET's mean; B2.2 and B2.3 are machine claims (the published values are the authors' machine's, judged on shape only).",
+            "Means over interleaved runs of {} s ({{n}} per point); B2.1's whiskers: the 95% confidence sequence of the mean of the per-run ratios (what the judge compares), the other panels': min-max over runs; x GET divides each run's CPU per decision by GET's mean; B2.2 and B2.3 are machine claims (the published values are the authors' machine's, judged on shape only).",
             limitbench_analysis::figure::num(
                 lua.iter()
                     .flat_map(|(_, l)| l.rows.iter().map(|r| r.wall_s))

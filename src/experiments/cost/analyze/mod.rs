@@ -36,7 +36,7 @@ use paired::{ci, per_run};
 
 use super::rows::CostRow;
 use limitbench_analysis::claims::values_of;
-use limitbench_analysis::stats::{Summary, mean_ci_method};
+use limitbench_analysis::stats::{Summary, mean_cs_method};
 use limitbench_analysis::{AnalysisCtx, Measured, Section};
 use limitbench_base::error::Result;
 
@@ -357,7 +357,7 @@ fn b24(v: &Variants) -> Option<Measured> {
         )
         .intervals(
             vec![ci(&paired)],
-            format!("{} (paired by run)", mean_ci_method(paired.len())),
+            format!("{} (paired by run)", mean_cs_method(paired.len())),
         )
         .setting(lua::SETTING)
         .note(
@@ -423,7 +423,7 @@ fn b26(v: &Variants) -> Option<Measured> {
         disp.join("; "),
         "cost.csv: redis_cpu_us_per_decision <strategy>|abusive / <strategy>|evalsha",
     )
-    .intervals(iv, format!("{} of the per-run ratio (paired by run)", mean_ci_method(v.by.values().map(|x| x.rows.len()).min().unwrap_or(0))))
+    .intervals(iv, format!("{} of the per-run ratio (paired by run)", mean_cs_method(v.by.values().map(|x| x.rows.len()).min().unwrap_or(0))))
     .setting(lua::SETTING)
     .note("the token bucket (as published) writes its hash on refusals too; GCRA's refusal writes nothing"))
     .map(|m| {
@@ -484,7 +484,7 @@ fn b61(v: &Variants) -> Option<Measured> {
         vec![ci(&extra_runs)],
         format!(
             "{} of the per-run difference (paired by run)",
-            mean_ci_method(extra_runs.len())
+            mean_cs_method(extra_runs.len())
         ),
     )
     .setting(lua::SETTING)

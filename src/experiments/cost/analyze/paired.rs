@@ -1,7 +1,7 @@
 //! Per-run values of `cost` and their 95% intervals. Runs are interleaved
 //! (run t of every variant back to back), so a ratio between two variants is
-//! taken per run (paired by trial) and its interval is the bootstrap interval
-//! of the mean of those per-run ratios.
+//! taken per run (paired by trial) and its interval is the confidence sequence
+//! of the mean of those per-run ratios (`stats::mean_cs`).
 //!
 //! B2.1's split: each decision's Redis CPU (INFO cpu delta / decisions) is
 //! the command's own time (INFO commandstats usec of the top-level command
@@ -11,7 +11,7 @@
 
 use super::super::rows::CostRow;
 use super::{Variant, Variants};
-use limitbench_analysis::stats::mean_ci;
+use limitbench_analysis::stats::mean_cs;
 
 /// `f(a_t, b_t)` for every run t both variants have.
 pub(super) fn per_run(a: &Variant, b: &Variant, f: impl Fn(&CostRow, &CostRow) -> f64) -> Vec<f64> {
@@ -39,7 +39,7 @@ pub(super) fn ci(xs: &[f64]) -> (f64, f64) {
     if xs.is_empty() {
         (f64::NAN, f64::NAN)
     } else {
-        mean_ci(xs)
+        mean_cs(xs)
     }
 }
 

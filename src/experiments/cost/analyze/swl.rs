@@ -11,7 +11,7 @@
 use super::paired::{ci, per_run};
 use super::{LUA_SETTING, Variants, abs_interval, gate, rel_sd, words};
 use limitbench_analysis::Measured;
-use limitbench_analysis::stats::mean_ci_method;
+use limitbench_analysis::stats::mean_cs_method;
 
 /// The fill levels, the default first.
 const FILLS: &[&str] = &["normal", "steady", "full"];
@@ -141,7 +141,7 @@ pub fn b25(v: &Variants) -> Option<Measured> {
         judged.iter().map(|(_, l)| l.iv).collect(),
         format!(
             "{} of the per-run difference (paired by run), as |difference|, per fill level where the limit binds",
-            mean_ci_method(judged.iter().map(|(_, l)| l.n).min().unwrap_or(0))
+            mean_cs_method(judged.iter().map(|(_, l)| l.n).min().unwrap_or(0))
         ),
     )
     .setting(&setting);

@@ -327,7 +327,7 @@ pub(super) fn member_sweep(ctx: &AnalysisCtx, cells: &LogCells) -> Result<String
         SWEEP_FIGURE,
         &["B3.1", "B3.2", "B3.3", "B4.3"],
         "sliding-log memory against the member length the study does not state",
-        "Mean and 95% bootstrap interval over independent fills ({n}), zset-max-listpack-entries 128. The claims are judged at the default member length; the others are the sensitivity sweep (a claim reproduced only at another length is reproduced-with-assumption; member_len 26 itself is an assumption).",
+        "Mean and the judged 95% interval (a confidence sequence) over independent fills ({n}), zset-max-listpack-entries 128. The claims are judged at the default member length; the others are the sensitivity sweep (a claim reproduced only at another length is reproduced-with-assumption; member_len 26 itself is an assumption).",
     )
     .columns(2)
     .panel(panel("B3.1", "B3.1: bytes per entry, L=128 (listpack)", "bytes per entry", &|m| cells.b31(m)))

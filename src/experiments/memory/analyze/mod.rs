@@ -31,7 +31,7 @@ pub use cpu::{
 
 use super::rows::MemoryRow;
 use limitbench_analysis::claims::{Check, Verdict, verdict};
-use limitbench_analysis::stats::mean_ci;
+use limitbench_analysis::stats::mean_cs;
 use limitbench_analysis::{AnalysisCtx, Measured, Section};
 use limitbench_base::error::Result;
 
@@ -92,7 +92,7 @@ impl Est {
         if xs.is_empty() {
             return None;
         }
-        let (lo, hi) = mean_ci(&xs);
+        let (lo, hi) = mean_cs(&xs);
         Some(Est {
             v: xs.iter().sum::<f64>() / xs.len() as f64,
             lo,

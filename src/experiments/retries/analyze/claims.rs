@@ -7,7 +7,7 @@ use super::figures::{JITTER_FIGURE, SETTINGS_FIGURE, WORKERS_FIGURE, a2_1_bound}
 use super::{A2_1_BUDGET, A2_2_BUDGET, Details, Groups, Slowdown, WORKERS};
 use limitbench_analysis::claims::Alternative;
 use limitbench_analysis::figure::pass_region;
-use limitbench_analysis::stats::{Summary, mean_ci, mean_ci_method};
+use limitbench_analysis::stats::{Summary, mean_cs, mean_cs_method};
 use limitbench_analysis::table::f;
 use limitbench_analysis::{AnalysisCtx, Measured};
 
@@ -64,7 +64,7 @@ pub fn a2_1(ctx: &AnalysisCtx, g: &Groups, limit: u64) -> Option<Measured> {
         return None;
     }
     let s = Summary::of(v);
-    let ci = mean_ci(v);
+    let ci = mean_cs(v);
     let bound = a2_1_bound(limit);
     let mut any = passes(ctx, "A2.1", &[ci]);
     let p = pairs(&d);
@@ -85,7 +85,7 @@ pub fn a2_1(ctx: &AnalysisCtx, g: &Groups, limit: u64) -> Option<Measured> {
             rtt as f64 / 1000.0
         ),
     )
-    .intervals(vec![ci], mean_ci_method(s.n))
+    .intervals(vec![ci], mean_cs_method(s.n))
     .setting(&refs(&p))
     .rests_on(cells(g, &d, rtt, A2_1_BUDGET, false))
     .sweep_figure(SETTINGS_FIGURE)
@@ -95,7 +95,7 @@ pub fn a2_1(ctx: &AnalysisCtx, g: &Groups, limit: u64) -> Option<Measured> {
     ));
     for (k, v) in &at[1..] {
         let s = Summary::of(v);
-        let ci = mean_ci(v);
+        let ci = mean_cs(v);
         any |= passes(ctx, "A2.1", &[ci]);
         let p = pairs(k);
         m = m.alternative(
@@ -163,7 +163,7 @@ pub fn a2_2(ctx: &AnalysisCtx, g: &Groups, limit: u64) -> Option<Measured> {
         vec![(judged.2, judged.3)],
         format!(
             "{}, divided by the Lua mean wall",
-            mean_ci_method(judged.4)
+            mean_cs_method(judged.4)
         ),
     )
     .setting(&refs(&p))

@@ -13,7 +13,7 @@ use limitbench_analysis::AnalysisCtx;
 use limitbench_analysis::experiments::concurrency::rows::Row as ConcurrencyRow;
 use limitbench_analysis::figure::{Axis, Figure, Panel, Pt, Reference, Series, num};
 use limitbench_analysis::figure::{ClaimReference, SummaryPoint, WriteFigure};
-use limitbench_analysis::stats::{Summary, mean_ci};
+use limitbench_analysis::stats::{Summary, mean_cs};
 use limitbench_analysis::table::{f, md_table};
 use limitbench_base::error::Result;
 
@@ -26,10 +26,10 @@ fn ms(rtt: i64) -> String {
     format!("{} ms", num(rtt as f64 / 1000.0))
 }
 
-/// Mean with its bootstrap 95% interval as whiskers.
+/// Mean with its judged 95% interval (a confidence sequence) as whiskers.
 pub fn ci_pt(x: f64, v: &[f64]) -> Pt {
     let s = Summary::of(v);
-    let (lo, hi) = mean_ci(v);
+    let (lo, hi) = mean_cs(v);
     Pt::spread(x, s.mean, lo, hi, s.n)
 }
 
@@ -267,7 +267,7 @@ pub fn a2_1_settings(ctx: &AnalysisCtx, g: &Groups, limit: u64, md: &mut String)
         SETTINGS_FIGURE,
         &["A2.1"],
         format!("WATCH/MULTI at budget {A2_1_BUDGET}, {} round trip, {WORKERS} workers: admitted per value of each unstated detail", ms(rtt)),
-        format!("Admitted per trial, mean with bootstrap 95% interval of the mean over {} trials per point; each panel changes one detail from the default (fixed-0 backoff, retries only, all at once, WATCH+GET+MULTI/EXEC, no jitter), the last arrival and backoff together; full jitter: uniform in [0, min(100 ms, base x 2^(retry-1))]; spread: L arrivals uniform over that time; UNWATCH: after each abort.", if fewest == trials { format!("n = {trials}") } else { format!("n = {fewest} to {trials}") }),
+        format!("Admitted per trial, mean with the judged 95% interval of the mean (a confidence sequence) over {} trials per point; each panel changes one detail from the default (fixed-0 backoff, retries only, all at once, WATCH+GET+MULTI/EXEC, no jitter), the last arrival and backoff together; full jitter: uniform in [0, min(100 ms, base x 2^(retry-1))]; spread: L arrivals uniform over that time; UNWATCH: after each abort.", if fewest == trials { format!("n = {trials}") } else { format!("n = {fewest} to {trials}") }),
     )
     .columns(2);
     fig.panels = panels;
@@ -334,7 +334,7 @@ pub fn a2_1_jitter(ctx: &AnalysisCtx, g: &Groups, limit: u64, md: &mut String) -
         JITTER_FIGURE,
         &["A2.1"],
         "WATCH/MULTI admitted vs round-trip jitter: does the lockstep break?",
-        "Admitted per trial, mean with bootstrap 95% interval of the mean over {n} per point; the proxy adds a uniform extra delay in [0, jitter] per packet and direction and is recalibrated so the median round trip stays at the target; the achieved round trip's standard deviation per cell is in the appendix table.",
+        "Admitted per trial, mean with the judged 95% interval of the mean (a confidence sequence) over {n} per point; the proxy adds a uniform extra delay in [0, jitter] per packet and direction and is recalibrated so the median round trip stays at the target; the achieved round trip's standard deviation per cell is in the appendix table.",
     )
     .panel(p)
     .write(ctx)?;
@@ -379,7 +379,7 @@ pub fn a2_2_workers(ctx: &AnalysisCtx, g: &Groups, limit: u64, md: &mut String) 
         WORKERS_FIGURE,
         &["A2.2"],
         format!("WATCH/MULTI (budget {A2_2_BUDGET} retries) against the Lua fixed window: slowdown per worker count"),
-        "Mean wall time per trial of WATCH/MULTI divided by the mean of the Lua fixed window at the same round trip and worker count; whiskers: the bootstrap 95% interval of the WATCH mean over the same Lua mean; {n} trials per point; other details at their defaults.",
+        "Mean wall time per trial of WATCH/MULTI divided by the mean of the Lua fixed window at the same round trip and worker count; whiskers: the 95% confidence sequence of the WATCH mean over the same Lua mean; {n} trials per point; other details at their defaults.",
     )
     .panel(p);
     *md += &fig.write_if_any(ctx)?;
@@ -445,7 +445,7 @@ pub fn a2_2_arrivals(ctx: &AnalysisCtx, g: &Groups, md: &mut String) -> Result<(
         ARRIVAL_FIGURE,
         &["A2.2", "A2.1"],
         "WATCH/MULTI against the Lua fixed window: slowdown per arrival spread, at the default backoff and with full-jitter backoffs",
-        "Mean wall time per trial of WATCH/MULTI divided by the mean of the Lua fixed window at the same round trip and arrival, both with the L requests' arrival times drawn uniformly over the spread; whiskers: the bootstrap 95% interval of the WATCH mean over the same Lua mean; {n} trials per point; the published 12-30x shaded; a spread makes the Lua wall at least the spread itself, so the ratio tends to 1 as the spread grows.",
+        "Mean wall time per trial of WATCH/MULTI divided by the mean of the Lua fixed window at the same round trip and arrival, both with the L requests' arrival times drawn uniformly over the spread; whiskers: the 95% confidence sequence of the WATCH mean over the same Lua mean; {n} trials per point; the published 12-30x shaded; a spread makes the Lua wall at least the spread itself, so the ratio tends to 1 as the spread grows.",
     )
     .panel(p);
     *md += &fig.write_if_any(ctx)?;

@@ -246,7 +246,7 @@ pub fn a2_2(g: &Groups) -> Vec<Slowdown> {
         if let Some(l) = g.baseline.get(&base_key(d, *rtt)) {
             let lua = summary(l, |r| r.wall_ms).mean;
             let w = values(v, |r| r.wall_ms);
-            let (lo, hi) = limitbench_analysis::stats::mean_ci(&w);
+            let (lo, hi) = limitbench_analysis::stats::mean_cs(&w);
             s.ratios.push((
                 *rtt,
                 Summary::of(&w).mean / lua,

@@ -15,7 +15,7 @@ use super::{CALLER, Pair, worst_by_skew};
 use limitbench_analysis::claims::Alternative;
 use limitbench_analysis::figure::{Axis, Figure, Panel, Pt, Reference, Series, num};
 use limitbench_analysis::figure::{ClaimReference, SummaryPoint, WriteFigure};
-use limitbench_analysis::stats::{Summary, mean_ci, mean_ci_method};
+use limitbench_analysis::stats::{Summary, mean_cs, mean_cs_method};
 use limitbench_analysis::{AnalysisCtx, Measured};
 use limitbench_base::error::Result;
 
@@ -125,7 +125,7 @@ pub fn measured_a4_2(rows: &[Row], ideal: &[f64]) -> Option<Measured> {
         ),
         "skew.csv strategy=token-bucket-caller-clock skew_ms=1000 load_x<2 poisson, random servers, per (capacity/rate, servers, clocks); ideal from skew-history.csv",
     )
-    .intervals(vec![mean_ci(v)], mean_ci_method(v.len()))
+    .intervals(vec![mean_cs(v)], mean_cs_method(v.len()))
     .setting(&pairs_of(&A4_2_DETAILS, &[def.0.clone(), def.1.clone(), def.2.clone()]))
     .sweep_figure("a4_2-sweep-capacity-servers-offsets")
     .rests_on(a4_2_cells(rows, &def))
@@ -138,7 +138,7 @@ pub fn measured_a4_2(rows: &[Row], ideal: &[f64]) -> Option<Measured> {
                 vec![s.mean],
                 format!("{} % of ideal", s.show(1)),
             )
-            .intervals(vec![mean_ci(v)])
+            .intervals(vec![mean_cs(v)])
             .rests_on(a4_2_cells(rows, k)),
         );
     }
@@ -154,8 +154,8 @@ fn a4_2_cells(rows: &[Row], key: &(String, String, String)) -> Vec<String> {
 }
 
 /// A4.1 with its sweep; the worst pair at other skews goes in the note.
-/// The value is the mean over the setting's trial pairs, with its bootstrap
-/// interval (the study's "at most 1.3% off" read as a bound on how far the
+/// The value is the mean over the setting's trial pairs, with its 95%
+/// interval, a confidence sequence (the study's "at most 1.3% off" read as a bound on how far the
 /// caller clock's bucket typically is from Redis's at that setting); the
 /// largest pair is shown beside, not judged: a max over pairs grows with
 /// the number of pairs and its bootstrap interval always ends at the sample
@@ -195,7 +195,7 @@ pub fn measured_a4_1(rows: &[Row], pairs: &BTreeMap<(String, u64), Pair>) -> Opt
         ),
         "skew.csv skew_ms=1000 load_x>=2: |admitted(caller clock) - admitted(Redis clock)| / Redis per trial pair, mean per (load, run length, capacity/rate, servers, clocks)",
     )
-    .intervals(vec![mean_ci(v)], format!("bootstrap 95% interval of the mean over {} trial pairs", v.len()))
+    .intervals(vec![mean_cs(v)], mean_cs_method(v.len()).replace(" trials", " trial pairs"))
     .setting(&pairs_of(&A4_1_DETAILS, &def))
     .sweep_figure("a4_1-sweep-run-length-load")
     .note(format!(
@@ -228,7 +228,7 @@ pub fn measured_a4_1(rows: &[Row], pairs: &BTreeMap<(String, u64), Pair>) -> Opt
             vec![Summary::of(v).mean],
             shown(v),
         )
-        .intervals(vec![mean_ci(v)])
+        .intervals(vec![mean_cs(v)])
         .trials(v.len())
         .rests_on(cells_at(k));
         out = out.alternative(a);

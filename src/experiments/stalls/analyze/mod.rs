@@ -24,7 +24,7 @@ use b42::{b42, bio_words, one_core_text};
 use super::rows::StallRow;
 use limitbench_analysis::figure::{Axis, Figure, Panel, Pt, RefKind, Reference, Series, num};
 use limitbench_analysis::figure::{ClaimReference, SummaryPoint, WriteFigure};
-use limitbench_analysis::stats::{Summary, mean_ci, mean_ci_method};
+use limitbench_analysis::stats::{Summary, mean_cs, mean_cs_method};
 use limitbench_analysis::table::md_table;
 use limitbench_analysis::{AnalysisCtx, Measured, Section};
 use limitbench_base::error::Result;
@@ -203,13 +203,13 @@ fn b41(ctx: &AnalysisCtx, by_n: &Trims, rows: &[StallRow]) -> Option<Measured> {
             .iter()
             .filter_map(|r| r.slowlog_us.map(|u| u / 1000.0))
             .collect();
-        mean_ci(&ms)
+        mean_cs(&ms)
     };
     let ratios = b41_trial_ratios(by_n);
     let (rlo, rhi) = if ratios.is_empty() {
         (ratio, ratio)
     } else {
-        mean_ci(&ratios)
+        mean_cs(&ratios)
     };
     let mut m = Measured::new(
         "B4.1",
@@ -225,7 +225,7 @@ fn b41(ctx: &AnalysisCtx, by_n: &Trims, rows: &[StallRow]) -> Option<Measured> {
     )
     .intervals(
         vec![ci(&by_n[&100_000]), ci(&by_n[&1_000_000])],
-        mean_ci_method(sa.n.min(sb.n)),
+        mean_cs_method(sa.n.min(sb.n)),
     )
     .condition(
         "every trimming call emptied the log and admitted",
@@ -399,7 +399,7 @@ fn figure(ctx: &AnalysisCtx, by_n: &Trims, by_mode: &Expiries) -> Result<String>
     )
     .categories(vec!["SLOWLOG, paired by trial".into()]);
     if !ratios.is_empty() {
-        let (lo, hi) = mean_ci(&ratios);
+        let (lo, hi) = mean_cs(&ratios);
         let m = ratios.iter().sum::<f64>() / ratios.len() as f64;
         g = g.series(Series::points(
             "ours (mean, 95% interval)",

@@ -6,7 +6,7 @@
 use super::{OpenRows, Sender, fill_share, filled, mean_some, model, pct, ratios};
 use limitbench_analysis::claims::Alternative;
 use limitbench_analysis::experiments::ts_member::rows::Row;
-use limitbench_analysis::stats::{Summary, mean_ci, mean_ci_method};
+use limitbench_analysis::stats::{Summary, mean_cs, mean_cs_method};
 use limitbench_analysis::table::f;
 use limitbench_analysis::{ClaimSpec, Measured};
 
@@ -19,7 +19,7 @@ pub fn pairs<'a>(s: &'a [(&'static str, String); 2]) -> [(&'static str, &'a str)
 }
 
 /// B5.1's quantity with one sender: per rate the mean admitted / limit of
-/// redis-ms, its bootstrap interval, and a display with the model and the
+/// redis-ms, its 95% interval (a confidence sequence), and a display with the model and the
 /// achieved same-ms shares beside it. None if a B5.1 rate is missing.
 pub(super) struct PerRate {
     pub values: Vec<f64>,
@@ -71,7 +71,7 @@ pub(super) fn b51_at(o: &OpenRows, s: Sender) -> Option<PerRate> {
         let v = ratios(&rs);
         let sum = Summary::of(&v);
         let what = format!("{}/s, admitted / limit", f(rate, 0));
-        let ((lo, hi), apart) = sessions_interval(o, &rs, &what, mean_ci(&v));
+        let ((lo, hi), apart) = sessions_interval(o, &rs, &what, mean_cs(&v));
         p.apart.push(apart.is_some());
         p.kept_apart.extend(apart);
         p.values.push(sum.mean);
@@ -284,7 +284,7 @@ pub fn b51(o: &OpenRows, spec: Option<&ClaimSpec>) -> Option<Measured> {
         format!("{}: {}", main.text(), p.display),
         "ts-member.csv mode=open pacing=poisson member=redis-ms, per sender_tick_ms and drivers; model: analyze/model.rs",
     )
-    .intervals(p.intervals, mean_ci_method(p.n_min))
+    .intervals(p.intervals, mean_cs_method(p.n_min))
     .setting(&pairs(&main.setting()))
     .sessions_apart(!p.kept_apart.is_empty())
     .sweep_figure("b5_1-sender-sweep")

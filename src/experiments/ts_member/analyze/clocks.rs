@@ -1,11 +1,9 @@
 //! B5.3, "whose clock it was made no difference": per rate, the difference
 //! of the mean admitted / limit between the millisecond member stamped by
-//! Redis (`redis-ms`) and by the caller (`caller-ms`), with a two-sample
-//! bootstrap interval; judged per rate against the precision at which the
+//! Redis (`redis-ms`) and by the caller (`caller-ms`), with the difference
+//! of the two means' confidence sequences; judged per rate against the precision at which the
 //! study reports that rate's figure (B5.1's tolerances), every rate inside
 //! for `reproduced`.
-
-use rand::{RngExt, SeedableRng};
 
 use super::claims::{B51_RATES, UNFILLED, pairs};
 use super::{OpenRows, Sender, fill_share, filled, mean_some, pct, ratios};
@@ -18,33 +16,16 @@ fn mean(v: &[f64]) -> f64 {
     v.iter().sum::<f64>() / v.len() as f64
 }
 
-/// The two-sample percentile bootstrap 95% interval of mean(a) - mean(b):
-/// each sample resampled on its own, 2,000 times, from a fixed seed (a rerun
-/// of the analysis gives the same interval).
-pub fn diff_ci(a: &[f64], b: &[f64]) -> (f64, f64) {
-    diff_ci_at(a, b, 0.95)
+/// The 95% interval of mean(a) - mean(b) a verdict reads: each mean's
+/// confidence sequence at half the error, the difference of their ends
+/// (`stats::mean_diff_cs_at`), valid however often the cells are looked at.
+pub fn diff_cs(a: &[f64], b: &[f64]) -> (f64, f64) {
+    diff_cs_at(a, b, 0.95)
 }
 
-/// [`diff_ci`] at another two-sided `level`.
-pub fn diff_ci_at(a: &[f64], b: &[f64], level: f64) -> (f64, f64) {
-    if a.len() < 2 || b.len() < 2 {
-        let d = mean(a) - mean(b);
-        return (d, d);
-    }
-    let mut rng = rand::rngs::ChaCha8Rng::seed_from_u64(0x6235_3362_6f6f_7473);
-    let pick = |v: &[f64], rng: &mut rand::rngs::ChaCha8Rng| -> f64 {
-        (0..v.len())
-            .map(|_| v[rng.random_range(0..v.len())])
-            .sum::<f64>()
-            / v.len() as f64
-    };
-    let mut stats: Vec<f64> = (0..2000)
-        .map(|_| pick(a, &mut rng) - pick(b, &mut rng))
-        .collect();
-    stats.sort_by(|x, y| x.total_cmp(y));
-    let q = |p: f64| limitbench_analysis::stats::quantile(&stats, p);
-    let tail = (1.0 - level) / 2.0;
-    (q(tail), q(1.0 - tail))
+/// [`diff_cs`] at another two-sided `level`.
+pub fn diff_cs_at(a: &[f64], b: &[f64], level: f64) -> (f64, f64) {
+    limitbench_analysis::stats::mean_diff_cs_at(a, b, level)
 }
 
 /// The interval a rate's clock difference is judged on: pooled when the
@@ -75,7 +56,7 @@ fn sessions_diff_interval(
     let est: Vec<Estimate> = by
         .iter()
         .filter(|(_, (a, b))| a.len() >= 2 && b.len() >= 2)
-        .map(|(s, (a, b))| (*s, mean(a) - mean(b), diff_ci(a, b), a.len() + b.len()))
+        .map(|(s, (a, b))| (*s, mean(a) - mean(b), diff_cs(a, b), a.len() + b.len()))
         .collect();
     // The same rows disagreeing on either member's level (B5.1's ruling on
     // redis-ms) measured different things in each session: keep the
@@ -85,7 +66,7 @@ fn sessions_diff_interval(
             .filter(|(_, ab)| pick(ab).len() >= 2)
             .map(|(s, ab)| {
                 let v = pick(ab);
-                (*s, mean(v), limitbench_analysis::stats::mean_ci(v), v.len())
+                (*s, mean(v), limitbench_analysis::stats::mean_cs(v), v.len())
             })
             .collect()
     };
@@ -100,7 +81,7 @@ fn sessions_diff_interval(
     let (iv, why) = judged_interval(
         what,
         &est,
-        |s, lv| diff_ci_at(&by[&s].0, &by[&s].1, lv),
+        |s, lv| diff_cs_at(&by[&s].0, &by[&s].1, lv),
         pooled,
         3,
     );
@@ -110,7 +91,7 @@ fn sessions_diff_interval(
     // The difference agrees but a level does not: the hull, with that reason.
     let lv = limitbench_analysis::sessions::level(est.len());
     let hull = est.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |h, e| {
-        let iv = diff_ci_at(&by[&e.0].0, &by[&e.0].1, lv);
+        let iv = diff_cs_at(&by[&e.0].0, &by[&e.0].1, lv);
         (h.0.min(iv.0), h.1.max(iv.1))
     });
     (
@@ -167,7 +148,7 @@ pub fn clock_diff(o: &OpenRows, s: Sender) -> Option<ClockDiff> {
         let (a, b) = (ratios(&ra), ratios(&rb));
         let v = mean(&a) - mean(&b);
         let what = format!("{}/s, redis-ms minus caller-ms", f(rate, 0));
-        let (iv, apart) = sessions_diff_interval(o, &ra, &rb, &what, diff_ci(&a, &b));
+        let (iv, apart) = sessions_diff_interval(o, &ra, &rb, &what, diff_cs(&a, &b));
         let label = if apart.is_some() {
             "sessions' hull"
         } else {
@@ -233,7 +214,7 @@ pub fn b53(o: &OpenRows, spec: Option<&limitbench_analysis::ClaimSpec>) -> Optio
     .intervals(
         d.intervals,
         format!(
-            "two-sample percentile bootstrap (2,000 resamples) of the difference of means, n={} trials or more per member and rate",
+            "95% confidence sequences of the two means at half the error each (asymptotic, Waudby-Smith et al. 2024; valid at every look), their difference, over {} trials or more per member and rate",
             d.n_min
         ),
     )

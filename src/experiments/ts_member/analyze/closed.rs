@@ -18,7 +18,7 @@
 use super::model;
 use limitbench_analysis::claims::Alternative;
 use limitbench_analysis::experiments::ts_member::rows::Row;
-use limitbench_analysis::stats::{Summary, mean_ci, mean_ci_method};
+use limitbench_analysis::stats::{Summary, mean_cs, mean_cs_method};
 use limitbench_analysis::table::f;
 use limitbench_analysis::{ClaimSpec, Measured};
 
@@ -53,10 +53,10 @@ struct Runs {
 fn runs(rs: &[&Row]) -> Runs {
     let v: Vec<f64> = rs.iter().map(|r| per_model(r)).collect();
     let s = Summary::of(&v);
-    let ci = mean_ci(&v);
+    let ci = mean_cs(&v);
     let counts: Vec<f64> = rs.iter().map(|r| r.admitted as f64).collect();
     let c = Summary::of(&counts);
-    let cci = mean_ci(&counts);
+    let cci = mean_cs(&counts);
     let rate = Summary::of(&rs.iter().map(|r| r.achieved_rate_per_s).collect::<Vec<_>>()).mean;
     let (limit, window, dur) = (rs[0].limit, rs[0].window_ms, rs[0].duration_s);
     let fill = fill_ms(limit, rate);
@@ -116,7 +116,7 @@ pub fn b52(closed: &[&Row], spec: Option<&ClaimSpec>) -> Option<Measured> {
     let main = runs(&at(best));
     let limit = rs[0].limit;
     let mut m = Measured::new("B5.2", vec![main.value], main.display, "ts-member.csv mode=closed member=redis-ms: admitted / model count at achieved_rate_per_s; model: analyze/closed.rs")
-        .intervals(vec![main.interval], mean_ci_method(main.n))
+        .intervals(vec![main.interval], mean_cs_method(main.n))
         .setting(&[("closed_duration_s", &format!("{}", best))])
         .model(format!(
             "a log of millisecond members fills after {limit} occupied Redis milliseconds; flat out at D decisions/s every millisecond is occupied, so it fills in about {limit} ms and admits (L - 1) m / (1 - e^-m) + 1 (m = D / 1000), about D x {} s: the count is the server's rate times the fill time{}",

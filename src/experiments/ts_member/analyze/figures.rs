@@ -11,14 +11,14 @@ use limitbench_analysis::AnalysisCtx;
 use limitbench_analysis::experiments::ts_member::rows::Row;
 use limitbench_analysis::figure::{Axis, Figure, Panel, Pt, Reference, Series, num, pass_region};
 use limitbench_analysis::figure::{ClaimReference, SummaryPoint, WriteFigure};
-use limitbench_analysis::stats::{Summary, mean_ci};
+use limitbench_analysis::stats::{Summary, mean_cs};
 use limitbench_analysis::table::distinct;
 use limitbench_base::error::Result;
 
-/// The mean of `v` with its 95% bootstrap interval as the whisker.
+/// The mean of `v` with its 95% interval (the one judged: `stats::mean_cs`) as the whisker.
 fn ci_pt(x: f64, v: &[f64]) -> Pt {
     let s = Summary::of(v);
-    let (lo, hi) = mean_ci(v);
+    let (lo, hi) = mean_cs(v);
     Pt::spread(x, s.mean, lo, hi, s.n)
 }
 
@@ -181,7 +181,7 @@ pub fn poisson_model(ctx: &AnalysisCtx, o: &OpenRows) -> Result<String> {
         &["B5.1"],
         "the timestamp member against the exact Poisson model",
         format!(
-            "redis-ms, {}, limit {}: measured admitted / limit, and the value each trial's achieved same-millisecond share over its fill period (up to the last admission) implies, ((limit - 1) / (1 - share) + 1) / limit, mean with 95% bootstrap whiskers over {{n}} trials; lines: the exact model for a precise Poisson sender.",
+            "redis-ms, {}, limit {}: measured admitted / limit, and the value each trial's achieved same-millisecond share over its fill period (up to the last admission) implies, ((limit - 1) / (1 - share) + 1) / limit, mean with whiskers at the judged 95% interval (a confidence sequence) over {{n}} trials; lines: the exact model for a precise Poisson sender.",
             main.text(),
             limit
         ),
@@ -293,7 +293,7 @@ pub fn sender_sweep(ctx: &AnalysisCtx, o: &OpenRows) -> Result<String> {
         &["B5.1"],
         "over-admission against the sender's timer tick and connections",
         format!(
-            "redis-ms, limit {limit}: admitted / limit, mean with 95% bootstrap whiskers over {{n}} trials (the main sender's, where the measuring sessions disagree: the hull of each session's 97.5% interval, the claim's own); precise: every send waited for to the microsecond; a tick: sends released at the next multiple of it. Each panel's title: B5.1's verdict at that rate with the main sender (n~k: about k trials would decide it at this spread)."
+            "redis-ms, limit {limit}: admitted / limit, mean with whiskers at the judged 95% interval (a confidence sequence) over {{n}} trials (the main sender's, where the measuring sessions disagree: the hull of each session's 97.5% interval, the claim's own); precise: every send waited for to the microsecond; a tick: sends released at the next multiple of it. Each panel's title: B5.1's verdict at that rate with the main sender (n~k: about k trials would decide it at this spread)."
         ),
     )
     .columns(3);
@@ -360,7 +360,7 @@ pub fn clock_sweep(ctx: &AnalysisCtx, o: &OpenRows) -> Result<String> {
         "b5_3-clock-sweep",
         &["B5.3"],
         "Redis's clock against the caller's, per rate and sender",
-        format!("mean admitted / limit of redis-ms minus caller-ms, per rate, with its two-sample 95% bootstrap interval over {{n}} trials per member (where the measuring sessions disagree, the hull of each session's 97.5% interval: the claim's own interval, which only one clean session narrows); precise: every send waited for to the microsecond; a tick: sends released at the next multiple of it. How the verdict reads it: at the main sender ({main}) every rate's whole 95% interval must lie inside that rate's shaded band (the precision of the study's figure at that rate, B5.1's tolerance) for reproduced; one wholly outside is not reproduced; a whisker across an edge is inconclusive (not a pass); the other senders are the sweep."),
+        format!("mean admitted / limit of redis-ms minus caller-ms, per rate, with its judged 95% interval (the two means' confidence sequences) over {{n}} trials per member (where the measuring sessions disagree, the hull of each session's 97.5% interval: the claim's own interval, which only one clean session narrows); precise: every send waited for to the microsecond; a tick: sends released at the next multiple of it. How the verdict reads it: at the main sender ({main}) every rate's whole 95% interval must lie inside that rate's shaded band (the precision of the study's figure at that rate, B5.1's tolerance) for reproduced; one wholly outside is not reproduced; a whisker across an edge is inconclusive (not a pass); the other senders are the sweep."),
     )
     .columns(3);
     for (i, &rate) in B51_RATES.iter().enumerate() {
@@ -448,7 +448,7 @@ pub fn closed(ctx: &AnalysisCtx, closed: &[&Row]) -> Result<String> {
         &["B5.2"],
         format!("the timestamp member with {workers} workers flat out, limit {limit}"),
         format!(
-            "Left: admitted per run of {} s, mean with min-max whiskers over n = {} runs; the count is this machine's{published}. Right: admitted over the model's count, what a log of millisecond members admits at the run's own decision rate ((L - 1) m / (1 - e^-m) + 1, m = decisions per ms: the rate times the time the log takes to fill), mean with 95% bootstrap whiskers; B5.2 is judged on redis-ms there. The exact members sit near L over the model's count.",
+            "Left: admitted per run of {} s, mean with min-max whiskers over n = {} runs; the count is this machine's{published}. Right: admitted over the model's count, what a log of millisecond members admits at the run's own decision rate ((L - 1) m / (1 - e^-m) + 1, m = decisions per ms: the rate times the time the log takes to fill), mean with whiskers at the judged 95% interval (a confidence sequence); B5.2 is judged on redis-ms there. The exact members sit near L over the model's count.",
             num(closed.first().map(|r| r.duration_s).unwrap_or(0.0)),
             closed.iter().filter(|r| r.member == "redis-ms").count()
         ),

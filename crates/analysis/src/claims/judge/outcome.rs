@@ -89,6 +89,9 @@ pub fn outcome_with(
     for (i, v) in values.iter().enumerate() {
         let (lo, hi) = match intervals.get(i) {
             Some(&(lo, hi)) if lo.is_finite() && hi.is_finite() => (lo.min(*v), hi.max(*v)),
+            // An interval without an end (a confidence sequence over one
+            // trial) decides nothing.
+            Some(&(lo, hi)) if lo.is_infinite() || hi.is_infinite() => (lo.min(*v), hi.max(*v)),
             _ => (*v, *v),
         };
         let (a, b) = region(spec, i).expect("numeric check");
