@@ -19,7 +19,6 @@ use crate::experiments::Size;
 use crate::run::manifest::{DecisiveRound, RunManifest, UntilDecisive};
 use crate::run::record::RunDir;
 use limitbench_analysis::Verdict;
-use limitbench_analysis::trial_times::fewest_trials_per_cell;
 
 /// The most trials a cell gets from the rounds, per size, and why. The one
 /// place these caps live.
@@ -61,6 +60,14 @@ fn update(run: &RunDir, f: impl FnOnce(&mut UntilDecisive)) -> Result<()> {
     Ok(())
 }
 
+/// The floors a round has raised so far: per experiment (a claim that
+/// names no cells) and per experiment and cell.
+#[derive(Debug, Clone, Default)]
+struct Floors {
+    experiments: BTreeMap<String, u64>,
+    cells: BTreeMap<String, BTreeMap<String, u64>>,
+}
+
 /// The rounds after the first session (`status`: its exit status). Returns
 /// the run's exit status: non-zero if a session failed.
 pub async fn rounds(
@@ -83,26 +90,47 @@ pub async fn rounds(
         u.stopped = None;
     })?;
     let claims_file = root.join("analysis/claims.toml");
-    let mut floors: BTreeMap<String, u64> = a.trial_floors.clone();
+    let mut floors = Floors {
+        experiments: a.trial_floors.clone(),
+        cells: a.cell_floors.clone(),
+    };
     let mut round = RunManifest::load(run)?
         .and_then(|m| m.until_decisive)
         .map(|u| u.rounds.len() as u64)
         .unwrap_or(0);
-    let stopped = loop {
+    let (stopped, verdicts) = loop {
         if status != 0 {
-            break "a session failed; resume the run to finish it".to_string();
+            break (
+                "a session failed; resume the run to finish it".to_string(),
+                None,
+            );
         }
         let (ids, raise) = match plan(run, &claims_file, names, &floors, cap)? {
-            Next::Stop(why) => break why,
-            Next::Round { ids, raise } => (ids, raise),
+            (Next::Stop(why), verdicts) => break (why, Some(verdicts)),
+            (Next::Round { ids, raise }, _) => (ids, raise),
         };
         round += 1;
-        floors.extend(raise.clone());
+        floors.experiments.extend(raise.experiments.clone());
+        for (e, cells) in &raise.cells {
+            floors
+                .cells
+                .entry(e.clone())
+                .or_default()
+                .extend(cells.clone());
+        }
         status = one_round(a, root, run, round, ids, raise, &floors).await?;
     };
     eprintln!("limitbench: --until-decisive stopped: {stopped}");
     let capped = stopped.starts_with("cap reached");
-    update(run, |u| u.stopped = Some(stopped))?;
+    let per_cell = |e: &str| limitbench_analysis::trial_times::trials_per_cell(&run.path, e);
+    let mut held: BTreeMap<String, BTreeMap<String, u64>> = BTreeMap::new();
+    for e in floors.cells.keys() {
+        held.insert(e.clone(), per_cell(e)?);
+    }
+    update(run, |u| {
+        u.stopped = Some(stopped.clone());
+        close_cells(u, &held, verdicts.as_ref(), &stopped);
+    })?;
     // The run's claims say which stayed inconclusive at the cap.
     if capped {
         super::analyze(&run.path, &claims_file)?;
@@ -110,65 +138,171 @@ pub async fn rounds(
     Ok(status)
 }
 
+/// Each raised cell's trials and why it got no more: every claim that asked
+/// for it decided, or (some still inconclusive) the cap or the failure
+/// that stopped the rounds.
+fn close_cells(
+    u: &mut UntilDecisive,
+    held: &BTreeMap<String, BTreeMap<String, u64>>,
+    verdicts: Option<&BTreeMap<String, Verdict>>,
+    stopped: &str,
+) {
+    for (e, cells) in u.cells.iter_mut() {
+        for (cell, c) in cells.iter_mut() {
+            c.trials = held.get(e).and_then(|h| h.get(cell)).copied().unwrap_or(0);
+            let open: Vec<&str> = c
+                .claims
+                .iter()
+                .filter(|id| {
+                    verdicts.is_none_or(|v| v.get(*id).is_none_or(|x| *x == Verdict::Inconclusive))
+                })
+                .map(|s| s.as_str())
+                .collect();
+            c.stopped = if open.is_empty() {
+                let decided: Vec<String> = c
+                    .claims
+                    .iter()
+                    .map(|id| {
+                        let v = verdicts.and_then(|v| v.get(id)).map(|v| v.as_str());
+                        format!("{id} {}", v.unwrap_or("?"))
+                    })
+                    .collect();
+                format!("decided at {} trials: {}", c.trials, decided.join(", "))
+            } else {
+                format!(
+                    "undecided at {} trials ({} inconclusive): {stopped}",
+                    c.trials,
+                    open.join(", ")
+                )
+            };
+        }
+    }
+}
+
 /// What a judgement of the run asks for next.
 enum Next {
     /// Stop; the reason goes into the manifest.
     Stop(String),
-    /// Another round: the claims still inconclusive, and the experiments
-    /// whose floor rises (to what).
-    Round {
-        ids: Vec<String>,
-        raise: BTreeMap<String, u64>,
-    },
+    /// Another round: the claims still inconclusive, and the floors that
+    /// rise (to what).
+    Round { ids: Vec<String>, raise: Floors },
 }
 
 /// Judge the run (its derived files are rewritten) and choose: stop (no
-/// claim inconclusive, or every one at the cap) or raise the floors of the
-/// experiments of the inconclusive claims below the cap.
+/// claim inconclusive, or every one at the cap) or raise the floors below
+/// the cap: of the cells an inconclusive claim rests on (`rests_on`), or of
+/// its whole experiment when it names none. Also returns every claim's
+/// verdict.
 fn plan(
     run: &RunDir,
     claims_file: &Path,
     names: &[&'static str],
-    floors: &BTreeMap<String, u64>,
+    floors: &Floors,
     cap: u64,
-) -> Result<Next> {
+) -> Result<(Next, BTreeMap<String, Verdict>)> {
     let judged = super::analyze(&run.path, claims_file)?;
-    let open: Vec<(String, String)> = judged
+    let verdicts: BTreeMap<String, Verdict> = judged
+        .iter()
+        .map(|j| (j.spec.id.clone(), j.verdict))
+        .collect();
+    let open: Vec<(String, String, Vec<String>)> = judged
         .iter()
         .filter(|j| j.verdict == Verdict::Inconclusive)
         .filter(|j| names.contains(&j.spec.experiment.as_str()))
-        .map(|j| (j.spec.id.clone(), j.spec.experiment.clone()))
+        .map(|j| {
+            let cells = j
+                .measured
+                .as_ref()
+                .map(|m| m.rests_on.clone())
+                .unwrap_or_default();
+            (j.spec.id.clone(), j.spec.experiment.clone(), cells)
+        })
         .collect();
     if open.is_empty() {
         update(run, |u| u.capped_claims.clear())?;
-        return Ok(Next::Stop(
-            "decisive: no claim of the run is inconclusive".to_string(),
+        return Ok((
+            Next::Stop("decisive: no claim of the run is inconclusive".to_string()),
+            verdicts,
         ));
     }
-    let mut raise: BTreeMap<String, u64> = BTreeMap::new();
+    let mut raise = Floors::default();
+    let mut asked: BTreeMap<(String, String), Vec<String>> = BTreeMap::new();
     let mut capped = Vec::new();
-    for (id, e) in &open {
-        let have = floors
-            .get(e)
-            .copied()
-            .unwrap_or(0)
-            .max(fewest_trials_per_cell(&run.path, e)?);
+    let mut held: BTreeMap<String, BTreeMap<String, u64>> = BTreeMap::new();
+    for (id, e, cells) in &open {
+        if !held.contains_key(e) {
+            let per = limitbench_analysis::trial_times::trials_per_cell(&run.path, e)?;
+            held.insert(e.clone(), per);
+        }
+        let per = &held[e];
+        let whole = floors.experiments.get(e).copied().unwrap_or(0);
+        if cells.is_empty() {
+            let have = whole.max(per.values().copied().min().unwrap_or(0));
+            if have >= cap {
+                capped.push(id.clone());
+            } else {
+                let f = raise.experiments.entry(e.clone()).or_default();
+                *f = (*f).max(next_floor(have, cap));
+            }
+            continue;
+        }
+        // The cells' trials: what the table holds, or the floor a round set.
+        let own = floors.cells.get(e);
+        let have = cells
+            .iter()
+            .map(|c| {
+                let floor = own.and_then(|o| o.get(c)).copied().unwrap_or(0);
+                per.get(c).copied().unwrap_or(0).max(floor).max(whole)
+            })
+            .min()
+            .unwrap_or(0);
         if have >= cap {
             capped.push(id.clone());
-        } else {
-            raise.insert(e.clone(), next_floor(have, cap));
+            continue;
+        }
+        let to = next_floor(have, cap);
+        for c in cells {
+            let f = raise
+                .cells
+                .entry(e.clone())
+                .or_default()
+                .entry(c.clone())
+                .or_default();
+            *f = (*f).max(to);
+            asked
+                .entry((e.clone(), c.clone()))
+                .or_default()
+                .push(id.clone());
         }
     }
-    update(run, |u| u.capped_claims = capped.clone())?;
-    if raise.is_empty() {
-        return Ok(Next::Stop(format!(
-            "cap reached: {} claim(s) still inconclusive at {cap} trials per cell ({})",
-            capped.len(),
-            capped.join(", ")
-        )));
+    update(run, |u| {
+        u.capped_claims = capped.clone();
+        for ((e, c), ids) in &asked {
+            let rec = u
+                .cells
+                .entry(e.clone())
+                .or_default()
+                .entry(c.clone())
+                .or_default();
+            for id in ids {
+                if !rec.claims.contains(id) {
+                    rec.claims.push(id.clone());
+                }
+            }
+        }
+    })?;
+    if raise.experiments.is_empty() && raise.cells.is_empty() {
+        return Ok((
+            Next::Stop(format!(
+                "cap reached: {} claim(s) still inconclusive at {cap} trials per cell ({})",
+                capped.len(),
+                capped.join(", ")
+            )),
+            verdicts,
+        ));
     }
-    let ids = open.iter().map(|(id, _)| id.clone()).collect();
-    Ok(Next::Round { ids, raise })
+    let ids = open.iter().map(|(id, _, _)| id.clone()).collect();
+    Ok((Next::Round { ids, raise }, verdicts))
 }
 
 /// Round `round`: the experiments of `raise` resumed with the new
@@ -179,31 +313,60 @@ async fn one_round(
     run: &RunDir,
     round: u64,
     ids: Vec<String>,
-    raise: BTreeMap<String, u64>,
-    floors: &BTreeMap<String, u64>,
+    raise: Floors,
+    floors: &Floors,
 ) -> Result<i32> {
+    let mut what: Vec<String> = raise
+        .experiments
+        .iter()
+        .map(|(e, f)| format!("{e} (at least {f} per cell)"))
+        .collect();
+    for (e, cells) in &raise.cells {
+        let most = cells.values().max().copied().unwrap_or(0);
+        what.push(format!(
+            "{} cell(s) of {e} (up to {most} trials each)",
+            cells.len()
+        ));
+    }
     eprintln!(
         "limitbench: round {round}: {} claim(s) inconclusive ({}); more trials for {}",
         ids.len(),
         ids.join(", "),
-        raise
-            .iter()
-            .map(|(e, f)| format!("{e} (at least {f} per cell)"))
-            .collect::<Vec<_>>()
-            .join(", ")
+        what.join(", ")
     );
     let mut next = a.clone();
-    next.experiments = raise.keys().cloned().collect();
+    let mut experiments: Vec<String> = raise.experiments.keys().cloned().collect();
+    experiments.extend(raise.cells.keys().cloned());
+    experiments.sort();
+    experiments.dedup();
+    next.experiments = experiments;
     next.resume = Some(run.run_id.clone());
     next.run_id = None;
-    next.trial_floors = floors.clone();
+    next.trial_floors = floors.experiments.clone();
+    next.cell_floors = floors.cells.clone();
     let entry = DecisiveRound {
         round,
-        trial_floor: raise,
+        trial_floor: raise.experiments.clone(),
+        cell_floor: raise.cells.clone(),
         inconclusive: ids,
         outcome: String::new(),
     };
-    update(run, |u| u.rounds.push(entry))?;
+    update(run, |u| {
+        for (e, cells) in &raise.cells {
+            for c in cells.keys() {
+                let rec = u
+                    .cells
+                    .entry(e.clone())
+                    .or_default()
+                    .entry(c.clone())
+                    .or_default();
+                if !rec.rounds.contains(&round) {
+                    rec.rounds.push(round);
+                }
+            }
+        }
+        u.rounds.push(entry)
+    })?;
     let (s, _, _) = run_session(next, root).await?;
     update(run, |u| {
         if let Some(r) = u.rounds.last_mut() {
@@ -220,6 +383,7 @@ async fn one_round(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use limitbench_analysis::trial_times::fewest_trials_per_cell;
 
     #[test]
     fn the_floor_doubles_from_ten_and_stops_at_the_cap() {

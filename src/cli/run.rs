@@ -99,6 +99,7 @@ impl RunArgs {
             server: self.server.choice(),
             server_identity: None,
             trial_floors: Default::default(),
+            cell_floors: Default::default(),
         }
     }
 }

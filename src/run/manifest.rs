@@ -86,6 +86,25 @@ pub struct UntilDecisive {
     /// Claims still inconclusive whose experiments reached the cap.
     #[serde(default)]
     pub capped_claims: Vec<String>,
+    /// Per experiment and cell raised by a round: the rounds, the claims
+    /// that asked for it, the trials it holds and why it stopped.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub cells: BTreeMap<String, BTreeMap<String, CellRounds>>,
+}
+
+/// One cell's part in the rounds of `--until-decisive`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CellRounds {
+    /// The rounds that raised it.
+    pub rounds: Vec<u64>,
+    /// The inconclusive claims resting on it when it was raised.
+    pub claims: Vec<String>,
+    /// The trials it holds when the rounds stopped (0 while they run).
+    #[serde(default)]
+    pub trials: u64,
+    /// Why it got no more: its claims decided, or the cap.
+    #[serde(default)]
+    pub stopped: String,
 }
 
 /// One round: the experiments given more trials, the floor each got, and
@@ -94,6 +113,9 @@ pub struct UntilDecisive {
 pub struct DecisiveRound {
     pub round: u64,
     pub trial_floor: BTreeMap<String, u64>,
+    /// The cells raised on their own: experiment -> cell -> floor.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub cell_floor: BTreeMap<String, BTreeMap<String, u64>>,
     pub inconclusive: Vec<String>,
     /// The resumed session's outcome (`done` or the failure).
     #[serde(default)]

@@ -259,8 +259,12 @@ pub async fn run<S: Sweep>(ctx: &RunContext, sweep: &mut S, cells: &[S::Cell]) -
         .filter(|(i, _)| ctx.lane.is_none_or(|l| l.owns("", *i)))
         .map(|(_, c)| c)
         .collect();
-    // A trial floor (`--until-decisive`) adds trials to cells with fewer.
-    let trials_of = |sweep: &S, c: &S::Cell| sweep.trials(c).max(ctx.trial_floor);
+    // A trial floor (`--until-decisive`: the experiment's, or the cell's
+    // own) adds trials to cells with fewer.
+    let trials_of = |sweep: &S, c: &S::Cell| {
+        let own = ctx.cell_floors.get(&sweep.cell_id(c)).copied().unwrap_or(0);
+        sweep.trials(c).max(ctx.trial_floor).max(own)
+    };
     let total: u64 = cells.iter().map(|c| trials_of(sweep, c)).sum();
     // Other processes' CPU while each cell ran (noise.csv, one row per cell),
     // from one sampler for the whole experiment, written as the sampler

@@ -228,12 +228,24 @@ fn rounds_section(manifest: &serde_json::Value) -> Option<Section> {
         u["cap_basis"].as_str().unwrap_or("?")
     );
     for r in u["rounds"].as_array().into_iter().flatten() {
-        let floors: Vec<String> = r["trial_floor"]
+        let mut floors: Vec<String> = r["trial_floor"]
             .as_object()
             .into_iter()
             .flatten()
             .map(|(e, f)| format!("{e} >= {f}"))
             .collect();
+        // Cells raised on their own (the cells an inconclusive claim rests on).
+        for (e, cells) in r["cell_floor"].as_object().into_iter().flatten() {
+            let cells = cells.as_object().map(|c| c.len()).unwrap_or(0);
+            let most = r["cell_floor"][e]
+                .as_object()
+                .into_iter()
+                .flatten()
+                .filter_map(|(_, f)| f.as_u64())
+                .max()
+                .unwrap_or(0);
+            floors.push(format!("{cells} cell(s) of {e} up to {most}"));
+        }
         let open: Vec<&str> = r["inconclusive"]
             .as_array()
             .into_iter()
@@ -252,6 +264,34 @@ fn rounds_section(manifest: &serde_json::Value) -> Option<Section> {
         "\nStopped: {}.\n",
         u["stopped"].as_str().unwrap_or("the rounds did not finish")
     );
+    // Per cell raised: its trials, its rounds and why it stopped.
+    let cells: Vec<String> = u["cells"]
+        .as_object()
+        .into_iter()
+        .flatten()
+        .flat_map(|(e, cells)| {
+            cells.as_object().into_iter().flatten().map(move |(c, r)| {
+                format!(
+                    "| {e} | `{c}` | {} | {} | {} |",
+                    r["trials"],
+                    r["rounds"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .map(|x| x.to_string())
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    r["stopped"].as_str().unwrap_or("")
+                )
+            })
+        })
+        .collect();
+    if !cells.is_empty() {
+        text += "\nThe cells the rounds raised (the cells an inconclusive claim rests on):\n\n\
+                 | experiment | cell | trials | rounds | stopped |\n|---|---|---|---|---|\n";
+        text += &cells.join("\n");
+        text += "\n";
+    }
     Some(Section::new("extra-trials", text))
 }
 

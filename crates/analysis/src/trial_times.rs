@@ -62,15 +62,25 @@ struct CellTrial {
 /// an experiment whose cells run different counts (memory's CPU cells one
 /// window each beside fills of ten) is capped only when every cell is.
 pub fn fewest_trials_per_cell(run_dir: &Path, experiment: &str) -> Result<u64> {
+    Ok(trials_per_cell(run_dir, experiment)?
+        .values()
+        .copied()
+        .min()
+        .unwrap_or(0))
+}
+
+/// The distinct trials each cell of `experiment` holds in its table, by
+/// cell id (empty when the table is absent).
+pub fn trials_per_cell(run_dir: &Path, experiment: &str) -> Result<BTreeMap<String, u64>> {
     let table = format!("{experiment}.csv");
     let Some((_, rows, _torn)) = crate::read_table::<CellTrial>(run_dir, &table)? else {
-        return Ok(0);
+        return Ok(BTreeMap::new());
     };
     let mut per: BTreeMap<String, BTreeSet<u64>> = BTreeMap::new();
     for r in rows {
         per.entry(r.cell).or_default().insert(r.trial);
     }
-    Ok(per.values().map(|t| t.len() as u64).min().unwrap_or(0))
+    Ok(per.into_iter().map(|(c, t)| (c, t.len() as u64)).collect())
 }
 
 /// A trial over this many times its cell's median is flagged by `analyze`.

@@ -147,6 +147,13 @@ impl Lanes<'_> {
                 if floor > 0 {
                     m.note(d.name, "trial_floor", floor.into());
                 }
+                if let Some(cells) = self.request.cell_floors.get(d.name) {
+                    m.note(
+                        d.name,
+                        "cell_floors",
+                        serde_json::to_value(cells).unwrap_or_default(),
+                    );
+                }
                 m.save(self.run)?;
             }
             let t = std::time::Instant::now();
@@ -202,6 +209,12 @@ impl Lanes<'_> {
         )?;
         c.stall_after = a.stall_after;
         c.trial_floor = self.floor(d);
+        c.cell_floors = self
+            .request
+            .cell_floors
+            .get(d.name)
+            .cloned()
+            .unwrap_or_default();
         let bound = match part {
             Some(Part::Cpu) => Bound::Cpu,
             _ => d.bound,

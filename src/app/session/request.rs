@@ -51,4 +51,8 @@ pub struct RunRequest {
     /// The least trials per cell, per experiment (set by the rounds of
     /// --until-decisive, never on the command line).
     pub trial_floors: BTreeMap<String, u64>,
+    /// The least trials of single cells, per experiment and cell id (the
+    /// rounds of --until-decisive raise only the cells an inconclusive
+    /// claim rests on).
+    pub cell_floors: BTreeMap<String, BTreeMap<String, u64>>,
 }

@@ -101,6 +101,10 @@ pub struct RunContext {
     /// own counts). Extra trials are numbered on from the cell's own, so
     /// their seeds are `trial_seed(run_seed, cell, trial)` as in any run.
     pub trial_floor: u64,
+    /// The least trials of single cells, by cell id (the rounds of
+    /// `--until-decisive` raise the cells an inconclusive claim rests on);
+    /// a cell runs the most of its own count, `trial_floor` and this.
+    pub cell_floors: std::collections::BTreeMap<String, u64>,
     /// No progress output (the scorecard reports per strategy instead).
     quiet: bool,
     manifest: Arc<Mutex<crate::run::manifest::RunManifest>>,
@@ -150,6 +154,7 @@ impl RunContext {
             part: None,
             attempt: std::sync::atomic::AtomicU64::new(0),
             trial_floor: 0,
+            cell_floors: Default::default(),
             quiet: false,
             manifest,
             validating: false,
