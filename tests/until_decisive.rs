@@ -258,4 +258,37 @@ fn inconclusive_claims_get_more_trials_up_to_the_cap() {
         };
         assert_eq!(trials, &want, "{cell}");
     }
+
+    // Resumed with a cap of 6 and a budget of 1 s of trial time: A2.1's
+    // next round (its cells to 6, 3 trials each at their median time) does
+    // not fit, so nothing runs and the claim says why.
+    adaptive_run(
+        data.path(),
+        "6",
+        &["--resume", "adaptive", "--round-budget", "1"],
+    )
+    .expect_code(0)
+    .expect_output("--until-decisive stopped: budget spent");
+    let u = manifest(&dir)["until_decisive"].clone();
+    assert_eq!(u["budget_s"], 1, "{u}");
+    assert_eq!(
+        u["rounds"].as_array().unwrap().len(),
+        2,
+        "no third round: {u}"
+    );
+    assert!(
+        u["unfunded_claims"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c == "A2.1"),
+        "{u}"
+    );
+    assert_eq!(trials_by_cell(&dir).1, per, "no trial was added");
+    let claims = std::fs::read_to_string(dir.join("claims.csv")).unwrap();
+    let a2_1 = claims.lines().find(|l| l.starts_with("A2.1,")).unwrap();
+    assert!(
+        a2_1.contains("stopped on their budget of 1 s") || a2_1.contains("(disturbed"),
+        "{a2_1}"
+    );
 }

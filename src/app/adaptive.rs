@@ -46,6 +46,28 @@ pub fn trial_cap(size: Size) -> (u64, &'static str) {
     }
 }
 
+/// The rounds' budget of trial time per size, seconds (None: only the cap),
+/// and why. A claim whose next round, estimated from its cells' median
+/// trial times, does not fit in what is left stays `inconclusive`, saying
+/// so; stopping on a budget is valid for confidence sequences (they hold at
+/// any stopping time).
+pub fn round_budget(size: Size) -> (Option<u64>, &'static str) {
+    match size {
+        Size::Smoke => (None, "smoke: no rounds"),
+        // `./run_all.sh --quick` shows the artifact working in about 12
+        // minutes with its scorecard: the rounds get what the run and the
+        // scorecard leave (measured in docs/running.md).
+        Size::Quick => (
+            Some(150),
+            "quick: 150 s of trial time in rounds (the run with its scorecard in about 12 minutes)",
+        ),
+        Size::Full => (
+            Some(1800),
+            "full: 30 minutes of trial time in rounds (the cap of 30 per cell alone could take hours)",
+        ),
+    }
+}
+
 /// The next floor of an experiment whose cells hold at least `have` trials
 /// (or were floored at `have`): the next look of the verdicts' design
 /// (`confseq::next_look`: double, at least `MIN_TRIALS`, never past `cap`).
@@ -84,11 +106,27 @@ pub async fn rounds(
             (n, why.to_string())
         }
     };
+    let (budget, budget_basis) = match a.round_budget {
+        Some(0) => (None, "--round-budget 0: no budget".to_string()),
+        Some(n) => (Some(n), "--round-budget".to_string()),
+        None => {
+            let (n, why) = round_budget(a.size);
+            (n, why.to_string())
+        }
+    };
     update(run, |u| {
         u.cap_per_cell = cap;
         u.cap_basis = basis.clone();
+        u.budget_s = budget;
+        u.budget_basis = budget_basis.clone();
         u.stopped = None;
     })?;
+    // What earlier sessions of the rounds spent (a resumed run) counts.
+    let spent_before = RunManifest::load(run)?
+        .and_then(|m| m.until_decisive)
+        .map(|u| u.spent_s)
+        .unwrap_or(0.0);
+    let started = std::time::Instant::now();
     let claims_file = root.join("analysis/claims.toml");
     let mut floors = Floors {
         experiments: a.trial_floors.clone(),
@@ -105,7 +143,10 @@ pub async fn rounds(
                 None,
             );
         }
-        let (ids, raise) = match plan(run, &claims_file, names, &floors, cap)? {
+        let spent = spent_before + started.elapsed().as_secs_f64();
+        update(run, |u| u.spent_s = spent)?;
+        let left = budget.map(|b| b as f64 - spent);
+        let (ids, raise) = match plan(run, &claims_file, names, &floors, cap, left)? {
             (Next::Stop(why), verdicts) => break (why, Some(verdicts)),
             (Next::Round { ids, raise }, _) => (ids, raise),
         };
@@ -121,7 +162,7 @@ pub async fn rounds(
         status = one_round(a, root, run, round, ids, raise, &floors).await?;
     };
     eprintln!("limitbench: --until-decisive stopped: {stopped}");
-    let capped = stopped.starts_with("cap reached");
+    let capped = stopped.starts_with("cap reached") || stopped.starts_with("budget spent");
     let per_cell = |e: &str| limitbench_analysis::trial_times::trials_per_cell(&run.path, e);
     let mut held: BTreeMap<String, BTreeMap<String, u64>> = BTreeMap::new();
     for e in floors.cells.keys() {
@@ -129,6 +170,7 @@ pub async fn rounds(
     }
     update(run, |u| {
         u.stopped = Some(stopped.clone());
+        u.spent_s = spent_before + started.elapsed().as_secs_f64();
         close_cells(u, &held, verdicts.as_ref(), &stopped);
     })?;
     // The run's claims say which stayed inconclusive at the cap.
@@ -188,17 +230,54 @@ enum Next {
     Round { ids: Vec<String>, raise: Floors },
 }
 
+/// One inconclusive claim's next round: the floors it asks for and its
+/// estimated trial time.
+struct Ask {
+    id: String,
+    experiment: String,
+    /// The whole experiment to this floor (a claim that names no cells).
+    whole: Option<u64>,
+    /// Its cells, each to this floor.
+    cells: Vec<(String, u64)>,
+    seconds: f64,
+}
+
+/// The asks that fit in `left` seconds (None: all), cheapest first, and
+/// the ids and estimated seconds of those that do not.
+fn fund(mut asks: Vec<Ask>, left: Option<f64>) -> (Vec<Ask>, Vec<(String, f64)>) {
+    asks.sort_by(|a, b| a.seconds.total_cmp(&b.seconds).then(a.id.cmp(&b.id)));
+    let mut remaining = left;
+    let (mut funded, mut unfunded) = (Vec::new(), Vec::new());
+    for a in asks {
+        if let Some(r) = remaining {
+            if a.seconds > r {
+                unfunded.push((a.id.clone(), a.seconds));
+                continue;
+            }
+            remaining = Some(r - a.seconds);
+        }
+        funded.push(a);
+    }
+    (funded, unfunded)
+}
+
+/// A trial's estimated wall time when its cell and experiment have none.
+const UNTIMED_TRIAL_MS: f64 = 1000.0;
+
 /// Judge the run (its derived files are rewritten) and choose: stop (no
-/// claim inconclusive, or every one at the cap) or raise the floors below
-/// the cap: of the cells an inconclusive claim rests on (`rests_on`), or of
-/// its whole experiment when it names none. Also returns every claim's
-/// verdict.
+/// claim inconclusive, every one at the cap, or no next round fits in
+/// `left` seconds of budget) or raise the floors below the cap: of the
+/// cells an inconclusive claim rests on (`rests_on`), or of its whole
+/// experiment when it names none. The claims are funded cheapest first
+/// (their next round's trials times their cells' median trial time), as
+/// long as they fit. Also returns every claim's verdict.
 fn plan(
     run: &RunDir,
     claims_file: &Path,
     names: &[&'static str],
     floors: &Floors,
     cap: u64,
+    left: Option<f64>,
 ) -> Result<(Next, BTreeMap<String, Verdict>)> {
     let judged = super::analyze(&run.path, claims_file)?;
     let verdicts: BTreeMap<String, Verdict> = judged
@@ -219,15 +298,26 @@ fn plan(
         })
         .collect();
     if open.is_empty() {
-        update(run, |u| u.capped_claims.clear())?;
+        update(run, |u| {
+            u.capped_claims.clear();
+            u.unfunded_claims.clear();
+        })?;
         return Ok((
             Next::Stop("decisive: no claim of the run is inconclusive".to_string()),
             verdicts,
         ));
     }
-    let mut raise = Floors::default();
-    let mut asked: BTreeMap<(String, String), Vec<String>> = BTreeMap::new();
+    let medians = limitbench_analysis::trial_times::median_trial_ms(&run.path)?;
+    let trial_ms = |e: &str, c: &str| {
+        medians
+            .get(&(e.to_string(), c.to_string()))
+            .or_else(|| medians.get(&(e.to_string(), String::new())))
+            .copied()
+            .filter(|m| m.is_finite())
+            .unwrap_or(UNTIMED_TRIAL_MS)
+    };
     let mut capped = Vec::new();
+    let mut asks: Vec<Ask> = Vec::new();
     let mut held: BTreeMap<String, BTreeMap<String, u64>> = BTreeMap::new();
     for (id, e, cells) in &open {
         if !held.contains_key(e) {
@@ -240,43 +330,73 @@ fn plan(
             let have = whole.max(per.values().copied().min().unwrap_or(0));
             if have >= cap {
                 capped.push(id.clone());
-            } else {
-                let f = raise.experiments.entry(e.clone()).or_default();
-                *f = (*f).max(next_floor(have, cap));
+                continue;
             }
+            let to = next_floor(have, cap);
+            let ms: f64 = per
+                .iter()
+                .map(|(c, n)| to.saturating_sub(*n) as f64 * trial_ms(e, c))
+                .sum();
+            asks.push(Ask {
+                id: id.clone(),
+                experiment: e.clone(),
+                whole: Some(to),
+                cells: Vec::new(),
+                seconds: ms / 1000.0,
+            });
             continue;
         }
         // The cells' trials: what the table holds, or the floor a round set.
         let own = floors.cells.get(e);
-        let have = cells
-            .iter()
-            .map(|c| {
-                let floor = own.and_then(|o| o.get(c)).copied().unwrap_or(0);
-                per.get(c).copied().unwrap_or(0).max(floor).max(whole)
-            })
-            .min()
-            .unwrap_or(0);
+        let have_of = |c: &String| {
+            let floor = own.and_then(|o| o.get(c)).copied().unwrap_or(0);
+            per.get(c).copied().unwrap_or(0).max(floor).max(whole)
+        };
+        let have = cells.iter().map(have_of).min().unwrap_or(0);
         if have >= cap {
             capped.push(id.clone());
             continue;
         }
         let to = next_floor(have, cap);
-        for c in cells {
+        let ms: f64 = cells
+            .iter()
+            .map(|c| to.saturating_sub(have_of(c)) as f64 * trial_ms(e, c))
+            .sum();
+        asks.push(Ask {
+            id: id.clone(),
+            experiment: e.clone(),
+            whole: None,
+            cells: cells.iter().map(|c| (c.clone(), to)).collect(),
+            seconds: ms / 1000.0,
+        });
+    }
+    let (funded_asks, unfunded) = fund(asks, left);
+    let mut raise = Floors::default();
+    let mut asked: BTreeMap<(String, String), Vec<String>> = BTreeMap::new();
+    let mut funded: Vec<String> = Vec::new();
+    for a in &funded_asks {
+        funded.push(a.id.clone());
+        if let Some(to) = a.whole {
+            let f = raise.experiments.entry(a.experiment.clone()).or_default();
+            *f = (*f).max(to);
+        }
+        for (c, to) in &a.cells {
             let f = raise
                 .cells
-                .entry(e.clone())
+                .entry(a.experiment.clone())
                 .or_default()
                 .entry(c.clone())
                 .or_default();
-            *f = (*f).max(to);
+            *f = (*f).max(*to);
             asked
-                .entry((e.clone(), c.clone()))
+                .entry((a.experiment.clone(), c.clone()))
                 .or_default()
-                .push(id.clone());
+                .push(a.id.clone());
         }
     }
     update(run, |u| {
         u.capped_claims = capped.clone();
+        u.unfunded_claims = unfunded.iter().map(|(id, _)| id.clone()).collect();
         for ((e, c), ids) in &asked {
             let rec = u
                 .cells
@@ -291,15 +411,35 @@ fn plan(
             }
         }
     })?;
-    if raise.experiments.is_empty() && raise.cells.is_empty() {
-        return Ok((
-            Next::Stop(format!(
+    if funded.is_empty() {
+        let why = if unfunded.is_empty() {
+            format!(
                 "cap reached: {} claim(s) still inconclusive at {cap} trials per cell ({})",
                 capped.len(),
                 capped.join(", ")
-            )),
-            verdicts,
-        ));
+            )
+        } else {
+            format!(
+                "budget spent: {} claim(s) still inconclusive whose next round does not fit in the {:.0} s left ({}){}",
+                unfunded.len(),
+                left.unwrap_or(0.0).max(0.0),
+                unfunded
+                    .iter()
+                    .map(|(id, s)| format!("{id} ~{s:.0} s"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                if capped.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        "; {} at the cap of {cap} ({})",
+                        capped.len(),
+                        capped.join(", ")
+                    )
+                }
+            )
+        };
+        return Ok((Next::Stop(why), verdicts));
     }
     let ids = open.iter().map(|(id, _, _)| id.clone()).collect();
     Ok((Next::Round { ids, raise }, verdicts))
@@ -384,6 +524,42 @@ async fn one_round(
 mod tests {
     use super::*;
     use limitbench_analysis::trial_times::fewest_trials_per_cell;
+
+    fn ask(id: &str, seconds: f64) -> Ask {
+        Ask {
+            id: id.into(),
+            experiment: "retries".into(),
+            whole: None,
+            cells: vec![("c".into(), 10)],
+            seconds,
+        }
+    }
+
+    #[test]
+    fn the_budget_funds_the_cheapest_rounds_that_fit() {
+        let asks = || vec![ask("A2.2", 90.0), ask("A2.1", 30.0), ask("A1.2", 50.0)];
+        let ids = |v: &[Ask]| v.iter().map(|a| a.id.clone()).collect::<Vec<_>>();
+        // 100 s: A2.1 (30) and A1.2 (50) fit, A2.2 (90) does not.
+        let (f, u) = fund(asks(), Some(100.0));
+        assert_eq!(ids(&f), ["A2.1", "A1.2"]);
+        assert_eq!(u, vec![("A2.2".to_string(), 90.0)]);
+        // A later, cheaper ask still fits what is left.
+        let (f, _) = fund(
+            vec![ask("A2.2", 90.0), ask("A2.1", 30.0), ask("A1.1", 5.0)],
+            Some(40.0),
+        );
+        assert_eq!(ids(&f), ["A1.1", "A2.1"]);
+        // No budget: everything, cheapest first; nothing left: nothing.
+        assert_eq!(ids(&fund(asks(), None).0), ["A2.1", "A1.2", "A2.2"]);
+        let (f, u) = fund(asks(), Some(-3.0));
+        assert!(f.is_empty() && u.len() == 3);
+    }
+
+    #[test]
+    fn quick_and_full_rounds_have_a_budget() {
+        assert!(round_budget(Size::Quick).0.is_some_and(|b| b > 0));
+        assert!(round_budget(Size::Full).0 > round_budget(Size::Quick).0);
+    }
 
     #[test]
     fn the_floor_doubles_from_ten_and_stops_at_the_cap() {

@@ -71,6 +71,11 @@ pub struct RunArgs {
     /// size's cap.
     #[arg(long, requires = "until_decisive", value_parser = clap::value_parser!(u64).range(1..))]
     pub max_trials: Option<u64>,
+    /// With --until-decisive: the rounds' budget of trial time in seconds
+    /// instead of the size's (claims whose next round would not fit stay
+    /// `inconclusive`, saying so); 0: no budget, only the cap.
+    #[arg(long, requires = "until_decisive")]
+    pub round_budget: Option<u64>,
     #[command(flatten)]
     pub server: ServerArgs,
 }
@@ -96,6 +101,7 @@ impl RunArgs {
             allow_busy: self.allow_busy,
             until_decisive: self.until_decisive,
             max_trials: self.max_trials,
+            round_budget: self.round_budget,
             server: self.server.choice(),
             server_identity: None,
             trial_floors: Default::default(),

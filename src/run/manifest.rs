@@ -86,6 +86,18 @@ pub struct UntilDecisive {
     /// Claims still inconclusive whose experiments reached the cap.
     #[serde(default)]
     pub capped_claims: Vec<String>,
+    /// The rounds' budget of trial time (seconds; absent: none) and why.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget_s: Option<u64>,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub budget_basis: String,
+    /// The seconds the rounds took so far.
+    #[serde(default)]
+    pub spent_s: f64,
+    /// Claims still inconclusive, below the cap, whose next round (its
+    /// estimated trial time) did not fit in what was left of the budget.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unfunded_claims: Vec<String>,
     /// Per experiment and cell raised by a round: the rounds, the claims
     /// that asked for it, the trials it holds and why it stopped.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]

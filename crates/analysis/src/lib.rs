@@ -260,6 +260,13 @@ fn rounds_section(manifest: &serde_json::Value) -> Option<Section> {
             r["outcome"].as_str().unwrap_or("")
         );
     }
+    if let Some(b) = u["budget_s"].as_u64() {
+        text += &format!(
+            "\nBudget: {b} s of trial time in rounds ({}); spent {:.0} s.\n",
+            u["budget_basis"].as_str().unwrap_or("?"),
+            u["spent_s"].as_f64().unwrap_or(0.0)
+        );
+    }
     text += &format!(
         "\nStopped: {}.\n",
         u["stopped"].as_str().unwrap_or("the rounds did not finish")
@@ -299,6 +306,27 @@ fn rounds_section(manifest: &serde_json::Value) -> Option<Section> {
 /// reached its cap says so: more trials were tried and did not decide it.
 fn note_trial_cap(rows: &mut [Judged], manifest: &serde_json::Value) {
     let u = &manifest["until_decisive"];
+    // A claim whose next round did not fit in the rounds' budget says so.
+    for id in u["unfunded_claims"].as_array().into_iter().flatten() {
+        let Some(j) = rows.iter_mut().find(|j| {
+            j.verdict == Verdict::Inconclusive && Some(j.spec.id.as_str()) == id.as_str()
+        }) else {
+            continue;
+        };
+        if j.measured.as_ref().is_some_and(|m| !m.invalid.is_empty()) {
+            continue;
+        }
+        let note = format!(
+            "the rounds of --until-decisive stopped on their budget of {} s of trial time ({}) before this claim's next round would fit",
+            u["budget_s"].as_u64().unwrap_or(0),
+            u["budget_basis"].as_str().unwrap_or("?")
+        );
+        j.why = if j.why.is_empty() {
+            note
+        } else {
+            format!("{}; {note}", j.why)
+        };
+    }
     let Some(capped) = u["capped_claims"].as_array() else {
         return;
     };

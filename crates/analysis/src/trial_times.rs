@@ -83,6 +83,28 @@ pub fn trials_per_cell(run_dir: &Path, experiment: &str) -> Result<BTreeMap<Stri
     Ok(per.into_iter().map(|(c, t)| (c, t.len() as u64)).collect())
 }
 
+/// The median wall time of a trial, in ms, per (experiment, cell) and per
+/// experiment (cell ""), from `trial-times.csv` (empty without one): what
+/// `run --until-decisive` estimates a round's cost from.
+pub fn median_trial_ms(run_dir: &Path) -> Result<BTreeMap<(String, String), f64>> {
+    let Some((_, rows, _torn)) = crate::read_table::<TrialTime>(run_dir, TRIAL_TIMES_CSV)? else {
+        return Ok(BTreeMap::new());
+    };
+    let mut by: BTreeMap<(String, String), Vec<f64>> = BTreeMap::new();
+    for t in rows {
+        by.entry((t.experiment.clone(), String::new()))
+            .or_default()
+            .push(t.wall_ms);
+        by.entry((t.experiment, t.cell))
+            .or_default()
+            .push(t.wall_ms);
+    }
+    Ok(by
+        .into_iter()
+        .map(|(k, v)| (k, crate::stats::quantile(&v, 0.5)))
+        .collect())
+}
+
 /// A trial over this many times its cell's median is flagged by `analyze`.
 pub const OUTLIER_FACTOR: f64 = 5.0;
 

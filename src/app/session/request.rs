@@ -43,6 +43,9 @@ pub struct RunRequest {
     pub until_decisive: bool,
     /// With `until_decisive`: the cap of trials per cell.
     pub max_trials: Option<u64>,
+    /// With `until_decisive`: the rounds' budget of trial time, seconds (0:
+    /// none; None: the size's).
+    pub round_budget: Option<u64>,
     /// Where the run measures.
     pub server: ServerChoice,
     /// What the server is (product, version, allocators, its own defaults),
