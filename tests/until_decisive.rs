@@ -14,6 +14,11 @@ fn manifest(run: &Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(run.join("manifest.json")).unwrap()).unwrap()
 }
 
+/// A row of retries.csv: (cell, trial, seed).
+type Row = (String, u64, u64);
+/// The trials each cell holds.
+type TrialsByCell = BTreeMap<String, BTreeSet<u64>>;
+
 /// (cell, trial, seed) of every row of `retries.csv`, in file order.
 fn rows(run: &Path) -> Vec<(String, u64, u64)> {
     let path = limitbench_base::files::find_table(run, "retries.csv").unwrap();
@@ -68,7 +73,7 @@ fn cell_floors(u: &serde_json::Value, r: usize) -> BTreeMap<String, u64> {
 
 /// The trials each cell of retries.csv holds, checking every row's seed
 /// is the one any trial of that index gets and no trial is there twice.
-fn trials_by_cell(dir: &Path) -> (Vec<(String, u64, u64)>, BTreeMap<String, BTreeSet<u64>>) {
+fn trials_by_cell(dir: &Path) -> (Vec<Row>, TrialsByCell) {
     let rows = rows(dir);
     let mut per: BTreeMap<String, BTreeSet<u64>> = BTreeMap::new();
     for (cell, trial, seed) in &rows {
