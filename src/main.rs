@@ -9,6 +9,9 @@ mod cli;
 #[tokio::main]
 async fn main() {
     limitbench_core::fleet::reaper::install_handlers();
+    // CPU parameters are positions in the CPUs allowed now, before anything
+    // pins (a failure here comes back where a CPU parameter is resolved).
+    let _ = limitbench_core::pin::record_startup_cpus();
     let args = cli::Cli::parse();
     let code = match cli::dispatch(args).await {
         Ok(code) => code,

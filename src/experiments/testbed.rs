@@ -23,11 +23,13 @@ use limitbench_core::load::Driver;
 use limitbench_core::proxy::{DelayProxy, RttStats};
 use limitbench_core::strategy::Strategy;
 
-/// The one server of a study-A experiment (or the external one), optionally pinned.
+/// The one server of a study-A experiment (or the external one), optionally
+/// pinned to the CPU at position `pin_cpu` (`pin_redis_cpu`) of those the
+/// harness was allowed when it started (`RunContext::resolve_cpus`).
 pub async fn server(ctx: &RunContext, pin_cpu: Option<usize>) -> Result<Fleet> {
     let mut cfg = ServerConfig::default();
-    if let Some(c) = pin_cpu {
-        cfg = cfg.pinned(c);
+    if let Some(position) = pin_cpu {
+        cfg = cfg.pinned(ctx.resolve_cpus(&[("pin_redis_cpu", position)])?[0]);
     }
     let fleet = ctx.standalone(cfg).await?;
     ctx.note_fleet("server", &fleet).await?;

@@ -348,6 +348,10 @@ pub fn machine_info() -> serde_json::Value {
         "hostname": System::host_name().unwrap_or_default(),
         "memory_mib": sys.as_ref().map(|s| s.total_memory() / (1024 * 1024)).unwrap_or(0),
         "harness_cpus_allowed": limitbench_core::pin::allowed_cpus(std::process::id()),
+        // What CPU parameters are positions in (each experiment's `cpus` note).
+        "harness_cpus_at_start": limitbench_core::pin::startup_cpus()
+            .ok()
+            .map(limitbench_core::pin::cpu_list),
         "rustc": option_env!("LIMITBENCH_RUSTC_VERSION").unwrap_or("unknown"),
     })
 }

@@ -84,6 +84,21 @@ pub enum Error {
     )]
     NotReplayable { strategy: String, round_trips: u64 },
 
+    /// A CPU parameter (`redis_cpu`, `load_cpu`, ...) is a position in the
+    /// CPUs this process was allowed when it started; this one is past
+    /// their end (`pin::cpu_at`).
+    #[error(
+        "`{what}` = {position} is a position in the CPUs this process was allowed when it started ({allowed}: {count} CPU(s), positions 0 to {last}), and there is no position {position}: give it more CPUs (e.g. a pod with more exclusive cores, or a wider `taskset -c`) or lower `{what}`"
+    )]
+    CpuPosition {
+        what: String,
+        position: usize,
+        /// The allowed set in the kernel's list format (`0-1`, `4,6`).
+        allowed: String,
+        count: usize,
+        last: usize,
+    },
+
     // The OS error is part of the message, not a `source` (see `cause`).
     #[error("{context}: {cause}")]
     Io {

@@ -8,6 +8,16 @@
 //!   inherit it).
 //! - [`PinGuard`]: pins this process while it lives and, on drop, puts every
 //!   thread back on the CPUs the process had before (also on errors).
+//!
+//! The experiments' CPU parameters (`redis_cpu`, `load_cpu`, `probe_cpu`,
+//! `harness_cpu`, a `bio_cpulist` entry, `pin_redis_cpu`) are not CPU
+//! numbers but positions in the CPUs this process was allowed when it
+//! started ([`startup_cpus`], its `sched_getaffinity`): position 0 is the
+//! first CPU it may run on. On a machine that allows every CPU nothing
+//! changes; a container given cores 4 and 5 (the static CPU manager) runs
+//! Redis on 4 and the load on 5. [`resolve_cpu`] is the one place a
+//! position becomes a CPU, with an error naming the allowed set when the
+//! position is past its end.
 
 use limitbench_base::error::{Error, Result};
 
@@ -62,6 +72,67 @@ fn cpus_of(set: &CpuSet) -> Vec<usize> {
         // SAFETY: CPU_ISSET reads the set within its size.
         .filter(|&c| unsafe { libc::CPU_ISSET(c, set) })
         .collect()
+}
+
+/// The CPUs this process was allowed when it started, recorded once.
+static STARTUP_CPUS: std::sync::OnceLock<Vec<usize>> = std::sync::OnceLock::new();
+
+/// Record the CPUs this process may run on now as its start set (what CPU
+/// positions count in). The binary calls it first thing in `main`, before
+/// anything pins; a later call keeps the first record.
+pub fn record_startup_cpus() -> Result<()> {
+    startup_cpus().map(|_| ())
+}
+
+/// The CPUs this process was allowed when it started, ascending: recorded
+/// by [`record_startup_cpus`], else (a library user, a test) on first use.
+pub fn startup_cpus() -> Result<&'static [usize]> {
+    if let Some(v) = STARTUP_CPUS.get() {
+        return Ok(v);
+    }
+    let now = current_cpus()?;
+    Ok(STARTUP_CPUS.get_or_init(|| now))
+}
+
+/// The CPU at `position` in `allowed` (ascending CPU numbers); `what` names
+/// the parameter for the error when `allowed` has no such position.
+pub fn cpu_at(what: &str, position: usize, allowed: &[usize]) -> Result<usize> {
+    allowed
+        .get(position)
+        .copied()
+        .ok_or_else(|| Error::CpuPosition {
+            what: what.to_string(),
+            position,
+            allowed: cpu_list(allowed),
+            count: allowed.len(),
+            last: allowed.len().saturating_sub(1),
+        })
+}
+
+/// The CPU a CPU parameter names: `position` in [`startup_cpus`]. Every pin
+/// of Redis, the load, the probe and the harness takes its CPU from here.
+pub fn resolve_cpu(what: &str, position: usize) -> Result<usize> {
+    cpu_at(what, position, startup_cpus()?)
+}
+
+/// CPUs in the kernel's list format (`0-3,6`), as `Cpus_allowed_list` and
+/// `taskset -c` write them; `cpus` ascending.
+pub fn cpu_list(cpus: &[usize]) -> String {
+    let mut out: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < cpus.len() {
+        let mut j = i;
+        while j + 1 < cpus.len() && cpus[j + 1] == cpus[j] + 1 {
+            j += 1;
+        }
+        out.push(if j == i {
+            cpus[i].to_string()
+        } else {
+            format!("{}-{}", cpus[i], cpus[j])
+        });
+        i = j + 1;
+    }
+    out.join(",")
 }
 
 /// Give every thread of this process the affinity `set`.
@@ -241,6 +312,33 @@ mod tests {
         assert_eq!(g.cpu, None);
         drop(g);
         assert_eq!(current_cpus().unwrap(), saved);
+    }
+
+    #[test]
+    fn a_position_is_the_nth_allowed_cpu_or_an_error_naming_the_set() {
+        // Every CPU allowed: position n is CPU n.
+        assert_eq!(cpu_at("redis_cpu", 0, &[0, 1]).unwrap(), 0);
+        assert_eq!(cpu_at("load_cpu", 1, &[0, 1]).unwrap(), 1);
+        // A pod given cores 4 and 6 by the static CPU manager.
+        assert_eq!(cpu_at("redis_cpu", 0, &[4, 6]).unwrap(), 4);
+        assert_eq!(cpu_at("load_cpu", 1, &[4, 6]).unwrap(), 6);
+        // One CPU allowed, position 1 asked for.
+        let e = cpu_at("load_cpu", 1, &[1]).unwrap_err().to_string();
+        assert!(e.contains("`load_cpu` = 1"), "{e}");
+        assert!(e.contains("(1: 1 CPU(s), positions 0 to 0)"), "{e}");
+        assert_eq!(cpu_at("probe_cpu", 3, &[2, 3, 4, 8]).unwrap(), 8);
+        let e = cpu_at("probe_cpu", 4, &[2, 3, 4, 8])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("(2-4,8: 4 CPU(s), positions 0 to 3)"), "{e}");
+        assert_eq!(cpu_list(&[0]), "0");
+        assert_eq!(cpu_list(&[0, 1, 2, 5, 7, 8]), "0-2,5,7-8");
+        assert_eq!(cpu_list(&[]), "");
+        // This process: position 0 is its first allowed CPU.
+        let start = startup_cpus().unwrap();
+        assert!(!start.is_empty());
+        assert_eq!(resolve_cpu("redis_cpu", 0).unwrap(), start[0]);
+        assert!(resolve_cpu("redis_cpu", start.len()).is_err());
     }
 
     #[test]

@@ -111,6 +111,8 @@ struct Params {
     /// `anchored`: how long after the anchored edge the second burst goes
     /// (absent: 10 ms): after the key has expired, in the next window.
     anchored_after_ms: Option<f64>,
+    /// Pin Redis to the CPU at this position of those the harness was
+    /// allowed when it started (absent: not pinned; `testbed::server`).
     pin_redis_cpu: Option<usize>,
 }
 

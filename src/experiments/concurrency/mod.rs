@@ -60,6 +60,8 @@ struct Params {
     groups: Vec<Group>,
     rtt_samples: u32,
     calibrate_samples: u32,
+    /// Pin Redis to the CPU at this position of those the harness was
+    /// allowed when it started (absent: not pinned; `testbed::server`).
     pin_redis_cpu: Option<usize>,
 }
 

@@ -1,7 +1,8 @@
 //! `cost`: what one decision costs Redis (claims B2.1-B2.6, B6.1).
 //!
 //! One Redis pinned to CPU 0, nothing else on it; the harness pins itself to
-//! CPU 1 for the whole measurement. Each variant (GET, INCR, the MULTI fixed
+//! CPU 1 for the whole measurement (positions 0 and 1, `redis_cpu` and
+//! `load_cpu`, of the CPUs the harness was allowed when it started). Each variant (GET, INCR, the MULTI fixed
 //! window, every Lua strategy by EVALSHA, the token bucket also by EVAL and
 //! FCALL, the sliding log prefilled full at two limits, an abusive client on
 //! one key) is run `runs` times. A run: start `conns` connections replaying
@@ -67,6 +68,9 @@ struct Params {
     runs: u64,
     run_s: f64,
     warmup_s: f64,
+    /// Where Redis and the load run: positions in the CPUs the harness was
+    /// allowed when it started (`RunContext::resolve_cpus`), replaced by
+    /// the CPUs they name when the run starts.
     redis_cpu: usize,
     load_cpu: usize,
     /// Normal traffic's limit and window: large, so normal traffic is admitted.
@@ -478,7 +482,9 @@ impl Sweep for Cost {
 }
 
 pub async fn run(ctx: &RunContext) -> Result<()> {
-    let p: Params = ctx.params()?;
+    let mut p: Params = ctx.params()?;
+    let cpus = ctx.resolve_cpus(&[("redis_cpu", p.redis_cpu), ("load_cpu", p.load_cpu)])?;
+    (p.redis_cpu, p.load_cpu) = (cpus[0], cpus[1]);
     let (main, swl) = plan_variants(ctx, &p);
     // B2.5's fill levels in a cell of their own: a resumed older run folder
     // runs only them (a trial of a cell is one run of each of its variants).

@@ -30,8 +30,9 @@
 //!   scorecard's probe);
 //! - [`Cell::LogCpu`]: CPU per decision (B3.4) of logs of n entries
 //!   (listpack or skiplist depending on Z), every call an admission (trim +
-//!   ZADD), measured with the cost experiment's hot loop (Redis on CPU 0,
-//!   the harness pinned to CPU 1 while the cell runs), `cpu_trials` windows
+//!   ZADD), measured with the cost experiment's hot loop (Redis on the CPU at
+//!   position `redis_cpu`, the harness pinned to `load_cpu`'s while the
+//!   cell runs), `cpu_trials` windows
 //!   per cell, each after its own FLUSHALL and prefill of `cpu_entries / n`
 //!   logs (so a window grows every log by the same small fraction of n);
 //!   each row carries the window's cross-checks (EVALSHA's commandstats,
@@ -67,6 +68,10 @@ pub const SPEC: Spec = Spec::new("memory", "B").others_at_most(0.1);
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Params {
+    /// Where Redis and the CPU cells' load run: positions in the CPUs the
+    /// harness was allowed when it started (`RunContext::resolve_cpus`),
+    /// replaced by the CPUs they name when the run starts (`load_cpu` only
+    /// with CPU cells, `cpu_sizes`).
     redis_cpu: usize,
     load_cpu: usize,
     log_limits: Vec<u64>,
@@ -323,7 +328,16 @@ impl Sweep for Memory {
 }
 
 pub async fn run(ctx: &RunContext) -> Result<()> {
-    let p: Params = ctx.params()?;
+    let mut p: Params = ctx.params()?;
+    let mut wanted = vec![("redis_cpu", p.redis_cpu)];
+    if !p.cpu_sizes.is_empty() {
+        wanted.push(("load_cpu", p.load_cpu));
+    }
+    let cpus = ctx.resolve_cpus(&wanted)?;
+    p.redis_cpu = cpus[0];
+    if let Some(&c) = cpus.get(1) {
+        p.load_cpu = c;
+    }
     let fleet = ctx
         // Per-command latency histograms are allocated on a command's first
         // call (tens of KB each) and would be counted as the first cell's data.

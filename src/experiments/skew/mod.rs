@@ -68,6 +68,8 @@ struct Params {
     /// costly long run can be limited to the settings that need it).
     grids: Vec<Grid>,
     reps: u64,
+    /// Pin Redis to the CPU at this position of those the harness was
+    /// allowed when it started (absent: not pinned; `testbed::server`).
     pin_redis_cpu: Option<usize>,
     /// Start the arrivals this long after a window boundary of Redis's
     /// clock (window: capacity / rate); absent: 50 ms into the trial.

@@ -41,7 +41,7 @@ pub use rows::StallRow;
 
 use super::{RunContext, Spec};
 use crate::run::sweep::{self, NoSide, Sweep, TrialRows};
-use limitbench_base::error::Result;
+use limitbench_base::error::{Error, Result};
 use limitbench_core::fleet::{Fleet, ServerConfig};
 use limitbench_core::pin::PinGuard;
 use limitbench_core::resp::Connection;
@@ -54,6 +54,11 @@ pub const SPEC: Spec = Spec::new("stalls", "B").others_at_most(0.1);
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Params {
+    /// Redis's CPU. This and every CPU parameter below (`probe_cpu`,
+    /// `harness_cpu`, a `bio_cpulists` entry) is a position in the CPUs the
+    /// harness was allowed when it started (`RunContext::resolve_cpus`),
+    /// replaced by the CPU it names when the run starts (a `bio_cpulists`
+    /// entry stays the position in cell ids, the same on every machine).
     redis_cpu: usize,
     trim_sizes: Vec<u64>,
     trim_trials: u64,
@@ -85,9 +90,26 @@ struct Params {
     /// Member length of the log (as `memory`: 26, a ULID; 0 = the strategy's decimal id).
     member_len: usize,
     /// Where Redis's background (lazy-free) threads run: "" = with the main
-    /// thread (inherited pinning), or a `bio_cpulist` value. Unstated by the
-    /// study; it decides whether a background free still stalls the main thread.
+    /// thread (inherited pinning), or one CPU position (Redis's
+    /// `bio_cpulist` gets the CPU it names). Unstated by the study; it
+    /// decides whether a background free still stalls the main thread.
     bio_cpulists: Vec<String>,
+}
+
+/// The CPU of each `bio_cpulists` entry (`None`: ""), in order; an entry
+/// that is not "" or one position is an error naming it.
+fn bio_positions(p: &Params) -> Result<Vec<(String, Option<usize>)>> {
+    p.bio_cpulists
+        .iter()
+        .map(|b| match b.trim() {
+            "" => Ok((b.clone(), None)),
+            t => t.parse::<usize>().map(|n| (b.clone(), Some(n))).map_err(|_| {
+                Error::Other(format!(
+                    "stalls: bio_cpulists entry {b:?} is neither \"\" nor one CPU position (a number)"
+                ))
+            }),
+        })
+        .collect()
 }
 
 /// A round of measurements; its trial `t` is trial `t` of every size.
@@ -137,7 +159,10 @@ fn cells(p: &Params) -> Vec<Cell> {
 
 /// A server with background threads at `bio`, and the strategy loaded on it.
 struct StallServer {
+    /// The `bio_cpulists` entry (a position, or "").
     bio: String,
+    /// The CPU it names (None: "", with the main thread).
+    bio_cpu: Option<usize>,
     /// redis-server's process id (its main thread's id): where its threads run.
     pid: Option<u32>,
     _fleet: Fleet,
@@ -146,7 +171,12 @@ struct StallServer {
     strategy: Arc<dyn Strategy>,
 }
 
-async fn start_server(ctx: &RunContext, p: &Params, bio: &str) -> Result<StallServer> {
+async fn start_server(
+    ctx: &RunContext,
+    p: &Params,
+    bio: &str,
+    bio_cpu: Option<usize>,
+) -> Result<StallServer> {
     let mut cfg = ServerConfig::default()
         .pinned(p.redis_cpu)
         .with(
@@ -155,8 +185,8 @@ async fn start_server(ctx: &RunContext, p: &Params, bio: &str) -> Result<StallSe
         )
         .with("slowlog-max-len", "1024")
         .with("latency-monitor-threshold", "1");
-    if !bio.is_empty() {
-        cfg = cfg.with("bio_cpulist", bio);
+    if let Some(c) = bio_cpu {
+        cfg = cfg.with("bio_cpulist", &c.to_string());
     }
     let fleet = ctx.standalone(cfg).await?;
     let addr = fleet.primary_addr();
@@ -173,6 +203,7 @@ async fn start_server(ctx: &RunContext, p: &Params, bio: &str) -> Result<StallSe
     strategy.prepare(&mut admin).await?;
     Ok(StallServer {
         bio: bio.to_string(),
+        bio_cpu,
         pid,
         _fleet: fleet,
         addr,
@@ -183,7 +214,10 @@ async fn start_server(ctx: &RunContext, p: &Params, bio: &str) -> Result<StallSe
 
 /// Cross-cell state: the current server (replaced when the bio placement changes).
 struct Stalls {
+    /// With its CPU parameters resolved to CPUs.
     p: Params,
+    /// Each `bio_cpulists` entry and the CPU it names.
+    bio_cpus: Vec<(String, Option<usize>)>,
     server: Option<StallServer>,
 }
 
@@ -224,7 +258,12 @@ impl Sweep for Stalls {
         if self.server.as_ref().map(|s| s.bio.as_str()) != Some(cell.bio()) {
             // The previous server stops before the next starts (one Redis at a time).
             self.server = None;
-            self.server = Some(start_server(ctx, &self.p, cell.bio()).await?);
+            let bio_cpu = self
+                .bio_cpus
+                .iter()
+                .find(|(b, _)| b == cell.bio())
+                .and_then(|(_, c)| *c);
+            self.server = Some(start_server(ctx, &self.p, cell.bio(), bio_cpu).await?);
         }
         // The harness off the probe's CPU (the server is already started,
         // pinned by its own settings): the probe's thread pins itself.
@@ -244,7 +283,8 @@ impl Sweep for Stalls {
         // Redis's background threads on their CPU (bio_cpulist placed the
         // bio threads at start; this also moves jemalloc's and any later
         // one), and, after each measurement, where every thread could run.
-        let bio_cpu: Option<usize> = s.bio.parse().ok();
+        let bio_cpu = s.bio_cpu;
+        let bio_ran = bio_label(&bio_cpu.map(|c| c.to_string()).unwrap_or_default());
         let place = |pid: Option<u32>| -> Result<()> {
             pid.map_or(Ok(()), |pid| probe::place_redis_threads(pid, bio_cpu))
         };
@@ -270,7 +310,8 @@ impl Sweep for Stalls {
                             measure::expire_once(ctx, p, &mut s.admin, s.addr, n, mode, trial)
                                 .await?;
                         row.cell = expire_id(n, mode, bio);
-                        row.bio_cpus = bio_label(bio);
+                        // Where they ran (the cell id keeps the position).
+                        row.bio_cpus = bio_ran.clone();
                         row.redis_threads = threads(s.pid);
                         rows.push(row);
                     }
@@ -285,7 +326,26 @@ impl Sweep for Stalls {
 }
 
 pub async fn run(ctx: &RunContext) -> Result<()> {
-    let p: Params = ctx.params()?;
+    let mut p: Params = ctx.params()?;
+    let bio = bio_positions(&p)?;
+    let names: Vec<String> = (0..bio.len()).map(|i| format!("bio_cpulists[{i}]")).collect();
+    let mut wanted = vec![("redis_cpu", p.redis_cpu), ("probe_cpu", p.probe_cpu)];
+    if let Some(h) = p.harness_cpu {
+        wanted.push(("harness_cpu", h));
+    }
+    for ((_, pos), name) in bio.iter().zip(&names) {
+        if let Some(pos) = pos {
+            wanted.push((name, *pos));
+        }
+    }
+    let mut cpus = ctx.resolve_cpus(&wanted)?.into_iter();
+    let mut next = || cpus.next().expect("one CPU per position");
+    (p.redis_cpu, p.probe_cpu) = (next(), next());
+    p.harness_cpu = p.harness_cpu.map(|_| next());
+    let bio_cpus: Vec<(String, Option<usize>)> = bio
+        .into_iter()
+        .map(|(b, pos)| (b, pos.map(|_| next())))
+        .collect();
     ctx.note(
         "method",
         serde_json::json!({
@@ -297,9 +357,14 @@ pub async fn run(ctx: &RunContext) -> Result<()> {
             "trim_probe": p.trim_probe,
             "harness_cpu": p.harness_cpu,
             "bio_cpulists": p.bio_cpulists,
-            "bio_note": "'' = background (lazy-free) threads inherit the server's pinning (same CPU as the main thread); otherwise bio_cpulist",
+            "bio_note": "'' = background (lazy-free) threads inherit the server's pinning (same CPU as the main thread); otherwise a CPU position: Redis's bio_cpulist is the CPU it names (`cpus`), rows' bio_cpus that CPU, cell ids the position",
         }),
     )?;
     let cells = cells(&p);
-    sweep::run(ctx, &mut Stalls { p, server: None }, &cells).await
+    let mut stalls = Stalls {
+        p,
+        bio_cpus,
+        server: None,
+    };
+    sweep::run(ctx, &mut stalls, &cells).await
 }

@@ -314,6 +314,35 @@ impl RunContext {
         m.save(&self.run)
     }
 
+    /// The CPUs this experiment's CPU parameters name: each `(name,
+    /// position)` is a position in the CPUs the harness was allowed when it
+    /// started (`pin::resolve_cpu`, the one place positions become CPUs).
+    /// Noted under `cpus`: the allowed set and, per parameter, its position
+    /// and the CPU it became. An error (naming the set) if one is past its end.
+    pub fn resolve_cpus(&self, params: &[(&str, usize)]) -> Result<Vec<usize>> {
+        use limitbench_core::pin;
+        let mut note = serde_json::Map::new();
+        note.insert(
+            "allowed_at_start".into(),
+            pin::cpu_list(pin::startup_cpus()?).into(),
+        );
+        note.insert(
+            "meaning".into(),
+            "a CPU parameter is a position in the CPUs the harness process was allowed when it started (sched_getaffinity): position 0 is its first CPU".into(),
+        );
+        let mut out = Vec::with_capacity(params.len());
+        for &(name, position) in params {
+            let cpu = pin::resolve_cpu(name, position)?;
+            note.insert(
+                name.into(),
+                serde_json::json!({"position": position, "cpu": cpu}),
+            );
+            out.push(cpu);
+        }
+        self.note("cpus", note.into())?;
+        Ok(out)
+    }
+
     /// Record a fleet's version and CONFIG under `key`, without the
     /// server's credentials (`requirepass`, `masterauth`).
     pub async fn note_fleet(&self, key: &str, fleet: &Fleet) -> Result<()> {

@@ -10,7 +10,10 @@ pub struct StallRow {
     pub kind: String,
     pub entries: u64,
     pub lazyfree_lazy_expire: String,
-    /// Background threads' CPUs: `same` (as the main thread) or `cpuN`.
+    /// Background threads' CPUs: `same` (as the main thread) or `cpuN`, N
+    /// the CPU they ran on (the cell id names its position among the CPUs
+    /// the harness was allowed, the parameter; the two agree where every CPU
+    /// is allowed).
     pub bio_cpus: String,
     pub member_len: usize,
     pub seed: u64,
