@@ -267,8 +267,9 @@ const UNTIMED_TRIAL_MS: f64 = 1000.0;
 /// Judge the run (its derived files are rewritten) and choose: stop (no
 /// claim inconclusive, every one at the cap, or no next round fits in
 /// `left` seconds of budget) or raise the floors below the cap: of the
-/// cells an inconclusive claim rests on (`rests_on`), or of its whole
-/// experiment when it names none. The claims are funded cheapest first
+/// cells whose trials could decide an inconclusive claim
+/// (`claims::cells_to_decide`: its undecided settings' cells, main or
+/// swept), or of its whole experiment when it names none. The claims are funded cheapest first
 /// (their next round's trials times their cells' median trial time), as
 /// long as they fit. Also returns every claim's verdict.
 fn plan(
@@ -292,7 +293,7 @@ fn plan(
             let cells = j
                 .measured
                 .as_ref()
-                .map(|m| m.rests_on.clone())
+                .map(|m| limitbench_analysis::claims::cells_to_decide(&j.spec, m))
                 .unwrap_or_default();
             (j.spec.id.clone(), j.spec.experiment.clone(), cells)
         })

@@ -16,8 +16,8 @@ mod measured;
 mod region;
 mod table;
 pub use judge::{
-    Judged, MIN_TRIALS, Outcome, Verdict, judge, main_outcome, outcome, outcome_with, swept_range,
-    value_passes, verdict,
+    Judged, MIN_TRIALS, Outcome, Verdict, cells_to_decide, judge, main_outcome, outcome,
+    outcome_with, swept_range, value_passes, verdict,
 };
 pub use measured::{
     Alternative, Measured, Setting, setting_text, trials_in, value_text, values_of,

@@ -28,7 +28,8 @@ mod settings;
 mod tests;
 
 pub use outcome::{
-    MIN_TRIALS, Outcome, main_outcome, outcome, outcome_with, value_passes, verdict,
+    MIN_TRIALS, Outcome, cells_to_decide, main_outcome, outcome, outcome_with, value_passes,
+    verdict,
 };
 pub use rows::judge;
 pub use settings::swept_range;

@@ -199,3 +199,49 @@ pub fn trials_to_decide(spec: &ClaimSpec, m: &Measured) -> Option<Option<usize>>
     }
     need
 }
+
+/// The cells whose trials could still decide an `inconclusive` claim: the
+/// cells of every setting whose interval straddles the region's edge or
+/// rests on too few trials (the main setting's `rests_on`, and each swept
+/// setting's, which falls back to the main cells when it names none).
+/// Settings already inside or outside, or invalid, need no trials. When no
+/// setting is undecided (a conflict between claims' settings), the main
+/// cells; empty only when the claim names no cells at all (the caller then
+/// raises the whole experiment).
+pub fn cells_to_decide(spec: &ClaimSpec, m: &Measured) -> Vec<String> {
+    let undecided = |o: Outcome| matches!(o, Outcome::Straddles | Outcome::TooFew);
+    let mut cells: Vec<String> = Vec::new();
+    let add = |cells: &mut Vec<String>, from: &[String]| {
+        for c in from {
+            if !cells.contains(c) {
+                cells.push(c.clone());
+            }
+        }
+    };
+    if m.invalid.is_empty() && undecided(main_outcome(spec, m)) {
+        add(&mut cells, &m.rests_on);
+    }
+    for alt in m.sweep.iter().filter(|a| a.invalid.is_empty()) {
+        let o = outcome(
+            spec,
+            &alt.values,
+            &alt.intervals,
+            &alt.conditions,
+            alt.trials.or(m.trial_count()),
+        );
+        if undecided(o) {
+            add(
+                &mut cells,
+                if alt.rests_on.is_empty() {
+                    &m.rests_on
+                } else {
+                    &alt.rests_on
+                },
+            );
+        }
+    }
+    if cells.is_empty() {
+        add(&mut cells, &m.rests_on);
+    }
+    cells
+}

@@ -468,3 +468,43 @@ fn an_assumed_shared_detail_says_whether_the_claim_tests_it_or_only_follows() {
         rows[1].why
     );
 }
+
+#[test]
+fn the_cells_to_decide_are_those_of_the_undecided_settings() {
+    let s = spec("C", 10.0, 1.0);
+    // Main decided outside (12, 11.5..12.5); the swept 16 straddles, the
+    // swept 24 is decided: only 16's cells can change the verdict.
+    let m = |main: (f64, (f64, f64))| {
+        Measured::new("C", vec![main.0], "", "")
+            .intervals(vec![main.1], "over 20 trials")
+            .setting(&[("member_len", "26")])
+            .rests_on(["main-a", "main-b"])
+            .alternative(
+                Alternative::new(&[("member_len", "16")], vec![10.8], "")
+                    .intervals(vec![(10.5, 11.2)])
+                    .rests_on(["m16"]),
+            )
+            .alternative(
+                Alternative::new(&[("member_len", "24")], vec![15.0], "")
+                    .intervals(vec![(14.0, 16.0)])
+                    .rests_on(["m24"]),
+            )
+    };
+    assert_eq!(cells_to_decide(&s, &m((12.0, (11.5, 12.5)))), ["m16"]);
+    // The main straddling too: its cells first, then 16's.
+    assert_eq!(
+        cells_to_decide(&s, &m((10.9, (10.5, 11.3)))),
+        ["main-a", "main-b", "m16"]
+    );
+    // A swept setting that names no cells rests on the main ones; nothing
+    // undecided (a conflict between claims): the main cells.
+    let bare = Measured::new("C", vec![12.0], "", "")
+        .intervals(vec![(11.5, 12.5)], "over 20 trials")
+        .rests_on(["main"])
+        .alternative(Alternative::new(&[("x", "1")], vec![10.9], "").intervals(vec![(10.6, 11.2)]));
+    assert_eq!(cells_to_decide(&s, &bare), ["main"]);
+    let decided = Measured::new("C", vec![12.0], "", "")
+        .intervals(vec![(11.5, 12.5)], "over 20 trials")
+        .rests_on(["main"]);
+    assert_eq!(cells_to_decide(&s, &decided), ["main"]);
+}
