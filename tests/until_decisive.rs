@@ -297,3 +297,55 @@ fn inconclusive_claims_get_more_trials_up_to_the_cap() {
         "{a2_1}"
     );
 }
+
+/// Cost's cell of rounds writes a row per variant under the variant's id,
+/// and its claims rest on the cell (`rounds`, `swl-fill`): a floor on it
+/// runs every variant again, and the rounds count its trials right.
+#[test]
+fn a_floor_on_a_row_cell_raises_the_sweep_cell_that_writes_it() {
+    let data = tempfile::tempdir().unwrap();
+    let run = limitbench(
+        &[
+            "run",
+            "cost",
+            "--size",
+            "smoke",
+            "--until-decisive",
+            "--max-trials",
+            "2",
+            "--run-id",
+            "cost-rounds",
+            "--data-dir",
+            data.path().to_str().unwrap(),
+        ],
+        None,
+    );
+    run.expect_code(0)
+        .expect_output("cell(s) of cost (up to 2 trials each)");
+    let dir = data.path().join("cost-rounds");
+    let u = manifest(&dir)["until_decisive"].clone();
+    let raised = u["rounds"][0]["cell_floor"]["cost"].as_object().unwrap();
+    let table = limitbench_base::files::find_table(&dir, "cost.csv").unwrap();
+    let bytes = limitbench_base::files::read_maybe_compressed(&table).unwrap();
+    let mut rdr = csv::Reader::from_reader(bytes.as_slice());
+    let h = rdr.headers().unwrap().clone();
+    let (c, t) = (
+        h.iter().position(|x| x == "cell").unwrap(),
+        h.iter().position(|x| x == "trial").unwrap(),
+    );
+    let mut per: BTreeMap<String, BTreeSet<u64>> = BTreeMap::new();
+    for r in rdr.records() {
+        let r = r.unwrap();
+        per.entry(r[c].to_string())
+            .or_default()
+            .insert(r[t].parse().unwrap());
+    }
+    assert!(raised.contains_key("rounds"), "{u}");
+    assert!(per.len() > 2, "{per:?}");
+    for (cell, trials) in &per {
+        assert_eq!(trials, &BTreeSet::from([0, 1]), "{cell}: {per:?}");
+    }
+    let rec = &u["cells"]["cost"]["rounds"];
+    assert_eq!(rec["trials"], 2, "{u}");
+    assert_eq!(rec["rounds"], serde_json::json!([1]), "{u}");
+}

@@ -261,8 +261,15 @@ pub async fn run<S: Sweep>(ctx: &RunContext, sweep: &mut S, cells: &[S::Cell]) -
         .collect();
     // A trial floor (`--until-decisive`: the experiment's, or the cell's
     // own) adds trials to cells with fewer.
+    // A cell's floor is the most of its id's and of its keys' (the cell
+    // ids its rows carry: cost's one cell of rounds writes a row per
+    // variant, and a claim rests on those).
     let trials_of = |sweep: &S, c: &S::Cell| {
-        let own = ctx.cell_floors.get(&sweep.cell_id(c)).copied().unwrap_or(0);
+        let own = std::iter::once(sweep.cell_id(c))
+            .chain(sweep.keys(c))
+            .filter_map(|k| ctx.cell_floors.get(&k).copied())
+            .max()
+            .unwrap_or(0);
         sweep.trials(c).max(ctx.trial_floor).max(own)
     };
     let total: u64 = cells.iter().map(|c| trials_of(sweep, c)).sum();

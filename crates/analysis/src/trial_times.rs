@@ -69,16 +69,23 @@ pub fn fewest_trials_per_cell(run_dir: &Path, experiment: &str) -> Result<u64> {
         .unwrap_or(0))
 }
 
-/// The distinct trials each cell of `experiment` holds in its table, by
-/// cell id (empty when the table is absent).
+/// The distinct trials each cell of `experiment` holds, by cell id: the
+/// cells its table's rows name, and the cells the sweep ran
+/// (`trial-times.csv`; they differ where one cell writes rows under other
+/// ids, as cost's cell of rounds writes a row per variant). Empty when
+/// neither table exists.
 pub fn trials_per_cell(run_dir: &Path, experiment: &str) -> Result<BTreeMap<String, u64>> {
-    let table = format!("{experiment}.csv");
-    let Some((_, rows, _torn)) = crate::read_table::<CellTrial>(run_dir, &table)? else {
-        return Ok(BTreeMap::new());
-    };
     let mut per: BTreeMap<String, BTreeSet<u64>> = BTreeMap::new();
-    for r in rows {
-        per.entry(r.cell).or_default().insert(r.trial);
+    let table = format!("{experiment}.csv");
+    if let Some((_, rows, _torn)) = crate::read_table::<CellTrial>(run_dir, &table)? {
+        for r in rows {
+            per.entry(r.cell).or_default().insert(r.trial);
+        }
+    }
+    if let Some((_, rows, _torn)) = crate::read_table::<TrialTime>(run_dir, TRIAL_TIMES_CSV)? {
+        for t in rows.into_iter().filter(|t| t.experiment == experiment) {
+            per.entry(t.cell).or_default().insert(t.trial);
+        }
     }
     Ok(per.into_iter().map(|(c, t)| (c, t.len() as u64)).collect())
 }
