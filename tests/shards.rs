@@ -9,34 +9,13 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use common::{limitbench, small_experiments};
+use common::{keys, limitbench, small_experiments};
 
 /// Experiments that run in seconds at smoke size and have cell-level
 /// variety (several cells, side tables, a machine-kind claim in stalls),
 /// and whose smoke verdicts do not hang on one trial's timing (retries'
 /// admitted count at n=1 flips between runs, sharded or not).
 const EXPERIMENTS: [&str; 4] = ["concurrency", "replication", "skew", "stalls"];
-
-/// Sorted (cell, trial[, seed]) keys of a run's main table of `exp`.
-fn keys(run: &Path, exp: &str) -> Vec<String> {
-    let p = limitbench_base::files::find_table(run, &format!("{exp}.csv"))
-        .unwrap_or_else(|| panic!("{exp}.csv in {}", run.display()));
-    let bytes = limitbench_base::files::read_maybe_compressed(&p).unwrap();
-    let mut rdr = csv::Reader::from_reader(bytes.as_slice());
-    let h = rdr.headers().unwrap().clone();
-    let col = |n: &str| h.iter().position(|x| x == n);
-    let (ci, ti, si) = (col("cell").unwrap(), col("trial").unwrap(), col("seed"));
-    let mut out: Vec<String> = rdr
-        .records()
-        .map(|r| {
-            let r = r.unwrap();
-            let seed = si.map(|i| r[i].to_string()).unwrap_or_default();
-            format!("{}/{}/{seed}", &r[ci], &r[ti])
-        })
-        .collect();
-    out.sort();
-    out
-}
 
 /// claim id -> verdict, from an analysed run's claims.csv.
 fn verdicts(run: &Path) -> BTreeMap<String, String> {

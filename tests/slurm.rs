@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::small_experiments;
+use common::{keys, small_experiments};
 
 const ENABLE: &str = "LIMITBENCH_SLURM_TEST";
 const SHARDS: usize = 4;
@@ -29,32 +29,6 @@ const SHARDS: usize = 4;
 /// `LIMITBENCH_SLURM_TIMEOUT` gives other seconds.
 const TIMEOUT: Duration = Duration::from_secs(15 * 60);
 const TOOLS: [&str; 6] = ["sbatch", "squeue", "sinfo", "slurmctld", "slurmd", "munged"];
-
-/// Sorted (cell, trial, seed) keys of a run's main table of `exp` (as
-/// tests/shards.rs reads them); none from an empty table.
-fn keys(run: &Path, exp: &str) -> Vec<String> {
-    let p = limitbench_base::files::find_table(run, &format!("{exp}.csv"))
-        .unwrap_or_else(|| panic!("{exp}.csv in {}", run.display()));
-    let bytes = limitbench_base::files::read_maybe_compressed(&p).unwrap();
-    if bytes.is_empty() {
-        // A shard that drew none of the experiment's cells.
-        return vec![];
-    }
-    let mut rdr = csv::Reader::from_reader(bytes.as_slice());
-    let h = rdr.headers().unwrap().clone();
-    let col = |n: &str| h.iter().position(|x| x == n);
-    let (ci, ti, si) = (col("cell").unwrap(), col("trial").unwrap(), col("seed"));
-    let mut out: Vec<String> = rdr
-        .records()
-        .map(|r| {
-            let r = r.unwrap();
-            let seed = si.map(|i| r[i].to_string()).unwrap_or_default();
-            format!("{}/{}/{seed}", &r[ci], &r[ti])
-        })
-        .collect();
-    out.sort();
-    out
-}
 
 fn manifest(run: &Path) -> serde_json::Value {
     let p = run.join("manifest.json");

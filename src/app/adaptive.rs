@@ -327,47 +327,38 @@ fn plan(
         }
         let per = &held[e];
         let whole = floors.experiments.get(e).copied().unwrap_or(0);
-        if cells.is_empty() {
-            let have = whole.max(per.values().copied().min().unwrap_or(0));
-            if have >= cap {
-                capped.push(id.clone());
-                continue;
-            }
-            let to = next_floor(have, cap);
-            let ms: f64 = per
-                .iter()
-                .map(|(c, n)| to.saturating_sub(*n) as f64 * trial_ms(e, c))
-                .sum();
-            asks.push(Ask {
-                id: id.clone(),
-                experiment: e.clone(),
-                whole: Some(to),
-                cells: Vec::new(),
-                seconds: ms / 1000.0,
-            });
-            continue;
-        }
-        // The cells' trials: what the table holds, or the floor a round set.
+        // A claim that names no cells raises its whole experiment: every
+        // cell its table holds.
+        let targets: Vec<String> = if cells.is_empty() {
+            per.keys().cloned().collect()
+        } else {
+            cells.clone()
+        };
+        // The cells' trials: what the tables hold, or the floor a round set.
         let own = floors.cells.get(e);
         let have_of = |c: &String| {
             let floor = own.and_then(|o| o.get(c)).copied().unwrap_or(0);
             per.get(c).copied().unwrap_or(0).max(floor).max(whole)
         };
-        let have = cells.iter().map(have_of).min().unwrap_or(0);
+        let have = targets.iter().map(have_of).min().unwrap_or(whole);
         if have >= cap {
             capped.push(id.clone());
             continue;
         }
         let to = next_floor(have, cap);
-        let ms: f64 = cells
+        let ms: f64 = targets
             .iter()
             .map(|c| to.saturating_sub(have_of(c)) as f64 * trial_ms(e, c))
             .sum();
         asks.push(Ask {
             id: id.clone(),
             experiment: e.clone(),
-            whole: None,
-            cells: cells.iter().map(|c| (c.clone(), to)).collect(),
+            whole: cells.is_empty().then_some(to),
+            cells: if cells.is_empty() {
+                Vec::new()
+            } else {
+                cells.iter().map(|c| (c.clone(), to)).collect()
+            },
             seconds: ms / 1000.0,
         });
     }

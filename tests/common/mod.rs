@@ -119,3 +119,28 @@ pub fn small_experiments(dir: &Path) -> std::path::PathBuf {
     .unwrap();
     exp
 }
+
+/// Sorted (cell, trial[, seed]) keys of a run's main table of `exp`; none
+/// from an empty table (a shard that drew none of the experiment's cells).
+pub fn keys(run: &Path, exp: &str) -> Vec<String> {
+    let p = limitbench_base::files::find_table(run, &format!("{exp}.csv"))
+        .unwrap_or_else(|| panic!("{exp}.csv in {}", run.display()));
+    let bytes = limitbench_base::files::read_maybe_compressed(&p).unwrap();
+    if bytes.is_empty() {
+        return vec![];
+    }
+    let mut rdr = csv::Reader::from_reader(bytes.as_slice());
+    let h = rdr.headers().unwrap().clone();
+    let col = |n: &str| h.iter().position(|x| x == n);
+    let (ci, ti, si) = (col("cell").unwrap(), col("trial").unwrap(), col("seed"));
+    let mut out: Vec<String> = rdr
+        .records()
+        .map(|r| {
+            let r = r.unwrap();
+            let seed = si.map(|i| r[i].to_string()).unwrap_or_default();
+            format!("{}/{}/{seed}", &r[ci], &r[ti])
+        })
+        .collect();
+    out.sort();
+    out
+}
