@@ -145,9 +145,13 @@ pub fn level(k: usize) -> f64 {
 /// The interval a cell is judged on. `est` are its sessions' estimates at
 /// 95% (sessions with at least two trials), `at(session, level)` a
 /// session's interval at another level, `pooled` the interval over every
-/// trial. Sessions that agree: `pooled`. Sessions that disagree: the hull
-/// of their intervals at [`level`]`(k)`, with the reason (`what` and each
-/// session's 95% estimate) for the note.
+/// trial. One session: `pooled`. Sessions measured apart are always kept
+/// apart: the hull of their intervals at [`level`]`(k)`, with the reason
+/// (`what` and each session's 95% estimate; whether their intervals are
+/// disjoint) for the note. Pooling only sessions whose intervals overlap
+/// is no test of agreement: with confidence sequences, wide at few trials,
+/// overlap hid a shift of 2.4 tolerances in B5.3 (the claim review of
+/// issue 32).
 pub fn judged_interval(
     what: &str,
     est: &[Estimate],
@@ -155,7 +159,15 @@ pub fn judged_interval(
     pooled: (f64, f64),
     digits: usize,
 ) -> ((f64, f64), Option<String>) {
-    match estimates_disagree(what, est, digits) {
+    let apart = (est.len() >= 2).then(|| {
+        estimates_disagree(what, est, digits).unwrap_or_else(|| {
+            format!(
+                "{what}: sessions measured apart ({})",
+                describe(est, digits)
+            )
+        })
+    });
+    match apart {
         None => (pooled, None),
         Some(why) => {
             let lv = level(est.len());
@@ -183,7 +195,7 @@ pub fn kept_apart(whys: &[String]) -> String {
         return String::new();
     }
     format!(
-        "the measuring sessions disagree on {} judged cell(s), each session kept apart there (a cell is decided only where every session decides it the same way): {}. ",
+        "{} judged cell(s) span measuring sessions, each session kept apart there (a cell is decided only where every session decides it the same way): {}. ",
         whys.len(),
         whys.join("; ")
     )
@@ -237,16 +249,21 @@ mod tests {
             why.unwrap()
                 .contains("hull of the sessions' 97.5% intervals")
         );
-        // Agreeing sessions keep the pooled interval.
+        // Overlapping sessions are kept apart too (overlap is no test of
+        // agreement); one session keeps the pooled interval.
         let agree: Vec<Estimate> = vec![(0, 0.1, (0.0, 0.2), 20), (2, 0.15, (0.1, 0.2), 20)];
-        let (iv, why) = judged_interval("x", &agree, |_, _| (9.0, 9.0), (0.05, 0.18), 3);
+        let at = |s: usize, _: f64| if s == 0 { (-0.01, 0.21) } else { (0.09, 0.22) };
+        let (iv, why) = judged_interval("x", &agree, at, (0.05, 0.18), 3);
+        assert_eq!(iv, (-0.01, 0.22));
+        assert!(why.unwrap().starts_with("x: sessions measured apart"));
+        let (iv, why) = judged_interval("x", &agree[..1], at, (0.05, 0.18), 3);
         assert_eq!((iv, why), ((0.05, 0.18), None));
     }
 
     #[test]
     fn disjoint_session_intervals_disagree_and_overlapping_ones_do_not() {
         let mut g = BySession::new();
-        g.insert(0, vec![0.0; 20]);
+        g.insert(0, (0..20).map(|i| [-0.1, 0.0, 0.1, 0.0][i % 4]).collect());
         g.insert(2, vec![-4.0, -5.0, -4.0, -4.5, -4.0, -3.5, -5.0, -4.0]);
         let why = disagreement("c=32", &g, 2).expect("disjoint");
         assert!(

@@ -166,9 +166,10 @@ fn a1_2_jitter_rows_stay_out_of_the_formula_value_and_form_their_own_groups() {
     let o = super::analyze::cta_overshoot_at(&rows, 1.0);
     assert_eq!(o.by[&(6700, 8)], vec![20.0]);
     assert_eq!(super::analyze::jitters_at(&rows, 6700), vec![0.0, 1.0]);
-    // The interval of a single trial is a point: 16 away from the formula.
+    // A single trial gives no interval: 16 away from the formula, its
+    // distance anywhere from 0 up.
     let (w, ci, _, n) = super::analyze::worst_deviation(&o, 6700, 100).unwrap();
-    assert_eq!((w, ci, n), (16.0, (16.0, 16.0), 1));
+    assert_eq!((w, ci, n), (16.0, (0.0, f64::INFINITY), 1));
 }
 
 #[test]
@@ -179,8 +180,9 @@ fn deviation_interval_is_zero_at_the_near_end_when_it_holds_the_formula() {
     // The far end: the farther end of the mean's interval from the formula.
     let (clo, chi) = limitbench_analysis::stats::mean_cs(&[3.0, 5.0, 4.0, 6.0, 2.0]);
     assert!(hi > 0.0 && (hi - (chi - 4.0).max(4.0 - clo)).abs() < 1e-9, "{hi}");
+    // Two equal trials give no interval (too few distinct values).
     let (d, lo, hi) = super::analyze::deviation_ci(&[10.0, 10.0], 4.0);
-    assert_eq!((d, lo, hi), (6.0, 6.0, 6.0));
+    assert_eq!((d, lo, hi), (6.0, 0.0, f64::INFINITY));
 }
 
 #[test]
@@ -191,20 +193,27 @@ fn a1_2_says_at_which_jitter_and_worker_count_the_formula_holds() {
         r
     };
     // Formula: 4 over at c=8, 12 at c=16. At 2 ms jitter c=8 is 6 away.
-    let rows = vec![
-        at(8, 104, 0.0),
-        at(16, 112, 0.0),
-        at(8, 110, 2.0),
-        at(8, 110, 2.0),
-        at(16, 112, 2.0),
-    ];
+    // Ten trials a cell, one below, at and above the mean in turn (equal
+    // trials give no interval).
+    let cells = [(8, 0.0, 104), (16, 0.0, 112), (8, 2.0, 110), (16, 2.0, 112)];
+    let rows: Vec<_> = cells
+        .iter()
+        .flat_map(|&(c, j, mean)| (0..10).map(move |t| at(c, mean + [0, 1, 0, 2][t % 4] - 1 + u64::from(t == 9), j)))
+        .collect();
     let note = jitter_holds(&rows, 6700, 100, 1.5);
     assert!(
         note.contains("jitter 0 ms (default): holds at every worker count"),
         "{note}"
     );
     assert!(
-        note.contains("jitter 2 ms: holds at c=16; wholly above at c=8 6.00 (95% 6.00..6.00)"),
+        note.contains("jitter 2 ms: holds at c=16; wholly above at c=8 5.80"),
         "{note}"
+    );
+    // Equal trials give no interval: the formula is not decided there.
+    let equal = vec![at(8, 104, 0.0), at(8, 104, 0.0), at(8, 104, 0.0)];
+    assert!(
+        jitter_holds(&equal, 6700, 100, 1.5).contains("reaches across the line at c=8"),
+        "{}",
+        jitter_holds(&equal, 6700, 100, 1.5)
     );
 }

@@ -228,7 +228,14 @@ fn b25_is_judged_where_the_smaller_limit_binds_and_fails_where_l_matters() {
             ("sliding-window-log|L100|steady", 12.0, 80),
             ("sliding-window-log|L10000|steady", 15.0, 100),
         ] {
-            let mut r = row(cell, t, cpu * k, 90_000.0);
+            // The larger limit's runs wobble a little on their own, so the
+            // per-run ratios spread (a constant ratio gives no interval).
+            let own = if cell.contains("L10000") {
+                1.0 + if t % 2 == 0 { 0.002 } else { -0.002 }
+            } else {
+                1.0
+            };
+            let mut r = row(cell, t, cpu * k * own, 90_000.0);
             r.admitted = admitted;
             rows.push(r);
         }
@@ -236,8 +243,8 @@ fn b25_is_judged_where_the_smaller_limit_binds_and_fails_where_l_matters() {
     let m = b25(&Variants::of(&rows)).unwrap();
     // Judged: steady (15/12 - 1 = 25%) and full (1%); normal only shown.
     assert_eq!(m.values.len(), 2, "{:?}", m.values);
-    assert!(close(m.values[0], 25.0), "{:?}", m.values);
-    assert!(close(m.values[1], 1.0), "{:?}", m.values);
+    assert!((m.values[0] - 25.0).abs() < 0.01, "{:?}", m.values);
+    assert!((m.values[1] - 1.0).abs() < 0.01, "{:?}", m.values);
     assert!(m.setting.contains(&("swl_fill".into(), "steady+full".into())), "{:?}", m.setting);
     assert!(m.sweep.is_empty(), "a fill level is scope, not a setting to pick");
     // The steady level's 25% is far outside its noise bound: the claim fails.

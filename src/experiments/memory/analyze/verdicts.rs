@@ -397,7 +397,7 @@ fn b34(
     .intervals(
         vec![(first.est.lo, first.est.hi)],
         format!(
-            "95% confidence sequence of the mean per-window ratio (asymptotic, Waudby-Smith et al. 2024; valid at every look), n={windows} (the fewest windows behind any judged ratio)"
+            "95% confidence sequence of the mean per-window ratio (asymptotic, Waudby-Smith et al. 2024; for repeated looks), n={windows} (the fewest windows behind any judged ratio)"
         ),
     )
     .trials(windows)

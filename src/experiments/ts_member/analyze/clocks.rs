@@ -214,7 +214,7 @@ pub fn b53(o: &OpenRows, spec: Option<&limitbench_analysis::ClaimSpec>) -> Optio
     .intervals(
         d.intervals,
         format!(
-            "95% confidence sequences of the two means at half the error each (asymptotic, Waudby-Smith et al. 2024; valid at every look), their difference, over {} trials or more per member and rate",
+            "95% confidence sequences of the two means at half the error each (asymptotic, Waudby-Smith et al. 2024; for repeated looks), their difference, over {} trials or more per member and rate",
             d.n_min
         ),
     )
