@@ -1,13 +1,13 @@
 //! The scorecard's strategies side by side (`--parallel N`, issue 32).
 //!
 //! Most of a strategy's battery waits on wall-clock windows (bursts,
-//! skew, fail-open, script-survival, replication) or on a server it fills
-//! (memory's bytes): those probes run in lanes, N strategies at a time,
-//! each strategy on its own servers and in its own probe folder as when
-//! they run one after another. The probes that time CPU or throughput
-//! (cost), race workers on the CPU (concurrency), time a kill against a
-//! replication stream (failover) or name keys from a process-wide counter
-//! (cluster) run alone: one strategy at a time, with no other strategy's
+//! skew, script-survival, replication) or on a server it fills (memory's
+//! bytes): those probes run in lanes, N strategies at a time, each
+//! strategy on its own servers and in its own probe folder as when they
+//! run one after another. The probes that time CPU or throughput (cost),
+//! race workers on the CPU (concurrency), time a kill against a
+//! replication stream (failover) or against steady decisions (fail-open)
+//! or name keys from a process-wide counter (cluster) run alone: one strategy at a time, with no other strategy's
 //! probe beside them, after the lanes ([`super::properties::Probe::alone`]).
 //! `works` (baseline) runs first for every strategy, alone, so a strategy
 //! that cannot decide is not probed further.
