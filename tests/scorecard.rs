@@ -69,6 +69,7 @@ async fn smoke_scorecard_judges_what_it_measures() {
         promise_limit: None,
         promise_window_ms: None,
         broken: Vec::new(),
+        lanes: 1,
     };
     let card = sc::run(&cfg, |_| {}).await.expect("the scorecard runs");
     let get = |s: &str, p: &str| {
@@ -255,6 +256,7 @@ async fn an_external_redis_and_cluster_by_url_with_auth() {
         promise_limit: None,
         promise_window_ms: None,
         broken: Vec::new(),
+        lanes: 1,
     };
     let card = sc::run(&cfg, |_| {}).await.unwrap();
     let get = |p: &str| card.cell("token-bucket", p).unwrap().clone();
@@ -473,6 +475,7 @@ async fn the_server_probes_judge_what_they_measure() {
         promise_limit: None,
         promise_window_ms: None,
         broken: Vec::new(),
+        lanes: 1,
     };
     let s = sc::build("token-bucket", None, &Default::default()).unwrap();
     let run = StrategyRun::start(&cfg, "token-bucket").await.unwrap();

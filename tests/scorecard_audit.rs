@@ -52,6 +52,7 @@ async fn anchored_windows_under_admission_and_errors_are_caught() {
             .iter()
             .map(|b| (b.file.display().to_string(), b.error.to_string()))
             .collect(),
+        lanes: 1,
     };
     let card = sc::run(&cfg, |_| {}).await.expect("the scorecard runs");
     let get = |s: &str, p: &str| {
@@ -155,6 +156,7 @@ async fn survival_scores_only_the_modes_a_script_can_run() {
         promise_limit: None,
         promise_window_ms: None,
         broken: Vec::new(),
+        lanes: 1,
     };
     let s = sc::build(name, Some(dir.path()), &Default::default()).unwrap();
     assert!(s.info().modes.iter().any(|m| m.as_str() == "fcall"));

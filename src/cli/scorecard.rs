@@ -77,6 +77,12 @@ pub struct ScorecardArgs {
     /// does not load, or a battery that measured no cell, always exits 1.
     #[arg(long, value_enum, default_value = "fail")]
     fail_on: FailOn,
+    /// Strategies whose probes that wait on windows run at once, each on
+    /// servers of its own (the probes that time CPU or throughput always
+    /// run alone, one strategy at a time, after them). 1 runs every
+    /// strategy after the other. With --redis-url always 1.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(1..=8))]
+    parallel: u64,
 }
 
 /// Which cells make the scorecard exit 1 (`--fail-on`).
@@ -219,6 +225,7 @@ pub async fn run(a: ScorecardArgs, root: &Path) -> Result<i32> {
         } else {
             Vec::new()
         },
+        lanes: a.parallel as usize,
     };
     score(&cfg, a.size, &folder, a.fail_on).await
 }
@@ -273,6 +280,16 @@ async fn score(cfg: &Config, size: Size, folder: &Folder, fail_on: FailOn) -> Re
         size.as_str(),
         out.display()
     );
+    if cfg.lanes() > 1 {
+        eprintln!(
+            "limitbench: {} strategies at a time for the probes that wait on windows, then those that time CPU one strategy at a time (a line per strategy as its last part ends)",
+            cfg.lanes()
+        );
+    } else if cfg.lanes > 1 {
+        eprintln!(
+            "limitbench: one strategy at a time on a Redis you run (--parallel applies to servers of our own)"
+        );
+    }
     // Names line up however long an external manifest's name is.
     let width = cfg
         .strategies
@@ -343,8 +360,10 @@ mod tests {
                         detail: String::new(),
                     })
                     .collect(),
+                probes: Vec::new(),
             }],
             total_seconds: 1.0,
+            lanes: 1,
         }
     }
 

@@ -27,9 +27,12 @@
 //! - `probe.rs`: running one experiment's probe for one strategy;
 //! - `output.rs`: `scorecard.csv`, `scorecard.md`, `scorecard.svg`,
 //!   `scorecard.json`;
+//! - `lanes.rs`: several strategies at once (`--parallel`): which probe
+//!   ran beside which;
 //! - `target.rs`: a Redis you run (`--redis-url`, `--cluster-url`): its INFO,
 //!   the key prefix check and the clean-up.
 
+pub mod lanes;
 pub mod output;
 pub mod probe;
 pub mod properties;
@@ -92,6 +95,20 @@ pub struct Config {
     /// Manifests of the strategy folders that did not load: (file, error).
     /// Each is a row of its own, `works` = error with the cause.
     pub broken: Vec<(String, String)>,
+    /// Strategies whose lane probes run at once (`--parallel`; 1: one
+    /// strategy after another, every probe in the columns' order). Only on
+    /// servers of our own: with a Redis you run it is 1 (`lanes.rs`).
+    pub lanes: usize,
+}
+
+impl Config {
+    /// The lanes this scorecard runs in: 1 on a Redis you run.
+    pub fn lanes(&self) -> usize {
+        match self.target {
+            ScorecardServer::Own(_) => self.lanes.max(1),
+            ScorecardServer::External(_) => 1,
+        }
+    }
 }
 
 /// One strategy's battery, timed.
@@ -99,8 +116,14 @@ pub struct Config {
 pub struct StrategyResult {
     pub strategy: String,
     pub clock: String,
+    /// The sum of its parts: its start (folder, server identity) and each
+    /// of its probes. In lanes its lane probes ran beside other
+    /// strategies', so the strategies' seconds add to more than the total.
     pub seconds: f64,
     pub cells: Vec<ScorecardCell>,
+    /// Each probe: alone or in lanes, its seconds and wall-clock times,
+    /// the other strategies' probes beside it, its disturbed trials.
+    pub probes: Vec<lanes::ProbeTime>,
 }
 
 /// The whole scorecard.
@@ -110,6 +133,8 @@ pub struct Scorecard {
     pub target: serde_json::Value,
     pub results: Vec<StrategyResult>,
     pub total_seconds: f64,
+    /// The lanes it ran in (1: one strategy after another).
+    pub lanes: usize,
 }
 
 impl Scorecard {
@@ -199,7 +224,11 @@ fn probe_limit(size: Size) -> Duration {
     })
 }
 
-/// Run the battery on every strategy; `progress` hears each finished one.
+/// Run the battery on every strategy; `progress` hears each finished one,
+/// in the strategies' order. With lanes (`cfg.lanes()` > 1): every
+/// strategy's `works` alone, then the probes that may run beside others,
+/// `lanes` strategies at a time, then per strategy, in order, the probes
+/// that run alone (`lanes.rs`).
 pub async fn run(cfg: &Config, mut progress: impl FnMut(&StrategyResult)) -> Result<Scorecard> {
     let t0 = Instant::now();
     // Every probe table this scorecard reads is checked before the first
@@ -211,22 +240,40 @@ pub async fn run(cfg: &Config, mut progress: impl FnMut(&StrategyResult)) -> Res
         }
         ScorecardServer::External(x) => x.describe().await?,
     };
+    let schedule = Arc::new(lanes::Schedule::default());
     let mut results = Vec::new();
-    for name in &cfg.strategies {
-        let t = Instant::now();
-        let cells = battery(cfg, name).await;
-        let (clock, cells) = match cells {
-            Ok(v) => v,
-            Err(e) => ("?".into(), vec![cell(name, "works", Err(e))]),
-        };
-        let r = StrategyResult {
-            strategy: name.clone(),
-            clock,
-            seconds: t.elapsed().as_secs_f64(),
-            cells,
-        };
-        progress(&r);
-        results.push(r);
+    let n = cfg.lanes();
+    if n <= 1 {
+        for name in &cfg.strategies {
+            let mut b = Battery::start(cfg, name, &schedule).await;
+            b.works(cfg).await;
+            b.probes(cfg, |_| true).await;
+            let r = b.finish();
+            progress(&r);
+            results.push(r);
+        }
+    } else {
+        let mut all = Vec::new();
+        for name in &cfg.strategies {
+            let mut b = Battery::start(cfg, name, &schedule).await;
+            b.works(cfg).await;
+            all.push(b);
+        }
+        let jobs: Vec<crate::run::parallel::Job<'_, ()>> = all
+            .iter_mut()
+            .map(|b| {
+                let label = format!("scorecard {}", b.name);
+                Box::pin(crate::run::noise::lane(label, b.probes(cfg, |p| !p.alone)))
+                    as crate::run::parallel::Job<'_, ()>
+            })
+            .collect();
+        crate::run::parallel::n_at_a_time(n, jobs).await;
+        for mut b in all {
+            b.probes(cfg, |p| p.alone).await;
+            let r = b.finish();
+            progress(&r);
+            results.push(r);
+        }
     }
     for (file, error) in &cfg.broken {
         let name = Path::new(file)
@@ -247,6 +294,7 @@ pub async fn run(cfg: &Config, mut progress: impl FnMut(&StrategyResult)) -> Res
             clock: "?".into(),
             seconds: 0.0,
             cells,
+            probes: Vec::new(),
         };
         progress(&r);
         results.push(r);
@@ -259,6 +307,7 @@ pub async fn run(cfg: &Config, mut progress: impl FnMut(&StrategyResult)) -> Res
         target,
         results,
         total_seconds: t0.elapsed().as_secs_f64(),
+        lanes: n,
     })
 }
 
@@ -271,59 +320,138 @@ pub fn declared(info: &strategy::Info) -> Declared {
     }
 }
 
-/// One strategy: (its clock, its cells in the columns' order). An `Err`
-/// only when the strategy cannot even be built or no server can be started.
-async fn battery(cfg: &Config, name: &str) -> Result<(String, Vec<ScorecardCell>)> {
-    let s = build(name, cfg.dir.as_deref(), &Options::default())?;
-    let info = s.info().clone();
-    let clock = info.clock.as_str().to_string();
-    let declared = declared(&info);
-    let run = probe::StrategyRun::start(cfg, name).await?;
-    let mut cells = Vec::new();
-    for p in properties::PROBES {
-        let outcomes = probe_outcomes(cfg, &run, p, name, &declared).await;
-        // The first probe is `works`: a strategy that errors there errors
-        // everywhere, so one row says so and the rest are not run.
-        if p.properties == [WORKS] {
-            let works = outcomes.into_iter().next().map(|(_, r)| r);
-            let failed = match works {
-                Some(Ok(
-                    o @ CellOutcome::Measured {
-                        verdict: CellVerdict::Pass,
-                        ..
-                    },
-                )) => {
-                    cells.push(cell(name, WORKS, Ok(o)));
-                    None
-                }
-                Some(Ok(CellOutcome::Measured { detail, .. })) => Some(detail),
-                Some(Ok(CellOutcome::NotRun(why))) => Some(why),
-                Some(Err(e)) => Some(e.to_string()),
-                None => Some("no outcome".into()),
-            };
-            if let Some(e) = failed {
-                cells.push(cell(
-                    name,
-                    WORKS,
-                    Err(Error::Other(format!(
-                        "the strategy's first decision failed: {e}"
-                    ))),
-                ));
-                for (p, _) in &PROPERTIES[1..] {
-                    let why = "the strategy's first decision failed (see works)";
-                    cells.push(cell(name, p, Ok(CellOutcome::NotRun(why.into()))));
-                }
-                return Ok((clock, cells));
+/// One strategy's battery, run in parts: its start, `works`, then any
+/// of its other probes (in the columns' order within a part).
+struct Battery<'a> {
+    name: String,
+    clock: String,
+    declared: Option<Declared>,
+    run: Option<probe::StrategyRun<'a>>,
+    cells: Vec<ScorecardCell>,
+    /// The rest is decided (it could not start, or `works` failed).
+    done: bool,
+    seconds: f64,
+}
+
+impl<'a> Battery<'a> {
+    /// Build the strategy and start its run folder; a strategy that cannot
+    /// even be built (or no server started) is an `error` row.
+    async fn start(cfg: &'a Config, name: &str, schedule: &Arc<lanes::Schedule>) -> Self {
+        let t = Instant::now();
+        let mut b = Battery {
+            name: name.to_string(),
+            clock: "?".into(),
+            declared: None,
+            run: None,
+            cells: Vec::new(),
+            done: false,
+            seconds: 0.0,
+        };
+        let started = async {
+            let s = build(name, cfg.dir.as_deref(), &Options::default())?;
+            let info = s.info().clone();
+            let run = probe::StrategyRun::start(cfg, name).await?;
+            Ok::<_, Error>((info, run.with_schedule(schedule.clone())))
+        };
+        match started.await {
+            Ok((info, run)) => {
+                b.clock = info.clock.as_str().to_string();
+                b.declared = Some(declared(&info));
+                b.run = Some(run);
             }
-            continue;
+            Err(e) => {
+                b.cells.push(cell(name, "works", Err(e)));
+                b.done = true;
+            }
         }
-        for (prop, r) in outcomes {
-            cells.push(cell(name, prop, r));
+        b.seconds += t.elapsed().as_secs_f64();
+        b
+    }
+
+    /// The first probe, `works`: a strategy that errors there errors
+    /// everywhere, so one row says so and the rest are not run.
+    async fn works(&mut self, cfg: &Config) {
+        let (Some(run), Some(declared), false) = (&self.run, &self.declared, self.done) else {
+            return;
+        };
+        let name = self.name.as_str();
+        let t = Instant::now();
+        let outcomes = probe_outcomes(cfg, run, &properties::PROBES[0], name, declared).await;
+        self.seconds += t.elapsed().as_secs_f64();
+        let works = outcomes.into_iter().next().map(|(_, r)| r);
+        let failed = match works {
+            Some(Ok(
+                o @ CellOutcome::Measured {
+                    verdict: CellVerdict::Pass,
+                    ..
+                },
+            )) => {
+                self.cells.push(cell(name, WORKS, Ok(o)));
+                None
+            }
+            Some(Ok(CellOutcome::Measured { detail, .. })) => Some(detail),
+            Some(Ok(CellOutcome::NotRun(why))) => Some(why),
+            Some(Err(e)) => Some(e.to_string()),
+            None => Some("no outcome".into()),
+        };
+        if let Some(e) = failed {
+            self.cells.push(cell(
+                name,
+                WORKS,
+                Err(Error::Other(format!(
+                    "the strategy's first decision failed: {e}"
+                ))),
+            ));
+            for (p, _) in &PROPERTIES[1..] {
+                let why = "the strategy's first decision failed (see works)";
+                self.cells
+                    .push(cell(name, p, Ok(CellOutcome::NotRun(why.into()))));
+            }
+            self.done = true;
         }
     }
-    // In the columns' order, whatever order the probes ran in.
-    cells.sort_by_key(|c| PROPERTIES.iter().position(|(p, _)| *p == c.property));
-    Ok((clock, cells))
+
+    /// The probes after `works` that `which` picks, in the columns' order.
+    async fn probes(&mut self, cfg: &Config, which: impl Fn(&properties::Probe) -> bool) {
+        let (Some(run), Some(declared), false) = (&self.run, &self.declared, self.done) else {
+            return;
+        };
+        for p in properties::PROBES[1..].iter().filter(|p| which(p)) {
+            let t = Instant::now();
+            let outcomes = probe_outcomes(cfg, run, p, &self.name, declared).await;
+            self.seconds += t.elapsed().as_secs_f64();
+            let flagged = run
+                .time_of(p.experiment)
+                .filter(|t| !t.disturbed.is_empty());
+            for (prop, r) in outcomes {
+                let mut c = cell(&self.name, prop, r);
+                if let Some(t) = &flagged {
+                    c.detail = format!(
+                        "{} trial(s) kept past the `{}` experiment's bounds (schedule.csv; first: {}): {}",
+                        t.disturbed.len(),
+                        p.experiment,
+                        t.disturbed[0],
+                        c.detail
+                    );
+                }
+                self.cells.push(c);
+            }
+        }
+    }
+
+    /// Its row: the cells in the columns' order, whatever order the
+    /// probes ran in.
+    fn finish(mut self) -> StrategyResult {
+        self.cells
+            .sort_by_key(|c| PROPERTIES.iter().position(|(p, _)| *p == c.property));
+        StrategyResult {
+            probes: self.run.as_ref().map(|r| r.times()).unwrap_or_default(),
+            strategy: self.name,
+            clock: self.clock,
+            seconds: self.seconds,
+            cells: self.cells,
+        }
+    }
 }
 
 /// Run one probe for the strategy and judge its rows: each of its columns'

@@ -27,6 +27,21 @@ pub fn short(c: &ScorecardCell) -> String {
     }
 }
 
+/// What a strategy's seconds are, said in scorecard.json and .md.
+pub const SECONDS_ARE: &str = "the sum of the strategy's parts (its start and each probe); with lanes its lane probes ran beside other strategies', so the strategies' seconds add to more than the total";
+
+/// How the strategies were scheduled, for the header.
+fn schedule_line(sc: &Scorecard) -> String {
+    if sc.lanes > 1 {
+        format!(
+            "{} lanes: each strategy's `works` first, alone; then its probes that wait on windows or fill a server, {} strategies at a time on servers of their own; then, one strategy at a time with nothing beside, the probes that time CPU or throughput (results[].probes in scorecard.json: which ran beside which)",
+            sc.lanes, sc.lanes
+        )
+    } else {
+        "one strategy after another".into()
+    }
+}
+
 pub fn write_all(dir: &Path, sc: &Scorecard) -> Result<()> {
     std::fs::create_dir_all(dir).map_err(|e| io(dir, e))?;
     let p = dir.join("scorecard.csv");
@@ -65,6 +80,8 @@ pub fn write_all(dir: &Path, sc: &Scorecard) -> Result<()> {
         "size": sc.size,
         "target": sc.target,
         "total_seconds": sc.total_seconds,
+        "lanes": sc.lanes,
+        "seconds_per_strategy_are": SECONDS_ARE,
         "seconds_per_strategy": sc.results.iter().map(|r| (r.strategy.clone(), r.seconds)).collect::<std::collections::BTreeMap<_, _>>(),
         "clock_per_strategy": sc.results.iter().map(|r| (r.strategy.clone(), r.clock.clone())).collect::<std::collections::BTreeMap<_, _>>(),
         "results": sc.results,
@@ -80,8 +97,12 @@ pub fn write_all(dir: &Path, sc: &Scorecard) -> Result<()> {
 pub fn markdown(sc: &Scorecard) -> String {
     let mut s = String::new();
     s.push_str(&format!(
-        "# Scorecard\n\nSize {}, {:.0} s in all. ScorecardServer: `{}`.\n\nEach cell is the measured value and its verdict; `not-run` and `error` cells say why below. Columns:\n\n",
-        sc.size, sc.total_seconds, sc.target
+        "# Scorecard\n\nSize {}, {:.0} s in all, {}. ScorecardServer: `{}`. Time (s) per strategy: {}.\n\nEach cell is the measured value and its verdict; `not-run` and `error` cells say why below. Columns:\n\n",
+        sc.size,
+        sc.total_seconds,
+        schedule_line(sc),
+        sc.target,
+        SECONDS_ARE
     ));
     for (p, what) in PROPERTIES {
         s.push_str(&format!("- `{p}`: {what}\n"));

@@ -12,6 +12,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
+use super::lanes::{ProbeTime, Schedule};
 use super::properties::{PROBES, Probe};
 use super::{Config, ScorecardServer, dir_of};
 use crate::experiments::{self, Experiment};
@@ -27,6 +28,11 @@ pub struct StrategyRun<'a> {
     name: String,
     run: RunDir,
     manifest: Arc<Mutex<RunManifest>>,
+    /// The scorecard's record of which probe ran when (shared by every
+    /// strategy of one scorecard).
+    schedule: Arc<Schedule>,
+    /// Each probe run so far: its part, time, what ran beside it.
+    times: Mutex<Vec<ProbeTime>>,
 }
 
 /// A strategy's name as a folder name (an external manifest may name it
@@ -85,6 +91,11 @@ fn context(
         manifest,
     )?
     .probe()?
+    // The experiment's bound on its schedule's slip, checked per trial as
+    // in a run: a trial past it beside another strategy's probe is redone
+    // on fresh keys (its last attempt alone); one still past it is kept
+    // marked in schedule.csv and named in its cells' detail.
+    .with_bound(e.bound, f64::INFINITY)
     .with_key_prefix(&cfg.key_prefix)
     .with_cluster_url(cluster)
     .quiet();
@@ -149,7 +160,27 @@ impl<'a> StrategyRun<'a> {
             name: name.to_string(),
             run,
             manifest: Arc::new(Mutex::new(manifest)),
+            schedule: Arc::new(Schedule::default()),
+            times: Mutex::new(Vec::new()),
         })
+    }
+
+    /// Record this strategy's probes in `schedule`, the scorecard's shared
+    /// one (what ran beside what).
+    pub fn with_schedule(mut self, schedule: Arc<Schedule>) -> Self {
+        self.schedule = schedule;
+        self
+    }
+
+    /// Every probe run so far, in the order they ran.
+    pub fn times(&self) -> Vec<ProbeTime> {
+        self.times.lock().unwrap().clone()
+    }
+
+    /// The last run of `experiment`'s probe.
+    pub fn time_of(&self, experiment: &str) -> Option<ProbeTime> {
+        let t = self.times.lock().unwrap();
+        t.iter().rev().find(|p| p.experiment == experiment).cloned()
     }
 
     /// The folder the probes' CSVs are in.
@@ -173,19 +204,55 @@ impl<'a> StrategyRun<'a> {
             m.save(&self.run)?;
         }
         let t = Instant::now();
+        // Ends when dropped, also when the probe's time limit drops it.
+        let span = self.schedule.begin(&self.name, e.name);
         let out = (e.run)(&ctx).await;
+        let mut time = span.end(p.alone);
+        (time.disturbed, time.redone) = disturbed(&self.run, e.name);
         let outcome = match &out {
             Ok(()) => "done".to_string(),
             Err(e) => format!("failed: {e}"),
         };
         let mut m = self.manifest.lock().unwrap();
         m.ended_experiment(e.name, t.elapsed().as_secs_f64(), &outcome);
-        if p.experiment == PROBES.last().map(|x| x.experiment).unwrap_or_default() {
-            m.ended = Some(now_rfc3339());
-        }
+        m.note(
+            e.name,
+            "scorecard",
+            serde_json::to_value(&time).unwrap_or_default(),
+        );
+        self.times.lock().unwrap().push(time);
+        // The run ends with its last probe, whichever part that is in.
+        m.ended = Some(now_rfc3339());
         m.save(&self.run)?;
         out
     }
+}
+
+/// The trials of `experiment` committed disturbed in the probe folder's
+/// `schedule.csv` (`cell trial N: why`), and the attempts redone.
+fn disturbed(run: &RunDir, experiment: &str) -> (Vec<String>, u64) {
+    let path = run.file(crate::run::parallel::SCHEDULE_CSV);
+    let Ok(mut r) = csv::Reader::from_path(&path) else {
+        return (Vec::new(), 0);
+    };
+    let mut out = (Vec::new(), 0);
+    for row in r
+        .deserialize::<crate::run::parallel::ScheduleRow>()
+        .flatten()
+    {
+        if row.experiment != experiment {
+            continue;
+        }
+        if !row.committed {
+            out.1 += 1;
+        } else if !row.disturbed.is_empty() {
+            out.0.push(format!(
+                "{} trial {}: {}",
+                row.cell, row.trial, row.disturbed
+            ));
+        }
+    }
+    out
 }
 
 /// Parse every probe table this scorecard will run into its experiment's
@@ -264,6 +331,7 @@ mod tests {
                 promise_limit: None,
                 promise_window_ms: None,
                 broken: Vec::new(),
+                lanes: 1,
             };
             validate(&cfg).await.unwrap();
         }
@@ -298,6 +366,7 @@ mod tests {
             promise_limit: None,
             promise_window_ms: None,
             broken: Vec::new(),
+            lanes: 1,
         };
         let e = validate(&cfg).await.unwrap_err().to_string();
         assert!(
