@@ -16,7 +16,7 @@ use anyhow::Result;
 
 use super::session::{RunRequest, run_session};
 use crate::experiments::Size;
-use crate::run::manifest::{DecisiveRound, RunManifest, UntilDecisive};
+use crate::run::manifest::{CellRounds, DecisiveRound, RunManifest, UntilDecisive};
 use crate::run::record::RunDir;
 use limitbench_analysis::Verdict;
 
@@ -221,6 +221,15 @@ fn close_cells(
     }
 }
 
+/// The rounds' record of cell `c` of experiment `e` (a new one if none).
+fn cell_record<'u>(u: &'u mut UntilDecisive, e: &str, c: &str) -> &'u mut CellRounds {
+    u.cells
+        .entry(e.to_string())
+        .or_default()
+        .entry(c.to_string())
+        .or_default()
+}
+
 /// What a judgement of the run asks for next.
 enum Next {
     /// Stop; the reason goes into the manifest.
@@ -390,12 +399,7 @@ fn plan(
         u.capped_claims = capped.clone();
         u.unfunded_claims = unfunded.iter().map(|(id, _)| id.clone()).collect();
         for ((e, c), ids) in &asked {
-            let rec = u
-                .cells
-                .entry(e.clone())
-                .or_default()
-                .entry(c.clone())
-                .or_default();
+            let rec = cell_record(u, e, c);
             for id in ids {
                 if !rec.claims.contains(id) {
                     rec.claims.push(id.clone());
@@ -486,12 +490,7 @@ async fn one_round(
     update(run, |u| {
         for (e, cells) in &raise.cells {
             for c in cells.keys() {
-                let rec = u
-                    .cells
-                    .entry(e.clone())
-                    .or_default()
-                    .entry(c.clone())
-                    .or_default();
+                let rec = cell_record(u, e, c);
                 if !rec.rounds.contains(&round) {
                     rec.rounds.push(round);
                 }
