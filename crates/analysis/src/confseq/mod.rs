@@ -48,44 +48,58 @@ pub fn next_look(have: u64, cap: u64) -> u64 {
 
 /// The interval every verdict on a mean reads: the asymptotic confidence
 /// sequence at `1 - level` (a Bonferroni share of 95% where several must
-/// hold at once) with the design above. No finite value gives NaNs.
+/// hold at once) with the design above. No finite value gives NaNs, one
+/// trial the whole line (it decides nothing).
 ///
-/// A sample with fewer than [`MIN_DISTINCT`] distinct values (one trial,
-/// or a count that nearly always reads the same) gives no interval (the
-/// whole line, which decides nothing): its plug-in standard deviation is
-/// zero or rests on one or two odd trials, and the asymptotic sequence
-/// then shrinks to a point and misses (the claim review of issue 32
-/// simulated counts that read one value except with 5% chance one more:
-/// missed 0.59 of the time on the 10/20/30 looks). Such a metric needs
-/// a bounded sequence or to be judged as a count of exceptions.
+/// A sample with fewer than [`MIN_DISTINCT`] distinct values (a count that
+/// nearly always reads the same, an ideal limiter's exact counts) has a
+/// plug-in standard deviation of zero or one resting on an odd trial or
+/// two, and the bare sequence then shrinks to a point and misses (the
+/// claim review of issue 32: a count reading one value except with 5%
+/// chance one more was missed 0.59 of the time on the 10/20/30 looks). So
+/// such a sample gets no sequence but a widened hull: two values, their
+/// hull widened by their gap on each side; one value, that value
+/// [`ONE_VALUE_RESOLUTION`] of it either side (an assumption, shown in the
+/// method text: a metric that reads one value in every trial is taken as
+/// known to 1% of itself). The coverage test runs that shape through here.
 pub fn mean_interval(values: &[f64], level: f64) -> (f64, f64) {
     let finite: Vec<f64> = values.iter().copied().filter(|v| v.is_finite()).collect();
-    if finite.is_empty() {
-        return (f64::NAN, f64::NAN);
+    match (finite.len(), distinct(&finite).as_slice()) {
+        (0, _) => (f64::NAN, f64::NAN),
+        (1, _) => (f64::NEG_INFINITY, f64::INFINITY),
+        (_, [v]) => {
+            let step = ONE_VALUE_RESOLUTION * v.abs();
+            (v - step, v + step)
+        }
+        (_, [a, b]) => {
+            let gap = b - a;
+            (a - gap, b + gap)
+        }
+        _ => Asymptotic::over(&finite, 1.0 - level, PLANNED_N),
     }
-    if distinct(&finite) < MIN_DISTINCT {
-        return (f64::NEG_INFINITY, f64::INFINITY);
-    }
-    Asymptotic::over(&finite, 1.0 - level, PLANNED_N)
 }
 
-/// The fewest distinct values a sample needs for [`mean_interval`] to give
-/// an interval.
+/// The fewest distinct values a sample needs for [`mean_interval`] to use
+/// the sequence.
 pub const MIN_DISTINCT: usize = 3;
 
-/// How many distinct values `v` holds (exact equality).
-fn distinct(v: &[f64]) -> usize {
+/// How well a metric that reads one value in every trial is taken to be
+/// known: this share of the value, either side (an assumption).
+pub const ONE_VALUE_RESOLUTION: f64 = 0.01;
+
+/// The distinct values of `v`, ascending (exact equality).
+fn distinct(v: &[f64]) -> Vec<f64> {
     let mut s: Vec<f64> = v.to_vec();
     s.sort_by(|a, b| a.total_cmp(b));
     s.dedup();
-    s.len()
+    s
 }
 
 /// How [`mean_interval`] at 95% is described in claims.csv (the text names
 /// the trial count the way `Measured::trial_count` reads it).
 pub fn method(n: usize) -> String {
     format!(
-        "95% confidence sequence of the mean (asymptotic, Waudby-Smith et al. 2024; for repeated looks) over {n} trials"
+        "95% confidence sequence of the mean (asymptotic, Waudby-Smith et al. 2024; for repeated looks; fewer than 3 distinct values: their hull widened by the gap, one value +-1% of it, an assumption) over {n} trials"
     )
 }
 
