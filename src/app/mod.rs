@@ -149,6 +149,29 @@ mod tests {
     }
 
     #[test]
+    fn a_reproduction_claim_without_an_interval_basis_is_refused_at_load() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("claims.toml");
+        let text = std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("analysis/claims.toml"),
+        )
+        .unwrap();
+        // A0 is a `study` claim (no interval); the first basis is A1.1's.
+        let cut = text.find("interval_basis = ").unwrap();
+        let end = cut + text[cut..].find('\n').unwrap() + 1;
+        std::fs::write(&p, format!("{}{}", &text[..cut], &text[end..])).unwrap();
+        let names: Vec<&str> = REGISTRY.iter().map(|e| e.name).collect();
+        let e = claims::load(&p, &names).unwrap_err().to_string();
+        assert!(e.contains("A1.1 interval_basis"), "{e}");
+        // Every reproduction claim of the table has one.
+        claims::load(
+            &Path::new(env!("CARGO_MANIFEST_DIR")).join("analysis/claims.toml"),
+            &names,
+        )
+        .unwrap();
+    }
+
+    #[test]
     fn a_claim_naming_no_experiment_is_refused_at_load() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("claims.toml");

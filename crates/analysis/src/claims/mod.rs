@@ -103,6 +103,14 @@ pub struct ClaimSpec {
     /// effect. Required (checked at load).
     #[serde(default)]
     pub tolerance_basis: String,
+    /// What the claim's interval is and what it needs to be valid: a
+    /// confidence sequence and the assumption it rests on (the asymptotic
+    /// one: finite variance and its normal limit at the trials a cell runs),
+    /// a bounded one and its bounds, or no interval and why (a count over
+    /// every trial, a behaviour). Required for every `reproduction` claim
+    /// (checked at load); shown in claims.csv and the report.
+    #[serde(default)]
+    pub interval_basis: String,
     /// Details the study states (e.g. the bucket's capacity): a sweep value
     /// other than the stated one that reproduces is a finding, and the claim
     /// is `not-reproduced` as stated.
@@ -187,6 +195,13 @@ pub fn load(path: &Path, experiments: &[&str]) -> Result<Vec<ClaimSpec>> {
                 problem: "missing: every claim states why its tolerance is what it is (the study's precision, its rounding, or a fraction of the effect)".into(),
             });
         }
+        if c.tally == "reproduction" && c.interval_basis.trim().is_empty() {
+            return Err(Error::Manifest {
+                file: path.to_path_buf(),
+                field: format!("claim {} interval_basis", c.id),
+                problem: "missing: every reproduction claim states what its interval is and what that needs to be valid (an asymptotic confidence sequence's assumption, a bounded one's bounds, or why there is no interval)".into(),
+            });
+        }
         if !experiments.contains(&c.experiment.as_str()) {
             return Err(Error::Manifest {
                 file: path.to_path_buf(),
@@ -224,6 +239,7 @@ pub(crate) fn test_spec(
         sizes: None,
         tally: "reproduction".into(),
         tolerance_basis: "test".into(),
+        interval_basis: "test".into(),
         stated_details: vec![],
         assumed: vec![],
         reading: None,

@@ -83,7 +83,7 @@ pub fn reproduced(m: &Measured) -> String {
     }
 }
 
-pub const HEADER: [&str; 18] = [
+pub const HEADER: [&str; 19] = [
     "claim",
     "kind",
     "tally",
@@ -91,6 +91,7 @@ pub const HEADER: [&str; 18] = [
     "reproduced",
     "interval_95",
     "interval_method",
+    "interval_basis",
     "unit",
     "tolerance",
     "check",
@@ -146,6 +147,7 @@ pub fn write_csv(path: &Path, rows: &[Judged]) -> Result<()> {
             m.map(|m| m.interval_method.clone())
                 .unwrap_or_default()
                 .as_str(),
+            c.interval_basis.as_str(),
             c.unit.as_str(),
             num_text(&c.tolerance).as_str(),
             c.check.as_str(),

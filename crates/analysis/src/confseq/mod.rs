@@ -288,5 +288,115 @@ impl ConfSeq for EmpiricalBernstein {
     }
 }
 
+/// The hedged-capital betting confidence sequence of Waudby-Smith and
+/// Ramdas ("Estimating means of bounded random variables by betting", 2024,
+/// Theorem 3) for the mean of observations in `[lower, upper]`, on a grid
+/// of candidate means: each candidate is bet against from both sides with
+/// the predictable plug-in bet (capped at `c / m` and `c / (1 - m)`), and
+/// leaves the set for good once the hedged capital reaches `1 / alpha`
+/// (Ville's inequality). Valid at every n with no assumption beyond the
+/// bounds; the tightest of the bounded constructions, and still too wide
+/// for most claims at the trials a cell runs (`docs/verdicts.md`:
+/// at 10 trials a sample of one value keeps about a fifth of the range
+/// either side).
+#[derive(Debug, Clone)]
+pub struct Betting {
+    alpha: f64,
+    c: f64,
+    lower: f64,
+    range: f64,
+    n: usize,
+    sum_x: f64,
+    sum_sq_dev: f64,
+    /// Per candidate mean: log capital of the upward and downward bets.
+    grid: Vec<(f64, f64, f64)>,
+    rejected: Vec<bool>,
+}
+
+/// Candidate means on the unit scale.
+const BETTING_GRID: usize = 1000;
+
+impl Betting {
+    pub fn new(alpha: f64, lower: f64, upper: f64, c: f64) -> Self {
+        let grid = (0..BETTING_GRID)
+            .map(|i| ((i as f64 + 0.5) / BETTING_GRID as f64, 0.0, 0.0))
+            .collect();
+        Betting {
+            alpha,
+            c,
+            lower,
+            range: (upper - lower).max(f64::MIN_POSITIVE),
+            n: 0,
+            sum_x: 0.0,
+            sum_sq_dev: 0.0,
+            grid,
+            rejected: vec![false; BETTING_GRID],
+        }
+    }
+
+    /// The interval over `values` (in trial order).
+    pub fn over(values: &[f64], alpha: f64, lower: f64, upper: f64) -> (f64, f64) {
+        let mut cs = Betting::new(alpha, lower, upper, 0.5);
+        for &v in values.iter().filter(|v| v.is_finite()) {
+            cs.push(v);
+        }
+        cs.interval()
+    }
+}
+
+impl ConfSeq for Betting {
+    fn push(&mut self, x: f64) {
+        let x = ((x - self.lower) / self.range).clamp(0.0, 1.0);
+        let i = (self.n + 1) as f64;
+        // The plug-in variance of the observations before this one.
+        let var = (0.25 + self.sum_sq_dev) / i;
+        let bet = (2.0 * (2.0 / self.alpha).ln() / (var * i * (1.0 + i).ln())).sqrt();
+        let bar = (1.0 / self.alpha).ln();
+        for (k, (m, up, down)) in self.grid.iter_mut().enumerate() {
+            let (lu, ld) = (bet.min(self.c / *m), bet.min(self.c / (1.0 - *m)));
+            *up += (lu * (x - *m)).ln_1p();
+            *down += (-ld * (x - *m)).ln_1p();
+            // Hedged: half the capital on each side.
+            let hedged = 0.5 * up.exp() + 0.5 * down.exp();
+            if hedged.ln() >= bar {
+                self.rejected[k] = true;
+            }
+        }
+        self.n += 1;
+        self.sum_x += x;
+        let mean_now = (0.5 + self.sum_x) / (i + 1.0);
+        self.sum_sq_dev += (x - mean_now).powi(2);
+    }
+
+    fn interval(&self) -> (f64, f64) {
+        if self.n == 0 {
+            return (f64::NAN, f64::NAN);
+        }
+        let kept = || {
+            self.grid
+                .iter()
+                .zip(&self.rejected)
+                .filter(|(_, r)| !**r)
+                .map(|(g, _)| g.0)
+        };
+        let half = 0.5 / BETTING_GRID as f64;
+        let (lo, hi) = (
+            kept().fold(f64::INFINITY, f64::min) - half,
+            kept().fold(f64::NEG_INFINITY, f64::max) + half,
+        );
+        if lo > hi {
+            return (f64::NAN, f64::NAN);
+        }
+        (
+            self.lower + lo.max(0.0) * self.range,
+            self.lower + hi.min(1.0) * self.range,
+        )
+    }
+
+    fn n(&self) -> usize {
+        self.n
+    }
+}
+
 #[cfg(test)]
 mod tests;
