@@ -72,6 +72,15 @@ impl Variant<'_> {
     fn first(&self) -> &CostRow {
         self.rows[0]
     }
+    /// The cell it ran in (`rounds-k`, `swl-fill`; empty in runs made
+    /// before the groups, where one `rounds` cell held every variant).
+    fn group(&self) -> &str {
+        &self.first().group
+    }
+    /// A GET (the scale): one per group.
+    fn is_get(&self) -> bool {
+        self.first().strategy == "get" && self.first().invocation == "command"
+    }
     /// Admitted decisions in % of all, over every run.
     fn admitted_pct(&self) -> f64 {
         let dec: u64 = self.rows.iter().map(|r| r.decisions).sum();
@@ -104,6 +113,43 @@ impl<'a> Variants<'a> {
 
     fn get(&self, id: &str) -> Option<&Variant<'a>> {
         self.by.get(id)
+    }
+
+    /// The GET of `x`'s group, with its id: every ratio to GET is to this
+    /// one, measured in the same cell (the same server and machine).
+    fn get_of(&self, x: &Variant) -> Option<(&String, &Variant<'a>)> {
+        self.in_order()
+            .find(|(_, g)| g.is_get() && g.group() == x.group())
+    }
+
+    /// Whether the rows name their groups (runs made since the rounds were
+    /// split; older runs had one `rounds` cell and one `get`).
+    fn grouped(&self) -> bool {
+        self.by.values().any(|x| !x.group().is_empty())
+    }
+
+    /// The GETs of the groups of `cells`, by id (each once).
+    fn gets_for<'b>(&'b self, cells: &[&str]) -> Vec<&'b str> {
+        let mut out: Vec<&str> = Vec::new();
+        for c in cells {
+            if let Some((id, _)) = self.get(c).and_then(|x| self.get_of(x))
+                && !out.contains(&id.as_str())
+            {
+                out.push(id);
+            }
+        }
+        out
+    }
+
+    /// Every group's GET rows pooled: the scale drawn and tabled (in runs
+    /// made before the groups, the one `get`).
+    fn scale(&self) -> Option<Variant<'a>> {
+        let rows: Vec<&'a CostRow> = self
+            .in_order()
+            .filter(|(_, g)| g.is_get())
+            .flat_map(|(_, g)| g.rows.iter().copied())
+            .collect();
+        (!rows.is_empty()).then_some(Variant { rows })
     }
 
     /// Variants in the order they ran.
@@ -156,24 +202,27 @@ fn max_of(v: &[f64]) -> f64 {
 
 /// B2.1: each Lua variant's mean CPU per decision / GET's; (GET's mean, [(variant, ratio)]).
 pub fn cpu_vs_get(v: &Variants) -> Option<(f64, Vec<(String, f64)>)> {
-    let g = v.get("get")?.cpu().mean;
+    let g = v.scale()?.cpu().mean;
     let lua = v.lua();
     if lua.is_empty() || g.is_nan() || g <= 0.0 {
         return None;
     }
+    // Each against its own group's GET (the one `get` in older runs).
+    let own = |l: &Variant| v.get_of(l).map(|(_, g)| g.cpu().mean).unwrap_or(f64::NAN);
     Some((
         g,
         lua.iter()
-            .map(|(c, l)| ((*c).clone(), l.cpu().mean / g))
+            .map(|(c, l)| ((*c).clone(), l.cpu().mean / own(l)))
             .collect(),
     ))
 }
 
-/// One variant against GET in the same run folder, on the means over runs:
+/// One variant against its group's GET, on the means over runs:
 /// (Redis CPU per decision / GET's, decisions per second / GET's). The
 /// scorecard's cost columns; `None` without both variants.
 pub fn against_get(v: &Variants, cell: &str) -> Option<(f64, f64)> {
-    let (g, x) = (v.get("get")?, v.get(cell)?);
+    let x = v.get(cell)?;
+    let (_, g) = v.get_of(x)?;
     Some((x.cpu().mean / g.cpu().mean, x.rate().mean / g.rate().mean))
 }
 
@@ -331,7 +380,7 @@ pub fn b0(ctx: &AnalysisCtx) -> Option<Measured> {
 /// Harness vs redis-benchmark on GET: the ratio over runs (n = 0 without a benchmark).
 fn bench_ratio(v: &Variants) -> Summary {
     let bench: Vec<f64> = v
-        .get("get")
+        .scale()
         .map(|g| g.rows.iter().filter_map(|r| r.harness_over_bench).collect())
         .unwrap_or_default();
     Summary::of(&bench)
@@ -375,16 +424,18 @@ pub(super) fn gate<'a>(
     cells: impl IntoIterator<Item = &'a str>,
 ) -> Measured {
     let cells: Vec<&str> = cells.into_iter().collect();
-    // The schedule's cells these variants ran in: B2.5's sliding logs under
-    // normal or steady traffic in `swl-fill`, every other variant in
-    // `rounds` (the disturbance step reads them).
-    let m = m.rests_on(cells.iter().map(|c| {
-        if c.ends_with("|normal") || c.ends_with("|steady") {
-            "swl-fill"
-        } else {
-            "rounds"
-        }
-    }));
+    // The schedule's cells these variants ran in (the disturbance step
+    // reads them): their `group`; in runs made before the groups, B2.5's
+    // sliding logs under normal or steady traffic in `swl-fill`, every other
+    // variant in `rounds`.
+    let m =
+        m.rests_on(cells.iter().map(
+            |c| match v.get(c).map(|x| x.group()).filter(|g| !g.is_empty()) {
+                Some(g) => g.to_string(),
+                None if c.ends_with("|normal") || c.ends_with("|steady") => "swl-fill".into(),
+                None => "rounds".into(),
+            },
+        ));
     match validity::unsaturated(v, cells) {
         Some(why) => m.invalid(why),
         None => m,
