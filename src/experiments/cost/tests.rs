@@ -315,6 +315,20 @@ fn grouped_ratios_pair_each_variant_with_the_get_of_its_own_group() {
     assert_eq!(splits[1].total.0, 2.0);
     // The scorecard's ratio and the rate against the own group's GET.
     assert_eq!(against_get(&v, "gcra|evalsha"), Some((2.0, 0.4)));
+    // The spreads compare strategies of two groups on their ratios to
+    // their own GET: CPU 3x over 2x = 1.5 (not 8/6 of the raw values); rate:
+    // gcra at 20/50 = 0.4 of its GET over the token bucket's 30/100 = 0.3.
+    let (cpu, rate) = lua_spreads(&v);
+    assert!(close(cpu.unwrap(), 1.5), "{cpu:?}");
+    assert!(close(rate.unwrap(), 0.4 / 0.3), "{rate:?}");
+    // In one group, the raw values' ratio as before.
+    let one = [
+        in_group("rounds-1", "get|rounds-1", 0, 2.0, 100.0),
+        in_group("rounds-1", "token-bucket|evalsha", 0, 6.0, 30.0),
+        in_group("rounds-1", "gcra|evalsha", 0, 8.0, 20.0),
+    ];
+    let (cpu, rate) = lua_spreads(&Variants::of(&one));
+    assert!(close(cpu.unwrap(), 8.0 / 6.0) && close(rate.unwrap(), 1.5));
     // A trial of another group never pairs: gcra has no GET in rounds-1.
     let lonely = [
         in_group("rounds-1", "get|rounds-1", 0, 2.0, 100.0),

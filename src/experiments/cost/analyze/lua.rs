@@ -56,6 +56,12 @@ pub const B21_MAX_SPREAD: f64 = 1.45;
 /// the dearest (3.45-3.55, 0.558-0.677): 1.11-1.57 (claims.toml B2.3).
 pub const B23_REST_BAND: (f64, f64) = (1.11, 1.57);
 
+/// Whether the strategies ran in more than one group.
+fn across_groups(lua: &[(&String, &super::Variant)]) -> bool {
+    lua.first()
+        .is_some_and(|(_, f)| lua.iter().any(|(_, x)| x.group() != f.group()))
+}
+
 /// The per-run spread of `cells`' CPU per decision (or rate): the dearest
 /// by mean over the cheapest by mean, paired by run. Where the strategies
 /// ran in different groups (cells, maybe machines), each is first taken as
@@ -67,8 +73,7 @@ pub(super) fn spread(
     lua: &[(&String, &super::Variant)],
     f: fn(&CostRow) -> f64,
 ) -> Option<Est> {
-    let first = lua.first()?.1.group();
-    if lua.iter().all(|(_, x)| x.group() == first) {
+    if !across_groups(lua) {
         let mean = |x: &super::Variant| x.s(f).mean;
         let hi = lua.iter().max_by(|a, b| mean(a.1).total_cmp(&mean(b.1)))?;
         let lo = lua.iter().min_by(|a, b| mean(a.1).total_cmp(&mean(b.1)))?;
@@ -196,7 +201,14 @@ pub(super) fn claims(ctx: &AnalysisCtx, v: &Variants, bench: &Summary) -> Vec<Me
         .intervals(vec![sp.1], method(&[sp], " of the per-run ratio"))
         .setting(SETTING)
         .note("machine claim: the absolute rates are this machine's (shown beside); the busy fraction is the validity check, not the claim");
-        out.push(gate(m, v, lua_cells.iter().copied()));
+        // Across groups the spread is of ratios to each group's GET: it
+        // rests on those GETs' runs too.
+        let gets = if across_groups(&lua) {
+            v.gets_for(&lua_cells)
+        } else {
+            Vec::new()
+        };
+        out.push(gate(m, v, lua_cells.iter().copied().chain(gets)));
     }
     // B2.3: the script's share of a decision, and the rest against GET.
     let shares: Vec<Est> = lua
