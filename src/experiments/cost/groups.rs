@@ -124,6 +124,26 @@ pub(super) fn split(main: Vec<Plan>, groups: usize) -> Result<Vec<Rounds>> {
     Ok(cells)
 }
 
+/// A run folder whose `cost.csv` was written before the groups (no
+/// `group` column: one `rounds` cell, one `get`) cannot be resumed by this
+/// code: its cells are not these, so every round would run again beside
+/// the old rows, under another header. An error saying so.
+pub(super) fn refuse_ungrouped(run: &std::path::Path) -> Result<()> {
+    let Some(p) = limitbench_base::files::find_table(run, "cost.csv") else {
+        return Ok(());
+    };
+    let bytes = limitbench_base::files::read_maybe_compressed(&p)?;
+    let header = bytes.split(|&b| b == b'\n').next().unwrap_or_default();
+    let header = String::from_utf8_lossy(header);
+    if header.trim().is_empty() || header.trim().split(',').any(|c| c == "group") {
+        return Ok(());
+    }
+    Err(Error::Other(format!(
+        "cost: {} was measured before the cost rounds were split into groups (one `rounds` cell, no `group` column); resume it with the commit that made it, or start a new run",
+        p.display()
+    )))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -243,5 +263,17 @@ mod tests {
         assert_eq!(cells[0].variants[0].cell, "get|rounds-1");
         assert!(split(vec![strategy("gcra|evalsha")], 2).is_err(), "no GET");
         assert!(split(full(), 0).is_err());
+    }
+
+    #[test]
+    fn a_run_folder_from_before_the_groups_is_not_resumed() {
+        let dir = tempfile::tempdir().unwrap();
+        refuse_ungrouped(dir.path()).unwrap();
+        let csv = dir.path().join("cost.csv");
+        std::fs::write(&csv, "cell,trial,variant,group,strategy\n").unwrap();
+        refuse_ungrouped(dir.path()).unwrap();
+        std::fs::write(&csv, "cell,trial,variant,strategy\nget,0,get,get\n").unwrap();
+        let e = refuse_ungrouped(dir.path()).unwrap_err().to_string();
+        assert!(e.contains("before the cost rounds were split"), "{e}");
     }
 }

@@ -496,6 +496,7 @@ pub async fn run(ctx: &RunContext) -> Result<()> {
     let mut p: Params = ctx.params()?;
     let cpus = ctx.resolve_cpus(&[("redis_cpu", p.redis_cpu), ("load_cpu", p.load_cpu)])?;
     (p.redis_cpu, p.load_cpu) = (cpus[0], cpus[1]);
+    groups::refuse_ungrouped(&ctx.run.path)?;
     let (main, swl) = plan_variants(ctx, &p);
     let mut cells = groups::split(main, p.groups.unwrap_or(1))?;
     // B2.5's fill levels in a cell of their own: a resumed older run folder
