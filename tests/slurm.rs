@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{keys, small_experiments};
+use common::{column, keys, small_experiments};
 
 const ENABLE: &str = "LIMITBENCH_SLURM_TEST";
 const SHARDS: usize = 4;
@@ -537,6 +537,24 @@ fn the_slurm_array_and_merge_hold_the_unsharded_keys() {
             "{e}: the merged run's keys are the unsharded run's"
         );
     }
+    // The cost experiment's groups (each its own GET and variants) are
+    // spread over the shards, each group whole in one shard.
+    let cost_groups: Vec<std::collections::BTreeSet<String>> = (0..SHARDS)
+        .map(|i| column(&data.join(format!("shard-{i}")), "cost", "group"))
+        .collect();
+    let holding = cost_groups.iter().filter(|g| !g.is_empty()).count();
+    assert!(
+        holding > 1,
+        "cost: its groups in more than one shard: {cost_groups:?}"
+    );
+    let all: Vec<&String> = cost_groups.iter().flatten().collect();
+    let distinct: std::collections::BTreeSet<&String> = all.iter().copied().collect();
+    assert_eq!(
+        all.len(),
+        distinct.len(),
+        "cost: each group in one shard: {cost_groups:?}"
+    );
+    println!("cost: groups per shard {cost_groups:?}");
     println!(
         "{} experiments ({split} split across shards): merged keys = unsharded keys; {:.0?} in all",
         exps.len(),

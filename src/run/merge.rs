@@ -13,6 +13,11 @@
 //! The tables are concatenated in shard order (a table's header must be the
 //! same in every shard). No (cell, trial) can be in two shards, and merging
 //! checks it: a key twice is an error.
+//!
+//! A main table with a `group` column (the cost experiment's: a group's
+//! variants are divided by its own GET, run by run) must hold each group's
+//! rows from one shard, so from one machine: rows of one group from two
+//! shards is an error naming the group, both shards and their machines.
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
@@ -312,6 +317,58 @@ fn keys_of(table: &str, header: &[u8], body: &[u8]) -> Result<Option<Vec<(String
     Ok(Some(keys))
 }
 
+/// The `group` column of a table's body, or None if it has none.
+fn groups_of(table: &str, header: &[u8], body: &[u8]) -> Result<Option<BTreeSet<String>>> {
+    let mut data = header.to_vec();
+    data.extend_from_slice(body);
+    let mut rdr = csv::Reader::from_reader(data.as_slice());
+    let h = rdr
+        .headers()
+        .map_err(|e| Error::Other(format!("{table}: {e}")))?
+        .clone();
+    let Some(gi) = h.iter().position(|x| x == "group") else {
+        return Ok(None);
+    };
+    let mut out = BTreeSet::new();
+    for r in rdr.records() {
+        let r = r.map_err(|e| Error::Other(format!("{table}: {e}")))?;
+        if !r[gi].is_empty() {
+            out.insert(r[gi].to_string());
+        }
+    }
+    Ok(Some(out))
+}
+
+/// Error if a group of rows compared with each other (`group` column) has
+/// rows from more than one part: its ratios would divide one machine's
+/// measurement by another's. `owners`: group -> the parts holding its rows.
+fn one_part_per_group(
+    table: &str,
+    parts: &[Part],
+    owners: &BTreeMap<String, BTreeSet<usize>>,
+) -> Result<()> {
+    for (group, who) in owners {
+        if who.len() > 1 {
+            let names: Vec<String> = who
+                .iter()
+                .map(|&i| {
+                    format!(
+                        "{} on {}",
+                        parts[i].name(),
+                        machine_label(&parts[i].manifest.machine)
+                    )
+                })
+                .collect();
+            return Err(Error::Other(format!(
+                "{table}: group `{group}` has rows from {} shards ({}); a group's variants are compared with its own GET run by run, so all its rows must come from one shard on one machine; these are not shards of one run",
+                who.len(),
+                names.join(" and ")
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Join the shard folders `runs` into a new run folder `out`.
 /// `experiments` are the registered experiments' names (which tables are
 /// the run's). Main tables (`<experiment>.csv`) must not hold a (cell,
@@ -349,6 +406,7 @@ pub fn merge(out: &Path, runs: &[PathBuf], experiments: &[&str]) -> Result<Merge
         let mut header: Option<(Vec<u8>, String)> = None;
         let mut body = Vec::new();
         let mut seen: HashSet<(String, String)> = HashSet::new();
+        let mut owners: BTreeMap<String, BTreeSet<usize>> = BTreeMap::new();
         let main_of = experiments
             .iter()
             .find(|x| name.as_str() == format!("{x}.csv"))
@@ -397,6 +455,9 @@ pub fn merge(out: &Path, runs: &[PathBuf], experiments: &[&str]) -> Result<Merge
                     )));
                 }
                 seen.extend(mine);
+                for g in groups_of(name, h, b)?.unwrap_or_default() {
+                    owners.entry(g).or_default().insert(*i);
+                }
             }
             rows += n;
             body.extend_from_slice(b);
@@ -404,6 +465,7 @@ pub fn merge(out: &Path, runs: &[PathBuf], experiments: &[&str]) -> Result<Merge
                 body.push(b'\n');
             }
         }
+        one_part_per_group(name, &parts, &owners)?;
         let mut data = header.map(|(h, _)| h).unwrap_or_default();
         data.extend_from_slice(&body);
         let target = dir.file(name);

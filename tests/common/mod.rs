@@ -144,3 +144,21 @@ pub fn keys(run: &Path, exp: &str) -> Vec<String> {
     out.sort();
     out
 }
+
+/// The distinct values of column `name` in a run's main table of `exp`
+/// (none from an empty table or one without the column).
+pub fn column(run: &Path, exp: &str, name: &str) -> std::collections::BTreeSet<String> {
+    let Some(p) = limitbench_base::files::find_table(run, &format!("{exp}.csv")) else {
+        return Default::default();
+    };
+    let bytes = limitbench_base::files::read_maybe_compressed(&p).unwrap();
+    if bytes.is_empty() {
+        return Default::default();
+    }
+    let mut rdr = csv::Reader::from_reader(bytes.as_slice());
+    let h = rdr.headers().unwrap().clone();
+    let Some(i) = h.iter().position(|x| x == name) else {
+        return Default::default();
+    };
+    rdr.records().map(|r| r.unwrap()[i].to_string()).collect()
+}

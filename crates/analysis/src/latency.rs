@@ -126,7 +126,8 @@ pub fn key_words(key: &str) -> String {
 fn cost_panel(key: &str) -> usize {
     let parts: Vec<&str> = key.split('|').collect();
     match parts.as_slice() {
-        [_] | [_, "evalsha"] => 0,
+        // A group's own GET (`get|rounds-2`) is GET.
+        [_] | [_, "evalsha"] | ["get", _] => 0,
         _ => 1,
     }
 }

@@ -15,6 +15,7 @@ use limitbench_core::strategy::{self, Limit, Options};
 fn plan(keys: u64, before_run: BeforeRun, prefill_entries: u64, window_ms: u64) -> Plan {
     Plan {
         cell: "sliding-window-log|L100|normal".into(),
+        group: "swl-fill".into(),
         traffic: "uniform",
         keys,
         single_key: None,

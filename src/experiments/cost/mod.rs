@@ -20,12 +20,15 @@
 //! [`Rounds`], whose trial `t` is run `t` of every variant and commits one
 //! row under each variant's id (the engine's multi-key trials). Its setup
 //! (the server, the captured requests, the prefill, the pinning) is made
-//! only if a round is left to run. There are two such cells: `rounds`
-//! (every variant above) and `swl-fill` (B2.5's sliding logs under normal
-//! traffic and at a steady state, `logs.rs`), each on its own server, so a
-//! resumed run folder made before `swl-fill` existed runs only that cell.
+//! only if a round is left to run. The variants above are split into
+//! `groups` such cells (`rounds-1` .. `rounds-G`, `groups.rs`), each with
+//! its own GET, so that shards can share them with every ratio inside one
+//! machine; B2.5's sliding logs under normal traffic and at a steady state
+//! are one more (`swl-fill`, `logs.rs`). Each cell is on its own server, so
+//! a resumed run folder made before `swl-fill` existed runs only that cell.
 
 mod benchmark;
+mod groups;
 mod logs;
 mod window;
 // The analysis half (analyze/) is compiled into limitbench-analysis
@@ -91,6 +94,9 @@ struct Params {
     abusive_limit: u64,
     abusive_window_ms: u64,
     benchmark: bool,
+    /// Cells the variants are split into, each with its own GET
+    /// (`groups.rs`; absent: 1, the one `rounds` cell).
+    groups: Option<usize>,
     /// The plain commands measured as the scale, of `get` and `incr`
     /// (absent: both).
     scale_commands: Option<Vec<ScaleCommand>>,
@@ -115,6 +121,9 @@ const ABUSIVE_CLIENT: u64 = 99_999_999;
 #[derive(Clone)]
 struct Plan {
     cell: String,
+    /// The cell (schedule cell) the variant runs in: `rounds`, `rounds-k`
+    /// or `swl-fill`; its ratios are to this cell's GET.
+    group: String,
     traffic: &'static str,
     keys: u64,
     single_key: Option<u64>,
@@ -173,6 +182,7 @@ struct Variant {
 fn plan_variants(ctx: &RunContext, p: &Params) -> (Vec<Plan>, Vec<Plan>) {
     let normal = |cell: String, name: &str, invocation: &str| Plan {
         cell,
+        group: String::new(),
         traffic: "uniform",
         keys: p.keys,
         single_key: None,
@@ -187,6 +197,7 @@ fn plan_variants(ctx: &RunContext, p: &Params) -> (Vec<Plan>, Vec<Plan>) {
     };
     let command = |name: &'static str, args: [&'static str; 2]| Plan {
         cell: name.into(),
+        group: String::new(),
         traffic: "uniform",
         keys: p.keys,
         single_key: None,
@@ -376,9 +387,9 @@ async fn prefill(
     )
 }
 
-/// The one cell: every variant, measured once per trial (round).
+/// A cell of interleaved variants, each measured once per trial (round).
 struct Rounds {
-    id: &'static str,
+    id: String,
     variants: Vec<Plan>,
 }
 
@@ -404,7 +415,7 @@ impl Sweep for Cost {
     const TIMED: bool = true;
 
     fn cell_id(&self, cell: &Rounds) -> String {
-        cell.id.into()
+        cell.id.clone()
     }
 
     fn trials(&self, _: &Rounds) -> u64 {
@@ -485,14 +496,24 @@ pub async fn run(ctx: &RunContext) -> Result<()> {
     let mut p: Params = ctx.params()?;
     let cpus = ctx.resolve_cpus(&[("redis_cpu", p.redis_cpu), ("load_cpu", p.load_cpu)])?;
     (p.redis_cpu, p.load_cpu) = (cpus[0], cpus[1]);
+    groups::refuse_ungrouped(&ctx.run.path)?;
     let (main, swl) = plan_variants(ctx, &p);
+    let mut cells = groups::split(main, p.groups.unwrap_or(1))?;
     // B2.5's fill levels in a cell of their own: a resumed older run folder
     // runs only them (a trial of a cell is one run of each of its variants).
-    let cells: Vec<Rounds> = [("rounds", main), (logs::CELL, swl)]
-        .into_iter()
-        .filter(|(_, v)| !v.is_empty())
-        .map(|(id, variants)| Rounds { id, variants })
-        .collect();
+    if !swl.is_empty() {
+        let variants = swl
+            .into_iter()
+            .map(|v| Plan {
+                group: logs::CELL.into(),
+                ..v
+            })
+            .collect();
+        cells.push(Rounds {
+            id: logs::CELL.into(),
+            variants,
+        });
+    }
     sweep::run(ctx, &mut Cost { p }, &cells).await
 }
 
@@ -533,7 +554,8 @@ async fn one_run(
         latency_us.saturating_record_n((it.value_iterated_to() / 1000).max(1), it.count_at_value());
     }
     let mut row = window::cost_row(p, v, trial, ctx.seed, load_cpu, w);
-    if v.plan.cell == "get" && p.benchmark {
+    // Beside every group's own GET.
+    if groups::is_get(&v.plan) && p.benchmark {
         let requests = (row.decisions_per_s * p.run_s).max(10_000.0) as u64;
         match benchmark::redis_benchmark(admin, addr, p.conns, p.keys, requests, load_cpu).await {
             Ok((rps, cpu)) => {

@@ -273,3 +273,93 @@ fn b25_is_judged_where_the_smaller_limit_binds_and_fails_where_l_matters() {
     let m = b25(&Variants::of(&normal)).unwrap();
     assert!(!m.invalid.is_empty() && m.values.is_empty());
 }
+
+/// `row` in group `g`.
+fn in_group(g: &str, cell: &str, trial: u64, cpu_us: f64, rate: f64) -> CostRow {
+    let mut r = row(cell, trial, cpu_us, rate);
+    if cell.starts_with("get|") {
+        r.strategy = "get".into();
+        r.invocation = "command".into();
+    }
+    r.group = g.into();
+    r
+}
+
+#[test]
+fn grouped_ratios_pair_each_variant_with_the_get_of_its_own_group() {
+    // Two groups on two machines: group 2's GET is twice as dear, and so
+    // is everything measured there.
+    let rows = [
+        in_group("rounds-1", "get|rounds-1", 0, 2.0, 100.0),
+        in_group("rounds-1", "get|rounds-1", 1, 2.0, 100.0),
+        in_group("rounds-1", "token-bucket|evalsha", 0, 6.0, 30.0),
+        in_group("rounds-1", "token-bucket|evalsha", 1, 6.0, 30.0),
+        in_group("rounds-2", "get|rounds-2", 0, 4.0, 50.0),
+        in_group("rounds-2", "get|rounds-2", 1, 4.0, 50.0),
+        in_group("rounds-2", "gcra|evalsha", 0, 8.0, 20.0),
+        in_group("rounds-2", "gcra|evalsha", 1, 8.0, 20.0),
+    ];
+    let v = Variants::of(&rows);
+    // 6/2 and 8/4, not 6/3 and 8/3 (a pooled GET) nor 8/2.
+    let (pooled, ratios) = cpu_vs_get(&v).unwrap();
+    assert_eq!(pooled, 3.0);
+    assert_eq!(
+        ratios,
+        [
+            ("token-bucket|evalsha".to_string(), 3.0),
+            ("gcra|evalsha".to_string(), 2.0)
+        ]
+    );
+    let (_, splits) = b21_split(&v).unwrap();
+    assert_eq!(splits[0].total.0, 3.0);
+    assert_eq!(splits[1].total.0, 2.0);
+    // The scorecard's ratio and the rate against the own group's GET.
+    assert_eq!(against_get(&v, "gcra|evalsha"), Some((2.0, 0.4)));
+    // The spreads compare strategies of two groups on their ratios to
+    // their own GET: CPU 3x over 2x = 1.5 (not 8/6 of the raw values); rate:
+    // gcra at 20/50 = 0.4 of its GET over the token bucket's 30/100 = 0.3.
+    let (cpu, rate) = lua_spreads(&v);
+    assert!(close(cpu.unwrap(), 1.5), "{cpu:?}");
+    assert!(close(rate.unwrap(), 0.4 / 0.3), "{rate:?}");
+    // In one group, the raw values' ratio as before.
+    let one = [
+        in_group("rounds-1", "get|rounds-1", 0, 2.0, 100.0),
+        in_group("rounds-1", "token-bucket|evalsha", 0, 6.0, 30.0),
+        in_group("rounds-1", "gcra|evalsha", 0, 8.0, 20.0),
+    ];
+    let (cpu, rate) = lua_spreads(&Variants::of(&one));
+    assert!(close(cpu.unwrap(), 8.0 / 6.0) && close(rate.unwrap(), 1.5));
+    // A trial of another group never pairs: gcra has no GET in rounds-1.
+    let lonely = [
+        in_group("rounds-1", "get|rounds-1", 0, 2.0, 100.0),
+        in_group("rounds-2", "gcra|evalsha", 0, 8.0, 20.0),
+    ];
+    assert_eq!(against_get(&Variants::of(&lonely), "gcra|evalsha"), None);
+    let (_, s) = b21_split(&Variants::of(&lonely)).unwrap();
+    assert_eq!(s[0].total.2, 0, "no ratio across groups");
+}
+
+#[test]
+fn rows_without_a_group_are_one_group_with_get() {
+    // Runs made before the groups: one `get`, no `group` column in cost.csv.
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.serialize(row("get", 0, 2.0, 100.0)).unwrap();
+    w.serialize(row("gcra|evalsha", 0, 5.0, 40.0)).unwrap();
+    let text = String::from_utf8(w.into_inner().unwrap()).unwrap();
+    let gi = text.lines().next().unwrap().split(',').position(|c| c == "group").unwrap();
+    let old: Vec<String> = text
+        .lines()
+        .map(|l| {
+            let mut f: Vec<&str> = l.split(',').collect();
+            f.remove(gi);
+            f.join(",")
+        })
+        .collect();
+    assert!(!old[0].contains("group"));
+    let rows: Vec<CostRow> = csv::Reader::from_reader(old.join("\n").as_bytes())
+        .deserialize()
+        .map(|r| r.unwrap())
+        .collect();
+    assert!(rows.iter().all(|r| r.group.is_empty()));
+    assert_eq!(against_get(&Variants::of(&rows), "gcra|evalsha"), Some((2.5, 0.4)));
+}

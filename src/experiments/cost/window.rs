@@ -32,6 +32,7 @@ pub(super) fn cost_row(
         cell: v.plan.cell.clone(),
         trial,
         variant: v.plan.cell.clone(),
+        group: v.plan.group.clone(),
         strategy: v.strategy.clone(),
         invocation: v.invocation.clone(),
         traffic: v.plan.traffic.into(),

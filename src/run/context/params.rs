@@ -90,7 +90,10 @@ fn range_rule(name: &str) -> Option<RangeRule> {
         || name.ends_with("_trials")
         || name == "workers"
         || name.ends_with("_workers")
-        || matches!(name, "reps" | "runs" | "conns" | "drivers" | "users")
+        || matches!(
+            name,
+            "reps" | "runs" | "conns" | "drivers" | "users" | "groups"
+        )
         || name.ends_with("_samples");
     let positive = name.contains("rate")
         || name.ends_with("per_s")

@@ -86,7 +86,7 @@ pub(super) fn overview(ctx: &AnalysisCtx, v: &Variants) -> Result<String> {
             "top-level command time per decision (commandstats)",
             cmd,
         ));
-    if let Some(g) = v.get("get") {
+    if let Some(g) = v.scale() {
         p = p.reference(Reference::limit("GET's CPU per decision", g.cpu().mean));
     }
     Figure::new(

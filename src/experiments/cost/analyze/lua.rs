@@ -6,7 +6,7 @@
 //! both pay (the "rest" of the split in `paired.rs`), which is the machine's.
 
 use super::super::rows::CostRow;
-use super::paired::{Est, Split, b21_split, each, est, per_run, show};
+use super::paired::{Est, Split, b21_split, each, est, per_run, show, to_get};
 use super::{Variants, gate, lua_busy_min, lua_rates, lua_script_times, max_of, min_of};
 use limitbench_analysis::stats::{Summary, mean_cs_method};
 use limitbench_analysis::{AnalysisCtx, Measured};
@@ -56,18 +56,39 @@ pub const B21_MAX_SPREAD: f64 = 1.45;
 /// the dearest (3.45-3.55, 0.558-0.677): 1.11-1.57 (claims.toml B2.3).
 pub const B23_REST_BAND: (f64, f64) = (1.11, 1.57);
 
+/// Whether the strategies ran in more than one group.
+fn across_groups(lua: &[(&String, &super::Variant)]) -> bool {
+    lua.first()
+        .is_some_and(|(_, f)| lua.iter().any(|(_, x)| x.group() != f.group()))
+}
+
 /// The per-run spread of `cells`' CPU per decision (or rate): the dearest
-/// by mean over the cheapest by mean, paired by run.
+/// by mean over the cheapest by mean, paired by run. Where the strategies
+/// ran in different groups (cells, maybe machines), each is first taken as
+/// its ratio to its own group's GET in the same run, and the spread is the
+/// dearest's ratio over the cheapest's, trial by trial: no value of one
+/// machine is divided by another's.
 pub(super) fn spread(
     v: &Variants,
     lua: &[(&String, &super::Variant)],
     f: fn(&CostRow) -> f64,
 ) -> Option<Est> {
-    let mean = |x: &super::Variant| x.s(f).mean;
-    let hi = lua.iter().max_by(|a, b| mean(a.1).total_cmp(&mean(b.1)))?;
-    let lo = lua.iter().min_by(|a, b| mean(a.1).total_cmp(&mean(b.1)))?;
-    let _ = v;
-    Some(est(&per_run(hi.1, lo.1, |a, b| f(a) / f(b))))
+    if !across_groups(lua) {
+        let mean = |x: &super::Variant| x.s(f).mean;
+        let hi = lua.iter().max_by(|a, b| mean(a.1).total_cmp(&mean(b.1)))?;
+        let lo = lua.iter().min_by(|a, b| mean(a.1).total_cmp(&mean(b.1)))?;
+        return Some(est(&per_run(hi.1, lo.1, |a, b| f(a) / f(b))));
+    }
+    let scaled: Vec<Vec<(u64, f64)>> = lua.iter().map(|(_, x)| to_get(v, x, f)).collect();
+    let mean = |r: &Vec<(u64, f64)>| r.iter().map(|x| x.1).sum::<f64>() / r.len() as f64;
+    let hi = scaled.iter().max_by(|a, b| mean(a).total_cmp(&mean(b)))?;
+    let lo = scaled.iter().min_by(|a, b| mean(a).total_cmp(&mean(b)))?;
+    let ratios: Vec<f64> = hi
+        .iter()
+        .filter_map(|(t, a)| lo.iter().find(|(u, _)| u == t).map(|(_, b)| a / b))
+        .filter(|x| x.is_finite())
+        .collect();
+    Some(est(&ratios))
 }
 
 /// B2.1 with its split, judged on the part that travels: every Lua
@@ -115,7 +136,11 @@ fn b21(
             get.rest_us,
             order.iter().map(|s| name(&s.cell)).collect::<Vec<_>>().join(" < ")
         ),
-        "cost.csv: redis_cpu_us_per_decision and cmd_usec_per_decision per EVALSHA strategy (uniform traffic, not the sliding logs) / variant=get, paired by run",
+        if v.grouped() {
+            "cost.csv: redis_cpu_us_per_decision and cmd_usec_per_decision per EVALSHA strategy (uniform traffic, not the sliding logs) / the GET of its group (variant=get|rounds-k), paired by run"
+        } else {
+            "cost.csv: redis_cpu_us_per_decision and cmd_usec_per_decision per EVALSHA strategy (uniform traffic, not the sliding logs) / variant=get, paired by run"
+        },
     )
     .intervals(intervals(&tot), method(&tot, " of the per-run ratio to GET"))
     .setting(SETTING);
@@ -144,7 +169,11 @@ pub(super) fn claims(ctx: &AnalysisCtx, v: &Variants, bench: &Summary) -> Vec<Me
     let lua_cells: Vec<&str> = lua.iter().map(|(c, _)| c.as_str()).collect();
     if let Some((get, splits)) = b21_split(v) {
         let m = b21(authors(ctx, "B2.1"), v, &get, &splits, bench, "");
-        out.push(gate(m, v, lua_cells.iter().copied().chain(["get"])));
+        out.push(gate(
+            m,
+            v,
+            lua_cells.iter().copied().chain(v.gets_for(&lua_cells)),
+        ));
     }
     if lua.is_empty() {
         return out;
@@ -172,7 +201,14 @@ pub(super) fn claims(ctx: &AnalysisCtx, v: &Variants, bench: &Summary) -> Vec<Me
         .intervals(vec![sp.1], method(&[sp], " of the per-run ratio"))
         .setting(SETTING)
         .note("machine claim: the absolute rates are this machine's (shown beside); the busy fraction is the validity check, not the claim");
-        out.push(gate(m, v, lua_cells.iter().copied()));
+        // Across groups the spread is of ratios to each group's GET: it
+        // rests on those GETs' runs too.
+        let gets = if across_groups(&lua) {
+            v.gets_for(&lua_cells)
+        } else {
+            Vec::new()
+        };
+        out.push(gate(m, v, lua_cells.iter().copied().chain(gets)));
     }
     // B2.3: the script's share of a decision, and the rest against GET.
     let shares: Vec<Est> = lua
@@ -224,6 +260,10 @@ pub(super) fn claims(ctx: &AnalysisCtx, v: &Variants, bench: &Summary) -> Vec<Me
         }
         None => m = m.condition("GET measured (the rest's scale)", false),
     }
-    out.push(gate(m, v, lua_cells.iter().copied().chain(["get"])));
+    out.push(gate(
+        m,
+        v,
+        lua_cells.iter().copied().chain(v.gets_for(&lua_cells)),
+    ));
     out
 }

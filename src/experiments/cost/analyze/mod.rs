@@ -18,6 +18,7 @@ pub mod scorecard;
 
 use std::collections::BTreeMap;
 
+mod b61;
 mod figures;
 mod labels;
 mod lua;
@@ -27,6 +28,7 @@ pub(super) mod swl;
 mod tables;
 pub mod validity;
 
+pub use b61::B61_LOSS_TOLERANCE_POINTS;
 pub use labels::{percent_in, words};
 pub use paired::b21_split;
 pub use swl::{b25, fill_difference};
@@ -72,6 +74,15 @@ impl Variant<'_> {
     fn first(&self) -> &CostRow {
         self.rows[0]
     }
+    /// The cell it ran in (`rounds-k`, `swl-fill`; empty in runs made
+    /// before the groups, where one `rounds` cell held every variant).
+    fn group(&self) -> &str {
+        &self.first().group
+    }
+    /// A GET (the scale): one per group.
+    fn is_get(&self) -> bool {
+        self.first().strategy == "get" && self.first().invocation == "command"
+    }
     /// Admitted decisions in % of all, over every run.
     fn admitted_pct(&self) -> f64 {
         let dec: u64 = self.rows.iter().map(|r| r.decisions).sum();
@@ -104,6 +115,43 @@ impl<'a> Variants<'a> {
 
     fn get(&self, id: &str) -> Option<&Variant<'a>> {
         self.by.get(id)
+    }
+
+    /// The GET of `x`'s group, with its id: every ratio to GET is to this
+    /// one, measured in the same cell (the same server and machine).
+    fn get_of(&self, x: &Variant) -> Option<(&String, &Variant<'a>)> {
+        self.in_order()
+            .find(|(_, g)| g.is_get() && g.group() == x.group())
+    }
+
+    /// Whether the rows name their groups (runs made since the rounds were
+    /// split; older runs had one `rounds` cell and one `get`).
+    fn grouped(&self) -> bool {
+        self.by.values().any(|x| !x.group().is_empty())
+    }
+
+    /// The GETs of the groups of `cells`, by id (each once).
+    fn gets_for<'b>(&'b self, cells: &[&str]) -> Vec<&'b str> {
+        let mut out: Vec<&str> = Vec::new();
+        for c in cells {
+            if let Some((id, _)) = self.get(c).and_then(|x| self.get_of(x))
+                && !out.contains(&id.as_str())
+            {
+                out.push(id);
+            }
+        }
+        out
+    }
+
+    /// Every group's GET rows pooled: the scale drawn and tabled (in runs
+    /// made before the groups, the one `get`).
+    fn scale(&self) -> Option<Variant<'a>> {
+        let rows: Vec<&'a CostRow> = self
+            .in_order()
+            .filter(|(_, g)| g.is_get())
+            .flat_map(|(_, g)| g.rows.iter().copied())
+            .collect();
+        (!rows.is_empty()).then_some(Variant { rows })
     }
 
     /// Variants in the order they ran.
@@ -156,24 +204,27 @@ fn max_of(v: &[f64]) -> f64 {
 
 /// B2.1: each Lua variant's mean CPU per decision / GET's; (GET's mean, [(variant, ratio)]).
 pub fn cpu_vs_get(v: &Variants) -> Option<(f64, Vec<(String, f64)>)> {
-    let g = v.get("get")?.cpu().mean;
+    let g = v.scale()?.cpu().mean;
     let lua = v.lua();
     if lua.is_empty() || g.is_nan() || g <= 0.0 {
         return None;
     }
+    // Each against its own group's GET (the one `get` in older runs).
+    let own = |l: &Variant| v.get_of(l).map(|(_, g)| g.cpu().mean).unwrap_or(f64::NAN);
     Some((
         g,
         lua.iter()
-            .map(|(c, l)| ((*c).clone(), l.cpu().mean / g))
+            .map(|(c, l)| ((*c).clone(), l.cpu().mean / own(l)))
             .collect(),
     ))
 }
 
-/// One variant against GET in the same run folder, on the means over runs:
+/// One variant against its group's GET, on the means over runs:
 /// (Redis CPU per decision / GET's, decisions per second / GET's). The
 /// scorecard's cost columns; `None` without both variants.
 pub fn against_get(v: &Variants, cell: &str) -> Option<(f64, f64)> {
-    let (g, x) = (v.get("get")?, v.get(cell)?);
+    let x = v.get(cell)?;
+    let (_, g) = v.get_of(x)?;
     Some((x.cpu().mean / g.cpu().mean, x.rate().mean / g.rate().mean))
 }
 
@@ -183,6 +234,18 @@ pub fn lua_busy_min(v: &Variants) -> f64 {
         .iter()
         .flat_map(|(_, l)| l.rows.iter().map(|r| r.redis_busy_fraction))
         .fold(f64::INFINITY, f64::min)
+}
+
+/// B2.1's and B2.2's spreads, the means of their per-run ratios: the
+/// dearest over the cheapest Lua strategy's CPU per decision, the fastest
+/// over the slowest's rate (across groups, of their ratios to their own
+/// group's GET).
+pub fn lua_spreads(v: &Variants) -> (Option<f64>, Option<f64>) {
+    let lua = v.lua();
+    (
+        lua::spread(v, &lua, |r| r.redis_cpu_us_per_decision).map(|e| e.0),
+        lua::spread(v, &lua, |r| r.decisions_per_s).map(|e| e.0),
+    )
 }
 
 /// B2.2: mean decisions per second of each Lua variant.
@@ -331,7 +394,7 @@ pub fn b0(ctx: &AnalysisCtx) -> Option<Measured> {
 /// Harness vs redis-benchmark on GET: the ratio over runs (n = 0 without a benchmark).
 fn bench_ratio(v: &Variants) -> Summary {
     let bench: Vec<f64> = v
-        .get("get")
+        .scale()
         .map(|g| g.rows.iter().filter_map(|r| r.harness_over_bench).collect())
         .unwrap_or_default();
     Summary::of(&bench)
@@ -375,16 +438,18 @@ pub(super) fn gate<'a>(
     cells: impl IntoIterator<Item = &'a str>,
 ) -> Measured {
     let cells: Vec<&str> = cells.into_iter().collect();
-    // The schedule's cells these variants ran in: B2.5's sliding logs under
-    // normal or steady traffic in `swl-fill`, every other variant in
-    // `rounds` (the disturbance step reads them).
-    let m = m.rests_on(cells.iter().map(|c| {
-        if c.ends_with("|normal") || c.ends_with("|steady") {
-            "swl-fill"
-        } else {
-            "rounds"
-        }
-    }));
+    // The schedule's cells these variants ran in (the disturbance step
+    // reads them): their `group`; in runs made before the groups, B2.5's
+    // sliding logs under normal or steady traffic in `swl-fill`, every other
+    // variant in `rounds`.
+    let m =
+        m.rests_on(cells.iter().map(
+            |c| match v.get(c).map(|x| x.group()).filter(|g| !g.is_empty()) {
+                Some(g) => g.to_string(),
+                None if c.ends_with("|normal") || c.ends_with("|steady") => "swl-fill".into(),
+                None => "rounds".into(),
+            },
+        ));
     match validity::unsaturated(v, cells) {
         Some(why) => m.invalid(why),
         None => m,
@@ -435,105 +500,6 @@ fn b26(v: &Variants) -> Option<Measured> {
     })
 }
 
-/// B6.1's throughput part: what the study's loss is on its machine and how
-/// much of it travels. At saturation Redis's rate is 1 / CPU per decision,
-/// so EVAL's loss is extra / (base + extra) (= 1 - c_EVALSHA / c_EVAL):
-/// the same +2.5 µs is 11% of a 20 µs decision and 16% of a 12.7 µs one.
-/// The part that travels is that identity, checked within the precision the
-/// study states its loss to (a whole percent, "about 11%": +-0.5 points).
-pub const B61_LOSS_TOLERANCE_POINTS: f64 = 0.5;
-
-fn b61(v: &Variants) -> Option<Measured> {
-    let (extra, lost) = eval_vs_evalsha(v)?;
-    let (sha, ev) = (
-        v.get("token-bucket|evalsha")?.cpu(),
-        v.get("token-bucket|eval")?.cpu(),
-    );
-    let (e, sh) = (v.get("token-bucket|eval")?, v.get("token-bucket|evalsha")?);
-    let extra_runs = per_run(e, sh, |a, b| {
-        a.redis_cpu_us_per_decision - b.redis_cpu_us_per_decision
-    });
-    let lost_runs = per_run(e, sh, |a, b| {
-        (1.0 - a.decisions_per_s / b.decisions_per_s) * 100.0
-    });
-    let predicted_runs = per_run(e, sh, |a, b| {
-        (1.0 - b.redis_cpu_us_per_decision / a.redis_cpu_us_per_decision) * 100.0
-    });
-    let gap_runs = per_run(e, sh, |a, b| {
-        (1.0 - a.decisions_per_s / b.decisions_per_s) * 100.0
-            - (1.0 - b.redis_cpu_us_per_decision / a.redis_cpu_us_per_decision) * 100.0
-    });
-    let predicted = mean_of(&predicted_runs);
-    let gap = ci(&gap_runs);
-    let t = B61_LOSS_TOLERANCE_POINTS;
-    let mut m = Measured::new(
-        "B6.1",
-        vec![extra],
-        format!(
-            "EVAL {extra:+.2} µs CPU per decision (EVALSHA {:.2} µs, EVAL {:.2} µs); throughput lost {lost:.1}% here (published about 11%), \
-             predicted from the same runs' CPU, extra / (base + extra) = {predicted:.1}% (measured - predicted {:+.2} points, 95% {:.2}..{:.2})",
-            sha.mean,
-            ev.mean,
-            mean_of(&gap_runs),
-            gap.0,
-            gap.1
-        ),
-        "cost.csv: token-bucket|eval vs token-bucket|evalsha (and |fcall)",
-    )
-    .intervals(
-        vec![ci(&extra_runs)],
-        format!(
-            "{} of the per-run difference (paired by run)",
-            mean_cs_method(extra_runs.len())
-        ),
-    )
-    .setting(lua::SETTING)
-    .band_condition(
-        format!(
-            "the throughput lost is EVAL's extra CPU over its whole CPU, extra / (base + extra): measured - predicted within +-{t} points (the study's loss to a whole percent); per-run 95% interval"
-        ),
-        gap,
-        (-t, t),
-    )
-    .note(format!(
-        "machine part: the % of throughput depends on the machine's base cost per decision (the study's +2.5 µs and 11% imply a base of about 20 µs, ours {:.1} µs), so our {lost:.1}% is shown beside the published 11% and the identity that carries it is judged (per-run loss 95% {:.1}..{:.1}%)",
-        sha.mean,
-        ci(&lost_runs).0,
-        ci(&lost_runs).1
-    ));
-    if let (Some(fc), Some((d, noise))) = (v.get("token-bucket|fcall"), fcall_vs_evalsha(v)) {
-        let fc = fc.cpu().mean;
-        m.display.push_str(&format!(
-            "; FCALL {fc:.2} µs ({:+.1}% vs EVALSHA)",
-            (fc / sha.mean - 1.0) * 100.0
-        ));
-        m = m.condition(
-            format!(
-                "|FCALL/EVALSHA - 1| of CPU per decision within noise (<= {:.1}%)",
-                noise * 100.0
-            ),
-            d <= noise,
-        );
-    }
-    Some(gate(
-        m,
-        v,
-        [
-            "token-bucket|evalsha",
-            "token-bucket|eval",
-            "token-bucket|fcall",
-        ],
-    ))
-}
-
-fn mean_of(xs: &[f64]) -> f64 {
-    if xs.is_empty() {
-        f64::NAN
-    } else {
-        xs.iter().sum::<f64>() / xs.len() as f64
-    }
-}
-
 pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
     let mut measured = Vec::new();
     measured.extend(b0(ctx));
@@ -556,7 +522,7 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
     measured.extend(b24(&v));
     measured.extend(swl::b25(&v));
     measured.extend(b26(&v));
-    measured.extend(b61(&v));
+    measured.extend(b61::b61(&v));
     let mut figs = lua_figure::lua(ctx, &v)?;
     figs += &figures::split(ctx, &v)?;
     figs += &figures::ratios(ctx, &v)?;

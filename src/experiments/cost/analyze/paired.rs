@@ -13,12 +13,16 @@ use super::super::rows::CostRow;
 use super::{Variant, Variants};
 use limitbench_analysis::stats::mean_cs;
 
-/// `f(a_t, b_t)` for every run t both variants have.
+/// `f(a_t, b_t)` for every run t both variants have in the same group
+/// (the same cell, server and machine: rows of different groups never pair).
 pub(super) fn per_run(a: &Variant, b: &Variant, f: impl Fn(&CostRow, &CostRow) -> f64) -> Vec<f64> {
     a.rows
         .iter()
         .filter_map(|ra| {
-            let rb = b.rows.iter().find(|rb| rb.trial == ra.trial)?;
+            let rb = b
+                .rows
+                .iter()
+                .find(|rb| rb.trial == ra.trial && rb.group == ra.group)?;
             Some(f(ra, rb))
         })
         .filter(|x| x.is_finite())
@@ -97,15 +101,36 @@ fn split_of(cell: &str, x: &Variant, g: &Variant) -> Split {
 /// B2.1: GET's own split (its parts as fractions of itself) and every Lua
 /// variant's, each per run against GET's CPU in the same run.
 pub fn b21_split(v: &Variants) -> Option<(Split, Vec<Split>)> {
-    let g = v.get("get")?;
+    // GET's own split over every group's GET; each Lua variant against the
+    // GET of its own group.
+    let g = v.scale()?;
     let lua = v.lua();
     if lua.is_empty() || g.rows.is_empty() {
         return None;
     }
+    let none = Variant { rows: vec![] };
     Some((
-        split_of("get", g, g),
-        lua.iter().map(|(c, x)| split_of(c, x, g)).collect(),
+        split_of("get", &g, &g),
+        lua.iter()
+            .map(|(c, x)| split_of(c, x, v.get_of(x).map(|(_, g)| g).unwrap_or(&none)))
+            .collect(),
     ))
+}
+
+/// `f(x_t) / f(GET_t)` of every run t of `x`, with GET the one of `x`'s
+/// group in the same run: (trial, ratio).
+pub(super) fn to_get(v: &Variants, x: &Variant, f: fn(&CostRow) -> f64) -> Vec<(u64, f64)> {
+    let Some((_, g)) = v.get_of(x) else {
+        return Vec::new();
+    };
+    x.rows
+        .iter()
+        .filter_map(|a| {
+            let b = g.rows.iter().find(|b| b.trial == a.trial)?;
+            Some((a.trial, f(a) / f(b)))
+        })
+        .filter(|(_, r)| r.is_finite())
+        .collect()
 }
 
 /// `1.23 (95% 1.20-1.26)`.

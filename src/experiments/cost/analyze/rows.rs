@@ -8,6 +8,11 @@ pub struct CostRow {
     pub cell: String,
     pub trial: u64,
     pub variant: String,
+    /// The cell the variant ran in (`rounds`, `rounds-k`, `swl-fill`): its
+    /// ratios are to the GET of the same group and trial. Empty in runs
+    /// made before the groups (one `rounds` cell with GET `get`).
+    #[serde(default)]
+    pub group: String,
     /// `get`, `incr` or the strategy's name.
     pub strategy: String,
     pub invocation: String,

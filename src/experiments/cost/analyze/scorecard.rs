@@ -25,7 +25,9 @@ pub fn judge(r: &ProbeRows) -> Vec<ColumnOutcome> {
         Err(e) => return failed(columns, e),
     };
     let read = || -> Result<(&rows::CostRow, &rows::CostRow, (f64, f64))> {
-        let get = one(&rows, "for GET", |x| x.cell == "get")?;
+        let get = one(&rows, "for GET", |x| {
+            x.strategy == "get" && x.invocation == "command"
+        })?;
         let mine = one(&rows, &format!("for `{}`", r.strategy), |x| {
             x.strategy == r.strategy && x.traffic == "uniform" && x.prefill_entries == 0
         })?;

@@ -27,7 +27,7 @@ pub(super) fn what_ran(v: &Variants, rows: &[CostRow]) -> String {
         f.load_cpu
             .map(|c| c.to_string())
             .unwrap_or_else(|| "(not pinned)".into()),
-        v.get("get").map(|x| x.first().keys).unwrap_or(0),
+        v.scale().map(|x| x.first().keys).unwrap_or(0),
         normal.map(|x| x.first().limit).unwrap_or(0),
         v.by.values()
             .find(|x| x.first().limit > 0)
@@ -38,10 +38,11 @@ pub(super) fn what_ran(v: &Variants, rows: &[CostRow]) -> String {
 
 /// One line per variant: rate, CPU (and x GET), busy, command time, latency, outcomes.
 pub(super) fn variant_table(v: &Variants) -> String {
-    let get_cpu = v.get("get").map(|g| g.cpu());
     let rows: Vec<Vec<String>> = v
         .in_order()
         .map(|(c, x)| {
+            // Against the GET of its own group (the one `get` in older runs).
+            let get_cpu = v.get_of(x).map(|(_, g)| g.cpu());
             let cpu = x.cpu();
             let busy = x.s(|r| r.redis_busy_fraction);
             vec![
@@ -89,7 +90,7 @@ pub(super) fn variant_table(v: &Variants) -> String {
 }
 
 pub(super) fn bench_line(v: &Variants, bench: &Summary) -> String {
-    let Some(g) = v.get("get").filter(|_| bench.n > 0) else {
+    let Some(g) = v.scale().filter(|_| bench.n > 0) else {
         return String::new();
     };
     let of = |f: fn(&CostRow) -> Option<f64>| {
