@@ -68,7 +68,7 @@ pub fn figure_a3_1(
         "a3_1-straddle-boundary",
         &["A3.1"],
         "two bursts straddling a fixed window's boundary: 2L admitted within a few ms",
-        "Left: max admitted in any window / L per trial, mean with min-max whiskers over the trials of each strategy and lead ({n} per point), the strategies side by side at each lead. Other panels: cumulative admissions of the first trial of the Lua fixed window, against time from the window boundary (reply clock); shaded: the shortest span holding 2L admissions.",
+        "Left: max admitted in any window / L per trial, mean with min-max whiskers over the trials of each strategy and lead ({n} per point), the strategies side by side at each lead; A3.1 judges the mean over every lead and trial of both fixed windows with its 95% confidence sequence (drawn in the summary figure), not the largest. Other panels: cumulative admissions of the first trial of the Lua fixed window, against time from the window boundary (reply clock); shaded: the shortest span holding 2L admissions.",
     )
     .columns(2)
     .panel(left);
@@ -226,7 +226,7 @@ pub fn figure_a3_2_a3_3(ctx: &AnalysisCtx, trials: &[Trial], md: &mut String) ->
         "a3_2-a3_3-burst-phase",
         &["A3.2", "A3.3"],
         "max admitted in any window / L against where the burst falls in the window",
-        "Max admitted in any window / L per trial: mean with min-max whiskers over {n} trials per point (A3.2 panel and A3.3 mean), and the largest over the trials (A3.3 worst trial, no whiskers); series at one phase side by side. A3.2 takes the token bucket's largest value, A3.3 judges the sliding-window counter's mean and shows its worst trial beside (see its sweep figure, which has the phases drawn uniformly per trial, A3.3's default).",
+        "Max admitted in any window / L per trial: mean with min-max whiskers over {n} trials per point (A3.2 panel and A3.3 mean), and the largest over the trials (A3.3 worst trial, no whiskers); series at one phase side by side. A3.2 judges the token bucket's mean over its trials with its 95% confidence sequence (drawn in the summary figure), A3.3 judges the sliding-window counter's mean and shows its worst trial beside (see its sweep figure, which has the phases drawn uniformly per trial, A3.3's default).",
     )
     .columns(3)
     .panel(a)
