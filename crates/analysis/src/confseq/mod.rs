@@ -79,6 +79,18 @@ pub fn mean_interval(values: &[f64], level: f64) -> (f64, f64) {
     }
 }
 
+/// The trials at which an interval of [`mean_interval`]'s sequence that
+/// has half-width `h` at `n` trials would have half-width below `d`, at the
+/// spread seen so far (the plug-in sd is `h / unit_margin(n)`; the
+/// boundary shrinks more slowly than `1/sqrt(n)`, by its log factor): the
+/// power calculation of a claim judged on a confidence sequence. At most
+/// `limit`; `None` past it.
+pub fn trials_for_half_width(h: f64, n: usize, d: f64, limit: usize) -> Option<usize> {
+    let cs = Asymptotic::new(ALPHA, PLANNED_N);
+    let sd = h / cs.unit_margin(n.max(2));
+    (n.max(2)..=limit).find(|&m| sd * cs.unit_margin(m) < d)
+}
+
 /// The fewest distinct values a sample needs for [`mean_interval`] to use
 /// the sequence.
 pub const MIN_DISTINCT: usize = 3;

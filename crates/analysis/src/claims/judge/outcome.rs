@@ -88,10 +88,9 @@ pub fn outcome_with(
     let mut any_outside = !conditions_hold;
     for (i, v) in values.iter().enumerate() {
         let (lo, hi) = match intervals.get(i) {
-            Some(&(lo, hi)) if lo.is_finite() && hi.is_finite() => (lo.min(*v), hi.max(*v)),
             // An interval without an end (a confidence sequence over one
-            // trial) decides nothing.
-            Some(&(lo, hi)) if lo.is_infinite() || hi.is_infinite() => (lo.min(*v), hi.max(*v)),
+            // trial) is kept as it is: it decides nothing.
+            Some(&(lo, hi)) if !lo.is_nan() && !hi.is_nan() => (lo.min(*v), hi.max(*v)),
             _ => (*v, *v),
         };
         let (a, b) = region(spec, i).expect("numeric check");
@@ -152,8 +151,11 @@ pub fn verdict(spec: &ClaimSpec, m: &Measured) -> Verdict {
 /// trials per cell would make the interval decide it at the spread seen so
 /// far. For each value whose interval reaches across its region's edge,
 /// with half-width `h` at `n` trials and its point a distance `d` from the
-/// nearest edge, the half-width at `n'` trials is about `h*sqrt(n/n')`, so
-/// it decides once `n' > n*(h/d)^2`; the largest over the values. `None`:
+/// nearest edge, the half-width at `n'` trials is about `h*sqrt(n/n')` for
+/// a fixed-n interval, so it decides once `n' > n*(h/d)^2`; for a
+/// confidence sequence the boundary's own shrinkage at the same plug-in sd
+/// (`confseq::trials_for_half_width`, a few more trials than the square
+/// root rule); the largest over the values. `None`:
 /// nothing to compute (no interval, no trial count, a shape check);
 /// `Some(None)`: a point on the edge, which no number of trials decides.
 pub fn trials_to_decide(spec: &ClaimSpec, m: &Measured) -> Option<Option<usize>> {
@@ -189,7 +191,15 @@ pub fn trials_to_decide(spec: &ClaimSpec, m: &Measured) -> Option<Option<usize>>
         let this = if d <= EPS * (1.0 + v.abs()) {
             None
         } else {
-            Some((n * (h / d).powi(2)).ceil().max(MIN_TRIALS as f64) as usize)
+            let sqrt_n = (n * (h / d).powi(2)).ceil();
+            let need = if m.interval_method.contains("confidence sequence") {
+                crate::confseq::trials_for_half_width(h, n as usize, d, 100_000)
+                    .map(|x| x as f64)
+                    .unwrap_or(sqrt_n)
+            } else {
+                sqrt_n
+            };
+            Some(need.max(MIN_TRIALS as f64) as usize)
         };
         need = Some(match (need, this) {
             (None, t) => t,

@@ -405,6 +405,18 @@ fn the_power_calculation_says_how_many_trials_would_decide() {
     // A point on the edge: no number of trials decides it.
     let m = Measured::new("P", vec![11.0], "", "").intervals(vec![(10.5, 11.5)], "over 10 trials");
     assert_eq!(trials_to_decide(&s, &m), Some(None));
+    // A confidence sequence shrinks more slowly than 1/sqrt(n) far from the
+    // trials it is tightest at: point 10.8, h = 0.6, d = 0.2: the
+    // square-root rule says 90, its own boundary more.
+    let cs = Measured::new("P", vec![10.8], "", "")
+        .intervals(vec![(10.2, 11.4)], crate::confseq::method(10));
+    let Some(Some(need)) = trials_to_decide(&s, &cs) else {
+        panic!("undecided")
+    };
+    assert!(need > 90, "{need}");
+    let a = crate::confseq::Asymptotic::new(crate::confseq::ALPHA, crate::confseq::PLANNED_N);
+    let sd = 0.6 / a.unit_margin(10);
+    assert!(sd * a.unit_margin(need) < 0.2 && sd * a.unit_margin(need - 1) >= 0.2);
     // Decided already: nothing to compute.
     let m = Measured::new("P", vec![10.0], "", "").intervals(vec![(9.8, 10.2)], "over 10 trials");
     assert_eq!(trials_to_decide(&s, &m), None);
