@@ -254,6 +254,18 @@ pub fn judge(claims: &[ClaimSpec], measured: Vec<Measured>, size: &str) -> Vec<J
     (0..claims.len())
         .map(|i| {
             let (c, m) = (&claims[i], found[i].clone());
+            // A value judged on the one-value rule (`confseq::mean_interval`:
+            // every trial read the same, taken as known to +-1%) rests on
+            // that assumption: it is carried as a reading, so `reproduced`
+            // there is `reproduced-with-assumption`, and said otherwise.
+            let with_rule = m.as_ref().and_then(one_value_rule).map(|a| ClaimSpec {
+                reading: Some(match &c.reading {
+                    Some(r) => format!("{r}; {a}"),
+                    None => a,
+                }),
+                ..c.clone()
+            });
+            let c = with_rule.as_ref().unwrap_or(c);
             let row = |verdict, assumption: String, borderline, why: String| {
                 // A named reading is said whatever the verdict (a reproduced
                 // one carries it as its assumption already).
@@ -526,4 +538,24 @@ pub fn judge(claims: &[ClaimSpec], measured: Vec<Measured>, size: &str) -> Vec<J
             row(Verdict::NotReproduced, String::new(), false, why)
         })
         .collect()
+}
+
+/// The one-value rule's assumption, when an interval of `m`'s main values
+/// is exactly its value +-[`crate::confseq::ONE_VALUE_RESOLUTION`] of
+/// itself (what `confseq::mean_interval` gives a sample whose trials all
+/// read one value; a sequence over spread trials never lands on it).
+fn one_value_rule(m: &Measured) -> Option<String> {
+    let r = crate::confseq::ONE_VALUE_RESOLUTION;
+    let hit = m.values.iter().zip(&m.intervals).any(|(v, (lo, hi))| {
+        let step = r * v.abs();
+        *v != 0.0
+            && ((v - step) - lo).abs() <= 1e-9 * v.abs()
+            && ((v + step) - hi).abs() <= 1e-9 * v.abs()
+    });
+    hit.then(|| {
+        format!(
+            "every trial read one value, taken as known to +-{}% of itself (no sequence has a spread to use)",
+            r * 100.0
+        )
+    })
 }

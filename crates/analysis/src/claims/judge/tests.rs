@@ -46,8 +46,15 @@ fn the_whole_interval_decides_and_few_trials_never_do() {
         judge(&[s.clone()], vec![m], "full")[0].verdict,
         Verdict::Inconclusive
     );
-    let m = Measured::new("X", vec![10.0], "", "").intervals(vec![(9.9, 10.1)], "over 12 trials");
-    assert_eq!(judge(&[s], vec![m], "full")[0].verdict, Verdict::Reproduced);
+    let m = Measured::new("X", vec![10.0], "", "").intervals(vec![(9.8, 10.2)], "over 12 trials");
+    assert_eq!(judge(&[s.clone()], vec![m], "full")[0].verdict, Verdict::Reproduced);
+    // Every trial one value: its +-1% interval rests on that rule, an
+    // assumption the verdict names.
+    let one = crate::confseq::mean_interval(&[10.0; 12], 0.95);
+    let m = Measured::new("X", vec![10.0], "", "").intervals(vec![one], "over 12 trials");
+    let j = &judge(&[s], vec![m], "full")[0];
+    assert_eq!(j.verdict, Verdict::ReproducedWithAssumption);
+    assert!(j.assumption.contains("one value"), "{}", j.assumption);
 }
 
 #[test]
