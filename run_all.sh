@@ -4,8 +4,8 @@
 #
 #   ./run_all.sh            full size (about 32 minutes on this project's 2-core machine before
 #                           the 10-trial minimum and the extra rounds; not re-measured)
-#   ./run_all.sh --quick    the same experiments, smaller, rounds and scorecard included (16.1 min
-#                           idle before the cuts of 2026-12-03, about 12-12.5 estimated since: docs/running.md)
+#   ./run_all.sh --quick    the same experiments, smaller, rounds and scorecard included (13.8 min
+#                           idle on 2026-12-03, build excluded: docs/running.md)
 #   Full and quick add trials to inconclusive claims' experiments until decided or capped
 #   (up to 30 / 10 trials per cell: `limitbench run --until-decisive`).
 #   ./run_all.sh --smoke    the same experiments, tiny (about 1 minute)

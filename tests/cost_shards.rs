@@ -10,7 +10,7 @@ mod common;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-use common::{column, keys, limitbench, small_experiments};
+use common::{column, copy_dir, keys, limitbench, small_experiments};
 use limitbench::experiments::cost::CostRow;
 use limitbench::experiments::cost::analyze::{Variants, b21_split, cpu_vs_get};
 
@@ -56,15 +56,6 @@ fn move_group(from: &Path, to: &Path, group: &str) {
         target.push('\n');
     }
     std::fs::write(to.join("cost.csv"), target).unwrap();
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap().flatten() {
-        if e.path().is_file() {
-            std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
-        }
-    }
 }
 
 #[test]

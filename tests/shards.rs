@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use common::{keys, limitbench, small_experiments};
+use common::{copy_dir, keys, limitbench, small_experiments};
 
 /// Experiments that run in seconds at smoke size and have cell-level
 /// variety (several cells, side tables, a machine-kind claim in stalls),
@@ -50,15 +50,6 @@ fn edit_manifest(run: &Path, f: impl FnOnce(&mut serde_json::Value)) {
         serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
     f(&mut m);
     std::fs::write(&p, serde_json::to_string_pretty(&m).unwrap()).unwrap();
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap().flatten() {
-        if e.path().is_file() {
-            std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
-        }
-    }
 }
 
 #[test]

@@ -294,15 +294,25 @@ fn split_header(bytes: &[u8]) -> (&[u8], &[u8]) {
     }
 }
 
-/// The (cell, trial) keys of a table's body, or None if it has no such columns.
-fn keys_of(table: &str, header: &[u8], body: &[u8]) -> Result<Option<Vec<(String, String)>>> {
+/// A CSV reader over a table's header and body, and the header.
+fn reader(
+    table: &str,
+    header: &[u8],
+    body: &[u8],
+) -> Result<(csv::StringRecord, csv::Reader<std::io::Cursor<Vec<u8>>>)> {
     let mut data = header.to_vec();
     data.extend_from_slice(body);
-    let mut rdr = csv::Reader::from_reader(data.as_slice());
+    let mut rdr = csv::Reader::from_reader(std::io::Cursor::new(data));
     let h = rdr
         .headers()
         .map_err(|e| Error::Other(format!("{table}: {e}")))?
         .clone();
+    Ok((h, rdr))
+}
+
+/// The (cell, trial) keys of a table's body, or None if it has no such columns.
+fn keys_of(table: &str, header: &[u8], body: &[u8]) -> Result<Option<Vec<(String, String)>>> {
+    let (h, mut rdr) = reader(table, header, body)?;
     let (Some(ci), Some(ti)) = (
         h.iter().position(|x| x == "cell"),
         h.iter().position(|x| x == "trial"),
@@ -319,13 +329,7 @@ fn keys_of(table: &str, header: &[u8], body: &[u8]) -> Result<Option<Vec<(String
 
 /// The `group` column of a table's body, or None if it has none.
 fn groups_of(table: &str, header: &[u8], body: &[u8]) -> Result<Option<BTreeSet<String>>> {
-    let mut data = header.to_vec();
-    data.extend_from_slice(body);
-    let mut rdr = csv::Reader::from_reader(data.as_slice());
-    let h = rdr
-        .headers()
-        .map_err(|e| Error::Other(format!("{table}: {e}")))?
-        .clone();
+    let (h, mut rdr) = reader(table, header, body)?;
     let Some(gi) = h.iter().position(|x| x == "group") else {
         return Ok(None);
     };

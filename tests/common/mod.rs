@@ -162,3 +162,14 @@ pub fn column(run: &Path, exp: &str, name: &str) -> std::collections::BTreeSet<S
     };
     rdr.records().map(|r| r.unwrap()[i].to_string()).collect()
 }
+
+/// Copy the files (not the folders) of `from` into `to`, made if missing.
+#[allow(dead_code)]
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap().flatten() {
+        if e.path().is_file() {
+            std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+        }
+    }
+}

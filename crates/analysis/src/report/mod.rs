@@ -5,6 +5,7 @@
 
 use std::path::Path;
 
+mod bases;
 pub mod fidelity;
 pub mod summary;
 
@@ -496,7 +497,7 @@ pub fn write_report(
     }
     out.push_str("\n## All claims\n\n");
     out.push_str(&claims_table(rows, &figures, &ctx.figures_dir, m));
-    out.push_str(&interval_bases(rows));
+    out.push_str(&bases::interval_bases(rows));
     out.push_str("\n## Environment\n\n");
     out.push_str(&format!(
         "- size `{}`, seed `{}`, git `{}`{}\n- machine: {} ({} cores), kernel {}, {}\n- server: {}\n- started {}, ended {}\n\n",
@@ -555,28 +556,6 @@ pub fn write_report(
         ));
     }
     std::fs::write(path, out).map_err(|e| Error::io("writing report.md", e))
-}
-
-/// What each claim's interval is and what it needs to be valid
-/// (`interval_basis` in claims.toml), beside the method it was computed by.
-fn interval_bases(rows: &[Judged]) -> String {
-    let mut out = String::from(
-        "\n### What each interval rests on\n\nEvery interval a verdict reads is valid only under what it needs: the asymptotic confidence sequence assumes finite variance and its normal limit at the trials a cell runs; a count over every trial needs nothing but says nothing beyond those trials (docs/verdicts.md).\n\n| claim | interval | rests on |\n|---|---|---|\n",
-    );
-    for j in rows.iter().filter(|j| !j.spec.interval_basis.is_empty()) {
-        out.push_str(&format!(
-            "| {} | {} | {} |\n",
-            j.spec.id,
-            md_escape(
-                j.measured
-                    .as_ref()
-                    .map(|m| m.interval_method.as_str())
-                    .unwrap_or("-")
-            ),
-            md_escape(&j.spec.interval_basis)
-        ));
-    }
-    out
 }
 
 /// The server as the report names it: the product (Valkey reports

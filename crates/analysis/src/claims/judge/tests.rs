@@ -47,7 +47,10 @@ fn the_whole_interval_decides_and_few_trials_never_do() {
         Verdict::Inconclusive
     );
     let m = Measured::new("X", vec![10.0], "", "").intervals(vec![(9.8, 10.2)], "over 12 trials");
-    assert_eq!(judge(&[s.clone()], vec![m], "full")[0].verdict, Verdict::Reproduced);
+    assert_eq!(
+        judge(&[s.clone()], vec![m], "full")[0].verdict,
+        Verdict::Reproduced
+    );
     // Every trial one value: its +-1% interval rests on that rule, an
     // assumption the verdict names.
     let one = crate::confseq::mean_interval(&[10.0; 12], 0.95);
