@@ -298,8 +298,8 @@ fn inconclusive_claims_get_more_trials_up_to_the_cap() {
     );
 }
 
-/// Cost's cell of rounds writes a row per variant under the variant's id,
-/// and its claims rest on the cell (`rounds`, `swl-fill`): a floor on it
+/// Cost's cells of rounds write a row per variant under the variant's id,
+/// and its claims rest on the cells (`rounds-1..G`, `swl-fill`): a floor on one
 /// runs every variant again, and the rounds count its trials right.
 #[test]
 fn a_floor_on_a_row_cell_raises_the_sweep_cell_that_writes_it() {
@@ -340,12 +340,14 @@ fn a_floor_on_a_row_cell_raises_the_sweep_cell_that_writes_it() {
             .or_default()
             .insert(r[t].parse().unwrap());
     }
-    assert!(raised.contains_key("rounds"), "{u}");
+    // The cost groups (experiments/cost.toml `groups`): every group's cell
+    // of rounds is raised.
+    assert!(raised.contains_key("rounds-1"), "{u}");
     assert!(per.len() > 2, "{per:?}");
     for (cell, trials) in &per {
         assert_eq!(trials, &BTreeSet::from([0, 1]), "{cell}: {per:?}");
     }
-    let rec = &u["cells"]["cost"]["rounds"];
+    let rec = &u["cells"]["cost"]["rounds-1"];
     assert_eq!(rec["trials"], 2, "{u}");
     assert_eq!(rec["rounds"], serde_json::json!([1]), "{u}");
 }
