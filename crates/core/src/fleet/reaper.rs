@@ -392,7 +392,18 @@ mod sweep_tests {
             .unwrap()
             .set_modified(std::time::SystemTime::now() - Duration::from_secs(60))
             .unwrap();
-        sweep_stale_dirs();
+        // The lock can still be held for a moment after the drop: a test
+        // beside this one forks children (`spawn`), and a child holds a copy
+        // of every open file (the lock's too) from its fork until its exec
+        // closes it. A sweep during that moment rightly keeps the folder;
+        // the next one removes it (CI on 0814806 failed on that race).
+        for _ in 0..100 {
+            sweep_stale_dirs();
+            if !dir.exists() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
         assert!(
             !dir.exists(),
             "a dead owner's folder was left: {}",
