@@ -57,10 +57,10 @@ pub fn round_budget(size: Size) -> (Option<u64>, &'static str) {
         // `./run_all.sh --quick` shows the artifact working in at most 12
         // minutes with its scorecard (docs/running.md). 60 s since 2026-12-03
         // (150 before, when the rounds took 151 s of an idle 967 s run, 72 s
-        // of them stalls'): a round's estimate (its cells' median trial
-        // times) leaves out setup and can overrun what is left (248 s of 150
-        // on a busy machine). 60 s still funds the cheap asks that decided
-        // then (concurrency, cluster, replication, ts-member's closed cells).
+        // of them stalls'). A round's estimate left out its cells' setup
+        // until stop 46 and overran (87 s of 60 idle, 248 s of 150 busy); it
+        // counts it now. 60 s still funds the cheap asks that decided then
+        // (concurrency, cluster, replication, ts-member's closed cells).
         Size::Quick => (
             Some(60),
             "quick: 60 s of trial time in rounds (aiming the run with its scorecard at 12 minutes; 13.8 measured idle, docs/running.md)",
@@ -283,7 +283,8 @@ const UNTIMED_TRIAL_MS: f64 = 1000.0;
 /// cells whose trials could decide an inconclusive claim
 /// (`claims::cells_to_decide`: its undecided settings' cells, main or
 /// swept), or of its whole experiment when it names none. The claims are funded cheapest first
-/// (their next round's trials times their cells' median trial time), as
+/// (their next round's trials times their cells' median trial time, plus
+/// each resumed cell's setup: `trial_times::setup_ms_per_cell`), as
 /// long as they fit. Also returns every claim's verdict.
 fn plan(
     run: &RunDir,
@@ -330,6 +331,9 @@ fn plan(
             .filter(|m| m.is_finite())
             .unwrap_or(UNTIMED_TRIAL_MS)
     };
+    // Each cell a round resumes is set up again (servers, scripts, fills):
+    // counted beside its trials, so a funded round fits what is left.
+    let setup = limitbench_analysis::trial_times::setup_ms_per_cell(&run.path)?;
     let mut capped = Vec::new();
     let mut asks: Vec<Ask> = Vec::new();
     let mut held: BTreeMap<String, BTreeMap<String, u64>> = BTreeMap::new();
@@ -359,9 +363,11 @@ fn plan(
             continue;
         }
         let to = next_floor(have, cap);
+        let setup_ms = setup.get(e).copied().unwrap_or(0.0);
         let ms: f64 = targets
             .iter()
-            .map(|c| to.saturating_sub(have_of(c)) as f64 * trial_ms(e, c))
+            .filter(|c| to > have_of(c))
+            .map(|c| (to - have_of(c)) as f64 * trial_ms(e, c) + setup_ms)
             .sum();
         asks.push(Ask {
             id: id.clone(),

@@ -45,6 +45,7 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use crate::run::Size;
+use crate::run::context::SharedFleets;
 use limitbench_analysis::scorecard::{CellOutcome, CellVerdict, Declared};
 use limitbench_analysis::scorecard::{ColumnOutcome, ProbeRows};
 use limitbench_base::error::{Error, Result};
@@ -241,11 +242,18 @@ pub async fn run(cfg: &Config, mut progress: impl FnMut(&StrategyResult)) -> Res
         ScorecardServer::External(x) => x.describe().await?,
     };
     let schedule = Arc::new(lanes::Schedule::default());
+    // On servers of our own, the cluster probe's cluster is started once
+    // and lent to every strategy (`run::context::SharedFleets`); stopped
+    // when this returns.
+    let shared = match &cfg.target {
+        ScorecardServer::Own(_) => Some(Arc::new(SharedFleets::default())),
+        ScorecardServer::External(_) => None,
+    };
     let mut results = Vec::new();
     let n = cfg.lanes();
     if n <= 1 {
         for name in &cfg.strategies {
-            let mut b = Battery::start(cfg, name, &schedule).await;
+            let mut b = Battery::start(cfg, name, &schedule, &shared).await;
             b.works(cfg).await;
             b.probes(cfg, |_| true).await;
             let r = b.finish();
@@ -255,7 +263,7 @@ pub async fn run(cfg: &Config, mut progress: impl FnMut(&StrategyResult)) -> Res
     } else {
         let mut all = Vec::new();
         for name in &cfg.strategies {
-            let mut b = Battery::start(cfg, name, &schedule).await;
+            let mut b = Battery::start(cfg, name, &schedule, &shared).await;
             b.works(cfg).await;
             all.push(b);
         }
@@ -336,7 +344,12 @@ struct Battery<'a> {
 impl<'a> Battery<'a> {
     /// Build the strategy and start its run folder; a strategy that cannot
     /// even be built (or no server started) is an `error` row.
-    async fn start(cfg: &'a Config, name: &str, schedule: &Arc<lanes::Schedule>) -> Self {
+    async fn start(
+        cfg: &'a Config,
+        name: &str,
+        schedule: &Arc<lanes::Schedule>,
+        shared: &Option<Arc<SharedFleets>>,
+    ) -> Self {
         let t = Instant::now();
         let mut b = Battery {
             name: name.to_string(),
@@ -351,7 +364,10 @@ impl<'a> Battery<'a> {
             let s = build(name, cfg.dir.as_deref(), &Options::default())?;
             let info = s.info().clone();
             let run = probe::StrategyRun::start(cfg, name).await?;
-            Ok::<_, Error>((info, run.with_schedule(schedule.clone())))
+            let run = run
+                .with_schedule(schedule.clone())
+                .with_shared(shared.clone());
+            Ok::<_, Error>((info, run))
         };
         match started.await {
             Ok((info, run)) => {

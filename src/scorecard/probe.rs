@@ -17,6 +17,7 @@ use super::properties::{PROBES, Probe};
 use super::{Config, ScorecardServer, dir_of};
 use crate::experiments::{self, Experiment};
 use crate::run::RunContext;
+use crate::run::context::SharedFleets;
 use crate::run::manifest::{self as mf, RunManifest};
 use crate::run::record::{RunDir, now_rfc3339};
 use crate::run::seeds::DEFAULT_SEED;
@@ -33,6 +34,9 @@ pub struct StrategyRun<'a> {
     schedule: Arc<Schedule>,
     /// Each probe run so far: its part, time, what ran beside it.
     times: Mutex<Vec<ProbeTime>>,
+    /// Servers lent by the scorecard to every strategy's probes (on
+    /// servers of our own: the cluster probe's cluster).
+    shared: Option<Arc<SharedFleets>>,
 }
 
 /// A strategy's name as a folder name (an external manifest may name it
@@ -70,6 +74,7 @@ fn context(
     run: &RunDir,
     filter: Vec<String>,
     manifest: Arc<Mutex<RunManifest>>,
+    shared: Option<Arc<SharedFleets>>,
 ) -> Result<RunContext> {
     let (redis, redis_url, cluster) = match &cfg.target {
         ScorecardServer::Own(b) => (Some(b.clone()), None, None),
@@ -98,6 +103,7 @@ fn context(
     .with_bound(e.bound, f64::INFINITY)
     .with_key_prefix(&cfg.key_prefix)
     .with_cluster_url(cluster)
+    .with_shared(shared)
     .quiet();
     // `--limit` / `--window`: the promise columns' traffic at the caller's
     // limit and window (the patterns' other times stay the table's).
@@ -162,6 +168,7 @@ impl<'a> StrategyRun<'a> {
             manifest: Arc::new(Mutex::new(manifest)),
             schedule: Arc::new(Schedule::default()),
             times: Mutex::new(Vec::new()),
+            shared: None,
         })
     }
 
@@ -169,6 +176,13 @@ impl<'a> StrategyRun<'a> {
     /// one (what ran beside what).
     pub fn with_schedule(mut self, schedule: Arc<Schedule>) -> Self {
         self.schedule = schedule;
+        self
+    }
+
+    /// Borrow the servers `shared` holds (the scorecard's, shared by every
+    /// strategy) instead of starting them per probe.
+    pub fn with_shared(mut self, shared: Option<Arc<SharedFleets>>) -> Self {
+        self.shared = shared;
         self
     }
 
@@ -197,6 +211,7 @@ impl<'a> StrategyRun<'a> {
             &self.run,
             vec![self.name.clone()],
             self.manifest.clone(),
+            self.shared.clone(),
         )?;
         {
             let mut m = self.manifest.lock().unwrap();
@@ -269,7 +284,7 @@ pub async fn validate(cfg: &Config) -> Result<()> {
     let mut problems = Vec::new();
     for p in PROBES.iter().filter(|p| p.skip(cfg).is_none()) {
         let e = experiments::find(p.experiment)?;
-        let ctx = match context(cfg, e, &run, vec![first.clone()], manifest.clone()) {
+        let ctx = match context(cfg, e, &run, vec![first.clone()], manifest.clone(), None) {
             Ok(c) => c.validate_only(),
             Err(err) => {
                 problems.push(err.to_string());

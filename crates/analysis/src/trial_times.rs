@@ -112,6 +112,47 @@ pub fn median_trial_ms(run_dir: &Path) -> Result<BTreeMap<(String, String), f64>
         .collect())
 }
 
+/// The time an experiment spends outside its trials, per cell, in ms, by
+/// experiment: its seconds in `manifest.json` (summed over its sessions)
+/// less the wall time of its trials (`trial-times.csv`), over the cells
+/// those trials ran in, never below 0. Starting servers, loading scripts,
+/// filling keys and settling happen once per cell a session runs, so a
+/// round that adds trials to `k` cells costs about `k` times this beside
+/// the trials (`run --until-decisive`'s estimate; without it a quick run's
+/// round of 2026-12-03 took 87 s on a 60 s budget). Empty without either
+/// file.
+pub fn setup_ms_per_cell(run_dir: &Path) -> Result<BTreeMap<String, f64>> {
+    let Ok(text) = std::fs::read_to_string(run_dir.join("manifest.json")) else {
+        return Ok(BTreeMap::new());
+    };
+    let Ok(m) = serde_json::from_str::<serde_json::Value>(&text) else {
+        return Ok(BTreeMap::new());
+    };
+    let Some((_, rows, _torn)) = crate::read_table::<TrialTime>(run_dir, TRIAL_TIMES_CSV)? else {
+        return Ok(BTreeMap::new());
+    };
+    let mut by: BTreeMap<String, (f64, BTreeSet<String>)> = BTreeMap::new();
+    for t in rows {
+        let e = by.entry(t.experiment).or_default();
+        e.0 += t.wall_ms;
+        e.1.insert(t.cell);
+    }
+    let mut out = BTreeMap::new();
+    for (name, (trial_ms, cells)) in by {
+        let Some(seconds) = m
+            .get("experiments")
+            .and_then(|e| e.get(&name))
+            .and_then(|e| e.get("seconds"))
+            .and_then(|s| s.as_f64())
+        else {
+            continue;
+        };
+        let per = (seconds * 1000.0 - trial_ms).max(0.0) / cells.len().max(1) as f64;
+        out.insert(name, per);
+    }
+    Ok(out)
+}
+
 /// A trial over this many times its cell's median is flagged by `analyze`.
 pub const OUTLIER_FACTOR: f64 = 5.0;
 
@@ -195,5 +236,30 @@ mod tests {
             "{w:?}"
         );
         assert!(outliers(&dir.path().join("none")).unwrap().is_empty());
+    }
+    #[test]
+    fn setup_is_the_experiments_time_outside_its_trials_per_cell() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        assert!(setup_ms_per_cell(d).unwrap().is_empty());
+        std::fs::write(
+            d.join("manifest.json"),
+            r#"{"experiments": {"cluster": {"seconds": 10.0}, "cost": {"seconds": 1.0}}}"#,
+        )
+        .unwrap();
+        let mut text = String::from("experiment,cell,trial,wall_ms\n");
+        // cluster: 4 s of trials in 2 cells of a 10 s experiment.
+        for (c, t, ms) in [("a", 0, 1000.0), ("a", 1, 1000.0), ("b", 0, 2000.0)] {
+            text += &format!("cluster,{c},{t},{ms}\n");
+        }
+        // cost: trials longer than its seconds (rounded): never below 0.
+        text += "cost,rounds-1,0,1500\n";
+        // stalls: no seconds in the manifest: no estimate.
+        text += "stalls,s,0,10\n";
+        std::fs::write(d.join(TRIAL_TIMES_CSV), text).unwrap();
+        let s = setup_ms_per_cell(d).unwrap();
+        assert_eq!(s.get("cluster").copied(), Some(3000.0), "{s:?}");
+        assert_eq!(s.get("cost").copied(), Some(0.0), "{s:?}");
+        assert!(!s.contains_key("stalls"), "{s:?}");
     }
 }

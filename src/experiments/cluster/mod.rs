@@ -158,6 +158,9 @@ fn cells(p: &Params, strategies: &[String], external: bool) -> Result<Vec<Cell>>
 /// The cluster a cell runs on: one the harness started, or one you run.
 enum Nodes {
     Own(Fleet),
+    /// The scorecard's cluster, lent to every strategy's probe
+    /// (`RunContext::shared`): used like one's own, never flushed.
+    Shared(std::sync::Arc<Fleet>),
     /// The seed node of a cluster you run (`--cluster-url`).
     External(std::net::SocketAddr),
 }
@@ -166,6 +169,7 @@ impl Nodes {
     async fn conn(&self) -> Result<Conn> {
         match self {
             Nodes::Own(f) => f.conn().await,
+            Nodes::Shared(f) => f.conn().await,
             Nodes::External(seed) => Ok(Conn::Cluster(ClusterConn::connect(*seed).await?)),
         }
     }
@@ -174,6 +178,10 @@ impl Nodes {
     async fn prepare(&self, strategy: &dyn Strategy) -> Result<usize> {
         match self {
             Nodes::Own(f) => {
+                f.prepare(strategy).await?;
+                Ok(f.servers.len())
+            }
+            Nodes::Shared(f) => {
                 f.prepare(strategy).await?;
                 Ok(f.servers.len())
             }
@@ -206,6 +214,21 @@ impl Cluster {
             drop(self.cluster.take());
             let cluster = match ctx.cluster_url {
                 Some(seed) if nodes == 0 => Nodes::External(seed),
+                _ if ctx.shared.is_some() => {
+                    let shared = ctx.shared.as_ref().expect("checked");
+                    let (fleet, started) = shared.cluster(ctx.binary()?, nodes).await?;
+                    // Described in every probe folder that used it.
+                    ctx.note_fleet(&format!("fleet-{nodes}"), &fleet).await?;
+                    ctx.note(
+                        &format!("fleet-{nodes}-shared"),
+                        serde_json::json!(if started {
+                            "started for this strategy's probe and lent to the later strategies' (the scorecard's shared cluster)"
+                        } else {
+                            "the scorecard's shared cluster, started for an earlier strategy's probe: keys and scripts of its own, nothing flushed"
+                        }),
+                    )?;
+                    Nodes::Shared(fleet)
+                }
                 _ => {
                     let fleet =
                         Fleet::cluster(ctx.binary()?, ServerConfig::default(), nodes).await?;
@@ -231,6 +254,10 @@ impl Cluster {
             Nodes::Own(f) => Ok(f),
             Nodes::External(_) => Err(Error::Other(
                 "cluster: this cell flushes the cluster; it runs only on one the harness starts"
+                    .into(),
+            )),
+            Nodes::Shared(_) => Err(Error::Other(
+                "cluster: this cell flushes the cluster; it runs only on one of its own, not the scorecard's shared one"
                     .into(),
             )),
         }

@@ -16,8 +16,10 @@
 
 mod params;
 mod progress;
+mod shared;
 
 pub use progress::Progress;
+pub use shared::SharedFleets;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -73,6 +75,9 @@ pub struct RunContext {
     /// A Redis Cluster you run (the scorecard's `--cluster-url`), for the
     /// experiments that can measure on one (`cluster`).
     pub cluster_url: Option<SocketAddr>,
+    /// Servers the scorecard lends every strategy's probe (`shared.rs`);
+    /// None in a run, where each experiment starts its own.
+    pub shared: Option<Arc<SharedFleets>>,
     /// `--stall-after`: the deadline of every setup and trial (default:
     /// derived from the experiment's own trials, `run::deadline`).
     pub stall_after: Option<std::time::Duration>,
@@ -146,6 +151,7 @@ impl RunContext {
             probe: false,
             key_prefix: String::new(),
             cluster_url: None,
+            shared: None,
             stall_after: None,
             shard: None,
             lane: None,
@@ -220,6 +226,12 @@ impl RunContext {
     /// A Redis Cluster you run (its seed node).
     pub fn with_cluster_url(mut self, seed: Option<SocketAddr>) -> Self {
         self.cluster_url = seed;
+        self
+    }
+
+    /// Servers shared with the other strategies' probes (the scorecard).
+    pub fn with_shared(mut self, shared: Option<Arc<SharedFleets>>) -> Self {
+        self.shared = shared;
         self
     }
 
