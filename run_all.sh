@@ -99,6 +99,7 @@ set +e
 run_dir=$("$bin" "${args[@]}" | tail -n 1; exit "${PIPESTATUS[0]}")
 run_status=$?
 set -e
+run_s=$(( $(date +%s) - started ))
 if [ -z "$run_dir" ] || [ ! -d "$run_dir" ]; then
   echo "run_all.sh: the run did not produce a run folder (exit $run_status)" >&2
   exit 1
@@ -111,6 +112,8 @@ if [ ! -f "$run_dir/scorecard.csv" ]; then
   "$bin" scorecard --size "$size" --fail-on never --data-dir "$(dirname "$run_dir")" --run-id "$(basename "$run_dir")" >/dev/null || run_status=1
 fi
 
+card_s=$(( $(date +%s) - started - run_s ))
+
 # 5. Analyse (CSV only; can be rerun with: limitbench analyze $run_dir).
 "$bin" analyze "$run_dir" | tail -n 1 > "$run_dir/.verdicts"
 echo
@@ -118,7 +121,8 @@ echo "report:  $run_dir/report.md"
 echo "claims:  $run_dir/claims.csv"
 cat "$run_dir/.verdicts"
 rm -f "$run_dir/.verdicts"
-echo "total:   $(( $(date +%s) - started )) s"
+total_s=$(( $(date +%s) - started ))
+echo "total:   $total_s s (run $run_s s, scorecard $card_s s, analysis $(( total_s - run_s - card_s )) s; the build before them not counted)"
 if [ "$run_status" != 0 ]; then
   echo "run_all.sh: some experiments failed; see the manifest and report" >&2
   exit "$run_status"
