@@ -31,6 +31,7 @@
 //! [`analyze`] takes the experiments' analyzers as an argument: the list of
 //! experiments is walked only by the application (`limitbench::app`).
 
+pub mod binomial;
 pub mod claims;
 pub mod compare;
 pub mod confseq;

@@ -61,7 +61,7 @@ mod analysis {
     }
 
     #[test]
-    fn b71_is_the_mean_fraction_on_three_masters() {
+    fn b71_is_the_first_trials_fraction_on_three_masters() {
         let errs = format!("{NON_LOCAL} (x5)");
         let rows = vec![
             users(3, "derived-plain", "none", 4, 0, &errs),
@@ -70,7 +70,8 @@ mod analysis {
         ];
         let u = UsersRows::of(&rows);
         let m = b71(&u).unwrap();
-        assert!((m.values[0] - 0.3).abs() < 1e-12);
+        // The first trial's users (4 of 10), not the mean over trials.
+        assert!((m.values[0] - 0.4).abs() < 1e-12);
         assert_eq!(
             m.conditions.iter().map(|c| c.1).collect::<Vec<_>>(),
             vec![true, true]
@@ -80,6 +81,40 @@ mod analysis {
         let rows = vec![users(3, "derived-plain", "none", 4, 0, &other)];
         let m = b71(&UsersRows::of(&rows)).unwrap();
         assert!(!m.conditions[0].1);
+    }
+
+    fn trial(trial: u64, users: u64, ok: u64) -> Row {
+        Row {
+            cell: "users/n3/derived-plain/none".into(),
+            trial,
+            kind: "users".into(),
+            nodes: 3,
+            variant: "derived-plain".into(),
+            flags: "none".into(),
+            users,
+            ok,
+            failed: users - ok,
+            fraction_ok: ok as f64 / users as f64,
+            ok_same_node: ok,
+            ..Default::default()
+        }
+    }
+
+    /// B7.1's interval is the exact binomial one over the first trial's
+    /// users: repeated trials of the same users neither narrow it nor move
+    /// it, and a script that never fails lies outside "about a third".
+    #[test]
+    fn b71_counts_users_once_with_an_exact_interval() {
+        let one = [trial(0, 1000, 336)];
+        let ten: Vec<Row> = (0..10).map(|t| trial(t, 1000, 336)).collect();
+        let m1 = b71(&UsersRows::of(&one)).unwrap();
+        let m10 = b71(&UsersRows::of(&ten)).unwrap();
+        assert_eq!(m1.intervals, m10.intervals);
+        let (lo, hi) = m10.intervals[0];
+        assert!((lo - 0.3067).abs() < 1e-3 && (hi - 0.3662).abs() < 1e-3, "{lo} {hi}");
+        assert!(m10.interval_method.contains("10 of 10 trials read the same fraction"));
+        let all = b71(&UsersRows::of(&[trial(0, 1000, 1000)])).unwrap();
+        assert!(all.intervals[0].0 > 0.383, "{:?}", all.intervals);
     }
 
     #[test]
