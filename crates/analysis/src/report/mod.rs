@@ -424,12 +424,18 @@ pub fn tally(rows: &[&Judged]) -> String {
 }
 
 /// Ours with its interval: `131.6 (min 122, ...) [95%: 129.8..133.4]`.
+/// A claim judged on an exact count or extreme over every trial carries
+/// its value as a zero-width interval (no sampling interval: the method
+/// says which bound stands for it); it is shown as such, never as a 95%
+/// interval `0..0`.
 pub fn ours_text(c: &ClaimSpec, m: &Measured) -> String {
     let h = headline(c, m);
     let iv = interval_text(m);
+    let exact = !m.intervals.is_empty() && m.intervals.iter().all(|(lo, hi)| lo == hi);
     match (h.is_empty(), iv.is_empty()) {
         (true, _) => "-".into(),
         (false, true) => h,
+        (false, false) if exact => format!("{h} [no sampling interval]"),
         (false, false) => format!("{h} [95%: {iv}]"),
     }
 }
