@@ -60,6 +60,7 @@ fn with_ratio(r: &Row, ratio: f64) -> Trial<'_> {
         span_2l_us: None,
         clock: "reply",
         bucket: f64::NAN,
+        straddled: None,
     }
 }
 
@@ -247,5 +248,155 @@ fn a3_3_sweeps_the_burst_phase_and_the_sustained_rate() {
             e("fixed:0+500", "1", &[1.0, 1.5]),
             e("uniform", "1", &[1.1, 1.9]),
         ]
+    );
+}
+
+// ---- A3.1's straddle rule ----
+
+/// A straddle trial of L = 4 per 1 s on a fixed window, the boundary at
+/// 1 s on the trial clock, `offset` the recorded Redis clock offset: the
+/// fixed window's edge is at 1 s + offset on the trial's axis.
+fn straddle_row(trial: u64, offset: i64) -> Row {
+    let mut r = row("fixed-window-lua", "straddle/lead5", trial);
+    r.phase_ms = Some(5.0);
+    r.window_ms = 1000;
+    r.boundary_us = Some(1_000_000);
+    r.redis_clock_offset_us = offset;
+    r
+}
+
+/// Two bursts of 4 meant to leave 5 ms before and 1 ms after the boundary,
+/// the first one's sends at `first_sent` (us; each answered 200 us later),
+/// the second's at 1_001_000 and after. Admissions as a fixed window on
+/// the caller's clock (edge at `edge`, the stamp the send time) decides
+/// them: at most 4 per window.
+fn straddle_history(r: &Row, first_sent: [i64; 4], edge: i64) -> Vec<HistoryRow> {
+    let second = [1_001_000, 1_001_010, 1_001_020, 1_001_030];
+    let mut count = [0u32; 2];
+    first_sent
+        .iter()
+        .map(|&s| (995_000, s))
+        .chain(second.iter().map(|&s| (1_001_000, s)))
+        .map(|(intended_us, sent_us)| {
+            let w = usize::from(sent_us >= edge);
+            count[w] += 1;
+            HistoryRow {
+                cell: r.cell.clone(),
+                trial: r.trial,
+                worker: 0,
+                intended_us,
+                sent_us,
+                replied_us: sent_us + 200,
+                redis_time_us: None,
+                admitted: count[w] <= 4,
+                error: false,
+            }
+        })
+        .collect()
+}
+
+const ON_TIME: [i64; 4] = [995_000, 995_010, 995_020, 995_030];
+/// The first burst sent late, its last two sends after the boundary.
+const LATE: [i64; 4] = [999_000, 999_500, 1_000_500, 1_003_000];
+
+#[test]
+fn a_straddle_trial_counts_only_if_its_bursts_fell_on_both_sides_of_the_edge() {
+    use super::analyze::straddle::straddled;
+    let r = straddle_row(0, 0);
+    assert_eq!(straddled(&r, &straddle_history(&r, ON_TIME, 1_000_000)), Ok(()));
+    // Sent late across the boundary: the two bursts share a window.
+    let h = straddle_history(&r, LATE, 1_000_000);
+    assert_eq!(straddled(&r, &h), Err(Miss::FirstAfter));
+    assert_eq!(trial(&r, &h).ratio, 1.5);
+    // Answered after the edge though sent before it: not certain, invalid.
+    let h = straddle_history(&r, [995_000, 995_010, 995_020, 999_900], 1_000_000);
+    assert_eq!(straddled(&r, &h), Err(Miss::FirstAfter));
+    // Sent on time, but the offset puts the caller's edge 4.9 ms before
+    // `boundary_us`: the first burst's replies come after it.
+    let r = straddle_row(0, -4_900);
+    let h = straddle_history(&r, ON_TIME, 995_100);
+    assert_eq!(straddled(&r, &h), Err(Miss::FirstAfter));
+    // The edge 1.5 ms after `boundary_us`: the second burst leaves before it.
+    let r = straddle_row(0, 1_500);
+    let h = straddle_history(&r, ON_TIME, 1_001_500);
+    assert_eq!(straddled(&r, &h), Err(Miss::SecondBefore));
+    // The rule reads times, never admissions: the same times with every
+    // request admitted, or none, decide the same.
+    let r = straddle_row(0, 0);
+    for admitted in [true, false] {
+        let mut h = straddle_history(&r, LATE, 1_000_000);
+        h.iter_mut().for_each(|x| x.admitted = admitted);
+        assert_eq!(straddled(&r, &h), Err(Miss::FirstAfter));
+    }
+    // Redis's TIME, where recorded, is the stamp: no round-trip bound.
+    let mut h = straddle_history(&r, [995_000, 995_010, 995_020, 999_900], 1_000_000);
+    h.iter_mut().for_each(|x| x.redis_time_us = Some(x.sent_us + 50));
+    assert_eq!(straddled(&r, &h), Ok(()));
+    // Not a straddle pattern: no verdict on it.
+    let s = row("fixed-window-lua", "steady/x1", 0);
+    assert_eq!(trial(&s, &history(&s, &[0, 10], false)).straddled, None);
+}
+
+/// `valid` trials sent on time and one whose first burst was sent late.
+fn a3_1_run(valid: u64) -> Vec<(Row, Vec<HistoryRow>)> {
+    (0..=valid)
+        .map(|i| {
+            let r = straddle_row(i, 0);
+            let h = straddle_history(&r, if i == valid { LATE } else { ON_TIME }, 1_000_000);
+            (r, h)
+        })
+        .collect()
+}
+
+fn a3_1_judged(run: &[(Row, Vec<HistoryRow>)]) -> limitbench_analysis::claims::Judged {
+    use limitbench_analysis::claims;
+    let t: Vec<Trial> = run.iter().map(|(r, h)| trial(r, h)).collect();
+    let m = measured_a3_1(&t, &serde_json::json!({})).expect("A3.1 measured");
+    let names: Vec<&str> = crate::experiments::REGISTRY.iter().map(|e| e.name).collect();
+    let specs = claims::load(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("analysis/claims.toml"),
+        &names,
+    )
+    .unwrap();
+    let spec = specs.into_iter().find(|c| c.id == "A3.1").unwrap();
+    claims::judge(&[spec], vec![m], "full").remove(0)
+}
+
+#[test]
+fn a3_1_is_judged_on_the_trials_that_straddled_and_counts_the_others() {
+    use limitbench_analysis::claims::Verdict;
+    let run = a3_1_run(10);
+    let t: Vec<Trial> = run.iter().map(|(r, h)| trial(r, h)).collect();
+    let (valid, invalid) = a3_1_split(&t);
+    assert_eq!((valid.len(), invalid.len()), (10, 1));
+    assert_eq!((invalid[0].0.row.trial, invalid[0].1), (10, Miss::FirstAfter));
+    // The late trial reads 1.5 and is left out: the mean is the valid 2.0,
+    // and the claim (2x within 0.05) reproduces; with it, the eleven
+    // trials' two values would leave the interval across the edge.
+    let j = a3_1_judged(&run);
+    let m = j.measured.as_ref().unwrap();
+    assert_eq!(m.values, vec![2.0]);
+    assert_eq!(m.trial_count(), Some(10));
+    assert!(
+        m.display.contains("1 of 11 straddle trials did not straddle")
+            && m.display.contains("first burst's last reply after the boundary: 1"),
+        "{}",
+        m.display
+    );
+    assert!(m.note.contains("fixed-window-lua/straddle/lead5 1 of 11"), "{}", m.note);
+    assert!(
+        matches!(j.verdict, Verdict::Reproduced | Verdict::ReproducedWithAssumption),
+        "{:?}: {}",
+        j.verdict,
+        j.why
+    );
+    // Nine valid trials left: too few, inconclusive, and the reason says so.
+    let j = a3_1_judged(&a3_1_run(9));
+    assert_eq!(j.verdict, Verdict::Inconclusive);
+    assert!(
+        j.why.contains("9 of 10 straddle trials straddled")
+            && j.why.contains("fewer than the 10"),
+        "{}",
+        j.why
     );
 }

@@ -68,7 +68,7 @@ pub fn figure_a3_1(
         "a3_1-straddle-boundary",
         &["A3.1"],
         "two bursts straddling a fixed window's boundary: 2L admitted within a few ms",
-        "Left: max admitted in any window / L per trial, mean with min-max whiskers over the trials of each strategy and lead ({n} per point), the strategies side by side at each lead; A3.1 judges the mean over every lead and trial of both fixed windows with its 95% confidence sequence (drawn in the summary figure), not the largest. Other panels: cumulative admissions of the first trial of the Lua fixed window, against time from the window boundary (reply clock); shaded: the shortest span holding 2L admissions.",
+        "Left: max admitted in any window / L per trial, mean with min-max whiskers over the trials of each strategy and lead ({n} per point), the strategies side by side at each lead; A3.1 judges the mean over every lead and trial of both fixed windows whose two bursts fell on the two sides of the window's edge (from the bursts' times; the others are drawn here but not judged), with its 95% confidence sequence (drawn in the summary figure), not the largest. Other panels: cumulative admissions of the first trial of the Lua fixed window, against time from the window boundary (reply clock); shaded: the shortest span holding 2L admissions.",
     )
     .columns(2)
     .panel(left);

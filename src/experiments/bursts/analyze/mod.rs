@@ -13,10 +13,12 @@ pub mod scorecard;
 
 mod a3_3;
 mod figures;
+pub mod straddle;
 
 use std::collections::{BTreeMap, BTreeSet};
 
 pub use a3_3::a3_3_sweep;
+pub use straddle::Miss;
 
 use super::rows::{HistoryRow, Row};
 use limitbench_analysis::claims::value_text;
@@ -42,6 +44,10 @@ pub struct Trial<'a> {
     /// interval beyond rate x its length (+1 ms, the clock's resolution),
     /// over capacity (= L, refilling L per window; NaN without a history).
     pub bucket: f64,
+    /// On the straddle pattern: whether the two bursts fell on the two
+    /// sides of the fixed window's edge, from the times alone
+    /// ([`straddle::straddled`]); None on other patterns.
+    pub straddled: Option<std::result::Result<(), straddle::Miss>>,
 }
 
 /// The pattern variant of a row: its cell without the strategy.
@@ -73,6 +79,7 @@ pub fn trial<'a>(row: &'a Row, history: &[HistoryRow]) -> Trial<'a> {
             let rate_per_us = row.limit as f64 / (row.window_ms as f64 * 1000.0);
             bucket_excess(&times, row.limit as f64, rate_per_us, 1000)
         },
+        straddled: (row.pattern == "straddle").then(|| straddle::straddled(row, history)),
     }
 }
 
@@ -124,6 +131,25 @@ pub fn pick<'t, 'a>(
 /// A3.1 reads the fixed windows on the straddle pattern.
 pub fn a3_1_trials<'t, 'a>(trials: &'t [Trial<'a>]) -> Vec<&'t Trial<'a>> {
     pick(trials, "straddle", |s| s.starts_with("fixed-window"))
+}
+
+/// A3.1's trials split by the straddle rule ([`straddle`]): those whose
+/// bursts fell on the two sides of the fixed window's edge (the event the
+/// study describes, judged), and those that did not, with why. Decided from
+/// the bursts' times, never from the ratio.
+pub fn a3_1_split<'t, 'a>(
+    trials: &'t [Trial<'a>],
+) -> (Vec<&'t Trial<'a>>, Vec<(&'t Trial<'a>, Miss)>) {
+    let mut valid = Vec::new();
+    let mut invalid = Vec::new();
+    for t in a3_1_trials(trials) {
+        match t.straddled {
+            Some(Ok(())) => valid.push(t),
+            Some(Err(m)) => invalid.push((t, m)),
+            None => invalid.push((t, Miss::NoBursts)),
+        }
+    }
+    (valid, invalid)
 }
 
 /// A3.2 reads the token bucket on quiet-then-burst.
@@ -276,11 +302,55 @@ fn apart_note(m: Measured, apart: Option<String>) -> Measured {
     }
 }
 
-fn measured_a3_1(trials: &[Trial], manifest: &serde_json::Value) -> Option<Measured> {
-    let fw = a3_1_trials(trials);
-    if fw.is_empty() {
+/// What the straddle trials that did not straddle were: "k of n straddle
+/// trials did not straddle (why: count; ...)", and per cell "cell k of n".
+fn not_straddled_text(all: &[&Trial], invalid: &[(&Trial, Miss)]) -> (String, String) {
+    let mut why: BTreeMap<Miss, usize> = BTreeMap::new();
+    let mut cells: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
+    for t in all {
+        cells.entry(t.row.cell.as_str()).or_default().1 += 1;
+    }
+    for (t, m) in invalid {
+        *why.entry(*m).or_default() += 1;
+        cells.entry(t.row.cell.as_str()).or_default().0 += 1;
+    }
+    let head = format!(
+        "{} of {} straddle trials did not straddle the fixed window's edge{}",
+        invalid.len(),
+        all.len(),
+        if why.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " ({})",
+                why.iter()
+                    .map(|(m, k)| format!("{}: {k}", m.text()))
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            )
+        }
+    );
+    let per_cell = cells
+        .iter()
+        .filter(|(_, (bad, _))| *bad > 0)
+        .map(|(c, (bad, n))| format!("{c} {bad} of {n}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    (head, per_cell)
+}
+
+/// A3.1, judged on the straddle trials of the fixed windows that did
+/// straddle the window's edge ([`a3_1_split`]); those that did not are
+/// counted and named, never judged. With fewer than
+/// `claims::MIN_TRIALS` valid trials left after some were set aside, the
+/// claim is inconclusive and says so.
+pub fn measured_a3_1(trials: &[Trial], manifest: &serde_json::Value) -> Option<Measured> {
+    let all = a3_1_trials(trials);
+    if all.is_empty() {
         return None;
     }
+    let (fw, invalid) = a3_1_split(trials);
+    let (not_straddled, per_cell) = not_straddled_text(&all, &invalid);
     let s = ratios(&fw);
     let spans = spans_2l_ms(&fw);
     let by_lead: BTreeMap<String, Summary> = ratios_by_variant(&fw)
@@ -288,11 +358,11 @@ fn measured_a3_1(trials: &[Trial], manifest: &serde_json::Value) -> Option<Measu
         .map(|(k, v)| (k, Summary::of(&v)))
         .collect();
     let (iv, method, apart) = mean_interval("straddle, mean max-in-window / L", &fw, manifest);
-    let m = Measured::new(
+    let mut m = Measured::new(
         "A3.1",
         vec![s.mean],
         format!(
-            "mean {:.2}x per straddle (worst {:.2}x, min {:.2}, n={}); 2L admitted within {} ms (shortest span, {} trials reached 2L)",
+            "mean {:.2}x per straddle (worst {:.2}x, min {:.2}, n={}); 2L admitted within {} ms (shortest span, {} trials reached 2L); {not_straddled}, not judged",
             s.mean,
             s.max,
             s.min,
@@ -300,19 +370,32 @@ fn measured_a3_1(trials: &[Trial], manifest: &serde_json::Value) -> Option<Measu
             f(Summary::of(&spans).min, 1),
             spans.len()
         ),
-        "bursts.csv+history pattern=straddle strategy=fixed-window-*",
+        "bursts.csv+history pattern=straddle strategy=fixed-window-*, trials whose bursts straddled the edge (times only)",
     )
     .intervals(vec![iv], method)
     .setting(&[("straddle_lead_ms", phases_text(&fw).as_str())])
-    .rests_on(fw.iter().map(|t| t.row.cell.as_str()))
+    .rests_on(all.iter().map(|t| t.row.cell.as_str()))
     .note(format!(
-        "by lead before the boundary: {}",
+        "by lead before the boundary (straddled trials): {}{}",
         by_lead
             .iter()
             .map(|(k, v)| format!("{k}: mean {:.2}", v.mean))
             .collect::<Vec<_>>()
-            .join(", ")
+            .join(", "),
+        if per_cell.is_empty() {
+            String::new()
+        } else {
+            format!("; did not straddle, per cell: {per_cell}")
+        }
     ));
+    let min = limitbench_analysis::claims::MIN_TRIALS;
+    if !invalid.is_empty() && fw.len() < min {
+        m = m.invalid(format!(
+            "{} of {} straddle trials straddled the fixed window's edge, fewer than the {min} A3.1 is judged on: {not_straddled}",
+            fw.len(),
+            all.len()
+        ));
+    }
     Some(apart_note(m, apart))
 }
 
