@@ -4,7 +4,7 @@
 #
 #   ./run_all.sh            full size (about 32 minutes on this project's 2-core machine before
 #                           the 10-trial minimum and the extra rounds; not re-measured)
-#   ./run_all.sh --quick    the same experiments, smaller, rounds and scorecard included (13.1 min
+#   ./run_all.sh --quick    the same experiments, smaller, rounds and scorecard included (11.4 min
 #                           idle on 2026-12-03, build excluded: docs/running.md)
 #   Full and quick add trials to inconclusive claims' experiments until decided or capped
 #   (up to 30 / 10 trials per cell: `limitbench run --until-decisive`).

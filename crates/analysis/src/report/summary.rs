@@ -37,7 +37,7 @@ fn heading(v: Verdict) -> String {
     match v.as_str() {
         "pass" | "reproduced" => "reproduced as stated".into(),
         "pass-inferred" | "reproduced-with-assumption" => {
-            "reproduced with an assumption (a setting the study leaves unstated)".into()
+            "reproduced with an assumption (named at the right: a setting the study leaves unstated, or every trial reading one value)".into()
         }
         "fail" | "not-reproduced" => "not reproduced".into(),
         other => other.replace('-', " "),
