@@ -464,19 +464,7 @@ async fn the_server_probes_judge_what_they_measure() {
     use limitbench::scorecard::properties::PROBES;
     use limitbench_analysis::scorecard::ProbeRows;
     let out = tempfile::tempdir().unwrap();
-    let cfg = Config {
-        strategies: vec!["token-bucket".into()],
-        dir: None,
-        size: Size::Quick,
-        target: ScorecardServer::Own(common::redis()),
-        key_prefix: "limitbench:test:".into(),
-        out: out.path().to_path_buf(),
-        experiments_dir: std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("experiments"),
-        promise_limit: None,
-        promise_window_ms: None,
-        broken: Vec::new(),
-        lanes: 1,
-    };
+    let cfg = common::own_scorecard(&["token-bucket"], None, Size::Quick, out.path());
     let s = sc::build("token-bucket", None, &Default::default()).unwrap();
     let run = StrategyRun::start(&cfg, "token-bucket").await.unwrap();
     let mut cells = std::collections::BTreeMap::new();

@@ -145,19 +145,7 @@ async fn survival_scores_only_the_modes_a_script_can_run() {
     copy_fixture("replicate-commands", dir.path());
     let out = tempfile::tempdir().unwrap();
     let name = "old-redis-window";
-    let cfg = Config {
-        strategies: vec![name.into()],
-        dir: Some(dir.path().to_path_buf()),
-        size: Size::Quick,
-        target: ScorecardServer::Own(common::redis()),
-        key_prefix: "limitbench:test:".into(),
-        out: out.path().to_path_buf(),
-        experiments_dir: std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("experiments"),
-        promise_limit: None,
-        promise_window_ms: None,
-        broken: Vec::new(),
-        lanes: 1,
-    };
+    let cfg = common::own_scorecard(&[name], Some(dir.path()), Size::Quick, out.path());
     let s = sc::build(name, Some(dir.path()), &Default::default()).unwrap();
     assert!(s.info().modes.iter().any(|m| m.as_str() == "fcall"));
     let run = StrategyRun::start(&cfg, name).await.unwrap();

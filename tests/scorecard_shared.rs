@@ -10,28 +10,16 @@ use std::sync::Arc;
 
 use limitbench::run::Size;
 use limitbench::run::context::SharedFleets;
+use limitbench::scorecard as sc;
 use limitbench::scorecard::probe::StrategyRun;
 use limitbench::scorecard::properties::PROBES;
-use limitbench::scorecard::{self as sc, Config, ScorecardServer};
 use limitbench_analysis::scorecard::{CellOutcome, ProbeRows};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_cluster_probe_borrows_one_cluster_for_every_strategy() {
     let out = tempfile::tempdir().unwrap();
     let names = ["token-bucket", "fixed-window-lua"];
-    let cfg = Config {
-        strategies: names.iter().map(|s| s.to_string()).collect(),
-        dir: None,
-        size: Size::Quick,
-        target: ScorecardServer::Own(common::redis()),
-        key_prefix: "limitbench:test:".into(),
-        out: out.path().to_path_buf(),
-        experiments_dir: std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("experiments"),
-        promise_limit: None,
-        promise_window_ms: None,
-        broken: Vec::new(),
-        lanes: 1,
-    };
+    let cfg = common::own_scorecard(&names, None, Size::Quick, out.path());
     let probe = PROBES.iter().find(|p| p.experiment == "cluster").unwrap();
     let shared = Arc::new(SharedFleets::default());
     let before = limitbench_core::fleet::reaper::live_count();

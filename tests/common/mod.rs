@@ -173,3 +173,27 @@ pub fn copy_dir(from: &Path, to: &Path) {
         }
     }
 }
+
+/// A scorecard of `strategies` (built-in or in `dir`) on servers of our
+/// own at `size`, one strategy at a time, under the tests' key prefix,
+/// writing to `out`.
+pub fn own_scorecard(
+    strategies: &[&str],
+    dir: Option<&Path>,
+    size: limitbench::run::Size,
+    out: &Path,
+) -> limitbench::scorecard::Config {
+    limitbench::scorecard::Config {
+        strategies: strategies.iter().map(|s| s.to_string()).collect(),
+        dir: dir.map(Path::to_path_buf),
+        size,
+        target: limitbench::scorecard::ScorecardServer::Own(redis()),
+        key_prefix: "limitbench:test:".into(),
+        out: out.to_path_buf(),
+        experiments_dir: Path::new(env!("CARGO_MANIFEST_DIR")).join("experiments"),
+        promise_limit: None,
+        promise_window_ms: None,
+        broken: Vec::new(),
+        lanes: 1,
+    }
+}
