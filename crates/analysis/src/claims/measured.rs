@@ -72,6 +72,11 @@ pub struct Measured {
     /// The value is no measurement of any cell (a count of trials, a run
     /// time: the informational A0, B0): no disturbance of a cell touches it.
     pub no_cells: bool,
+    /// An assumption the intervals rest on that the judge cannot see in
+    /// them (a value mapped from intervals that took the one-value rule,
+    /// as A1.2's |mean - formula| at 0): carried onto the verdict as its
+    /// assumption, like the one-value rule the judge detects itself.
+    pub interval_assumption: Option<String>,
 }
 
 impl Measured {
@@ -121,6 +126,11 @@ impl Measured {
     pub fn intervals(mut self, iv: Vec<(f64, f64)>, method: impl Into<String>) -> Self {
         self.intervals = iv;
         self.interval_method = method.into();
+        self
+    }
+    /// An assumption the intervals rest on (see the field).
+    pub fn interval_assumption(mut self, a: Option<String>) -> Self {
+        self.interval_assumption = a;
         self
     }
     /// The unstated details the main values were measured at.

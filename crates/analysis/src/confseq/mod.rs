@@ -91,6 +91,13 @@ pub fn trials_for_half_width(h: f64, n: usize, d: f64, limit: usize) -> Option<u
     (n.max(2)..=limit).find(|&m| sd * cs.unit_margin(m) < d)
 }
 
+/// Whether [`mean_interval`] gives `values` the one-value rule: at least
+/// two finite values, all equal (the interval is then an assumption).
+pub fn one_value(values: &[f64]) -> bool {
+    let finite: Vec<f64> = values.iter().copied().filter(|v| v.is_finite()).collect();
+    finite.len() >= 2 && distinct(&finite).len() == 1
+}
+
 /// The fewest distinct values a sample needs for [`mean_interval`] to use
 /// the sequence.
 pub const MIN_DISTINCT: usize = 3;

@@ -421,6 +421,23 @@ pub fn a1_2(
         return Ok(());
     };
     let swept = jitter_figure(ctx, rows, longest, limit, md)?;
+    // A worker count whose trials all read one count gets the one-value
+    // rule (its count +-1%); mapped through |mean - formula| at 0 the judge
+    // cannot see it, so it is named here.
+    let one: Vec<String> = A1_2_WORKERS
+        .iter()
+        .filter(|c| {
+            o.by.get(&(longest, **c))
+                .is_some_and(|v| limitbench_analysis::confseq::one_value(v))
+        })
+        .map(|c| format!("c={c}"))
+        .collect();
+    let assumption = (!one.is_empty()).then(|| {
+        format!(
+            "every trial read one count at {} (each taken as known to +-1% of itself: no sequence has a spread to use)",
+            one.join(", ")
+        )
+    });
     let mut m = Measured::new(
         "A1.2",
         vec![worst],
@@ -441,6 +458,7 @@ pub fn a1_2(
         vec![ci],
         format!("{} per worker count, mapped through |mean - formula|, largest of each end over the worker counts", mean_cs_method(n)),
     )
+    .interval_assumption(assumption)
     .setting(&[("rtt_jitter_ms", "0")])
     .rests_on(a1_2_cells(rows, longest, 0.0))
     .condition(

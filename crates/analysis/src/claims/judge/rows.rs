@@ -258,7 +258,10 @@ pub fn judge(claims: &[ClaimSpec], measured: Vec<Measured>, size: &str) -> Vec<J
             // every trial read the same, taken as known to +-1%) rests on
             // that assumption: it is carried as a reading, so `reproduced`
             // there is `reproduced-with-assumption`, and said otherwise.
-            let with_rule = m.as_ref().and_then(one_value_rule).map(|a| ClaimSpec {
+            let rule = m
+                .as_ref()
+                .and_then(|m| one_value_rule(m).or_else(|| m.interval_assumption.clone()));
+            let with_rule = rule.map(|a| ClaimSpec {
                 reading: Some(match &c.reading {
                     Some(r) => format!("{r}; {a}"),
                     None => a,

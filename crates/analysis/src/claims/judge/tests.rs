@@ -55,9 +55,19 @@ fn the_whole_interval_decides_and_few_trials_never_do() {
     // assumption the verdict names.
     let one = crate::confseq::mean_interval(&[10.0; 12], 0.95);
     let m = Measured::new("X", vec![10.0], "", "").intervals(vec![one], "over 12 trials");
-    let j = &judge(&[s], vec![m], "full")[0];
+    let j = &judge(&[s.clone()], vec![m], "full")[0];
     assert_eq!(j.verdict, Verdict::ReproducedWithAssumption);
     assert!(j.assumption.contains("one value"), "{}", j.assumption);
+    // A value mapped from such intervals (A1.2's |mean - formula| at 0)
+    // hides the rule from the judge: the analyzer names it, and the
+    // verdict carries it all the same.
+    assert!(crate::confseq::one_value(&[3.0; 4]) && !crate::confseq::one_value(&[3.0, 4.0]));
+    let m = Measured::new("X", vec![10.0], "", "")
+        .intervals(vec![(9.8, 10.2)], "over 12 trials")
+        .interval_assumption(Some("every trial read one count at c=8".into()));
+    let j = &judge(&[s], vec![m], "full")[0];
+    assert_eq!(j.verdict, Verdict::ReproducedWithAssumption);
+    assert!(j.assumption.contains("c=8"), "{}", j.assumption);
 }
 
 #[test]
