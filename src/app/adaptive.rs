@@ -54,15 +54,10 @@ pub fn trial_cap(size: Size) -> (u64, &'static str) {
 pub fn round_budget(size: Size) -> (Option<u64>, &'static str) {
     match size {
         Size::Smoke => (None, "smoke: no rounds"),
-        // `./run_all.sh --quick` shows the artifact working in at most 12
-        // minutes with its scorecard (docs/running.md). 150 s until
-        // 2026-12-03 (the rounds took 151 s of an idle 967 s run), then 60,
-        // 30 since stop 46: the idle quick run of stop 46 (787 s) spent 89 s
-        // in its one round on the 60 s budget, though the estimate now
-        // counts each cell's setup: 56 s in the sessions (as estimated),
-        // 33 s around them (the judging before and after the round, each
-        // session's start). 30 s funds the cheapest asks first (concurrency
-        // and cluster cells) and keeps the round near a minute.
+        // `./run_all.sh --quick` in at most 12 minutes with its scorecard
+        // (docs/running.md): 150 s, then 60, 30 since stop 46, whose idle
+        // run spent 89 s in its round on 60 (56 s in the sessions, as
+        // estimated; 33 s judging and starting them, not estimated).
         Size::Quick => (
             Some(30),
             "quick: 30 s of trial time in rounds (the run with its scorecard in 12 minutes: 11.4 measured idle at 30 s, 13.1 at 60 s, whose round took 89 s; docs/running.md)",
@@ -333,8 +328,7 @@ fn plan(
             .filter(|m| m.is_finite())
             .unwrap_or(UNTIMED_TRIAL_MS)
     };
-    // Each cell a round resumes is set up again (servers, scripts, fills):
-    // counted beside its trials, so a funded round fits what is left.
+    // Each cell a round resumes is set up again: counted beside its trials.
     let setup = limitbench_analysis::trial_times::setup_ms_per_cell(&run.path)?;
     let mut capped = Vec::new();
     let mut asks: Vec<Ask> = Vec::new();
