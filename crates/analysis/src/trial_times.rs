@@ -15,13 +15,7 @@ use limitbench_base::error::Result;
 /// An experiment the manifest says finished (`outcome: done`) whose table
 /// holds no row is a broken input, not a quiet `not-run`.
 pub fn finished_experiments_have_rows(run_dir: &Path) -> Result<()> {
-    let Ok(text) = std::fs::read_to_string(run_dir.join("manifest.json")) else {
-        return Ok(());
-    };
-    let Ok(m) = serde_json::from_str::<serde_json::Value>(&text) else {
-        return Ok(());
-    };
-    let Some(exps) = m.get("experiments").and_then(|e| e.as_object()) else {
+    let Some(exps) = manifest_experiments(run_dir) else {
         return Ok(());
     };
     let mut empty = Vec::new();
@@ -47,6 +41,13 @@ pub fn finished_experiments_have_rows(run_dir: &Path) -> Result<()> {
             empty.join("; ")
         )))
     }
+}
+
+/// `manifest.json`'s `experiments` table (None without a readable one).
+fn manifest_experiments(run_dir: &Path) -> Option<serde_json::Map<String, serde_json::Value>> {
+    let text = std::fs::read_to_string(run_dir.join("manifest.json")).ok()?;
+    let m: serde_json::Value = serde_json::from_str(&text).ok()?;
+    m.get("experiments")?.as_object().cloned()
 }
 
 /// The (cell, trial) of any experiment's row.
@@ -122,10 +123,7 @@ pub fn median_trial_ms(run_dir: &Path) -> Result<BTreeMap<(String, String), f64>
 /// round of 2026-12-03 took 87 s on a 60 s budget). Empty without either
 /// file.
 pub fn setup_ms_per_cell(run_dir: &Path) -> Result<BTreeMap<String, f64>> {
-    let Ok(text) = std::fs::read_to_string(run_dir.join("manifest.json")) else {
-        return Ok(BTreeMap::new());
-    };
-    let Ok(m) = serde_json::from_str::<serde_json::Value>(&text) else {
+    let Some(exps) = manifest_experiments(run_dir) else {
         return Ok(BTreeMap::new());
     };
     let Some((_, rows, _torn)) = crate::read_table::<TrialTime>(run_dir, TRIAL_TIMES_CSV)? else {
@@ -139,9 +137,8 @@ pub fn setup_ms_per_cell(run_dir: &Path) -> Result<BTreeMap<String, f64>> {
     }
     let mut out = BTreeMap::new();
     for (name, (trial_ms, cells)) in by {
-        let Some(seconds) = m
-            .get("experiments")
-            .and_then(|e| e.get(&name))
+        let Some(seconds) = exps
+            .get(&name)
             .and_then(|e| e.get("seconds"))
             .and_then(|s| s.as_f64())
         else {

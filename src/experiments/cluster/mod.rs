@@ -166,27 +166,32 @@ enum Nodes {
 }
 
 impl Nodes {
-    async fn conn(&self) -> Result<Conn> {
+    /// The servers the harness started (its own or the scorecard's shared
+    /// ones), or the seed node of a cluster you run.
+    fn started(&self) -> std::result::Result<&Fleet, std::net::SocketAddr> {
         match self {
-            Nodes::Own(f) => f.conn().await,
-            Nodes::Shared(f) => f.conn().await,
-            Nodes::External(seed) => Ok(Conn::Cluster(ClusterConn::connect(*seed).await?)),
+            Nodes::Own(f) => Ok(f),
+            Nodes::Shared(f) => Ok(f),
+            Nodes::External(seed) => Err(*seed),
+        }
+    }
+
+    async fn conn(&self) -> Result<Conn> {
+        match self.started() {
+            Ok(f) => f.conn().await,
+            Err(seed) => Ok(Conn::Cluster(ClusterConn::connect(seed).await?)),
         }
     }
 
     /// Load `strategy` on every master; how many there are.
     async fn prepare(&self, strategy: &dyn Strategy) -> Result<usize> {
-        match self {
-            Nodes::Own(f) => {
+        match self.started() {
+            Ok(f) => {
                 f.prepare(strategy).await?;
                 Ok(f.servers.len())
             }
-            Nodes::Shared(f) => {
-                f.prepare(strategy).await?;
-                Ok(f.servers.len())
-            }
-            Nodes::External(seed) => {
-                let masters = ClusterConn::connect(*seed).await?.node_addrs();
+            Err(seed) => {
+                let masters = ClusterConn::connect(seed).await?.node_addrs();
                 for a in &masters {
                     strategy
                         .prepare(&mut limitbench_core::resp::Connection::connect(*a).await?)
