@@ -14,67 +14,11 @@ use std::path::Path;
 
 use anyhow::Result;
 
+use super::budget::{next_floor, round_budget, round_overhead_s, trial_cap};
 use super::session::{RunRequest, run_session};
-use crate::experiments::Size;
 use crate::run::manifest::{CellRounds, DecisiveRound, RunManifest, UntilDecisive};
 use crate::run::record::RunDir;
 use limitbench_analysis::Verdict;
-
-/// The most trials a cell gets from the rounds, per size, and why. The one
-/// place these caps live.
-pub fn trial_cap(size: Size) -> (u64, &'static str) {
-    match size {
-        // A smoke run checks that everything runs; extra trials would only
-        // make it slow, and its tiny cells decide nothing anyway.
-        Size::Smoke => (
-            0,
-            "smoke: no extra trials (a smoke run checks that everything runs)",
-        ),
-        // 10 is the least that decides (claims::MIN_TRIALS): a quick run can
-        // reach a verdict, but no more.
-        Size::Quick => (
-            10,
-            "quick: up to 10 trials per cell, the least that decides (MIN_TRIALS)",
-        ),
-        // 30: the interval's half-width shrinks as 1/sqrt(n), so 30 trials
-        // narrow a 10-trial interval by about 1.7x; past that each round
-        // costs more run time than it is likely to decide.
-        Size::Full => (
-            30,
-            "full: up to 30 trials per cell (1.7x narrower intervals than 10; more costs hours)",
-        ),
-    }
-}
-
-/// The rounds' budget of trial time per size, seconds (None: only the cap),
-/// and why. A claim whose next round, estimated from its cells' median
-/// trial times, does not fit in what is left stays `inconclusive`, saying
-/// so; stopping on a budget is valid for confidence sequences (they hold at
-/// any stopping time).
-pub fn round_budget(size: Size) -> (Option<u64>, &'static str) {
-    match size {
-        Size::Smoke => (None, "smoke: no rounds"),
-        // `./run_all.sh --quick` in at most 12 minutes with its scorecard
-        // (docs/running.md): 150 s, then 60, 30 since stop 46, whose idle
-        // run spent 89 s in its round on 60 (56 s in the sessions, as
-        // estimated; 33 s judging and starting them, not estimated).
-        Size::Quick => (
-            Some(30),
-            "quick: 30 s of trial time in rounds (the run with its scorecard in 12 minutes: 11.4 measured idle at 30 s, 13.1 at 60 s, whose round took 89 s; docs/running.md)",
-        ),
-        Size::Full => (
-            Some(1800),
-            "full: 30 minutes of trial time in rounds (the cap of 30 per cell alone could take hours)",
-        ),
-    }
-}
-
-/// The next floor of an experiment whose cells hold at least `have` trials
-/// (or were floored at `have`): the next look of the verdicts' design
-/// (`confseq::next_look`: double, at least `MIN_TRIALS`, never past `cap`).
-pub fn next_floor(have: u64, cap: u64) -> u64 {
-    limitbench_analysis::confseq::next_look(have, cap)
-}
 
 fn update(run: &RunDir, f: impl FnOnce(&mut UntilDecisive)) -> Result<()> {
     let mut m: RunManifest = RunManifest::load(run)?.unwrap_or_default();
@@ -99,6 +43,7 @@ pub async fn rounds(
     run: &RunDir,
     names: &[&'static str],
     mut status: i32,
+    session_s: f64,
 ) -> Result<i32> {
     let (cap, basis) = match a.max_trials {
         Some(n) => (n, "--max-trials".to_string()),
@@ -107,15 +52,22 @@ pub async fn rounds(
             (n, why.to_string())
         }
     };
+    // The first session's time (with a killed run's earlier ones, before
+    // any round): a full run's budget is the whole run's.
+    let before = RunManifest::load(run)?.and_then(|m| m.until_decisive);
+    let first_session_s = match &before {
+        Some(u) if !u.rounds.is_empty() => u.first_session_s,
+        Some(u) => u.first_session_s + session_s,
+        None => session_s,
+    };
     let (budget, budget_basis) = match a.round_budget {
         Some(0) => (None, "--round-budget 0: no budget".to_string()),
         Some(n) => (Some(n), "--round-budget".to_string()),
-        None => {
-            let (n, why) = round_budget(a.size);
-            (n, why.to_string())
-        }
+        None => round_budget(a.size, first_session_s),
     };
+    let overhead = round_overhead_s(a.size);
     update(run, |u| {
+        u.first_session_s = first_session_s;
         u.cap_per_cell = cap;
         u.cap_basis = basis.clone();
         u.budget_s = budget;
@@ -146,7 +98,7 @@ pub async fn rounds(
         }
         let spent = spent_before + started.elapsed().as_secs_f64();
         update(run, |u| u.spent_s = spent)?;
-        let left = budget.map(|b| b as f64 - spent);
+        let left = budget.map(|b| b as f64 - spent - overhead);
         let (ids, raise) = match plan(run, &claims_file, names, &floors, cap, left)? {
             (Next::Stop(why), verdicts) => break (why, Some(verdicts)),
             (Next::Round { ids, raise }, _) => (ids, raise),
@@ -552,21 +504,6 @@ mod tests {
         assert!(f.is_empty() && u.len() == 3);
     }
 
-    #[test]
-    fn quick_and_full_rounds_have_a_budget() {
-        assert!(round_budget(Size::Quick).0.is_some_and(|b| b > 0));
-        assert!(round_budget(Size::Full).0 > round_budget(Size::Quick).0);
-    }
-
-    #[test]
-    fn the_floor_doubles_from_ten_and_stops_at_the_cap() {
-        assert_eq!(next_floor(0, 30), 10);
-        assert_eq!(next_floor(3, 30), 10);
-        assert_eq!(next_floor(10, 30), 20);
-        assert_eq!(next_floor(20, 30), 30);
-        assert_eq!(next_floor(1, 2), 2);
-    }
-
     /// Memory's CPU cells run one window each beside fills of ten: the
     /// experiment is not at a cap of 10 until they are too.
     #[test]
@@ -586,15 +523,5 @@ mod tests {
             "a cap of 10 still raises the cpu cell"
         );
         assert_eq!(fewest_trials_per_cell(dir.path(), "stalls").unwrap(), 0);
-    }
-
-    #[test]
-    fn smoke_adds_nothing_and_quick_reaches_the_least_that_decides() {
-        assert_eq!(trial_cap(Size::Smoke).0, 0);
-        assert_eq!(
-            trial_cap(Size::Quick).0,
-            limitbench_analysis::claims::MIN_TRIALS as u64
-        );
-        assert!(trial_cap(Size::Full).0 > trial_cap(Size::Quick).0);
     }
 }

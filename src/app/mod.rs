@@ -10,6 +10,7 @@ use limitbench_analysis::{ExperimentAnalysis, Judged};
 use limitbench_base::error::Result;
 
 pub mod adaptive;
+pub mod budget;
 pub mod matrix;
 pub mod run;
 pub mod session;

@@ -22,9 +22,13 @@ pub async fn run_experiments(a: RunRequest, root: &Path) -> Result<i32> {
             "--until-decisive judges the run's claims, which a shard cannot (merge the shards first)"
         );
     }
+    let started = std::time::Instant::now();
     let (status, run, names) = run_session(a.clone(), root).await?;
+    let session_s = started.elapsed().as_secs_f64();
     let status = match (until, &run) {
-        (true, Some(run)) => super::adaptive::rounds(&a, root, run, &names, status).await?,
+        (true, Some(run)) => {
+            super::adaptive::rounds(&a, root, run, &names, status, session_s).await?
+        }
         _ => status,
     };
     if let Some(run) = run {

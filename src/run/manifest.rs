@@ -94,6 +94,10 @@ pub struct UntilDecisive {
     /// The seconds the rounds took so far.
     #[serde(default)]
     pub spent_s: f64,
+    /// The seconds of the run's sessions before the first round (a full
+    /// run's budget is the whole run's: the rounds get what they left).
+    #[serde(default)]
+    pub first_session_s: f64,
     /// Claims still inconclusive, below the cap, whose next round (its
     /// estimated trial time) did not fit in what was left of the budget.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
