@@ -45,10 +45,13 @@ pub fn trial_cap(size: Size) -> (u64, &'static str) {
 pub const FULL_RUN_S: u64 = 1800;
 
 /// What a round costs beyond its cells' trials and set-up, seconds:
-/// judging the run (its analysis) and starting the round's sessions. The
-/// idle quick run of stop 46 spent 61 s in a round whose sessions took the
-/// 28 s estimated; a full run's analysis reads ten times the rows.
-pub const ROUND_OVERHEAD_S: f64 = 45.0;
+/// judging the run before and after it (the analysis) and starting the
+/// round's sessions. Measured on the idle full run of stop 47
+/// (`full-idle-1`): its one round spent 179 s where 142 s were left and
+/// its funded trials were estimated at most 97 s, so at least 82 s went to
+/// judging and starting (45 s was the first guess; that run took 30.65
+/// minutes). The idle quick run of stop 46 spent 33 s so.
+pub const ROUND_OVERHEAD_S: f64 = 90.0;
 
 /// The rounds' budget per size, seconds (None: only the cap), and why;
 /// `first_session_s`: what the run's first session took (a full run's
