@@ -2,8 +2,9 @@
 # Reproduce every published number of the two studies, check each against
 # the publication, and write the report.
 #
-#   ./run_all.sh            full size (about 32 minutes on this project's 2-core machine before
-#                           the 10-trial minimum and the extra rounds; not re-measured)
+#   ./run_all.sh            full size, held to 30 minutes as a whole (29.2 min idle on 2026-12-03:
+#                           3 trials a cell, then rounds for inconclusive claims while time lasts;
+#                           a decisive run: limitbench run all --until-decisive --round-budget 0)
 #   ./run_all.sh --quick    the same experiments, smaller, rounds and scorecard included (11.4 min
 #                           idle on 2026-12-03, build excluded: docs/running.md)
 #   Full and quick add trials to inconclusive claims' experiments until decided or capped
@@ -41,7 +42,7 @@ while [ $# -gt 0 ]; do
     --resume) resume="${2:?--resume needs a run id}"; shift ;;
     --run-id) run_id="${2:?--run-id needs a name}"; shift ;;
     --seed) seed="${2:?--seed needs a number}"; shift ;;
-    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
     *) echo "run_all.sh: unknown argument $1 (try --help)" >&2; exit 2 ;;
   esac
   shift
