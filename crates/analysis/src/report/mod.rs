@@ -458,6 +458,7 @@ pub fn write_report(
     out.push_str("## Executive summary\n\n");
     let disturbed = crate::disturbance::Disturbances::read(&ctx.run_dir)?;
     out.push_str(&crate::disturbance::summary_text(m, &disturbed, rows));
+    out.push_str(&summary::budget_text(m, rows));
     let mut studies: Vec<&str> = rows.iter().map(|j| j.spec.study.as_str()).collect();
     studies.dedup();
     for st in studies {

@@ -262,6 +262,59 @@ pub fn write_summary(rows: &[Judged], run: &str, figures_dir: &std::path::Path) 
     ))
 }
 
+/// The executive summary's line on the claims the run's time stopped, not
+/// its data: those of `until_decisive.unfunded_claims` (their next look did
+/// not fit in the rounds' budget) and `capped_claims` (at the cap per
+/// cell) still `inconclusive`, with the command of a decisive run. Empty
+/// when the rounds stopped no claim (or did not run).
+pub fn budget_text(manifest: &serde_json::Value, rows: &[Judged]) -> String {
+    let u = &manifest["until_decisive"];
+    let still = |key: &str| -> Vec<String> {
+        u[key]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|v| v.as_str())
+            .filter(|id| {
+                rows.iter()
+                    .any(|j| j.spec.id == *id && j.verdict == Verdict::Inconclusive)
+            })
+            .map(str::to_string)
+            .collect()
+    };
+    let (unfunded, capped) = (still("unfunded_claims"), still("capped_claims"));
+    if unfunded.is_empty() && capped.is_empty() {
+        return String::new();
+    }
+    let mut parts = Vec::new();
+    if !unfunded.is_empty() {
+        parts.push(format!(
+            "{} whose next look did not fit in the rounds' budget ({}): {}",
+            unfunded.len(),
+            u["budget_basis"].as_str().unwrap_or("?"),
+            unfunded.join(", ")
+        ));
+    }
+    if !capped.is_empty() {
+        parts.push(format!(
+            "{} at the cap of {} trials per cell: {}",
+            capped.len(),
+            u["cap_per_cell"],
+            capped.join(", ")
+        ));
+    }
+    format!(
+        "**Stopped by the run's time or cap, not by its data:** {} claim(s) stay `inconclusive`, {}. A run without the \
+         time budget gives every judged cell its looks up to the cap: \
+         `limitbench run all --size {} --until-decisive --round-budget 0`, with `--max-trials N` for claims whose \
+         power asks for more (docs/running.md); a claim whose note says disturbed or invalid needs a clean or valid \
+         measurement, which more trials of the same cells may not give.\n\n",
+        unfunded.len() + capped.len(),
+        parts.join("; "),
+        manifest["size"].as_str().unwrap_or("full")
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -301,5 +354,32 @@ mod tests {
         let j = in_range(&values, &iv);
         assert_eq!(j.verdict, Verdict::Reproduced);
         assert!(row(&j).note.contains("value 3/4"), "{}", row(&j).note);
+    }
+
+    #[test]
+    fn the_summary_names_the_claims_the_budget_stopped_and_the_decisive_command() {
+        let mut open = in_range(&[1.0], &[(0.5, 1.5)]);
+        open.verdict = Verdict::Inconclusive;
+        let mut done = in_range(&[1.0], &[(0.9, 1.1)]);
+        done.spec.id = "D".into();
+        done.verdict = Verdict::Reproduced;
+        let m = serde_json::json!({
+            "size": "full",
+            "until_decisive": {
+                "unfunded_claims": ["R", "D"],
+                "capped_claims": [],
+                "cap_per_cell": 30,
+                "budget_basis": "the whole run in 1800 s"
+            }
+        });
+        let t = budget_text(&m, &[open.clone(), done]);
+        assert!(t.contains("1 claim(s)") && t.contains(": R"), "{t}");
+        assert!(!t.contains("R, D"), "a decided claim is not listed: {t}");
+        assert!(
+            t.contains("--round-budget 0") && t.contains("1800 s"),
+            "{t}"
+        );
+        let none = serde_json::json!({"size": "full"});
+        assert!(budget_text(&none, &[open]).is_empty());
     }
 }
