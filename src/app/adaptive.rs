@@ -74,21 +74,16 @@ pub async fn rounds(
         u.budget_basis = budget_basis.clone();
         u.stopped = None;
     })?;
-    // What earlier sessions of the rounds spent (a resumed run) counts.
-    let spent_before = RunManifest::load(run)?
-        .and_then(|m| m.until_decisive)
-        .map(|u| u.spent_s)
-        .unwrap_or(0.0);
+    // What earlier sessions of the rounds spent (a resumed run) counts, and
+    // their rounds are numbered on (read once, above: the update leaves both).
+    let spent_before = before.as_ref().map(|u| u.spent_s).unwrap_or(0.0);
+    let mut round = before.as_ref().map(|u| u.rounds.len() as u64).unwrap_or(0);
     let started = std::time::Instant::now();
     let claims_file = root.join("analysis/claims.toml");
     let mut floors = Floors {
         experiments: a.trial_floors.clone(),
         cells: a.cell_floors.clone(),
     };
-    let mut round = RunManifest::load(run)?
-        .and_then(|m| m.until_decisive)
-        .map(|u| u.rounds.len() as u64)
-        .unwrap_or(0);
     let (stopped, verdicts) = loop {
         if status != 0 {
             break (
