@@ -40,6 +40,9 @@ pub struct CheckResult {
     pub detail: String,
     /// The check could not finish: what it sent and what Redis answered.
     pub error: Option<String>,
+    /// The check does not apply to this strategy (why is the detail): a
+    /// script that takes no cost has no cost check. Not a failure.
+    pub not_applicable: bool,
 }
 
 impl CheckResult {
@@ -49,11 +52,22 @@ impl CheckResult {
             passed,
             detail,
             error: None,
+            not_applicable: false,
         }
     }
 
-    /// `pass`, `FAIL` or `ERROR`.
+    fn not_applicable(name: &'static str, why: String) -> Self {
+        CheckResult {
+            not_applicable: true,
+            ..Self::new(name, true, why)
+        }
+    }
+
+    /// `pass`, `FAIL`, `ERROR` or `n/a`.
     pub fn verdict(&self) -> &'static str {
+        if self.not_applicable {
+            return "n/a";
+        }
         match (&self.error, self.passed) {
             (Some(_), _) => "ERROR",
             (None, true) => "pass",
@@ -76,6 +90,7 @@ fn outcome(name: &'static str, sent: &str, r: Result<CheckResult>) -> CheckResul
         passed: false,
         detail: format!("sent {sent}"),
         error: Some(e.to_string()),
+        not_applicable: false,
     })
 }
 
@@ -177,6 +192,7 @@ pub async fn clock_check(s: &dyn Strategy, conn: &mut Conn) -> Result<CheckResul
     };
     let caller_clock = info.clock == ClockSource::Caller;
     Ok(CheckResult {
+        not_applicable: false,
         name: "clock",
         passed: first.admitted && time_ok && ahead.admitted == caller_clock,
         detail: format!(
@@ -389,6 +405,12 @@ async fn check_cost(
     limit: u64,
     hour: u64,
 ) -> Result<CheckResult> {
+    if !s.info().takes_cost {
+        return Ok(CheckResult::not_applicable(
+            "cost",
+            "not run: the script takes no cost (its manifest passes no ${cost}), so every request is one unit; a request of cost 3 cannot be expressed".into(),
+        ));
+    }
     let client = unique_client("cost");
     let fit = (limit / 3) as usize;
     let got = sequential(s, conn, &client, Limit::per_window(limit, hour), 3, fit + 2).await?;

@@ -279,7 +279,7 @@ async fn a_tiny_cost_run_counts_decisions_and_redis_cpu() {
         s.as_ref(),
         Limit::per_window(1_000_000, 3_600_000),
         0,
-        AdmitRule::FirstIntIsOne,
+        fleet.primary_addr(),
     )
     .await
     .unwrap();

@@ -11,6 +11,9 @@ use limitbench_core::strategy::{self, Options};
 
 #[derive(clap::Args)]
 pub struct CheckArgs {
+    /// A strategy's name (a built-in, or an external manifest's `name` in
+    /// --dir or lua/external), or the path of an external manifest
+    /// (`my-limiter.toml`: its folder is the --dir).
     strategy: String,
     #[arg(long)]
     dir: Option<PathBuf>,
@@ -27,8 +30,8 @@ pub struct CheckArgs {
     server: ServerArgs,
 }
 
-pub async fn run(a: CheckArgs) -> Result<i32> {
-    let name = a.strategy.clone();
+pub async fn run(mut a: CheckArgs) -> Result<i32> {
+    let name = resolve_manifest_path(&mut a)?;
     let opts = Options::parse_pairs(&a.opts)?;
     warn_about_manifests(&name, a.dir.as_ref())?;
     // Built once to name a bad strategy before any server is touched,
@@ -77,8 +80,50 @@ pub async fn run(a: CheckArgs) -> Result<i32> {
         );
         return Ok(1);
     }
-    println!("all {} checks passed for {name}", results.len());
+    let na = results.iter().filter(|r| r.not_applicable).count();
+    if na > 0 {
+        println!(
+            "all {} checks that apply passed for {name} ({na} not applicable)",
+            results.len() - na
+        );
+    } else {
+        println!("all {} checks passed for {name}", results.len());
+    }
     Ok(0)
+}
+
+/// `check path/to/limiter.toml`: the manifest's `name`, its folder as the
+/// --dir (a --dir beside it must be that folder). A plain name is returned
+/// as it is.
+fn resolve_manifest_path(a: &mut CheckArgs) -> Result<String> {
+    let path = std::path::Path::new(&a.strategy);
+    let looks_like_path = a.strategy.ends_with(".toml") || a.strategy.contains('/');
+    if !looks_like_path {
+        return Ok(a.strategy.clone());
+    }
+    if !path.is_file() {
+        anyhow::bail!(
+            "`{}` looks like a manifest's path but is not a file; give a strategy's name (`limitbench strategies` lists them) or the path of an external manifest (.toml)",
+            a.strategy
+        );
+    }
+    let m = strategy::external::Manifest::load(path)?;
+    let folder = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(std::path::Path::new("."))
+        .to_path_buf();
+    if let Some(d) = &a.dir
+        && d.canonicalize().ok() != folder.canonicalize().ok()
+    {
+        anyhow::bail!(
+            "--dir {} and the manifest's folder {} differ: give one of them",
+            d.display(),
+            folder.display()
+        );
+    }
+    a.dir = Some(folder);
+    Ok(m.name)
 }
 
 /// The external manifests that do not load (the other strategies still

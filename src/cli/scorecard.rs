@@ -25,14 +25,15 @@ pub struct ScorecardArgs {
     #[arg(long, value_enum, default_value = "quick")]
     size: Size,
     /// The limit of the promise columns (straddle, quiet-burst,
-    /// burst-sustained, anchored); default: the bursts probe table's (50).
-    /// For a library that only takes some limits.
+    /// burst-sustained, anchored); default: the bursts probe table's (50;
+    /// 20 at --size smoke). For a library that only takes some limits.
     #[arg(long)]
     limit: Option<u64>,
     /// The window of the promise columns, with a unit: 1s, 2s, 500ms
     /// (at least 200 ms: the bursts land 50 ms either side of an edge);
-    /// default: the bursts probe table's (1 s). For a library configured in
-    /// whole seconds.
+    /// default: the bursts probe table's (1 s; 500 ms at --size smoke, where
+    /// a script that takes its window in whole seconds, `${window_s_int}`,
+    /// is probed at 1 s instead).
     #[arg(long, value_parser = limitbench::check::parse_window)]
     window: Option<u64>,
     /// Name of the run folder (default: scorecard-<UTC date and time>).

@@ -36,7 +36,9 @@ pub enum Error {
         log_tail: String,
     },
 
-    #[error("unknown strategy `{name}`; known: {known}")]
+    #[error(
+        "unknown strategy `{name}`; known: {known} (an external strategy is named by its manifest's `name` in --dir; `check` also takes the manifest's path: limitbench check path/to/limiter.toml)"
+    )]
     UnknownStrategy { name: String, known: String },
 
     #[error(

@@ -197,7 +197,7 @@ pub(super) async fn size_windows(
                 prefill_entries: if round == 0 { 0 } else { l },
                 ..v.plan.clone()
             };
-            *v = plan.build(ctx, admin).await?;
+            *v = plan.build(ctx, admin, addr).await?;
             before_run(addr, admin, v).await?;
             let Load::Replay(tpl) = &v.load else {
                 return Err(Error::Other(format!("cost: `{}` is not replayable", v.plan.cell)));
@@ -228,7 +228,7 @@ pub(super) async fn size_windows(
             prefill_entries: l,
             ..v.plan.clone()
         };
-        *v = plan.build(ctx, admin).await?;
+        *v = plan.build(ctx, admin, addr).await?;
         notes.insert(
             v.plan.cell.clone(),
             serde_json::json!({

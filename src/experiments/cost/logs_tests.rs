@@ -41,12 +41,7 @@ async fn a_swl_fill_run_starts_on_a_server_already_freed() {
         .with("member_len", "16");
     let s = strategy::build("sliding-window-log", None, &opts).unwrap();
     s.prepare(&mut admin).await.unwrap();
-    let tpl = replay::capture(
-        s.as_ref(),
-        Limit::per_window(100, 3_600_000),
-        0,
-        AdmitRule::FirstIntIsOne,
-    )
+    let tpl = replay::capture(s.as_ref(), Limit::per_window(100, 3_600_000), 0, addr)
     .await
     .unwrap();
     let variant = |p: Plan| Variant {

@@ -267,17 +267,15 @@ fn strategy_opts(s: &dyn Strategy, name: &str, invocation: &str) -> Options {
     o
 }
 
-fn rule_for(s: &dyn Strategy, limit: u64) -> AdmitRule {
-    match s.info().kind {
-        Kind::Transaction => AdmitRule::FirstIntAtMost(limit as i64),
-        _ => AdmitRule::FirstIntIsOne,
-    }
-}
-
 impl Plan {
     /// Build the request: encode the command, or build the strategy, load
     /// its scripts and capture its request bytes.
-    async fn build(self, ctx: &RunContext, admin: &mut Connection) -> Result<Variant> {
+    async fn build(
+        self,
+        ctx: &RunContext,
+        admin: &mut Connection,
+        addr: SocketAddr,
+    ) -> Result<Variant> {
         let (name, invocation) = match &self.request {
             RequestSource::Command { name, args } => {
                 return Ok(Variant {
@@ -295,9 +293,9 @@ impl Plan {
         s.prepare(admin).await?;
         let limit = Limit::per_window(self.limit, self.window_ms);
         let now = limitbench_core::clock::Clock::system_now_us();
-        let load = match replay::capture(s.as_ref(), limit, now, rule_for(s.as_ref(), limit.limit))
-            .await
-        {
+        // One real decision through a recording proxy: the template's
+        // decisions are read by the strategy's own reply rules.
+        let load = match replay::capture(s.as_ref(), limit, now, addr).await {
             Ok(tpl) => Load::Replay(Arc::new(tpl)),
             Err(Error::NotReplayable { round_trips, .. }) if self.prefill_entries == 0 => {
                 ctx.note(
@@ -437,7 +435,7 @@ impl Sweep for Cost {
         let redis_allowed = fleet.primary().pid().and_then(limitbench_core::pin::allowed_cpus);
         let mut variants = Vec::new();
         for plan in &cell.variants {
-            variants.push(plan.clone().build(ctx, &mut admin).await?);
+            variants.push(plan.clone().build(ctx, &mut admin, addr).await?);
         }
         prefill(ctx, p, addr, &variants).await?;
         let pin = PinGuard::pin(p.load_cpu)?;

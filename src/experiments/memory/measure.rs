@@ -11,7 +11,7 @@ use limitbench_base::error::{Error, Result};
 use limitbench_core::conn::Conn;
 use limitbench_core::info;
 use limitbench_core::load::replay::{
-    self, AdmitRule, HotSpec, LogSpec, RawPipe, Template, client_name,
+    self, HotSpec, LogSpec, RawPipe, Template, client_name,
 };
 use limitbench_core::resp::{Connection, Reply};
 use limitbench_core::strategy::{Kind, Limit, Options, Request, Strategy, client_key};
@@ -254,13 +254,15 @@ async fn finish_bytes(
     })
 }
 
-/// Capture `s`'s request for `limit` (the template the replay fills).
-async fn capture(s: &dyn Strategy, limit: Limit, rule: AdmitRule) -> Result<Template> {
+/// Capture `s`'s request for `limit` (the template the replay fills) by one
+/// real decision on `addr`, where `s` is prepared; its decisions are read
+/// by its own reply rules (`AdmitRule::for_strategy`).
+async fn capture(s: &dyn Strategy, limit: Limit, addr: SocketAddr) -> Result<Template> {
     replay::capture(
         s,
         limit,
         limitbench_core::clock::Clock::system_now_us(),
-        rule,
+        addr,
     )
     .await
 }
@@ -300,7 +302,7 @@ impl StrategyFill {
         addr: SocketAddr,
         cell: &str,
         limit: Limit,
-    ) -> Result<Vec<String>> {
+    ) -> Result<(Vec<String>, u64)> {
         let calls = p.other_fill_calls;
         match self {
             StrategyFill::Pipelined(tpl) => {
@@ -317,8 +319,13 @@ impl StrategyFill {
                         out.first_error.unwrap_or_default()
                     )));
                 }
+                // Read by the strategy's own reply rules (the capture's template).
+                let refused = calls * p.other_clients - out.admitted;
                 // The keys the template wrote: render client i and read its key back from Redis.
-                (0..p.other_clients).map(|i| tpl.key(i)).collect()
+                let keys = (0..p.other_clients)
+                    .map(|i| tpl.key(i))
+                    .collect::<Result<_>>()?;
+                Ok((keys, refused))
             }
             StrategyFill::Decisions(s) => {
                 let mut conn = Conn::connect(addr).await?;
@@ -336,22 +343,12 @@ impl StrategyFill {
                         }
                     }
                 }
-                // The fill takes each client to its limit, not past it: a
-                // refusal there is a strategy that under-admits, and the
-                // state measured would not be a busy client's.
-                if refused > 0 && calls <= limit.limit {
-                    return Err(Error::Other(format!(
-                        "{cell}: the strategy refused {refused} of {} requests below its limit of {} while filling (it under-admits)",
-                        calls * names.len() as u64,
-                        limit.limit
-                    )));
-                }
                 drop(conn);
                 let mut keys = Vec::new();
                 for name in &names {
                     keys.extend(crate::check::keys_containing(admin, name).await?);
                 }
-                Ok(keys)
+                Ok((keys, refused))
             }
         }
     }
@@ -386,15 +383,15 @@ pub(super) async fn strategy_bytes(
     let fill = if by_decisions || round_trips_per_decision(s.as_ref(), addr, limit).await? > 1 {
         StrategyFill::Decisions(s.clone())
     } else {
-        let rule = match s.info().kind {
-            Kind::Transaction => AdmitRule::FirstIntAtMost(p.other_limit as i64),
-            _ => AdmitRule::FirstIntIsOne,
-        };
-        StrategyFill::Pipelined(capture(s.as_ref(), limit, rule).await?)
+        StrategyFill::Pipelined(capture(s.as_ref(), limit, addr).await?)
     };
     if p.other_warmup.unwrap_or(false) {
         fill.fill(p, admin, addr, cell, limit).await?;
     }
+    // The fill takes each client to its limit, not past it: a refusal there
+    // is a strategy that under-admits, and the state measured is not a busy
+    // client's. The study's cell stops; the scorecard's probe stores the
+    // count for its judge (a warn or fail that says so, not an error).
     admin
         .call(&limitbench_core::args!["FLUSHALL", "SYNC"])
         .await?;
@@ -402,9 +399,18 @@ pub(super) async fn strategy_bytes(
     tokio::time::sleep(SETTLE).await;
     let before = used_memory(admin).await?;
     let t0 = Instant::now();
-    let keys = fill.fill(p, admin, addr, cell, limit).await?;
+    let (keys, refused) = fill.fill(p, admin, addr, cell, limit).await?;
+    let refused = refused * u64::from(p.other_fill_calls <= limit.limit);
+    if refused > 0 && !ctx.probe {
+        return Err(Error::Other(format!(
+            "{cell}: the strategy refused {refused} of {} requests below its limit of {} while filling (it under-admits)",
+            p.other_fill_calls * p.other_clients,
+            limit.limit
+        )));
+    }
     let row = MemoryRow {
         fill: fill.as_str().into(),
+        fill_refused: Some(refused),
         ..strategy_row(ctx, p, cell, name)
     };
     finish_bytes(admin, p, row, before, t0, &keys, false).await
@@ -462,7 +468,10 @@ pub(super) async fn log_cpu(
     let s = swl_strategy(ctx, member_len)?;
     // A limit never reached: every call trims (nothing) and adds one entry.
     let lim = Limit::per_window(1_000_000_000, p.window_ms);
-    let tpl = capture(s.as_ref(), lim, AdmitRule::FirstIntIsOne).await?;
+    // The capture is one real decision: taken before the FLUSHALL below, so
+    // the window's server holds only the fill.
+    s.prepare(admin).await?;
+    let tpl = capture(s.as_ref(), lim, addr).await?;
     let clients = cpu_keys(p, n);
     let setup0 = redis_cpu_us(admin).await?;
     admin

@@ -68,6 +68,45 @@ impl Reply {
 }
 
 impl Reply {
+    /// Append the reply in RESP2, as a server sends it (`parse` reads it
+    /// back): the capture's recording proxy relays real replies with it.
+    pub fn write_resp(&self, buf: &mut Vec<u8>) {
+        let mut ib = itoa::Buffer::new();
+        match self {
+            Reply::Nil => buf.extend_from_slice(b"$-1\r\n"),
+            Reply::Status(s) => {
+                buf.push(b'+');
+                buf.extend_from_slice(s.as_bytes());
+                buf.extend_from_slice(b"\r\n");
+            }
+            Reply::Error(s) => {
+                buf.push(b'-');
+                buf.extend_from_slice(s.as_bytes());
+                buf.extend_from_slice(b"\r\n");
+            }
+            Reply::Int(i) => {
+                buf.push(b':');
+                buf.extend_from_slice(ib.format(*i).as_bytes());
+                buf.extend_from_slice(b"\r\n");
+            }
+            Reply::Bulk(b) => {
+                buf.push(b'$');
+                buf.extend_from_slice(ib.format(b.len()).as_bytes());
+                buf.extend_from_slice(b"\r\n");
+                buf.extend_from_slice(b);
+                buf.extend_from_slice(b"\r\n");
+            }
+            Reply::Array(items) => {
+                buf.push(b'*');
+                buf.extend_from_slice(ib.format(items.len()).as_bytes());
+                buf.extend_from_slice(b"\r\n");
+                for it in items {
+                    it.write_resp(buf);
+                }
+            }
+        }
+    }
+
     /// The reply as `redis-cli` prints it, on one line:
     /// `1) (integer) 1  2) "abc"  3) (nil)`.
     pub fn as_redis_cli(&self) -> String {

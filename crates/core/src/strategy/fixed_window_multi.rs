@@ -33,6 +33,7 @@ pub const BUILTIN: Builtin = Builtin {
                 reports_redis_time: false,
                 promise: None,
                 window_whole_seconds: false,
+                takes_cost: true,
             },
         }))
     },

@@ -150,6 +150,7 @@ impl LuaStrategy {
             reports_redis_time: clock == ClockSource::Redis,
             promise: None,
             window_whole_seconds: false,
+            takes_cost: true,
         }
     }
 }
@@ -183,6 +184,10 @@ impl Strategy for LuaStrategy {
         Some(self.mode)
     }
 
+    fn reply_rules(&self) -> Option<&ReplyRules> {
+        Some(&self.reply)
+    }
+
     async fn mode_support(&self, node: &mut Connection) -> Result<Vec<ModeSupport>> {
         let fcall = self.script.load_for_modes(node).await?;
         Ok(self
@@ -204,6 +209,7 @@ impl Strategy for LuaStrategy {
         if self.info.window_whole_seconds {
             self.info.accepts(&req.limit).map_err(Error::Other)?;
         }
+        self.info.accepts_cost(req.cost).map_err(Error::Other)?;
         let mut call = ScriptArgs::take(conn);
         (self.write_call)(req, &mut call);
         let out = self.script.invoke(conn, self.mode, &call).await;

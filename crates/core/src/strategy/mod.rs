@@ -221,12 +221,34 @@ pub struct Info {
     /// window that is not a whole number of seconds cannot be expressed, and
     /// a decision asked for one is an error (`Info::accepts`).
     pub window_whole_seconds: bool,
+    /// The script takes a request's cost (a weight: units at once). An
+    /// external manifest whose keys and args use no `${cost}` describes a
+    /// script that takes none: every decision is of one unit, a request of
+    /// another cost is an error of the decision, and `check` does not run
+    /// its cost check (it says why).
+    pub takes_cost: bool,
 }
 
 impl Info {
     /// Whether a decision under `limit` can be made as the strategy is
     /// written, and if not, why (a window in whole seconds only).
     pub fn accepts(&self, limit: &Limit) -> std::result::Result<(), String> {
+        self.accepts_window(limit)
+    }
+
+    /// A request of `cost` units can be expressed: always, unless the
+    /// script takes no cost (`takes_cost`) and `cost` is not 1.
+    pub fn accepts_cost(&self, cost: u64) -> std::result::Result<(), String> {
+        if !self.takes_cost && cost != 1 {
+            return Err(format!(
+                "strategy `{}` takes no cost (its manifest passes no ${{cost}}): a request of cost {cost} cannot be expressed",
+                self.name
+            ));
+        }
+        Ok(())
+    }
+
+    fn accepts_window(&self, limit: &Limit) -> std::result::Result<(), String> {
         if self.window_whole_seconds
             && (limit.window_ms == 0 || !limit.window_ms.is_multiple_of(1000))
         {
@@ -266,6 +288,15 @@ pub trait Strategy: Send + Sync {
     /// strategies that are not scripts.
     async fn mode_support(&self, _node: &mut Connection) -> Result<Vec<ModeSupport>> {
         Ok(Vec::new())
+    }
+
+    /// How this strategy reads its script's reply (a Lua strategy's reply
+    /// rules, an external manifest's `[reply]`), for load generators that
+    /// send its bytes without calling `decide` (`load::replay`): they judge
+    /// every reply by these rules, as `decide` does. `None` for strategies
+    /// that are not one script call.
+    fn reply_rules(&self) -> Option<&reply::ReplyRules> {
+        None
     }
 
     /// Make one decision.

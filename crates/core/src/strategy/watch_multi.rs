@@ -71,6 +71,7 @@ pub const BUILTIN: Builtin = Builtin {
                 reports_redis_time: false,
                 promise: None,
                 window_whole_seconds: false,
+                takes_cost: true,
             },
             backoff: Duration::from_micros(backoff_us),
             full_jitter,

@@ -392,6 +392,11 @@ pub fn num(v: f64) -> String {
         (2.0 - a.log10().floor()).min(6.0) as usize
     };
     let s = format!("{v:.d$}");
+    // Trailing zeros of the decimals only: 2180.3 at no decimals is "2180"
+    // (trimming it read "218").
+    if d == 0 {
+        return s;
+    }
     let s = s.trim_end_matches('0').trim_end_matches('.');
     s.to_string()
 }

@@ -12,6 +12,9 @@ fn numbers_read_as_a_person_writes_them() {
     assert_eq!(num(20_000.0), "20k");
     assert_eq!(num(12_345.0), "12345");
     assert_eq!(num(1.5), "1.5");
+    // A value of 1000 or more is shown without decimals, its zeros kept.
+    assert_eq!(num(2180.3), "2180");
+    assert_eq!(num(1500.4), "1500");
     assert_eq!(num(0.05), "0.05");
     assert_eq!(num(256.3), "256.3");
 }

@@ -37,104 +37,175 @@ pub fn judge(r: &ProbeRows) -> Vec<ColumnOutcome> {
     let trials = super::trials(&rows, &hist);
     let declared = r.declared.promise;
     let promise = declared.unwrap_or(Promise::AtMostLimitInAnyWindow);
-    let max = 1.0;
     PROMISE_PATTERNS
         .iter()
         .map(|(column, pattern)| {
-            let out = one(&trials, &format!("of pattern `{pattern}`"), |t| {
-                t.row.pattern == *pattern
-            })
-            .map(|t| {
-                let w = t.row;
-                let h = hist
-                    .get(&(w.cell.clone(), w.trial))
-                    .map(Vec::as_slice)
-                    .unwrap_or(&[]);
-                let mut sent: Vec<i64> = h.iter().map(|x| x.sent_us).collect();
-                sent.sort_unstable();
-                let window_us = w.window_ms as i64 * 1000;
-                let ideal = sliding_log_ideal(&sent, w.limit, window_us);
-                let (ideal_max, _) = limitbench_analysis::window::max_in_window(&ideal, window_us);
-                let ideal_ratio = ideal_max as f64 / w.limit as f64;
-                let under = w.admitted as f64 / (ideal.len() as f64).max(1.0);
-                // The promise's own metric: the window ratio, or a
-                // bucket's arrival curve.
-                let value = match promise {
-                    Promise::AtMostLimitInAnyWindow => t.ratio,
-                    Promise::BurstOfCapacity => t.bucket,
-                };
-                let over = if value.is_nan() {
-                    CellVerdict::Fail
-                } else if value <= max + 1e-9 {
-                    CellVerdict::Pass
-                } else if value <= max + 0.1 {
-                    CellVerdict::Warn
-                } else {
-                    CellVerdict::Fail
-                };
-                let verdict = if w.errors > 0 {
-                    CellVerdict::Error
-                } else {
-                    worse(over, under_verdict(under))
-                };
-                let mut detail = format!(
-                    "limit {} per {} ms ({}), {} offered, {} admitted, {} errors{}; most in any window {} (times: {}); promise {}{}: {} {} (allows {}); sliding-log ideal on the same arrivals: {} admitted, most in any window {} ({} x limit); admitted / ideal {}{}; latest send {} ms behind schedule",
-                    w.limit,
-                    w.window_ms,
-                    super::variant(w),
-                    w.offered,
-                    w.admitted,
-                    w.errors,
-                    if w.errors > 0 {
-                        format!(" (first: {})", first_line(&w.first_error))
-                    } else {
-                        String::new()
-                    },
-                    num(t.ratio * w.limit as f64),
-                    if t.clock == "redis" {
-                        "Redis's clock"
-                    } else {
-                        "reply times"
-                    },
-                    promise.as_str(),
-                    if declared.is_some() { "" } else { " (not declared: the default)" },
-                    promise.metric(),
-                    num(value),
-                    num(max),
-                    ideal.len(),
-                    ideal_max,
-                    num(ideal_ratio),
-                    num(under),
-                    if under < UNDER_PASS {
-                        format!(" (under-admits: below {})", num(UNDER_PASS))
-                    } else {
-                        String::new()
-                    },
-                    num(w.lateness_max_us / 1000.0)
-                );
-                if w.errors > 0 {
-                    detail = format!("{} of {} decisions errored: {detail}", w.errors, w.offered);
-                }
-                CellOutcome::Measured {
-                    value,
-                    unit: match promise {
-                        Promise::AtMostLimitInAnyWindow => "x limit",
-                        Promise::BurstOfCapacity => "x capacity beyond rate x t",
-                    },
-                    threshold: format!(
-                        "promise {} ({}): pass <= {}, warn <= {}; admitted >= {} x the sliding-log ideal (warn >= {}); no errors",
-                        promise.as_str(),
-                        promise.metric(),
-                        num(max),
-                        num(max + 0.1),
-                        num(UNDER_PASS),
-                        num(UNDER_WARN)
-                    ),
-                    verdict,
-                    detail,
-                }
+            let of: Vec<&super::Trial<'_>> = trials
+                .iter()
+                .filter(|t| t.row.pattern == *pattern)
+                .collect();
+            if of.is_empty() {
+                let e = one(&trials, &format!("of pattern `{pattern}`"), |_| false).err();
+                return (*column, Err(e.expect("no trial matched")));
+            }
+            let mut cells: Vec<(String, CellOutcome)> = of
+                .iter()
+                .map(|t| {
+                    (
+                        super::variant(t.row),
+                        cell(t, &hist, promise, declared.is_some()),
+                    )
+                })
+                .collect();
+            // Several variants (the anchored first-hit offsets): the column
+            // is the worst of them, the others named beside it.
+            cells.sort_by(|a, b| {
+                rank(&b.1)
+                    .partial_cmp(&rank(&a.1))
+                    .unwrap_or(std::cmp::Ordering::Equal)
             });
-            (*column, out)
+            let others: Vec<String> = cells[1..]
+                .iter()
+                .map(|(v, c)| match c {
+                    CellOutcome::Measured { value, verdict, .. } => {
+                        format!("{v}: {} {}", num(*value), verdict.as_str())
+                    }
+                    CellOutcome::NotRun(why) => format!("{v}: not-run ({why})"),
+                })
+                .collect();
+            let mut out = cells.swap_remove(0).1;
+            if let (CellOutcome::Measured { detail, .. }, false) = (&mut out, others.is_empty()) {
+                *detail = format!(
+                    "the worst of {} variants; the others: {}. This one: {detail}",
+                    others.len() + 1,
+                    others.join("; ")
+                );
+            }
+            (*column, Ok(out))
         })
         .collect()
+}
+
+/// A cell's order among variants: its verdict first (pass < warn < fail <
+/// error), then its value.
+fn rank(c: &CellOutcome) -> (u8, f64) {
+    match c {
+        CellOutcome::Measured { value, verdict, .. } => (
+            match verdict {
+                CellVerdict::Pass => 0,
+                CellVerdict::Warn => 1,
+                CellVerdict::Fail => 2,
+                CellVerdict::NotRun => 3,
+                CellVerdict::Error => 4,
+            },
+            if value.is_nan() {
+                f64::INFINITY
+            } else {
+                *value
+            },
+        ),
+        CellOutcome::NotRun(_) => (3, 0.0),
+    }
+}
+
+/// One trial of a promise pattern, judged.
+fn cell(
+    t: &super::Trial<'_>,
+    hist: &std::collections::BTreeMap<(String, u64), Vec<rows::HistoryRow>>,
+    promise: Promise,
+    declared: bool,
+) -> CellOutcome {
+    let max = 1.0;
+    let w = t.row;
+    let h = hist
+        .get(&(w.cell.clone(), w.trial))
+        .map(Vec::as_slice)
+        .unwrap_or(&[]);
+    let mut sent: Vec<i64> = h.iter().map(|x| x.sent_us).collect();
+    sent.sort_unstable();
+    let window_us = w.window_ms as i64 * 1000;
+    let ideal = sliding_log_ideal(&sent, w.limit, window_us);
+    let (ideal_max, _) = limitbench_analysis::window::max_in_window(&ideal, window_us);
+    let ideal_ratio = ideal_max as f64 / w.limit as f64;
+    let under = w.admitted as f64 / (ideal.len() as f64).max(1.0);
+    // The promise's own metric: the window ratio, or a
+    // bucket's arrival curve.
+    let value = match promise {
+        Promise::AtMostLimitInAnyWindow => t.ratio,
+        Promise::BurstOfCapacity => t.bucket,
+    };
+    let over = if value.is_nan() {
+        CellVerdict::Fail
+    } else if value <= max + 1e-9 {
+        CellVerdict::Pass
+    } else if value <= max + 0.1 {
+        CellVerdict::Warn
+    } else {
+        CellVerdict::Fail
+    };
+    let verdict = if w.errors > 0 {
+        CellVerdict::Error
+    } else {
+        worse(over, under_verdict(under))
+    };
+    let mut detail = format!(
+        "limit {} per {} ms ({}), {} offered, {} admitted, {} errors{}; most in any window {} (times: {}); promise {}{}: {} {} (allows {}); sliding-log ideal on the same arrivals: {} admitted, most in any window {} ({} x limit); admitted / ideal {}{}; latest send {} ms behind schedule",
+        w.limit,
+        w.window_ms,
+        super::variant(w),
+        w.offered,
+        w.admitted,
+        w.errors,
+        if w.errors > 0 {
+            format!(" (first: {})", first_line(&w.first_error))
+        } else {
+            String::new()
+        },
+        num(t.ratio * w.limit as f64),
+        if t.clock == "redis" {
+            "Redis's clock"
+        } else {
+            "reply times"
+        },
+        promise.as_str(),
+        if declared {
+            ""
+        } else {
+            " (not declared: the default)"
+        },
+        promise.metric(),
+        num(value),
+        num(max),
+        ideal.len(),
+        ideal_max,
+        num(ideal_ratio),
+        num(under),
+        if under < UNDER_PASS {
+            format!(" (under-admits: below {})", num(UNDER_PASS))
+        } else {
+            String::new()
+        },
+        num(w.lateness_max_us / 1000.0)
+    );
+    if w.errors > 0 {
+        detail = format!("{} of {} decisions errored: {detail}", w.errors, w.offered);
+    }
+    CellOutcome::Measured {
+        value,
+        unit: match promise {
+            Promise::AtMostLimitInAnyWindow => "x limit",
+            Promise::BurstOfCapacity => "x capacity beyond rate x t",
+        },
+        threshold: format!(
+            "promise {} ({}): pass <= {}, warn <= {}; admitted >= {} x the sliding-log ideal (warn >= {}); no errors",
+            promise.as_str(),
+            promise.metric(),
+            num(max),
+            num(max + 0.1),
+            num(UNDER_PASS),
+            num(UNDER_WARN)
+        ),
+        verdict,
+        detail,
+    }
 }

@@ -35,6 +35,13 @@ pub struct MemoryRow {
     pub sample_size_mean: Option<f64>,
     pub encoding: String,
     pub fill_s: f64,
+    /// Requests the strategy refused while a fill took its clients to (not
+    /// past) their limit: it under-admits, and the state measured is not a
+    /// busy client's. Only the scorecard's probe stores such a row (its
+    /// judge fails or warns it); the study's cells stop with an error.
+    /// Absent in older runs.
+    #[serde(default)]
+    pub fill_refused: Option<u64>,
     // kind = cpu
     pub decisions: Option<u64>,
     pub decisions_per_s: Option<f64>,

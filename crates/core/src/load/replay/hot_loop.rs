@@ -296,6 +296,7 @@ async fn worker(
         let mut pos = 0usize;
         let mut got = 0usize;
         let mut last_first = None;
+        let mut last_at = 0..0;
         let mut any_err = false;
         while got < tpl.frames {
             match scan_reply(&rbuf[pos..have]) {
@@ -308,6 +309,7 @@ async fn worker(
                     }
                     any_err |= s.error;
                     last_first = s.first_int;
+                    last_at = pos..pos + s.len;
                     pos += s.len;
                     got += 1;
                 }
@@ -341,8 +343,19 @@ async fn worker(
         }
         if any_err {
             sh.errors.fetch_add(1, Relaxed);
-        } else if tpl.rule.admits(last_first) {
-            sh.admitted.fetch_add(1, Relaxed);
+        } else {
+            // The last reply's bytes are still in the buffer: the loop
+            // above only moves them when it must read more.
+            match tpl.rule.admits_reply(&rbuf[last_at.clone()], last_first) {
+                Ok(true) => {
+                    sh.admitted.fetch_add(1, Relaxed);
+                }
+                Ok(false) => {}
+                Err(e) => {
+                    note_error(&sh, e);
+                    sh.errors.fetch_add(1, Relaxed);
+                }
+            }
         }
         sh.decisions.fetch_add(1, Relaxed);
     }

@@ -24,6 +24,9 @@ pub struct PipeOutcome {
     pub first_error: Option<String>,
     /// First integer of each reply (admitted flags of scripts, ZADD counts).
     pub firsts: Vec<Option<i64>>,
+    /// Each reply's bytes, when asked for (`send_keeping`): for a template
+    /// whose decisions are read by the strategy's reply rules.
+    pub replies: Vec<Vec<u8>>,
 }
 
 impl RawPipe {
@@ -42,6 +45,16 @@ impl RawPipe {
     /// Send `bytes` (`frames` commands) and read every reply; writing and
     /// reading run together so a large batch cannot deadlock on full buffers.
     pub async fn send(&mut self, bytes: &[u8], frames: usize) -> Result<PipeOutcome> {
+        self.send_keeping(bytes, frames, false).await
+    }
+
+    /// `send`, also keeping every reply's bytes when `keep` is set.
+    pub async fn send_keeping(
+        &mut self,
+        bytes: &[u8],
+        frames: usize,
+        keep: bool,
+    ) -> Result<PipeOutcome> {
         let (mut rd, mut wr) = self.stream.split();
         let rbuf = &mut self.rbuf;
         let write = async move {
@@ -67,6 +80,9 @@ impl RawPipe {
                             }
                         }
                         out.firsts.push(s.first_int);
+                        if keep {
+                            out.replies.push(rbuf[pos..pos + s.len].to_vec());
+                        }
                         pos += s.len;
                     }
                     None => {
@@ -124,11 +140,24 @@ pub async fn replay_pipelined(
                 continue;
             }
         }
-        let out = pipe.send(&buf, frames).await?;
+        let keep = tpl.rule.needs_reply();
+        let out = pipe.send_keeping(&buf, frames, keep).await?;
         // A decision's outcome is in the last reply of its commands.
-        for decision in out.firsts.chunks(tpl.frames.max(1)) {
+        let per = tpl.frames.max(1);
+        for (i, decision) in out.firsts.chunks(per).enumerate() {
             let last = decision.last().copied().flatten();
-            total.admitted += tpl.rule.admits(last) as u64;
+            let reply = if keep {
+                out.replies[(i + 1) * per - 1].as_slice()
+            } else {
+                &[]
+            };
+            match tpl.rule.admits_reply(reply, last) {
+                Ok(a) => total.admitted += a as u64,
+                Err(e) => {
+                    total.errors += 1;
+                    total.first_error.get_or_insert(e);
+                }
+            }
         }
         total.errors += out.errors;
         if total.first_error.is_none() {

@@ -5,7 +5,11 @@
 //! Ids have a fixed width (`CLIENT_WIDTH`, `ID_WIDTH`), so filling a slot
 //! never moves a byte and never changes a RESP length prefix.
 
+use std::sync::Arc;
+
 use crate::resp::{self, Arg};
+use crate::strategy::reply::ReplyRules;
+use crate::strategy::{Kind, Limit, Request, Strategy};
 use limitbench_base::error::{Error, Result};
 
 /// Client ids in templates are this many decimal digits (`00001234`).
@@ -27,7 +31,7 @@ pub fn client_name(i: u64) -> String {
 }
 
 /// How a decision's outcome is read from its last reply.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone)]
 pub enum AdmitRule {
     /// Not a decision (GET, INCR): every reply counts as admitted.
     Always,
@@ -35,16 +39,80 @@ pub enum AdmitRule {
     FirstIntIsOne,
     /// The first integer of the last reply is a counter <= limit (EXEC of INCRBY).
     FirstIntAtMost(i64),
+    /// The strategy's own reply rules (`Strategy::reply_rules`: an external
+    /// manifest's `[reply]`), applied to the parsed last reply for a request
+    /// of cost 1 at `limit`, exactly as its `decide` applies them.
+    Rules {
+        rules: Arc<ReplyRules>,
+        limit: Limit,
+    },
 }
 
 impl AdmitRule {
+    /// How the replay reads `s`'s decisions at `limit`: its reply rules
+    /// when it has them (the allocation-free first-integer scan when they
+    /// are the plain "reply[1] is 1 or 0" of the built-ins), a MULTI
+    /// counter's value against the limit, else the first integer being 1.
+    pub fn for_strategy(s: &dyn Strategy, limit: Limit) -> AdmitRule {
+        match (s.info().kind, s.reply_rules()) {
+            (Kind::Transaction, _) => AdmitRule::FirstIntAtMost(limit.limit as i64),
+            (_, Some(r)) if r.admitted.is_first_flag() => AdmitRule::FirstIntIsOne,
+            (_, Some(r)) => AdmitRule::Rules {
+                rules: Arc::new(r.clone()),
+                limit,
+            },
+            (_, None) => AdmitRule::FirstIntIsOne,
+        }
+    }
+
+    /// Does reading a decision need the whole reply (`Rules`), not only
+    /// its first integer?
+    pub fn needs_reply(&self) -> bool {
+        matches!(self, AdmitRule::Rules { .. })
+    }
+
     /// Was the decision admitted, given the first integer of its last reply?
+    /// (`Rules` reads the reply: call `admits_reply`.)
     pub fn admits(&self, first_int: Option<i64>) -> bool {
-        match *self {
+        match self {
             AdmitRule::Always => true,
             AdmitRule::FirstIntIsOne => first_int == Some(1),
-            AdmitRule::FirstIntAtMost(l) => first_int.is_some_and(|c| c <= l),
+            AdmitRule::FirstIntAtMost(l) => first_int.is_some_and(|c| c <= *l),
+            AdmitRule::Rules { .. } => false,
         }
+    }
+
+    /// Was the decision admitted, given its last reply's bytes (one whole
+    /// RESP reply) and first integer? A rule that does not fit the reply is
+    /// an error that names the rule and shows the reply, never a refusal.
+    pub fn admits_reply(
+        &self,
+        reply: &[u8],
+        first_int: Option<i64>,
+    ) -> std::result::Result<bool, String> {
+        let AdmitRule::Rules { rules, limit } = self else {
+            return Ok(self.admits(first_int));
+        };
+        let parsed = match resp::parse(reply) {
+            Ok(Some((r, _))) => r,
+            Ok(None) => return Err("an incomplete reply".into()),
+            Err(e) => return Err(e.to_string()),
+        };
+        let req = Request {
+            client: "",
+            limit: *limit,
+            cost: 1,
+            now_us: 0,
+            request_id: 0,
+        };
+        rules.admitted.admitted(&parsed, &req).map_err(|p| {
+            format!(
+                "reply.admitted = {} cannot be applied: {}; Redis replied: {}",
+                rules.admitted.text(),
+                p.0,
+                parsed.as_redis_cli()
+            )
+        })
     }
 }
 

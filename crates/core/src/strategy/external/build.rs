@@ -33,6 +33,7 @@ impl Manifest {
                 .iter()
                 .chain(&self.args)
                 .any(|t| t.uses("window_s_int")),
+            takes_cost: self.takes_cost(),
         };
         let (keys, args) = (self.keys.clone(), self.args.clone());
         LuaStrategy::with_writer(

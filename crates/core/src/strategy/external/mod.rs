@@ -92,6 +92,15 @@ pub struct Manifest {
     reply: ReplyRules,
 }
 
+impl Manifest {
+    /// The script takes a cost: some key or argument passes `${cost}`. A
+    /// manifest without one says its script weighs every request as one
+    /// unit (`Info::takes_cost`).
+    pub fn takes_cost(&self) -> bool {
+        self.keys.iter().chain(&self.args).any(|t| t.uses("cost"))
+    }
+}
+
 fn bad(file: &Path, field: &str, problem: impl Into<String>) -> Error {
     Error::Manifest {
         file: file.to_path_buf(),

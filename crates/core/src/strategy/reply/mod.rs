@@ -235,6 +235,12 @@ impl Rule {
         }
     }
 
+    /// Is this the position form reading the reply's first element (`admitted
+    /// = 1`)? Then the replay's allocation-free scan decides as it does.
+    pub fn is_first_flag(&self) -> bool {
+        matches!(&self.node, Node::Flag(ix) if ix.as_slice() == [0])
+    }
+
     /// The position form of a number: reply[`pos`] (0-based).
     pub fn at(pos: usize) -> Self {
         Rule {
