@@ -380,7 +380,7 @@ fn a_first_hit_fixed_window_admits_about_twice_the_limit_at_its_anchored_edge() 
             .unwrap_or_else(|| panic!("no row {c}: {ratio:?}"))
     };
     // 1 + (L - 1) before the key expires, L after: 2L - 1 within ~60 ms.
-    let anchored = get("fixed-window-first-hit/anchored/lead50");
+    let anchored = get("fixed-window-first-hit/anchored/lead50/x2/first0.5w");
     assert!(
         anchored >= 1.9,
         "first-hit window on anchored: {anchored} ({ratio:?})"
@@ -391,6 +391,6 @@ fn a_first_hit_fixed_window_admits_about_twice_the_limit_at_its_anchored_edge() 
         straddle <= 1.05,
         "first-hit window on straddle: {straddle} ({ratio:?})"
     );
-    let log = get("sliding-window-log/anchored/lead50");
+    let log = get("sliding-window-log/anchored/lead50/x2/first0.5w");
     assert!(log <= 1.0, "sliding log on anchored: {log} ({ratio:?})");
 }

@@ -88,3 +88,32 @@ async fn a_user_without_function_leaves_nothing_and_no_false_alarm() {
         .as_i64();
     assert_eq!(left, Some(0), "keys left behind");
 }
+
+/// A user whose ACL lacks commands the run needs is stopped at connect,
+/// before anything is written, with every missing permission named and the
+/// ACL rules that grant them: `-@dangerous` (as many managed servers set)
+/// refuses INFO; `-scan -unlink` refuse the clean-up's commands (issue 34).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_user_missing_what_the_run_needs_is_told_all_of_it_at_connect() {
+    for (user, refused, named) in [
+        ("nodanger", "-@dangerous", vec!["+info"]),
+        ("noclean", "-scan", vec!["+scan"]),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let (r, server, pw) = baseline_as(user, refused, dir.path()).await;
+        assert_ne!(r.code(), 0, "{user}: {}", r.stderr());
+        for n in named {
+            assert!(r.stderr().contains(n), "{user}: {}", r.stderr());
+        }
+        assert!(r.stderr().contains("ACL SETUSER"), "{user}: {}", r.stderr());
+        assert!(!r.stderr().contains(&pw), "{user}: {}", r.stderr());
+        // Nothing was written: the server holds no key.
+        let mut admin = server.primary().connection().await.unwrap();
+        let n = admin
+            .call(&limitbench_core::args!["DBSIZE"])
+            .await
+            .unwrap()
+            .as_i64();
+        assert_eq!(n, Some(0), "{user}");
+    }
+}

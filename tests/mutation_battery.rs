@@ -168,3 +168,39 @@ fn check_says_a_script_without_cost_has_no_cost_check_also_by_its_path() {
         .expect_code(2)
         .expect_output("not a file");
 }
+
+#[test]
+fn a_script_in_whole_seconds_is_probed_at_one_second_at_smoke() {
+    let dir = mutations();
+    let out = tempfile::tempdir().unwrap();
+    common::limitbench(
+        &[
+            "scorecard",
+            "--size",
+            "smoke",
+            "--strategy",
+            "mut-log-whole-seconds",
+            "--dir",
+            dir.to_str().unwrap(),
+            "--data-dir",
+            out.path().to_str().unwrap(),
+            "--run-id",
+            "whole-seconds",
+            "--parallel",
+            "1",
+        ],
+        None,
+    )
+    .expect_code(0);
+    let text = std::fs::read_to_string(out.path().join("whole-seconds/scorecard.csv")).unwrap();
+    let mut rows = csv::Reader::from_reader(text.as_bytes());
+    let head = rows.headers().unwrap().clone();
+    let col = |n: &str| head.iter().position(|h| h == n).unwrap();
+    let (prop, verdict, detail) = (col("property"), col("verdict"), col("detail"));
+    for r in rows.records().map(Result::unwrap) {
+        if ["straddle", "quiet-burst", "burst-sustained", "anchored"].contains(&&r[prop]) {
+            assert_eq!(&r[verdict], "pass", "{r:?}");
+            assert!(r[detail].contains("per 1000 ms"), "{r:?}");
+        }
+    }
+}

@@ -9,9 +9,7 @@ use std::time::Duration;
 use limitbench_core::args;
 use limitbench_core::conn::Conn;
 use limitbench_core::fleet::{Fleet, ServerConfig};
-use limitbench_core::load::replay::{
-    self, AdmitRule, CpuSample, HotSpec, LogSpec, RawPipe, client_name,
-};
+use limitbench_core::load::replay::{self, CpuSample, HotSpec, LogSpec, RawPipe, client_name};
 use limitbench_core::resp::Connection;
 use limitbench_core::strategy::{self, Limit, Options, Request, Strategy, client_key};
 

@@ -9,7 +9,7 @@ use super::logs::{BeforeRun, before_run};
 use super::{Load, Plan, RequestSource, Variant};
 use limitbench_core::fleet::{Fleet, RedisBinary, ServerConfig};
 use limitbench_core::info;
-use limitbench_core::load::replay::{self, AdmitRule, LogSpec, RawPipe};
+use limitbench_core::load::replay::{self, LogSpec, RawPipe};
 use limitbench_core::strategy::{self, Limit, Options};
 
 fn plan(keys: u64, before_run: BeforeRun, prefill_entries: u64, window_ms: u64) -> Plan {

@@ -43,6 +43,9 @@ pub struct UserServer {
     /// Every node written to: the server, or every master of the cluster.
     pub nodes: Vec<SocketAddr>,
     pub prefix: String,
+    /// Optional permissions the user lacks (`permissions::check`), each
+    /// with the server's reply; `announce` says them.
+    pub missing_optional: Vec<String>,
 }
 
 /// Parse, allow (if remote and allowed) and register the credentials of a
@@ -163,6 +166,8 @@ impl UserServer {
         let shown = redact::url(url);
         let addr = register(url, policy.allow_remote)?;
         let mut c = check_redis(addr, url).await?;
+        let user = super::parse_redis_url_full(url)?.auth.user;
+        let perms = super::permissions::check(&mut c, prefix, &shown, user.as_deref()).await?;
         let nodes = if policy.cluster {
             match is_cluster(&mut c).await {
                 Ok(true) => ClusterConn::connect(addr).await?.node_addrs(),
@@ -198,6 +203,7 @@ impl UserServer {
             addr,
             nodes,
             prefix: prefix.to_string(),
+            missing_optional: perms.missing_optional,
         })
     }
 
@@ -229,6 +235,11 @@ impl UserServer {
             self.nodes.len(),
             self.prefix
         );
+        for m in &self.missing_optional {
+            eprintln!(
+                "limitbench: note: the user may not use {m}; what needs it is skipped or fails naming it"
+            );
+        }
     }
 
     /// Remove everything the run wrote (every claim), with a line saying what.

@@ -11,6 +11,7 @@
 
 pub mod external;
 pub mod owned;
+pub mod permissions;
 pub mod reaper;
 pub mod replication;
 pub mod server;
