@@ -19,7 +19,8 @@
 //!   of a window after a boundary of Redis's clock, one variant each), then
 //!   a burst of L `lead_ms` before one window after it, another burst of L
 //!   `anchored_after_ms` after that edge, and then steady traffic at
-//!   `anchored_tail_x` times the limit's rate for one window. A window
+//!   `anchored_tail_x` times the limit's rate for `anchored_tail_ms` (0.3
+//!   of a window unless set). A window
 //!   anchored at a key's first request has its edge there, which the
 //!   patterns aligned on Redis's clock never find. A fixed window so
 //!   anchored (INCR, then PEXPIRE when the count is 1: the key expires one
@@ -27,7 +28,8 @@
 //!   about 2L across the edge. A sliding-window counter whose windows start
 //!   at the key's first request refuses the second burst (the previous
 //!   window's count still weighs almost fully) but lets the tail in as that
-//!   weight decays: about 1.9L in the window after the first burst. A
+//!   weight decays: about 1.3L in the window after the first burst (1.9L
+//!   with a tail of a whole window). A
 //!   sliding log admits L in any window. Not a pattern of the study (no
 //!   claim reads it); the scorecard's probe runs it, and its column is the
 //!   worst of the variants. `boundary_us` is the anchored edge (the first
@@ -122,6 +124,10 @@ struct Params {
     /// `anchored`: the rate of the traffic after the second burst, as a
     /// multiple of the limit's (absent: 2; 0: no such traffic).
     anchored_tail_x: Option<f64>,
+    /// `anchored`: how long that traffic lasts (absent: 0.3 of a window,
+    /// in which a first-hit sliding counter's decaying weight lets about
+    /// 1.3L into one window).
+    anchored_tail_ms: Option<f64>,
     /// Pin Redis to the CPU at this position of those the harness was
     /// allowed when it started (absent: not pinned; `testbed::server`).
     pin_redis_cpu: Option<usize>,
@@ -260,8 +266,16 @@ fn schedule_of(
             let w = p.window_ms as i64 * 1000;
             let lead = ms(v.phase_ms.unwrap_or(0.0));
             let after = ms(p.anchored_after_ms.unwrap_or(10.0));
+            // The first time at least 50 ms ahead that lies `first_at` of a
+            // window after a boundary of Redis's clock (at most one window's
+            // wait, not a boundary's wait and then the offset).
             let at = (w as f64 * v.first_at.unwrap_or(0.5)) as i64;
-            let first = testbed::next_boundary(tc, offset_us, p.window_ms, 50_000) + at;
+            let b = testbed::next_boundary(tc, offset_us, p.window_ms, 50_000);
+            let first = if b - w + at >= tc.us() + 50_000 {
+                b - w + at
+            } else {
+                b + at
+            };
             let edge = first + w;
             let mut parts = vec![
                 schedule::burst(1, first, 0, ""),
@@ -271,7 +285,8 @@ fn schedule_of(
             if let Some(x) = v.rate_x {
                 let rate = per_s * x;
                 let gap = (1e6 / rate) as i64;
-                parts.push(schedule::steady(rate, edge + after + gap, w, ""));
+                let tail = ms(p.anchored_tail_ms.unwrap_or(p.window_ms as f64 * 0.3));
+                parts.push(schedule::steady(rate, edge + after + gap, tail, ""));
             }
             (schedule::merge(parts), Some(edge))
         }
