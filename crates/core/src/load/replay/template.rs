@@ -93,6 +93,10 @@ impl AdmitRule {
         let AdmitRule::Rules { rules, limit } = self else {
             return Ok(self.admits(first_int));
         };
+        // An error reply is counted as an error where it is scanned, once.
+        if reply.first() == Some(&b'-') {
+            return Ok(false);
+        }
         let parsed = match resp::parse(reply) {
             Ok(Some((r, _))) => r,
             Ok(None) => return Err("an incomplete reply".into()),
@@ -214,6 +218,7 @@ impl Template {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::resp::Reply;
 
     #[test]
     fn templates_fill_slots() {
@@ -233,5 +238,55 @@ mod tests {
         assert!(AdmitRule::FirstIntAtMost(5).admits(Some(5)));
         assert!(!AdmitRule::FirstIntAtMost(5).admits(Some(6)));
         assert!(!AdmitRule::FirstIntAtMost(5).admits(None));
+    }
+
+    #[test]
+    fn rules_read_the_whole_reply_and_a_misfit_is_an_error() {
+        use crate::strategy::reply::Rule;
+        let rules = |text: &str| AdmitRule::Rules {
+            rules: Arc::new(ReplyRules {
+                admitted: Rule::decision(text).unwrap(),
+                remaining: None,
+                redis_time_us: None,
+            }),
+            limit: Limit::per_window(5, 1000),
+        };
+        // A Lua boolean: true arrives as :1, false as nil.
+        let boolean = rules("reply == true");
+        assert_eq!(boolean.admits_reply(b":1\r\n", Some(1)), Ok(true));
+        assert_eq!(boolean.admits_reply(b"$-1\r\n", None), Ok(false));
+        // A hit count against the request's limit: 3 <= 5, 6 is not.
+        let count = rules("reply <= ${limit}");
+        assert_eq!(count.admits_reply(b":3\r\n", Some(3)), Ok(true));
+        assert_eq!(count.admits_reply(b":6\r\n", Some(6)), Ok(false));
+        // Remaining, -1 refused: a first integer of 0 is an admission here,
+        // which "the first integer is 1" read as a refusal.
+        let remaining = rules("reply >= 0");
+        assert_eq!(remaining.admits_reply(b":0\r\n", Some(0)), Ok(true));
+        assert!(!AdmitRule::FirstIntIsOne.admits(Some(0)));
+        // A reply the rule does not fit is an error that shows it.
+        let e = boolean
+            .admits_reply(b"*2\r\n:1\r\n:4\r\n", Some(1))
+            .unwrap_err();
+        assert!(
+            e.contains("reply == true") && e.contains("(integer) 4"),
+            "{e}"
+        );
+        // An error reply is not read (the scan counts it).
+        assert_eq!(boolean.admits_reply(b"-ERR x\r\n", None), Ok(false));
+        // Every reply the proxy relays parses back to itself.
+        for r in [
+            Reply::Nil,
+            Reply::Int(-3),
+            Reply::Status("OK".into()),
+            Reply::Error("NOPERM no".into()),
+            Reply::Bulk(b"a\r\nb".to_vec()),
+            Reply::Array(vec![Reply::Int(1), Reply::Array(vec![]), Reply::Nil]),
+        ] {
+            let mut b = Vec::new();
+            r.write_resp(&mut b);
+            let (back, used) = resp::parse(&b).unwrap().unwrap();
+            assert_eq!((back, used), (r, b.len()));
+        }
     }
 }
