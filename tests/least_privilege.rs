@@ -117,3 +117,59 @@ async fn a_user_missing_what_the_run_needs_is_told_all_of_it_at_connect() {
         assert_eq!(n, Some(0), "{user}");
     }
 }
+
+/// A server with CONFIG renamed away (`rename-command CONFIG ""`, as on
+/// managed servers) runs the scorecard: CONFIG only describes the server,
+/// so every cell that runs on a server you run is measured, none is
+/// `error` (issue 34: every cell was `error` and the scorecard exited 0).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_with_config_renamed_away_runs_the_scorecard() {
+    use limitbench_core::fleet::{Fleet, ServerConfig};
+    let f = Fleet::standalone(
+        &common::redis(),
+        ServerConfig::default().with("rename-command", "CONFIG \"\""),
+    )
+    .await
+    .expect("a server with CONFIG renamed away starts");
+    let mut admin = f.primary().connection().await.unwrap();
+    let refused = admin
+        .call(&limitbench_core::args!["CONFIG", "GET", "port"])
+        .await;
+    assert!(refused.is_err(), "CONFIG still answers: {refused:?}");
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("redis://127.0.0.1:{}", f.primary_addr().port());
+    let r = common::limitbench(
+        &[
+            "scorecard",
+            "--size",
+            "smoke",
+            "--strategy",
+            "token-bucket",
+            "--redis-url",
+            &url,
+            "--data-dir",
+            dir.path().to_str().unwrap(),
+            "--run-id",
+            "renamed",
+        ],
+        None,
+    );
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    let csv = std::fs::read_to_string(dir.path().join("renamed/scorecard.csv")).unwrap();
+    // One row per cell; the verdict is a field of its own.
+    let verdicts: Vec<&str> = csv.lines().skip(1).collect();
+    assert!(
+        verdicts.iter().any(|l| l.contains(",pass,")),
+        "no cell measured:\n{csv}"
+    );
+    assert!(
+        !verdicts.iter().any(|l| l.contains(",error,")),
+        "a cell is error:\n{csv}"
+    );
+    let n = admin
+        .call(&limitbench_core::args!["DBSIZE"])
+        .await
+        .unwrap()
+        .as_i64();
+    assert_eq!(n, Some(0), "keys left behind");
+}
