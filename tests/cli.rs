@@ -331,3 +331,33 @@ fn a_connection_count_the_process_cannot_open_fails_before_any_trial_naming_it()
     );
     assert!(!data.exists() || std::fs::read_dir(&data).unwrap().next().is_none());
 }
+
+/// A password holding '/' and '@' is never printed, whether the URL parses
+/// and the server is unreachable or the URL does not parse (issue 34: the
+/// parse error printed it in clear).
+#[test]
+fn a_password_is_never_printed_by_a_url_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().to_str().unwrap();
+    for url in [
+        // Parses (credentials end at the last '@'); nothing listens on port 1.
+        "redis://u:Zq9/Xk@77@127.0.0.1:1",
+        // Does not parse: the port is not a number.
+        "redis://u:Zq9/Xk@77@127.0.0.1:notaport",
+    ] {
+        for cmd in ["run", "scorecard"] {
+            let mut args = vec![cmd];
+            if cmd == "run" {
+                args.push("baseline");
+            }
+            args.extend(["--redis-url", url, "--data-dir", data, "--size", "smoke"]);
+            let r = limitbench(&args, None);
+            assert_ne!(r.code(), 0, "{url} {cmd}: {}", r.stderr());
+            let all = format!("{}{}", r.stdout(), r.stderr());
+            assert!(
+                !all.contains("Zq9") && !all.contains("Xk@77"),
+                "{url} {cmd}: {all}"
+            );
+        }
+    }
+}
