@@ -227,7 +227,7 @@ fn a_strategy_whose_every_decision_fails_is_an_error_of_the_run() {
     .unwrap();
     std::fs::write(
         dir.join("bad5.toml"),
-        "name = \"bad5\"\nscript = \"bad5.lua\"\nkeys = [\"rl:{${client}}:b5\"]\nargs = [\"${limit}\"]\n[reply]\nadmitted = 5\n",
+        "name = \"bad5\"\nscript = \"bad5.lua\"\nkeys = [\"rl:{${client}}:b5\"]\nargs = [\"${limit}\", \"${cost}\"]\n[reply]\nadmitted = 5\n",
     )
     .unwrap();
     let exp = small_experiments(tmp.path());
