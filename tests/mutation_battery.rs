@@ -15,10 +15,13 @@
 //!   fill included, warns or fails with "under-admits"; the cost cells
 //!   (a limit the traffic never reaches) are measured as any other;
 //! - a bucket refilling in whole seconds fails `straddle` (about 2x the
-//!   capacity in ~0.1 s against capacity + rate x t);
+//!   capacity in ~0.1 s against capacity + rate x t) and passes every other
+//!   admission cell and memory;
 //! - a sliding-window counter whose windows start at a key's first request
 //!   fails `anchored` (the traffic after the anchored edge) and passes
-//!   `straddle`, which aligned windows test.
+//!   `straddle` (which aligned windows test), the other patterns, exact,
+//!   clock and memory;
+//! - no variant fails a cost cell (none of their faults touches cost).
 //!
 //! And `check` on the no-cost script says its cost check does not apply,
 //! also when given the manifest's path.
@@ -83,10 +86,17 @@ async fn each_mutation_fails_exactly_the_cells_its_fault_touches() {
             show(name, "works")
         );
         // The cost probe's traffic never reaches the limit: every strategy's
-        // decisions are admitted, read by its own reply rule.
+        // decisions are admitted, read by its own reply rule. No fault here
+        // touches cost: none fails it (its pass/warn edges, 3x GET and 0.5
+        // of GET's rate, move between runs of one script by up to 20%, so
+        // the verdict itself is not compared).
         for p in ["cost-x-get", "decisions-per-s"] {
             let c = get(name, p);
-            assert!(measured(c.verdict), "{}", show(name, p));
+            assert!(
+                matches!(c.verdict, CellVerdict::Pass | CellVerdict::Warn),
+                "{}",
+                show(name, p)
+            );
             assert!(!c.detail.contains("under-admits"), "{}", show(name, p));
         }
         assert!(
@@ -112,6 +122,14 @@ async fn each_mutation_fails_exactly_the_cells_its_fault_touches() {
             "{}",
             show(name, "memory")
         );
+        // Its log holds what the built-in log holds (longer members: the
+        // same band).
+        assert_eq!(
+            get(name, "memory").verdict,
+            get("sliding-window-log", "memory").verdict,
+            "{}",
+            show(name, "memory")
+        );
     }
     // 60% of the limit: every admission cell under-admits, memory's fill too.
     for p in ADMISSION.iter().chain(&["memory"]) {
@@ -131,7 +149,18 @@ async fn each_mutation_fails_exactly_the_cells_its_fault_touches() {
         "{}",
         show(b, "straddle")
     );
-    for p in ["exact-0ms", "exact-6.7ms", "clock-1s"] {
+    // The rest pass: the other patterns never offer a burst across a turn
+    // of the second (quiet-burst's flood ends before it, burst-sustained's
+    // traffic after it comes one request at a time).
+    for p in [
+        "exact-0ms",
+        "exact-6.7ms",
+        "quiet-burst",
+        "burst-sustained",
+        "anchored",
+        "clock-1s",
+        "memory",
+    ] {
         assert_eq!(get(b, p).verdict, CellVerdict::Pass, "{}", show(b, p));
     }
     // First-hit sliding counter: anchored fails, straddle (aligned) passes.
@@ -142,7 +171,15 @@ async fn each_mutation_fails_exactly_the_cells_its_fault_touches() {
         "{}",
         show(c, "anchored")
     );
-    for p in ["straddle", "exact-0ms", "exact-6.7ms", "clock-1s"] {
+    for p in [
+        "straddle",
+        "quiet-burst",
+        "burst-sustained",
+        "exact-0ms",
+        "exact-6.7ms",
+        "clock-1s",
+        "memory",
+    ] {
         assert_eq!(get(c, p).verdict, CellVerdict::Pass, "{}", show(c, p));
     }
 }

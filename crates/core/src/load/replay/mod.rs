@@ -11,8 +11,10 @@
 //! allocating.
 //!
 //! Layout, one concern per file:
-//! - `capture`: runs a strategy's `decide` once against a fake server on
-//!   loopback and keeps the exact bytes it wrote;
+//! - `capture`: runs a strategy's `decide` once through a recording proxy
+//!   to the real server and keeps the exact bytes it wrote (its replies are
+//!   the server's, read by the strategy's own rules, as every replayed
+//!   decision's are: `AdmitRule::for_strategy`);
 //! - `template`: those bytes with slots for the client id and request id
 //!   (`Template`, `AdmitRule`, `client_name`, `ID_BASE`);
 //! - `reply`: `scan_reply`, the allocation-free reading of a reply (first
