@@ -321,3 +321,69 @@ fn figure_conventions_hold_on_the_reference_run() {
         problems.join("\n")
     );
 }
+
+/// The figures that ring their claims' judged values, with how many rings
+/// each draws per claim (a figure that draws the judged setting in two
+/// panels rings it in both).
+const RINGED: [(&str, &str, usize); 11] = [
+    ("a1_1-check-then-act-admitted", "A1.1", 1),
+    ("a2_2-watch-slowdown-vs-workers", "A2.2", 1),
+    ("a4_1-caller-clock-under-overload", "A4.1", 1),
+    ("a4_1-sweep-run-length-load", "A4.1", 2),
+    ("a4_2-sweep-capacity-servers-offsets", "A4.2", 1),
+    ("b3-member-len-sweep", "B3.1", 1),
+    ("b3-member-len-sweep", "B3.2", 1),
+    ("b3-member-len-sweep", "B3.3", 1),
+    ("b3-member-len-sweep", "B4.3", 1),
+    ("b5_1-sender-sweep", "B5.1", 3),
+    ("b5_3-clock-sweep", "B5.3", 3),
+];
+
+#[test]
+fn judged_values_are_ringed_at_the_setting_they_were_judged_at() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let tmp = tempfile::tempdir().unwrap();
+    let run = copy_of_reference(tmp.path(), usize::MAX - 1);
+    let rows = limitbench::app::analyze(&run, &root.join("analysis/claims.toml")).unwrap();
+    let mut problems = Vec::new();
+    for (stem, id, rings) in RINGED {
+        let j = rows.iter().find(|j| j.spec.id == id).unwrap();
+        let (values, intervals) = limitbench_analysis::report::summary::judged_values(j);
+        let mut r = csv::Reader::from_path(run.join(format!("figures/{stem}.csv"))).unwrap();
+        let marks: Vec<csv::StringRecord> = r
+            .records()
+            .flatten()
+            .filter(|rec| &rec[1] == "judged" && rec[2].starts_with(&format!("{id} judged")))
+            .collect();
+        if marks.len() != rings {
+            problems.push(format!(
+                "{stem}: {} rings of {id}, not {rings}",
+                marks.len()
+            ));
+        }
+        for m in &marks {
+            let y: f64 = m[5].parse().unwrap();
+            // The ring is one of the claim's judged values with its interval.
+            let at = values
+                .iter()
+                .position(|v| (v - y).abs() <= 1e-9 * v.abs().max(1.0));
+            match at {
+                None => problems.push(format!(
+                    "{stem}: ring of {id} at {y}, not a judged value {values:?}"
+                )),
+                Some(i) => {
+                    if let (Some((lo, hi)), Ok(l), Ok(h)) =
+                        (intervals.get(i), m[6].parse::<f64>(), m[7].parse::<f64>())
+                        && ((lo - l).abs() > 1e-9 * lo.abs().max(1.0)
+                            || (hi - h).abs() > 1e-9 * hi.abs().max(1.0))
+                    {
+                        problems.push(format!(
+                            "{stem}: ring of {id} has interval {l}..{h}, judged {lo}..{hi}"
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}

@@ -210,7 +210,7 @@ fn check_says_a_script_without_cost_has_no_cost_check_also_by_its_path() {
 fn a_script_in_whole_seconds_is_probed_at_one_second_at_smoke() {
     let dir = mutations();
     let out = tempfile::tempdir().unwrap();
-    common::limitbench(
+    let run = common::limitbench(
         &[
             "scorecard",
             "--size",
@@ -227,8 +227,11 @@ fn a_script_in_whole_seconds_is_probed_at_one_second_at_smoke() {
             "1",
         ],
         None,
-    )
-    .expect_code(0);
+    );
+    // Exit 1 only for a cell of what a decision costs (a throughput ratio
+    // moves with the machine's load: a busy CI machine can fail it); every
+    // promise cell is asserted below.
+    assert!([0, 1].contains(&run.code()), "{}", run.stderr());
     let text = std::fs::read_to_string(out.path().join("whole-seconds/scorecard.csv")).unwrap();
     let mut rows = csv::Reader::from_reader(text.as_bytes());
     let head = rows.headers().unwrap().clone();
@@ -238,6 +241,12 @@ fn a_script_in_whole_seconds_is_probed_at_one_second_at_smoke() {
         if ["straddle", "quiet-burst", "burst-sustained", "anchored"].contains(&&r[prop]) {
             assert_eq!(&r[verdict], "pass", "{r:?}");
             assert!(r[detail].contains("per 1000 ms"), "{r:?}");
+        }
+        if &r[verdict] == "fail" {
+            assert!(
+                ["cost-x-get", "decisions-per-s"].contains(&&r[prop]),
+                "only a cost cell may fail on a busy machine: {r:?}"
+            );
         }
     }
 }

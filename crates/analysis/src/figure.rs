@@ -9,6 +9,7 @@
 pub use limitbench_plot::figure::*;
 use limitbench_plot::style::{COLOURS, LOOKS};
 
+pub use crate::anchors::Anchor;
 pub use crate::claims::pass_region;
 use crate::claims::{Check, ClaimSpec};
 use crate::stats::Summary;
@@ -150,15 +151,33 @@ pub fn with_strategy_looks(f: &Figure) -> Figure {
 }
 
 /// Writing a figure into a run folder, recorded for the claims table.
+/// The figure is drawn (SVG, PNG, CSV) once the claims are judged, with
+/// the judged value ringed at each of its [`Anchor`]s whose claim was
+/// judged at that setting (`crate::anchors`).
 pub trait WriteFigure {
     fn write(&self, ctx: &AnalysisCtx) -> Result<String>;
     fn write_if_any(&self, ctx: &AnalysisCtx) -> Result<String>;
+    fn write_anchored(&self, ctx: &AnalysisCtx, anchors: Vec<Anchor>) -> Result<String>;
+    fn write_anchored_if_any(&self, ctx: &AnalysisCtx, anchors: Vec<Anchor>) -> Result<String>;
 }
 
 impl WriteFigure for Figure {
-    /// Write SVG, PNG and CSV into the run's figures/, record the figure for
-    /// the claims table, and return its markdown (image, caption, links).
+    /// A figure without judged values to ring (see [`WriteFigure::write_anchored`]).
     fn write(&self, ctx: &AnalysisCtx) -> Result<String> {
+        self.write_anchored(ctx, vec![])
+    }
+
+    /// [`Figure::write`] for a figure a run may rightly leave empty: with no
+    /// points, nothing is written and nothing is said.
+    fn write_if_any(&self, ctx: &AnalysisCtx) -> Result<String> {
+        self.write_anchored_if_any(ctx, vec![])
+    }
+
+    /// Keep the figure to be drawn into the run's figures/ once the claims
+    /// are judged (SVG, PNG and CSV, the judged values ringed at
+    /// `anchors`), record it for the claims table, and return its markdown
+    /// (image, caption, links).
+    fn write_anchored(&self, ctx: &AnalysisCtx, anchors: Vec<Anchor>) -> Result<String> {
         if self.points() == 0 {
             // A partial run: say so instead of drawing an empty figure.
             ctx.warnings.borrow_mut().push(format!(
@@ -167,7 +186,10 @@ impl WriteFigure for Figure {
             ));
             return Ok(String::new());
         }
-        with_strategy_looks(self).write_to(&ctx.figures_dir)?;
+        ctx.pending.borrow_mut().push(crate::anchors::Pending {
+            figure: self.clone(),
+            anchors,
+        });
         ctx.figures.borrow_mut().push(FigureInfo {
             file: format!("figures/{}.png", self.name),
             claims: self.claims.clone(),
@@ -176,12 +198,10 @@ impl WriteFigure for Figure {
         Ok(self.markdown())
     }
 
-    /// [`Figure::write`] for a figure a run may rightly leave empty: with no
-    /// points, nothing is written and nothing is said.
-    fn write_if_any(&self, ctx: &AnalysisCtx) -> Result<String> {
+    fn write_anchored_if_any(&self, ctx: &AnalysisCtx, anchors: Vec<Anchor>) -> Result<String> {
         if self.points() == 0 {
             return Ok(String::new());
         }
-        self.write(ctx)
+        self.write_anchored(ctx, anchors)
     }
 }

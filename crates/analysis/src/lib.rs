@@ -31,6 +31,7 @@
 //! [`analyze`] takes the experiments' analyzers as an argument: the list of
 //! experiments is walked only by the application (`limitbench::app`).
 
+pub mod anchors;
 pub mod binomial;
 pub mod claims;
 pub mod compare;
@@ -74,6 +75,9 @@ pub struct AnalysisCtx {
     pub warnings: std::cell::RefCell<Vec<String>>,
     /// Every figure written, for the claims table's links.
     pub figures: std::cell::RefCell<Vec<FigureInfo>>,
+    /// Figures written but not yet drawn: drawn once the claims are
+    /// judged, with the judged values ringed ([`anchors`]).
+    pub pending: std::cell::RefCell<Vec<anchors::Pending>>,
 }
 
 /// A written figure: its PNG (relative to the run folder), the claims it
@@ -419,6 +423,7 @@ pub fn analyze(
         manifest,
         warnings: Default::default(),
         figures: Default::default(),
+        pending: Default::default(),
     };
     let mut measured: Vec<Measured> = Vec::new();
     let mut sections = Vec::new();
@@ -507,6 +512,7 @@ pub fn analyze(
     let size = ctx.manifest["size"].as_str().unwrap_or("?").to_string();
     let mut rows = claims::judge(&claims, measured, &size);
     note_trial_cap(&mut rows, &ctx.manifest);
+    anchors::draw_pending(&ctx, &rows)?;
     claims::write_csv(&run_dir.join("claims.csv"), &rows)?;
     report::write_report(&run_dir.join("report.md"), &ctx, &rows, &sections)?;
     // Figure links relative to the run folder, where the table is written.

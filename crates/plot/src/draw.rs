@@ -410,6 +410,7 @@ fn panel<DB: DrawingBackend>(
     if cat {
         category_labels(root, p, &clines, &fr)?;
     }
+    crate::ring::marks(root, p, cat, &fr)?;
     Ok(())
 }
 

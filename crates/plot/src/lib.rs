@@ -23,6 +23,7 @@ pub mod grid;
 pub mod marks;
 pub mod panel;
 pub mod png_out;
+pub mod ring;
 pub mod style;
 pub mod svg_text;
 pub mod text;

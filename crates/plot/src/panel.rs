@@ -16,7 +16,7 @@ use limitbench_base::error::Result;
 /// A panel's plot as the parts below see it: its ranges in drawn units
 /// (log10 on a log axis), which axes are logarithmic, and the pixel of a
 /// point in drawn units.
-pub(super) struct Frame<'a> {
+pub(crate) struct Frame<'a> {
     pub x: (f64, f64),
     pub y: (f64, f64),
     pub log: (bool, bool),
@@ -68,6 +68,13 @@ pub(super) fn y_values(p: &Panel) -> Vec<f64> {
                         .into_iter()
                         .chain(r.lines.iter().map(|v| Some(*v)))
                 })
+                .flatten()
+                .filter(|v| v.is_finite()),
+        )
+        .chain(
+            p.marks
+                .iter()
+                .flat_map(|m| [Some(m.y), m.lo, m.hi])
                 .flatten()
                 .filter(|v| v.is_finite()),
         )
@@ -167,7 +174,6 @@ pub(super) fn series<DB: DrawingBackend>(
     fr: &Frame,
 ) -> Result<()> {
     let ((x0, x1), (xlog, ylog)) = (fr.x, fr.log);
-    let k = p.series.len().max(1);
     for (si, s) in p.series.iter().enumerate() {
         let idx = names
             .iter()
@@ -176,13 +182,7 @@ pub(super) fn series<DB: DrawingBackend>(
             .unwrap_or(si);
         let lk = look(idx);
         // Series side by side at a category (or, asked for, at an x).
-        let dodge = if cat && k > 1 {
-            (si as f64 - (k as f64 - 1.0) / 2.0) * (0.7 / k as f64)
-        } else if p.dodge && k > 1 {
-            (si as f64 - (k as f64 - 1.0) / 2.0) * (x1 - x0) * 0.012
-        } else {
-            0.0
-        };
+        let dodge = crate::ring::dodge(p, si, cat, (x0, x1));
         let pts: Vec<(f64, f64, Option<f64>, Option<f64>)> = s
             .points
             .iter()

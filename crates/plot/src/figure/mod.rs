@@ -165,6 +165,42 @@ impl Reference {
     }
 }
 
+/// The value a claim's verdict was judged on, ringed where it is drawn:
+/// a black ring around (`x`, `y`), its 95% interval (`lo`..`hi`, when it
+/// has one) as a thick black bar beside the ring, and `label` written next
+/// to it (`A4.1 judged: 4.34% [3.83, 4.85]`). The analysis places it at the
+/// setting the verdict was judged at; this crate only draws it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Mark {
+    pub x: f64,
+    pub y: f64,
+    pub lo: Option<f64>,
+    pub hi: Option<f64>,
+    pub label: String,
+    /// The series the judged value is a point of: the ring follows that
+    /// series' sideways offset at a category (or a dodged x).
+    pub series: Option<String>,
+}
+
+impl Mark {
+    /// A judged value `y` at `x` with its 95% interval, if any.
+    pub fn new(x: f64, y: f64, interval: Option<(f64, f64)>, label: impl Into<String>) -> Self {
+        Mark {
+            x,
+            y,
+            lo: interval.map(|i| i.0),
+            hi: interval.map(|i| i.1),
+            label: label.into(),
+            series: None,
+        }
+    }
+    /// Ring the point of series `name` (see [`Mark::series`]).
+    pub fn on(mut self, name: impl Into<String>) -> Self {
+        self.series = Some(name.into());
+        self
+    }
+}
+
 /// A shaded interval of x (a phase), labelled at the top of the panel.
 #[derive(Debug, Clone)]
 pub struct Shade {
@@ -219,6 +255,8 @@ pub struct Panel {
     pub series: Vec<Series>,
     pub refs: Vec<Reference>,
     pub shades: Vec<Shade>,
+    /// Judged values, ringed and labelled ([`Mark`]).
+    pub marks: Vec<Mark>,
     /// Set series slightly apart on a numeric x so equal values do not hide
     /// each other (the CSV keeps the true x).
     pub dodge: bool,
@@ -247,6 +285,10 @@ impl Panel {
     }
     pub fn reference(mut self, r: Reference) -> Self {
         self.refs.push(r);
+        self
+    }
+    pub fn mark(mut self, m: Mark) -> Self {
+        self.marks.push(m);
         self
     }
     pub fn points(&self) -> usize {

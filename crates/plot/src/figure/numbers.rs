@@ -108,6 +108,21 @@ impl Figure {
                     ]);
                 }
             }
+            for m in &p.marks {
+                let _ = w.write_record([
+                    p.title.clone(),
+                    "judged".into(),
+                    m.label.clone(),
+                    format!("{}", m.x),
+                    String::new(),
+                    format!("{}", m.y),
+                    o(m.lo),
+                    o(m.hi),
+                    String::new(),
+                    String::new(),
+                    String::new(),
+                ]);
+            }
             for s in &p.shades {
                 let _ = w.write_record([
                     p.title.clone(),

@@ -109,3 +109,18 @@ fn an_empty_figure_is_an_error() {
     let f = Figure::new("e", &["X"], "nothing", "");
     assert!(f.write_to(d.path()).is_err());
 }
+
+#[test]
+fn a_judged_value_is_written_with_its_interval_and_widens_the_axis_to_hold_it() {
+    let p = Panel::new("p", Axis::new("x"), Axis::new("y"))
+        .series(Series::points("s", vec![Pt::new(1.0, 2.0)]))
+        .mark(Mark::new(1.0, 9.0, Some((8.0, 10.0)), "A0.1 judged: 9 [95%: 8..10]").on("s"));
+    let ys = crate::panel::y_values(&p);
+    assert!(ys.contains(&10.0) && ys.contains(&8.0), "{ys:?}");
+    let csv = Figure::new("f", &["A0.1"], "t", "c").panel(p).csv();
+    let row = csv
+        .lines()
+        .find(|l| l.contains(",judged,"))
+        .unwrap_or_else(|| panic!("no judged row in {csv}"));
+    assert_eq!(row, "p,judged,A0.1 judged: 9 [95%: 8..10],1,,9,8,10,,,");
+}

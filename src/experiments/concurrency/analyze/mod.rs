@@ -23,7 +23,9 @@ pub use a1_2::{
 use super::rows::Row;
 use limitbench_analysis::claims::Alternative;
 use limitbench_analysis::experiments::rows::HistoryRow;
-use limitbench_analysis::figure::{Axis, Figure, Panel, Pt, Reference, Series, num, pass_region};
+use limitbench_analysis::figure::{
+    Anchor, Axis, Figure, Panel, Pt, Reference, Series, num, pass_region,
+};
 use limitbench_analysis::figure::{ClaimReference, SummaryPoint, WriteFigure};
 use limitbench_analysis::stats::{Summary, mean_cs, mean_cs_method};
 use limitbench_analysis::table::{f, md_table};
@@ -310,7 +312,14 @@ fn a1_1(
         format!("Admitted per trial, mean with min-max whiskers over n = {n} trials per worker count; the published mean (judged) and worst trial (read from the published text, not judged) at 64 workers are drawn over that point, beside our worst trial."),
     )
     .panel(panel)
-    .write(ctx)?;
+    .write_anchored(
+        ctx,
+        vec![
+            Anchor::new("A1.1", 0, 64.0)
+                .at("rtt_ms", "0")
+                .on("check-then-act, no added delay"),
+        ],
+    )?;
     Ok(())
 }
 

@@ -7,7 +7,7 @@ use super::super::rows::MemoryRow;
 use super::verdicts::SWEEP_FIGURE;
 use super::{Est, LogCells};
 use limitbench_analysis::AnalysisCtx;
-use limitbench_analysis::figure::{Axis, Figure, Panel, Pt, Reference, Series, num};
+use limitbench_analysis::figure::{Anchor, Axis, Figure, Panel, Pt, Reference, Series, num};
 use limitbench_analysis::figure::{ClaimReference, WriteFigure};
 use limitbench_base::error::Result;
 
@@ -336,5 +336,24 @@ pub(super) fn member_sweep(ctx: &AnalysisCtx, cells: &LogCells) -> Result<String
         cells.b33(m).into_iter().find(|x| x.0 == 1000).map(|x| x.1)
     }))
     .panel(panel("B4.3", "B4.3: MB per client, L=100,000", "MB (1,000,000 bytes)", &|m| cells.b43(m)));
-    fig.write_if_any(ctx)
+    // Each claim's judged value ringed at the member length it was judged
+    // at (B3.3's panel draws its L=1,000 value).
+    let b33_at = cells.b33(m0).iter().position(|x| x.0 == 1000).unwrap_or(0);
+    let anchors: Vec<Anchor> = [
+        ("B3.1", 0, 0),
+        ("B3.2", 1, 0),
+        ("B3.3", 2, b33_at),
+        ("B4.3", 3, 0),
+    ]
+    .iter()
+    .flat_map(|(id, panel, value)| {
+        cells.member_lens.iter().map(move |m| {
+            Anchor::new(id, *panel, *m as f64)
+                .at(super::verdicts::DETAIL, &m.to_string())
+                .value(*value)
+                .on("ours (mean, 95% interval over trials)")
+        })
+    })
+    .collect();
+    fig.write_anchored_if_any(ctx, anchors)
 }

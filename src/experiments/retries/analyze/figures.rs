@@ -1,14 +1,11 @@
 //! The figures and tables of `retries`: admitted vs budget per round trip,
 //! A2.1's sweep of the unstated details (by setting and by round-trip
-//! jitter) with the lockstep bound, A2.2's slowdown per worker count, A2.3's
-//! over-admission, and the full table (appendix).
+//! jitter) with the lockstep bound, A2.3's over-admission, and the full
+//! table (appendix); A2.2's slowdown figures are in `slowdown.rs`.
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::{
-    A2_1_BUDGET, A2_2_BUDGET, Details, Groups, WORKERS, a2_1, a2_2, lockstep_admitted,
-    lockstep_slowdown, longest, summary,
-};
+use super::{A2_1_BUDGET, Details, Groups, WORKERS, a2_1, lockstep_admitted, longest, summary};
 use limitbench_analysis::AnalysisCtx;
 use limitbench_analysis::experiments::concurrency::rows::Row as ConcurrencyRow;
 use limitbench_analysis::figure::{Axis, Figure, Panel, Pt, Reference, Series, num};
@@ -22,7 +19,7 @@ pub const JITTER_FIGURE: &str = "a2_1-watch-admitted-vs-rtt-jitter";
 pub const WORKERS_FIGURE: &str = "a2_2-watch-slowdown-vs-workers";
 pub const ARRIVAL_FIGURE: &str = "a2_2-watch-slowdown-vs-arrival";
 
-fn ms(rtt: i64) -> String {
+pub(super) fn ms(rtt: i64) -> String {
     format!("{} ms", num(rtt as f64 / 1000.0))
 }
 
@@ -62,7 +59,7 @@ fn detail_words(detail: &str) -> String {
 
 /// The spread of an arrival setting (`spread-100ms` -> 100), None for
 /// all at once.
-fn spread_ms(arrival: &str) -> Option<f64> {
+pub(super) fn spread_ms(arrival: &str) -> Option<f64> {
     arrival
         .strip_prefix("spread-")?
         .strip_suffix("ms")?
@@ -338,117 +335,6 @@ pub fn a2_1_jitter(ctx: &AnalysisCtx, g: &Groups, limit: u64, md: &mut String) -
     )
     .panel(p)
     .write(ctx)?;
-    Ok(())
-}
-
-/// A2.2: the slowdown against the Lua fixed window vs workers, a series per
-/// round trip, the published range shaded.
-pub fn a2_2_workers(ctx: &AnalysisCtx, g: &Groups, limit: u64, md: &mut String) -> Result<()> {
-    let s: Vec<_> = a2_2(g)
-        .into_iter()
-        .filter(|s| s.is_worker_sweep())
-        .collect();
-    let mut by: BTreeMap<i64, Vec<Pt>> = BTreeMap::new();
-    for w in &s {
-        for (rtt, r, lo, hi, n) in &w.ratios {
-            by.entry(*rtt)
-                .or_default()
-                .push(Pt::spread(w.workers as f64, *r, *lo, *hi, *n));
-        }
-    }
-    let mut p = Panel::new(
-        "",
-        Axis::log("concurrent workers").ticks(s.iter().map(|w| w.workers as f64).collect()),
-        Axis::log("WATCH/MULTI wall time per trial / Lua's (x)"),
-    );
-    for (rtt, pts) in by {
-        p = p.series(Series::line(format!("{} added round trip", ms(rtt)), pts));
-    }
-    if !s.is_empty() {
-        p = p.series(Series::plain(
-            "lockstep model at a long round trip: 3L / ceil(L/c)",
-            s.iter()
-                .map(|w| Pt::new(w.workers as f64, lockstep_slowdown(w.workers, limit)))
-                .collect(),
-        ));
-    }
-    if let Some(c) = ctx.claim("A2.2") {
-        p = p.reference(Reference::published(c, 0));
-    }
-    let fig = Figure::new(
-        WORKERS_FIGURE,
-        &["A2.2"],
-        format!("WATCH/MULTI (budget {A2_2_BUDGET} retries) against the Lua fixed window: slowdown per worker count"),
-        "Mean wall time per trial of WATCH/MULTI divided by the mean of the Lua fixed window at the same round trip and worker count; whiskers: the 95% confidence sequence of the WATCH mean over the same Lua mean; {n} trials per point; other details at their defaults.",
-    )
-    .panel(p);
-    *md += &fig.write_if_any(ctx)?;
-    Ok(())
-}
-
-/// A2.2 over the arrivals A2.1 was swept at (64 workers, the other details
-/// at their defaults): the slowdown per spread, a series per round trip,
-/// the published range shaded. Where A2.1 reproduces (spread over 750 ms)
-/// is where the reader looks for A2.2's 12-30x.
-pub fn a2_2_arrivals(ctx: &AnalysisCtx, g: &Groups, md: &mut String) -> Result<()> {
-    let d = Details::default_setting();
-    // A series per round trip at the default backoff, and per other
-    // backoff measured with a spread (the joint settings, at 6.7 ms).
-    let mut by: BTreeMap<(String, i64), Vec<Pt>> = BTreeMap::new();
-    let mut xs: BTreeSet<i64> = BTreeSet::new();
-    for s in super::a2_2(g) {
-        let mut rest = s.details.clone();
-        rest.arrival = d.arrival.clone();
-        rest.backoff = d.backoff.clone();
-        if s.workers != WORKERS || rest != d {
-            continue;
-        }
-        let x = if s.details.arrival == d.arrival {
-            0.0
-        } else if let Some(x) = spread_ms(&s.details.arrival) {
-            x
-        } else {
-            continue;
-        };
-        if s.details.backoff != d.backoff && x == 0.0 {
-            continue;
-        }
-        xs.insert(x as i64);
-        for (rtt, r, lo, hi, n) in &s.ratios {
-            by.entry((s.details.backoff.clone(), *rtt))
-                .or_default()
-                .push(Pt::spread(x, *r, *lo, *hi, *n));
-        }
-    }
-    if xs.len() < 2 {
-        return Ok(());
-    }
-    let mut p = Panel::new(
-        format!("{WORKERS} workers, budget {A2_2_BUDGET} retries"),
-        Axis::new("L requests spread uniformly over (ms; 0 = all at once, the default)")
-            .ticks(xs.iter().map(|x| *x as f64).collect()),
-        Axis::log("WATCH/MULTI wall time per trial / Lua's (x)"),
-    );
-    for ((bo, rtt), mut pts) in by {
-        pts.sort_by(|a, b| a.x.partial_cmp(&b.x).unwrap());
-        let name = if bo == d.backoff {
-            format!("{} added round trip", ms(rtt))
-        } else {
-            format!("{} added round trip, backoff {bo}", ms(rtt))
-        };
-        p = p.series(Series::line(name, pts));
-    }
-    if let Some(c) = ctx.claim("A2.2") {
-        p = p.reference(Reference::published(c, 0));
-    }
-    let fig = Figure::new(
-        ARRIVAL_FIGURE,
-        &["A2.2", "A2.1"],
-        "WATCH/MULTI against the Lua fixed window: slowdown per arrival spread, at the default backoff and with full-jitter backoffs",
-        "Mean wall time per trial of WATCH/MULTI divided by the mean of the Lua fixed window at the same round trip and arrival, both with the L requests' arrival times drawn uniformly over the spread; whiskers: the 95% confidence sequence of the WATCH mean over the same Lua mean; {n} trials per point; the published 12-30x shaded; a spread makes the Lua wall at least the spread itself, so the ratio tends to 1 as the spread grows.",
-    )
-    .panel(p);
-    *md += &fig.write_if_any(ctx)?;
     Ok(())
 }
 

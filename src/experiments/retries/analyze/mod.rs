@@ -11,6 +11,7 @@
 
 mod claims;
 mod figures;
+mod slowdown;
 
 use std::collections::BTreeMap;
 
@@ -357,8 +358,8 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
     figures::budgets(ctx, &g, limit, &mut md)?;
     figures::a2_1_settings(ctx, &g, limit, &mut md)?;
     figures::a2_1_jitter(ctx, &g, limit, &mut md)?;
-    figures::a2_2_workers(ctx, &g, limit, &mut md)?;
-    figures::a2_2_arrivals(ctx, &g, &mut md)?;
+    slowdown::a2_2_workers(ctx, &g, limit, &mut md)?;
+    slowdown::a2_2_arrivals(ctx, &g, &mut md)?;
     figures::a2_3(ctx, &g, &concurrency, &mut md)?;
     figures::table(&g, &mut appendix);
     let m1 = claims::a2_1(ctx, &g, limit);

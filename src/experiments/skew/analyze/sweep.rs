@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::super::rows::Row;
 use super::{CALLER, Pair, worst_by_skew};
 use limitbench_analysis::claims::Alternative;
-use limitbench_analysis::figure::{Axis, Figure, Panel, Pt, Reference, Series, num};
+use limitbench_analysis::figure::{Anchor, Axis, Figure, Panel, Pt, Reference, Series, num};
 use limitbench_analysis::figure::{ClaimReference, SummaryPoint, WriteFigure};
 use limitbench_analysis::stats::{Summary, mean_cs, mean_cs_method};
 use limitbench_analysis::{AnalysisCtx, Measured};
@@ -258,6 +258,8 @@ pub fn figure_a4_2(ctx: &AnalysisCtx, rows: &[Row], ideal: &[f64]) -> Result<Str
         "Admitted / what an ideal bucket admits of the same send times, %, mean per setting with min-max whiskers over its trials ({n} per point: too few for an interval); x: bucket capacity / refill rate (s), log scale; a panel names its server counts when not all ran with that offset draw.",
     )
     .columns(draws.len().max(1));
+    // A4.2's judged value, ringed at its setting.
+    let mut anchors: Vec<Anchor> = Vec::new();
     let all_servers: BTreeSet<String> = m.keys().map(|k| k.1.clone()).collect();
     for d in &draws {
         let here: BTreeSet<String> = m
@@ -286,19 +288,30 @@ pub fn figure_a4_2(ctx: &AnalysisCtx, rows: &[Row], ideal: &[f64]) -> Result<Str
         servers.sort();
         servers.dedup();
         for w in servers {
+            let name = format!("{w} servers");
             let pts = m
                 .iter()
                 .filter(|(k, _)| &k.2 == d && k.1 == w.to_string())
-                .map(|(k, v)| Pt::summary(k.0.parse().unwrap_or(f64::NAN), &Summary::of(v)))
+                .map(|(k, v)| {
+                    let x = k.0.parse().unwrap_or(f64::NAN);
+                    anchors.push(
+                        Anchor::new("A4.2", fig.panels.len(), x)
+                            .at("capacity_s", &k.0)
+                            .at("servers", &k.1)
+                            .at("offset_draw", &k.2)
+                            .on(&name),
+                    );
+                    Pt::summary(x, &Summary::of(v))
+                })
                 .collect();
-            p = p.series(Series::line(format!("{w} servers"), pts));
+            p = p.series(Series::line(name, pts));
         }
         if let Some(c) = ctx.claim("A4.2") {
             p = p.reference(Reference::published(c, 0));
         }
         fig = fig.panel(p);
     }
-    fig.write_if_any(ctx)
+    fig.write_anchored_if_any(ctx, anchors)
 }
 
 /// A4.1's sweep: the mean pair's difference against the run length (left)
@@ -362,21 +375,32 @@ pub fn figure_a4_1(
         Axis::log("|caller - Redis clock| / Redis clock admitted (%)"),
     )
     .dodge();
+    // A4.1's judged value is ringed at its setting, in each panel that
+    // draws that setting.
+    let mut anchors: Vec<Anchor> = Vec::new();
+    let anchor = |panel: usize, x: f64, k: &[String; 5], series: &str| {
+        A4_1_DETAILS
+            .iter()
+            .zip(k.iter())
+            .fold(Anchor::new("A4.1", panel, x), |a, (d, v)| a.at(d, v))
+            .on(series)
+    };
     for load in sorted(
         m.keys()
             .filter(|k| default_cap(k))
             .map(|k| k[0].clone())
             .collect(),
     ) {
+        let name = format!("load {load}x, capacity 1 s");
         let pts: Vec<Pt> = m
             .iter()
             .filter(|(k, _)| default_cap(k) && k[0] == load)
-            .map(|(k, v)| pt(n(&k[1]), v))
+            .map(|(k, v)| {
+                anchors.push(anchor(0, n(&k[1]), k, &name));
+                pt(n(&k[1]), v)
+            })
             .collect();
-        left = left.series(Series::line(
-            format!("load {load}x, capacity 1 s"),
-            by_x(pts),
-        ));
+        left = left.series(Series::line(name, by_x(pts)));
     }
     let loads: Vec<f64> = sorted(m.keys().map(|k| k[0].clone()).collect())
         .iter()
@@ -397,15 +421,16 @@ pub fn figure_a4_1(
     });
     run_cap.dedup();
     for (run, cap) in run_cap {
+        let name = format!("{run} s runs, capacity {cap} s");
         let pts: Vec<Pt> = m
             .iter()
             .filter(|(k, _)| k[1] == run && k[2] == cap)
-            .map(|(k, v)| pt(n(&k[0]), v))
+            .map(|(k, v)| {
+                anchors.push(anchor(1, n(&k[0]), k, &name));
+                pt(n(&k[0]), v)
+            })
             .collect();
-        right = right.series(Series::line(
-            format!("{run} s runs, capacity {cap} s"),
-            by_x(pts),
-        ));
+        right = right.series(Series::line(name, by_x(pts)));
     }
     if let Some(r) = published {
         left = left.reference(r.clone());
@@ -433,5 +458,5 @@ pub fn figure_a4_1(
     .columns(2)
     .panel(left)
     .panel(right);
-    fig.write_if_any(ctx)
+    fig.write_anchored_if_any(ctx, anchors)
 }

@@ -9,7 +9,9 @@ use super::closed::per_model;
 use super::{OpenRows, Sender, fill_share, model, ratios};
 use limitbench_analysis::AnalysisCtx;
 use limitbench_analysis::experiments::ts_member::rows::Row;
-use limitbench_analysis::figure::{Axis, Figure, Panel, Pt, Reference, Series, num, pass_region};
+use limitbench_analysis::figure::{
+    Anchor, Axis, Figure, Panel, Pt, Reference, Series, num, pass_region,
+};
 use limitbench_analysis::figure::{ClaimReference, SummaryPoint, WriteFigure};
 use limitbench_analysis::stats::{Summary, mean_cs};
 use limitbench_analysis::table::distinct;
@@ -260,6 +262,24 @@ fn per_sender(
     p
 }
 
+/// Claim `id`'s judged value at rate `i` (panel `i`), ringed at the sender
+/// it was judged with: one anchor per sender the panels draw.
+fn sender_anchors(id: &str, ticks: &[f64], conns: &[u64]) -> Vec<Anchor> {
+    let mut out = Vec::new();
+    for i in 0..B51_RATES.len() {
+        for (k, t) in ticks.iter().enumerate() {
+            for &d in conns {
+                let a = Sender::at(*t, d)
+                    .setting()
+                    .iter()
+                    .fold(Anchor::new(id, i, k as f64), |a, (key, v)| a.at(key, v));
+                out.push(a.value(i).on(format!("{d} connections")));
+            }
+        }
+    }
+    out
+}
+
 /// B5.1's verdict per rate at the main sender, short: "not-reproduced",
 /// "undecided (about 70 trials would decide)", "undecidable (on the edge)".
 fn b51_verdicts(ctx: &AnalysisCtx, o: &OpenRows) -> Vec<String> {
@@ -342,7 +362,7 @@ pub fn sender_sweep(ctx: &AnalysisCtx, o: &OpenRows) -> Result<String> {
         }
         fig = fig.panel(p);
     }
-    fig.write(ctx)
+    fig.write_anchored(ctx, sender_anchors("B5.1", &ticks, &conns))
 }
 
 /// B5.3 per sender: the clocks' difference in admitted / limit against
@@ -389,7 +409,7 @@ pub fn clock_sweep(ctx: &AnalysisCtx, o: &OpenRows) -> Result<String> {
         }
         fig = fig.panel(p);
     }
-    fig.write(ctx)
+    fig.write_anchored(ctx, sender_anchors("B5.3", &ticks, &conns))
 }
 
 /// B5.2: the closed loop, every member: the count, and the count over the

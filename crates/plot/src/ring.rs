@@ -1,0 +1,134 @@
+//! The judged value of a claim, ringed ([`Mark`](super::figure::Mark)):
+//! a black ring around the point the verdict was judged on, its 95%
+//! interval as a thick black bar just right of the ring, and a label in a
+//! white box beside it (right of the ring, or left where the panel's right
+//! edge is near). Drawn last, over the series, so it is never hidden.
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+use super::axes::tr;
+use super::figure::Panel;
+use super::panel::Frame;
+use super::style::{SMALL, err, font, text};
+use super::text::text_width;
+use limitbench_base::error::Result;
+
+/// The ring's radius in pixels (a series marker is 5).
+pub const RING: i32 = 11;
+
+/// The sideways offset (drawn x units) of series `si` of `k` at a
+/// category or on a dodged panel, as `panel::series` draws it.
+pub(super) fn dodge(p: &Panel, si: usize, cat: bool, x: (f64, f64)) -> f64 {
+    let k = p.series.len().max(1);
+    if cat && k > 1 {
+        (si as f64 - (k as f64 - 1.0) / 2.0) * (0.7 / k as f64)
+    } else if p.dodge && k > 1 {
+        (si as f64 - (k as f64 - 1.0) / 2.0) * (x.1 - x.0) * 0.012
+    } else {
+        0.0
+    }
+}
+
+pub(super) fn marks<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    p: &Panel,
+    cat: bool,
+    fr: &Frame,
+) -> Result<()> {
+    let ((x0, x1), (y0, y1), (xlog, ylog)) = (fr.x, fr.y, fr.log);
+    let ty = |v: f64| {
+        if ylog && v <= 0.0 {
+            y0
+        } else {
+            tr(v, ylog).clamp(y0, y1)
+        }
+    };
+    let black = RGBColor(0, 0, 0);
+    for m in &p.marks {
+        if !m.y.is_finite() || (xlog && m.x <= 0.0) {
+            continue;
+        }
+        let off = m
+            .series
+            .as_ref()
+            .and_then(|n| p.series.iter().position(|s| &s.name == n))
+            .map(|si| dodge(p, si, cat, (x0, x1)))
+            .unwrap_or(0.0);
+        let x = tr(m.x, xlog) + off;
+        let at = (fr.px)(x, ty(m.y));
+        root.draw(&Circle::new(at, RING, black.stroke_width(2)))
+            .map_err(err)?;
+        let bar_x = at.0 + RING + 5;
+        if let (Some(lo), Some(hi)) = (m.lo, m.hi)
+            && lo.is_finite()
+            && hi.is_finite()
+        {
+            let (a, b) = ((fr.px)(x, ty(lo)).1, (fr.px)(x, ty(hi)).1);
+            let (a, b) = (a.max(b), a.min(b));
+            let st = black.stroke_width(3);
+            root.draw(&PathElement::new(vec![(bar_x, a), (bar_x, b)], st))
+                .map_err(err)?;
+            for y in [a, b] {
+                root.draw(&PathElement::new(vec![(bar_x - 4, y), (bar_x + 4, y)], st))
+                    .map_err(err)?;
+            }
+        }
+        if m.label.is_empty() {
+            continue;
+        }
+        let (left_edge, top) = (fr.px)(x0, y1);
+        let (right_edge, bottom) = (fr.px)(x1, y0);
+        // One line where the panel has room for it, else the value and its
+        // interval on two.
+        let one = text_width(&m.label, SMALL) as i32 + 8;
+        let lines: Vec<String> = match m.label.split_once(" [") {
+            Some((a, b)) if one > right_edge - left_edge - 4 => {
+                vec![a.to_string(), format!("[{b}")]
+            }
+            _ => vec![m.label.clone()],
+        };
+        let w = lines
+            .iter()
+            .map(|l| text_width(l, SMALL) as i32 + 8)
+            .max()
+            .unwrap_or(0);
+        let h = 16 * lines.len() as i32 + 4;
+        // Right of the ring and its bar; else left of the ring; else as far
+        // right as the panel allows: never past the panel's edges.
+        let lx = if bar_x + 8 + w <= right_edge {
+            bar_x + 8
+        } else if at.0 - RING - 8 - w >= left_edge {
+            at.0 - RING - 8 - w
+        } else {
+            (right_edge - w - 2).max(left_edge + 2)
+        };
+        // Above the ring, so the label covers no point at the ring's
+        // height; below it where the panel's top is too near.
+        let ly = if at.1 - RING - 6 - h >= top {
+            at.1 - RING - 6 - h
+        } else {
+            (at.1 + RING + 6).min(bottom - h - 2)
+        };
+        root.draw(&Rectangle::new(
+            [(lx, ly), (lx + w, ly + h)],
+            RGBAColor(255, 255, 255, 0.85).filled(),
+        ))
+        .map_err(err)?;
+        root.draw(&Rectangle::new(
+            [(lx, ly), (lx + w, ly + h)],
+            black.stroke_width(1),
+        ))
+        .map_err(err)?;
+        for (k, l) in lines.iter().enumerate() {
+            text(
+                root,
+                l,
+                (lx + 4, ly + 2 + 16 * k as i32),
+                &font(SMALL).pos(Pos::new(HPos::Left, VPos::Top)),
+            )?;
+        }
+    }
+    Ok(())
+}
