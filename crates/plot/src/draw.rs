@@ -328,6 +328,28 @@ fn legend<DB: DrawingBackend>(
     Ok(())
 }
 
+/// A panel's y range in drawn units: from zero on a linear axis, unless a
+/// published band would then be under 5% of the axis (a sliver nobody
+/// sees), in which case the axis spans only what is drawn.
+pub(crate) fn y_range(p: &Panel) -> (f64, f64) {
+    let vals = y_values(p);
+    let from_zero = range_of(&vals, &p.y, true);
+    if p.y.log || p.y.range.is_some() {
+        return from_zero;
+    }
+    let span = from_zero.1 - from_zero.0;
+    let thin = p.refs.iter().any(|r| {
+        r.kind == RefKind::Published
+            && r.band
+                .is_some_and(|(lo, hi)| lo.is_finite() && hi.is_finite() && hi - lo < 0.05 * span)
+    });
+    if thin {
+        range_of(&vals, &p.y, false)
+    } else {
+        from_zero
+    }
+}
+
 fn panel<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     area: &DrawingArea<DB, Shift>,
@@ -338,7 +360,7 @@ fn panel<DB: DrawingBackend>(
     let cat = !p.categories.is_empty();
     let clines = cat_lines(p, panel_w);
     let (x0, x1) = x_range(p, cat);
-    let (y0, y1) = range_of(&y_values(p), &p.y, true);
+    let (y0, y1) = y_range(p);
     let x_area = if cat {
         20 + 16 * clines.len() as u32 + 22
     } else {
@@ -452,5 +474,29 @@ mod tests {
         assert_eq!(refs.len(), 1);
         assert_eq!(refs[0].1, "model a");
         assert_eq!(caption_drawn(&f), "caption.");
+    }
+
+    #[test]
+    fn a_published_band_is_never_a_sliver_of_a_linear_axis() {
+        let band = |lo: f64, hi: f64| Reference {
+            kind: RefKind::Published,
+            label: "A0.1 published".into(),
+            value: Some((lo + hi) / 2.0),
+            band: Some((lo, hi)),
+            x: None,
+            lines: vec![],
+        };
+        let pts = vec![crate::figure::Pt::spread(0.0, 1.09, 1.03, 1.11, 10)];
+        let thin = Panel::new("p", Axis::new("x"), Axis::new("y"))
+            .series(crate::figure::Series::points("s", pts.clone()))
+            .reference(band(1.076, 1.104));
+        let (y0, y1) = y_range(&thin);
+        assert!(y0 > 0.9, "the axis still starts at zero: {y0}..{y1}");
+        assert!((1.104 - 1.076) / (y1 - y0) >= 0.05, "{y0}..{y1}");
+        // A band wide enough keeps the axis from zero.
+        let wide = Panel::new("p", Axis::new("x"), Axis::new("y"))
+            .series(crate::figure::Series::points("s", pts))
+            .reference(band(0.8, 1.2));
+        assert!(y_range(&wide).0 <= 0.0);
     }
 }
