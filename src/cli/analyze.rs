@@ -1,6 +1,8 @@
 //! `limitbench analyze`: every claim recomputed from a run folder's CSVs
 //! (`limitbench::app::analyze`, no Redis needed): claims.csv, report.md,
-//! figures/; prints the report's path and the tally.
+//! figures/; prints the report's path and the tally. A matrix folder
+//! (`servers.json`, `limitbench matrix`) is analysed as the matrix does:
+//! every server's folder, then the matrix's tables and figures.
 
 use std::path::{Path, PathBuf};
 
@@ -11,7 +13,7 @@ use limitbench_analysis::report::{tally, verdict_text};
 
 #[derive(clap::Args)]
 pub struct AnalyzeArgs {
-    /// The run folder, e.g. data/latest.
+    /// The run folder, e.g. data/latest (or a matrix folder, e.g. data/servers).
     run_dir: PathBuf,
     /// The claims table; default: analysis/claims.toml in the project.
     #[arg(long)]
@@ -28,6 +30,11 @@ pub fn run(a: AnalyzeArgs, root: &Path) -> Result<i32> {
     }
     // Not while a run, a resume or a merge writes the folder.
     let _lock = limitbench::run::lock::RunLock::take(&run_dir, "analyze")?;
+    if super::matrix::is_matrix_folder(&run_dir) {
+        super::matrix::reanalyze(&run_dir, &claims)?;
+        println!("{}", run_dir.join("matrix-claims.md").display());
+        return Ok(0);
+    }
     let rows = app::analyze(&run_dir, &claims)?;
     let repro: Vec<_> = rows
         .iter()

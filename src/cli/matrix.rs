@@ -1,6 +1,8 @@
 //! `limitbench matrix`: the same experiments on every server of
 //! `limitbench::servers::SERVERS`, one sub-folder each (a `run`, then a
 //! scorecard), then one claims table with a column per server.
+//! [`reanalyze`] redoes only the analysis of a matrix folder, from its
+//! `servers.json` (what `limitbench analyze <matrix folder>` runs).
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -182,7 +184,11 @@ pub async fn run(a: MatrixArgs, root: &Path) -> Result<i32> {
         };
         failures += m.one_server(&col, &mut index).await?;
     }
-    write_analysis(&m.run_dir, root, &index.entries)?;
+    write_analysis(
+        &m.run_dir,
+        &root.join("analysis/claims.toml"),
+        &index.entries,
+    )?;
     print_times(&index.entries);
     println!("{}", m.run_dir.display());
     Ok(if failures > 0 { 1 } else { 0 })
@@ -385,9 +391,24 @@ impl Matrix<'_> {
     }
 }
 
+/// Is `dir` a matrix folder (its `servers.json`, no run manifest of its own)?
+pub fn is_matrix_folder(dir: &Path) -> bool {
+    dir.join("servers.json").is_file() && !dir.join("manifest.json").exists()
+}
+
+/// Only the analysis of the matrix folder `run_dir`: every server that
+/// `servers.json` lists with a run folder, analysed from its CSVs, then the
+/// matrix's tables and figures. Starts no server and fetches nothing.
+pub fn reanalyze(run_dir: &Path, claims: &Path) -> Result<()> {
+    let text = std::fs::read_to_string(run_dir.join("servers.json"))
+        .with_context(|| format!("reading {}/servers.json", run_dir.display()))?;
+    let entries: Vec<ServerEntry> = serde_json::from_str(&text)
+        .with_context(|| format!("parsing {}/servers.json", run_dir.display()))?;
+    write_analysis(run_dir, claims, &entries)
+}
+
 /// The analysis: each server's claims, then one table across them.
-fn write_analysis(run_dir: &Path, root: &Path, entries: &[ServerEntry]) -> Result<()> {
-    let claims = root.join("analysis/claims.toml");
+fn write_analysis(run_dir: &Path, claims: &Path, entries: &[ServerEntry]) -> Result<()> {
     let columns: Vec<limitbench_analysis::matrix::ServerColumn> = entries
         .iter()
         .map(|e| limitbench_analysis::matrix::ServerColumn {
@@ -399,7 +420,7 @@ fn write_analysis(run_dir: &Path, root: &Path, entries: &[ServerEntry]) -> Resul
             scorecard_seconds: e.scorecard_seconds,
         })
         .collect();
-    let written = app::matrix::analyze_matrix(run_dir, &claims, &columns)?;
+    let written = app::matrix::analyze_matrix(run_dir, claims, &columns)?;
     for f in &written {
         eprintln!("limitbench: wrote {}", f.display());
     }

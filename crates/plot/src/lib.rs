@@ -7,7 +7,8 @@
 //! into a reference line and its passing band before it reaches a figure.
 //!
 //! - `figure`: the model (Figure, Panel, Series, Pt, Reference, Shade) and its CSV;
-//!   `grid`: a table of coloured cells (the scorecard).
+//!   `grid`: a table of coloured cells (the scorecard); `heatmap`: a table of
+//!   cells coloured by category, with text, hatching and outlines (PNG, SVG, CSV).
 //! - `draw`: the layout; `panel`: one panel's parts; `axes`: ticks and ranges;
 //!   `marks`: markers and dashes; `style`: font, palette, looks, text sizes;
 //!   `text`: widths and wrapping without a font engine.
@@ -20,6 +21,7 @@ pub mod draw;
 pub mod figure;
 pub mod forest;
 pub mod grid;
+pub mod heatmap;
 pub mod marks;
 pub mod panel;
 pub mod png_out;

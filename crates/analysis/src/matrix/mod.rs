@@ -20,20 +20,29 @@
 //! - `servers.rs`: what the matrix knows of a server (its column, its
 //!   identity) and the table of the servers;
 //! - `rows.rs`: the rows (a claim, a cell per server) and a cell's text;
+//! - `signals.rs`: what differs between servers, in words (the top of
+//!   `matrix-claims.md`);
+//! - `heatmaps.rs`: the claims by servers and each server's scorecard as
+//!   heatmaps (colour: the verdict; the value in the cell);
 //! - `tables.rs`: the claims tables, at a glance and in full;
-//! - `figure.rs`: the figure of the claims that differ;
-//! - `scorecard.rs`: the servers' scorecards side by side;
+//! - `figure.rs`: the figure of the claims that differ (value per server,
+//!   published value and passing band);
+//! - `scorecard.rs`: the servers' scorecards read and side by side;
 //! - `write.rs`: `matrix-claims.md` / `.csv`, `matrix-scorecard.md` and
-//!   `figures/matrix-differ.*`.
+//!   the figures (`figures/matrix-claims-heatmap.*`,
+//!   `matrix-scorecard-<server>.*`, `matrix-differ.*`).
 
 pub mod figure;
+pub mod heatmaps;
 pub mod rows;
 pub mod scorecard;
 pub mod servers;
+pub mod signals;
 pub mod tables;
 pub mod write;
 
 pub use figure::differ_figure;
+pub use heatmaps::{CLAIMS_HEATMAP, claims_heatmap, scorecard_heatmap_name, scorecard_heatmaps};
 pub use rows::{MatrixCell, MatrixRow, cell_text, default_note, rows};
 pub use scorecard::scorecard_table;
 pub use servers::{

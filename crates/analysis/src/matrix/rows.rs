@@ -40,6 +40,11 @@ pub struct MatrixCell {
     pub display: String,
     pub value: Option<f64>,
     pub interval: Option<(f64, f64)>,
+    /// The claim rests on trials that were disturbed (`schedule.csv`; the
+    /// judge's `inconclusive (disturbed: ...)`).
+    pub disturbed: bool,
+    /// The conditions the claim rests on that hold, and how many it has.
+    pub conditions: (usize, usize),
 }
 
 /// A row of the matrix: a claim (and its setting, where a claim has rows
@@ -51,6 +56,12 @@ pub struct MatrixRow {
     pub unit: String,
     pub published: Option<f64>,
     pub published_text: String,
+    /// What the value drawn (a cell's `value`, the claim's first) is: the
+    /// claim's unit, narrowed to its first value where the claim has several.
+    pub value_unit: String,
+    /// Where the claim's check passes for the value drawn; None for a claim
+    /// judged on its shape or behaviour (not on this value).
+    pub band: Option<(f64, f64)>,
     pub cells: BTreeMap<String, MatrixCell>,
 }
 
@@ -142,6 +153,14 @@ pub fn rows(per_server: &[(String, Vec<Judged>)]) -> Vec<MatrixRow> {
                 display: m.display.clone(),
                 value: m.values.first().copied(),
                 interval: m.intervals.first().copied(),
+                disturbed: m
+                    .invalid
+                    .iter()
+                    .any(|w| w.starts_with(crate::disturbance::DISTURBED)),
+                conditions: (
+                    m.conditions.iter().filter(|c| c.1).count(),
+                    m.conditions.len(),
+                ),
             };
             let pos = out
                 .iter()
@@ -160,6 +179,8 @@ pub fn rows(per_server: &[(String, Vec<Judged>)]) -> Vec<MatrixRow> {
                             j.spec.published_text.contains(|c: char| c.is_ascii_digit())
                         }),
                         published_text: j.spec.published_text.clone(),
+                        value_unit: first_value_unit(&j.spec.unit, m.values.len()),
+                        band: crate::claims::pass_region(&j.spec, 0).1,
                         cells: BTreeMap::new(),
                     });
                     out.len() - 1
@@ -169,6 +190,23 @@ pub fn rows(per_server: &[(String, Vec<Judged>)]) -> Vec<MatrixRow> {
         }
     }
     out
+}
+
+/// The unit of a claim's first value: `unit` itself for a claim of one
+/// value; of several, the first of its bracketed list where it has one per
+/// value (`ms (trim of 100,000; of 1,000,000)` -> `ms (trim of 100,000)`),
+/// else `unit` with which value it is.
+pub fn first_value_unit(unit: &str, values: usize) -> String {
+    if values <= 1 {
+        return unit.to_string();
+    }
+    if let (Some(open), true) = (unit.find('('), unit.ends_with(')')) {
+        let parts: Vec<&str> = unit[open + 1..unit.len() - 1].split(';').collect();
+        if parts.len() == values {
+            return format!("{}({})", &unit[..open], parts[0].trim());
+        }
+    }
+    format!("{unit}, the first of {values} values")
 }
 
 /// What a row says for `server`: the study's judgement on the study's
@@ -254,6 +292,8 @@ mod tests {
             display: format!("{v}"),
             value: Some(v),
             interval: Some((v, v)),
+            disturbed: false,
+            conditions: (0, 0),
         }
     }
 
@@ -272,6 +312,8 @@ mod tests {
             unit: "B/entry".into(),
             published: Some(130.0),
             published_text: "126-137".into(),
+            value_unit: "B/entry".into(),
+            band: Some((120.0, 140.0)),
             cells: BTreeMap::new(),
         };
         r.cells.insert(STUDY_SERVER.into(), cell("pass", 128.0));
@@ -297,6 +339,8 @@ mod tests {
             unit: "x".into(),
             published: Some(3.6),
             published_text: "3.6x".into(),
+            value_unit: "x".into(),
+            band: Some((3.1, 4.1)),
             cells: BTreeMap::new(),
         };
         r.cells.insert(STUDY_SERVER.into(), cell("pass", 3.6));
@@ -318,6 +362,17 @@ mod tests {
         r.cells.insert(STUDY_RERUN.into(), cell("fail", 3.4));
         assert!(r.surviving().is_empty());
         assert!(r.differs());
+    }
+
+    #[test]
+    fn the_unit_drawn_names_the_first_value_of_a_claim_of_several() {
+        let b41 = "ms (trim of 100,000; of 1,000,000)";
+        assert_eq!(first_value_unit(b41, 2), "ms (trim of 100,000)");
+        assert_eq!(first_value_unit(b41, 1), b41);
+        assert_eq!(
+            first_value_unit("bytes per entry (past the cliff)", 4),
+            "bytes per entry (past the cliff), the first of 4 values"
+        );
     }
 
     #[test]

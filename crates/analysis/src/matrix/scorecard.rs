@@ -18,36 +18,71 @@ struct ScorecardCell {
     verdict: String,
 }
 
-/// The scorecards of the servers side by side (`matrix-scorecard.md`): per
-/// strategy and server the verdict counts, then every cell whose verdict
-/// differs between servers with each server's value. None without scorecards.
-pub fn scorecard_table(run_dir: &Path, servers: &[String]) -> Option<String> {
-    // (strategy, property) -> server -> (verdict, value, unit)
-    let mut cells: BTreeMap<(String, String), BTreeMap<String, (String, String, String)>> =
-        BTreeMap::new();
-    let mut order: Vec<String> = Vec::new();
-    let mut with_card = Vec::new();
+/// Every server's scorecard cells: (strategy, property) -> server ->
+/// (verdict, value as written, unit).
+pub type CardCells = BTreeMap<(String, String), BTreeMap<String, (String, String, String)>>;
+
+/// The servers' scorecards as read from each `<server>/scorecard.csv`.
+#[derive(Debug, Clone, Default)]
+pub struct Cards {
+    /// The servers that have a scorecard, in column order.
+    pub servers: Vec<String>,
+    /// The strategies in the order of the first scorecard that has them.
+    pub strategies: Vec<String>,
+    /// The properties in the same order.
+    pub properties: Vec<String>,
+    pub cells: CardCells,
+}
+
+impl Cards {
+    /// Does the (strategy, property) cell's verdict differ between servers?
+    pub fn differs(&self, key: &(String, String)) -> bool {
+        self.cells.get(key).is_some_and(|per| {
+            let mut v = per.values().map(|x| &x.0);
+            let first = v.next();
+            v.any(|x| Some(x) != first)
+        })
+    }
+}
+
+/// The scorecards of `servers` in `run_dir`; None when none has one (a
+/// scorecard.csv that does not parse is left out, as a missing one).
+pub fn read_cards(run_dir: &Path, servers: &[String]) -> Option<Cards> {
+    let mut cards = Cards::default();
     for s in servers {
-        // A scorecard.csv that does not parse is left out, as a missing one.
         let Ok(Some((_, rows, _))) =
             crate::read_table::<ScorecardCell>(&run_dir.join(s), "scorecard.csv")
         else {
             continue;
         };
-        with_card.push(s.clone());
+        cards.servers.push(s.clone());
         for c in rows {
-            if !order.contains(&c.strategy) {
-                order.push(c.strategy.clone());
+            if !cards.strategies.contains(&c.strategy) {
+                cards.strategies.push(c.strategy.clone());
             }
-            cells
+            if !cards.properties.contains(&c.property) {
+                cards.properties.push(c.property.clone());
+            }
+            cards
+                .cells
                 .entry((c.strategy, c.property))
                 .or_default()
                 .insert(s.clone(), (c.verdict, c.value, c.unit));
         }
     }
-    if with_card.is_empty() {
-        return None;
-    }
+    (!cards.servers.is_empty()).then_some(cards)
+}
+
+/// The scorecards of the servers side by side (`matrix-scorecard.md`): per
+/// strategy and server the verdict counts, then every cell whose verdict
+/// differs between servers with each server's value. None without scorecards.
+pub fn scorecard_table(run_dir: &Path, servers: &[String]) -> Option<String> {
+    let Cards {
+        servers: with_card,
+        strategies: order,
+        cells,
+        ..
+    } = read_cards(run_dir, servers)?;
     let mut md = format!(
         "| strategy | {} |\n|---|{}\n",
         with_card.join(" | "),

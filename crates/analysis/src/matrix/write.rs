@@ -1,21 +1,26 @@
-//! The matrix's files in the run folder: `matrix-claims.md` (the servers,
-//! the claims at a glance and in full), `matrix-claims.csv`,
-//! `figures/matrix-differ.*` and `matrix-scorecard.md`.
+//! The matrix's files in the run folder: `matrix-claims.md` (what differs
+//! between servers, the heatmaps, then the servers and the claims at a
+//! glance and in full), `matrix-claims.csv`, `matrix-scorecard.md` (the
+//! scorecard heatmaps, then its tables) and under `figures/`:
+//! `matrix-claims-heatmap.*`, `matrix-scorecard-<server>.*`, `matrix-differ.*`.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use super::figure::differ_figure;
+use super::heatmaps::{CLAIMS_HEATMAP, claims_heatmap, scorecard_heatmaps};
 use super::rows::{MatrixRow, rows};
-use super::scorecard::scorecard_table;
+use super::scorecard::{read_cards, scorecard_table};
 use super::servers::{STUDY_RERUN, STUDY_SERVER, ServerColumn, servers_table};
+use super::signals::signals;
 use super::tables::{claims_table, compact_table};
 use crate::claims::Judged;
 use limitbench_base::error::{Error, Result};
 
 /// Write the matrix's tables (`matrix-claims.md`, `matrix-claims.csv`,
-/// `matrix-scorecard.md`) and figure (`figures/matrix-differ.*`) into
+/// `matrix-scorecard.md`) and figures (the heatmaps and
+/// `figures/matrix-differ.*`) into
 /// `run_dir` from each analysed server's judged claims (`per_server`, in
 /// column order); `columns` are every server of the run, analysed or not.
 /// Returns the files written.
@@ -65,7 +70,36 @@ pub fn write_matrix(
     written.push(p);
 
     let differ: Vec<&MatrixRow> = rows.iter().filter(|r| r.differs()).collect();
+    let cards = read_cards(run_dir, &servers);
+    let dir = run_dir.join("figures");
+    std::fs::create_dir_all(&dir).map_err(|e| Error::io("creating figures/", e))?;
     let mut md = String::from("# The same battery on every server\n\n");
+    md += &signals(&rows, &servers, &identities, cards.as_ref());
+    let mut pictures = String::new();
+    if let Some(h) = claims_heatmap(&rows, &servers, &identities) {
+        h.write_to(&dir)?;
+        written.push(dir.join(format!("{CLAIMS_HEATMAP}.png")));
+        let _ = writeln!(
+            pictures,
+            "![the claims on every server](figures/{CLAIMS_HEATMAP}.png)\n"
+        );
+    }
+    let mut card_pictures = String::new();
+    if let Some(c) = &cards {
+        for h in scorecard_heatmaps(c, &identities) {
+            h.write_to(&dir)?;
+            written.push(dir.join(format!("{}.png", h.name)));
+            let _ = writeln!(
+                card_pictures,
+                "![the scorecard on {}](figures/{}.png)\n",
+                h.name.trim_start_matches("matrix-scorecard-"),
+                h.name
+            );
+        }
+    }
+    md += &pictures;
+    md += &card_pictures;
+    md += "## How to read the tables\n\n";
     md += "The expectation of each claim is the study's, on the study's server (Redis 7.0); on another server a cell says whether the finding holds there (the same verdict) and, where not, what the server does instead. A cell differs when its verdict does, or its point value lies on the other side of the claim's fixed tolerance than on Redis 7.0 (what a claim with too few trials for a verdict still shows). Where the matrix ran Redis 7.0 twice (`redis-7.0-rerun`, another seed), a difference counts only if the rerun kept Redis 7.0's verdict and the other server's value lies further from Redis 7.0's than the rerun's; bold marks the differences that count (all of them without a rerun).\n\n";
     md += &servers_table(run_dir, columns);
     md += "\n## At a glance\n\nThe verdict and the judged value per server (the change against the study's server in brackets); bold: the verdict differs from the study server's and survives the rerun; \"(as a rerun moves)\": it differs no more than Redis 7.0 from itself.\n\n";
@@ -101,8 +135,6 @@ pub fn write_matrix(
         );
     }
     if let Some(fig) = differ_figure(&rows, &servers) {
-        let dir = run_dir.join("figures");
-        std::fs::create_dir_all(&dir).map_err(|e| Error::io("creating figures/", e))?;
         fig.write_to(&dir)?;
         let _ = writeln!(md, "\n![claims that differ](figures/matrix-differ.png)");
         written.push(dir.join("matrix-differ.png"));
@@ -110,7 +142,7 @@ pub fn write_matrix(
     if let Some(card) = scorecard_table(run_dir, &servers) {
         let p = run_dir.join("matrix-scorecard.md");
         let text = format!(
-            "# The scorecard on every server\n\nEach server's own scorecard is `<server>/scorecard.md`; here a strategy's verdict counts per server, then the cells that differ.\n\n{card}"
+            "# The scorecard on every server\n\nEach server's own scorecard is `<server>/scorecard.md`; here each server's as a heatmap (framed: the verdict differs between servers), then a strategy's verdict counts per server, then the cells that differ.\n\n{card_pictures}{card}"
         );
         std::fs::write(&p, text).map_err(|e| Error::io("writing matrix-scorecard.md", e))?;
         written.push(p);
