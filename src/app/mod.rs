@@ -29,8 +29,18 @@ pub fn analyzers() -> Vec<ExperimentAnalysis> {
 /// Analyze a run folder (claims.csv, report.md, figures/) with every
 /// experiment's analyzer.
 pub fn analyze(run_dir: &Path, claims_file: &Path) -> Result<Vec<Judged>> {
+    analyze_with_rerun(run_dir, claims_file, None)
+}
+
+/// [`analyze`], the report's findings naming how far an independent rerun
+/// (its folder; only its `claims.csv` is read) agrees.
+pub fn analyze_with_rerun(
+    run_dir: &Path,
+    claims_file: &Path,
+    rerun: Option<&Path>,
+) -> Result<Vec<Judged>> {
     let started = std::time::SystemTime::now();
-    let out = limitbench_analysis::analyze(run_dir, claims_file, &analyzers());
+    let out = limitbench_analysis::analyze_with_rerun(run_dir, claims_file, &analyzers(), rerun);
     if out.is_err() {
         remove_written_since(&run_dir.join("figures"), started);
     }

@@ -18,6 +18,12 @@ pub struct AnalyzeArgs {
     /// The claims table; default: analysis/claims.toml in the project.
     #[arg(long)]
     claims: Option<PathBuf>,
+    /// An independent rerun of the same experiments (its folder, analysed
+    /// first: only its claims.csv is read); the report's findings then say
+    /// how many verdicts agree and name the others
+    /// (e.g. `limitbench analyze data/reference --rerun data/reference-rerun`).
+    #[arg(long)]
+    rerun: Option<PathBuf>,
 }
 
 pub fn run(a: AnalyzeArgs, root: &Path) -> Result<i32> {
@@ -35,7 +41,7 @@ pub fn run(a: AnalyzeArgs, root: &Path) -> Result<i32> {
         println!("{}", run_dir.join("matrix-claims.md").display());
         return Ok(0);
     }
-    let rows = app::analyze(&run_dir, &claims)?;
+    let rows = app::analyze_with_rerun(&run_dir, &claims, a.rerun.as_deref())?;
     let repro: Vec<_> = rows
         .iter()
         .filter(|j| j.spec.tally == "reproduction")

@@ -403,6 +403,20 @@ pub fn analyze(
     claims_file: &Path,
     experiments: &[ExperimentAnalysis],
 ) -> Result<Vec<Judged>> {
+    analyze_with_rerun(run_dir, claims_file, experiments, None)
+}
+
+/// [`analyze`], and the report's findings say how far an independent rerun
+/// agrees: `rerun` is its run folder, of which only `claims.csv` is read
+/// (analyse it first), paired with this run's as `limitbench compare` does.
+pub fn analyze_with_rerun(
+    run_dir: &Path,
+    claims_file: &Path,
+    experiments: &[ExperimentAnalysis],
+    rerun: Option<&Path>,
+) -> Result<Vec<Judged>> {
+    // The rerun's claims are read first: nothing is written if they are missing.
+    let rerun_claims = rerun.map(compare::read_claims).transpose()?;
     // An experiment the manifest says finished must have left rows.
     trial_times::finished_experiments_have_rows(run_dir)?;
     // Trials far slower than their cell's others: stderr only, not the report.
@@ -514,7 +528,23 @@ pub fn analyze(
     note_trial_cap(&mut rows, &ctx.manifest);
     anchors::draw_pending(&ctx, &rows)?;
     claims::write_csv(&run_dir.join("claims.csv"), &rows)?;
-    report::write_report(&run_dir.join("report.md"), &ctx, &rows, &sections)?;
+    let rerun = match (rerun, rerun_claims) {
+        (Some(dir), Some(theirs)) => Some(report::findings::Rerun {
+            name: dir.file_name().map_or_else(
+                || dir.display().to_string(),
+                |n| n.to_string_lossy().to_string(),
+            ),
+            pairs: compare::pair(&compare::read_claims(run_dir)?, &theirs),
+        }),
+        _ => None,
+    };
+    report::write_report(
+        &run_dir.join("report.md"),
+        &ctx,
+        &rows,
+        &sections,
+        rerun.as_ref(),
+    )?;
     // Figure links relative to the run folder, where the table is written.
     std::fs::write(
         run_dir.join("claims-table.md"),

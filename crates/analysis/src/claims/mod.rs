@@ -148,6 +148,13 @@ pub struct ClaimSpec {
     pub disturbance: Option<String>,
     #[serde(default)]
     pub disturbance_basis: String,
+    /// The mechanism by which our value can differ from the published one,
+    /// in a few words (the model the analysis tests, the unstated detail
+    /// the value depends on), written once per claim and never a number of
+    /// a run: the report's findings table shows it beside the verdict's own
+    /// reason when the claim is not reproduced as stated.
+    #[serde(default)]
+    pub cause: Option<String>,
 }
 
 fn default_tally() -> String {
@@ -247,6 +254,7 @@ pub(crate) fn test_spec(
         authors_machine: None,
         disturbance: None,
         disturbance_basis: String::new(),
+        cause: None,
     }
 }
 

@@ -1,12 +1,16 @@
-//! The report a reader meets: `report.md` (the claims table with statement,
-//! kind, published value, ours, check, margin, verdict and figure; each
-//! experiment's section with its claims and finding first, its long tables
-//! in an appendix) and `claims-table.md`, the table of docs/results.md.
+//! The report a reader meets: `report.md` (the findings first, [`findings`]:
+//! what reproduced and a table of every claim not reproduced as stated, and
+//! the rerun's agreement; then the executive summary and its figure; each
+//! experiment's section with its claims and finding first; the claims table
+//! with statement, kind, published value, ours, check, margin, verdict and
+//! figure; its long tables in an appendix) and `claims-table.md`, the table
+//! of docs/results.md.
 
 use std::path::Path;
 
 mod bases;
 pub mod fidelity;
+pub mod findings;
 pub mod summary;
 
 use crate::claims::{Check, ClaimSpec, Judged, Measured, Verdict, interval_text};
@@ -201,8 +205,9 @@ numbers it draws to a CSV beside it. The full claims table, the environment, and
 sensitivity sweeps setting by setting, full tables) follow the sections; the appendix is for checking, not for \
 reading.\n\n";
 
-/// One study's executive summary: its claims' verdicts in a sentence,
-/// then what did not reproduce as stated.
+/// One study's executive summary: its claims' verdicts in a sentence and
+/// the borderline ones (the findings table names every claim not
+/// reproduced as stated).
 fn study_summary(study: &str, rows: &[&Judged]) -> String {
     let repro: Vec<&&Judged> = rows
         .iter()
@@ -223,21 +228,6 @@ fn study_summary(study: &str, rows: &[&Judged]) -> String {
         repro.len(),
         counts.join(", ")
     );
-    let first = Verdict::all()[0];
-    let others: Vec<String> = repro
-        .iter()
-        .filter(|j| j.verdict != first)
-        .map(|j| {
-            let mut s = format!("{} {}", j.spec.id, j.verdict.as_str());
-            if !j.assumption.is_empty() {
-                s += &format!(" (at {})", j.assumption);
-            }
-            s
-        })
-        .collect();
-    if !others.is_empty() {
-        out += &format!(" Not as stated: {}.", others.join("; "));
-    }
     let borderline: Vec<&str> = repro
         .iter()
         .filter(|j| j.borderline)
@@ -440,7 +430,8 @@ pub fn ours_text(c: &ClaimSpec, m: &Measured) -> String {
     }
 }
 
-// The report's parts in reading order: executive summary and the summary
+// The report's parts in reading order: the findings (with the rerun's
+// agreement when `rerun` is given), executive summary and the summary
 // figure, how to read, one section per experiment, the claims table, the
 // environment, the sections without claims, the appendix.
 pub fn write_report(
@@ -448,6 +439,7 @@ pub fn write_report(
     ctx: &AnalysisCtx,
     rows: &[Judged],
     sections: &[Section],
+    rerun: Option<&findings::Rerun>,
 ) -> Result<()> {
     let m = &ctx.manifest;
     let run = m["run_id"].as_str().unwrap_or("?");
@@ -455,6 +447,7 @@ pub fn write_report(
         "# limitbench report: run `{run}` (size `{}`)\n\n",
         m["size"].as_str().unwrap_or("?")
     );
+    out.push_str(&findings::section(rows, m, rerun));
     out.push_str("## Executive summary\n\n");
     let disturbed = crate::disturbance::Disturbances::read(&ctx.run_dir)?;
     out.push_str(&crate::disturbance::summary_text(m, &disturbed, rows));
