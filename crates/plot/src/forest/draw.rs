@@ -316,7 +316,11 @@ fn draw_row<DB: DrawingBackend>(
     let mid = y + ROW_H / 2;
     // Labels and causes whole (the figure test checks they fit: see
     // `Forest::clipped`); notes cut to their column.
-    text(root, &r.label, (c.label.0, mid), &font(ROW_TEXT).pos(left))?;
+    let (key, rest, at) = super::split_label(&r.label);
+    text(root, key, (c.label.0, mid), &font(ROW_TEXT).pos(left))?;
+    if !rest.is_empty() {
+        text(root, rest, (c.label.0 + at, mid), &font(ROW_TEXT).pos(left))?;
+    }
     text(
         root,
         &fit(&r.note, (c.note.1 - c.note.0) as f64, ROW_TEXT),

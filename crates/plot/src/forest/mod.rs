@@ -107,20 +107,43 @@ pub const COLUMNS: Columns = Columns {
 /// The text size of labels, notes and causes.
 pub const ROW_TEXT: f64 = SMALL;
 
+/// The room of a label's first word (its key: a claim's ID, say): the rest
+/// of the label starts this far right of it, aligned down the column.
+pub const KEY_W: i32 = 44;
+
+/// A label split for drawing: its key (the first word) and the rest, and
+/// the rest's x offset: [`KEY_W`], or after the key and a space when the
+/// key is wider.
+pub fn split_label(label: &str) -> (&str, &str, i32) {
+    let (key, rest) = label.split_once(' ').unwrap_or((label, ""));
+    let kw = text_width(key, ROW_TEXT);
+    let at = if kw + text_width(" ", ROW_TEXT) <= KEY_W as f64 {
+        KEY_W
+    } else {
+        (kw + text_width(" ", ROW_TEXT)).ceil() as i32
+    };
+    (key, rest, at)
+}
+
 impl Forest {
     fn rows(&self) -> usize {
         self.groups.iter().map(|g| g.rows.len()).sum()
     }
 
     /// Every label and cause wider than its column at [`ROW_TEXT`] (by
-    /// [`text_width`]), as `text (width px > room px)`: empty when the
+    /// [`text_width`]; a label as drawn, its key's room then the rest:
+    /// [`split_label`]), as `text (width px > room px)`: empty when the
     /// figure draws them all whole.
     pub fn clipped(&self) -> Vec<String> {
         let c = COLUMNS;
         let mut out = Vec::new();
         for r in self.groups.iter().flat_map(|g| &g.rows) {
-            for (t, (a, b)) in [(&r.label, c.label), (&r.cause, c.cause)] {
-                let w = text_width(t, ROW_TEXT);
+            let (_, rest, at) = split_label(&r.label);
+            let label_w = at as f64 + text_width(rest, ROW_TEXT);
+            for (t, w, (a, b)) in [
+                (&r.label, label_w, c.label),
+                (&r.cause, text_width(&r.cause, ROW_TEXT), c.cause),
+            ] {
                 if w > (b - a) as f64 {
                     out.push(format!("{t} ({w:.0} px > {} px)", b - a));
                 }
@@ -224,6 +247,16 @@ mod tests {
             ..short
         };
         assert_eq!(forest(vec![cause]).clipped().len(), 1);
+    }
+
+    #[test]
+    fn a_labels_key_is_aligned_unless_it_is_wider_than_its_room() {
+        use crate::forest::{KEY_W, split_label};
+        assert_eq!(split_label("A2.1 58 -> 22"), ("A2.1", "58 -> 22", KEY_W));
+        assert_eq!(split_label("B8"), ("B8", "", KEY_W));
+        let (key, rest, at) = split_label("WWWWWW 1 -> 2");
+        assert_eq!((key, rest), ("WWWWWW", "1 -> 2"));
+        assert!(at > KEY_W, "{at}");
     }
 
     #[test]
