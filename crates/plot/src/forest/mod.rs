@@ -96,9 +96,9 @@ pub struct Columns {
 /// The one layout of every forest.
 pub const COLUMNS: Columns = Columns {
     width: 1500,
-    label: (36, 236),
-    zero: 262,
-    log: (292, 760),
+    label: (36, 266),
+    zero: 290,
+    log: (318, 760),
     fraction: (800, 900),
     note: (930, 1190),
     cause: (1204, 1490),
