@@ -9,6 +9,8 @@
 //! - `figure`: the model (Figure, Panel, Series, Pt, Reference, Shade) and its CSV;
 //!   `grid`: a table of coloured cells (the scorecard); `heatmap`: a table of
 //!   cells coloured by category, with text, hatching and outlines (PNG, SVG, CSV).
+//! - `forest`: one row per item on a log strip of ratios (with a slot for 0)
+//!   or a strip of fractions, with text columns (the claims' summary figure).
 //! - `draw`: the layout; `panel`: one panel's parts; `axes`: ticks and ranges;
 //!   `marks`: markers and dashes; `style`: font, palette, looks, text sizes;
 //!   `text`: widths and wrapping without a font engine.

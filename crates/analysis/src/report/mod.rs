@@ -186,9 +186,9 @@ pub fn md_escape(s: &str) -> String {
     micro(s).replace('|', "\\|").replace('\n', " ")
 }
 
-const HOW_TO_READ: &str = "How to read this report. The figure above has one row per claim: our value divided by \
-the published one on a log axis (1 is the published value), our 95% interval over trials as a bar, and the region \
-where the claim's check passes shaded grey; rows are grouped by verdict. A verdict is an equivalence test against a \
+const HOW_TO_READ: &str = "How to read this report. The figure above has one row per claim (`A2.1 58 -> 22`: published, then ours): our value divided by \
+the published one on a log axis (1 is the published value, 0 in a slot at its left), our 95% interval over trials as a bar, and the region \
+where the claim's check passes shaded grey, or for a shape or behaviour claim the fraction of its conditions held; rows are grouped by verdict, a claim not reproduced names its cause. A verdict is an equivalence test against a \
 tolerance fixed in advance (checks, tolerances, their basis and the published values live in `analysis/claims.toml`). \
 `reproduced`: the whole 95% interval lies inside the tolerance at the setup as the study states it (our defaults for \
 what it leaves unstated); `reproduced-with-assumption`: only at the named setting of a detail the study does not state \

@@ -1,13 +1,20 @@
 //! The summary figure that opens the report and the README's results: one
-//! row per claim, ours / published on a log axis with our 95% interval and
-//! the band where the claim's check passes, grouped by verdict (in the
-//! judge's order, [`Verdict::all`]), the number of settings tried beside
-//! each row. Rows are built from the judged claims only; the figure reads
-//! no CSV of its own.
+//! row per claim, grouped by verdict (in the judge's order,
+//! [`Verdict::all`]). Each row: a short label with the claim's ID, the
+//! published value and ours as judged ("A2.1 58 -> 22"); a mark on the
+//! ratio strip (ours / published on a log axis, with a slot for 0, our 95%
+//! interval and the band where the claim's check passes) or, for a shape or
+//! behaviour claim, on the conditions strip (the fraction of its conditions
+//! that hold); the settings tried; and for a claim not reproduced a short
+//! cause ([`cause`]). Rows are built from the judged claims only; the
+//! figure reads no CSV of its own.
 
-use limitbench_plot::forest::{Forest, ForestGroup, ForestRow};
+use limitbench_plot::forest::{COLUMNS, Forest, ForestGroup, ForestRow, ROW_TEXT};
+use limitbench_plot::text::text_width;
 
-use crate::claims::{Check, Judged, MIN_TRIALS, Verdict};
+use crate::claims::{
+    Check, Judged, MIN_TRIALS, Measured, Outcome, Verdict, outcome, pass_region, setting_text,
+};
 use crate::figure::num;
 use limitbench_base::error::Result;
 
@@ -37,7 +44,7 @@ fn heading(v: Verdict) -> String {
     match v.as_str() {
         "pass" | "reproduced" => "reproduced as stated".into(),
         "pass-inferred" | "reproduced-with-assumption" => {
-            "reproduced with an assumption (named at the right: a setting the study leaves unstated, or every trial reading one value)".into()
+            "reproduced with an assumption (named under settings: a setting the study leaves unstated, or every trial reading one value)".into()
         }
         "fail" | "not-reproduced" => "not reproduced".into(),
         other => other.replace('-', " "),
@@ -56,12 +63,142 @@ fn group_look(v: Verdict) -> usize {
     }
 }
 
-/// The row of one claim: the value that decides (the one with the least
-/// margin to its band, when the claim compares several: farthest outside,
-/// or nearest the edge when all are inside) as a ratio to its published
-/// value.
-fn row(j: &Judged) -> ForestRow {
+/// The published value a ratio divides by: a range's middle, else value `i`.
+fn published_at(j: &Judged, i: usize) -> f64 {
     let c = &j.spec;
+    if c.check == Check::InRange {
+        (c.published.at(0) + c.published.at(1)) / 2.0
+    } else {
+        c.published.at(i)
+    }
+}
+
+/// The published value `i` as the label shows it: a range `lo-hi`, a
+/// bound `≤p` or `≥p`, else the number.
+fn published_label(j: &Judged, i: usize) -> String {
+    let c = &j.spec;
+    let p = c.published.at(i);
+    match c.check {
+        Check::InRange => format!("{}-{}", num(c.published.at(0)), num(c.published.at(1))),
+        Check::AtMost => format!("≤{}", num(p)),
+        Check::AtLeast => format!("≥{}", num(p)),
+        _ => num(p),
+    }
+}
+
+/// The index of the value that decides a claim comparing several: the
+/// least margin between its 95% interval and its band (negative outside):
+/// the one farthest outside for a claim not reproduced, the one nearest an
+/// edge for one reproduced. Margins of different values compare as
+/// fractions of what they are measured against: the published value (a
+/// range's middle, from its band edges), else the band's half-width, so
+/// every margin is finite.
+fn decisive(j: &Judged, values: &[f64], intervals: &[(f64, f64)]) -> usize {
+    let margin = |i: usize| {
+        pass_region(&j.spec, i)
+            .1
+            .map(|(lo, hi)| {
+                let (a, b) = intervals.get(i).copied().unwrap_or((values[i], values[i]));
+                let (a, b) = (a.min(values[i]), b.max(values[i]));
+                let half = (hi - lo) / 2.0;
+                let scale = [published_at(j, i).abs(), half]
+                    .into_iter()
+                    .find(|s| s.is_finite() && *s > 0.0)
+                    .unwrap_or(1.0);
+                let m = (a - lo).min(hi - b) / scale;
+                if m.is_nan() { f64::INFINITY } else { m }
+            })
+            .unwrap_or(f64::INFINITY)
+    };
+    (0..values.len())
+        .min_by(|a, b| margin(*a).total_cmp(&margin(*b)))
+        .unwrap_or(0)
+}
+
+/// The first of `texts` that fits the figure's cause column whole.
+fn first_fitting(texts: Vec<String>) -> String {
+    let room = (COLUMNS.cause.1 - COLUMNS.cause.0) as f64;
+    texts
+        .iter()
+        .find(|t| text_width(t, ROW_TEXT) <= room)
+        .or(texts.last())
+        .cloned()
+        .unwrap_or_default()
+}
+
+/// A `not-reproduced` claim's cause in a few words, from what the judge
+/// used: the simplest swept setting that reproduces it (a stated detail
+/// changed, so a finding, not a setting to adopt: the report's "What did
+/// not reproduce" says so in full), else where ours lies against the band
+/// at every setting tried, or how many of its conditions fail. Empty for
+/// any other verdict.
+pub fn cause(j: &Judged) -> String {
+    let (c, Some(m)) = (&j.spec, &j.measured) else {
+        return String::new();
+    };
+    if j.verdict != Verdict::NotReproduced {
+        return String::new();
+    }
+    let trials = |a: Option<usize>| a.or_else(|| m.trial_count());
+    // The simplest: the fewest details changed from our defaults.
+    if let Some(a) = m
+        .sweep
+        .iter()
+        .filter(|a| {
+            a.invalid.is_empty()
+                && outcome(c, &a.values, &a.intervals, &a.conditions, trials(a.trials))
+                    == Outcome::Inside
+        })
+        .min_by_key(|a| a.own(&m.setting).len())
+    {
+        let own = a.own(&m.setting);
+        let stated: Vec<String> = own
+            .iter()
+            .filter(|(d, _)| c.stated_details.contains(d))
+            .filter_map(|(d, _)| m.setting.iter().find(|(k, _)| k == d))
+            .map(|(_, v)| v.clone())
+            .collect();
+        let at = setting_text(&own);
+        let mut texts = Vec::new();
+        if !stated.is_empty() {
+            texts.push(format!("only at {at} (stated: {})", stated.join(", ")));
+        }
+        texts.push(format!("only at {at}"));
+        texts.push("only at another setting (see report)".into());
+        return first_fitting(texts);
+    }
+    let settings = 1 + m.sweep.len();
+    let failing = m.conditions.iter().filter(|x| !x.1).count();
+    if matches!(c.check, Check::Behaviour | Check::Shape) || failing > 0 {
+        return first_fitting(vec![format!(
+            "{failing} of {} conditions fail",
+            m.conditions.len()
+        )]);
+    }
+    let (values, intervals) = judged_values(j);
+    if values.is_empty() {
+        return String::new();
+    }
+    let i = decisive(j, &values, &intervals);
+    let side = match pass_region(c, i).1 {
+        Some((_, hi)) if values[i] > hi => "above",
+        Some((lo, _)) if values[i] < lo => "below",
+        _ => "outside",
+    };
+    let all = if settings == 1 {
+        "(nothing swept)".to_string()
+    } else {
+        format!("at all {settings} settings")
+    };
+    first_fitting(vec![
+        format!("{side} the band {all}"),
+        format!("{side} the band"),
+    ])
+}
+
+/// The notes column of a claim: settings tried, the assumed setting, and
+/// why its data decide nothing (disturbed, invalid, too few trials).
+fn settings_note(j: &Judged) -> String {
     let settings = j.measured.as_ref().map(|m| 1 + m.sweep.len()).unwrap_or(0);
     let mut note = match settings {
         0 => "not measured".to_string(),
@@ -71,121 +208,106 @@ fn row(j: &Judged) -> ForestRow {
     if !j.assumption.is_empty() {
         note += &format!("; at {}", j.assumption);
     }
-    // A claim resting on disturbed trials decides nothing: say why at once.
-    if j.measured.as_ref().is_some_and(|m| {
-        m.invalid
-            .iter()
-            .any(|w| w.starts_with(crate::disturbance::DISTURBED))
-    }) {
+    let Some(m) = &j.measured else { return note };
+    let disturbed = crate::disturbance::DISTURBED;
+    if m.invalid.iter().any(|w| w.starts_with(disturbed)) {
         note += "; disturbed trials";
+    }
+    if m.invalid.iter().any(|w| !w.starts_with(disturbed)) {
+        note += "; invalid measurement (no finding)";
     }
     // An inconclusive row says when it is so for too few trials: then the
     // data do not decide, whatever the drawn interval looks like.
-    if let Some(n) = j
-        .measured
-        .as_ref()
-        .and_then(|m| m.trial_count())
+    if let Some(n) = m
+        .trial_count()
         .filter(|n| j.verdict == Verdict::Inconclusive && *n < MIN_TRIALS)
     {
         note += &format!("; n={n} <{MIN_TRIALS}");
     }
-    let label = format!("{} {}", c.id, crate::table::micro(&c.statement));
-    let (values, intervals) = judged_values(j);
+    note
+}
+
+/// A shape or behaviour claim's row: the fraction of its conditions that
+/// hold, on the conditions strip (all must hold to pass); its label shows
+/// the published numbers and ours when the claim has both (up to two),
+/// else `all -> k/n held`.
+fn conditions_row(j: &Judged, m: &Measured, note: String) -> ForestRow {
+    let c = &j.spec;
+    let held = m.conditions.iter().filter(|x| x.1).count();
+    let n = m.conditions.len();
+    let published = c.published.values();
+    let numbers = c.check == Check::Shape
+        && !m.values.is_empty()
+        && m.values.len() == published.len()
+        && published.len() <= 2
+        && published.iter().all(|p| *p != 0.0);
+    let join = |v: &[f64]| v.iter().map(|x| num(*x)).collect::<Vec<_>>().join(", ");
+    let label = if numbers {
+        format!("{} {} -> {}", c.id, join(&published), join(&m.values))
+    } else {
+        format!("{} all -> {held}/{n} held", c.id)
+    };
+    ForestRow {
+        label,
+        fraction: (n > 0).then(|| held as f64 / n as f64),
+        fraction_band: Some((1.0, 1.0)),
+        note,
+        cause: cause(j),
+        placeholder: if n == 0 {
+            "no conditions measured".into()
+        } else {
+            String::new()
+        },
+        ..Default::default()
+    }
+}
+
+/// The row of one claim: the value that decides ([`decisive`]) as a ratio
+/// to its published value; a published value of 0 (no ratio) as
+/// (ours - published + s) / s with s the band's half-width, or 1 when the
+/// band is a point or open: ours equal to it lies at 1, a band edge at 2.
+fn row(j: &Judged) -> ForestRow {
+    let c = &j.spec;
+    let mut note = settings_note(j);
     let Some(m) = &j.measured else {
         return ForestRow {
-            label,
+            label: format!("{} not measured", c.id),
             note,
             placeholder: "not run at this size".into(),
             ..Default::default()
         };
     };
+    let (values, intervals) = judged_values(j);
     if matches!(c.check, Check::Behaviour | Check::Shape) || values.is_empty() {
-        let held = m.conditions.iter().filter(|c| c.1).count();
-        // An invalid measurement's conditions are no finding: say so first.
-        let invalid = if m.invalid.is_empty() {
-            ""
-        } else {
-            "invalid measurement (no finding); "
-        };
-        return ForestRow {
-            label,
-            note,
-            placeholder: format!(
-                "{} claim: {invalid}{held} of {} conditions hold (no ratio)",
-                c.check.as_str(),
-                m.conditions.len()
-            ),
-            ..Default::default()
-        };
+        return conditions_row(j, m, note);
     }
-    // A range's published value is its middle; a value of 0 has no ratio.
-    let published = |i: usize| {
-        if c.check == Check::InRange {
-            (c.published.at(0) + c.published.at(1)) / 2.0
-        } else {
-            c.published.at(i)
-        }
-    };
-    // The value that decides: the least margin between its 95% interval and
-    // its band (negative outside): the one farthest outside for a claim not
-    // reproduced, the one nearest an edge for one reproduced. Margins of
-    // different values compare as fractions of what they are measured
-    // against: the published value (a range's middle, from its band edges),
-    // else the band's half-width, so every margin is finite.
-    let margin = |i: usize| {
-        crate::figure::pass_region(c, i)
-            .1
-            .map(|(lo, hi)| {
-                let (a, b) = intervals.get(i).copied().unwrap_or((values[i], values[i]));
-                let (a, b) = (a.min(values[i]), b.max(values[i]));
-                let half = (hi - lo) / 2.0;
-                let scale = [published(i).abs(), half]
-                    .into_iter()
-                    .find(|s| s.is_finite() && *s > 0.0)
-                    .unwrap_or(1.0);
-                let m = (a - lo).min(hi - b) / scale;
-                if m.is_nan() { f64::INFINITY } else { m }
-            })
-            .unwrap_or(f64::INFINITY)
-    };
-    let i = (0..values.len())
-        .min_by(|a, b| margin(*a).total_cmp(&margin(*b)))
-        .unwrap_or(0);
+    let i = decisive(j, &values, &intervals);
     if values.len() > 1 {
         note += &format!("; value {}/{}", i + 1, values.len());
     }
-    let p = published(i);
-    let v = values[i];
-    if !(p.is_finite() && p > 0.0) {
-        return ForestRow {
-            label,
-            note,
-            placeholder: match crate::figure::pass_region(c, i).1 {
-                Some((lo, hi)) if lo == hi => format!(
-                    "ours {} = published {} exactly (no ratio to 0)",
-                    num(v),
-                    num(p)
-                ),
-                _ => format!(
-                    "ours {} against published {}; passes {} (no ratio to 0)",
-                    num(v),
-                    num(p),
-                    crate::figure::pass_region(c, i).2
-                ),
-            },
-            ..Default::default()
-        };
-    }
-    let band = crate::figure::pass_region(c, i)
-        .1
-        .map(|(lo, hi)| (lo / p, hi / p));
+    let (p, v) = (published_at(j, i), values[i]);
+    let band = pass_region(c, i).1;
+    let (shift, scale) = if p.is_finite() && p > 0.0 {
+        (0.0, p)
+    } else {
+        let s = band
+            .map(|(lo, hi)| [hi - p, p - lo])
+            .into_iter()
+            .flatten()
+            .filter(|s| s.is_finite() && *s > 0.0)
+            .fold(f64::NAN, f64::max);
+        let s = if s.is_nan() { 1.0 } else { s };
+        (s - p, s)
+    };
+    let drawn = |x: f64| (x + shift) / scale;
     ForestRow {
-        label,
-        value: Some(v / p),
-        interval: intervals.get(i).map(|(a, b)| (a / p, b / p)),
-        band,
+        label: format!("{} {} -> {}", c.id, published_label(j, i), num(v)),
+        value: Some(drawn(v)),
+        interval: intervals.get(i).map(|(a, b)| (drawn(*a), drawn(*b))),
+        band: band.map(|(lo, hi)| (drawn(lo), drawn(hi))),
         note,
-        placeholder: String::new(),
+        cause: cause(j),
+        ..Default::default()
     }
 }
 
@@ -230,22 +352,28 @@ pub fn summary_forest(rows: &[Judged], run: &str) -> Forest {
     let n: usize = groups.iter().map(|g| g.rows.len()).sum();
     Forest {
         name: SUMMARY_FIGURE.into(),
-        title: format!("Every claim at a glance: ours / published, {n} claims, run `{run}`"),
-        caption: "One row per claim, grouped by verdict. Marker: our value divided by the published \
-                  value (the middle of a published range); bar: our 95% interval over trials, divided \
-                  alike; grey: where the claim's check passes (a band open to one side reaches the axis \
-                  edge). A claim that compares several values is drawn at the one that decides its verdict (value k/n at the right): \
-                  the one farthest outside its band when one is wholly outside, else the one whose interval comes nearest its band's edge \
-                  or reaches farthest across it. \
-                  Right: how many settings of the details the study leaves unstated were measured (our \
-                  defaults and the sweep), the assumed setting of a claim reproduced only there, and n=k <10 where an \
-                  inconclusive claim rests on k trials, fewer than the 10 an interval needs to decide. Shape \
-                  and behaviour claims have no ratio: their conditions are counted instead. A value \
-                  outside the axis is an arrow with its ratio."
+        title: format!("Every claim at a glance: ours against published, {n} claims, run `{run}`"),
+        caption: "One row per claim, grouped by verdict. Left: the claim, the published value and ours as judged \
+                  (a-b: a range; ≤, ≥: a bound). Ratio strip (log): ours / published (a range's middle), our 95% \
+                  interval over trials divided alike, and in grey where the claim's check passes (a band open to one \
+                  side reaches the axis edge); a ratio of 0 is drawn in the slot at 0, left of the break. A published \
+                  0 has no ratio: its row draws (ours + s) / s, s the band's half-width (1 for a band that \
+                  ends at 0), so ours equal to it lies on the line at 1 and the band's edge at 2. A claim that compares several \
+                  values is drawn at the one that decides its verdict (value k/n under settings): the one farthest \
+                  outside its band when one is wholly outside, else the one whose interval comes nearest its band's \
+                  edge. Conditions strip (0..1): shape and behaviour claims, judged on their conditions, at the \
+                  fraction that holds (grey at 1: all must). Settings: how many settings of the details the study \
+                  leaves unstated were measured, the assumed setting of a claim reproduced only there, and n=k <10 \
+                  where an inconclusive claim rests on k trials. Cause (not reproduced): the setting that would \
+                  reproduce it, or where ours lies at every setting tried; the report's \"What did not reproduce\" \
+                  has the whole reasoning. A positive value outside the axis is an arrow with its ratio."
             .into(),
         x_label: "ours / published (log scale)".into(),
         one_label: "published".into(),
+        fraction_label: "conditions held".into(),
+        label_heading: "claim: published -> ours".into(),
         note_heading: "settings tried".into(),
+        cause_heading: "cause (not reproduced)".into(),
         groups,
     }
 }
@@ -318,7 +446,7 @@ pub fn budget_text(manifest: &serde_json::Value, rows: &[Judged]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::claims::{ClaimSpec, Measured, Num};
+    use crate::claims::{Alternative, ClaimSpec, Measured, Num};
 
     fn in_range(values: &[f64], intervals: &[(f64, f64)]) -> Judged {
         let spec = ClaimSpec {
@@ -354,6 +482,89 @@ mod tests {
         let j = in_range(&values, &iv);
         assert_eq!(j.verdict, Verdict::Reproduced);
         assert!(row(&j).note.contains("value 3/4"), "{}", row(&j).note);
+    }
+
+    fn judged(spec: ClaimSpec, m: Measured) -> Judged {
+        crate::claims::judge(&[spec], vec![m], "full").remove(0)
+    }
+
+    fn spec(check: Check, published: f64, tolerance: f64) -> ClaimSpec {
+        crate::claims::test_spec(
+            "Z",
+            "B",
+            "x",
+            check,
+            Num::One(published),
+            Num::One(tolerance),
+        )
+    }
+
+    fn measured(v: f64, iv: (f64, f64)) -> Measured {
+        Measured::new("Z", vec![v], "", "").intervals(vec![iv], "over 10 trials")
+    }
+
+    #[test]
+    fn a_zero_is_drawn_inside_its_band_and_a_published_zero_at_one() {
+        // Ours 0 against at most 1: a ratio of 0, inside a band reaching 0.
+        let j = judged(spec(Check::AtMost, 1.0, 0.0), measured(0.0, (0.0, 0.0)));
+        assert_eq!(j.verdict, Verdict::Reproduced, "{}", j.why);
+        let r = row(&j);
+        assert_eq!((r.label.as_str(), r.value), ("Z ≤1 -> 0", Some(0.0)));
+        let (lo, hi) = r.band.unwrap();
+        assert!(lo <= 0.0 && hi == 1.0, "{r:?}");
+        // Ours 0 = published 0 exactly: on the line at 1, a band of one point.
+        let j = judged(spec(Check::Equals, 0.0, 0.0), measured(0.0, (0.0, 0.0)));
+        let r = row(&j);
+        assert_eq!((r.value, r.band), (Some(1.0), Some((1.0, 1.0))), "{r:?}");
+        // 0.0426 against 0 +-0.014: (ours + s) / s with s = 0.014, beyond
+        // the band's edge at 2.
+        let j = judged(
+            spec(Check::WithinAbs, 0.0, 0.014),
+            measured(0.0426, (0.04, 0.045)),
+        );
+        let r = row(&j);
+        assert!(
+            (r.value.unwrap() - (0.0426 + 0.014) / 0.014).abs() < 1e-9,
+            "{r:?}"
+        );
+        let (lo, hi) = r.band.unwrap();
+        assert!(lo.abs() < 1e-9 && (hi - 2.0).abs() < 1e-9, "{r:?}");
+        assert_eq!(r.strip(), "ratio");
+    }
+
+    #[test]
+    fn a_not_reproduced_claim_gives_the_setting_that_reproduces_it_or_its_side() {
+        let mut s = spec(Check::WithinAbs, 16.0, 4.0);
+        s.stated_details = vec!["capacity_s".into()];
+        let m = Measured::new("Z", vec![50.0], "", "")
+            .setting(&[("capacity_s", "1")])
+            .alternative(Alternative::new(&[("capacity_s", "0.1")], vec![15.5], ""));
+        let j = judged(s.clone(), m);
+        assert_eq!(j.verdict, Verdict::NotReproduced, "{}", j.why);
+        assert_eq!(row(&j).cause, "only at capacity_s=0.1 (stated: 1)");
+        assert_eq!(row(&j).label, "Z 16 -> 50");
+        let j = judged(s, Measured::new("Z", vec![50.0], "", ""));
+        assert_eq!(cause(&j), "above the band (nothing swept)");
+        // Any other verdict has no cause.
+        let j = judged(spec(Check::AtMost, 1.0, 0.0), measured(0.0, (0.0, 0.0)));
+        assert_eq!(cause(&j), "");
+    }
+
+    #[test]
+    fn a_behaviour_claim_is_marked_at_the_fraction_of_its_conditions_held() {
+        let m = Measured::new("Z", vec![], "", "")
+            .condition("a", true)
+            .condition("b", true)
+            .condition("c", false);
+        let j = judged(spec(Check::Behaviour, 1.0, 0.0), m);
+        assert_eq!(j.verdict, Verdict::NotReproduced, "{}", j.why);
+        let r = row(&j);
+        assert_eq!(r.strip(), "fraction");
+        assert!((r.fraction.unwrap() - 2.0 / 3.0).abs() < 1e-9, "{r:?}");
+        assert_eq!(
+            (r.label.as_str(), r.cause.as_str()),
+            ("Z all -> 2/3 held", "1 of 3 conditions fail")
+        );
     }
 
     #[test]
