@@ -49,9 +49,10 @@ pub fn register_font() {
 /// - 6..12: six of Paul Tol's colours ("Colour schemes", SRON/EPS/TN/09-002):
 ///   dark cyan, wine, olive, purple, red (bright), dark yellow;
 /// - 12..14: two neutral greys;
-/// - 14..18 ([`SPARE_COLOURS`]): Tol's green (bright), indigo, dark red and
-///   yellow (bright), for series the caller does not name (and, in the
-///   analysis, strategies added from manifests).
+/// - 14..18 ([`SPARE_COLOURS`]): Tol's green (bright), dark red, yellow
+///   (bright) and indigo (last: it is nearest the ramp's dark blues), for
+///   series the caller does not name (and, in the analysis, strategies
+///   added from manifests).
 ///
 /// Colours 0..[`NAMED_COLOURS`] are the caller's to key by name: the
 /// analysis gives its twelve built-in strategies 0..12, one colour each,
@@ -76,9 +77,9 @@ const PALETTE: [RGBColor; COLOURS] = [
     RGBColor(80, 80, 80),
     RGBColor(150, 150, 150),
     RGBColor(34, 136, 51),
-    RGBColor(51, 34, 136),
     RGBColor(102, 51, 51),
     RGBColor(204, 187, 68),
+    RGBColor(51, 34, 136),
 ];
 /// How many colours the palette looks cycle through: looks `i` and
 /// `i + COLOURS` share a colour (and differ in marker).
@@ -115,7 +116,7 @@ pub mod colour {
 /// deuteranopia and tritanopia (Machado, Oliveira and Fernandes 2009,
 /// severity 1), so a colour-blind reader who cannot tell two colours
 /// apart can tell their markers apart.
-const OWN_MARKER: [usize; COLOURS] = [0, 1, 2, 3, 4, 5, 1, 3, 4, 2, 0, 5, 4, 1, 3, 5, 0, 2];
+const OWN_MARKER: [usize; COLOURS] = [0, 1, 2, 3, 4, 5, 1, 3, 4, 2, 0, 5, 4, 1, 3, 0, 2, 5];
 /// (dash, gap) in pixels; (0, 0) is solid.
 const DASHES: [(u32, u32); 3] = [(0, 0), (9, 5), (2, 4)];
 /// How many palette looks there are: look `i` has colour `i % COLOURS`

@@ -285,13 +285,15 @@ pub fn figure_a4_2(ctx: &AnalysisCtx, rows: &[Row], ideal: &[f64]) -> Result<Str
             .collect();
         servers.sort();
         servers.dedup();
-        for w in servers {
+        // Server counts are ordered: one hue, light to dark.
+        let ws = servers.len();
+        for (i, w) in servers.into_iter().enumerate() {
             let pts = m
                 .iter()
                 .filter(|(k, _)| &k.2 == d && k.1 == w.to_string())
                 .map(|(k, v)| Pt::summary(k.0.parse().unwrap_or(f64::NAN), &Summary::of(v)))
                 .collect();
-            p = p.series(Series::line(format!("{w} servers"), pts));
+            p = p.series(Series::line(format!("{w} servers"), pts).ramp(i, ws));
         }
         if let Some(c) = ctx.claim("A4.2") {
             p = p.reference(Reference::published(c, 0));
@@ -362,21 +364,23 @@ pub fn figure_a4_1(
         Axis::log("|caller - Redis clock| / Redis clock admitted (%)"),
     )
     .dodge();
-    for load in sorted(
+    // Loads are ordered: one hue, light to dark.
+    let left_loads = sorted(
         m.keys()
             .filter(|k| default_cap(k))
             .map(|k| k[0].clone())
             .collect(),
-    ) {
+    );
+    for (i, load) in left_loads.iter().enumerate() {
         let pts: Vec<Pt> = m
             .iter()
-            .filter(|(k, _)| default_cap(k) && k[0] == load)
+            .filter(|(k, _)| default_cap(k) && k[0] == *load)
             .map(|(k, v)| pt(n(&k[1]), v))
             .collect();
-        left = left.series(Series::line(
-            format!("load {load}x, capacity 1 s"),
-            by_x(pts),
-        ));
+        left = left.series(
+            Series::line(format!("load {load}x, capacity 1 s"), by_x(pts))
+                .ramp(i, left_loads.len()),
+        );
     }
     let loads: Vec<f64> = sorted(m.keys().map(|k| k[0].clone()).collect())
         .iter()

@@ -124,11 +124,11 @@ pub fn collision_history(ctx: &AnalysisCtx, rows: &[Row], md: &mut String) -> Re
                 Axis::new("requests"),
             )
             .series(Series::plain("admitted so far", admitted))
-            // A dashed spare look (dark red-brown), apart from the first
-            // free look (green, solid) and the limit's red dots.
+            // A spare look (dark red-brown, solid), apart from the first
+            // free look (green, dotted) and the limit's red dots.
             .series(
                 Series::plain("entries in the log (distinct Redis ms)", entries)
-                    .with_look(limitbench_plot::style::spare_look(2)),
+                    .with_look(limitbench_plot::style::spare_look(1)),
             )
             .reference(Reference::limit(
                 format!("limit L = {}", r.limit),
