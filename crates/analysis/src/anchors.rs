@@ -136,6 +136,7 @@ pub struct Pending {
 /// Draw every kept figure, its claims' judged values ringed.
 pub fn draw_pending(ctx: &AnalysisCtx, rows: &[Judged]) -> Result<()> {
     let pending = std::mem::take(&mut *ctx.pending.borrow_mut());
+    let manifest = crate::figure::manifest_strategies(&ctx.strategies.borrow());
     for p in pending {
         let mut f = p.figure;
         for a in &p.anchors {
@@ -143,7 +144,7 @@ pub fn draw_pending(ctx: &AnalysisCtx, rows: &[Judged]) -> Result<()> {
                 panel.marks.push(m);
             }
         }
-        crate::figure::with_strategy_looks(&f).write_to(&ctx.figures_dir)?;
+        crate::figure::with_strategy_looks(&f, &manifest).write_to(&ctx.figures_dir)?;
     }
     Ok(())
 }

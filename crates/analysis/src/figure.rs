@@ -3,16 +3,19 @@
 //! what it draws: a claim's published value with the band where its check
 //! holds ([`ClaimReference`]), a point from a summary over trials
 //! ([`SummaryPoint`]), and writing a figure into a run with its entry in the
-//! claims table ([`WriteFigure`]). Import the traits with the model
+//! claims table ([`WriteFigure`]), every strategy in its own look
+//! (`strategy_looks`, re-exported here). Import the traits with the model
 //! (`use crate::figure::*` or by name).
 
 pub use limitbench_plot::figure::*;
-use limitbench_plot::style::{COLOURS, LOOKS};
 
 pub use crate::anchors::Anchor;
 pub use crate::claims::pass_region;
 use crate::claims::{Check, ClaimSpec};
 use crate::stats::Summary;
+pub use crate::strategy_looks::{
+    STRATEGY_LOOKS, manifest_strategies, strategy_of, with_strategy_looks,
+};
 use crate::{AnalysisCtx, FigureInfo};
 use limitbench_base::error::Result;
 
@@ -72,82 +75,6 @@ impl SummaryPoint for Pt {
     fn summary(x: f64, s: &Summary) -> Self {
         Pt::spread(x, s.mean, s.min, s.max, s.n)
     }
-}
-
-/// Every strategy's look in every figure: its index is the strategy's
-/// place here (a look of the chart library's palette: colour-blind-safe
-/// colour and marker, [`LOOKS`] of them), so a strategy is drawn the same
-/// in every figure; series that name no strategy take looks after these.
-/// A new strategy is added at the end (a look never moves).
-pub const STRATEGY_LOOKS: &[&str] = &[
-    "token-bucket",
-    "gcra",
-    "sliding-window-log",
-    "sliding-window-counter",
-    "fixed-window-lua",
-    "fixed-window-multi",
-    "check-then-act",
-    "watch-multi",
-    "fixed-window-derived-key",
-    "sliding-log-ts-member",
-    "token-bucket-caller-clock",
-    "leaky-bucket",
-    "get",
-    "incr",
-];
-
-/// The strategy a series name starts with (`token-bucket (EVALSHA)`,
-/// `gcra, then 2x L`), as a whole word: `token-bucket-caller-clock` is
-/// not `token-bucket`.
-pub fn strategy_of(series: &str) -> Option<&'static str> {
-    // Figures that name a strategy by what it does.
-    if series.starts_with("WATCH/MULTI") {
-        return Some("watch-multi");
-    }
-    STRATEGY_LOOKS
-        .iter()
-        .filter(|s| {
-            series == **s
-                || series
-                    .strip_prefix(**s)
-                    .is_some_and(|rest| rest.starts_with(' ') || rest.starts_with(','))
-        })
-        .max_by_key(|s| s.len())
-        .copied()
-}
-
-/// The figure with every strategy's series in the strategy's colour. A
-/// strategy drawn as several series (`token-bucket (EVAL)`, `(EVALSHA)`,
-/// `(FCALL)`) keeps its colour in each, with the next marker: looks that
-/// differ by a multiple of the palette's [`COLOURS`] share the colour.
-pub fn with_strategy_looks(f: &Figure) -> Figure {
-    let mut f = f.clone();
-    f.free_looks_from = STRATEGY_LOOKS.len();
-    let mut variants: Vec<String> = Vec::new();
-    for s in f.panels.iter_mut().flat_map(|p| p.series.iter_mut()) {
-        if s.look.is_some() {
-            continue;
-        }
-        let Some(k) = strategy_of(&s.name) else {
-            continue;
-        };
-        if !variants.contains(&s.name) {
-            variants.push(s.name.clone());
-        }
-        let nth = variants
-            .iter()
-            .filter(|v| strategy_of(v) == Some(k))
-            .position(|v| *v == s.name)
-            .unwrap_or(0);
-        // The strategy's colour has LOOKS / COLOURS distinct looks; a
-        // variant beyond them takes a free look (another colour) rather
-        // than repeat one.
-        if nth < LOOKS / COLOURS {
-            let base = STRATEGY_LOOKS.iter().position(|x| *x == k).unwrap_or(0);
-            s.look = Some((base + COLOURS * nth) % LOOKS);
-        }
-    }
-    f
 }
 
 /// Writing a figure into a run folder, recorded for the claims table.

@@ -14,10 +14,12 @@
 //!   section. Missing CSV -> its claims are `not-run`.
 //! - `scorecard.rs`: what every experiment's scorecard columns share (a
 //!   cell's verdict and outcome, the probe rows a judge reads).
-//! - [`read_table`]: the one CSV reader every path from a row to a verdict,
-//!   a scorecard cell, a matrix row or an outlier flag goes through.
+//! - `csv_rows`: [`read_table`], the one CSV reader every path from a row
+//!   to a verdict, a scorecard cell, a matrix row or an outlier flag goes
+//!   through.
 //! - `figure`: the chart library (`limitbench-plot`) plus what turns a
-//!   claim into a published reference and its passing band.
+//!   claim into a published reference and its passing band;
+//!   `strategy_looks`: one colour and marker per strategy in every figure.
 //! - `table.rs`: markdown tables and number formatting for report sections.
 //! - `report.rs`: report.md and the claims table of docs/results.md;
 //!   `latency.rs`: the decision-latency section; `compare.rs`: two runs side
@@ -36,6 +38,7 @@ pub mod binomial;
 pub mod claims;
 pub mod compare;
 pub mod confseq;
+pub mod csv_rows;
 pub mod disturbance;
 pub mod experiments;
 pub mod figure;
@@ -47,6 +50,7 @@ pub mod rows;
 pub mod scorecard;
 pub mod sessions;
 pub mod stats;
+pub mod strategy_looks;
 pub mod table;
 pub mod trial_times;
 pub mod window;
@@ -63,6 +67,7 @@ use serde::de::DeserializeOwned;
 use limitbench_base::error::{Error, Result};
 
 pub use claims::{ClaimSpec, Judged, Measured, Verdict};
+pub use csv_rows::{parse_csv_rows, read_table};
 
 /// What an analyzer gets: where the run's CSVs are, where figures go.
 pub struct AnalysisCtx {
@@ -78,6 +83,10 @@ pub struct AnalysisCtx {
     /// Figures written but not yet drawn: drawn once the claims are
     /// judged, with the judged values ringed ([`anchors`]).
     pub pending: std::cell::RefCell<Vec<anchors::Pending>>,
+    /// Every value of a `strategy` column in the rows read so far: the
+    /// strategies the run measured (a figure draws one added from a
+    /// manifest in a look from its name, `figure::with_strategy_looks`).
+    pub strategies: std::cell::RefCell<std::collections::BTreeSet<String>>,
 }
 
 /// A written figure: its PNG (relative to the run folder), the claims it
@@ -102,7 +111,10 @@ impl AnalysisCtx {
     /// do) is skipped with a warning; any other row that does not parse is an
     /// error naming the file and line.
     pub fn read_csv<T: DeserializeOwned>(&self, name: &str) -> Result<Option<Vec<T>>> {
-        let Some((p, rows, torn)) = read_table(&self.run_dir, name)? else {
+        let mut strategies = self.strategies.borrow_mut();
+        let Some((p, rows, torn)) =
+            csv_rows::read_table_noting(&self.run_dir, name, "strategy", &mut strategies)?
+        else {
             return Ok(None);
         };
         if let Some(line) = torn {
@@ -121,69 +133,6 @@ impl AnalysisCtx {
 
     pub fn claim(&self, id: &str) -> Option<&ClaimSpec> {
         self.claims.iter().find(|c| c.id == id)
-    }
-}
-
-/// Table `name` of `dir` (e.g. `noise.csv`, or its compressed form
-/// `noise.csv.zst` or `.csv.gz`) parsed with [`parse_csv_rows`]: its path,
-/// its rows and the line number of a torn last line; `Ok(None)` if there is
-/// none. A row that does not parse is an error naming the file and line.
-/// The one CSV reader: every path from a CSV row to a verdict, a scorecard
-/// cell, a matrix row or an outlier flag reads through here.
-pub fn read_table<T: DeserializeOwned>(
-    dir: &Path,
-    name: &str,
-) -> Result<Option<(PathBuf, Vec<T>, Option<u64>)>> {
-    let Some(p) = limitbench_base::files::find_table(dir, name) else {
-        return Ok(None);
-    };
-    let bytes = limitbench_base::files::read_maybe_compressed(&p)?;
-    let (rows, torn) =
-        parse_csv_rows(&bytes).map_err(|e| Error::Other(format!("{}: {e}", p.display())))?;
-    Ok(Some((p, rows, torn)))
-}
-
-/// Parse CSV bytes (with a header) into rows. A last line without its
-/// newline was torn by a kill (rows are appended whole, newline last): it is
-/// dropped even if what is left of it parses, and its line number returned.
-/// Any other row that does not parse is an error naming the line.
-pub fn parse_csv_rows<T: DeserializeOwned>(
-    bytes: &[u8],
-) -> std::result::Result<(Vec<T>, Option<u64>), String> {
-    let (body, torn) = match bytes.iter().rposition(|&b| b == b'\n') {
-        _ if bytes.is_empty() || bytes.ends_with(b"\n") => (bytes, None),
-        Some(i) => (
-            &bytes[..=i],
-            Some(bytes[..=i].iter().filter(|&&b| b == b'\n').count() as u64 + 1),
-        ),
-        None => return Err("line 1: the header is torn (no newline)".into()),
-    };
-    let mut rdr = csv::ReaderBuilder::new().flexible(false).from_reader(body);
-    let mut out = Vec::new();
-    for r in rdr.deserialize::<T>() {
-        match r {
-            Ok(v) => out.push(v),
-            Err(e) => {
-                let line = e.position().map(|p| p.line()).unwrap_or(0);
-                return Err(format!("line {line}: {}", csv_error_text(&e)));
-            }
-        }
-    }
-    Ok((out, torn))
-}
-
-fn csv_error_text(e: &csv::Error) -> String {
-    match e.kind() {
-        csv::ErrorKind::UnequalLengths {
-            expected_len, len, ..
-        } => {
-            format!("{len} fields where the header has {expected_len}")
-        }
-        csv::ErrorKind::Deserialize { err, .. } => match err.field() {
-            Some(f) => format!("column {}: {}", f + 1, err.kind()),
-            None => err.kind().to_string(),
-        },
-        _ => e.to_string(),
     }
 }
 
@@ -438,6 +387,7 @@ pub fn analyze_with_rerun(
         warnings: Default::default(),
         figures: Default::default(),
         pending: Default::default(),
+        strategies: Default::default(),
     };
     let mut measured: Vec<Measured> = Vec::new();
     let mut sections = Vec::new();
@@ -557,40 +507,4 @@ pub fn analyze_with_rerun(
     )
     .map_err(|e| Error::io("writing claims-table.md", e))?;
     Ok(rows)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[derive(Debug, serde::Deserialize, PartialEq)]
-    struct R {
-        cell: String,
-        n: u64,
-    }
-
-    #[test]
-    fn a_torn_last_line_is_dropped_even_if_it_parses() {
-        let (rows, torn) = parse_csv_rows::<R>(b"cell,n\na,1\nb,2").unwrap();
-        assert_eq!(
-            rows,
-            vec![R {
-                cell: "a".into(),
-                n: 1
-            }]
-        );
-        assert_eq!(torn, Some(3));
-        let (rows, torn) = parse_csv_rows::<R>(b"cell,n\na,1\n").unwrap();
-        assert_eq!(rows.len(), 1);
-        assert_eq!(torn, None);
-    }
-
-    #[test]
-    fn ragged_and_mistyped_rows_are_errors_with_their_line() {
-        let e = parse_csv_rows::<R>(b"cell,n\na,1\nb\nc,3\n").unwrap_err();
-        assert!(e.starts_with("line 3:"), "{e}");
-        assert!(e.contains("1 fields where the header has 2"), "{e}");
-        let e = parse_csv_rows::<R>(b"cell,n\na,x\n").unwrap_err();
-        assert!(e.starts_with("line 2:") && e.contains("column 2"), "{e}");
-    }
 }

@@ -1,8 +1,19 @@
 //! The look shared by every part of a figure: the bundled font, the
-//! colour-blind-safe palette with its markers and dashes, the looks of
+//! colour-blind-aware palette with its markers and dashes, the looks of
 //! reference lines and shaded phases, text sizes, and the few drawing
 //! helpers (text at a point, plotters' errors as ours) that the layout
 //! (`draw`), one panel's parts (`panel`), the axes and the markers share.
+//!
+//! A look is an index ([`look_name`] says it in words):
+//! - `0..LOOKS`: the palette's, a colour (`PALETTE`'s 18) with one of six
+//!   markers; colours `0..NAMED_COLOURS` are keyed by the caller (the
+//!   analysis: one per strategy), the others are spare: series without a
+//!   fixed look take them first ([`resolve_looks`]), and [`spare_look`]
+//!   picks one from a key (the analysis: a stable hash of a manifest
+//!   strategy's name);
+//! - `LOOKS..ALL_LOOKS`: ramps ([`ramp_look`]), for series that are steps
+//!   of one ordered value (round trip, workers, load, servers): one hue,
+//!   light to dark, never a named colour.
 
 use std::sync::Once;
 
@@ -27,10 +38,29 @@ pub fn register_font() {
     });
 }
 
-/// Okabe and Ito's colour-blind-safe palette without its yellow (too pale
-/// on white) and without black (the published value's colour), with a
-/// dark grey and Tol's wine in their places: eight colours, so the eight
-/// strategies most figures compare each have their own.
+/// The series colours, chosen for colour-blind readers and for white paper
+/// (every one darker than CIELAB L* 76, none close to the published
+/// value's black). Their places:
+///
+/// - 0..6: Okabe and Ito's palette ("Color Universal Design", 2008)
+///   without its yellow (too pale on white) and its black (the published
+///   value's colour): blue, vermillion, bluish green, reddish purple, sky
+///   blue, orange;
+/// - 6..12: six of Paul Tol's colours ("Colour schemes", SRON/EPS/TN/09-002):
+///   dark cyan, wine, olive, purple, red (bright), dark yellow;
+/// - 12..14: two neutral greys;
+/// - 14..18 ([`SPARE_COLOURS`]): Tol's green (bright), dark red, yellow
+///   (bright) and indigo (last: it is nearest the ramp's dark blues), for
+///   series the caller does not name (and, in the analysis, strategies
+///   added from manifests).
+///
+/// Colours 0..[`NAMED_COLOURS`] are the caller's to key by name: the
+/// analysis gives its twelve built-in strategies 0..12, one colour each,
+/// and GET and INCR the greys. Any two of the 18 differ by a CIEDE2000
+/// distance of at least 11 for normal vision (the closest: yellow and
+/// olive; Okabe-Ito's own closest pairs are at 22); no 12 colours stay
+/// that far apart for every colour-vision deficiency, so each colour also
+/// has its own marker ([`OWN_MARKER`]).
 const PALETTE: [RGBColor; COLOURS] = [
     RGBColor(0, 114, 178),
     RGBColor(213, 94, 0),
@@ -38,21 +68,79 @@ const PALETTE: [RGBColor; COLOURS] = [
     RGBColor(204, 121, 167),
     RGBColor(86, 180, 233),
     RGBColor(230, 159, 0),
-    RGBColor(90, 90, 90),
+    RGBColor(34, 85, 85),
     RGBColor(136, 34, 85),
+    RGBColor(153, 153, 51),
+    RGBColor(170, 68, 153),
+    RGBColor(238, 102, 119),
+    RGBColor(102, 102, 51),
+    RGBColor(80, 80, 80),
+    RGBColor(150, 150, 150),
+    RGBColor(34, 136, 51),
+    RGBColor(102, 51, 51),
+    RGBColor(204, 187, 68),
+    RGBColor(51, 34, 136),
 ];
-/// How many colours the looks cycle through: looks `i` and `i + COLOURS`
-/// share a colour (and differ in marker).
-pub const COLOURS: usize = 8;
+/// How many colours the palette looks cycle through: looks `i` and
+/// `i + COLOURS` share a colour (and differ in marker).
+pub const COLOURS: usize = 18;
+/// Colours `0..NAMED_COLOURS` are keyed by the caller (one per name);
+/// the rest are spare.
+pub const NAMED_COLOURS: usize = 14;
+/// Colours `NAMED_COLOURS..COLOURS`: for series without a fixed look
+/// first, and for looks chosen by [`spare_look`].
+pub const SPARE_COLOURS: usize = COLOURS - NAMED_COLOURS;
 const MARKERS: usize = 6;
 const MARKER_NAMES: [&str; MARKERS] = ["circle", "square", "triangle", "diamond", "plus", "cross"];
+/// Marker indices (into the marker names), for [`look_with`].
+pub mod marker {
+    pub const CIRCLE: usize = 0;
+    pub const SQUARE: usize = 1;
+    pub const TRIANGLE: usize = 2;
+    pub const DIAMOND: usize = 3;
+    pub const PLUS: usize = 4;
+    pub const CROSS: usize = 5;
+}
+/// Palette indices by name, for callers that pick a colour for what it
+/// says (a verdict's group) rather than for a name.
+pub mod colour {
+    pub const BLUE: usize = 0;
+    pub const VERMILLION: usize = 1;
+    pub const BLUISH_GREEN: usize = 2;
+    pub const ORANGE: usize = 5;
+    pub const GREY: usize = 12;
+}
+/// Each colour's own marker (its first look's): two colours that share a
+/// marker differ by a CIEDE2000 distance of at least 19 (25 among the
+/// named colours) for normal vision and for simulated protanopia,
+/// deuteranopia and tritanopia (Machado, Oliveira and Fernandes 2009,
+/// severity 1), so a colour-blind reader who cannot tell two colours
+/// apart can tell their markers apart.
+const OWN_MARKER: [usize; COLOURS] = [0, 1, 2, 3, 4, 5, 1, 3, 4, 2, 0, 5, 4, 1, 3, 0, 2, 5];
 /// (dash, gap) in pixels; (0, 0) is solid.
 const DASHES: [(u32, u32); 3] = [(0, 0), (9, 5), (2, 4)];
-/// How many distinct looks there are: look `i` has colour `i % COLOURS`
-/// and, in its `i / COLOURS`-th variant (0..6), the marker and dash after
-/// the colour's own, so every look differs from every other in colour or
-/// marker, and looks `i`, `i + COLOURS`, ... are one colour's six variants.
+/// How many palette looks there are: look `i` has colour `i % COLOURS`
+/// and, in its `i / COLOURS`-th variant (0..6), the marker after the
+/// colour's own (and a dash), so every palette look differs from every
+/// other in colour or marker, and looks `i`, `i + COLOURS`, ... are one
+/// colour's six variants.
 pub const LOOKS: usize = COLOURS * MARKERS;
+/// How many looks [`spare_look`] chooses from.
+pub const SPARE_LOOKS: usize = SPARE_COLOURS * MARKERS;
+/// The longest ramp [`ramp_look`] draws with steps of their own colour.
+pub const RAMP_STEPS: usize = 12;
+/// Every look: the palette's, then the ramps' (one for each length 1..=12).
+pub const ALL_LOOKS: usize = LOOKS + RAMP_STEPS * (RAMP_STEPS + 1) / 2;
+/// The ramp of ordered values: ColorBrewer's single-hue "Blues" (Harrower
+/// and Brewer 2003), its five darkest classes, light to dark (the lighter
+/// ones fade on white).
+const RAMP: [RGBColor; 5] = [
+    RGBColor(107, 174, 214),
+    RGBColor(66, 146, 198),
+    RGBColor(33, 113, 181),
+    RGBColor(8, 81, 156),
+    RGBColor(8, 48, 107),
+];
 
 #[derive(Clone, Copy)]
 pub(crate) struct Look {
@@ -61,13 +149,77 @@ pub(crate) struct Look {
     pub dash: (u32, u32),
 }
 
+/// Look `i`: a palette look below [`LOOKS`], a ramp's step above.
 pub(crate) fn look(i: usize) -> Look {
-    let i = i % LOOKS;
+    let i = i % ALL_LOOKS;
+    if i >= LOOKS {
+        return ramp(i - LOOKS);
+    }
     let (c, k) = (i % COLOURS, i / COLOURS);
     Look {
         color: PALETTE[c],
-        marker: (c + k) % MARKERS,
+        marker: (OWN_MARKER[c] + k) % MARKERS,
         dash: DASHES[(c + k) % DASHES.len()],
+    }
+}
+
+/// The palette look of colour `colour` (a palette index) with marker
+/// `marker` (see [`marker`]).
+pub fn look_with(colour: usize, marker: usize) -> usize {
+    let c = colour % COLOURS;
+    let k = (marker % MARKERS + MARKERS - OWN_MARKER[c]) % MARKERS;
+    c + COLOURS * k
+}
+
+/// The palette look of colour `colour`'s variant `k` (its own marker for
+/// 0, the next for 1, ...): a name's look and its variants'.
+pub fn variant_look(colour: usize, k: usize) -> usize {
+    colour % COLOURS + COLOURS * (k % MARKERS)
+}
+
+/// Spare look `slot` (taken modulo [`SPARE_LOOKS`]): slots go through the
+/// spare colours first, then their markers, so consecutive slots differ
+/// in colour. A caller that keys looks by a hash of a name takes
+/// `hash % SPARE_LOOKS`.
+pub fn spare_look(slot: usize) -> usize {
+    let j = slot % SPARE_LOOKS;
+    variant_look(NAMED_COLOURS + j % SPARE_COLOURS, j / SPARE_COLOURS)
+}
+
+/// Step `step` (0-based, light to dark) of a ramp of `of` ordered values
+/// (round trips, worker counts, loads): one hue from light to dark, the
+/// marker and dash changing with the step too, so the steps stay apart in
+/// grey. A ramp longer than [`RAMP_STEPS`] repeats its last step.
+pub fn ramp_look(step: usize, of: usize) -> usize {
+    let of = of.clamp(1, RAMP_STEPS);
+    LOOKS + of * (of - 1) / 2 + step.min(of - 1)
+}
+
+fn ramp(r: usize) -> Look {
+    // r = of * (of - 1) / 2 + step
+    let mut of = 1;
+    while of * (of + 1) / 2 <= r {
+        of += 1;
+    }
+    let step = r - of * (of - 1) / 2;
+    // One value is drawn in the ramp's middle; more spread over it.
+    let t = if of == 1 {
+        0.5
+    } else {
+        step as f64 / (of - 1) as f64
+    };
+    let x = t * (RAMP.len() - 1) as f64;
+    let (a, b) = (x.floor() as usize, (x.ceil() as usize).min(RAMP.len() - 1));
+    let f = x - a as f64;
+    let mix = |p: u8, q: u8| (p as f64 + (q as f64 - p as f64) * f).round() as u8;
+    Look {
+        color: RGBColor(
+            mix(RAMP[a].0, RAMP[b].0),
+            mix(RAMP[a].1, RAMP[b].1),
+            mix(RAMP[a].2, RAMP[b].2),
+        ),
+        marker: step % MARKERS,
+        dash: DASHES[step % DASHES.len()],
     }
 }
 
@@ -82,8 +234,12 @@ pub fn look_name(i: usize) -> String {
 }
 
 /// The drawn look of every series name of a figure, in first-seen order:
-/// a series with a fixed look keeps it; the others take, in order, the
-/// looks no fixed series of the figure uses.
+/// a series with a fixed look keeps it; each other takes the first free
+/// look, in the order: the spare looks, then the palette's from
+/// [`crate::figure::Figure::free_looks_from`] on, preferring a colour
+/// the figure does not draw yet (so a series that is no strategy is not
+/// drawn in the colour of a strategy beside it); only when every colour
+/// is drawn, another marker of one.
 pub(crate) fn resolve_looks(
     f: &crate::figure::Figure,
 ) -> Vec<(String, crate::figure::Draw, usize)> {
@@ -92,21 +248,35 @@ pub(crate) fn resolve_looks(
         .iter()
         .flat_map(|p| p.series.iter().filter_map(|s| s.look))
         .collect();
-    // A free look of a colour no fixed series of the figure has comes first,
-    // so a series that is no strategy is not drawn in the colour of a
-    // strategy beside it; the others only when those run out.
-    let order = || (f.free_looks_from..LOOKS).chain(0..f.free_looks_from);
-    let taken = |i: usize| fixed.iter().any(|k| k % COLOURS == i % COLOURS);
-    let mut free = order()
-        .filter(|i| !fixed.contains(i) && !taken(*i))
-        .chain(order().filter(|i| !fixed.contains(i) && taken(*i)));
+    let spare: Vec<usize> = (0..SPARE_LOOKS).map(spare_look).collect();
+    let order: Vec<usize> = spare
+        .iter()
+        .copied()
+        .chain(
+            (f.free_looks_from..LOOKS)
+                .chain(0..f.free_looks_from.min(LOOKS))
+                .filter(|i| !spare.contains(i)),
+        )
+        .collect();
+    let rgb = |i: usize| {
+        let c = look(i).color;
+        (c.0, c.1, c.2)
+    };
+    let mut used = fixed.clone();
     let mut out: Vec<(String, crate::figure::Draw, usize)> = Vec::new();
     for p in &f.panels {
         for s in &p.series {
             if out.iter().any(|n| n.0 == s.name) {
                 continue;
             }
-            let i = s.look.unwrap_or_else(|| free.next().unwrap_or(0));
+            let i = s.look.unwrap_or_else(|| {
+                let new_colour = order
+                    .iter()
+                    .find(|i| !used.iter().any(|u| rgb(*u) == rgb(**i)));
+                let free = order.iter().find(|i| !used.contains(i));
+                new_colour.or(free).copied().unwrap_or(0)
+            });
+            used.push(i);
             out.push((s.name.clone(), s.draw, i));
         }
     }

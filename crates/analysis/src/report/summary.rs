@@ -51,15 +51,16 @@ fn heading(v: Verdict) -> String {
     }
 }
 
-/// Look of a verdict's group (indices of the chart library's palette:
-/// green circle, blue triangle, vermillion cross, orange diamond, grey plus).
+/// Look of a verdict's group (the chart library's palette: green circle,
+/// blue triangle, vermillion cross, orange diamond, grey plus).
 fn group_look(v: Verdict) -> usize {
+    use limitbench_plot::style::{colour, look_with, marker};
     match v.as_str() {
-        "pass" | "reproduced" => 34,
-        "pass-inferred" | "reproduced-with-assumption" => 16,
-        "fail" | "not-reproduced" => 33,
-        "inconclusive" => 37,
-        _ => 38,
+        "pass" | "reproduced" => look_with(colour::BLUISH_GREEN, marker::CIRCLE),
+        "pass-inferred" | "reproduced-with-assumption" => look_with(colour::BLUE, marker::TRIANGLE),
+        "fail" | "not-reproduced" => look_with(colour::VERMILLION, marker::CROSS),
+        "inconclusive" => look_with(colour::ORANGE, marker::DIAMOND),
+        _ => look_with(colour::GREY, marker::PLUS),
     }
 }
 
@@ -345,7 +346,10 @@ pub fn summary_forest(rows: &[Judged], run: &str) -> Forest {
                 "apart from the tally: the study's description, our policy ({})",
                 apart.len()
             ),
-            look: 38,
+            look: {
+                use limitbench_plot::style::{colour, look_with, marker};
+                look_with(colour::GREY, marker::PLUS)
+            },
             rows: apart,
         });
     }

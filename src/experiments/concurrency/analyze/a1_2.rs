@@ -382,8 +382,10 @@ fn jitter_figure(
         Axis::new("|mean overshoot - (c*ceil(L/c) - L)| (requests)"),
     )
     .dodge();
-    for (c, pts) in series {
-        p = p.series(Series::line(format!("c = {c}"), pts));
+    // Worker counts are ordered: one hue, light to dark.
+    let cs = series.len();
+    for (i, (c, pts)) in series.into_iter().enumerate() {
+        p = p.series(Series::line(format!("c = {c}"), pts).ramp(i, cs));
     }
     if let Some(spec) = ctx.claim("A1.2") {
         p = p.reference(Reference::published(spec, 0));

@@ -58,7 +58,9 @@ pub(super) fn bytes_per_entry(
                 r.bytes_per_entry.map(|v| Pt::new(x, v))
             })
             .collect();
-        p = p.series(Series::line(member(*m), pts));
+        p = p.series(
+            Series::line(member(*m), pts).ramp(member_step(cells, *m), cells.member_lens.len()),
+        );
     }
     // The last listpack limit (128) and the first skiplist one (129).
     let last_lp = ls.iter().rposition(|l| *l <= 128.0);
@@ -141,7 +143,9 @@ pub(super) fn per_client(ctx: &AnalysisCtx, cells: &LogCells, zs: &[u64]) -> Res
             .filter(|(k, _)| k.0 == *m && k.1 == 128)
             .map(|(k, r)| Pt::new(k.2 as f64, r.bytes_per_client))
             .collect();
-        a = a.series(Series::line(member(*m), pts));
+        a = a.series(
+            Series::line(member(*m), pts).ramp(member_step(cells, *m), cells.member_lens.len()),
+        );
     }
     for &z in zs.iter().filter(|z| **z != 128) {
         let pts = cells
@@ -248,7 +252,9 @@ pub(super) fn cpu(
                     .map(|e| Pt::spread(c.n as f64, e.v, e.lo, e.hi, e.n))
             })
             .collect();
-        b = b.series(Series::line(format!("Z = {}", num(*z as f64)), pts));
+        // Z values are ordered: one hue, light to dark.
+        let step = zs.iter().filter(|y| **y < *z).count();
+        b = b.series(Series::line(format!("Z = {}", num(*z as f64)), pts).ramp(step, zs.len()));
     }
     // B3.4's judged quantity: a listpack's CPU per decision over a
     // skiplist's at the same number of entries (above 1: the listpack costs more).
@@ -356,4 +362,10 @@ pub(super) fn member_sweep(ctx: &AnalysisCtx, cells: &LogCells) -> Result<String
     })
     .collect();
     fig.write_anchored_if_any(ctx, anchors)
+}
+
+/// Member length `m`'s step on a ramp of the lengths measured (ascending):
+/// lengths are ordered, drawn in one hue, light to dark.
+fn member_step(cells: &LogCells, m: usize) -> usize {
+    cells.member_lens.iter().position(|x| *x == m).unwrap_or(0)
 }

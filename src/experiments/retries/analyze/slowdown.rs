@@ -47,8 +47,10 @@ pub fn a2_2_workers(ctx: &AnalysisCtx, g: &Groups, limit: u64, md: &mut String) 
             );
         }
     }
-    for (rtt, pts) in by {
-        p = p.series(Series::line(format!("{} added round trip", ms(rtt)), pts));
+    // Round trips are ordered: one hue, light to dark.
+    let rtts = by.len();
+    for (i, (rtt, pts)) in by.into_iter().enumerate() {
+        p = p.series(Series::line(format!("{} added round trip", ms(rtt)), pts).ramp(i, rtts));
     }
     if !s.is_empty() {
         p = p.series(Series::plain(
@@ -115,14 +117,22 @@ pub fn a2_2_arrivals(ctx: &AnalysisCtx, g: &Groups, md: &mut String) -> Result<(
             .ticks(xs.iter().map(|x| *x as f64).collect()),
         Axis::log("WATCH/MULTI wall time per trial / Lua's (x)"),
     );
+    // The default backoff's round trips are ordered: one hue, light to
+    // dark; the other backoffs take palette looks.
+    let rtts: Vec<i64> = by
+        .keys()
+        .filter(|k| k.0 == d.backoff)
+        .map(|k| k.1)
+        .collect();
     for ((bo, rtt), mut pts) in by {
         pts.sort_by(|a, b| a.x.partial_cmp(&b.x).unwrap());
-        let name = if bo == d.backoff {
-            format!("{} added round trip", ms(rtt))
+        let series = if bo == d.backoff {
+            let step = rtts.iter().position(|r| *r == rtt).unwrap_or(0);
+            Series::line(format!("{} added round trip", ms(rtt)), pts).ramp(step, rtts.len())
         } else {
-            format!("{} added round trip, backoff {bo}", ms(rtt))
+            Series::line(format!("{} added round trip, backoff {bo}", ms(rtt)), pts)
         };
-        p = p.series(Series::line(name, pts));
+        p = p.series(series);
     }
     if let Some(c) = ctx.claim("A2.2") {
         p = p.reference(Reference::published(c, 0));

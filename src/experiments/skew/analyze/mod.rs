@@ -355,16 +355,21 @@ fn tables_and_figures(
         Axis::log("|caller - Redis clock| / Redis clock admitted (%)").range(floor, top),
     )
     .categories(cats.clone());
-    for (name, by) in by_group {
-        p1 = p1.series(Series::points(
-            name,
-            by.iter()
-                .map(|(k, v)| {
-                    let s = Summary::of(v);
-                    Pt::spread(*k as f64, s.mean.max(floor), s.min.max(floor), s.max, s.n)
-                })
-                .collect(),
-        ));
+    // Ordered by load, then run length: one hue, light to dark.
+    let k = by_group.len();
+    for (i, (name, by)) in by_group.into_iter().enumerate() {
+        p1 = p1.series(
+            Series::points(
+                name,
+                by.iter()
+                    .map(|(k, v)| {
+                        let s = Summary::of(v);
+                        Pt::spread(*k as f64, s.mean.max(floor), s.min.max(floor), s.max, s.n)
+                    })
+                    .collect(),
+            )
+            .ramp(i, k),
+        );
     }
     if let Some(c) = ctx.claim("A4.1") {
         p1 = p1.reference(Reference::published(c, 0));
@@ -385,17 +390,21 @@ fn tables_and_figures(
     )
     .categories(cats);
     let off = a4_3(rows, replays);
-    for l in &loads {
+    // Loads are ordered: one hue, light to dark.
+    for (step, l) in loads.iter().enumerate() {
         let mut by: BTreeMap<i64, Vec<f64>> = BTreeMap::new();
         for (i, d) in off.iter().filter(|(i, _)| rows[*i].load_x == *l) {
             by.entry(sk(rows[*i].skew_ms) as i64).or_default().push(*d);
         }
-        p3 = p3.series(Series::points(
-            format!("load {}x", num(*l)),
-            by.iter()
-                .map(|(k, v)| Pt::summary(*k as f64, &Summary::of(v)))
-                .collect(),
-        ));
+        p3 = p3.series(
+            Series::points(
+                format!("load {}x", num(*l)),
+                by.iter()
+                    .map(|(k, v)| Pt::summary(*k as f64, &Summary::of(v)))
+                    .collect(),
+            )
+            .ramp(step, loads.len()),
+        );
     }
     if let Some(c) = ctx.claim("A4.3") {
         // Between the categories, not through the markers that sit on it.

@@ -287,7 +287,9 @@ pub fn figure_a4_2(ctx: &AnalysisCtx, rows: &[Row], ideal: &[f64]) -> Result<Str
             .collect();
         servers.sort();
         servers.dedup();
-        for w in servers {
+        // Server counts are ordered: one hue, light to dark.
+        let ws = servers.len();
+        for (i, w) in servers.into_iter().enumerate() {
             let name = format!("{w} servers");
             let pts = m
                 .iter()
@@ -304,7 +306,7 @@ pub fn figure_a4_2(ctx: &AnalysisCtx, rows: &[Row], ideal: &[f64]) -> Result<Str
                     Pt::summary(x, &Summary::of(v))
                 })
                 .collect();
-            p = p.series(Series::line(name, pts));
+            p = p.series(Series::line(name, pts).ramp(i, ws));
         }
         if let Some(c) = ctx.claim("A4.2") {
             p = p.reference(Reference::published(c, 0));
@@ -385,22 +387,24 @@ pub fn figure_a4_1(
             .fold(Anchor::new("A4.1", panel, x), |a, (d, v)| a.at(d, v))
             .on(series)
     };
-    for load in sorted(
+    // Loads are ordered: one hue, light to dark.
+    let left_loads = sorted(
         m.keys()
             .filter(|k| default_cap(k))
             .map(|k| k[0].clone())
             .collect(),
-    ) {
+    );
+    for (i, load) in left_loads.iter().enumerate() {
         let name = format!("load {load}x, capacity 1 s");
         let pts: Vec<Pt> = m
             .iter()
-            .filter(|(k, _)| default_cap(k) && k[0] == load)
+            .filter(|(k, _)| default_cap(k) && k[0] == *load)
             .map(|(k, v)| {
                 anchors.push(anchor(0, n(&k[1]), k, &name));
                 pt(n(&k[1]), v)
             })
             .collect();
-        left = left.series(Series::line(name, by_x(pts)));
+        left = left.series(Series::line(name, by_x(pts)).ramp(i, left_loads.len()));
     }
     let loads: Vec<f64> = sorted(m.keys().map(|k| k[0].clone()).collect())
         .iter()

@@ -251,13 +251,15 @@ fn per_sender(
     pt: impl Fn(usize, Sender) -> Option<Pt>,
 ) -> Panel {
     p = p.categories(tick_names(ticks));
+    // Connection counts are ordered: one hue, light to dark.
+    let rank = |d: u64| conns.iter().filter(|c| **c < d).count();
     for &d in conns {
         let pts: Vec<Pt> = ticks
             .iter()
             .enumerate()
             .filter_map(|(k, t)| pt(k, Sender::at(*t, d)))
             .collect();
-        p = p.series(Series::line(format!("{d} connections"), pts));
+        p = p.series(Series::line(format!("{d} connections"), pts).ramp(rank(d), conns.len()));
     }
     p
 }

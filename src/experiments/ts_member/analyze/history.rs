@@ -124,11 +124,11 @@ pub fn collision_history(ctx: &AnalysisCtx, rows: &[Row], md: &mut String) -> Re
                 Axis::new("requests"),
             )
             .series(Series::plain("admitted so far", admitted))
-            // Not the second free look (wine, dotted): beside the limit's
-            // red dots the two would read as one line.
+            // A spare look (dark red-brown, solid), apart from the first
+            // free look (green, dotted) and the limit's red dots.
             .series(
                 Series::plain("entries in the log (distinct Redis ms)", entries)
-                    .with_look(limitbench_analysis::figure::STRATEGY_LOOKS.len() + 2),
+                    .with_look(limitbench_plot::style::spare_look(1)),
             )
             .reference(Reference::limit(
                 format!("limit L = {}", r.limit),
