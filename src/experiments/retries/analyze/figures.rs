@@ -361,10 +361,9 @@ pub fn a2_2_workers(ctx: &AnalysisCtx, g: &Groups, limit: u64, md: &mut String) 
         Axis::log("concurrent workers").ticks(s.iter().map(|w| w.workers as f64).collect()),
         Axis::log("WATCH/MULTI wall time per trial / Lua's (x)"),
     );
-    // Round trips are ordered: one hue, light to dark.
-    let rtts = by.len();
-    for (i, (rtt, pts)) in by.into_iter().enumerate() {
-        p = p.series(Series::line(format!("{} added round trip", ms(rtt)), pts).ramp(i, rtts));
+    let steps = super::rtt_steps(by.keys().copied());
+    for (rtt, pts) in by {
+        p = p.series(Series::line(format!("{} added round trip", ms(rtt)), pts));
     }
     if !s.is_empty() {
         p = p.series(Series::plain(
@@ -383,7 +382,8 @@ pub fn a2_2_workers(ctx: &AnalysisCtx, g: &Groups, limit: u64, md: &mut String) 
         format!("WATCH/MULTI (budget {A2_2_BUDGET} retries) against the Lua fixed window: slowdown per worker count"),
         "Mean wall time per trial of WATCH/MULTI divided by the mean of the Lua fixed window at the same round trip and worker count; whiskers: the 95% confidence sequence of the WATCH mean over the same Lua mean; {n} trials per point; other details at their defaults.",
     )
-    .panel(p);
+    .panel(p)
+    .ramp(&steps);
     *md += &fig.write_if_any(ctx)?;
     Ok(())
 }
@@ -431,22 +431,15 @@ pub fn a2_2_arrivals(ctx: &AnalysisCtx, g: &Groups, md: &mut String) -> Result<(
             .ticks(xs.iter().map(|x| *x as f64).collect()),
         Axis::log("WATCH/MULTI wall time per trial / Lua's (x)"),
     );
-    // The default backoff's round trips are ordered: one hue, light to
-    // dark; the other backoffs take palette looks.
-    let rtts: Vec<i64> = by
-        .keys()
-        .filter(|k| k.0 == d.backoff)
-        .map(|k| k.1)
-        .collect();
+    let steps = super::rtt_steps(by.keys().filter(|k| k.0 == d.backoff).map(|k| k.1));
     for ((bo, rtt), mut pts) in by {
         pts.sort_by(|a, b| a.x.partial_cmp(&b.x).unwrap());
-        let series = if bo == d.backoff {
-            let step = rtts.iter().position(|r| *r == rtt).unwrap_or(0);
-            Series::line(format!("{} added round trip", ms(rtt)), pts).ramp(step, rtts.len())
+        let name = if bo == d.backoff {
+            format!("{} added round trip", ms(rtt))
         } else {
-            Series::line(format!("{} added round trip, backoff {bo}", ms(rtt)), pts)
+            format!("{} added round trip, backoff {bo}", ms(rtt))
         };
-        p = p.series(series);
+        p = p.series(Series::line(name, pts));
     }
     if let Some(c) = ctx.claim("A2.2") {
         p = p.reference(Reference::published(c, 0));
@@ -457,7 +450,8 @@ pub fn a2_2_arrivals(ctx: &AnalysisCtx, g: &Groups, md: &mut String) -> Result<(
         "WATCH/MULTI against the Lua fixed window: slowdown per arrival spread, at the default backoff and with full-jitter backoffs",
         "Mean wall time per trial of WATCH/MULTI divided by the mean of the Lua fixed window at the same round trip and arrival, both with the L requests' arrival times drawn uniformly over the spread; whiskers: the 95% confidence sequence of the WATCH mean over the same Lua mean; {n} trials per point; the published 12-30x shaded; a spread makes the Lua wall at least the spread itself, so the ratio tends to 1 as the spread grows.",
     )
-    .panel(p);
+    .panel(p)
+    .ramp(&steps);
     *md += &fig.write_if_any(ctx)?;
     Ok(())
 }

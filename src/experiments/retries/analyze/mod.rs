@@ -375,3 +375,11 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
             .appendix(appendix),
     ))
 }
+
+/// A2.2's series names of the round trips `rtts`, in order: the steps of a
+/// ramp (round trips are ordered values, drawn light to dark).
+pub fn rtt_steps(rtts: impl Iterator<Item = i64>) -> Vec<String> {
+    let ms = |r: i64| limitbench_analysis::figure::num(r as f64 / 1000.0);
+    rtts.map(|r| format!("{} ms added round trip", ms(r)))
+        .collect()
+}
