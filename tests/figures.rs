@@ -1,8 +1,10 @@
 //! Every figure of the committed reference run, re-rendered from its CSVs:
 //! no text outside the canvas, no two labels overlapping (from the SVG's
 //! `<text>` positions, sizes, anchors and rotations), data in every figure,
-//! a PNG and the numbers drawn beside every SVG, and every claim ID of
-//! `claims.csv` in some figure's title.
+//! a PNG and the numbers drawn beside every SVG, every claim ID of
+//! `claims.csv` in some figure's title, and one look per strategy: no two
+//! series of a figure drawn alike, no two strategies in one colour, a
+//! strategy in the same colour in every figure.
 
 use std::path::Path;
 
@@ -231,6 +233,9 @@ fn figure_conventions_hold_on_the_reference_run() {
             continue;
         };
         let mut seen: Vec<(String, String)> = Vec::new();
+        // Each strategy drawn in the figure and its colour: one colour per
+        // strategy (its variants share it, with other markers).
+        let mut strategy_colours: Vec<(&str, String)> = Vec::new();
         for rec in r.records().flatten() {
             if rec.get(1) != Some("data") {
                 continue;
@@ -246,6 +251,17 @@ fn figure_conventions_hold_on_the_reference_run() {
             }
             if let Some(strategy) = limitbench_analysis::figure::strategy_of(&series) {
                 let colour = look.split(' ').next().unwrap_or("").to_string();
+                if let Some((other, _)) = strategy_colours
+                    .iter()
+                    .find(|(s, c)| *c == colour && *s != strategy)
+                {
+                    problems.push(format!(
+                        "{name}: strategies {strategy} and {other} share the colour {colour}"
+                    ));
+                }
+                if !strategy_colours.iter().any(|(s, _)| *s == strategy) {
+                    strategy_colours.push((strategy, colour.clone()));
+                }
                 match looks.get(strategy) {
                     Some((c, fig)) if *c != colour => problems.push(format!(
                         "strategy {strategy} is {c} in {fig} but {colour} in {name}"

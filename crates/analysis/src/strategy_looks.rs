@@ -186,3 +186,120 @@ pub fn with_strategy_looks(f: &Figure, manifest: &[String]) -> Figure {
     }
     f
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::strategy_looks::*;
+    use limitbench_plot::figure::{Axis, Panel, Pt, Series};
+    use limitbench_plot::style::{LOOKS, look_name};
+
+    fn colour(look: usize) -> String {
+        look_name(look).split(' ').next().unwrap_or("").to_string()
+    }
+
+    fn figure(series: &[&str]) -> Figure {
+        let mut p = Panel::new("", Axis::new("x"), Axis::new("y"));
+        for s in series {
+            p = p.series(Series::line(*s, vec![Pt::new(0.0, 1.0)]));
+        }
+        Figure::new("t", &[], "t", "t").panel(p)
+    }
+
+    fn looks(f: &Figure) -> Vec<(String, usize)> {
+        f.panels[0]
+            .series
+            .iter()
+            .map(|s| (s.name.clone(), s.look.expect("a strategy has a look")))
+            .collect()
+    }
+
+    #[test]
+    fn fnv1a_is_the_published_hash() {
+        // Test vectors of the FNV-1a 64-bit hash (Fowler, Noll, Vo).
+        assert_eq!(fnv1a(b""), 0xcbf2_9ce4_8422_2325);
+        assert_eq!(fnv1a(b"a"), 0xaf63_dc4c_8601_ec8c);
+        assert_eq!(fnv1a(b"foobar"), 0x8594_4171_f739_67e8);
+    }
+
+    #[test]
+    fn a_manifest_name_has_a_stable_look_in_no_built_in_colour() {
+        // Fixed by FNV-1a's definition: a Rust version or a run that draws
+        // other strategies does not move it.
+        assert_eq!(
+            manifest_slot("my-limiter"),
+            (fnv1a(b"my-limiter") % 24) as usize
+        );
+        assert_eq!(manifest_slot("my-limiter"), 2);
+        assert_eq!(manifest_slot("mut-log-pair"), 13);
+        let built_in: Vec<String> = (0..STRATEGY_LOOKS.len())
+            .flat_map(|c| (0..VARIANTS).map(move |k| colour(variant_look(c, k))))
+            .collect();
+        for slot in 0..SPARE_LOOKS {
+            assert!(!built_in.contains(&colour(spare_look(slot))), "slot {slot}");
+        }
+        let f = with_strategy_looks(
+            &figure(&["token-bucket", "my-limiter"]),
+            &["my-limiter".into()],
+        );
+        assert_eq!(looks(&f)[1].1, spare_look(manifest_slot("my-limiter")));
+    }
+
+    #[test]
+    fn the_built_ins_have_one_colour_each() {
+        let f = with_strategy_looks(&figure(STRATEGY_LOOKS), &[]);
+        let mut colours: Vec<String> = looks(&f).iter().map(|l| colour(l.1)).collect();
+        assert_eq!(colours.len(), 14);
+        colours.sort();
+        colours.dedup();
+        assert_eq!(colours.len(), 14, "{colours:?}");
+        // A variant keeps the colour with another marker.
+        let f = with_strategy_looks(&figure(&["gcra (EVAL)", "gcra (FCALL)"]), &[]);
+        let l = looks(&f);
+        assert_eq!(colour(l[0].1), colour(l[1].1));
+        assert_ne!(l[0].1, l[1].1);
+        assert!(l.iter().all(|x| x.1 < LOOKS));
+    }
+
+    #[test]
+    fn two_manifest_names_on_one_look_are_told_apart_by_name_not_order() {
+        // Two names whose hashes pick the same slot (found, not typed in).
+        let names: Vec<String> = (0..200).map(|i| format!("limiter-{i}")).collect();
+        let (a, b) = names
+            .iter()
+            .enumerate()
+            .find_map(|(i, a)| {
+                names[i + 1..]
+                    .iter()
+                    .find(|b| manifest_slot(b) == manifest_slot(a))
+                    .map(|b| (a.clone(), b.clone()))
+            })
+            .expect("200 names on 24 slots collide");
+        let manifest = vec![a.clone(), b.clone()];
+        let ab = looks(&with_strategy_looks(&figure(&[&a, &b]), &manifest));
+        let ba = looks(&with_strategy_looks(&figure(&[&b, &a]), &manifest));
+        let of = |l: &[(String, usize)], n: &str| l.iter().find(|x| x.0 == n).unwrap().1;
+        // The name that sorts first keeps its slot; the other takes the next.
+        let (first, second) = if a < b { (&a, &b) } else { (&b, &a) };
+        assert_eq!(of(&ab, first), spare_look(manifest_slot(first)));
+        assert_eq!(of(&ab, second), spare_look(manifest_slot(second) + 1));
+        assert_eq!(of(&ab, first), of(&ba, first));
+        assert_eq!(of(&ab, second), of(&ba, second));
+        assert_ne!(colour(of(&ab, first)), colour(of(&ab, second)));
+    }
+
+    #[test]
+    fn only_strategy_names_of_rows_count_as_manifest_strategies() {
+        let values: BTreeSet<String> = [
+            "PING",
+            "",
+            "token-bucket|evalsha",
+            "gcra",
+            "my-limiter",
+            "mine|eval",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        assert_eq!(manifest_strategies(&values), ["mine", "my-limiter"]);
+    }
+}

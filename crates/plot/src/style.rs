@@ -195,6 +195,29 @@ pub fn ramp_look(step: usize, of: usize) -> usize {
     LOOKS + of * (of - 1) / 2 + step.min(of - 1)
 }
 
+impl crate::figure::Series {
+    /// The same series as step `step` (0-based) of `of` ordered values (a
+    /// round trip, a worker count): a look of a single-hue ramp, light to
+    /// dark ([`ramp_look`]), instead of a palette colour.
+    pub fn ramp(self, step: usize, of: usize) -> Self {
+        self.with_look(ramp_look(step, of))
+    }
+}
+
+impl crate::figure::Figure {
+    /// Series named `steps[i]` (in any panel) drawn as step `i` of a ramp of
+    /// `steps.len()` ordered values ([`crate::figure::Series::ramp`]); other
+    /// series keep their looks.
+    pub fn ramp(mut self, steps: &[String]) -> Self {
+        for s in self.panels.iter_mut().flat_map(|p| p.series.iter_mut()) {
+            if let Some(i) = steps.iter().position(|n| *n == s.name) {
+                s.look = Some(ramp_look(i, steps.len()));
+            }
+        }
+        self
+    }
+}
+
 fn ramp(r: usize) -> Look {
     // r = of * (of - 1) / 2 + step
     let mut of = 1;
@@ -233,13 +256,19 @@ pub fn look_name(i: usize) -> String {
     )
 }
 
+/// The named colours in the order series without a fixed look take them
+/// once the spare colours are drawn: the blues (nearest the ramp) and the
+/// greys last.
+const FREE_ORDER: [usize; NAMED_COLOURS] = [1, 2, 3, 5, 7, 8, 9, 10, 11, 6, 4, 0, 12, 13];
+
 /// The drawn look of every series name of a figure, in first-seen order:
 /// a series with a fixed look keeps it; each other takes the first free
-/// look, in the order: the spare looks, then the palette's from
-/// [`crate::figure::Figure::free_looks_from`] on, preferring a colour
-/// the figure does not draw yet (so a series that is no strategy is not
-/// drawn in the colour of a strategy beside it); only when every colour
-/// is drawn, another marker of one.
+/// look, in the order: the spare looks, then the named colours'
+/// ([`FREE_ORDER`], other markers first: looks below
+/// [`crate::figure::Figure::free_looks_from`], a name's own, come last),
+/// preferring a colour the figure does not draw yet (so a series that is
+/// no strategy is not drawn in the colour of a strategy beside it); only
+/// when every colour is drawn, another marker of one.
 pub(crate) fn resolve_looks(
     f: &crate::figure::Figure,
 ) -> Vec<(String, crate::figure::Draw, usize)> {
@@ -249,14 +278,12 @@ pub(crate) fn resolve_looks(
         .flat_map(|p| p.series.iter().filter_map(|s| s.look))
         .collect();
     let spare: Vec<usize> = (0..SPARE_LOOKS).map(spare_look).collect();
+    let named = (0..MARKERS).flat_map(|k| FREE_ORDER.iter().map(move |c| variant_look(*c, k)));
     let order: Vec<usize> = spare
         .iter()
         .copied()
-        .chain(
-            (f.free_looks_from..LOOKS)
-                .chain(0..f.free_looks_from.min(LOOKS))
-                .filter(|i| !spare.contains(i)),
-        )
+        .chain(named.clone().filter(|i| *i >= f.free_looks_from))
+        .chain(named.filter(|i| *i < f.free_looks_from))
         .collect();
     let rgb = |i: usize| {
         let c = look(i).color;
@@ -320,4 +347,58 @@ pub(crate) fn text<DB: DrawingBackend>(
     }
     area.draw(&Text::new(s.to_string(), at, style.clone()))
         .map_err(err)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::style::*;
+
+    #[test]
+    fn a_ramp_goes_light_to_dark_in_colours_of_its_own() {
+        let palette: Vec<String> = (0..LOOKS).map(|i| look_name(i)[..7].to_string()).collect();
+        for of in 1..=RAMP_STEPS {
+            let steps: Vec<Look> = (0..of).map(|s| look(ramp_look(s, of))).collect();
+            let light = |l: &Look| l.color.0 as u32 + l.color.1 as u32 + l.color.2 as u32;
+            for w in steps.windows(2) {
+                assert!(
+                    light(&w[0]) > light(&w[1]),
+                    "ramp of {of} not light to dark"
+                );
+            }
+            for s in 0..of {
+                let name = look_name(ramp_look(s, of));
+                assert!(!palette.contains(&name[..7].to_string()), "{name}");
+            }
+        }
+        // Distinct looks for every step of every ramp, none a palette look.
+        let all: Vec<usize> = (1..=RAMP_STEPS)
+            .flat_map(|of| (0..of).map(move |s| ramp_look(s, of)))
+            .collect();
+        assert!(all.iter().all(|i| (LOOKS..ALL_LOOKS).contains(i)));
+        let mut d = all.clone();
+        d.sort();
+        d.dedup();
+        assert_eq!(d.len(), all.len());
+    }
+
+    #[test]
+    fn looks_by_colour_and_marker_are_distinct_and_named() {
+        let mut names: Vec<String> = (0..LOOKS).map(look_name).collect();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), LOOKS);
+        assert_eq!(
+            look_name(look_with(colour::BLUISH_GREEN, marker::CIRCLE)),
+            "#009e73 circle"
+        );
+        assert_eq!(
+            look_name(look_with(colour::GREY, marker::PLUS)),
+            "#505050 plus"
+        );
+        // Spare looks: consecutive slots in other colours, never a named one.
+        for j in 0..SPARE_LOOKS {
+            assert!(spare_look(j) % COLOURS >= NAMED_COLOURS);
+            assert_ne!(spare_look(j) % COLOURS, spare_look(j + 1) % COLOURS);
+        }
+    }
 }

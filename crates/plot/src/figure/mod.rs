@@ -83,12 +83,6 @@ impl Series {
         self.look = Some(look);
         self
     }
-    /// The same series as step `step` (0-based) of `of` ordered values (a
-    /// round trip, a worker count): a look of a single-hue ramp, light to
-    /// dark ([`crate::style::ramp_look`]), instead of a palette colour.
-    pub fn ramp(self, step: usize, of: usize) -> Self {
-        self.with_look(crate::style::ramp_look(step, of))
-    }
     pub fn line(name: impl Into<String>, points: Vec<Pt>) -> Self {
         Series {
             name: name.into(),
@@ -362,17 +356,6 @@ impl Figure {
     }
     pub fn columns(mut self, c: usize) -> Self {
         self.columns = c.max(1);
-        self
-    }
-    /// Series named `steps[i]` (in any panel) drawn as step `i` of a ramp of
-    /// `steps.len()` ordered values ([`Series::ramp`]); other series keep
-    /// their looks.
-    pub fn ramp(mut self, steps: &[String]) -> Self {
-        for s in self.panels.iter_mut().flat_map(|p| p.series.iter_mut()) {
-            if let Some(i) = steps.iter().position(|n| *n == s.name) {
-                s.look = Some(crate::style::ramp_look(i, steps.len()));
-            }
-        }
         self
     }
     /// The title as drawn: claim IDs first.
