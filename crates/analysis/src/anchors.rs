@@ -16,59 +16,10 @@
 //! judged setting; an anchor with no details matches any).
 
 use crate::claims::{Judged, Setting};
-use crate::figure::{Figure, Mark, num};
+use crate::figure::{Anchor, Mark, num};
 use crate::report::summary::judged_values;
 use crate::{AnalysisCtx, report::unit_short};
 use limitbench_base::error::Result;
-
-/// Where a figure draws claim `claim`'s `value`-th value at a setting.
-#[derive(Debug, Clone)]
-pub struct Anchor {
-    pub claim: String,
-    /// Details that must equal the judged setting's (empty: any setting).
-    pub setting: Setting,
-    pub value: usize,
-    pub panel: usize,
-    pub x: f64,
-    /// The drawn value is the claim's value times this (a fraction drawn
-    /// in %: 100).
-    pub scale: f64,
-    /// The series whose point it is (the ring follows its offset).
-    pub series: Option<String>,
-}
-
-impl Anchor {
-    /// Claim `claim`'s first value, drawn at `x` of panel `panel`.
-    pub fn new(claim: &str, panel: usize, x: f64) -> Self {
-        Anchor {
-            claim: claim.into(),
-            setting: vec![],
-            value: 0,
-            panel,
-            x,
-            scale: 1.0,
-            series: None,
-        }
-    }
-    /// Only where the claim was judged with `key` = `value`.
-    pub fn at(mut self, key: &str, value: &str) -> Self {
-        self.setting.push((key.into(), value.into()));
-        self
-    }
-    /// The claim's `i`-th value (a claim that compares several).
-    pub fn value(mut self, i: usize) -> Self {
-        self.value = i;
-        self
-    }
-    pub fn scaled(mut self, k: f64) -> Self {
-        self.scale = k;
-        self
-    }
-    pub fn on(mut self, series: impl Into<String>) -> Self {
-        self.series = Some(series.into());
-        self
-    }
-}
 
 /// The setting a claim's verdict was judged at: the assumed setting of a
 /// claim reproduced only there (the sweep's alternative it names), else
@@ -127,13 +78,7 @@ pub fn mark_for(a: &Anchor, rows: &[Judged]) -> Option<Mark> {
     Some(m)
 }
 
-/// A figure kept until the claims are judged, with its anchors.
-pub struct Pending {
-    pub figure: Figure,
-    pub anchors: Vec<Anchor>,
-}
-
-/// Draw every kept figure, its claims' judged values ringed.
+/// Draw every kept figure ([`crate::figure::Pending`]), its claims' judged values ringed.
 pub fn draw_pending(ctx: &AnalysisCtx, rows: &[Judged]) -> Result<()> {
     let pending = std::mem::take(&mut *ctx.pending.borrow_mut());
     let manifest = crate::figure::manifest_strategies(&ctx.strategies.borrow());

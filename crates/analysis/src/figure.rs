@@ -9,9 +9,8 @@
 
 pub use limitbench_plot::figure::*;
 
-pub use crate::anchors::Anchor;
 pub use crate::claims::pass_region;
-use crate::claims::{Check, ClaimSpec};
+use crate::claims::{Check, ClaimSpec, Setting};
 use crate::stats::Summary;
 pub use crate::strategy_looks::{
     STRATEGY_LOOKS, manifest_strategies, strategy_of, with_strategy_looks,
@@ -80,7 +79,7 @@ impl SummaryPoint for Pt {
 /// Writing a figure into a run folder, recorded for the claims table.
 /// The figure is drawn (SVG, PNG, CSV) once the claims are judged, with
 /// the judged value ringed at each of its [`Anchor`]s whose claim was
-/// judged at that setting (`crate::anchors`).
+/// judged at that setting (drawn by the anchors module).
 pub trait WriteFigure {
     fn write(&self, ctx: &AnalysisCtx) -> Result<String>;
     fn write_if_any(&self, ctx: &AnalysisCtx) -> Result<String>;
@@ -113,7 +112,7 @@ impl WriteFigure for Figure {
             ));
             return Ok(String::new());
         }
-        ctx.pending.borrow_mut().push(crate::anchors::Pending {
+        ctx.pending.borrow_mut().push(Pending {
             figure: self.clone(),
             anchors,
         });
@@ -131,4 +130,59 @@ impl WriteFigure for Figure {
         }
         self.write_anchored(ctx, anchors)
     }
+}
+
+/// Where a figure draws claim `claim`'s `value`-th value at a setting.
+#[derive(Debug, Clone)]
+pub struct Anchor {
+    pub claim: String,
+    /// Details that must equal the judged setting's (empty: any setting).
+    pub setting: Setting,
+    pub value: usize,
+    pub panel: usize,
+    pub x: f64,
+    /// The drawn value is the claim's value times this (a fraction drawn
+    /// in %: 100).
+    pub scale: f64,
+    /// The series whose point it is (the ring follows its offset).
+    pub series: Option<String>,
+}
+
+impl Anchor {
+    /// Claim `claim`'s first value, drawn at `x` of panel `panel`.
+    pub fn new(claim: &str, panel: usize, x: f64) -> Self {
+        Anchor {
+            claim: claim.into(),
+            setting: vec![],
+            value: 0,
+            panel,
+            x,
+            scale: 1.0,
+            series: None,
+        }
+    }
+    /// Only where the claim was judged with `key` = `value`.
+    pub fn at(mut self, key: &str, value: &str) -> Self {
+        self.setting.push((key.into(), value.into()));
+        self
+    }
+    /// The claim's `i`-th value (a claim that compares several).
+    pub fn value(mut self, i: usize) -> Self {
+        self.value = i;
+        self
+    }
+    pub fn scaled(mut self, k: f64) -> Self {
+        self.scale = k;
+        self
+    }
+    pub fn on(mut self, series: impl Into<String>) -> Self {
+        self.series = Some(series.into());
+        self
+    }
+}
+
+/// A figure kept until the claims are judged, with its anchors.
+pub struct Pending {
+    pub figure: Figure,
+    pub anchors: Vec<Anchor>,
 }

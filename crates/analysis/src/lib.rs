@@ -82,7 +82,7 @@ pub struct AnalysisCtx {
     pub figures: std::cell::RefCell<Vec<FigureInfo>>,
     /// Figures written but not yet drawn: drawn once the claims are
     /// judged, with the judged values ringed ([`anchors`]).
-    pub pending: std::cell::RefCell<Vec<anchors::Pending>>,
+    pub pending: std::cell::RefCell<Vec<figure::Pending>>,
     /// Every value of a `strategy` column in the rows read so far: the
     /// strategies the run measured (a figure draws one added from a
     /// manifest in a look from its name, `figure::with_strategy_looks`).

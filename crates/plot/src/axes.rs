@@ -4,7 +4,7 @@
 
 use plotters::prelude::*;
 
-use super::figure::{Axis, num};
+use super::figure::{Axis, Panel, num};
 use super::style::SMALL;
 use super::text::text_width;
 
@@ -150,5 +150,18 @@ impl Ranged for Ax {
     }
     fn range(&self) -> std::ops::Range<f64> {
         self.lo..self.hi
+    }
+}
+
+/// The sideways offset (drawn x units) of series `si` of `k` at a
+/// category or on a dodged panel, as `panel::series` draws it.
+pub(super) fn dodge(p: &Panel, si: usize, cat: bool, x: (f64, f64)) -> f64 {
+    let k = p.series.len().max(1);
+    if cat && k > 1 {
+        (si as f64 - (k as f64 - 1.0) / 2.0) * (0.7 / k as f64)
+    } else if p.dodge && k > 1 {
+        (si as f64 - (k as f64 - 1.0) / 2.0) * (x.1 - x.0) * 0.012
+    } else {
+        0.0
     }
 }

@@ -182,7 +182,7 @@ pub(super) fn series<DB: DrawingBackend>(
             .unwrap_or(si);
         let lk = look(idx);
         // Series side by side at a category (or, asked for, at an x).
-        let dodge = crate::ring::dodge(p, si, cat, (x0, x1));
+        let dodge = super::axes::dodge(p, si, cat, (x0, x1));
         let pts: Vec<(f64, f64, Option<f64>, Option<f64>)> = s
             .points
             .iter()

@@ -8,7 +8,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::axes::tr;
+use super::axes::{dodge, tr};
 use super::figure::Panel;
 use super::panel::Frame;
 use super::style::{SMALL, err, font, text};
@@ -17,19 +17,6 @@ use limitbench_base::error::Result;
 
 /// The ring's radius in pixels (a series marker is 5).
 pub const RING: i32 = 11;
-
-/// The sideways offset (drawn x units) of series `si` of `k` at a
-/// category or on a dodged panel, as `panel::series` draws it.
-pub(super) fn dodge(p: &Panel, si: usize, cat: bool, x: (f64, f64)) -> f64 {
-    let k = p.series.len().max(1);
-    if cat && k > 1 {
-        (si as f64 - (k as f64 - 1.0) / 2.0) * (0.7 / k as f64)
-    } else if p.dodge && k > 1 {
-        (si as f64 - (k as f64 - 1.0) / 2.0) * (x.1 - x.0) * 0.012
-    } else {
-        0.0
-    }
-}
 
 pub(super) fn marks<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
