@@ -189,7 +189,15 @@ async fn smoke_scorecard_judges_what_it_measures() {
     }
     sc::output::write_all(out.path(), &card).unwrap();
     let csv = std::fs::read_to_string(out.path().join("scorecard.csv")).unwrap();
-    assert_eq!(csv.lines().count(), 1 + 5 * PROPERTIES.len());
+    // A header and one line per cell: a detail of several lines (a server's
+    // error) is written on one.
+    assert_eq!(csv.lines().count(), 1 + 5 * PROPERTIES.len(), "{csv}");
+    let records = csv::Reader::from_reader(csv.as_bytes())
+        .records()
+        .map(|r| r.unwrap())
+        .collect::<Vec<_>>();
+    assert_eq!(records.len(), 5 * PROPERTIES.len());
+    assert!(records.iter().all(|r| r.len() == 7), "{records:?}");
     let md = std::fs::read_to_string(out.path().join("scorecard.md")).unwrap();
     assert!(
         md.contains("| always-fails |") && md.contains("| error |"),

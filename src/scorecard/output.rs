@@ -65,7 +65,9 @@ pub fn write_all(dir: &Path, sc: &Scorecard) -> Result<()> {
                 c.unit,
                 &c.threshold,
                 c.verdict.as_str(),
-                &c.detail,
+                // One line per cell (a server's error can span lines), as
+                // scorecard.md shows it.
+                &c.detail.replace('\n', " "),
             ])
             .map_err(|e| io(&p, e))?;
         }
