@@ -340,9 +340,27 @@ fn figure_conventions_hold_on_the_reference_run() {
 
 /// The figures that ring their claims' judged values, with how many rings
 /// each draws per claim (a figure that draws the judged setting in two
-/// panels rings it in both).
-const RINGED: [(&str, &str, usize); 11] = [
+/// panels rings it in both). Every study-A claim figure whose claim's
+/// judged value is one point is here; a3_0, a3_1, a3_2 and a3_4 draw their
+/// pooled judged value as a category of its own. Not ringed, and their
+/// captions say why: a1_2-overshoot-vs-formula (draws the overshoot, not
+/// the distance judged), a2_3 (the largest over every trial of two
+/// panels), a3_2-a3_3's A3.3 panels (its judged setting, a phase drawn
+/// uniformly per trial, is drawn in a3_3-sweep-phase-rate), a4_3 (a count
+/// of trials).
+const RINGED: [(&str, &str, usize); 20] = [
     ("a1_1-check-then-act-admitted", "A1.1", 1),
+    ("a1_2-deviation-vs-rtt-jitter", "A1.2", 1),
+    ("a2_1-watch-admitted-vs-budget", "A2.1", 1),
+    // The default is the first category of each of the five panels that
+    // change one detail.
+    ("a2_1-watch-admitted-vs-setting", "A2.1", 5),
+    ("a2_1-watch-admitted-vs-rtt-jitter", "A2.1", 1),
+    ("a3_0-atomic-exactness", "A3.0", 1),
+    ("a3_1-straddle-boundary", "A3.1", 1),
+    ("a3_2-a3_3-burst-phase", "A3.2", 1),
+    ("a3_3-sweep-phase-rate", "A3.3", 1),
+    ("a3_4-every-pattern", "A3.4", 1),
     ("a2_2-watch-slowdown-vs-workers", "A2.2", 1),
     ("a4_1-caller-clock-under-overload", "A4.1", 1),
     ("a4_1-sweep-run-length-load", "A4.1", 2),
@@ -366,11 +384,34 @@ fn judged_values_are_ringed_at_the_setting_they_were_judged_at() {
         let j = rows.iter().find(|j| j.spec.id == id).unwrap();
         let (values, intervals) = limitbench_analysis::report::summary::judged_values(j);
         let mut r = csv::Reader::from_path(run.join(format!("figures/{stem}.csv"))).unwrap();
-        let marks: Vec<csv::StringRecord> = r
-            .records()
-            .flatten()
+        let records: Vec<csv::StringRecord> = r.records().flatten().collect();
+        let marks: Vec<&csv::StringRecord> = records
+            .iter()
             .filter(|rec| &rec[1] == "judged" && rec[2].starts_with(&format!("{id} judged")))
             .collect();
+        // Every ring sits on a point the figure draws: a data row of the
+        // same panel at the ring's x with the ring's value (a pooled value
+        // is drawn as its own point for it).
+        let num = |s: &str| s.parse::<f64>().ok();
+        let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1.0);
+        for m in &marks {
+            let (Some(mx), Some(my)) = (num(&m[3]), num(&m[5])) else {
+                problems.push(format!("{stem}: ring of {id} without x or y"));
+                continue;
+            };
+            let on_point = records.iter().any(|d| {
+                &d[1] == "data"
+                    && d[0] == m[0]
+                    && num(&d[3]).is_some_and(|x| close(x, mx))
+                    && num(&d[5]).is_some_and(|y| close(y, my))
+            });
+            if !on_point {
+                problems.push(format!(
+                    "{stem}: ring of {id} at ({mx}, {my}) in panel '{}' is on no drawn point",
+                    &m[0]
+                ));
+            }
+        }
         if marks.len() != rings {
             problems.push(format!(
                 "{stem}: {} rings of {id}, not {rings}",

@@ -1,8 +1,9 @@
 //! The judged value of a claim, ringed ([`Mark`](super::figure::Mark)):
 //! a black ring around the point the verdict was judged on, its 95%
 //! interval as a thick black bar just right of the ring, and a label in a
-//! white box beside it (right of the ring, or left where the panel's right
-//! edge is near). Drawn last, over the series, so it is never hidden.
+//! white box beside it (right or left of the ring, above or below it: the
+//! first of those places inside the panel that covers the fewest of its
+//! points). Drawn last, over the series, so it is never hidden.
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -82,22 +83,37 @@ pub(super) fn marks<DB: DrawingBackend>(
             .max()
             .unwrap_or(0);
         let h = 16 * lines.len() as i32 + 4;
-        // Right of the ring and its bar; else left of the ring; else as far
-        // right as the panel allows: never past the panel's edges.
-        let lx = if bar_x + 8 + w <= right_edge {
-            bar_x + 8
-        } else if at.0 - RING - 8 - w >= left_edge {
-            at.0 - RING - 8 - w
-        } else {
-            (right_edge - w - 2).max(left_edge + 2)
+        // Right of the ring and its bar, or left of the ring (else as far
+        // right as the panel allows); above the ring, or below it (clamped
+        // to the panel): never past the panel's edges. Of these places the
+        // first that covers the fewest of the panel's points, so the label
+        // hides no measurement where it can help it.
+        let mut xs: Vec<i32> = [bar_x + 8, at.0 - RING - 8 - w]
+            .into_iter()
+            .filter(|lx| *lx >= left_edge && lx + w <= right_edge)
+            .collect();
+        if xs.is_empty() {
+            xs.push((right_edge - w - 2).max(left_edge + 2));
+        }
+        let mut ys: Vec<i32> = Vec::new();
+        if at.1 - RING - 6 - h >= top {
+            ys.push(at.1 - RING - 6 - h);
+        }
+        ys.push((at.1 + RING + 6).min(bottom - h - 2));
+        let points = point_pixels(p, cat, fr, &ty);
+        let covered = |lx: i32, ly: i32| {
+            points
+                .iter()
+                .filter(|(x, y)| {
+                    *x + 6 >= lx && *x - 6 <= lx + w && *y + 6 >= ly && *y - 6 <= ly + h
+                })
+                .count()
         };
-        // Above the ring, so the label covers no point at the ring's
-        // height; below it where the panel's top is too near.
-        let ly = if at.1 - RING - 6 - h >= top {
-            at.1 - RING - 6 - h
-        } else {
-            (at.1 + RING + 6).min(bottom - h - 2)
-        };
+        let (lx, ly) = ys
+            .iter()
+            .flat_map(|ly| xs.iter().map(move |lx| (*lx, *ly)))
+            .min_by_key(|(lx, ly)| covered(*lx, *ly))
+            .unwrap_or((xs[0], ys[0]));
         root.draw(&Rectangle::new(
             [(lx, ly), (lx + w, ly + h)],
             RGBAColor(255, 255, 255, 0.85).filled(),
@@ -118,4 +134,21 @@ pub(super) fn marks<DB: DrawingBackend>(
         }
     }
     Ok(())
+}
+
+/// Where the panel's points are drawn (pixels), each series at its offset.
+fn point_pixels(p: &Panel, cat: bool, fr: &Frame, ty: &dyn Fn(f64) -> f64) -> Vec<(i32, i32)> {
+    let (x0, x1) = fr.x;
+    let xlog = fr.log.0;
+    p.series
+        .iter()
+        .enumerate()
+        .flat_map(|(si, s)| {
+            let off = dodge(p, si, cat, (x0, x1));
+            s.points
+                .iter()
+                .filter(move |q| q.y.is_finite() && (!xlog || q.x > 0.0))
+                .map(move |q| (fr.px)(tr(q.x, xlog) + off, ty(q.y)))
+        })
+        .collect()
 }

@@ -251,6 +251,57 @@ fn a3_3_sweeps_the_burst_phase_and_the_sustained_rate() {
     );
 }
 
+#[test]
+fn a3_3_counts_the_bursts_that_spilled_past_the_window_and_the_means_with_and_without() {
+    let swc = "sliding-window-counter";
+    // (phase ms, latest send ms, ratio, drawn uniformly): window 1000 ms.
+    let spec = [
+        (990.0, 20.0, 1.2, true),  // 1010 > 1000: spilled
+        (600.0, 100.0, 1.6, true), // 700: inside
+        (980.0, 30.0, 1.0, true),  // 1010: spilled
+        (999.0, 50.0, 1.0, false), // spilled, but a fixed phase: another setting
+    ];
+    let rows: Vec<Row> = spec
+        .iter()
+        .enumerate()
+        .map(|(i, (phase, late, _, uniform))| {
+            let v = if *uniform { "phase-uniform" } else { "phase999" };
+            let mut r = row(swc, &format!("burst-then-sustained/{v}/x1"), i as u64);
+            r.window_ms = 1000;
+            r.phase_ms = Some(*phase);
+            r.lateness_max_us = late * 1000.0;
+            r.phase_draw = if *uniform { "uniform" } else { "fixed" }.into();
+            r.rate_x = Some(1.0);
+            r
+        })
+        .collect();
+    let t: Vec<Trial> = rows
+        .iter()
+        .zip(spec)
+        .map(|(r, s)| with_ratio(r, s.2))
+        .collect();
+    assert_eq!(
+        t.iter().map(spilled).collect::<Vec<_>>(),
+        [true, false, true, true]
+    );
+    let mut no_phase = rows[0].clone();
+    no_phase.phase_ms = None;
+    assert!(!spilled(&with_ratio(&no_phase, 1.0)));
+    let text = spill_text(&t, &("uniform".into(), "1".into())).unwrap();
+    assert!(
+        text.starts_with("in 2 of 3 trials a burst planned within 20 ms of the window's end was sent late (20..30 ms"),
+        "{text}"
+    );
+    // With them (1.2, 1.6, 1.0), without (1.6), and had they stayed in the
+    // window (1.99, 1.6, 1.98).
+    assert!(
+        text.ends_with("the mean is 1.267 with them (judged), 1.600 without them, and 1.857 had their bursts stayed in the window (1 + phase / window each)"),
+        "{text}"
+    );
+    // A setting none of whose trials spilled says nothing.
+    assert_eq!(spill_text(&t[1..2], &("uniform".into(), "1".into())), None);
+}
+
 // ---- A3.1's straddle rule ----
 
 /// A straddle trial of L = 4 per 1 s on a fixed window, the boundary at

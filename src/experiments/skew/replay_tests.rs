@@ -214,3 +214,38 @@ async fn the_replay_gives_every_decision_of_the_script_on_redis() {
     assert_eq!(p.replay_admitted, admitted);
     assert!(admitted > 5 && admitted < 80, "admitted {admitted}");
 }
+
+#[test]
+fn a4_3_says_how_many_trials_could_show_an_error_of_a_token_or_1_percent() {
+    // Capacity 2 at 1 token/s, phase 0. Trial 0 is refused at 995 ms with
+    // 0.995 tokens: a bucket refilling 1% fast (1.005) would admit it, one
+    // starting a token short would refuse the second call, so the trial
+    // tells both apart. Trial 1 is refused at 20 us: a 1% faster refill
+    // decides alike, so it could not show that error.
+    let r = |trial: u64| Row {
+        capacity: 2,
+        rate_per_s: 1.0,
+        start_unix_us: Some(0),
+        ..row(REDIS, 0.0, 1.0, trial, 2)
+    };
+    let rows = vec![r(0), r(1)];
+    let mut hist = std::collections::BTreeMap::new();
+    for (row, last) in rows.iter().zip([995_000, 20]) {
+        hist.insert(
+            (row.cell.clone(), row.trial),
+            vec![decided(row, 0, true), decided(row, 10, true), decided(row, last, false)],
+        );
+    }
+    let rp = replays(&rows, &hist);
+    let tells: Vec<bool> = rp.iter().map(|p| p.as_ref().unwrap().tells_small_error).collect();
+    assert_eq!(tells, [true, false]);
+    let m = measured_a4_3(&rows, &rp, &[2.0, 2.0]).unwrap();
+    assert_eq!(m.values, vec![0.0]);
+    assert!(
+        m.note.starts_with(
+            "0 of 2 Redis-clock trials differ from the script's own bucket replayed on Redis's clock; 1 of them could have shown an error of one token or 1% in refill rate"
+        ),
+        "{}",
+        m.note
+    );
+}

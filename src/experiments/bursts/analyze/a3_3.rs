@@ -14,7 +14,9 @@
 
 use super::{Trial, a3_3_trials};
 use limitbench_analysis::claims::Alternative;
-use limitbench_analysis::figure::{Axis, Figure, Panel, Pt, Reference, Series, num, pass_region};
+use limitbench_analysis::figure::{
+    Anchor, Axis, Figure, Panel, Pt, Reference, Series, num, pass_region,
+};
 use limitbench_analysis::figure::{ClaimReference, WriteFigure};
 use limitbench_analysis::stats::{Summary, bootstrap_ci, mean_cs};
 use limitbench_analysis::{AnalysisCtx, Measured};
@@ -104,21 +106,8 @@ pub fn published_worst(text: &str) -> Option<f64> {
 
 /// The cells of a setting's trials (what its mean rests on).
 fn cells_of(trials: &[Trial], setting: &(String, String)) -> Vec<String> {
-    a3_3_trials(trials)
+    trials_at(trials, setting)
         .iter()
-        .filter(|t| {
-            let p = if uniform(t) {
-                "uniform".to_string()
-            } else {
-                t.row
-                    .phase_ms
-                    .map(|p| (p.round() as i64).to_string())
-                    .unwrap_or_default()
-            };
-            let rate = t.row.rate_x.map(num).unwrap_or_default();
-            rate == setting.1
-                && (p == setting.0 || (setting.0.starts_with("fixed:") && !uniform(t)))
-        })
         .map(|t| t.row.cell.clone())
         .collect()
 }
@@ -192,6 +181,9 @@ pub fn measured(trials: &[Trial], manifest: &serde_json::Value) -> Option<Measur
     .note(
         "a burst of L at phase p of a window fills it; in the next window the counter weighs the previous one by 1 - (time into the window), so it admits about L x (time into the window) more by the time the sliding window that starts at the burst ends: about 1 + p/window x L in that window when the traffic after the burst keeps up (>= 1x), less when it does not. So each fixed phase gives one value (mean = worst), a phase drawn uniformly per trial gives about 1.5x on average at >= 1x, and the worst over trials approaches 2x as trials are added (shown, not judged). Power: with a uniform phase the statistic's spread is set by the design (1 + U, U uniform on [0, 1): sd 0.289), wider than a handful of draws may show, so the planned trials come from that sd (experiments/bursts.toml, uniform_phase_reps: 200 at full), not from the power line above, which uses this run's own spread",
     );
+    if let Some(spill) = spill_text(trials, &sweep[def].0) {
+        m.note = format!("{spill}. {}", m.note);
+    }
     if let Some(why) = &apart {
         m.note = format!(
             "{}{}",
@@ -218,6 +210,88 @@ pub fn measured(trials: &[Trial], manifest: &serde_json::Value) -> Option<Measur
     Some(m)
 }
 
+/// The trials of one sweep setting (as [`cells_of`] picks them).
+fn trials_at<'t, 'a>(trials: &'t [Trial<'a>], setting: &(String, String)) -> Vec<&'t Trial<'a>> {
+    a3_3_trials(trials)
+        .into_iter()
+        .filter(|t| {
+            let p = if uniform(t) {
+                "uniform".to_string()
+            } else {
+                t.row
+                    .phase_ms
+                    .map(|p| (p.round() as i64).to_string())
+                    .unwrap_or_default()
+            };
+            let rate = t.row.rate_x.map(num).unwrap_or_default();
+            rate == setting.1
+                && (p == setting.0 || (setting.0.starts_with("fixed:") && !uniform(t)))
+        })
+        .collect()
+}
+
+/// Whether a trial's burst, sent late, spilled past the end of the window
+/// it was planned in: its phase plus the latest any of its sends left
+/// (`lateness_max_us`) is past the window's length, so part of the burst
+/// was admitted in the next window instead.
+pub fn spilled(t: &Trial) -> bool {
+    match t.row.phase_ms {
+        Some(p) => p + t.row.lateness_max_us / 1000.0 > t.row.window_ms as f64,
+        None => false,
+    }
+}
+
+/// The judged setting's trials whose burst spilled into the next window
+/// ([`spilled`]), with the mean with and without them: an explanation of
+/// the mean, not a filter (the spilled trials stay in the judged value).
+/// None when no trial spilled.
+pub fn spill_text(trials: &[Trial], setting: &(String, String)) -> Option<String> {
+    let at = trials_at(trials, setting);
+    let (out, kept): (Vec<&&Trial>, Vec<&&Trial>) = at.iter().partition(|t| spilled(t));
+    if out.is_empty() {
+        return None;
+    }
+    let mean = |v: &[&&Trial]| v.iter().map(|t| t.ratio).sum::<f64>() / v.len() as f64;
+    let all: Vec<&&Trial> = at.iter().collect();
+    // Had the spilled bursts stayed in their window: 1 + phase / window
+    // (the model in A3.3's note), the others as measured.
+    let inside = at
+        .iter()
+        .map(|t| match (spilled(t), t.row.phase_ms) {
+            (true, Some(p)) => 1.0 + p / t.row.window_ms as f64,
+            _ => t.ratio,
+        })
+        .sum::<f64>()
+        / at.len() as f64;
+    // How close to the window's end the spilled bursts were planned, and
+    // how late they were sent.
+    let before_end = out
+        .iter()
+        .filter_map(|t| t.row.phase_ms.map(|p| t.row.window_ms as f64 - p))
+        .fold(0.0f64, f64::max);
+    let late = |f: fn(f64, f64) -> f64, init: f64| {
+        out.iter()
+            .map(|t| t.row.lateness_max_us / 1000.0)
+            .fold(init, f)
+    };
+    Some(format!(
+        "in {} of {} trials a burst planned within {} ms of the window's end was sent late ({}..{} ms, the trial's latest send) and spilled into the next window (phase + lateness past the window's {} ms); they stay in the judged value, a measurement, not a fault: the mean is {:.3} with them (judged), {:.3} without them, and {:.3} had their bursts stayed in the window (1 + phase / window each)",
+        out.len(),
+        at.len(),
+        before_end.ceil(),
+        num(late(f64::min, f64::INFINITY)),
+        num(late(f64::max, 0.0)),
+        out[0].row.window_ms,
+        mean(&all),
+        if kept.is_empty() {
+            f64::NAN
+        } else {
+            mean(&kept)
+        },
+        inside,
+    ))
+}
+
 /// Mean (left) and worst (right) against the burst phase, a series per sustained rate.
 pub fn figure(ctx: &AnalysisCtx, trials: &[Trial]) -> Result<String> {
     let sweep = a3_3_sweep(trials);
@@ -240,9 +314,24 @@ pub fn figure(ctx: &AnalysisCtx, trials: &[Trial]) -> Result<String> {
         "a3_3-sweep-phase-rate",
         &["A3.3"],
         "sliding-window counter, a burst then sustained traffic: mean and worst trial against where the burst lands and the rate after it",
-        "Max admitted in any window / L; left: mean over trials with its 95% confidence sequence (judged); right: the worst trial with the bootstrap 95% interval of the max ({n} trials per point; shown, not judged: it grows with the trial count). x: the burst's phase after a window boundary (ms), the fixed phases pooled, or drawn uniformly per trial (the default).",
+        "Max admitted in any window / L; left: mean over trials with its 95% confidence sequence (judged; ringed at the setting A3.3 is judged at); right: the worst trial with the bootstrap 95% interval of the max ({n} trials per point; shown, not judged: it grows with the trial count). x: the burst's phase after a window boundary (ms), the fixed phases pooled, or drawn uniformly per trial (the default).",
     )
     .columns(2);
+    // Every setting of the sweep may be the one A3.3 is judged at (the
+    // default, or an alternative it reproduces only under): the ring goes
+    // where the judged setting is drawn.
+    let anchors: Vec<Anchor> = sweep
+        .iter()
+        .filter_map(|((ph, x), _)| {
+            let c = cats.iter().position(|c| c == ph)? as f64;
+            Some(
+                Anchor::new("A3.3", 0, c)
+                    .at("burst_phase", ph)
+                    .at("sustained_x", x)
+                    .on(format!("sliding-window-counter, then {x}x the limit")),
+            )
+        })
+        .collect();
     for (i, title) in ["mean over trials", "worst trial"].iter().enumerate() {
         let mut p = Panel::new(
             *title,
@@ -306,5 +395,5 @@ pub fn figure(ctx: &AnalysisCtx, trials: &[Trial]) -> Result<String> {
         }
         fig = fig.panel(p);
     }
-    fig.write_if_any(ctx)
+    fig.write_anchored_if_any(ctx, anchors)
 }

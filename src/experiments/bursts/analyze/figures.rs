@@ -8,7 +8,7 @@ use super::super::rows::Row;
 use super::{Hist, Trial};
 use limitbench_analysis::AnalysisCtx;
 use limitbench_analysis::figure::{
-    Axis, Draw, Figure, Panel, Pt, Reference, Series, Shade, num, pass_region,
+    Anchor, Axis, Draw, Figure, Panel, Pt, Reference, Series, Shade, num, pass_region,
 };
 use limitbench_analysis::figure::{ClaimReference, SummaryPoint, WriteFigure};
 use limitbench_analysis::stats::Summary;
@@ -61,6 +61,22 @@ pub fn figure_a3_1(
             .collect();
         left = left.series(Series::points(s, pts));
     }
+    // A3.1's judged value pools every lead and both fixed windows (the
+    // trials that straddled the edge): a category of its own, ringed.
+    let (judged, _) = super::a3_1_split(trials);
+    let pooled = Summary::of(&judged.iter().map(|t| t.ratio).collect::<Vec<_>>());
+    let mut anchors = Vec::new();
+    if pooled.n > 0 {
+        let x = leads_sorted.len() as f64;
+        left.categories.push("pooled (judged)".into());
+        left = left.series(Series::points(
+            "fixed windows, straddled trials pooled (A3.1 judged)",
+            vec![Pt::summary(x, &pooled)],
+        ));
+        anchors.push(
+            Anchor::new("A3.1", 0, x).on("fixed windows, straddled trials pooled (A3.1 judged)"),
+        );
+    }
     if let Some(c) = ctx.claim("A3.1") {
         left = left.reference(Reference::published(c, 0));
     }
@@ -68,7 +84,7 @@ pub fn figure_a3_1(
         "a3_1-straddle-boundary",
         &["A3.1"],
         "two bursts straddling a fixed window's boundary: 2L admitted within a few ms",
-        "Left: max admitted in any window / L per trial, mean with min-max whiskers over the trials of each strategy and lead ({n} per point), the strategies side by side at each lead; A3.1 judges the mean over every lead and trial of both fixed windows whose two bursts fell on the two sides of the window's edge (from the bursts' times; the others are drawn here but not judged), with its 95% confidence sequence (drawn in the summary figure), not the largest. Other panels: cumulative admissions of the first trial of the Lua fixed window, against time from the window boundary (reply clock); shaded: the shortest span holding 2L admissions.",
+        "Left: max admitted in any window / L per trial, mean with min-max whiskers over the trials of each strategy and lead ({n} per point), the strategies side by side at each lead; A3.1 judges the mean over every lead and trial of both fixed windows whose two bursts fell on the two sides of the window's edge (from the bursts' times; the others are drawn here but not judged), drawn as its own category (pooled, judged) and ringed with its 95% confidence sequence, not the largest. Other panels: cumulative admissions of the first trial of the Lua fixed window, against time from the window boundary (reply clock); shaded: the shortest span holding 2L admissions.",
     )
     .columns(2)
     .panel(left);
@@ -119,7 +135,7 @@ pub fn figure_a3_1(
         }
         fig = fig.panel(p);
     }
-    *md += &fig.write(ctx)?;
+    *md += &fig.write_anchored(ctx, anchors)?;
     Ok(())
 }
 
@@ -201,6 +217,19 @@ pub fn figure_a3_2_a3_3(ctx: &AnalysisCtx, trials: &[Trial], md: &mut String) ->
     for s in a.series.iter_mut() {
         s.draw = Draw::Points;
     }
+    // A3.2's judged value pools every phase: a category of its own, ringed.
+    let tb = super::a3_2_trials(trials);
+    let mut anchors = Vec::new();
+    if !tb.is_empty() && !a.categories.is_empty() {
+        let x = a.categories.len() as f64;
+        let name = "token-bucket, every phase pooled (A3.2 judged)";
+        a.categories.push("pooled (judged)".into());
+        a = a.series(Series::points(
+            name,
+            vec![Pt::summary(x, &super::ratios(&tb))],
+        ));
+        anchors.push(Anchor::new("A3.2", 0, x).on(name));
+    }
     if let Some(c) = ctx.claim("A3.2") {
         a = a.reference(Reference::published(c, 0));
     }
@@ -226,13 +255,13 @@ pub fn figure_a3_2_a3_3(ctx: &AnalysisCtx, trials: &[Trial], md: &mut String) ->
         "a3_2-a3_3-burst-phase",
         &["A3.2", "A3.3"],
         "max admitted in any window / L against where the burst falls in the window",
-        "Max admitted in any window / L per trial: mean with min-max whiskers over {n} trials per point (A3.2 panel and A3.3 mean), and the largest over the trials (A3.3 worst trial, no whiskers); series at one phase side by side. A3.2 judges the token bucket's mean over its trials with its 95% confidence sequence (drawn in the summary figure), A3.3 judges the sliding-window counter's mean and shows its worst trial beside (see its sweep figure, which has the phases drawn uniformly per trial, A3.3's default).",
+        "Max admitted in any window / L per trial: mean with min-max whiskers over {n} trials per point (A3.2 panel and A3.3 mean), and the largest over the trials (A3.3 worst trial, no whiskers); series at one phase side by side. A3.2 judges the token bucket's mean over all its trials, every phase pooled: drawn as its own category and ringed with its 95% confidence sequence. A3.3 judges the sliding-window counter's mean and shows its worst trial beside; it is judged on phases drawn uniformly per trial, which this figure does not draw, so it is ringed in its sweep figure (a3_3-sweep-phase-rate), not here.",
     )
     .columns(3)
     .panel(a)
     .panel(b)
     .panel(w);
-    *md += &fig.write_if_any(ctx)?;
+    *md += &fig.write_anchored_if_any(ctx, anchors)?;
     Ok(())
 }
 
@@ -267,6 +296,20 @@ pub fn figure_a3_4(
             .collect();
         p = p.series(Series::points(s.clone(), pts));
     }
+    // A3.4's judged value is the sliding-window log's largest over every
+    // trial of the study's patterns: a category of its own, ringed.
+    let swl = super::a3_4_trials(trials);
+    let mut anchors = Vec::new();
+    if !swl.is_empty() {
+        let x = p.categories.len() as f64;
+        let name = "sliding-window-log, largest over every pattern (A3.4 judged)";
+        p.categories.push("every pattern (judged)".into());
+        p = p.series(Series::points(
+            name,
+            vec![Pt::new(x, super::ratios(&swl).max)],
+        ));
+        anchors.push(Anchor::new("A3.4", 0, x).on(name));
+    }
     if let Some(c) = ctx.claim("A3.4") {
         p = p.reference(Reference::published(c, 0));
     }
@@ -274,9 +317,9 @@ pub fn figure_a3_4(
         "a3_4-every-pattern",
         &["A3.4"],
         "the sliding-window log never exceeds the limit in any window; the others per pattern",
-        "Max admitted in any window / L per trial, mean with min-max whiskers over every trial of the pattern (its phases, leads and rates pooled; {n} per point); A3.4 takes the sliding-window log's largest value.",
+        "Max admitted in any window / L per trial, mean with min-max whiskers over every trial of the pattern (its phases, leads and rates pooled; {n} per point); A3.4 takes the sliding-window log's largest value over every trial of the study's patterns, drawn as its own category (every pattern, judged) and ringed.",
     )
     .panel(p)
-    .write(ctx)?;
+    .write_anchored(ctx, anchors)?;
     Ok(())
 }

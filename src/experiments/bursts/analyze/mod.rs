@@ -17,7 +17,7 @@ pub mod straddle;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-pub use a3_3::a3_3_sweep;
+pub use a3_3::{a3_3_sweep, spill_text, spilled};
 pub use straddle::Miss;
 
 use super::rows::{HistoryRow, Row};

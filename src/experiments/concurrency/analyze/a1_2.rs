@@ -9,7 +9,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::super::rows::Row;
 use super::CTA;
 use limitbench_analysis::claims::Alternative;
-use limitbench_analysis::figure::{Axis, Figure, Panel, Pt, Reference, Series, num, pass_region};
+use limitbench_analysis::figure::{
+    Anchor, Axis, Figure, Panel, Pt, Reference, Series, num, pass_region,
+};
 use limitbench_analysis::figure::{ClaimReference, SummaryPoint, WriteFigure};
 use limitbench_analysis::sessions::{BySession, checked, disagreements, session_of};
 use limitbench_analysis::stats::{Summary, mean_cs, mean_cs_method};
@@ -143,7 +145,7 @@ fn a1_2_figure_and_table(
         "a1_2-overshoot-vs-formula",
         &["A1.2"],
         "check-then-act overshoot against c*ceil(L/c) - L, per added round trip",
-        format!("Admitted - L per trial, mean with min-max whiskers over n = {n} trials per point; grey dashes mark the formula at each worker count; the claim is judged in the longest-round-trip panel."),
+        format!("Admitted - L per trial, mean with min-max whiskers over n = {n} trials per point; grey dashes mark the formula at each worker count; the claim is judged in the longest-round-trip panel, on the distance from the formula (its judged value is ringed in {JITTER_FIGURE}, which draws that distance; here it is the gap between a mean and its grey dash, so no ring)."),
     )
     .columns(3);
     // One y scale for every panel, so the round trips compare at a glance.
@@ -350,16 +352,30 @@ fn jitter_figure(
     }
     let mut series: BTreeMap<u64, Vec<Pt>> = BTreeMap::new();
     let mut sd: Vec<String> = Vec::new();
+    // A1.2's value at a jitter is the largest distance over the worker
+    // counts: the ring goes on that count's point, at the judged jitter.
+    let mut anchors = Vec::new();
     for j in &js {
         let o = cta_overshoot_at(rows, *j);
+        let mut worst: Option<(u64, f64)> = None;
         for c in A1_2_WORKERS {
             if let Some(v) = o.by.get(&(rtt, c)) {
                 let (d, lo, hi) = deviation_ci(v, lockstep_overshoot(c, limit) as f64);
+                if worst.is_none_or(|w| d > w.1) {
+                    worst = Some((c, d));
+                }
                 series
                     .entry(c)
                     .or_default()
                     .push(Pt::spread(*j, d, lo, hi, v.len()));
             }
+        }
+        if let Some((c, _)) = worst {
+            anchors.push(
+                Anchor::new("A1.2", 0, *j)
+                    .at("rtt_jitter_ms", &jitter_text(*j))
+                    .on(format!("c = {c}")),
+            );
         }
         let s: Vec<f64> = rows
             .iter()
@@ -394,10 +410,10 @@ fn jitter_figure(
         JITTER_FIGURE,
         &["A1.2"],
         "check-then-act: distance from the lockstep formula vs round-trip jitter",
-        format!("|mean overshoot - (c*ceil(L/c) - L)| per worker count c, whiskers: the 95% confidence sequence of the mean mapped through the distance, {{n}} per point; series set slightly apart in x so equal values stay visible; the proxy adds a uniform extra delay in [0, jitter] per packet and direction, recalibrated to the same median; achieved PING sd: {}.", sd.join(", ")),
+        format!("|mean overshoot - (c*ceil(L/c) - L)| per worker count c, whiskers: the 95% confidence sequence of the mean mapped through the distance, {{n}} per point; series set slightly apart in x so equal values stay visible; the proxy adds a uniform extra delay in [0, jitter] per packet and direction, recalibrated to the same median; achieved PING sd: {}; A1.2's judged value, the largest distance over the worker counts, is ringed at the jitter it is judged at.", sd.join(", ")),
     )
     .panel(p)
-    .write(ctx)?;
+    .write_anchored(ctx, anchors)?;
     Ok(true)
 }
 

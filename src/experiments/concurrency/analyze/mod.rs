@@ -304,12 +304,38 @@ fn a1_1(
         format!("our worst trial at 64 workers: {}", num(s64.max)),
         vec![Pt::new(64.0, s64.max)],
     ));
+    // The axis zoomed to what is drawn (every whisker, line and band): the
+    // decision is between about 120 and 140 of a count that never falls
+    // below L, which a zero-based axis squeezes into a sliver. No point is
+    // cut: the range holds every value drawn.
+    let drawn = panel
+        .series
+        .iter()
+        .flat_map(|s| s.points.iter().flat_map(|q| [Some(q.y), q.lo, q.hi]))
+        .chain(
+            panel
+                .refs
+                .iter()
+                .flat_map(|r| [r.value, r.band.map(|b| b.0), r.band.map(|b| b.1)]),
+        )
+        .flatten()
+        .filter(|v| v.is_finite());
+    let (lo, hi) = drawn.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
+        (a.min(v), b.max(v))
+    });
+    if lo < hi {
+        let pad = (hi - lo) * 0.08;
+        panel.y = panel
+            .y
+            .clone()
+            .range((lo - pad).floor(), (hi + 3.0 * pad).ceil());
+    }
     let n = by.values().map(|v| v.len()).max().unwrap_or(0);
     *md += &Figure::new(
         "a1_1-check-then-act-admitted",
         &["A1.1"],
         format!("check-then-act admits more than L={limit} as workers race (no added delay)"),
-        format!("Admitted per trial, mean with min-max whiskers over n = {n} trials per worker count; the published mean (judged) and worst trial (read from the published text, not judged) at 64 workers are drawn over that point, beside our worst trial."),
+        format!("Admitted per trial, mean with min-max whiskers over n = {n} trials per worker count; the published mean (judged) and worst trial (read from the published text, not judged) at 64 workers are drawn over that point, beside our worst trial; the axis starts near L, not at 0 (every value drawn is inside it)."),
     )
     .panel(panel)
     .write_anchored(
@@ -355,6 +381,19 @@ fn a3_0(ctx: &AnalysisCtx, rows: &[Row], md: &mut String, out: &mut Vec<Measured
             vec![Pt::new(i as f64, t.not_exact as f64)],
         ));
     }
+    // A3.0's judged value pools every atomic design's trials: a category
+    // of its own, ringed.
+    let (pooled, atomic) = atomic_not_exact(rows);
+    let mut anchors = Vec::new();
+    if atomic > 0 {
+        let x = panel.categories.len() as f64;
+        let name = "atomic designs pooled (A3.0 judged)";
+        panel
+            .categories
+            .push("atomic designs pooled (judged)".into());
+        panel = panel.series(Series::points(name, vec![Pt::new(x, pooled as f64)]));
+        anchors.push(Anchor::new("A3.0", 0, x).on(name));
+    }
     if let Some(c) = ctx.claim("A3.0") {
         panel = panel.reference(Reference::published(c, 0));
     }
@@ -363,10 +402,10 @@ fn a3_0(ctx: &AnalysisCtx, rows: &[Row], md: &mut String, out: &mut Vec<Measured
         "a3_0-atomic-exactness",
         &["A3.0"],
         "trials per strategy that did not admit exactly the limit (all worker counts and round trips)",
-        format!("Count of trials (at least {n} per strategy; {} trials of the atomic designs in all) whose admitted count differs from L or that had errors; one count per strategy, so no whiskers; each strategy in its own colour, its kind (atomic or not) in the legend.", atomic_not_exact(rows).1),
+        format!("Count of trials (at least {n} per strategy; {} trials of the atomic designs in all) whose admitted count differs from L or that had errors; one count per strategy, so no whiskers; each strategy in its own colour, its kind (atomic or not) in the legend; the last category pools the atomic designs (A3.0's judged count, ringed).", atomic_not_exact(rows).1),
     )
     .panel(panel)
-    .write(ctx)?;
+    .write_anchored(ctx, anchors)?;
     *md += "Admitted per strategy over every worker count and round trip (`atomic`: the design promises exactness; strategies of kind `external` are listed but not counted in A3.0, which is about the built-in designs):\n\n";
     *md += &md_table(
         &[

@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::{A2_1_BUDGET, Details, Groups, WORKERS, a2_1, lockstep_admitted, longest, summary};
 use limitbench_analysis::AnalysisCtx;
 use limitbench_analysis::experiments::concurrency::rows::Row as ConcurrencyRow;
-use limitbench_analysis::figure::{Axis, Figure, Panel, Pt, Reference, Series, num};
+use limitbench_analysis::figure::{Anchor, Axis, Figure, Panel, Pt, Reference, Series, num};
 use limitbench_analysis::figure::{ClaimReference, SummaryPoint, WriteFigure};
 use limitbench_analysis::stats::{Summary, mean_cs};
 use limitbench_analysis::table::{f, md_table};
@@ -113,10 +113,21 @@ pub fn budgets(ctx: &AnalysisCtx, g: &Groups, limit: u64, md: &mut String) -> Re
         "a2_1-watch-admitted-vs-budget",
         &["A2.1"],
         format!("WATCH/MULTI: admitted of L={limit} vs retry budget, {WORKERS} workers, per added round trip and backoff"),
-        "Admitted per trial, mean with min-max whiskers over {n} per point; the backoffs other than fixed-0 ran at budget 10 only, where two that admit the same share a place (distinct markers; the numbers drawn list each); the other unstated details at their defaults (retries only, all at once, no UNWATCH, no jitter); the lockstep model line: one admission per wave of attempts.",
+        "Admitted per trial, mean with min-max whiskers over {n} per point; markers only, not joined: nothing was measured between the budgets drawn; the backoffs other than fixed-0 ran at budget 10 only, where two that admit the same share a place (distinct markers; the numbers drawn list each); the other unstated details at their defaults (retries only, all at once, no UNWATCH, no jitter); the lockstep model line, computed at every budget: one admission per wave of attempts.",
     )
     .columns(1);
-    for rtt in &rtts {
+    // The model at every budget up to the largest measured (each integer
+    // to 20, then steps of about 5%), so its line crosses no gap.
+    let top = budgets.iter().copied().max().unwrap_or(0);
+    let mut model_at: BTreeSet<u32> = (1..=top.min(20)).collect();
+    let mut b = 20.0f64;
+    while (b as u32) < top {
+        b *= 1.05;
+        model_at.insert((b.round() as u32).min(top));
+    }
+    model_at.extend(budgets.iter().copied());
+    let mut anchors = Vec::new();
+    for (pi, rtt) in rtts.iter().enumerate() {
         let mut p = Panel::new(
             format!("{} added round trip", ms(*rtt)),
             Axis::log("retry budget").ticks(budgets.iter().map(|b| *b as f64).collect()),
@@ -130,13 +141,15 @@ pub fn budgets(ctx: &AnalysisCtx, g: &Groups, limit: u64, md: &mut String) -> Re
                 .filter(|(k, _)| k.1 == *rtt && &k.0.backoff == bo && only_backoff(&k.0))
                 .map(|(k, v)| Pt::summary(k.2 as f64, &summary(v, |r| r.admitted as f64)))
                 .collect();
+            // Markers only: a line would claim values between budgets
+            // that were not measured (10 to 100 is one decade).
             if !pts.is_empty() {
-                p = p.series(Series::line(backoff_series(bo, &d.backoff), pts));
+                p = p.series(Series::points(backoff_series(bo, &d.backoff), pts));
             }
         }
         p = p.series(Series::plain(
             "lockstep model",
-            budgets
+            model_at
                 .iter()
                 .map(|b| Pt::new(*b as f64, lockstep_admitted(WORKERS, limit, b + 1) as f64))
                 .collect(),
@@ -146,10 +159,16 @@ pub fn budgets(ctx: &AnalysisCtx, g: &Groups, limit: u64, md: &mut String) -> Re
         {
             let b = A2_1_BUDGET as f64;
             p = p.reference(Reference::published(c, 0).over(b / 1.5, b * 1.5));
+            // A2.1 is judged at budget 10 and the longest round trip, every
+            // other detail at its default.
+            anchors.push(default_anchor(
+                Anchor::new("A2.1", pi, b).on(backoff_series(&d.backoff, &d.backoff)),
+                &d,
+            ));
         }
         fig = fig.panel(p);
     }
-    *md += &fig.write_if_any(ctx)?;
+    *md += &fig.write_anchored_if_any(ctx, anchors)?;
     Ok(())
 }
 
@@ -164,6 +183,7 @@ pub fn a2_1_settings(ctx: &AnalysisCtx, g: &Groups, limit: u64, md: &mut String)
     let d = Details::default_setting();
     let dp = d.pairs();
     let mut panels = Vec::new();
+    let mut anchors = Vec::new();
     for (i, (detail, default)) in dp.iter().enumerate() {
         // The default first, then each setting that changes only this detail.
         let mut cats: Vec<(String, &Vec<f64>)> = Vec::new();
@@ -208,6 +228,13 @@ pub fn a2_1_settings(ctx: &AnalysisCtx, g: &Groups, limit: u64, md: &mut String)
         );
         if let Some(c) = ctx.claim("A2.1") {
             p = p.reference(Reference::published(c, 0).over(-0.5, n - 0.5));
+        }
+        // The default (first category) is A2.1's judged setting.
+        if cats[0].0.ends_with("(default)") {
+            anchors.push(default_anchor(
+                Anchor::new("A2.1", panels.len(), 0.0).on("WATCH/MULTI, mean and 95% interval"),
+                &d,
+            ));
         }
         panels.push(p);
     }
@@ -268,8 +295,14 @@ pub fn a2_1_settings(ctx: &AnalysisCtx, g: &Groups, limit: u64, md: &mut String)
     )
     .columns(2);
     fig.panels = panels;
-    *md += &fig.write(ctx)?;
+    *md += &fig.write_anchored(ctx, anchors)?;
     Ok(())
+}
+
+/// `a` where A2.1 was judged with every unstated detail at its default
+/// (`d`): a claim judged at an assumed setting is ringed there instead.
+fn default_anchor(a: Anchor, d: &Details) -> Anchor {
+    d.pairs().iter().fold(a, |a, (k, v)| a.at(k, v))
 }
 
 /// A backoff's series: the default named as WATCH/MULTI's, so it is drawn in
@@ -320,8 +353,17 @@ pub fn a2_1_jitter(ctx: &AnalysisCtx, g: &Groups, limit: u64, md: &mut String) -
         a2_1_bound(limit) as f64,
     ));
     // Only the backoffs swept over jitter (the others are in the settings figure).
+    let mut anchors = Vec::new();
     for (bo, mut pts) in by.into_iter().filter(|(_, p)| p.len() > 1) {
         pts.sort_by(|a, b| a.x.partial_cmp(&b.x).unwrap());
+        // The default backoff without jitter is A2.1's judged setting.
+        let jitter0: f64 = d.rtt_jitter_ms.parse().unwrap_or(f64::NAN);
+        if bo == d.backoff && pts.iter().any(|q| q.x == jitter0) {
+            anchors.push(default_anchor(
+                Anchor::new("A2.1", 0, jitter0).on(backoff_series(&bo, &d.backoff)),
+                &d,
+            ));
+        }
         p = p.series(Series::line(backoff_series(&bo, &d.backoff), pts));
     }
     if let Some(c) = ctx.claim("A2.1") {
@@ -334,7 +376,7 @@ pub fn a2_1_jitter(ctx: &AnalysisCtx, g: &Groups, limit: u64, md: &mut String) -
         "Admitted per trial, mean with the judged 95% interval of the mean (a confidence sequence) over {n} per point; the proxy adds a uniform extra delay in [0, jitter] per packet and direction and is recalibrated so the median round trip stays at the target; the achieved round trip's standard deviation per cell is in the appendix table.",
     )
     .panel(p)
-    .write(ctx)?;
+    .write_anchored(ctx, anchors)?;
     Ok(())
 }
 
@@ -413,7 +455,7 @@ pub fn a2_3(
         "a2_3-watch-never-over",
         &["A2.3"],
         "WATCH/MULTI never admits more than the limit",
-        "Admitted - L per trial, mean with min-max whiskers over {n} per point, over every round trip and setting (left) and every round trip (right); negative values are requests refused because the retry budget ran out; a trial passes at or below 0.",
+        "Admitted - L per trial, mean with min-max whiskers over {n} per point, over every round trip and setting (left) and every round trip (right); negative values are requests refused because the retry budget ran out; a trial passes at or below 0. A2.3's judged value is the largest over every trial of both panels (the highest whisker top), not one drawn point, so it is not ringed: it is in the claims table.",
     )
     .panel(p)
     .panel(q)

@@ -94,6 +94,11 @@ pub struct TrialReplay {
     /// script's at the phase found, and whether such a wrong bucket is then
     /// still found at another phase (what the search could hide).
     pub wrong_bucket: Option<(bool, bool)>,
+    /// Every trial that replays: whether its recorded decisions tell the
+    /// script's bucket from one starting a token short and from one
+    /// refilling 1% fast, at the phase used (so an error that small would
+    /// have shown in this trial).
+    pub tells_small_error: bool,
     /// The check's power against the study's own alternative, for a trial
     /// whose servers' clocks were drawn apart: the same bucket run on each
     /// server's skewed clock (Redis's time plus that server's offset, as
@@ -161,6 +166,14 @@ pub fn replay(r: &Row, history: &[HistoryRow]) -> Option<TrialReplay> {
                 != recorded_admitted
         })
     };
+    // A bucket one token short at the start, or refilling 1% fast: does
+    // it differ from the recorded decisions at phase `p`?
+    let wrong = [(cap - 1.0, rate), (cap, rate * 1.01)];
+    let tells_apart = |p: i64| {
+        wrong.iter().all(|(st, rt)| {
+            first_mismatch(&times, p, *st, cap, *rt, |i, a| recorded[i] == a).is_some()
+        })
+    };
     if let Some(start) = r.start_unix_us {
         let phase = start.rem_euclid(1000);
         let (replay_admitted, decisions_off) = at(phase);
@@ -170,6 +183,7 @@ pub fn replay(r: &Row, history: &[HistoryRow]) -> Option<TrialReplay> {
             phase_us: Some(phase),
             phase_recorded: true,
             wrong_bucket: None,
+            tells_small_error: tells_apart(phase),
             skewed_off: skewed_off(phase),
         });
     }
@@ -184,12 +198,7 @@ pub fn replay(r: &Row, history: &[HistoryRow]) -> Option<TrialReplay> {
     // refilling 1% fast. Does it differ from the recorded decisions at the
     // phase found (the trial can tell the buckets apart at all), and is it
     // still found at some other phase (what the search hides)?
-    let wrong = [(cap - 1.0, rate), (cap, rate * 1.01)];
-    let tells_apart = found.is_some_and(|p| {
-        wrong.iter().all(|(st, rt)| {
-            first_mismatch(&times, p, *st, cap, *rt, |i, a| recorded[i] == a).is_some()
-        })
-    });
+    let tells_apart = found.is_some_and(tells_apart);
     let hidden = tells_apart && wrong.iter().any(|(st, rt)| matches(*st, *rt).is_some());
     Some(TrialReplay {
         replay_admitted,
@@ -197,6 +206,7 @@ pub fn replay(r: &Row, history: &[HistoryRow]) -> Option<TrialReplay> {
         phase_us: found,
         phase_recorded: false,
         wrong_bucket: Some((tells_apart, hidden)),
+        tells_small_error: tells_apart,
         skewed_off: skewed_off(found.unwrap_or(0)),
     })
 }
@@ -329,8 +339,14 @@ pub fn measured_a4_3(
             .join(", ")
     );
     let phases = phases + &power;
+    // The count in words first, with how many trials could have shown an
+    // error of one token or 1% in refill rate at all.
+    let could = done.iter().filter(|(_, p)| p.tells_small_error).count();
+    let lead = format!(
+        "{off} of {n} Redis-clock trials differ from the script's own bucket replayed on Redis's clock; {could} of them could have shown an error of one token or 1% in refill rate (their recorded decisions differ from a bucket starting a token short and from one refilling 1% fast; in the others no refusal falls where those buckets differ)"
+    );
     m = m.note(format!(
-        "comparator: the script's own bucket (Redis's TIME truncated to ms, refill in doubles, level stored exactly through %.17g) replayed in the order Redis ran the calls; {phases}. The ideal bucket on the send times (continuous us) differs from the Redis-clock bucket in {send_off} of {n} trials: it is another bucket (other clock readings, no ms truncation), not what \"exact\" compares with"
+        "{lead}. comparator: the script's own bucket (Redis's TIME truncated to ms, refill in doubles, level stored exactly through %.17g) replayed in the order Redis ran the calls; {phases}. The ideal bucket on the send times (continuous us) differs from the Redis-clock bucket in {send_off} of {n} trials: it is another bucket (other clock readings, no ms truncation), not what \"exact\" compares with"
     ));
     let unreplayable = n - done.len();
     if unreplayable > 0 {
