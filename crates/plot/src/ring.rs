@@ -2,7 +2,8 @@
 //! a black ring around the point the verdict was judged on, its 95%
 //! interval as a thick black bar just right of the ring, and a label in a
 //! white box beside it (right of the ring, or left where the panel's right
-//! edge is near). Drawn last, over the series, so it is never hidden.
+//! edge is near; moved up or down off an earlier ring's label in the same
+//! panel). Drawn last, over the series, so it is never hidden.
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -33,10 +34,9 @@ pub(super) fn marks<DB: DrawingBackend>(
         }
     };
     let black = RGBColor(0, 0, 0);
-    for m in &p.marks {
-        if !m.y.is_finite() || (xlog && m.x <= 0.0) {
-            continue;
-        }
+    let drawn = |m: &&super::figure::Mark| m.y.is_finite() && !(xlog && m.x <= 0.0);
+    // Where a mark's ring goes (x in axis units, the ring's pixel).
+    let spot = |m: &super::figure::Mark| {
         let off = m
             .series
             .as_ref()
@@ -44,7 +44,22 @@ pub(super) fn marks<DB: DrawingBackend>(
             .map(|si| dodge(p, si, cat, (x0, x1)))
             .unwrap_or(0.0);
         let x = tr(m.x, xlog) + off;
-        let at = (fr.px)(x, ty(m.y));
+        (x, (fr.px)(x, ty(m.y)))
+    };
+    // What a label must not cover: every ring of the panel, and the label
+    // boxes drawn so far (several rings in one panel, e.g. one per
+    // category).
+    let mut placed: Vec<(i32, i32, i32, i32)> = p
+        .marks
+        .iter()
+        .filter(drawn)
+        .map(|m| {
+            let at = spot(m).1;
+            (at.0 - RING, at.1 - RING, at.0 + RING, at.1 + RING)
+        })
+        .collect();
+    for m in p.marks.iter().filter(drawn) {
+        let (x, at) = spot(m);
         root.draw(&Circle::new(at, RING, black.stroke_width(2)))
             .map_err(err)?;
         let bar_x = at.0 + RING + 5;
@@ -98,6 +113,13 @@ pub(super) fn marks<DB: DrawingBackend>(
         } else {
             (at.1 + RING + 6).min(bottom - h - 2)
         };
+        let (lx, ly) = free_spot(
+            &placed,
+            (lx, ly),
+            (w, h),
+            (left_edge, right_edge, top, bottom),
+        );
+        placed.push((lx, ly, lx + w, ly + h));
         root.draw(&Rectangle::new(
             [(lx, ly), (lx + w, ly + h)],
             RGBAColor(255, 255, 255, 0.85).filled(),
@@ -118,4 +140,32 @@ pub(super) fn marks<DB: DrawingBackend>(
         }
     }
     Ok(())
+}
+
+/// Where a label box of size `wh` goes: at `want` unless it overlaps a box
+/// already `placed`; else the nearest height (stepping a box's height up
+/// and down) inside the panel's `edges` (left, right, top, bottom) where it
+/// overlaps none; `want` if there is none.
+fn free_spot(
+    placed: &[(i32, i32, i32, i32)],
+    want: (i32, i32),
+    wh: (i32, i32),
+    edges: (i32, i32, i32, i32),
+) -> (i32, i32) {
+    let (w, h) = wh;
+    let clear = |x: i32, y: i32| {
+        placed
+            .iter()
+            .all(|b| x + w + 2 <= b.0 || b.2 + 2 <= x || y + h + 2 <= b.1 || b.3 + 2 <= y)
+    };
+    let (x, y) = want;
+    for k in 0..12 {
+        for dy in [k * (h + 3), -k * (h + 3)] {
+            let yy = y + dy;
+            if yy >= edges.2 && yy + h <= edges.3 && clear(x, yy) {
+                return (x, yy);
+            }
+        }
+    }
+    want
 }
