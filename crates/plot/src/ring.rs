@@ -3,7 +3,8 @@
 //! interval as a thick black bar just right of the ring, and a label in a
 //! white box beside it (right or left of the ring, above or below it: the
 //! first of those places inside the panel that covers the fewest of its
-//! points). Drawn last, over the series, so it is never hidden.
+//! points, moved up or down off an earlier ring's label in the same
+//! panel). Drawn last, over the series, so it is never hidden.
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -34,10 +35,9 @@ pub(super) fn marks<DB: DrawingBackend>(
         }
     };
     let black = RGBColor(0, 0, 0);
-    for m in &p.marks {
-        if !m.y.is_finite() || (xlog && m.x <= 0.0) {
-            continue;
-        }
+    let drawn = |m: &&super::figure::Mark| m.y.is_finite() && !(xlog && m.x <= 0.0);
+    // Where a mark's ring goes (x in axis units, the ring's pixel).
+    let spot = |m: &super::figure::Mark| {
         let off = m
             .series
             .as_ref()
@@ -45,7 +45,22 @@ pub(super) fn marks<DB: DrawingBackend>(
             .map(|si| dodge(p, si, cat, (x0, x1)))
             .unwrap_or(0.0);
         let x = tr(m.x, xlog) + off;
-        let at = (fr.px)(x, ty(m.y));
+        (x, (fr.px)(x, ty(m.y)))
+    };
+    // What a label must not cover: every ring of the panel, and the label
+    // boxes drawn so far (several rings in one panel, e.g. one per
+    // category).
+    let mut placed: Vec<(i32, i32, i32, i32)> = p
+        .marks
+        .iter()
+        .filter(drawn)
+        .map(|m| {
+            let at = spot(m).1;
+            (at.0 - RING, at.1 - RING, at.0 + RING, at.1 + RING)
+        })
+        .collect();
+    for m in p.marks.iter().filter(drawn) {
+        let (x, at) = spot(m);
         root.draw(&Circle::new(at, RING, black.stroke_width(2)))
             .map_err(err)?;
         let bar_x = at.0 + RING + 5;
@@ -109,11 +124,13 @@ pub(super) fn marks<DB: DrawingBackend>(
                 })
                 .count()
         };
-        let (lx, ly) = ys
+        let want = ys
             .iter()
             .flat_map(|ly| xs.iter().map(move |lx| (*lx, *ly)))
             .min_by_key(|(lx, ly)| covered(*lx, *ly))
             .unwrap_or((xs[0], ys[0]));
+        let (lx, ly) = free_spot(&placed, want, (w, h), (left_edge, right_edge, top, bottom));
+        placed.push((lx, ly, lx + w, ly + h));
         root.draw(&Rectangle::new(
             [(lx, ly), (lx + w, ly + h)],
             RGBAColor(255, 255, 255, 0.85).filled(),
@@ -151,4 +168,32 @@ fn point_pixels(p: &Panel, cat: bool, fr: &Frame, ty: &dyn Fn(f64) -> f64) -> Ve
                 .map(move |q| (fr.px)(tr(q.x, xlog) + off, ty(q.y)))
         })
         .collect()
+}
+
+/// Where a label box of size `wh` goes: at `want` unless it overlaps a box
+/// already `placed`; else the nearest height (stepping a box's height up
+/// and down) inside the panel's `edges` (left, right, top, bottom) where it
+/// overlaps none; `want` if there is none.
+fn free_spot(
+    placed: &[(i32, i32, i32, i32)],
+    want: (i32, i32),
+    wh: (i32, i32),
+    edges: (i32, i32, i32, i32),
+) -> (i32, i32) {
+    let (w, h) = wh;
+    let clear = |x: i32, y: i32| {
+        placed
+            .iter()
+            .all(|b| x + w + 2 <= b.0 || b.2 + 2 <= x || y + h + 2 <= b.1 || b.3 + 2 <= y)
+    };
+    let (x, y) = want;
+    for k in 0..12 {
+        for dy in [k * (h + 3), -k * (h + 3)] {
+            let yy = y + dy;
+            if yy >= edges.2 && yy + h <= edges.3 && clear(x, yy) {
+                return (x, yy);
+            }
+        }
+    }
+    want
 }

@@ -11,7 +11,7 @@
 pub mod scorecard;
 
 use super::rows::Row;
-use limitbench_analysis::figure::{Axis, Figure, Panel, Pt, Reference, Series};
+use limitbench_analysis::figure::{Anchor, Axis, Figure, Panel, Pt, Reference, Series};
 use limitbench_analysis::figure::{ClaimReference, SummaryPoint, WriteFigure};
 use limitbench_analysis::stats::Summary;
 use limitbench_analysis::table::{distinct, error_core, f, md_table};
@@ -348,7 +348,17 @@ fn figure(ctx: &AnalysisCtx, u: &UsersRows) -> Result<String> {
         }
         fig = fig.panel(p);
     }
-    fig.write(ctx)
+    // The judged values: the legacy script (no shebang) at the main size,
+    // B7.1 with the key derived inside it, B7.2 with the base key tagged.
+    let main = at(main_nodes(&u.nodes));
+    let anchors = [("B7.1", "derived-plain"), ("B7.2", "derived-tagged")]
+        .iter()
+        .filter_map(|(id, v)| {
+            let panel = u.variants.iter().position(|x| x == v)?;
+            Some(Anchor::new(id, panel, main).on(flags_words("none")))
+        })
+        .collect();
+    fig.write_anchored(ctx, anchors)
 }
 
 /// Compact: fraction that works per variant/flags (rows) and size (columns).

@@ -6,7 +6,9 @@
 use super::labels::{b21_reference, machine_lines, percent_in, words};
 use super::{Variants, b21_split};
 use limitbench_analysis::AnalysisCtx;
-use limitbench_analysis::figure::{Axis, Figure, Panel, Pt, RefKind, Reference, Series, num};
+use limitbench_analysis::figure::{
+    Anchor, Axis, Figure, Panel, Pt, RefKind, Reference, Series, num,
+};
 use limitbench_analysis::figure::{ClaimReference, SummaryPoint, WriteFigure};
 use limitbench_base::error::Result;
 
@@ -43,7 +45,14 @@ pub(super) fn lua(ctx: &AnalysisCtx, v: &Variants) -> Result<String> {
     // B2.1's judged values: each run's ratio to GET in the same run, the
     // mean and 95% interval over runs (the values the verdict compares),
     // in the categories' order (b21_split keeps `v.lua()`'s).
+    // Each judged value ringed where the figure draws it (panel, category).
+    let mut anchors = Vec::new();
     if let Some((_, splits)) = b21_split(v) {
+        anchors.extend((0..splits.len()).map(|i| {
+            Anchor::new("B2.1", fig.panels.len(), i as f64)
+                .value(i)
+                .on("Lua strategy / GET, per-run pairs (mean, 95% interval)")
+        }));
         let pts = splits
             .iter()
             .enumerate()
@@ -132,6 +141,9 @@ pub(super) fn lua(ctx: &AnalysisCtx, v: &Variants) -> Result<String> {
         if let Some(c) = ctx.claim("B2.2") {
             p = p.reference(Reference::published(c, 0));
         }
+        anchors.push(
+            Anchor::new("B2.2", fig.panels.len(), 0.0).on("per-run ratio (mean, 95% interval)"),
+        );
         fig = fig.panel(p);
     }
     // B2.3's judged values: the script's share of each decision's CPU.
@@ -155,6 +167,11 @@ pub(super) fn lua(ctx: &AnalysisCtx, v: &Variants) -> Result<String> {
     if let Some(c) = ctx.claim("B2.3") {
         p = p.reference(Reference::published(c, 0));
     }
+    anchors.extend((0..lua.len()).map(|i| {
+        Anchor::new("B2.3", fig.panels.len(), i as f64)
+            .value(i)
+            .on("share per run (mean, 95% interval)")
+    }));
     fig = fig.panel(p);
     let script = lua
         .iter()
@@ -194,5 +211,5 @@ pub(super) fn lua(ctx: &AnalysisCtx, v: &Variants) -> Result<String> {
         ));
     }
     fig = fig.panel(p);
-    fig.write(ctx)
+    fig.write_anchored(ctx, anchors)
 }

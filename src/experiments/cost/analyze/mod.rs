@@ -522,7 +522,7 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
     measured.extend(b24(&v));
     measured.extend(swl::b25(&v));
     measured.extend(b26(&v));
-    measured.extend(b61::b61(&v));
+    measured.extend(b61::b61(&v, ctx.claim("B6.1")));
     let mut figs = lua_figure::lua(ctx, &v)?;
     figs += &figures::split(ctx, &v)?;
     figs += &figures::ratios(ctx, &v)?;

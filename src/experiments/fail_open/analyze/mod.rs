@@ -207,7 +207,7 @@ fn figure(
         &["B8"],
         "when Redis is slow or gone: fail open admits everything, fail closed refuses; both recover when it is back",
         format!(
-            "Requests per second in bins of {} s, mean with min-max whiskers over n = {trials} trials per policy, the series set slightly apart in x so equal values stay visible (fail open admits every miss, so its misses run on its admitted line; fail closed refuses every miss, so its refusals run on its misses); shaded: the phases (slow: replies delayed past the policy's timeout; gone: server killed; back: restarted empty). B8 is a behaviour claim (published: {}); it is judged on the conditions listed in the section.",
+            "Requests per second in bins of {} s, mean with min-max whiskers over n = {trials} trials per policy, the series set slightly apart in x so equal values stay visible (fail open admits every miss, so its misses run on its admitted line; fail closed refuses every miss, so its refusals run on its misses); shaded: the phases (slow: replies delayed past the policy's timeout; gone: server killed; back: restarted empty). B8 is a behaviour claim (published: {}); it is judged on the conditions listed in the section, not on a value drawn here, so nothing is ringed.",
             num(bin_s),
             ctx.claim("B8").map(|c| c.published_text.clone()).unwrap_or_default()
         ),

@@ -118,10 +118,27 @@ pub(super) fn bytes_per_entry(
         cells.main.values().map(|r| r.clients).max().unwrap_or(0)),
     )
     .panel(p);
+    // Each claim's judged value ringed at the member length it was judged
+    // at: B3.1 at L=128, B3.3's values at each L past the cliff.
+    let mut anchors = Vec::new();
+    for m in &cells.member_lens {
+        let ring = |id: &str, l: f64, k: usize| {
+            at(l).map(|x| {
+                Anchor::new(id, 0, x)
+                    .at(super::verdicts::DETAIL, &m.to_string())
+                    .value(k)
+                    .on(member(*m))
+            })
+        };
+        anchors.extend(ring("B3.1", 128.0, 0));
+        for (k, (l, _)) in cells.b33(*m).iter().enumerate() {
+            anchors.extend(ring("B3.3", *l as f64, k));
+        }
+    }
     if with_counter {
-        fig.panel(counter).write(ctx)
+        fig.panel(counter).write_anchored(ctx, anchors)
     } else {
-        fig.write(ctx)
+        fig.write_anchored(ctx, anchors)
     }
 }
 
@@ -200,6 +217,21 @@ pub(super) fn per_client(ctx: &AnalysisCtx, cells: &LogCells, zs: &[u64]) -> Res
         "MB per client",
         &|m| cells.b43_mb_per_client(m),
     );
+    // Each claim's judged value ringed at the member length it was judged
+    // at (panels b and d follow a, each only if it has points).
+    let series = "ours, zset-max-listpack-entries 128";
+    let (at_b, at_d) = (1, if b.points() > 0 { 2 } else { 1 });
+    let anchors: Vec<Anchor> = [("B3.2", at_b, b.points()), ("B4.3", at_d, d.points())]
+        .into_iter()
+        .filter(|x| x.2 > 0)
+        .flat_map(|(id, panel, _)| {
+            cells.member_lens.iter().enumerate().map(move |(i, m)| {
+                Anchor::new(id, panel, i as f64)
+                    .at(super::verdicts::DETAIL, &m.to_string())
+                    .on(series)
+            })
+        })
+        .collect();
     Figure::new(
         "memory_per_client_vs_limit",
         &["B3.2", "B4.3"],
@@ -211,7 +243,7 @@ pub(super) fn per_client(ctx: &AnalysisCtx, cells: &LogCells, zs: &[u64]) -> Res
     .panel(a)
     .panel_if_any(b)
     .panel_if_any(d)
-    .write_if_any(ctx)
+    .write_anchored_if_any(ctx, anchors)
 }
 
 /// B3.4: the cliff at each zset-max-listpack-entries and CPU per decision by log size.

@@ -187,7 +187,7 @@ fn figure(ctx: &AnalysisCtx, rows: &[Row]) -> Result<String> {
         &["B1"],
         "TIME inside a script on Redis 7: buckets on the replica against the primary's",
         format!(
-            "Per trial, buckets whose tokens, timestamp or PEXPIRETIME differ after the replica caught up ({} decisions per trial on average); one count per trial, no spread.",
+            "Per trial, buckets whose tokens, timestamp or PEXPIRETIME differ after the replica caught up ({} decisions per trial on average); one count per trial, no spread. B1 is judged on the count pooled over every trial of the judged strategy (the sum of these points, claims table), not on one point drawn here, so none is ringed.",
             f(Summary::of(&rows.iter().map(|r| r.decisions as f64).collect::<Vec<_>>()).mean, 0)
         ),
     )

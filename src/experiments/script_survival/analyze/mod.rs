@@ -3,17 +3,16 @@
 //!
 //! Metrics (rows -> claim values and conditions): `b62`, `b63`, `b64`,
 //! `b65`, each over `Rows` (selection by setting, scenario and check).
-//! Presentation: `outcome_table` and `analyze`.
+//! Presentation: `outcome_table` and `analyze`; the figures (a pass/fail
+//! grid of checks by scenario, the fallback client's cost) in `figure`.
 //!
 //! Unit tests of the metrics: `tests.rs` in this folder.
 
+mod figure;
 pub mod scorecard;
 
 use super::rows::Row;
 use limitbench_analysis::claims::Alternative;
-use limitbench_analysis::figure::{Axis, Figure, Panel, Pt, Reference, Series};
-use limitbench_analysis::figure::{ClaimReference, SummaryPoint, WriteFigure};
-use limitbench_analysis::stats::Summary;
 use limitbench_analysis::table::{distinct, md_table};
 use limitbench_analysis::{AnalysisCtx, Measured, Section};
 use limitbench_base::error::Result;
@@ -350,134 +349,6 @@ pub fn expected(ro: &str, scenario: &str, check: &str) -> Option<f64> {
     })
 }
 
-/// B6.2-B6.5: the share of trials in which each check succeeded, per
-/// scenario, a panel per `replica-read-only` setting, each cell with the
-/// outcome the claims expect; and B6.5's cost of the fallback client.
-fn figure(ctx: &AnalysisCtx, rows: &Rows) -> Result<String> {
-    let checks = distinct(rows.0.iter().map(|r| r.check.clone()));
-    let scenarios = distinct(rows.0.iter().map(|r| r.scenario.clone()));
-    let mut fig = Figure::new(
-        "b6_2-b6_5-script-survival",
-        &["B6.2", "B6.3", "B6.4", "B6.5"],
-        "what survives a restart, a replica, a promotion: scripts and functions",
-        format!(
-            "Share of trials in which the check succeeded (0: failed in every trial, e.g. NOSCRIPT), one value per check and scenario ({{n}}); the grey dash in each cell is the outcome the claims expect (behaviour claims, published: {}). On a read-only replica (replica-read-only yes, Redis's default) every write is refused with READONLY: FCALL of the writing token-bucket function and the writing clients fail there although the library is present (FUNCTION LIST, FCALL_RO), so B6.4's \"works on the replica\" is judged with FCALL_RO and on a writable replica. Clients ran only where the node or its cache changed (no primary cell). B6.5: the fallback client's failed calls and extra round trips per trial after a restart or promotion, mean with min-max whiskers.",
-            ["B6.2", "B6.3", "B6.4", "B6.5"]
-                .iter()
-                .filter_map(|id| ctx
-                    .claim(id)
-                    .map(|c| format!("{} {}", c.id, c.published_text)))
-                .collect::<Vec<_>>()
-                .join("; ")
-        ),
-    );
-    let k = scenarios.len().max(1) as f64;
-    for ro in distinct(rows.0.iter().map(|r| r.replica_read_only.clone())) {
-        let mut p = Panel::new(
-            format!("replica-read-only {ro}"),
-            Axis::new("check"),
-            Axis::new("share of trials that succeeded").range(-0.05, 1.08),
-        )
-        .categories(checks.iter().map(|c| check_words(c)).collect());
-        for (si, sc) in scenarios.iter().enumerate() {
-            let pts = checks
-                .iter()
-                .enumerate()
-                .filter_map(|(i, c)| {
-                    let v = rows.sel(Some(&ro), sc, c);
-                    (!v.is_empty()).then(|| Pt {
-                        n: Some(v.len()),
-                        ..Pt::new(
-                            i as f64,
-                            v.iter().filter(|r| r.ok).count() as f64 / v.len() as f64,
-                        )
-                    })
-                })
-                .collect();
-            p = p.series(Series::points(sc.clone(), pts));
-            // The expected outcome under this scenario's marker (the same
-            // offset the drawing gives the series within a category); the
-            // outermost slots reach to the category's edge so the dash
-            // shows beside the markers.
-            let half = 0.35 / k;
-            for (i, c) in checks.iter().enumerate() {
-                if rows.sel(Some(&ro), sc, c).is_empty() {
-                    continue;
-                }
-                if let Some(e) = expected(&ro, sc, c) {
-                    let x = i as f64 + (si as f64 - (k - 1.0) / 2.0) * (0.7 / k);
-                    let (a, b) = (
-                        if si == 0 { i as f64 - 0.48 } else { x - half },
-                        if si + 1 == scenarios.len() {
-                            i as f64 + 0.48
-                        } else {
-                            x + half
-                        },
-                    );
-                    p = p.reference(
-                        Reference::expected("expected by B6.2-B6.5 (grey dash in each cell)", e)
-                            .over(a, b),
-                    );
-                }
-            }
-        }
-        fig = fig.panel(p);
-    }
-    fig = fig.panel(b65_panel(ctx, rows));
-    fig.write(ctx)
-}
-
-/// B6.5's quantity: the fallback client's failed calls and extra round
-/// trips per trial, after a restart and after promotion.
-fn b65_panel(ctx: &AnalysisCtx, rows: &Rows) -> Panel {
-    let scen = ["restart", "promoted"];
-    let fb: Vec<Vec<&Row>> = scen
-        .iter()
-        .map(|s| rows.sel(None, s, "client:evalsha-fallback"))
-        .collect();
-    let pts = |f: &dyn Fn(&Row) -> f64| -> Vec<Pt> {
-        fb.iter()
-            .enumerate()
-            .filter(|(_, v)| !v.is_empty())
-            .map(|(i, v)| {
-                let xs: Vec<f64> = v.iter().map(|r| f(r)).collect();
-                Pt::summary(i as f64, &Summary::of(&xs))
-            })
-            .collect()
-    };
-    let mut p = Panel::new(
-        "B6.5: the client that resends with EVAL on NOSCRIPT",
-        Axis::new("scenario (both replica-read-only settings)"),
-        Axis::new("per client per trial (calls)")
-            .range(0.0, 2.0)
-            .ticks(vec![0.0, 1.0, 2.0]),
-    )
-    .categories(vec!["after a restart".into(), "after promotion".into()])
-    .series(Series::points(
-        "failed calls (NOSCRIPT)",
-        pts(&|r| r.failed_calls as f64),
-    ))
-    .series(Series::points(
-        "extra round trips",
-        pts(&|r| r.extra_round_trips as f64),
-    ));
-    if let Some(c) = ctx.claim("B6.5") {
-        let r = Reference::published(c, 0).labelled(format!(
-            "B6.5 published: {} (behaviour claim)",
-            c.published_text
-        ));
-        // Drawn between the markers (at -0.175 and +0.175 in each
-        // category), not through them.
-        for i in 0..scen.len() {
-            let x = i as f64;
-            for (a, b) in [(-0.5, -0.26), (-0.09, 0.09), (0.26, 0.5)] {
-                p = p.reference(r.clone().over(x + a, x + b));
-            }
-        }
-    }
-    p
-}
-
 pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
     let Some(rows) = ctx.read_csv::<Row>("script-survival.csv")? else {
         return Ok((vec![], Section::new("script-survival", "Not run.\n")));
@@ -489,7 +360,7 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
         list(distinct(rows.iter().map(|r| r.seed)))
     );
     let rows = Rows(&rows);
-    md = figure(ctx, &rows)? + &md;
+    md = figure::figure(ctx, &rows)? + &md;
     let appendix = outcome_table(&rows);
     md.push_str(
         "Every setting, scenario and check with its outcome and error text is in the appendix.\n",

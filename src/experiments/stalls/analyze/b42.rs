@@ -319,6 +319,11 @@ pub(super) fn b42(ctx: &AnalysisCtx, by_mode: &Expiries) -> Option<Measured> {
     let one_core = per_bio
         .iter()
         .find(|p| p.bio == "same" && p.bio != study.bio);
+    notes.push(lazyfree_yes_text(
+        rows,
+        study.excess_yes_ms,
+        &probe_cpus.join("/"),
+    ));
     match one_core {
         Some(p) => notes.push(format!(
             "judged on the real-time probe beside Redis's background threads on another core than the main thread (the study's 4-core VM); our finding, not part of the verdict: {}.",
@@ -329,4 +334,46 @@ pub(super) fn b42(ctx: &AnalysisCtx, by_mode: &Expiries) -> Option<Measured> {
     }
     m = m.note(notes.join(" "));
     Some(m)
+}
+
+/// Why the probe reads a stall with lazyfree yes at the judged placement:
+/// Redis's own LATENCY events per run against the probe's excess over its
+/// pre-expiry worst and that baseline's own spread, from the runs `rows`.
+pub fn lazyfree_yes_text(rows: &[&StallRow], judged_ms: f64, probe: &str) -> String {
+    let n = rows.len();
+    let range = |f: &dyn Fn(&StallRow) -> f64| {
+        rows.iter()
+            .map(|r| f(r))
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
+                (a.min(v), b.max(v))
+            })
+    };
+    let quiet = rows.iter().filter(|r| expiry_stall_ms(r) == 0.0).count();
+    let latency_worst = range(&expiry_stall_ms).1;
+    let excess = range(&|r| r.probe_worst_ms - r.probe_baseline_worst_ms);
+    let base = range(&|r| r.probe_baseline_worst_ms);
+    let over = rows
+        .iter()
+        .filter(|r| probe_excess_ms(r) > STALL_MS)
+        .count();
+    let cause = if quiet < n {
+        format!(
+            "LATENCY saw an expiry event of 1 ms or more in {} of {n} runs: Redis's main thread itself was delayed",
+            n - quiet
+        )
+    } else if excess.1 <= base.1 {
+        format!(
+            "both instruments agree Redis did not stall: the probe's worst excess ({judged_ms:.2} ms) is within its own baseline noise (pre-expiry worst up to {:.2} ms)",
+            base.1
+        )
+    } else {
+        format!(
+            "the probe's worst excess ({judged_ms:.2} ms) is above its own baseline noise (pre-expiry worst up to {:.2} ms) while LATENCY saw nothing: the delay is the probe's (its scheduling beside the freeing thread), not Redis's main thread",
+            base.1
+        )
+    };
+    format!(
+        "Why the probe reads a stall with lazyfree yes ({probe}): Redis's LATENCY recorded no expire-del / expire-cycle event of 1 ms or more in {quiet} of {n} runs (worst {latency_worst:.0} ms); the probe's round trip during the expiry minus its pre-expiry worst was {:.2}..{:.2} ms per run (over 1 ms in {over} of {n}), its pre-expiry worst alone {:.2}..{:.2} ms; {cause}.",
+        excess.0, excess.1, base.0, base.1
+    )
 }

@@ -22,7 +22,9 @@ pub use b42::{
 use b42::{b42, bio_words, one_core_text};
 
 use super::rows::StallRow;
-use limitbench_analysis::figure::{Axis, Figure, Panel, Pt, RefKind, Reference, Series, num};
+use limitbench_analysis::figure::{
+    Anchor, Axis, Figure, Panel, Pt, RefKind, Reference, Series, num,
+};
 use limitbench_analysis::figure::{ClaimReference, SummaryPoint, WriteFigure};
 use limitbench_analysis::stats::{Summary, mean_cs, mean_cs_method};
 use limitbench_analysis::table::md_table;
@@ -281,46 +283,58 @@ pub fn number_after(text: &str, key: &str) -> Option<f64> {
 /// B4.1: trim stall against entries; B4.2: the expiry stall per setting.
 // Longer than 120 lines: one figure of three panels (trim stalls per size, the expiry stall per placement, B4.1's growth) built from the same summaries; each panel is one marked block.
 fn figure(ctx: &AnalysisCtx, by_n: &Trims, by_mode: &Expiries) -> Result<String> {
-    let ns: Vec<f64> = by_n.keys().map(|n| *n as f64).collect();
+    // One category per log size (the sizes are decades apart, so equal
+    // steps read as the log axis they replace): the SLOWLOG and probe points
+    // of a size, nearly equal, are set side by side instead of on top of
+    // each other.
+    let ns: Vec<u64> = by_n.keys().copied().collect();
+    let at = |n: u64| ns.iter().position(|m| *m == n);
+    const SLOWLOG: &str = "SLOWLOG duration of the trimming call";
     let mut a = Panel::new(
         "B4.1: trimming a log whose window passed",
-        Axis::log("entries in the log").ticks(ns),
+        Axis::new("entries in the log"),
         Axis::log("stall (ms)"),
     )
-    .dodge()
+    .categories(ns.iter().map(|n| num(*n as f64)).collect())
     .series(Series::line(
-        "SLOWLOG duration of the trimming call",
-        by_n.iter()
-            .map(|(n, v)| Pt::summary(*n as f64, &slowlog_ms(v)))
+        SLOWLOG,
+        by_n.values()
+            .enumerate()
+            .map(|(i, v)| Pt::summary(i as f64, &slowlog_ms(v)))
             .collect(),
     ))
     .series(Series::line(
         "probe's worst round trip meanwhile",
-        by_n.iter()
-            .map(|(n, v)| Pt::summary(*n as f64, &summary(v, |r| r.probe_worst_ms)))
+        by_n.values()
+            .enumerate()
+            .map(|(i, v)| Pt::summary(i as f64, &summary(v, |r| r.probe_worst_ms)))
             .collect(),
     ));
     if let Some(v) = by_n.get(&100_000) {
         let k = slowlog_ms(v).mean / 100_000.0;
-        let (lo, hi) = (
-            *by_n.keys().next().unwrap_or(&1) as f64,
-            *by_n.keys().last().unwrap_or(&1) as f64,
-        );
         a = a.series(Series::plain(
             "linear in entries (through ours at 100,000)",
-            vec![Pt::new(lo, k * lo), Pt::new(hi, k * hi)],
+            ns.iter()
+                .enumerate()
+                .map(|(i, n)| Pt::new(i as f64, k * *n as f64))
+                .collect(),
         ));
     }
+    // B4.1's judged values: the mean trim at 100,000 and 1,000,000 entries.
+    let mut anchors = Vec::new();
     if let Some(c) = ctx.claim("B4.1") {
-        for (i, n) in [100_000.0, 1_000_000.0].iter().enumerate() {
+        for (i, n) in [100_000, 1_000_000].into_iter().enumerate() {
+            let Some(x) = at(n) else { continue };
+            let x = x as f64;
             a = a.reference(
                 Reference::published(c, i)
-                    .over(n / 1.6, n * 1.6)
+                    .over(x - 0.45, x + 0.45)
                     .labelled(format!(
                         "B4.1 published: {} (machine claim, judged on roughly linear growth)",
                         c.published_text
                     )),
             );
+            anchors.push(Anchor::new("B4.1", 0, x).value(i).on(SLOWLOG));
         }
     }
     let (biggest, _) = b42_by_placement(by_mode);
@@ -345,7 +359,7 @@ fn figure(ctx: &AnalysisCtx, by_n: &Trims, by_mode: &Expiries) -> Result<String>
             .collect(),
     ))
     .series(Series::points(
-        "probe's worst round trip over its pre-expiry worst (the judged stall)",
+        B42_SERIES,
         keys.iter()
             .enumerate()
             .map(|(i, k)| Pt::summary(i as f64, &summary(&by_mode[*k], probe_excess_ms)))
@@ -375,7 +389,20 @@ fn figure(ctx: &AnalysisCtx, by_n: &Trims, by_mode: &Expiries) -> Result<String>
                 });
             }
         }
-        for i in yes {
+        for &i in &yes {
+            // The judged stall (the worst run) at the placement it was
+            // judged at: the background threads on another core or on the
+            // main thread's.
+            let place = if keys[i].1 == "same" {
+                "same-core"
+            } else {
+                "other-core"
+            };
+            anchors.push(
+                Anchor::new("B4.2", 1, i as f64)
+                    .at("bio_threads", place)
+                    .on(B42_SERIES),
+            );
             b = b.reference(
                 Reference::published(c, 0)
                     .over(i as f64 - 0.45, i as f64 + 0.45)
@@ -430,7 +457,7 @@ fn figure(ctx: &AnalysisCtx, by_n: &Trims, by_mode: &Expiries) -> Result<String>
         &["B4.1", "B4.2"],
         "how long one big sliding log blocks Redis: trimming it, and expiring it with lazyfree no/yes",
         format!(
-            "Mean with min-max whiskers over n = {} trials per point (the growth: 95% interval of the per-trial ratio); the published times are the authors' machine's: B4.1 is judged on roughly linear growth (between linear and as far beyond the published growth as that is beyond linear), reproduced only when our whole 95% interval lies inside the shaded band (inconclusive when it reaches across its edge), B4.2 on the real-time probe's worst stall (round trip over its pre-expiry worst) with lazyfree yes staying at most {} ms with the background threads on another CPU (the study's condition; the main thread's CPU is our finding, not judged), LATENCY beside. B4.2's axis is logarithmic; a 0 (no LATENCY event of 1 ms or more) is drawn on its floor.",
+            "Mean with min-max whiskers over n = {} trials per point (the growth: 95% interval of the per-trial ratio); B4.1's trims one category per log size, SLOWLOG and the probe side by side; the published times are the authors' machine's: B4.1 is judged on roughly linear growth (between linear and as far beyond the published growth as that is beyond linear), reproduced only when our whole 95% interval lies inside the shaded band (inconclusive when it reaches across its edge), B4.2 on the real-time probe's worst stall (round trip over its pre-expiry worst) with lazyfree yes staying at most {} ms with the background threads on another CPU (the study's condition; the main thread's CPU is our finding, not judged), LATENCY beside. B4.2's axis is logarithmic; a 0 (no LATENCY event of 1 ms or more) is drawn on its floor.",
             by_n.values().map(|v| v.len()).max().unwrap_or(0),
             ctx.claim("B4.2").map(|c| num(c.published.at(0))).unwrap_or_default()
         ),
@@ -439,8 +466,11 @@ fn figure(ctx: &AnalysisCtx, by_n: &Trims, by_mode: &Expiries) -> Result<String>
     .panel(a)
     .panel(b)
     .panel(g);
-    fig.write(ctx)
+    fig.write_anchored(ctx, anchors)
 }
+
+/// The series of B4.2's judged stall in the stalls figure.
+const B42_SERIES: &str = "probe's worst round trip over its pre-expiry worst (the judged stall)";
 
 pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
     let Some(rows) = ctx.read_csv::<StallRow>("stalls.csv")? else {

@@ -1,7 +1,9 @@
 //! The figures of `ts-member`: every member with the main sender, the
-//! measured over-admission beside the exact Poisson model and the achieved
+//! measured over-admission beside the exact Poisson model (one panel per
+//! rate, so each published band is visible) and the achieved
 //! same-millisecond shares (B5.1), the sender sweep (B5.1), the clocks'
-//! difference per sender (B5.3), and the closed loop (B5.2).
+//! difference per sender (B5.3), and the closed loop (B5.2). Each judged
+//! value is ringed where a figure draws it (anchors at the main sender).
 
 use super::claims::{B51_RATES, b51_per_rate};
 use super::clocks::clock_diff;
@@ -86,7 +88,7 @@ pub fn overview(ctx: &AnalysisCtx, o: &OpenRows) -> Result<String> {
         &["B5.1", "B5.4"],
         "a sliding log whose member is a millisecond timestamp over-admits; microseconds or a request id do not",
         format!(
-            "Admitted / limit per trial (limit {}, {}), mean with min-max whiskers over {{n}} trials per point (left); the exact members' largest excess over the limit (right).",
+            "Admitted / limit per trial (limit {}, {}), mean with min-max whiskers over {{n}} trials per point (left); the exact members' largest excess over the limit (right). B5.1's bands are thin on this log axis; b5_1-poisson-model draws each rate on its own axis.",
             limit_of(o),
             o.main.map(|s| s.text()).unwrap_or_default()
         ),
@@ -94,7 +96,26 @@ pub fn overview(ctx: &AnalysisCtx, o: &OpenRows) -> Result<String> {
     .columns(2)
     .panel(a)
     .panel(e)
-    .write(ctx)
+    .write_anchored(ctx, main_anchors(o, "redis-ms"))
+}
+
+/// B5.1's value at each rate, judged on `member` with the main sender,
+/// drawn at x = the rate in panel 0.
+fn main_anchors(o: &OpenRows, member: &str) -> Vec<Anchor> {
+    let Some(main) = o.main else {
+        return vec![];
+    };
+    B51_RATES
+        .iter()
+        .enumerate()
+        .map(|(i, &rate)| {
+            main.setting()
+                .iter()
+                .fold(Anchor::new("B5.1", 0, rate), |a, (k, v)| a.at(k, v))
+                .value(i)
+                .on(member)
+        })
+        .collect()
 }
 
 /// B5.1 with the main sender: measured, the exact Poisson model, and what
@@ -106,47 +127,66 @@ pub fn poisson_model(ctx: &AnalysisCtx, o: &OpenRows) -> Result<String> {
     let limit = limit_of(o);
     let rates: Vec<f64> = o.rates.clone();
     let rs = |r: f64| o.main("redis-ms", r);
-    let mut a = Panel::new(
-        "admitted / limit, redis-ms",
-        Axis::log("offered rate (requests/s)").ticks(rates.clone()),
-        Axis::log("admitted / limit"),
-    )
-    .dodge();
-    let measured: Vec<Pt> = rates
-        .iter()
-        .filter(|r| !rs(**r).is_empty())
-        .map(|r| ci_pt(*r, &ratios(&rs(*r))))
-        .collect();
-    a = a.series(Series::points("measured (mean, 95% interval)", measured));
+    // One panel per rate, each around its own rate on a linear y: the
+    // published bands (+-0.014 at 100/s) are then wider than a twentieth
+    // of the axis (the chart library zooms a linear axis to the data when
+    // a band would be thinner), which one log axis across 1x-12x is not.
+    let mut per_rate = Vec::new();
+    let mut anchors = Vec::new();
+    for (i, &rate) in B51_RATES.iter().enumerate() {
+        if rs(rate).is_empty() {
+            continue;
+        }
+        let mut a = Panel::new(
+            format!("admitted / limit at {}/s, redis-ms", num(rate)),
+            Axis::log("offered rate (requests/s)").ticks(vec![rate]),
+            Axis::new("admitted / limit"),
+        )
+        .dodge()
+        .series(Series::points(
+            MEASURED,
+            vec![ci_pt(rate, &ratios(&rs(rate)))],
+        ))
+        .series(Series::plain(
+            "exact Poisson model, precise sender",
+            (0..=20)
+                .map(|k| rate * 1.6f64.powf(k as f64 / 10.0 - 1.0))
+                .map(|r| Pt::new(r, model::expected_ratio(limit, r, 0.0)))
+                .collect(),
+        ));
+        for (name, redis) in [
+            ("implied by the fill period's same-ms share of sends", false),
+            (
+                "implied by the fill period's same-ms share of Redis runs",
+                true,
+            ),
+        ] {
+            let v: Vec<f64> = rs(rate)
+                .iter()
+                .filter_map(|x| fill_share(x, redis).map(|s| model::ratio_from_share(limit, s)))
+                .collect();
+            if !v.is_empty() {
+                a = a.series(Series::points(name, vec![ci_pt(rate, &v)]));
+            }
+        }
+        if let Some(c) = ctx.claim("B5.1") {
+            a = a.reference(Reference::published(c, i).labelled(published_label(c)));
+        }
+        // B5.1's value at this rate, judged with the main sender.
+        anchors.push(
+            main.setting()
+                .iter()
+                .fold(Anchor::new("B5.1", per_rate.len(), rate), |a, (k, v)| {
+                    a.at(k, v)
+                })
+                .value(i)
+                .on(MEASURED),
+        );
+        per_rate.push(a);
+    }
     let fine: Vec<f64> = (0..=40)
         .map(|i| rates[0] * (rates[rates.len() - 1] / rates[0]).powf(i as f64 / 40.0))
         .collect();
-    a = a.series(Series::plain(
-        "exact Poisson model, precise sender",
-        fine.iter()
-            .map(|r| Pt::new(*r, model::expected_ratio(limit, *r, 0.0)))
-            .collect(),
-    ));
-    for (name, redis) in [
-        ("implied by the fill period's same-ms share of sends", false),
-        (
-            "implied by the fill period's same-ms share of Redis runs",
-            true,
-        ),
-    ] {
-        let pts: Vec<Pt> = rates
-            .iter()
-            .filter_map(|r| {
-                let v: Vec<f64> = rs(*r)
-                    .iter()
-                    .filter_map(|x| fill_share(x, redis).map(|s| model::ratio_from_share(limit, s)))
-                    .collect();
-                (!v.is_empty()).then(|| ci_pt(*r, &v))
-            })
-            .collect();
-        a = a.series(Series::points(name, pts));
-    }
-    a = b51_references(ctx, a);
     let mut b = Panel::new(
         "same-millisecond share",
         Axis::log("offered rate (requests/s)").ticks(rates.clone()),
@@ -178,21 +218,26 @@ pub fn poisson_model(ctx: &AnalysisCtx, o: &OpenRows) -> Result<String> {
             .collect();
         b = b.series(Series::points(name, pts));
     }
-    Figure::new(
+    let fig = Figure::new(
         "b5_1-poisson-model",
         &["B5.1"],
         "the timestamp member against the exact Poisson model",
         format!(
-            "redis-ms, {}, limit {}: measured admitted / limit, and the value each trial's achieved same-millisecond share over its fill period (up to the last admission) implies, ((limit - 1) / (1 - share) + 1) / limit, mean with whiskers at the judged 95% interval (a confidence sequence) over {{n}} trials; lines: the exact model for a precise Poisson sender.",
+            "redis-ms, {}, limit {}: measured admitted / limit, and the value each trial's achieved same-millisecond share over its fill period (up to the last admission) implies, ((limit - 1) / (1 - share) + 1) / limit, mean with whiskers at the judged 95% interval (a confidence sequence) over {{n}} trials, one panel per rate (the model's line drawn over rates within 1.6x of it); lines: the exact model for a precise Poisson sender.",
             main.text(),
             limit
         ),
     )
-    .columns(2)
-    .panel(a)
-    .panel(b)
-    .write(ctx)
+    .columns(2);
+    per_rate
+        .into_iter()
+        .fold(fig, |f, p| f.panel(p))
+        .panel(b)
+        .write_anchored(ctx, anchors)
 }
+
+/// The measured series of the Poisson-model figure.
+const MEASURED: &str = "measured (mean, 95% interval)";
 
 /// A band edge to the tolerances' precision (three decimals, trailing zeros
 /// dropped): 1.076, not 1.08.
@@ -478,5 +523,8 @@ pub fn closed(ctx: &AnalysisCtx, closed: &[&Row]) -> Result<String> {
     .columns(2)
     .panel(a)
     .panel(b)
-    .write(ctx)
+    .write_anchored(
+        ctx,
+        vec![Anchor::new("B5.2", 1, 0.0).on("mean, 95% interval")],
+    )
 }
