@@ -189,7 +189,7 @@ pub fn fail_open(ctx: &AnalysisCtx, rows: &[LatencyRow], summary: &[SummaryRow])
     }
     let trials: Vec<usize> = rows_md.iter().map(|r| r.1.trials).collect();
     let caption = format!(
-        "Per-decision latency as the caller saw it (send to the policy's answer: Redis's reply, or the deadline's miss), against its percentile on a nines axis, per policy over all four phases of each trial (Redis normal, slowed past the deadline, killed, back), HdrHistograms merged over {} trials per policy; the deadline is drawn. {}. The recorded histograms pool the phases, so the tail past the deadline cannot be split by phase here (fail-open.csv's bins give each second's p50 and maximum; fail-open-timeline draws them).",
+        "Per-decision latency as the caller saw it (send to the policy's answer: Redis's reply, or the deadline's miss), against its percentile on a nines axis, per policy over all four phases of each trial (Redis normal, slowed past the deadline, killed, back), HdrHistograms merged over {} trials per policy; the deadline is drawn. {}. The recorded histograms pool the phases, so the tail past the deadline cannot be split by phase here (fail-open.csv's bins give each second's p50 and maximum; fail-open-timeline draws them). Latency is from the send: the sender is open loop, but the run stores no intended send times for it, so no curve corrected for coordinated omission is drawn (that needs the schedule's histogram per trial, e.g. a `schedule_histogram_v2_deflate_base64` column in fail-open-summary.csv, or a per-decision history with intended_us, sent_us, replied_us).",
         span(&trials),
         if past.is_empty() {
             "The trials' deadlines differ, so none is singled out".to_string()
