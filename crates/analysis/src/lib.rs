@@ -22,7 +22,9 @@
 //!   `strategy_looks`: one colour and marker per strategy in every figure.
 //! - `table.rs`: markdown tables and number formatting for report sections.
 //! - `report.rs`: report.md and the claims table of docs/results.md;
-//!   `latency.rs`: the decision-latency section; `compare.rs`: two runs side
+//!   `latency/`: the decision-latency section (percentile plots per cell:
+//!   WATCH vs Lua, the fail-open deadline, open loop from the schedule,
+//!   every strategy at one setting, the cost runs); `compare.rs`: two runs side
 //!   by side; `matrix/`: a matrix run's claims, one column per server.
 //! - `stats.rs`: mean/min/max/quantiles and intervals over trials;
 //!   `window.rs`: the most admitted in any window of an admission history.

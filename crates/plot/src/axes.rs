@@ -5,6 +5,7 @@
 use plotters::prelude::*;
 
 use super::figure::{Axis, Panel, num};
+use super::nines::nines_label;
 use super::style::SMALL;
 use super::text::text_width;
 
@@ -112,13 +113,23 @@ pub(super) fn ticks(r: (f64, f64), axis: &Axis, max: usize) -> Vec<f64> {
     out
 }
 
+/// The label of the tick at `v` (drawn units): the value (10^v on a log
+/// axis), or the percentile on a nines axis (`p99.9`).
+pub(super) fn tick_label(axis: &Axis, v: f64) -> String {
+    if axis.nines {
+        nines_label(v)
+    } else {
+        num(if axis.log { 10f64.powf(v) } else { v })
+    }
+}
+
 /// Drop ticks whose labels would touch (pixel positions from the fraction of the range).
-pub(super) fn thin(t: Vec<f64>, r: (f64, f64), px: f64, log: bool) -> Vec<f64> {
+pub(super) fn thin(t: Vec<f64>, r: (f64, f64), px: f64, axis: &Axis) -> Vec<f64> {
     let mut out: Vec<f64> = Vec::new();
     let mut last_end = f64::MIN;
     for v in t {
         let pos = (v - r.0) / (r.1 - r.0) * px;
-        let w = text_width(&num(if log { 10f64.powf(v) } else { v }), SMALL) + 8.0;
+        let w = text_width(&tick_label(axis, v), SMALL) + 8.0;
         if pos - w / 2.0 >= last_end {
             out.push(v);
             last_end = pos + w / 2.0;

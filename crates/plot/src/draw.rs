@@ -9,8 +9,8 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::axes::{Ax, range_of, thin, ticks};
-use super::figure::{Draw, Figure, Panel, RefKind, num};
+use super::axes::{Ax, range_of, thin, tick_label, ticks};
+use super::figure::{Draw, Figure, Panel, RefKind};
 use super::marks::{dashed, marker, published_marker};
 use super::panel::{Frame, category_labels, references, series, shades, x_range, y_values};
 use super::style::*;
@@ -80,7 +80,7 @@ impl Layout {
     fn of(f: &Figure) -> Self {
         let cols = f.columns.min(f.panels.len()).max(1);
         let rows = f.panels.len().div_ceil(cols);
-        let plot_w = W - LEGEND_W;
+        let plot_w = W - legend_w(f);
         let panel_w = plot_w / cols as u32;
         let cats = f
             .panels
@@ -193,8 +193,11 @@ fn caption_drawn(f: &Figure) -> String {
     out
 }
 
+/// The legend's entries: the series not named at their lines' ends
+/// (`ends.rs`), then the references.
 fn legend_entries(f: &Figure) -> (Vec<(String, Draw, usize)>, Vec<RefEntry>) {
-    let names = resolve_looks(f);
+    let mut names = resolve_looks(f);
+    names.retain(|n| !super::ends::labelled_everywhere(f, &n.0));
     let merged: Vec<RefKind> = REF_KINDS
         .into_iter()
         .filter(|k| labels_of(f, *k).len() > 1)
@@ -228,7 +231,16 @@ fn legend_height(f: &Figure) -> u32 {
         .map(|s| wrap(s, LEGEND_TEXT_W, SMALL).len())
         .sum();
     let entries = names.len() + refs.len();
+    if entries == 0 {
+        return 0;
+    }
     (lines as u32 * 16 + entries as u32 * 8 + 30).max(100)
+}
+
+/// The legend's width: none when every series is named at its line's end
+/// and there is no reference (the panels then take the whole width).
+fn legend_w(f: &Figure) -> u32 {
+    if legend_height(f) == 0 { 0 } else { LEGEND_W }
 }
 
 // ---- Drawing ----
@@ -245,10 +257,12 @@ fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, f: &Figure, l: &Layou
         )?;
         y += 24;
     }
-    let (names, refs) = legend_entries(f);
+    let (legend_names, refs) = legend_entries(f);
+    // Every series' look, legend entry or not.
+    let names = resolve_looks(f);
     let body_h = l.rows as u32 * l.panel_h;
     let plots = root.margin(l.top(), 0, 0, 0);
-    let plots = plots.shrink((0, 0), (W - LEGEND_W, body_h));
+    let plots = plots.shrink((0, 0), (W - legend_w(f), body_h));
     let cols = f.columns.min(f.panels.len()).max(1);
     // A last row with fewer panels than columns shares the row's width
     // among them, so no grid slot is left blank.
@@ -260,7 +274,13 @@ fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, f: &Figure, l: &Layou
     for (p, area) in f.panels.iter().zip(areas.iter()) {
         panel(root, area, p, &names, l.panel_w)?;
     }
-    legend(root, (W - LEGEND_W + 10) as i32, l.top() + 6, &names, &refs)?;
+    legend(
+        root,
+        (W - LEGEND_W + 10) as i32,
+        l.top() + 6,
+        &legend_names,
+        &refs,
+    )?;
     let mut y = l.top() + body_h.max(legend_height(f)) as i32 + 10;
     for c in &l.caption_lines {
         text(
@@ -367,21 +387,24 @@ fn panel<DB: DrawingBackend>(
         58
     };
     let (pw, ph) = area.dim_in_pixel();
-    let plot_px = (pw as f64 - 100.0, ph as f64 - x_area as f64 - 40.0);
+    let plot_px = (
+        pw as f64 - 100.0 - super::ends::margin(p) as f64,
+        ph as f64 - x_area as f64 - 40.0,
+    );
     let xt = if cat {
         vec![]
     } else {
-        thin(ticks((x0, x1), &p.x, 8), (x0, x1), plot_px.0, p.x.log)
+        thin(ticks((x0, x1), &p.x, 8), (x0, x1), plot_px.0, &p.x)
     };
     let yt = thin(
         ticks((y0, y1), &p.y, (plot_px.1 / 40.0).max(3.0) as usize),
         (y0, y1),
         plot_px.1,
-        p.y.log,
+        &p.y,
     );
     let mut b = ChartBuilder::on(area);
     b.margin_left(8)
-        .margin_right(16)
+        .margin_right(16.max(super::ends::margin(p)))
         .margin_top(6)
         .margin_bottom(4)
         .x_label_area_size(x_area)
@@ -404,8 +427,8 @@ fn panel<DB: DrawingBackend>(
         )
         .map_err(err)?;
     let (xlog, ylog) = (p.x.log, p.y.log);
-    let xf = move |v: &f64| num(if xlog { 10f64.powf(*v) } else { *v });
-    let yf = move |v: &f64| num(if ylog { 10f64.powf(*v) } else { *v });
+    let xf = |v: &f64| tick_label(&p.x, *v);
+    let yf = |v: &f64| tick_label(&p.y, *v);
     let mut mesh = chart.configure_mesh();
     mesh.x_label_formatter(&xf)
         .y_label_formatter(&yf)
@@ -432,6 +455,7 @@ fn panel<DB: DrawingBackend>(
     if cat {
         category_labels(root, p, &clines, &fr)?;
     }
+    super::ends::draw(root, p, names, &fr)?;
     crate::ring::marks(root, p, cat, &fr)?;
     Ok(())
 }

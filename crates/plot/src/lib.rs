@@ -12,7 +12,9 @@
 //! - `forest`: one row per item on a log strip of ratios (with a slot for 0)
 //!   or a strip of fractions, with text columns (the claims' summary figure).
 //! - `draw`: the layout; `panel`: one panel's parts; `axes`: ticks and ranges;
-//!   `marks`: markers and dashes; `style`: font, palette, looks, text sizes;
+//!   `ends`: series named at their lines' right ends (direct labels);
+//!   `nines`: the percentile axis (p50, p90, p99, ...); `marks`: markers
+//!   and dashes; `style`: font, palette, looks, text sizes;
 //!   `text`: widths and wrapping without a font engine.
 //! - `bitmap_text`: PNG glyphs on one baseline; `png_out`: palette PNGs;
 //!   `svg_text`: a written SVG's text read back, for the figure tests.
@@ -20,11 +22,13 @@
 pub mod axes;
 pub mod bitmap_text;
 pub mod draw;
+pub mod ends;
 pub mod figure;
 pub mod forest;
 pub mod grid;
 pub mod heatmap;
 pub mod marks;
+pub mod nines;
 pub mod panel;
 pub mod png_out;
 pub mod ring;

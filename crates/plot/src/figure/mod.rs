@@ -218,6 +218,9 @@ pub struct Axis {
     pub range: Option<(f64, f64)>,
     /// Ticks at these values only (e.g. the worker counts that ran).
     pub ticks: Option<Vec<f64>>,
+    /// A percentile ("nines") axis: values are `-log10(1 - q)`
+    /// ([`crate::nines::nines_x`]) and ticks read p50, p90, p99, p99.9.
+    pub nines: bool,
 }
 
 impl Axis {
@@ -231,6 +234,16 @@ impl Axis {
         Axis {
             label: label.into(),
             log: true,
+            ..Default::default()
+        }
+    }
+    /// A percentile axis ([`Axis::nines`]): give points at
+    /// [`crate::nines::nines_x`] of their quantile.
+    pub fn nines(label: impl Into<String>) -> Self {
+        Axis {
+            label: label.into(),
+            nines: true,
+            ticks: Some(crate::nines::nines_ticks()),
             ..Default::default()
         }
     }
@@ -260,11 +273,21 @@ pub struct Panel {
     /// Set series slightly apart on a numeric x so equal values do not hide
     /// each other (the CSV keeps the true x).
     pub dodge: bool,
+    /// Name each series at the right end of its line instead of in the
+    /// legend ([`Panel::label_ends`], drawn by `ends.rs`).
+    pub label_ends: bool,
 }
 
 impl Panel {
     pub fn dodge(mut self) -> Self {
         self.dodge = true;
+        self
+    }
+    /// Label each line at its right end (in the right margin, staggered
+    /// so no two labels touch) instead of a legend entry: for panels of
+    /// more than a few lines, where a legend sends the eye back and forth.
+    pub fn label_ends(mut self) -> Self {
+        self.label_ends = true;
         self
     }
     pub fn new(title: impl Into<String>, x: Axis, y: Axis) -> Self {

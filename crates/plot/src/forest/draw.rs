@@ -237,7 +237,7 @@ fn axes<DB: DrawingBackend>(
         ticks((r0, r1), &Axis::log(""), 9),
         (r0, r1),
         (c.log.1 - c.log.0) as f64,
-        true,
+        &Axis::log(""),
     );
     let mut xs: Vec<(i32, String)> = tk
         .iter()
