@@ -6,36 +6,11 @@
 //! series of a figure drawn alike, no two strategies in one colour, a
 //! strategy in the same colour in every figure.
 
+mod common;
+use common::copy_of_reference;
 use std::path::Path;
 
 use limitbench_analysis::figure::{text_boxes, text_problems};
-
-/// A copy of the reference run's inputs (its CSVs, at most `max_rows` rows
-/// each, and its manifest) in a temporary folder.
-fn copy_of_reference(tmp: &Path, max_rows: usize) -> std::path::PathBuf {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let run = tmp.join("reference");
-    std::fs::create_dir(&run).unwrap();
-    for e in std::fs::read_dir(root.join("data/reference")).unwrap() {
-        let p = e.unwrap().path();
-        let name = p.file_name().unwrap().to_string_lossy().to_string();
-        // Large tables are committed compressed (`.csv.zst`); the copy is plain.
-        let plain = limitbench_base::files::plain_name(&name).to_string();
-        if plain.ends_with(".csv") && plain != "claims.csv" {
-            let bytes = limitbench_base::files::read_maybe_compressed(&p).unwrap();
-            let text = String::from_utf8(bytes).unwrap();
-            let kept: String = text
-                .lines()
-                .take(max_rows + 1)
-                .map(|l| format!("{l}\n"))
-                .collect();
-            std::fs::write(run.join(&plain), kept).unwrap();
-        } else if name == "manifest.json" {
-            std::fs::copy(&p, run.join(&name)).unwrap();
-        }
-    }
-    run
-}
 
 /// Text problems and figures without data of every figure in `run`, and the
 /// concatenated first texts (titles) of every figure.

@@ -3,32 +3,12 @@
 //! whose table names every claim of the run not reproduced as stated, and,
 //! with `--rerun`, the rerun's agreement as `limitbench compare` counts it.
 
+mod common;
 use std::path::Path;
 
-/// A copy of the reference run's inputs (CSVs cut to `max_rows` rows, which
-/// leaves many claims undecided: a fuller table to fit) and its manifest.
+/// A copy of the reference cut to `max_rows` rows per table.
 fn fixture(tmp: &Path, max_rows: usize) -> std::path::PathBuf {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let run = tmp.join("fixture");
-    std::fs::create_dir(&run).unwrap();
-    for e in std::fs::read_dir(root.join("data/reference")).unwrap() {
-        let p = e.unwrap().path();
-        let name = p.file_name().unwrap().to_string_lossy().to_string();
-        let plain = limitbench_base::files::plain_name(&name).to_string();
-        if plain.ends_with(".csv") && plain != "claims.csv" {
-            let bytes = limitbench_base::files::read_maybe_compressed(&p).unwrap();
-            let text = String::from_utf8(bytes).unwrap();
-            let kept: String = text
-                .lines()
-                .take(max_rows + 1)
-                .map(|l| format!("{l}\n"))
-                .collect();
-            std::fs::write(run.join(&plain), kept).unwrap();
-        } else if name == "manifest.json" {
-            std::fs::copy(&p, run.join(&name)).unwrap();
-        }
-    }
-    run
+    common::copy_of_reference(tmp, max_rows)
 }
 
 /// The lines of the report's first section after the title, blank lines
