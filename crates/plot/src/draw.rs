@@ -63,7 +63,6 @@ pub(super) fn render(f: &Figure, dir: &Path) -> Result<()> {
 
 const W: u32 = 1180;
 const LEGEND_W: u32 = 300;
-const TITLE_SIZE: f64 = 19.0;
 const LINE: i32 = 18;
 
 struct Layout {
@@ -247,16 +246,7 @@ fn legend_w(f: &Figure) -> u32 {
 
 fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, f: &Figure, l: &Layout) -> Result<()> {
     root.fill(&WHITE).map_err(err)?;
-    let mut y = 10;
-    for t in &l.title_lines {
-        text(
-            root,
-            t,
-            (15, y),
-            &font(TITLE_SIZE).pos(Pos::new(HPos::Left, VPos::Top)),
-        )?;
-        y += 24;
-    }
+    title(root, &l.title_lines, (15, 10))?;
     let (legend_names, refs) = legend_entries(f);
     // Every series' look, legend entry or not.
     let names = resolve_looks(f);

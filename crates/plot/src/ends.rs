@@ -17,7 +17,7 @@ use super::axes::tr;
 use super::figure::{Draw, Figure, Panel};
 use super::marks::{dashed, marker};
 use super::panel::Frame;
-use super::style::{SMALL, font, look, text};
+use super::style::{SMALL, font, series_look, text};
 use super::text::text_width;
 use limitbench_base::error::Result;
 
@@ -125,12 +125,7 @@ pub(super) fn draw<DB: DrawingBackend>(
     let at = stagger(&wanted, LABEL_H, top + half, bottom - half);
     for ((si, (px, py)), y) in ends.into_iter().zip(at) {
         let s = &p.series[si];
-        let idx = names
-            .iter()
-            .find(|n| n.0 == s.name)
-            .map(|n| n.2)
-            .unwrap_or(si);
-        let lk = look(idx);
+        let lk = series_look(names, s, si);
         let leader = [(px + 3, py), (right + 4, y), (right + 12, y)];
         dashed(root, &leader, (1, 3), lk.color.stroke_width(1))?;
         if s.draw != Draw::Line {

@@ -20,7 +20,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use crate::style::{FONT, SMALL, TEXT, err, font, register_font, text};
+use crate::style::{FONT, SMALL, TEXT, TITLE_SIZE, err, font, register_font, text, title};
 use crate::text::{text_width, wrap};
 use limitbench_base::error::{Error, Result};
 
@@ -88,7 +88,6 @@ pub struct Heatmap {
 
 const W_MIN: i32 = 640;
 const MARGIN: i32 = 15;
-const TITLE_SIZE: f64 = 19.0;
 const CELL_TEXT: f64 = 13.0;
 const LINE_H: i32 = 16;
 const HATCH_STEP: i32 = 7;
@@ -341,11 +340,7 @@ impl Heatmap {
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>, l: &Layout) -> Result<()> {
         root.fill(&WHITE).map_err(err)?;
         let top_left = Pos::new(HPos::Left, VPos::Top);
-        let mut y = 12;
-        for t in &l.title {
-            text(root, t, (MARGIN, y), &font(TITLE_SIZE).pos(top_left))?;
-            y += 24;
-        }
+        title(root, &l.title, (MARGIN, 12))?;
         // Column headings, bottom-aligned above their columns.
         for (j, head) in l.heads.iter().enumerate() {
             let cx = l.grid_x + l.cell_w * j as i32 + l.cell_w / 2;

@@ -10,7 +10,7 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 use super::axes::{range_of, tr};
 use super::figure::{Draw, Panel, RefKind};
 use super::marks::{dashed, marker, published_marker};
-use super::style::{SHADE_TONES, SMALL, TEXT, err, font, look, ref_look, text};
+use super::style::{SHADE_TONES, SMALL, TEXT, err, font, ref_look, series_look, text};
 use limitbench_base::error::Result;
 
 /// A panel's plot as the parts below see it: its ranges in drawn units
@@ -175,12 +175,7 @@ pub(super) fn series<DB: DrawingBackend>(
 ) -> Result<()> {
     let ((x0, x1), (xlog, ylog)) = (fr.x, fr.log);
     for (si, s) in p.series.iter().enumerate() {
-        let idx = names
-            .iter()
-            .find(|n| n.0 == s.name)
-            .map(|n| n.2)
-            .unwrap_or(si);
-        let lk = look(idx);
+        let lk = series_look(names, s, si);
         // Series side by side at a category (or, asked for, at an x).
         let dodge = super::axes::dodge(p, si, cat, (x0, x1));
         let pts: Vec<(f64, f64, Option<f64>, Option<f64>)> = s

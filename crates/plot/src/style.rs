@@ -19,8 +19,9 @@ use std::sync::Once;
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use crate::figure::RefKind;
+use crate::figure::{Draw, RefKind, Series};
 use limitbench_base::error::{Error, Result};
 
 /// The bundled font (DejaVu Sans, Bitstream Vera license: see
@@ -401,4 +402,31 @@ mod tests {
             assert_ne!(spare_look(j) % COLOURS, spare_look(j + 1) % COLOURS);
         }
     }
+}
+
+/// The size of every figure's title.
+pub(crate) const TITLE_SIZE: f64 = 19.0;
+
+/// A figure's title, its wrapped `lines` from `(x, y)` down, 24 px apart.
+pub(crate) fn title<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    lines: &[String],
+    (x, y): (i32, i32),
+) -> Result<()> {
+    let top_left = font(TITLE_SIZE).pos(Pos::new(HPos::Left, VPos::Top));
+    for (k, t) in lines.iter().enumerate() {
+        text(area, t, (x, y + 24 * k as i32), &top_left)?;
+    }
+    Ok(())
+}
+
+/// The look of series `s` (the `si`-th of its panel): the one its name was
+/// given among the figure's `names` (name, draw, look), else its index's.
+pub(crate) fn series_look(names: &[(String, Draw, usize)], s: &Series, si: usize) -> Look {
+    let idx = names
+        .iter()
+        .find(|n| n.0 == s.name)
+        .map(|n| n.2)
+        .unwrap_or(si);
+    look(idx)
 }

@@ -13,13 +13,14 @@ use super::{COLUMNS, Forest, ForestRow, ROW_TEXT};
 use crate::axes::{thin, ticks};
 use crate::figure::{Axis, num};
 use crate::marks::{dashed, marker, published_marker};
-use crate::style::{FONT, SMALL, TEXT, err, font, look, register_font, text};
+use crate::style::{
+    FONT, SMALL, TEXT, TITLE_SIZE, err, font, look, register_font, text, title as draw_title,
+};
 use crate::text::{text_width, wrap};
 use limitbench_base::error::{Error, Result};
 
 const ROW_H: i32 = 21;
 const GROUP_H: i32 = 30;
-const TITLE_SIZE: f64 = 19.0;
 const GROUP_SIZE: f64 = 15.0;
 /// The log axis never reaches beyond these ratios; a positive value
 /// outside is drawn as an arrow at the edge with its number beside it.
@@ -131,16 +132,7 @@ fn draw<DB: DrawingBackend>(
     let c = COLUMNS;
     root.fill(&WHITE).map_err(err)?;
     let left = Pos::new(HPos::Left, VPos::Center);
-    let mut y = 10;
-    for t in title {
-        text(
-            root,
-            t,
-            (15, y),
-            &font(TITLE_SIZE).pos(Pos::new(HPos::Left, VPos::Top)),
-        )?;
-        y += 24;
-    }
+    draw_title(root, title, (15, 10))?;
     let s = Scale { r: range(f) };
     let body = rows_of(f) as i32 * ROW_H + f.groups.len() as i32 * GROUP_H;
     let bottom = top + body;
@@ -153,11 +145,7 @@ fn draw<DB: DrawingBackend>(
     ] {
         text(root, t, (x, top - 12), &font(SMALL).pos(left))?;
     }
-    let has_fraction = f
-        .groups
-        .iter()
-        .flat_map(|g| &g.rows)
-        .any(|r| r.strip() == "fraction");
+    let has_fraction = f.has_fraction();
     if has_fraction {
         text(
             root,
@@ -244,11 +232,7 @@ fn axes<DB: DrawingBackend>(
         .map(|t| (s.ratio(10f64.powf(*t)), num(10f64.powf(*t))))
         .collect();
     xs.push((c.zero, "0".into()));
-    let has_fraction = f
-        .groups
-        .iter()
-        .flat_map(|g| &g.rows)
-        .any(|r| r.strip() == "fraction");
+    let has_fraction = f.has_fraction();
     if has_fraction {
         for v in [0.0, 0.5, 1.0] {
             xs.push((s.fraction(v), num(v)));

@@ -126,6 +126,14 @@ pub fn split_label(label: &str) -> (&str, &str, i32) {
 }
 
 impl Forest {
+    /// Whether a row is drawn on the conditions strip (0..1).
+    pub fn has_fraction(&self) -> bool {
+        self.groups
+            .iter()
+            .flat_map(|g| &g.rows)
+            .any(|r| r.strip() == "fraction")
+    }
+
     fn rows(&self) -> usize {
         self.groups.iter().map(|g| g.rows.len()).sum()
     }
