@@ -67,6 +67,22 @@ pub fn snapshot() -> Snapshot {
     out
 }
 
+/// The machine's stolen time so far, in clock ticks summed over its CPUs:
+/// time a CPU of this guest was ready to run while the hypervisor ran
+/// another (`/proc/stat`'s `cpu` line, its 8th value; proc(5)). None where
+/// the kernel does not report it. No process's CPU time shows it, so the
+/// process tree alone cannot see a machine disturbed from outside.
+pub fn steal_ticks() -> Option<u64> {
+    parse_steal(&std::fs::read_to_string("/proc/stat").ok()?)
+}
+
+/// The steal value of `/proc/stat`'s text ([`steal_ticks`]).
+pub fn parse_steal(text: &str) -> Option<u64> {
+    let line = text.lines().find(|l| l.starts_with("cpu "))?;
+    // cpu user nice system idle iowait irq softirq steal guest guest_nice
+    line.split_whitespace().nth(8)?.parse().ok()
+}
+
 /// Clock ticks per second (`/proc` times are in these).
 pub fn ticks_per_second() -> f64 {
     // SAFETY: sysconf has no preconditions.
@@ -181,6 +197,18 @@ pub fn split(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn steal_is_the_eighth_value_of_the_cpu_line() {
+        let text =
+            "cpu  4322591 0 604998 9103858 17714 0 163741 48187 0 0\ncpu0 1 2 3 4 5 6 7 99 0 0\n";
+        assert_eq!(parse_steal(text), Some(48187));
+        // An old kernel's line without steal, and no cpu line at all.
+        assert_eq!(parse_steal("cpu  1 2 3 4 5 6 7\n"), None);
+        assert_eq!(parse_steal("intr 5\n"), None);
+        // This machine's own /proc/stat is read.
+        assert!(steal_ticks().is_some());
+    }
 
     #[test]
     fn a_stat_line_with_spaces_and_parentheses_in_its_name_is_read() {

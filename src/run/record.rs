@@ -9,13 +9,13 @@
 //! finished and duplicates nothing.
 
 use std::collections::{BTreeMap, HashSet};
-use std::fs::{File, OpenOptions};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
 use limitbench_base::error::{Error, Result};
+
+use super::csv_append::{CsvAppender, truncate_torn_line};
 
 /// `data/<run-id>/`.
 #[derive(Debug, Clone)]
@@ -214,29 +214,6 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
     (if m <= 2 { y + 1 } else { y }, m, d)
 }
 
-/// Cut a file back to its last complete line (a kill can tear the last one).
-fn truncate_torn_line(path: &Path) -> Result<()> {
-    let data = match std::fs::read(path) {
-        Ok(d) => d,
-        Err(_) => return Ok(()),
-    };
-    if data.is_empty() || data.ends_with(b"\n") {
-        return Ok(());
-    }
-    let keep = data
-        .iter()
-        .rposition(|&b| b == b'\n')
-        .map(|i| i + 1)
-        .unwrap_or(0);
-    let f = OpenOptions::new()
-        .write(true)
-        .open(path)
-        .map_err(|e| Error::io(format!("opening {}", path.display()), e))?;
-    f.set_len(keep as u64)
-        .map_err(|e| Error::io(format!("truncating {}", path.display()), e))?;
-    Ok(())
-}
-
 /// The (cell, trial) pairs present in a CSV with `cell` and `trial` columns.
 pub fn committed_trials(path: &Path) -> Result<HashSet<(String, u64)>> {
     let mut done = HashSet::new();
@@ -305,9 +282,6 @@ fn filter_rows(path: &Path, keep: &HashSet<(String, u64)>) -> Result<()> {
     Ok(())
 }
 
-/// One append at a time in this process (see [`CsvAppender::append`]).
-static APPENDS: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
 /// Experiments run in lanes (`run::parallel`): main table -> whether a
 /// lane prepared it already. Opening a [`TrialLog`] cuts torn lines and
 /// drops uncommitted side rows (rewriting the side tables); while an
@@ -336,65 +310,6 @@ impl Drop for LaneHold {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .remove(&self.0);
-    }
-}
-
-/// An append-only CSV of typed rows.
-pub struct CsvAppender {
-    path: PathBuf,
-    file: File,
-    header_written: bool,
-}
-
-impl CsvAppender {
-    pub fn open(path: &Path) -> Result<Self> {
-        // Not while another appender of this process writes to the file
-        // (its line in flight would look torn).
-        let one = APPENDS.lock().unwrap_or_else(|p| p.into_inner());
-        truncate_torn_line(path)?;
-        drop(one);
-        let exists = path.metadata().map(|m| m.len() > 0).unwrap_or(false);
-        let file = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)
-            .map_err(|e| Error::io(format!("opening {}", path.display()), e))?;
-        Ok(CsvAppender {
-            path: path.to_path_buf(),
-            file,
-            header_written: exists,
-        })
-    }
-
-    /// Append rows and flush them to the OS (they survive a kill of the harness).
-    pub fn append<R: Serialize>(&mut self, rows: &[R]) -> Result<()> {
-        // Lanes of one experiment (`run::parallel`) append to the same
-        // tables: whether the header is due is decided at the append, from
-        // the file itself, one append at a time.
-        let _one = APPENDS.lock().unwrap_or_else(|p| p.into_inner());
-        if !self.header_written {
-            self.header_written = self.file.metadata().map(|m| m.len() > 0).unwrap_or(false);
-        }
-        let mut w = csv::WriterBuilder::new()
-            .has_headers(!self.header_written)
-            .from_writer(Vec::new());
-        for r in rows {
-            w.serialize(r).map_err(|e| {
-                Error::Other(format!(
-                    "serializing a row for {}: {e}",
-                    self.path.display()
-                ))
-            })?;
-        }
-        let bytes = w.into_inner().map_err(|e| Error::Other(format!("{e}")))?;
-        if !rows.is_empty() {
-            self.header_written = true;
-        }
-        self.file
-            .write_all(&bytes)
-            .map_err(|e| Error::io(format!("writing {}", self.path.display()), e))?;
-        self.file.flush()?;
-        Ok(())
     }
 }
 
@@ -485,6 +400,8 @@ impl TrialLog {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs::OpenOptions;
+    use std::io::Write;
 
     #[derive(Serialize)]
     struct Row {

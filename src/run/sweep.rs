@@ -24,10 +24,10 @@ use std::collections::HashSet;
 use serde::Serialize;
 
 use super::context::RunContext;
+use super::csv_append::CsvAppender;
 use super::latency;
 use super::noise::NoiseSampler;
 use super::parallel;
-use super::record::CsvAppender;
 use limitbench_analysis::rows::{LatencyRow, TRIAL_TIMES_CSV, TrialTime};
 use limitbench_base::error::{Error, Result};
 use limitbench_core::fleet::reaper;
@@ -405,6 +405,7 @@ pub async fn run<S: Sweep>(ctx: &RunContext, sweep: &mut S, cells: &[S::Cell]) -
                 beside_lanes_cpu_cores: others.as_ref().map(|o| r3(o.beside_cores)),
                 other_cpu_bound: ctx.others_max_cores.is_finite().then_some(ctx.others_max_cores),
                 disturbed: why_row,
+                steal_cores: others.as_ref().map(|o| r3(o.steal_cores)),
             };
             append_shared(&schedule_path, &[row])?;
             if let Some(s) = &stalled
@@ -509,11 +510,18 @@ pub fn disturbance(
             b as f64 / 1000.0
         ));
     }
+    // Time the hypervisor gave another guest is taken from the run as
+    // surely as another process's CPU: both count against the bound.
     if let Some(others) = others
-        && others.other_cores > ctx.others_max_cores
+        && others.other_cores + others.steal_cores > ctx.others_max_cores
     {
+        let stolen = if others.steal_cores > 0.0 {
+            format!(" and the hypervisor stole {:.2}", others.steal_cores)
+        } else {
+            String::new()
+        };
         why.push(format!(
-            "other processes took {:.2} cores over {:.1} s, past the bound {:.2} (busiest: {})",
+            "other processes took {:.2} cores{stolen} over {:.1} s, past the bound {:.2} (busiest: {})",
             others.other_cores,
             others.seconds,
             ctx.others_max_cores,

@@ -66,7 +66,7 @@ fn excess(r: &ScheduleRow) -> f64 {
         .map(|b| r.slip_p99_us as f64 / b as f64)
         .unwrap_or(0.0);
     let cpu = match (r.other_cpu_cores, r.other_cpu_bound) {
-        (Some(c), Some(b)) if b > 0.0 => c / b,
+        (Some(c), Some(b)) if b > 0.0 => (c + r.steal_cores.unwrap_or(0.0)) / b,
         _ => 0.0,
     };
     slip.max(cpu).max(1.0)

@@ -27,6 +27,9 @@ pub struct TrialNoise {
     pub other_max: f64,
     pub beside_mean: f64,
     pub disturbed: usize,
+    /// The largest stolen time a trial saw (`steal_cores`), where the run
+    /// recorded it.
+    pub steal_max: Option<f64>,
 }
 
 /// The per-trial figures of every cell that recorded them (empty for runs
@@ -62,6 +65,7 @@ pub fn per_trial(rows: &[ScheduleRow]) -> Vec<TrialNoise> {
                     beside.iter().sum::<f64>() / beside.len() as f64
                 },
                 disturbed: rs.iter().filter(|r| r.disturbance().is_some()).count(),
+                steal_max: rs.iter().filter_map(|r| r.steal_cores).reduce(f64::max),
             }
         })
         .collect()
@@ -101,6 +105,17 @@ fn trial_section(ctx: &AnalysisCtx, cells: &[TrialNoise]) -> Section {
         all[all.len() / 2],
         worst
     );
+    let stolen: Vec<f64> = cells.iter().filter_map(|c| c.steal_max).collect();
+    if !stolen.is_empty() {
+        let mut s = stolen.clone();
+        s.sort_by(f64::total_cmp);
+        md += &format!(
+            "The hypervisor's stolen time (`steal_cores`: this machine's CPUs waiting while it ran another guest, which no process shows) was recorded in {} cells and counts with others' CPU against each experiment's bound; the median cell's worst trial saw {:.3} cores, the worst trial {:.3}. ",
+            s.len(),
+            s[s.len() / 2],
+            s[s.len() - 1]
+        );
+    }
     if noisy.is_empty() {
         md += &format!(
             "In no cell did others take more than {NOISE_WARN_CORES} of a core in the median trial, and no committed trial was disturbed.\n"
@@ -124,20 +139,26 @@ fn trial_section(ctx: &AnalysisCtx, cells: &[TrialNoise]) -> Section {
                 format!("{:.3}", c.beside_mean),
                 c.disturbed.to_string(),
             ]
+            .into_iter()
+            .chain(
+                (!stolen.is_empty()).then(|| c.steal_max.map_or("-".into(), |x| format!("{x:.3}"))),
+            )
+            .collect()
         })
         .collect();
-    md += &table::md_table(
-        &[
-            "experiment",
-            "cell",
-            "trials",
-            "others' CPU, median (cores)",
-            "max (cores)",
-            "beside lanes, mean (cores)",
-            "disturbed trials",
-        ],
-        &table,
-    );
+    let mut header = vec![
+        "experiment",
+        "cell",
+        "trials",
+        "others' CPU, median (cores)",
+        "max (cores)",
+        "beside lanes, mean (cores)",
+        "disturbed trials",
+    ];
+    if !stolen.is_empty() {
+        header.push("stolen, max (cores)");
+    }
+    md += &table::md_table(&header, &table);
     if noisy.len() > 40 {
         md += &format!("\n({} more in schedule.csv)\n", noisy.len() - 40);
     }

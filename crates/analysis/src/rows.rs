@@ -71,6 +71,12 @@ pub struct ScheduleRow {
     /// A committed attempt that says so was the last one and ran alone.
     #[serde(default)]
     pub disturbed: String,
+    /// The machine's stolen time during the trial, in cores (the
+    /// hypervisor running another guest while this one's CPUs waited: no
+    /// process shows it; `/proc/stat`). It counts with `other_cpu_cores`
+    /// against `other_cpu_bound`. Absent in runs before it was recorded.
+    #[serde(default)]
+    pub steal_cores: Option<f64>,
 }
 
 crate::keyed!(ScheduleRow);
@@ -129,6 +135,11 @@ pub struct NoiseRow {
     /// How many other lanes ran at some time during the cell.
     #[serde(default)]
     pub beside_lanes: u64,
+    /// The machine's stolen time (its hypervisor running another guest
+    /// while this one's CPUs waited), in cores, averaged over the cell
+    /// (absent in runs before it was recorded: 0).
+    #[serde(default)]
+    pub steal_cores_mean: f64,
 }
 
 /// One row of `<experiment>-latency.csv`: the per-decision latencies (sent

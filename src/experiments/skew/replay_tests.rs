@@ -149,6 +149,7 @@ fn a4_3_counts_the_trials_off_the_replay_and_a_late_trial_makes_it_invalid() {
             beside_lanes_cpu_cores: None,
             other_cpu_bound: None,
             disturbed: String::new(),
+            steal_cores: None,
         }])
     };
     assert_eq!(schedule(100).reason("skew", &m.rests_on), None);

@@ -46,6 +46,9 @@ struct Interval {
     end: Instant,
     seconds: f64,
     other_cores: f64,
+    /// The machine's stolen time ([`proctree::steal_ticks`]) over the
+    /// interval, in cores (0 where the kernel does not report it).
+    steal_cores: f64,
     busiest: Option<(String, f64)>,
     /// CPU of the processes each lane started, in cores.
     lanes: BTreeMap<String, f64>,
@@ -73,8 +76,29 @@ pub struct NoiseSampler {
 struct Seen {
     /// Every interval so far, oldest first (about one per second of a run).
     intervals: Vec<Interval>,
-    /// The last snapshot and when it was taken: where the next interval starts.
-    latest: Option<(Instant, proctree::Snapshot)>,
+    /// The last reading: where the next interval starts.
+    latest: Option<Reading>,
+}
+
+/// What the sampler reads at one moment: every process, and the machine's
+/// stolen time.
+#[derive(Clone)]
+struct Reading {
+    at: Instant,
+    procs: proctree::Snapshot,
+    steal_ticks: Option<u64>,
+}
+
+impl Reading {
+    fn now() -> Reading {
+        let procs = proctree::snapshot();
+        let steal_ticks = proctree::steal_ticks();
+        Reading {
+            at: Instant::now(),
+            procs,
+            steal_ticks,
+        }
+    }
 }
 
 /// Others' and the other lanes' CPU during one trial ([`NoiseSampler::during`]).
@@ -84,6 +108,9 @@ pub struct TrialNoise {
     pub other_cores: f64,
     /// CPU of the harness's other lanes, in cores.
     pub beside_cores: f64,
+    /// The machine's stolen time (the hypervisor running another guest
+    /// while this one's CPUs waited), in cores.
+    pub steal_cores: f64,
     /// The other process that took the most, "name (pid) cores".
     pub busiest: String,
     /// The seconds the figures cover (at least [`MIN_TRIAL_WINDOW`]).
@@ -141,17 +168,17 @@ fn lanes_beside(own: Option<&str>, start: Instant, end: Instant) -> u64 {
     during.iter().filter(|l| Some(l.as_str()) != own).count() as u64
 }
 
-/// The interval from `start` to `end` from the snapshots taken then,
-/// `root` being the harness.
-fn interval(
-    prev: &proctree::Snapshot,
-    cur: &proctree::Snapshot,
-    start: Instant,
-    end: Instant,
-    root: u32,
-) -> Interval {
+/// The interval between two readings, `root` being the harness.
+fn interval(prev: &Reading, cur: &Reading, root: u32) -> Interval {
+    let (start, end) = (prev.at, cur.at);
     let seconds = (end - start).as_secs_f64();
-    let s = proctree::split(prev, cur, seconds, root, &reaper::owners());
+    let s = proctree::split(&prev.procs, &cur.procs, seconds, root, &reaper::owners());
+    let steal_cores = match (prev.steal_ticks, cur.steal_ticks) {
+        (Some(a), Some(b)) if seconds > 0.0 => {
+            b.saturating_sub(a) as f64 / proctree::ticks_per_second() / seconds
+        }
+        _ => 0.0,
+    };
     let other_cores = s.others.iter().map(|x| x.2).sum();
     let busiest = s
         .others
@@ -163,6 +190,7 @@ fn interval(
         end,
         seconds,
         other_cores,
+        steal_cores,
         busiest,
         lanes: s.lanes,
         harness: s.harness,
@@ -197,34 +225,31 @@ impl NoiseSampler {
     pub fn start_for(root: u32, own_lane: Option<String>) -> Self {
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
-        let first = proctree::snapshot();
-        let t0 = Instant::now();
+        let first = Reading::now();
         let seen = Arc::new(Mutex::new(Seen {
             intervals: Vec::new(),
-            latest: Some((t0, first.clone())),
+            latest: Some(first.clone()),
         }));
         let out = seen.clone();
         let handle = std::thread::Builder::new()
             .name("limitbench-noise".into())
             .spawn(move || {
                 let mut prev = first;
-                let mut last = t0;
                 loop {
                     let stopping = wait_or_stop(&flag, Duration::from_secs(1));
                     // CPU times are in clock ticks (10 ms): a short last
                     // interval waits, to read more than a few ticks.
                     let min = Duration::from_millis(250);
-                    if last.elapsed() < min {
-                        std::thread::sleep(min - last.elapsed());
+                    if prev.at.elapsed() < min {
+                        std::thread::sleep(min - prev.at.elapsed());
                     }
-                    let cur = proctree::snapshot();
-                    let now = Instant::now();
-                    let i = interval(&prev, &cur, last, now, root);
+                    let cur = Reading::now();
+                    let i = interval(&prev, &cur, root);
                     if let Ok(mut v) = out.lock() {
                         v.intervals.push(i);
-                        v.latest = Some((now, cur.clone()));
+                        v.latest = Some(cur.clone());
                     }
-                    (prev, last) = (cur, now);
+                    prev = cur;
                     if stopping {
                         return;
                     }
@@ -272,24 +297,25 @@ impl NoiseSampler {
         let covered_from = over
             .last()
             .map(|i| i.end - Duration::from_secs_f64(i.seconds))
-            .or(latest.as_ref().map(|l| l.0));
+            .or(latest.as_ref().map(|l| l.at));
         if let Some(f) = covered_from {
             let min = Duration::from_millis(250);
             if f.elapsed() < min {
                 tokio::time::sleep(min - f.elapsed()).await;
             }
         }
-        let snap = tokio::task::spawn_blocking(|| (proctree::snapshot(), Instant::now())).await;
-        if let (Ok((cur, now)), Some((t, prev))) = (snap, latest)
-            && now > t
+        let snap = tokio::task::spawn_blocking(Reading::now).await;
+        if let (Ok(cur), Some(prev)) = (snap, latest)
+            && cur.at > prev.at
         {
-            over.push(interval(&prev, &cur, t, now, self.root));
+            over.push(interval(&prev, &cur, self.root));
         }
         let seconds = over.iter().map(|i| i.seconds).sum();
         let row = summarise("", "", seconds, &over, self.own_lane.as_deref());
         TrialNoise {
             other_cores: row.other_cpu_cores_mean,
             beside_cores: row.beside_lanes_cpu_cores_mean,
+            steal_cores: row.steal_cores_mean,
             busiest: row.busiest_other,
             seconds,
         }
@@ -403,11 +429,9 @@ pub fn without_lanes(rows: &[NoiseRow]) -> Vec<NoiseRowWithoutLanes> {
 pub async fn others_now(d: Duration) -> (f64, String) {
     let root = std::process::id();
     let run = tokio::task::spawn_blocking(move || {
-        let prev = proctree::snapshot();
-        let start = Instant::now();
+        let prev = Reading::now();
         std::thread::sleep(d);
-        let cur = proctree::snapshot();
-        interval(&prev, &cur, start, Instant::now(), root)
+        interval(&prev, &Reading::now(), root)
     })
     .await;
     match run {
@@ -451,6 +475,7 @@ fn summarise(
     };
     let mean = mean_of(&|i| i.other_cores);
     let beside = mean_of(&|i| beside_cores(i, own_lane));
+    let steal = mean_of(&|i| i.steal_cores);
     let max = iv.iter().map(|i| i.other_cores).fold(0.0, f64::max);
     let busiest = iv
         .iter()
@@ -468,6 +493,7 @@ fn summarise(
         busiest_other: busiest,
         beside_lanes_cpu_cores_mean: r3(beside),
         beside_lanes: 0,
+        steal_cores_mean: r3(steal),
     }
 }
 

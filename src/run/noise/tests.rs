@@ -228,6 +228,7 @@ fn two_lanes_beside_each_other_are_flagged_as_beside() {
                 end: Instant::now(),
                 seconds: 1.0,
                 other_cores: 0.2,
+                steal_cores: 0.0,
                 busiest: Some(("a (1)".into(), 0.2)),
                 lanes: [("x".to_string(), 0.4), ("me".to_string(), 0.9)].into(),
                 // Two lanes ran: half of the harness's own CPU is x's.
@@ -238,6 +239,7 @@ fn two_lanes_beside_each_other_are_flagged_as_beside() {
                 end: Instant::now(),
                 seconds: 3.0,
                 other_cores: 0.6,
+                steal_cores: 0.0,
                 busiest: Some(("b (2)".into(), 0.5)),
                 lanes: BTreeMap::new(),
                 harness: 0.3,
@@ -251,4 +253,25 @@ fn two_lanes_beside_each_other_are_flagged_as_beside() {
     assert_eq!(row.busiest_other, "b (2) 0.50");
     // (0.4 + 0.4 / 2) over 1 s of 4.
     assert_eq!(row.beside_lanes_cpu_cores_mean, 0.15);
+}
+
+#[test]
+fn stolen_time_between_two_readings_is_cores_and_counts_in_a_cells_row() {
+    let t0 = Instant::now();
+    let hz = proctree::ticks_per_second();
+    let at = |secs: f64, steal: Option<u64>| Reading {
+        at: t0 + Duration::from_secs_f64(secs),
+        procs: proctree::Snapshot::new(),
+        steal_ticks: steal,
+    };
+    // Half a core stolen for two seconds: hz ticks.
+    let i = interval(&at(0.0, Some(1000)), &at(2.0, Some(1000 + hz as u64)), 0);
+    assert!((i.steal_cores - 0.5).abs() < 1e-9, "{}", i.steal_cores);
+    // A kernel that does not report it: no steal, never a guess.
+    let none = interval(&at(0.0, None), &at(2.0, Some(5000)), 0);
+    assert_eq!(none.steal_cores, 0.0);
+    // A cell's row weighs each interval by its length.
+    let quiet = interval(&at(2.0, Some(0)), &at(4.0, Some(0)), 0);
+    let row = summarise("e", "c", 4.0, &[i, quiet], None);
+    assert!((row.steal_cores_mean - 0.25).abs() < 1e-3, "{row:?}");
 }

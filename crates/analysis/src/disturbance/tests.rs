@@ -16,6 +16,7 @@ pub(crate) fn row(e: &str, c: &str, t: u64, p99: u64, b: Option<u64>, ok: bool) 
         beside_lanes_cpu_cores: None,
         other_cpu_bound: None,
         disturbed: String::new(),
+        steal_cores: None,
     }
 }
 
