@@ -358,7 +358,7 @@ const RINGED: &[(&str, &str, usize)] = &[
     ("b2_4-b6_1-cost-ratios", "B2.5", 2),
     ("b2_4-b6_1-cost-ratios", "B2.6", 2),
     ("b2_4-b6_1-cost-ratios", "B6.1", 1),
-    ("stalls_vs_entries", "B4.1", 2),
+    ("stalls_vs_entries", "B4.1", 1),
     ("stalls_vs_entries", "B4.2", 1),
     ("b3_1-b3_3-bytes-per-entry", "B3.1", 1),
     ("b3_1-b3_3-bytes-per-entry", "B3.3", 4),
