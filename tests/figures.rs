@@ -380,7 +380,14 @@ fn judged_values_are_ringed_at_the_setting_they_were_judged_at() {
     let mut problems = Vec::new();
     for &(stem, id, rings) in RINGED {
         let j = rows.iter().find(|j| j.spec.id == id).unwrap();
-        let (values, intervals) = limitbench_analysis::report::summary::judged_values(j);
+        let (mut values, mut intervals) = limitbench_analysis::report::summary::judged_values(j);
+        // A claim decided on a quantity that is none of its values (B4.1's
+        // growth) is ringed there (`Measured::decisive`).
+        if let Some(d) = j.measured.as_ref().and_then(|m| m.decisive.as_ref()) {
+            intervals.resize(values.len(), (f64::NAN, f64::NAN));
+            values.push(d.value);
+            intervals.push(d.interval);
+        }
         let mut r = csv::Reader::from_path(run.join(format!("figures/{stem}.csv"))).unwrap();
         let records: Vec<csv::StringRecord> = r.records().flatten().collect();
         let marks: Vec<&csv::StringRecord> = records

@@ -115,7 +115,8 @@ pub fn figure(ctx: &AnalysisCtx, experiments: &[&str]) -> Result<String> {
         "Open-loop latency from the schedule (corrected for coordinated omission) and from the send",
         String::new(),
     )
-    .columns(2);
+    // One column: a panel's title names its experiment and whole cell.
+    .columns(1);
     let mut kept: Vec<(String, MergedLatency)> = Vec::new();
     let mut drawn: Vec<String> = Vec::new();
     for exp in experiments.iter().filter(|e| **e != "fail-open") {
