@@ -28,9 +28,13 @@ use super::csv_append::CsvAppender;
 use super::latency;
 use super::noise::NoiseSampler;
 use super::parallel;
+use limitbench_analysis::experiments::rows::HistoryRow;
 use limitbench_analysis::rows::{LatencyRow, TRIAL_TIMES_CSV, TrialTime};
 use limitbench_base::error::{Error, Result};
 use limitbench_core::fleet::reaper;
+
+/// The side table of [`Sweep::HISTORY`] (`<experiment>-history.csv`).
+pub const HISTORY_SIDE: &str = "history";
 
 /// The run's record of other processes' CPU per cell (see `run::noise`).
 pub const NOISE_CSV: &str = "noise.csv";
@@ -56,6 +60,9 @@ pub struct TrialRows<R, S = NoSide> {
     /// Per-decision latency histograms (`<experiment>-latency.csv`), for
     /// experiments that time decisions (see [`Sweep::TIMED`]).
     pub latency: Vec<LatencyRow>,
+    /// Every decision with its intended send time (`<experiment>-history.csv`),
+    /// for experiments whose side table is another (see [`Sweep::HISTORY`]).
+    pub history: Vec<HistoryRow>,
 }
 
 impl<R, S> TrialRows<R, S> {
@@ -64,6 +71,7 @@ impl<R, S> TrialRows<R, S> {
             rows: vec![row],
             side: Vec::new(),
             latency: Vec::new(),
+            history: Vec::new(),
         }
     }
 
@@ -72,12 +80,19 @@ impl<R, S> TrialRows<R, S> {
             rows,
             side,
             latency: Vec::new(),
+            history: Vec::new(),
         }
     }
 
     /// Add the latency histogram of `strategy`'s decisions in this trial.
     pub fn with_latency(mut self, row: LatencyRow) -> Self {
         self.latency.push(row);
+        self
+    }
+
+    /// Add the trial's per-decision history (see [`Sweep::HISTORY`]).
+    pub fn with_history(mut self, rows: Vec<HistoryRow>) -> Self {
+        self.history = rows;
         self
     }
 }
@@ -95,6 +110,11 @@ pub trait Sweep {
     const SIDE: Option<&'static str> = None;
     /// Does a trial time its decisions (and fill `TrialRows::latency`)?
     const TIMED: bool = false;
+    /// Does a trial keep every decision's intended, sent and replied times
+    /// (`TrialRows::history`, `<experiment>-history.csv`) beside its side
+    /// table? (An experiment whose side table is the history says so with
+    /// `SIDE = Some("history")` instead.)
+    const HISTORY: bool = false;
 
     /// A stable id, unique within the experiment (the `cell` column).
     fn cell_id(&self, cell: &Self::Cell) -> String;
@@ -222,6 +242,9 @@ pub async fn run<S: Sweep>(ctx: &RunContext, sweep: &mut S, cells: &[S::Cell]) -
     let mut sides: Vec<&str> = S::SIDE.into_iter().collect();
     if S::TIMED {
         sides.push(latency::SIDE);
+    }
+    if S::HISTORY {
+        sides.push(HISTORY_SIDE);
     }
     let mut log = ctx.trial_log(&sides)?;
     let mut seen = HashSet::new();
@@ -430,11 +453,15 @@ pub async fn run<S: Sweep>(ctx: &RunContext, sweep: &mut S, cells: &[S::Cell]) -
             let side: Vec<&S::Side> = out.side.iter().filter(|r| fresh(r.cell())).collect();
             let rows: Vec<&S::Row> = out.rows.iter().filter(|r| fresh(r.cell())).collect();
             let lat: Vec<&LatencyRow> = out.latency.iter().filter(|r| fresh(r.cell())).collect();
+            let hist: Vec<&HistoryRow> = out.history.iter().filter(|r| fresh(&r.cell)).collect();
             if let Some(name) = S::SIDE {
                 log.side(name, &side)?;
             }
             if S::TIMED {
                 log.side(latency::SIDE, &lat)?;
+            }
+            if S::HISTORY {
+                log.side(HISTORY_SIDE, &hist)?;
             }
             let mut committed: Vec<&str> = rows.iter().map(|r| r.cell()).collect();
             committed.dedup();

@@ -46,23 +46,27 @@ pub fn mark_for(a: &Anchor, rows: &[Judged]) -> Option<Mark> {
     if !a.setting.iter().all(|kv| setting.contains(kv)) {
         return None;
     }
-    let (values, intervals) = judged_values(j);
-    let v = *values.get(a.value)?;
+    let (v, interval, unit) = if a.decisive {
+        let d = j.measured.as_ref()?.decisive.as_ref()?;
+        // Its unit as written (`16.3x`).
+        (d.value, Some(d.interval), d.unit.clone())
+    } else {
+        let (values, intervals) = judged_values(j);
+        let v = *values.get(a.value)?;
+        let unit = unit_short(&j.spec);
+        let unit = if unit.is_empty() || unit.len() > 12 {
+            String::new()
+        } else if unit == "%" {
+            unit
+        } else {
+            format!(" {unit}")
+        };
+        (v, intervals.get(a.value).copied(), unit)
+    };
     if !v.is_finite() {
         return None;
     }
-    let interval = intervals
-        .get(a.value)
-        .copied()
-        .filter(|(lo, hi)| lo.is_finite() && hi.is_finite());
-    let unit = unit_short(&j.spec);
-    let unit = if unit.is_empty() || unit.len() > 12 {
-        String::new()
-    } else if unit == "%" {
-        unit
-    } else {
-        format!(" {unit}")
-    };
+    let interval = interval.filter(|(lo, hi)| lo.is_finite() && hi.is_finite());
     let shown = match interval {
         Some((lo, hi)) if hi > lo => format!("{}{unit} [95%: {}..{}]", num(v), num(lo), num(hi)),
         _ => format!("{}{unit}", num(v)),

@@ -146,6 +146,9 @@ pub struct Anchor {
     pub scale: f64,
     /// The series whose point it is (the ring follows its offset).
     pub series: Option<String>,
+    /// The ring is the claim's decisive quantity
+    /// (`claims::Measured::decisive`), not one of its values.
+    pub decisive: bool,
 }
 
 impl Anchor {
@@ -159,6 +162,15 @@ impl Anchor {
             x,
             scale: 1.0,
             series: None,
+            decisive: false,
+        }
+    }
+    /// Claim `claim`'s decisive quantity (`claims::Measured::decisive`:
+    /// B4.1's growth), drawn at `x` of panel `panel`.
+    pub fn decisive(claim: &str, panel: usize, x: f64) -> Self {
+        Anchor {
+            decisive: true,
+            ..Anchor::new(claim, panel, x)
         }
     }
     /// Only where the claim was judged with `key` = `value`.

@@ -16,6 +16,9 @@
 //! Redis, admitted open, refused closed, timeouts, errors, admitted in all
 //! and over the limit. Side table `summary`: per trial, the measured round
 //! trips, the outage totals and the time to recover after Redis returns.
+//! `fail-open-history.csv`: every decision's intended (scheduled), sent and
+//! replied time, so latency can be read from the schedule (corrected for
+//! coordinated omission) as well as from the send (`fail-open-latency.csv`).
 //!
 //! One server for the whole experiment (killed and restarted by every
 //! trial); a cell is a policy, in front of one strategy (`--strategy` picks it).
@@ -44,6 +47,7 @@ use limitbench_core::proxy::DelayProxy;
 use crate::run::keys::unique_client;
 use crate::run::latency;
 use crate::run::sweep::{self, Sweep, TrialRows};
+use limitbench_analysis::experiments::rows::HistoryRow;
 use limitbench_core::strategy::{Limit, Options, Request, Strategy};
 
 /// Its registration (the registry adds its `run` and its analysis half's `analyze`).
@@ -74,6 +78,10 @@ struct Params {
 /// One decision as a driver saw it (times from the trial's start).
 #[derive(Debug, Clone)]
 struct Ev {
+    /// The driver (policy client) that sent it.
+    worker: u32,
+    /// When the schedule had it due: latency from here counts the wait for
+    /// a late send (coordinated omission), from `sent_us` it does not.
     intended_us: i64,
     sent_us: i64,
     replied_us: i64,
@@ -162,7 +170,7 @@ impl FailOpen {
         let next = Arc::new(AtomicU64::new(0));
         let tc = TrialClock::start();
         let mut tasks = Vec::new();
-        for _ in 0..p.drivers {
+        for worker in 0..p.drivers as u32 {
             let timeout = Duration::from_millis(p.timeout_ms);
             let mut pc = PolicyClient::new(self.strategy.clone(), proxy.listen, timeout, policy);
             let (arrivals, next) = (arrivals.clone(), next.clone());
@@ -176,6 +184,7 @@ impl FailOpen {
                     let req = Request::now(&a.client, limit);
                     let o = pc.decide(&req).await;
                     evs.push(Ev {
+                        worker,
                         intended_us: a.at_us,
                         sent_us,
                         replied_us: tc.us(),
@@ -257,6 +266,27 @@ fn bin_rows(p: &Params, evs: &[Ev], template: &BinRow) -> Vec<BinRow> {
     rows
 }
 
+/// Every decision of the trial as `<experiment>-history.csv` keeps it:
+/// intended (the schedule), sent and replied times. A policy's own answer
+/// (a deadline's miss, an error it turned into admit or refuse) is a
+/// decision the caller got, so no row is an `error`: the history holds
+/// what `fail-open-latency.csv` counts, each decision once.
+fn history_rows(cell: &str, trial: u64, evs: &[Ev]) -> Vec<HistoryRow> {
+    evs.iter()
+        .map(|e| HistoryRow {
+            cell: cell.to_string(),
+            trial,
+            worker: e.worker,
+            intended_us: e.intended_us,
+            sent_us: e.sent_us,
+            replied_us: e.replied_us,
+            redis_time_us: None,
+            admitted: e.o.admitted,
+            error: false,
+        })
+        .collect()
+}
+
 /// The trial's outage (slow + gone) totals and its recovery times; the
 /// round trips are filled in by the caller.
 fn summary_row(p: &Params, d: &Drive, template: SummaryRow) -> SummaryRow {
@@ -303,6 +333,7 @@ impl Sweep for FailOpen {
     type Side = SummaryRow;
     const SIDE: Option<&'static str> = Some("summary");
     const TIMED: bool = true;
+    const HISTORY: bool = true;
 
     fn cell_id(&self, policy: &Policy) -> String {
         policy.as_str().to_string()
@@ -368,7 +399,10 @@ impl Sweep for FailOpen {
             h.saturating_record((e.replied_us - e.sent_us).max(1) as u64);
         }
         let lat = latency::row(&self.cell_id(policy), trial, &self.strategy.info().name, &h)?;
-        Ok(TrialRows::with_side(bins, vec![summary]).with_latency(lat))
+        let history = history_rows(&self.cell_id(policy), trial, &drive.evs);
+        Ok(TrialRows::with_side(bins, vec![summary])
+            .with_latency(lat)
+            .with_history(history))
     }
 }
 

@@ -129,6 +129,7 @@ mod run {
             ["normal", "slow", "gone", "back"]
         );
         let ev = |t: i64, by_redis: bool, admitted: bool| Ev {
+            worker: 0,
             intended_us: t,
             sent_us: t,
             // The policy's decision at 1.3 s takes 71 ms: later than the

@@ -1,10 +1,12 @@
 //! What one stall measurement does: build a big log, start the PING probe,
 //! trigger the stall (the strategy's trimming call, or PEXPIRE 1 ms and the
-//! active expire cycle), and read SLOWLOG, LATENCY and the probe.
+//! active expire cycle), and read SLOWLOG, LATENCY and the probe. Each
+//! returns its `stalls.csv` row and the probe's PINGs (`stalls-pings.csv`).
 
 use std::time::{Duration, Instant};
 
 use super::probe::{StallProbe, pings_during, probe_worst};
+use super::rows::{PingRow, ping_rows};
 use super::{Params, StallRow};
 use crate::run::RunContext;
 use limitbench_base::error::{Error, Result};
@@ -100,7 +102,7 @@ pub(super) async fn trim_once(
     strategy: &dyn limitbench_core::strategy::Strategy,
     n: u64,
     trial: u64,
-) -> Result<StallRow> {
+) -> Result<(StallRow, Vec<PingRow>)> {
     let client = format!("trim-{n}-{trial}");
     let key = client_key(&client, "swl");
     admin
@@ -170,7 +172,8 @@ pub(super) async fn trim_once(
     admin
         .call(&limitbench_core::args!["UNLINK", key.as_str()])
         .await?;
-    Ok(StallRow {
+    let ping_rows = ping_rows(&super::trim_id(n), trial, &pings, from, to);
+    let row = StallRow {
         cell: super::trim_id(n),
         trial,
         kind: "trim".into(),
@@ -194,7 +197,8 @@ pub(super) async fn trim_once(
         after_size: after,
         admitted: Some(d.admitted),
         ..Default::default()
-    })
+    };
+    Ok((row, ping_rows))
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -206,7 +210,7 @@ pub(super) async fn expire_once(
     n: u64,
     mode: &str,
     trial: u64,
-) -> Result<StallRow> {
+) -> Result<(StallRow, Vec<PingRow>)> {
     admin
         .call(&limitbench_core::args![
             "CONFIG",
@@ -276,8 +280,10 @@ pub(super) async fn expire_once(
         .await?
         .as_i64()
         .unwrap_or(-1);
-    // The caller names the cell and the background threads' placement.
-    Ok(StallRow {
+    // The caller names the cell (of the row and its PINGs) and the
+    // background threads' placement.
+    let ping_rows = ping_rows("", trial, &pings, from, to + p.probe_tail_ms as f64);
+    let row = StallRow {
         trial,
         kind: "expire".into(),
         entries: n,
@@ -299,7 +305,8 @@ pub(super) async fn expire_once(
         after_size: exists,
         lazyfree_pending_after: pending,
         ..Default::default()
-    })
+    };
+    Ok((row, ping_rows))
 }
 
 async fn wait_lazyfree_done(admin: &mut Connection) -> Result<()> {

@@ -23,6 +23,11 @@
 //! size (and lazyfree mode) once, each under its own id. Trims do not
 //! involve background threads: they run once, on the first server.
 //! `measure.rs` holds what one trim or expiry does.
+//!
+//! Tables: `stalls.csv`, one row per measurement (the stall three ways,
+//! the probe's worst round trips), and the side table `stalls-pings.csv`,
+//! every PING of the probe with its phase (before, during, after the
+//! event), from which the stalled clients are drawn by percentile.
 
 mod measure;
 mod probe;
@@ -37,10 +42,10 @@ use std::sync::Arc;
 
 use serde::Deserialize;
 
-pub use rows::StallRow;
+pub use rows::{PingRow, StallRow};
 
 use super::{RunContext, Spec};
-use crate::run::sweep::{self, NoSide, Sweep, TrialRows};
+use crate::run::sweep::{self, Sweep, TrialRows};
 use limitbench_base::error::{Error, Result};
 use limitbench_core::fleet::{Fleet, ServerConfig};
 use limitbench_core::pin::PinGuard;
@@ -226,7 +231,8 @@ impl Sweep for Stalls {
     /// The harness's pinning (off the probe's CPU) while a cell runs.
     type Setup = Option<PinGuard>;
     type Row = StallRow;
-    type Side = NoSide;
+    type Side = PingRow;
+    const SIDE: Option<&'static str> = Some("pings");
 
     fn cell_id(&self, cell: &Cell) -> String {
         match cell {
@@ -276,7 +282,7 @@ impl Sweep for Stalls {
         cell: &Cell,
         pin: &mut Option<PinGuard>,
         trial: u64,
-    ) -> Result<TrialRows<StallRow>> {
+    ) -> Result<TrialRows<StallRow, PingRow>> {
         let p = &self.p;
         let s = self.server.as_mut().expect("set up");
         let harness_cpu = pin.as_ref().and_then(|g| g.cpu);
@@ -289,27 +295,32 @@ impl Sweep for Stalls {
             pid.map_or(Ok(()), |pid| probe::place_redis_threads(pid, bio_cpu))
         };
         let threads = |pid: Option<u32>| pid.map(probe::redis_threads);
-        let mut rows = Vec::new();
+        let (mut rows, mut pings) = (Vec::new(), Vec::new());
         match cell {
             Cell::Trims { .. } => {
                 for &n in &p.trim_sizes {
                     place(s.pid)?;
                     let strategy = s.strategy.as_ref();
-                    let mut row =
+                    let (mut row, ping_rows) =
                         measure::trim_once(ctx, p, &mut s.admin, s.addr, strategy, n, trial)
                             .await?;
                     row.redis_threads = threads(s.pid);
                     rows.push(row);
+                    pings.extend(ping_rows);
                 }
             }
             Cell::Expiries { bio } => {
                 for mode in &p.lazyfree_modes {
                     for &n in &p.expiry_sizes {
                         place(s.pid)?;
-                        let mut row =
+                        let (mut row, mut ping_rows) =
                             measure::expire_once(ctx, p, &mut s.admin, s.addr, n, mode, trial)
                                 .await?;
                         row.cell = expire_id(n, mode, bio);
+                        for r in &mut ping_rows {
+                            r.cell = row.cell.clone();
+                        }
+                        pings.extend(ping_rows);
                         // Where they ran (the cell id keeps the position).
                         row.bio_cpus = bio_ran.clone();
                         row.redis_threads = threads(s.pid);
@@ -321,7 +332,7 @@ impl Sweep for Stalls {
         for r in &mut rows {
             r.harness_cpu = harness_cpu;
         }
-        Ok(TrialRows::with_side(rows, Vec::new()))
+        Ok(TrialRows::with_side(rows, pings))
     }
 }
 

@@ -13,6 +13,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use super::rows::ping_phase;
 use limitbench_base::error::{Error, Result};
 use limitbench_core::pin;
 use limitbench_core::resp::Connection;
@@ -126,23 +127,21 @@ impl StallProbe {
 pub fn pings_during(pings: &[(f64, f64)], from_ms: f64, to_ms: f64) -> u64 {
     pings
         .iter()
-        .filter(|(s, r)| s + r >= from_ms && *s <= to_ms)
+        .filter(|(s, r)| ping_phase(*s, *r, from_ms, to_ms) == "during")
         .count() as u64
 }
 
 /// Worst round trip of PINGs in flight at any time in [from, to] ms, and
 /// the worst of those that ended before `from`.
 pub fn probe_worst(pings: &[(f64, f64)], from_ms: f64, to_ms: f64) -> (f64, f64) {
-    let during = pings
-        .iter()
-        .filter(|(s, r)| s + r >= from_ms && *s <= to_ms)
-        .map(|x| x.1)
-        .fold(0.0, f64::max);
-    let before = pings
-        .iter()
-        .filter(|(s, r)| s + r < from_ms)
-        .map(|x| x.1)
-        .fold(0.0, f64::max);
+    let worst = |phase: &str| {
+        pings
+            .iter()
+            .filter(|(s, r)| ping_phase(*s, *r, from_ms, to_ms) == phase)
+            .map(|x| x.1)
+            .fold(0.0, f64::max)
+    };
+    let (during, before) = (worst("during"), worst("before"));
     (during, before)
 }
 

@@ -77,6 +77,21 @@ pub struct Measured {
     /// as A1.2's |mean - formula| at 0): carried onto the verdict as its
     /// assumption, like the one-value rule the judge detects itself.
     pub interval_assumption: Option<String>,
+    /// The quantity a shape condition decides on when it is none of
+    /// `values` (B4.1's growth for 10x the entries, where `values` are the
+    /// two times): what its figure draws and rings. Never compared with
+    /// the published values (the conditions do that).
+    pub decisive: Option<Decisive>,
+}
+
+/// A claim's decisive quantity (see [`Measured::decisive`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Decisive {
+    pub value: f64,
+    /// Its 95% interval, the one the condition reads.
+    pub interval: (f64, f64),
+    /// Its unit as the ring's label shows it (`x`).
+    pub unit: String,
 }
 
 impl Measured {
@@ -116,6 +131,15 @@ impl Measured {
         } else {
             self.undecided.push(format!("{ACROSS_BAND} {what}"));
         }
+        self
+    }
+    /// The decisive quantity (see [`Measured::decisive`]).
+    pub fn decisive(mut self, value: f64, interval: (f64, f64), unit: &str) -> Self {
+        self.decisive = Some(Decisive {
+            value,
+            interval,
+            unit: unit.into(),
+        });
         self
     }
     pub fn note(mut self, n: impl Into<String>) -> Self {

@@ -6,15 +6,20 @@
 //!   once, no jitter): the cells A2.1 and A2.2 are judged at.
 //! - The fail-open deadline (`fail-open`): every decision of a policy
 //!   through all four phases (normal, slow, gone, back) against the
-//!   deadline the policy gives Redis, drawn.
+//!   deadline the policy gives Redis, drawn; from the send
+//!   (`fail-open-latency.csv`) and, where the run kept every decision's
+//!   intended send time (`fail-open-history.csv`), from the schedule
+//!   (corrected for coordinated omission, as `open_loop` reads it).
 
 use std::collections::BTreeMap;
 
 use crate::AnalysisCtx;
 use crate::experiments::fail_open::rows::SummaryRow;
+use crate::experiments::rows::HistoryRow;
 use crate::figure::{Axis, Figure, Panel, Reference, WriteFigure};
 use crate::latency::closed::{MAX_LINES, span};
 use crate::latency::hist::{MergedLatency, merge_by, nines_series, table};
+use crate::latency::open_loop::from_send_and_schedule;
 use crate::rows::LatencyRow;
 use limitbench_base::error::Result;
 
@@ -147,7 +152,14 @@ pub fn watch_vs_lua(ctx: &AnalysisCtx, rows: &[LatencyRow]) -> Result<String> {
 }
 
 /// The fail-open experiment's decisions against the policy's deadline.
-pub fn fail_open(ctx: &AnalysisCtx, rows: &[LatencyRow], summary: &[SummaryRow]) -> Result<String> {
+/// The fail-open figure: the histograms from the send (`rows`) and, with
+/// the per-decision `history`, latency from the schedule beside them.
+pub fn fail_open(
+    ctx: &AnalysisCtx,
+    rows: &[LatencyRow],
+    summary: &[SummaryRow],
+    history: Option<&[HistoryRow]>,
+) -> Result<String> {
     let merged: BTreeMap<String, MergedLatency> = merge_by(rows, |r| Some(r.cell.clone()))?;
     if merged.is_empty() {
         return Ok(String::new());
@@ -160,16 +172,46 @@ pub fn fail_open(ctx: &AnalysisCtx, rows: &[LatencyRow], summary: &[SummaryRow])
         x_axis(),
         Axis::log("decision latency (ms, log scale)"),
     );
+    // Latency from the schedule, per cell (with the history only).
+    let scheduled: BTreeMap<String, MergedLatency> = history
+        .map(|h| {
+            merged
+                .keys()
+                .filter_map(|cell| {
+                    let (_, intended, trials) =
+                        from_send_and_schedule(h.iter().filter(|r| &r.cell == cell));
+                    (!intended.is_empty()).then(|| {
+                        let m = MergedLatency {
+                            hist: intended,
+                            trials,
+                        };
+                        (cell.clone(), m)
+                    })
+                })
+                .collect()
+        })
+        .unwrap_or_default();
     let mut rows_md: Vec<(String, &MergedLatency)> = Vec::new();
     let mut past: Vec<String> = Vec::new();
     for (cell, m) in &merged {
+        if let Some(sch) = scheduled.get(cell) {
+            p = p.series(nines_series(format!("{cell}, from schedule"), &sch.hist));
+            rows_md.push((format!("{cell}, from schedule"), sch));
+        }
         let strategy = rows
             .iter()
             .find(|r| &r.cell == cell)
             .map(|r| r.strategy.clone())
             .unwrap_or_default();
-        let name = format!("{cell} ({strategy})");
-        p = p.series(nines_series(cell.clone(), &m.hist));
+        let (line, name) = if scheduled.contains_key(cell) {
+            (
+                format!("{cell}, from send"),
+                format!("{cell} ({strategy}), from send"),
+            )
+        } else {
+            (cell.clone(), format!("{cell} ({strategy})"))
+        };
+        p = p.series(nines_series(line, &m.hist));
         rows_md.push((name, m));
         if let [d] = deadlines.as_slice() {
             let at = (*d * 1000) as u64;
@@ -188,8 +230,28 @@ pub fn fail_open(ctx: &AnalysisCtx, rows: &[LatencyRow], summary: &[SummaryRow])
         ));
     }
     let trials: Vec<usize> = rows_md.iter().map(|r| r.1.trials).collect();
+    let schedule_note = if scheduled.is_empty() {
+        "Latency is from the send only: this run kept no intended send times (`fail-open-history.csv` with `intended_us`, `sent_us`, `replied_us` per decision; a run of this code records them), so no curve corrected for coordinated omission is drawn.".to_string()
+    } else {
+        let worst: Vec<String> = scheduled
+            .iter()
+            .filter_map(|(cell, sch)| {
+                merged.get(cell).map(|m| {
+                    format!(
+                        "{cell} max {:.1} ms from the schedule, {:.1} ms from the send",
+                        sch.hist.max() as f64 / 1e3,
+                        m.hist.max() as f64 / 1e3
+                    )
+                })
+            })
+            .collect();
+        format!(
+            "Each policy is drawn twice: from the send, and from the request's intended send time on the steady schedule to the policy's answer (`fail-open-history.csv`: corrected for coordinated omission, the wait of a request whose driver was still held by a slow decision counted, as a caller on that schedule saw it): {}.",
+            worst.join("; ")
+        )
+    };
     let caption = format!(
-        "Per-decision latency as the caller saw it (send to the policy's answer: Redis's reply, or the deadline's miss), against its percentile on a nines axis, per policy over all four phases of each trial (Redis normal, slowed past the deadline, killed, back), HdrHistograms merged over {} trials per policy; the deadline is drawn. {}. The recorded histograms pool the phases, so the tail past the deadline cannot be split by phase here (fail-open.csv's bins give each second's p50 and maximum; fail-open-timeline draws them). Latency is from the send: the sender is open loop, but the run stores no intended send times for it, so no curve corrected for coordinated omission is drawn (that needs the schedule's histogram per trial, e.g. a `schedule_histogram_v2_deflate_base64` column in fail-open-summary.csv, or a per-decision history with intended_us, sent_us, replied_us).",
+        "Per-decision latency as the caller saw it (send to the policy's answer: Redis's reply, or the deadline's miss), against its percentile on a nines axis, per policy over all four phases of each trial (Redis normal, slowed past the deadline, killed, back), HdrHistograms merged over {} trials per policy; the deadline is drawn. {}. The recorded histograms pool the phases, so the tail past the deadline cannot be split by phase here (fail-open.csv's bins give each second's p50 and maximum; fail-open-timeline draws them). {schedule_note}",
         span(&trials),
         if past.is_empty() {
             "The trials' deadlines differ, so none is singled out".to_string()

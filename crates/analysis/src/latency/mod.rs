@@ -7,7 +7,10 @@
 //!   decisions against its deadline (`fail-open`);
 //! - `open_loop`: open-loop senders' latency from their schedule
 //!   (corrected for coordinated omission) beside latency from the send,
-//!   from the per-decision histories (`bursts`, `skew`);
+//!   from every per-decision history (`<experiment>-history.csv`), the
+//!   cells where the correction is largest;
+//! - `stalled`: the clients a stall holds up (`stalls`' PING probe,
+//!   during the trim or expiry against outside it);
 //! - `closed`: the closed-loop experiments per cell: every strategy at
 //!   one setting of `concurrency`, and the saturated `cost` runs;
 //! - `hist`: the histograms (`<experiment>-latency.csv`, one per cell and
@@ -22,18 +25,15 @@ pub mod closed;
 pub mod focus;
 pub mod hist;
 pub mod open_loop;
+pub mod stalled;
 
 pub use hist::{MergedLatency, cdf, key_words, merge, percentiles, quantile_points};
 
 use crate::experiments::fail_open::rows::SummaryRow;
+use crate::experiments::rows::HistoryRow;
 use crate::rows::LatencyRow;
 use crate::{AnalysisCtx, Section};
 use limitbench_base::error::{Error, Result};
-
-/// What the stalls experiment would need to record for a percentile plot
-/// of the clients a stall holds up (the report says it where the
-/// experiment ran).
-pub const STALLS_MISSING: &str = "The clients stalled by a trim or an expiry (B4.1, B4.2) are not drawn as percentiles: `stalls.csv` keeps per run only the PING probe's worst round trip (`probe_worst_ms`), its baseline worst (`probe_baseline_worst_ms`) and how many pings were in flight (`probe_pings`, `probe_pings_during`), not each ping's round trip. A percentile plot needs the probe's round trips, per run, as a histogram (a `stalls-latency.csv` of cell, trial, strategy, decisions, histogram_v2_deflate_base64, as the other experiments write) or as rows (`sent_ms`, `rtt_ms`, `during`); and since the probe waits for each reply (closed loop, so a 500 ms stall is one sample), a caller-on-a-schedule view needs the probe's intended send times (`intended_ms`), or an interval to correct by (HdrHistogram's `record_correct`).";
 
 /// The latency section (None when the run stored no latency).
 pub fn section(ctx: &AnalysisCtx, experiments: &[&str]) -> Result<Option<Section>> {
@@ -56,9 +56,10 @@ pub fn section(ctx: &AnalysisCtx, experiments: &[&str]) -> Result<Option<Section
         let summary: Vec<SummaryRow> = ctx
             .read_csv::<SummaryRow>("fail-open-summary.csv")?
             .unwrap_or_default();
+        let history: Option<Vec<HistoryRow>> = ctx.read_csv("fail-open-history.csv")?;
         let md = with(
             "fail-open-latency.csv",
-            focus::fail_open(ctx, &rows, &summary),
+            focus::fail_open(ctx, &rows, &summary, history.as_deref()),
         )?;
         if !md.is_empty() {
             parts.push(format!("### Fail open or closed: the deadline\n\n{md}"));
@@ -68,12 +69,11 @@ pub fn section(ctx: &AnalysisCtx, experiments: &[&str]) -> Result<Option<Section
     if !md.is_empty() {
         parts.push(format!("### Open loop: latency from the schedule\n\n{md}"));
     }
-    if experiments.contains(&"stalls")
-        && limitbench_base::files::find_table(&ctx.run_dir, "stalls.csv").is_some()
-    {
-        parts.push(format!(
-            "### Clients held up by a stall\n\n{STALLS_MISSING}\n"
-        ));
+    if experiments.contains(&"stalls") {
+        let md = with("stalls-pings.csv", stalled::figure(ctx))?;
+        if !md.is_empty() {
+            parts.push(format!("### Clients held up by a stall\n\n{md}"));
+        }
     }
     if let Some(rows) = read("concurrency")? {
         let md = with("concurrency-latency.csv", closed::concurrency(ctx, &rows))?;

@@ -9,10 +9,17 @@
 //! schedule imposed on it: the latency a caller on that schedule saw.
 //!
 //! Only runs that record each request's intended time can be corrected:
-//! the admission histories (`<experiment>-history.csv`: `intended_us`,
-//! `sent_us`, `replied_us` per decision) of `bursts` and `skew`, which
-//! keep every decision. Each panel draws one cell ([`CELLS`]) and two
-//! strategies, each from its send and from its schedule.
+//! the per-decision histories (`<experiment>-history.csv`: `intended_us`,
+//! `sent_us`, `replied_us` per decision). No experiment or cell is named
+//! here: every experiment with a history is read (fail-open's is drawn
+//! against its deadline in `focus`), and where its sends ran late the
+//! correction shows. Per experiment the panels are the [`PANELS`] cells
+//! (a cell id's first part, the strategy or sender, is the line; the rest
+//! the cell) whose correction is largest (p99 from the schedule over p99
+//! from the send, at least [`MIN_GAP`]); each draws the two lines of its
+//! cell with the largest correction, from the send and from the schedule.
+//! A closed-loop history (each request sent as the last reply came back:
+//! intended = sent) shows no correction and is not drawn.
 
 use hdrhistogram::Histogram;
 
@@ -23,28 +30,63 @@ use crate::latency::closed::span;
 use crate::latency::hist::{MergedLatency, nines_series, of_values, table};
 use limitbench_base::error::Result;
 
-/// The cells drawn: (experiment, cell setting after the strategy, the
-/// two strategies, what the cell is). A cell a run lacks is left out.
-pub const CELLS: &[(&str, &str, [&str; 2], &str)] = &[
-    (
-        "bursts",
-        "burst-then-sustained/phase-uniform/x1",
-        ["token-bucket", "watch-multi"],
-        "bursts: a burst of L, then L per window",
-    ),
-    (
-        "bursts",
-        "poisson/x1.5",
-        ["token-bucket", "watch-multi"],
-        "bursts: Poisson arrivals at 1.5x the limit",
-    ),
-    (
-        "skew",
-        "S1000/W8/spread/x10/poisson/T5000",
-        ["token-bucket", "token-bucket-caller-clock"],
-        "skew: 8 servers, Poisson at 10x the limit",
-    ),
-];
+/// Panels per experiment.
+pub const PANELS: usize = 2;
+
+/// The least correction drawn: p99 from the schedule at least this many
+/// times p99 from the send.
+pub const MIN_GAP: f64 = 1.05;
+
+/// A history's cell id split into its line (the first part: the strategy
+/// or the sender) and the cell (the rest).
+fn split_cell(id: &str) -> (&str, &str) {
+    id.split_once('/').unwrap_or((id, ""))
+}
+
+/// p99 from the schedule over p99 from the send.
+fn gap(sent: &Histogram<u64>, intended: &Histogram<u64>) -> f64 {
+    intended.value_at_quantile(0.99) as f64 / sent.value_at_quantile(0.99).max(1) as f64
+}
+
+/// One line of a panel: its name, from the send and from the schedule,
+/// the trials, and its correction.
+type Line = (String, Histogram<u64>, Histogram<u64>, usize, f64);
+
+/// The panels of one experiment's history: (cell, its two lines), the
+/// cells with the largest correction first, at most [`PANELS`].
+fn panels(history: &[HistoryRow]) -> Vec<(String, Vec<Line>)> {
+    let mut by: std::collections::BTreeMap<&str, Vec<&HistoryRow>> = Default::default();
+    for r in history {
+        by.entry(r.cell.as_str()).or_default().push(r);
+    }
+    let mut cells: std::collections::BTreeMap<&str, Vec<Line>> = Default::default();
+    for (id, rows) in by {
+        let (line, cell) = split_cell(id);
+        let (sent, intended, trials) = from_send_and_schedule(rows);
+        if sent.is_empty() {
+            continue;
+        }
+        let g = gap(&sent, &intended);
+        cells
+            .entry(cell)
+            .or_default()
+            .push((line.to_string(), sent, intended, trials, g));
+    }
+    let mut out: Vec<(String, Vec<Line>, f64)> = cells
+        .into_iter()
+        .filter_map(|(cell, mut lines)| {
+            lines.sort_by(|a, b| b.4.total_cmp(&a.4).then(a.0.cmp(&b.0)));
+            lines.truncate(2);
+            let worst = lines.first()?.4;
+            (worst >= MIN_GAP).then(|| (cell.to_string(), lines, worst))
+        })
+        .collect();
+    out.sort_by(|a, b| b.2.total_cmp(&a.2).then(a.0.cmp(&b.0)));
+    out.into_iter()
+        .take(PANELS)
+        .map(|(c, l, _)| (c, l))
+        .collect()
+}
 
 /// Latency of each decision from its send and from its intended time
 /// (µs): the service time and the latency a caller on the schedule saw.
@@ -73,41 +115,32 @@ pub fn figure(ctx: &AnalysisCtx, experiments: &[&str]) -> Result<String> {
         "Open-loop latency from the schedule (corrected for coordinated omission) and from the send",
         String::new(),
     )
-    .columns(2);
+    // One column: a panel's title names its experiment and whole cell.
+    .columns(1);
     let mut kept: Vec<(String, MergedLatency)> = Vec::new();
     let mut drawn: Vec<String> = Vec::new();
-    for exp in ["bursts", "skew"] {
-        if !experiments.contains(&exp) {
-            continue;
-        }
+    for exp in experiments.iter().filter(|e| **e != "fail-open") {
         let Some(history) = ctx.read_csv::<HistoryRow>(&format!("{exp}-history.csv"))? else {
             continue;
         };
-        for (_, cell, strategies, title) in CELLS.iter().filter(|c| c.0 == exp) {
+        for (cell, lines) in panels(&history) {
             let mut p = Panel::new(
-                *title,
+                format!("{exp}: {cell}"),
                 Axis::nines("percentile"),
                 Axis::log("latency (ms, log scale)"),
             )
             .label_ends();
-            for s in strategies {
-                let id = format!("{s}/{cell}");
-                let (sent, intended, trials) =
-                    from_send_and_schedule(history.iter().filter(|r| r.cell == id));
-                if sent.is_empty() {
-                    continue;
-                }
+            for (line, sent, intended, trials, g) in lines {
                 p = p
-                    .series(nines_series(format!("{s}, from schedule"), &intended))
-                    .series(nines_series(format!("{s}, from send"), &sent));
+                    .series(nines_series(format!("{line}, from schedule"), &intended))
+                    .series(nines_series(format!("{line}, from send"), &sent));
+                let id = format!("{exp} {line}/{cell}");
+                drawn.push(format!("{id} (p99 {g:.2}x)"));
                 for (how, h) in [("from schedule", intended), ("from send", sent)] {
                     kept.push((format!("{id}, {how}"), MergedLatency { hist: h, trials }));
                 }
             }
-            if p.points() > 0 {
-                drawn.push(format!("{exp} `{cell}`"));
-                fig = fig.panel(p);
-            }
+            fig = fig.panel(p);
         }
     }
     if fig.panels.is_empty() {
@@ -115,7 +148,7 @@ pub fn figure(ctx: &AnalysisCtx, experiments: &[&str]) -> Result<String> {
     }
     let trials: Vec<usize> = kept.iter().map(|k| k.1.trials).collect();
     fig.caption = format!(
-        "Per-decision latency of open-loop senders against its percentile on a nines axis, one cell a panel ({}), two strategies each: from the request's intended send time on the schedule to its reply (corrected for coordinated omission: the wait for a late send is counted, as a caller on that schedule saw it), and from the actual send (what a closed-loop harness records; the send is late when the sender or its pool of connections falls behind, as in a burst). Every decision of the cell's {} trials, from the per-decision history (`<experiment>-history.csv`: intended_us, sent_us, replied_us); errors left out. The last point of each line is the maximum.",
+        "Per-decision latency of open-loop senders against its percentile on a nines axis, one cell a panel, for each experiment that kept a per-decision history the {PANELS} cells where the schedule's correction is largest (p99 from the schedule over p99 from the send, at least {MIN_GAP}x; a closed-loop history, where each request leaves as the last reply returns, has none and is not drawn), in each the two lines (strategies or senders) with the largest: {}. Each line from the request's intended send time on the schedule to its reply (corrected for coordinated omission: the wait for a late send is counted, as a caller on that schedule saw it), and from the actual send (what a closed-loop harness records; the send is late when the sender or its pool of connections falls behind, as in a burst). Every decision of the cell's {} trials, from the per-decision history (`<experiment>-history.csv`: intended_us, sent_us, replied_us); errors left out. The last point of each line is the maximum.",
         drawn.join("; "),
         span(&trials)
     );
@@ -142,6 +175,54 @@ mod tests {
             admitted: true,
             error,
         }
+    }
+
+    fn at(cell: &str, intended: i64, sent: i64, replied: i64) -> HistoryRow {
+        HistoryRow {
+            cell: cell.into(),
+            ..r(0, intended, sent, replied, false)
+        }
+    }
+
+    #[test]
+    fn the_cells_drawn_are_those_the_schedule_corrects_most() {
+        let mut rows = Vec::new();
+        for i in 0..100 {
+            let t = i * 1000;
+            // Closed loop: sent when due; never drawn.
+            rows.push(at("a/closed", t, t, t + 500));
+            // Late by up to 9 ms, and by up to 2 ms: both corrected.
+            rows.push(at(
+                "a/late",
+                t,
+                t + (i % 10) * 1000,
+                t + (i % 10) * 1000 + 500,
+            ));
+            rows.push(at(
+                "b/late",
+                t,
+                t + (i % 3) * 1000,
+                t + (i % 3) * 1000 + 500,
+            ));
+            rows.push(at("c/late", t, t + 1, t + 501));
+            rows.push(at(
+                "a/bit-late",
+                t,
+                t + (i % 2) * 100,
+                t + (i % 2) * 100 + 500,
+            ));
+        }
+        let p = panels(&rows);
+        let cells: Vec<&str> = p.iter().map(|c| c.0.as_str()).collect();
+        assert_eq!(cells, ["late", "bit-late"]);
+        // The two lines corrected most, most first; c (1 µs late) left out.
+        let lines: Vec<&str> = p[0].1.iter().map(|l| l.0.as_str()).collect();
+        assert_eq!(lines, ["a", "b"]);
+        assert!(p[0].1[0].4 > 10.0, "{}", p[0].1[0].4);
+        assert_eq!(
+            split_cell("token-bucket/poisson/x1.5"),
+            ("token-bucket", "poisson/x1.5")
+        );
     }
 
     #[test]

@@ -1,4 +1,7 @@
-//! The rows of `stalls.csv`: one per (cell, trial), a trim or an expiry.
+//! The rows of `stalls.csv`: one per (cell, trial), a trim or an expiry;
+//! and of `stalls-pings.csv` ([`PingRow`]): every PING the probe sent
+//! during that measurement, so the clients a stall held up can be drawn
+//! by percentile (runs before it have `stalls.csv` alone).
 
 use serde::{Deserialize, Serialize};
 
@@ -77,4 +80,59 @@ impl StallRow {
             format!("expiries|{bio}")
         }
     }
+}
+
+/// When a probe PING ran relative to the measured event (`[from, to]` on
+/// the probe's clock: the trimming call, or PEXPIRE until the key was gone
+/// plus the tail): `before` (replied before it started), `during` (in
+/// flight at some moment of it: the PINGs `probe_worst_ms` and
+/// `probe_pings_during` count), `after` (sent after it ended).
+pub const PING_PHASES: [&str; 3] = ["before", "during", "after"];
+
+/// The phase of a PING sent at `sent_ms` that took `rtt_ms`, for an event
+/// `[from_ms, to_ms]` (see [`PING_PHASES`]).
+pub fn ping_phase(sent_ms: f64, rtt_ms: f64, from_ms: f64, to_ms: f64) -> &'static str {
+    if sent_ms + rtt_ms < from_ms {
+        "before"
+    } else if sent_ms <= to_ms {
+        "during"
+    } else {
+        "after"
+    }
+}
+
+/// One PING of the probe (`stalls-pings.csv`): the measurement's cell and
+/// trial (the `stalls.csv` row it belongs to), when it was sent (ms from
+/// the probe's start), its round trip (ms) and its phase ([`PING_PHASES`]).
+#[derive(Debug, Clone, Serialize, Deserialize, Default)]
+pub struct PingRow {
+    pub cell: String,
+    pub trial: u64,
+    pub sent_ms: f64,
+    pub rtt_ms: f64,
+    pub phase: String,
+}
+
+limitbench_analysis::keyed!(PingRow);
+
+/// The rows of a measurement's PINGs (sent ms, round trip ms), each with
+/// its phase for the event `[from_ms, to_ms]`; times kept to the µs.
+pub fn ping_rows(
+    cell: &str,
+    trial: u64,
+    pings: &[(f64, f64)],
+    from_ms: f64,
+    to_ms: f64,
+) -> Vec<PingRow> {
+    let us = |x: f64| (x * 1000.0).round() / 1000.0;
+    pings
+        .iter()
+        .map(|&(s, r)| PingRow {
+            cell: cell.to_string(),
+            trial,
+            sent_ms: us(s),
+            rtt_ms: us(r),
+            phase: ping_phase(s, r, from_ms, to_ms).into(),
+        })
+        .collect()
 }
