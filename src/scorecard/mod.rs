@@ -177,8 +177,29 @@ pub fn build(name: &str, dir: Option<&Path>, opts: &Options) -> Result<Arc<dyn S
     strategy::build(name, dir_of(name, dir).as_deref(), opts)
 }
 
-/// A cell from a property's outcome (or its error).
+/// `text` on one line: every run of whitespace that holds a line break
+/// becomes one space (a server's error can span lines; a cell is one row
+/// of scorecard.csv and one line of scorecard.md).
+fn one_line(text: String) -> String {
+    if !text.contains(['\n', '\r']) {
+        return text;
+    }
+    text.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// A cell from a property's outcome (or its error); its detail on one
+/// line ([`one_line`]), so that every writer shows it as made.
 fn cell(name: &str, property: &'static str, r: Result<CellOutcome>) -> ScorecardCell {
+    let mut c = outcome_cell(name, property, r);
+    c.detail = one_line(std::mem::take(&mut c.detail));
+    c
+}
+
+fn outcome_cell(name: &str, property: &'static str, r: Result<CellOutcome>) -> ScorecardCell {
     let base = ScorecardCell {
         strategy: name.to_string(),
         property,
@@ -501,5 +522,27 @@ async fn probe_outcomes(
             p.all(|| Err(Error::Other(cause.clone())))
         }
         Ok(Ok(())) => (p.judge)(&ProbeRows::new(run.dir(), name, declared)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cells_detail_is_one_line_where_it_is_made() {
+        let c = cell(
+            "s",
+            "p",
+            Ok(CellOutcome::NotRun(
+                "refused:\n  ERR one\r\n\n  two ".into(),
+            )),
+        );
+        assert_eq!(c.detail, "refused: ERR one two");
+        let plain = cell("s", "p", Ok(CellOutcome::NotRun("  as made  ".into())));
+        assert_eq!(
+            plain.detail, "  as made  ",
+            "a one-line detail is kept as it is"
+        );
     }
 }

@@ -65,9 +65,7 @@ pub fn write_all(dir: &Path, sc: &Scorecard) -> Result<()> {
                 c.unit,
                 &c.threshold,
                 c.verdict.as_str(),
-                // One line per cell (a server's error can span lines), as
-                // scorecard.md shows it.
-                &c.detail.replace('\n', " "),
+                &c.detail,
             ])
             .map_err(|e| io(&p, e))?;
         }
@@ -152,7 +150,7 @@ pub fn markdown(sc: &Scorecard) -> String {
                 } else {
                     format!(" ({})", c.threshold)
                 },
-                c.detail.replace('\n', " ")
+                c.detail
             ));
         }
         s.push('\n');
