@@ -1,15 +1,14 @@
 //! The report opens with its findings: right after the title a `Findings`
-//! section of at most 12 lines (the sentence, the table, the rerun's line)
-//! whose table names every claim of the run not reproduced as stated, and,
-//! with `--rerun`, the rerun's agreement as `limitbench compare` counts it.
+//! section whose headline (at most 12 lines) names the claims by verdict
+//! and, with `--rerun`, says how far the independent rerun agrees and
+//! which reproduced claims it does not reproduce; then a table with one
+//! row per claim not reproduced as stated, its cells whole (no `…`) and
+//! its claims linked to their lines in the report. Checked on the whole
+//! reference run (so A3.3's cause is the real one) and on a cut copy
+//! without a rerun.
 
 mod common;
 use std::path::Path;
-
-/// A copy of the reference cut to `max_rows` rows per table.
-fn fixture(tmp: &Path, max_rows: usize) -> std::path::PathBuf {
-    common::copy_of_reference(tmp, max_rows)
-}
 
 /// The lines of the report's first section after the title, blank lines
 /// left out, and the heading that follows it.
@@ -27,12 +26,41 @@ fn first_section(report: &str) -> (String, Vec<String>, String) {
     panic!("no section after the findings");
 }
 
+/// A table row's cells, the outer pipes dropped (an escaped `\|` stays
+/// inside its cell).
+fn cells(row: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut prev = ' ';
+    for ch in row.trim().trim_start_matches('|').chars() {
+        if ch == '|' && prev != '\\' {
+            out.push(cur.trim().to_string());
+            cur.clear();
+        } else {
+            cur.push(ch);
+        }
+        prev = ch;
+    }
+    out
+}
+
+/// The claim id a row's first cell names (`[A2.1](#claim-a2-1) inconclusive`).
+fn row_claim(row: &str) -> String {
+    let first = &cells(row)[0];
+    first
+        .trim_start_matches('[')
+        .split(']')
+        .next()
+        .unwrap()
+        .to_string()
+}
+
 #[test]
-fn the_report_opens_with_every_claim_not_reproduced_as_stated_in_twelve_lines() {
+fn the_findings_name_every_claim_once_and_the_rerun_says_what_it_does_to_them() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let tmp = tempfile::tempdir().unwrap();
-    let run = fixture(tmp.path(), 40);
-    // The rerun: only its claims.csv is read.
+    // The whole reference: the verdicts are the committed ones.
+    let run = common::copy_of_reference(tmp.path(), 100_000_000);
     let rerun = tmp.path().join("rerun");
     std::fs::create_dir(&rerun).unwrap();
     std::fs::copy(
@@ -47,31 +75,38 @@ fn the_report_opens_with_every_claim_not_reproduced_as_stated_in_twelve_lines() 
     let (heading, body, next) = first_section(&report);
     assert_eq!(heading, "## Findings");
     assert_eq!(next, "## Executive summary");
-    assert!(
-        body.len() <= 12,
-        "{} lines:\n{}",
-        body.len(),
-        body.join("\n")
-    );
-    let table: Vec<&String> = body.iter().filter(|l| l.starts_with('|')).collect();
-    assert!(table[0].starts_with(
-        "| claim | published | ours as stated | what reproduces it (setting) | cause |"
-    ));
-    // Every claim not reproduced as stated is in the table's first column;
-    // a reproduced one is not.
-    let named: Vec<String> = table[2..]
+    let table_at = body
         .iter()
-        .flat_map(|l| {
-            l.split('|')
-                .nth(1)
-                .unwrap()
-                .split([',', ' '])
-                .map(|s| s.trim().to_string())
-                .collect::<Vec<_>>()
-        })
+        .position(|l| l.starts_with('|'))
+        .expect("a table");
+    let headline = &body[..table_at];
+    // The headline's lines, the table's lead-in sentence left out.
+    let head_lines = headline
+        .iter()
+        .filter(|l| !l.starts_with("Every claim"))
+        .count();
+    assert!(
+        head_lines <= 12,
+        "{head_lines} headline lines:\n{}",
+        headline.join("\n")
+    );
+    let table: Vec<&String> = body[table_at..]
+        .iter()
+        .take_while(|l| l.starts_with('|'))
         .collect();
+    assert_eq!(
+        table[0],
+        "| claim | published | ours | what reproduces it (setting) | cause |"
+    );
+    let rows_md = &table[2..];
+    // One claim per row, each once; exactly the claims not reproduced as
+    // stated; the reproduced ones named in the headline instead.
+    let named: Vec<String> = rows_md.iter().map(|r| row_claim(r)).collect();
+    let mut seen = named.clone();
+    seen.sort();
+    seen.dedup();
+    assert_eq!(seen.len(), named.len(), "a claim in two rows: {named:?}");
     let reproduced = limitbench_analysis::Verdict::Reproduced;
-    let mut missing = Vec::new();
     for j in &rows {
         let counted = j.verdict != reproduced
             && !(j.verdict == limitbench_analysis::Verdict::NotRun
@@ -84,16 +119,47 @@ fn the_report_opens_with_every_claim_not_reproduced_as_stated_in_twelve_lines() 
             j.verdict.as_str(),
             named.contains(&j.spec.id)
         );
-        if counted && !named.contains(&j.spec.id) {
-            missing.push(j.spec.id.clone());
+        if j.verdict == reproduced && j.spec.tally == "reproduction" {
+            assert!(
+                headline[0].contains(&format!(" {},", j.spec.id))
+                    || headline[0].contains(&format!(" {}.", j.spec.id)),
+                "{} reproduced but not named: {}",
+                j.spec.id,
+                headline[0]
+            );
         }
     }
-    assert!(missing.is_empty(), "missing {missing:?}");
-    assert!(
-        rows.iter().filter(|j| j.verdict != reproduced).count() > 9,
-        "the fixture should hold more claims than lines, so the table must group them"
-    );
-    // The rerun's line counts what `limitbench compare` counts.
+    for r in rows_md {
+        let c = cells(r);
+        assert_eq!(c.len(), 5, "{r}");
+        assert!(!r.contains('…'), "a cell cut with an ellipsis: {r}");
+        assert!(c.iter().all(|x| !x.is_empty()), "an empty cell: {r}");
+    }
+    // Every link to an anchor in the report lands on one.
+    for part in report.split("](#").skip(1) {
+        let id = part.split(')').next().unwrap();
+        assert!(
+            report.contains(&format!("<a id=\"{id}\"></a>")),
+            "no anchor {id}"
+        );
+    }
+    // A3.3: its sessions' intervals overlap (they agree), so its cause is
+    // not that they disagree; it is the computed explanation.
+    let a33 = rows.iter().find(|j| j.spec.id == "A3.3").unwrap();
+    let m = a33.measured.as_ref().unwrap();
+    assert!(m.sessions_apart && !m.sessions_disagree);
+    let cause = m
+        .explanation
+        .as_ref()
+        .expect("A3.3 explained")
+        .cause
+        .clone();
+    let row = rows_md.iter().find(|r| row_claim(r) == "A3.3").unwrap();
+    assert!(!row.contains("sessions disagree"), "{row}");
+    assert_eq!(cells(row)[4], cause);
+    assert!(m.note.contains(&m.explanation.as_ref().unwrap().text));
+    // The rerun's line counts what `limitbench compare` counts and names
+    // each reproduced claim the rerun does not reproduce.
     let pairs = limitbench_analysis::compare::pair(
         &limitbench_analysis::compare::read_claims(&run).unwrap(),
         &limitbench_analysis::compare::read_claims(&rerun).unwrap(),
@@ -103,30 +169,41 @@ fn the_report_opens_with_every_claim_not_reproduced_as_stated_in_twelve_lines() 
         .iter()
         .filter(|p| p.both_measured() && p.agrees())
         .count();
-    let line = body.last().unwrap();
+    let line = headline
+        .iter()
+        .find(|l| l.contains("Independent rerun"))
+        .expect("the rerun's line");
     assert!(
         line.contains(&format!("verdicts agree on {agree} of the {both} claims")),
         "{line}"
     );
-    for p in pairs.iter().filter(|p| p.differs()) {
-        assert!(
-            line.contains(&format!("{} (", p.claim)),
-            "{} not named: {line}",
-            p.claim
-        );
+    let lone: Vec<&String> = pairs
+        .iter()
+        .filter(|p| p.both_measured() && !p.agrees())
+        .filter(|p| p.run.as_ref().unwrap().verdict == "reproduced")
+        .map(|p| &p.claim)
+        .collect();
+    assert!(
+        !lone.is_empty(),
+        "the reference rerun differs on reproduced claims"
+    );
+    for id in lone {
+        assert!(line.contains(id.as_str()), "{id} not named: {line}");
     }
+    assert!(line.contains("rest on this run alone"), "{line}");
 }
 
 #[test]
 fn without_a_rerun_the_findings_say_nothing_of_one() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let tmp = tempfile::tempdir().unwrap();
-    let run = fixture(tmp.path(), 40);
+    let run = common::copy_of_reference(tmp.path(), 40);
     limitbench::app::analyze(&run, &root.join("analysis/claims.toml")).unwrap();
     let report = std::fs::read_to_string(run.join("report.md")).unwrap();
     let (heading, body, _) = first_section(&report);
     assert_eq!(heading, "## Findings");
-    assert!(body.len() <= 12);
+    let table_at = body.iter().position(|l| l.starts_with('|')).unwrap();
+    assert!(table_at <= 13, "{}", body[..table_at].join("\n"));
     assert!(
         !body.iter().any(|l| l.contains("rerun")),
         "{}",

@@ -111,6 +111,14 @@ pub fn disagreement(what: &str, groups: &BySession, digits: usize) -> Option<Str
     estimates_disagree(what, &estimates(groups), digits)
 }
 
+/// Whether `groups`' sessions disagree: two of their own 95% intervals of
+/// the mean are disjoint ([`estimates_disagree`]). Sessions kept apart
+/// ([`judged_interval`]) whose intervals overlap agree: their hull is wide
+/// because one of them is, not because they measured different things.
+pub fn means_disagree(groups: &BySession) -> bool {
+    disagreement("", groups, 0).is_some()
+}
+
 /// Every disagreement of `cells` (what, values by session) in one reason,
 /// or `None` when every cell's sessions agree.
 pub fn disagreements<'a>(
@@ -275,6 +283,9 @@ mod tests {
         same.insert(0, vec![1.0, 2.0, 3.0, 2.0]);
         same.insert(1, vec![2.0, 3.0, 1.0, 2.5]);
         assert_eq!(disagreement("x", &same, 2), None);
+        // Kept apart is not disagreeing: only disjoint intervals disagree.
+        assert!(means_disagree(&g));
+        assert!(!means_disagree(&same));
         // One session alone never disagrees.
         let mut one = BySession::new();
         one.insert(0, vec![1.0, 5.0]);

@@ -16,6 +16,16 @@ pub fn setting(pairs: &[(&str, &str)]) -> Setting {
         .collect()
 }
 
+/// A claim's explanation as the analysis computes it from the run: a
+/// `cause` of a few words (the findings table's cause cell) and the `text`,
+/// the computed sentence with its numbers (printed first in the claim's
+/// note). Set by the analyzer that computes it ([`Measured::explained`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Explanation {
+    pub cause: String,
+    pub text: String,
+}
+
 /// A value an analyzer computed for one claim, with its evidence.
 #[derive(Debug, Clone, Default)]
 pub struct Measured {
@@ -54,10 +64,18 @@ pub struct Measured {
     /// bound, other processes on the cores): the values are no finding, so
     /// the claim is `inconclusive` with these reasons, whatever they read.
     pub invalid: Vec<String>,
-    /// Some values' intervals are the hull of measuring sessions that
-    /// disagree (`sessions::judged_interval`): more trials pooled over those
-    /// sessions would not narrow them; one clean session decides.
+    /// Some values' intervals are the hull of measuring sessions kept
+    /// apart (`sessions::judged_interval`), whether or not they disagree:
+    /// more trials in one session do not narrow another's interval.
     pub sessions_apart: bool,
+    /// Some of those sessions truly disagree: their own 95% intervals are
+    /// disjoint (`sessions::estimates_disagree`). Only then do the verdict
+    /// and the findings say "the measuring sessions disagree".
+    pub sessions_disagree: bool,
+    /// What the analysis computed to explain this claim's value or verdict
+    /// (see [`Explanation`]); `None` where it computes nothing, and the
+    /// report falls back to the claim's static `cause` in claims.toml.
+    pub explanation: Option<Explanation>,
     /// The cells these values rest on: the schedule's cell ids
     /// (`Sweep::cell_id`, `schedule.csv`'s `cell`), or row cell ids that
     /// carry a strategy before one (`<strategy>/<schedule cell>`: bursts,
@@ -142,8 +160,24 @@ impl Measured {
         });
         self
     }
+    /// The note; an explanation set before stays first in it.
     pub fn note(mut self, n: impl Into<String>) -> Self {
         self.note = n.into();
+        if let Some(e) = &self.explanation {
+            self.note = join_note(&e.text, &self.note);
+        }
+        self
+    }
+    /// The computed explanation ([`Explanation`]): kept on the claim for
+    /// the findings and printed first in its note (before a note set
+    /// earlier or later).
+    pub fn explained(mut self, cause: impl Into<String>, text: impl Into<String>) -> Self {
+        let e = Explanation {
+            cause: cause.into(),
+            text: text.into(),
+        };
+        self.note = join_note(&e.text, &self.note);
+        self.explanation = Some(e);
         self
     }
     /// The 95% intervals of `values`, in order, and how they were computed.
@@ -191,6 +225,12 @@ impl Measured {
         self.sessions_apart |= apart;
         self
     }
+    /// Mark some of those sessions as disagreeing (disjoint 95% intervals).
+    pub fn sessions_disagree(mut self, disagree: bool) -> Self {
+        self.sessions_apart |= disagree;
+        self.sessions_disagree |= disagree;
+        self
+    }
     /// The cells the values rest on (`rests_on`), deduplicated, in order.
     pub fn rests_on<S: AsRef<str>>(mut self, cells: impl IntoIterator<Item = S>) -> Self {
         add_cells(&mut self.rests_on, cells);
@@ -212,6 +252,15 @@ impl Measured {
             .filter(|c| !c.1)
             .map(|c| c.0.as_str())
             .collect()
+    }
+}
+
+/// `first` then `rest` as one note, a sentence each.
+fn join_note(first: &str, rest: &str) -> String {
+    match (first.trim().is_empty(), rest.trim().is_empty()) {
+        (true, _) => rest.to_string(),
+        (false, true) => first.to_string(),
+        (false, false) => format!("{}. {rest}", first.trim_end_matches('.')),
     }
 }
 

@@ -1,26 +1,40 @@
-//! The report's opening, **Findings**: at most [`MAX_LINES`] lines a reader
-//! takes in at once. One sentence of what reproduced (counts), then a table
-//! `claim | published | ours as stated | what reproduces it (setting) |
-//! cause` holding every claim not reproduced as stated, then (when the run
-//! was analysed with `--rerun`) one line of the independent rerun's
-//! agreement.
+//! The report's opening, **Findings**: a headline of at most [`MAX_LINES`]
+//! lines, then a table with one claim per row.
 //!
-//! Every cell comes from the judged claims: the published text and our
-//! value at the setup as stated ([`super::headline`]), the assumed setting
-//! or the swept setting that reproduces, and the cause: the verdict's own
-//! reason (disturbed cells, an invalid measurement, measuring sessions that
-//! disagree, the trial cap, an interval across the edge) followed by the
-//! claim's `cause` from `analysis/claims.toml` (the mechanism, written once
-//! per claim). One line per claim when they fit; otherwise claims whose
-//! verdict and cause class agree share a line, then the smallest lines of
-//! one verdict merge, so the table never passes the limit.
+//! The headline names the claims by verdict: those reproduced as stated,
+//! those reproduced only under an assumption, those not reproduced (with
+//! their cause), the inconclusive ones grouped by why, the claims apart
+//! from the tally, and (when the run was analysed with `--rerun`) how far
+//! the independent rerun agrees and what that does to the headline (a
+//! claim reproduced here and not there rests on this run alone).
+//!
+//! The table `claim | published | ours | what reproduces it (setting) |
+//! cause` holds every claim not reproduced as stated, one per row. The
+//! published value and ours are the judged numbers in the claim's one unit
+//! (claims.toml's `published` and `unit`), whole. The cause is the claim's
+//! computed [`crate::claims::Explanation`] where its analysis computes one,
+//! else the verdict's own reason (disturbed cells, an invalid measurement,
+//! measuring sessions that disagree, the trial cap, an interval across the
+//! edge) followed by the claim's static `cause` from `analysis/claims.toml`.
+//! Cells stay short: a text longer than [`CELL_MAX`] is cut at a clause or
+//! a word and links to the claim's line in its section ([`anchor`]), where
+//! it stands whole; nothing is cut with an ellipsis.
 
-use crate::claims::{Judged, Outcome, Verdict, outcome, setting_text};
+use crate::claims::{ClaimSpec, Judged, Outcome, Verdict, outcome, setting_text};
 use crate::compare::Pair;
 
-/// The most lines the findings take before the next section (the sentence,
-/// the table with its header, and the rerun's line).
+/// The most lines the headline takes before the table.
 pub const MAX_LINES: usize = 12;
+
+/// The most characters of a table cell's text before it is cut and linked
+/// (the cause column's: the others take [`NUMBER_MAX`] and [`SETTING_MAX`]).
+pub const CELL_MAX: usize = 120;
+
+/// The most characters of the published and ours cells.
+const NUMBER_MAX: usize = 48;
+
+/// The most characters of the setting cell.
+const SETTING_MAX: usize = 64;
 
 /// The independent rerun the report names: its folder's name and its
 /// claims paired with this run's (`compare::pair` of the two claims.csv).
@@ -29,62 +43,46 @@ pub struct Rerun {
     pub pairs: Vec<Pair>,
 }
 
-/// One claim's cells.
-struct Cells {
-    id: String,
-    published: String,
-    ours: String,
-    setting: String,
-    /// Why it is not reproduced as stated, as a class claims share
-    /// (`disturbed cells`, `a detail the study does not state`).
-    class: String,
-    /// This claim's particulars of its class (which validity check
-    /// failed), or empty.
-    reason: String,
-    /// The claim's `cause` from claims.toml (may be empty).
-    detail: String,
+/// The id of a claim's line in the report (`A2.1` -> `claim-a2-1`): the
+/// findings table links to it.
+pub fn anchor(id: &str) -> String {
+    format!("claim-{}", id.to_lowercase().replace('.', "-"))
 }
 
-/// A line of the table: claims of one verdict.
-struct Line {
-    verdict: Verdict,
-    claims: Vec<Cells>,
+/// The HTML anchor that opens a claim's line in its section.
+pub fn anchor_tag(id: &str) -> String {
+    format!("<a id=\"{}\"></a>", anchor(id))
 }
 
-/// `s` cut to about `max` characters: at its first clause break (`: `,
-/// `, `, ` (`, `; `) if that comes early enough, else at a word, with `…`.
-pub fn short_cell(s: &str, max: usize) -> String {
+/// `s` whole when it fits `max` characters; else cut at its last clause
+/// break (`; `, `: `, ` (`, `, `) that fits, or at a word, and a link to
+/// the claim's line (`id`), where it stands whole. Never an ellipsis.
+pub fn cell_text(s: &str, id: &str, max: usize) -> String {
     let s = s.trim();
     if s.chars().count() <= max {
         return s.to_string();
     }
-    let cut = [": ", ", ", " (", "; "]
+    let fits = |i: &usize| *i >= 12 && s[..*i].chars().count() <= max;
+    let clause = ["; ", ": ", " (", ", "]
         .iter()
-        .filter_map(|b| s.find(b))
-        .filter(|i| *i >= 8 && s[..*i].chars().count() <= max)
-        .min();
-    match cut {
+        .find_map(|b| s.match_indices(b).map(|(i, _)| i).filter(|i| fits(i)).max());
+    let cut = match clause {
         Some(i) => s[..i].to_string(),
-        None => fit(s, max),
-    }
-}
-
-/// `s` cut at a word to at most `max` characters, with `…`.
-fn fit(s: &str, max: usize) -> String {
-    if s.chars().count() <= max {
-        return s.to_string();
-    }
-    let mut out = String::new();
-    for w in s.split(' ') {
-        if out.chars().count() + w.chars().count() + 1 > max {
-            break;
+        None => {
+            let mut out = String::new();
+            for w in s.split(' ') {
+                if out.chars().count() + w.chars().count() + 1 > max {
+                    break;
+                }
+                if !out.is_empty() {
+                    out.push(' ');
+                }
+                out.push_str(w);
+            }
+            out.trim_end_matches([',', ';', ':']).to_string()
         }
-        if !out.is_empty() {
-            out.push(' ');
-        }
-        out.push_str(w);
-    }
-    format!("{}…", out.trim_end_matches([',', ';', ':']))
+    };
+    format!("{cut} ([more](#{}))", anchor(id))
 }
 
 /// Whether a claim counts as not reproduced as stated: every verdict but
@@ -107,6 +105,25 @@ fn stopped_by_budget(manifest: &serde_json::Value, id: &str) -> bool {
     })
 }
 
+/// Whether the claim's own values (at the setting as stated) lie inside
+/// its band: then no setting is needed, and what keeps it from
+/// `reproduced` is its cause (an untested clause, an invalid measurement).
+fn inside_as_stated(j: &Judged) -> bool {
+    j.measured.as_ref().is_some_and(|m| {
+        !matches!(
+            j.spec.check,
+            crate::claims::Check::Shape | crate::claims::Check::Behaviour
+        ) && !m.values.is_empty()
+            && outcome(
+                &j.spec,
+                &m.values,
+                &m.intervals,
+                &m.conditions,
+                m.trial_count(),
+            ) == Outcome::Inside
+    })
+}
+
 /// The swept setting that reproduces the claim (of those whose interval
 /// lies inside, the one changing fewest details), named with the stated detail it changes; "none of N
 /// settings" when a sweep found none; "-" without a sweep.
@@ -114,6 +131,9 @@ fn reproducing_setting(j: &Judged) -> String {
     let Some(m) = &j.measured else {
         return "-".into();
     };
+    if inside_as_stated(j) {
+        return "in the band as stated".into();
+    }
     let hit = m.sweep.iter().filter(|a| {
         a.invalid.is_empty()
             && outcome(
@@ -167,7 +187,7 @@ fn class(j: &Judged, manifest: &serde_json::Value) -> (String, String) {
         Verdict::NotReproduced => {
             let failed = m.map(|m| m.failed_conditions()).unwrap_or_default();
             if !failed.is_empty() {
-                ("a condition fails".into(), short_cell(&failed[0], 40))
+                ("a condition fails".into(), first_clause(failed[0]))
             } else if reproducing_setting(j).contains('=') {
                 plain("reproduces only with a stated detail changed")
             } else {
@@ -182,298 +202,336 @@ fn class(j: &Judged, manifest: &serde_json::Value) -> (String, String) {
             {
                 plain("disturbed cells")
             } else if let Some(w) = invalid.first() {
-                ("invalid measurement".into(), short_cell(w, 40))
-            } else if m.is_some_and(|m| m.sessions_apart) {
+                ("invalid measurement".into(), first_clause(w))
+            } else if m.is_some_and(|m| m.sessions_disagree) {
                 plain("measuring sessions disagree")
-            } else if stopped_by_budget(manifest, &j.spec.id) {
+            } else if stopped_by_budget(manifest, &j.spec.id)
+                && m.and_then(|m| m.trial_count()).is_none_or(|n| {
+                    manifest["until_decisive"]["cap_per_cell"]
+                        .as_u64()
+                        .is_none_or(|cap| n as u64 <= cap)
+                })
+            {
                 plain("stopped at the run's trial cap")
+            } else if j.borderline && m.is_some_and(|m| m.sessions_apart) {
+                plain("interval across the band's edge (the hull of agreeing sessions)")
             } else if j.borderline {
                 plain("interval across the band's edge")
             } else if let Some(u) = m.and_then(|m| m.undecided.first()) {
-                ("undecided".into(), short_cell(u, 40))
+                ("undecided".into(), first_clause(u))
             } else {
-                ("undecided".into(), short_cell(&j.why, 40))
+                ("undecided".into(), first_clause(&j.why))
             }
         }
     }
 }
 
-fn cells(j: &Judged, manifest: &serde_json::Value) -> Cells {
-    let c = &j.spec;
-    let ours = match &j.measured {
-        Some(m) => {
-            let unit = super::unit_short(c);
-            let h = super::headline(c, m);
-            if unit.starts_with('%') {
-                format!("{h}%")
-            } else if unit.is_empty() || unit.chars().count() > 20 {
-                h
-            } else {
-                format!("{h} {unit}")
-            }
-        }
-        None => "-".into(),
-    };
-    // An assumption may be a reading (a sentence): its first clause; a
-    // setting is shown whole up to a word.
-    let setting = if j.verdict == Verdict::ReproducedWithAssumption {
-        short_cell(&j.assumption, 44)
-    } else {
-        fit(&reproducing_setting(j), 60)
-    };
-    let (class, reason) = class(j, manifest);
-    Cells {
-        id: c.id.clone(),
-        published: short_cell(&c.published_text, 36),
-        ours: short_cell(&ours, 36),
-        setting,
-        class,
-        reason,
-        detail: c.cause.clone().unwrap_or_default(),
-    }
-}
-
-fn uniq(items: impl Iterator<Item = String>) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for i in items {
-        if !out.contains(&i) {
-            out.push(i);
-        }
-    }
-    out
-}
-
-impl Line {
-    fn classes(&self) -> Vec<String> {
-        uniq(self.claims.iter().map(|c| c.class.clone()))
-    }
-
-    fn render(&self) -> String {
-        let many = self.claims.len() > 1;
-        let join =
-            |f: &dyn Fn(&Cells) -> String| self.claims.iter().map(f).collect::<Vec<_>>().join("; ");
-        let ids = self
-            .claims
-            .iter()
-            .map(|c| c.id.as_str())
-            .collect::<Vec<_>>()
-            .join(", ");
-        // Settings: once if shared, else per claim.
-        let settings = uniq(self.claims.iter().map(|c| c.setting.clone()));
-        let setting = if settings.len() == 1 {
-            settings[0].clone()
-        } else {
-            settings
-                .iter()
-                .map(|x| {
-                    let who: Vec<&str> = self
-                        .claims
-                        .iter()
-                        .filter(|c| &c.setting == x)
-                        .map(|c| c.id.as_str())
-                        .collect();
-                    format!("{}: {x}", who.join(", "))
-                })
-                .collect::<Vec<_>>()
-                .join("; ")
-        };
-        // Cause: each class once (with its claims when the line has
-        // several classes), then the claims' own causes, tagged when the
-        // line has several claims.
-        let classes = self.classes();
-        let mut cause = classes
-            .iter()
-            .map(|k| {
-                let mine: Vec<&Cells> = self.claims.iter().filter(|c| &c.class == k).collect();
-                let reasons: Vec<String> = mine
-                    .iter()
-                    .filter(|c| !c.reason.is_empty())
-                    .map(|c| {
-                        if many {
-                            format!("{}: {}", c.id, c.reason)
-                        } else {
-                            c.reason.clone()
-                        }
-                    })
-                    .collect();
-                if !reasons.is_empty() {
-                    format!("{k} ({})", reasons.join("; "))
-                } else if classes.len() > 1 {
-                    let who: Vec<&str> = mine.iter().map(|c| c.id.as_str()).collect();
-                    format!("{k} ({})", who.join(", "))
-                } else {
-                    k.clone()
-                }
-            })
-            .collect::<Vec<_>>()
-            .join("; ");
-        let details = uniq(
-            self.claims
-                .iter()
-                .filter(|c| !c.detail.is_empty())
-                .map(|c| {
-                    if many {
-                        let who: Vec<&str> = self
-                            .claims
-                            .iter()
-                            .filter(|x| x.detail == c.detail)
-                            .map(|x| x.id.as_str())
-                            .collect();
-                        format!("{}: {}", who.join(", "), c.detail)
-                    } else {
-                        c.detail.clone()
-                    }
-                }),
-        );
-        if !details.is_empty() {
-            cause += &format!("; {}", details.join("; "));
-        }
-        let cell = |s: String| super::md_escape(&s);
-        format!(
-            "| {} {} | {} | {} | {} | {} |\n",
-            ids,
-            self.verdict.as_str(),
-            cell(join(&|c| c.published.clone())),
-            cell(join(&|c| c.ours.clone())),
-            cell(setting),
-            cell(cause),
-        )
-    }
-}
-
-/// The lines of the table, at most `max`: one per claim if they fit; else
-/// claims of one verdict and one (setting, cause) share a line, then those
-/// of one verdict and cause class, then the two smallest lines of the
-/// verdict with most lines merge until they fit.
-fn lines(claims: Vec<(Verdict, Cells)>, max: usize) -> Vec<Line> {
-    let mut out: Vec<Line> = claims
-        .into_iter()
-        .map(|(verdict, c)| Line {
-            verdict,
-            claims: vec![c],
-        })
-        .collect();
-    type Key = fn(&Line) -> String;
-    let same_all: Key = |l| {
-        let c = &l.claims[0];
-        format!("{}|{}|{}", c.setting, c.class, c.detail)
-    };
-    let same_class: Key = |l| l.classes().join("|");
-    for key in [same_all, same_class] {
-        if out.len() <= max {
-            return out;
-        }
-        let mut merged: Vec<Line> = Vec::new();
-        for l in out {
-            match merged
-                .iter_mut()
-                .find(|m| m.verdict == l.verdict && key(m) == key(&l))
-            {
-                Some(m) => m.claims.extend(l.claims),
-                None => merged.push(l),
-            }
-        }
-        out = merged;
-    }
-    while out.len() > max {
-        // The verdict with most lines; its two smallest lines merge.
-        let Some(v) = Verdict::all()
-            .iter()
-            .copied()
-            .filter(|v| out.iter().filter(|l| l.verdict == *v).count() > 1)
-            .max_by_key(|v| out.iter().filter(|l| l.verdict == *v).count())
-        else {
-            break;
-        };
-        let mut idx: Vec<usize> = (0..out.len()).filter(|i| out[*i].verdict == v).collect();
-        idx.sort_by_key(|i| (out[*i].claims.len(), *i));
-        let (a, b) = (idx[0].min(idx[1]), idx[0].max(idx[1]));
-        let taken = out.remove(b);
-        out[a].claims.extend(taken.claims);
-    }
-    out
-}
-
-/// The rerun's agreement in one line: verdicts agreeing k of n (claims
-/// measured in both), the disagreeing ones named with both verdicts.
-pub fn rerun_line(r: &Rerun) -> String {
-    let both: Vec<&Pair> = r.pairs.iter().filter(|p| p.both_measured()).collect();
-    let agree = both.iter().filter(|p| p.agrees()).count();
-    let bare = |v: &str| v.split(" (").next().unwrap_or(v).to_string();
-    let differ: Vec<String> = both
+/// The first clause of a reason (up to its first `: `, `; ` or ` (`),
+/// whole when it has none: the part a cause cell shows.
+fn first_clause(s: &str) -> String {
+    let s = s.trim();
+    let i = [": ", "; ", " ("]
         .iter()
-        .filter(|p| !p.agrees())
-        .map(|p| {
-            let (a, b) = (p.run.as_ref().unwrap(), p.reference.as_ref().unwrap());
-            format!(
-                "{} ({} here, {} there)",
-                p.claim,
-                bare(&a.verdict),
-                bare(&b.verdict)
-            )
-        })
-        .collect();
-    format!(
-        "**Independent rerun** (`{}`, its claims.csv): verdicts agree on {agree} of the {} claims measured in both{}.\n",
-        r.name,
-        both.len(),
-        if differ.is_empty() {
-            String::new()
-        } else {
-            format!("; they differ on {}", differ.join(", "))
+        .filter_map(|b| s.find(b))
+        .filter(|i| *i >= 12)
+        .min()
+        .unwrap_or(s.len());
+    s[..i].to_string()
+}
+
+/// The unit both number cells carry: a percentage sticks to its number, a
+/// short unit follows it, a long one (over 20 characters) is left to the
+/// claim's line.
+fn with_unit(c: &ClaimSpec, number: String) -> String {
+    let unit = super::unit_short(c);
+    if unit.starts_with('%') {
+        format!("{number}%")
+    } else if unit.is_empty() || unit.chars().count() > 20 {
+        number
+    } else {
+        format!("{number} {unit}")
+    }
+}
+
+/// The published value as judged, in the claim's unit: a range `lo-hi`, a
+/// bound `≤p` or `≥p`, else the values (several joined by ` / `).
+fn published_cell(c: &ClaimSpec) -> String {
+    use crate::claims::Check;
+    let n = crate::figure::num;
+    let v = c.published.values();
+    let number = match c.check {
+        Check::Shape | Check::Behaviour => return c.published_text.clone(),
+        Check::InRange => format!("{}-{}", n(c.published.at(0)), n(c.published.at(1))),
+        Check::AtMost => format!("≤{}", n(c.published.at(0))),
+        Check::AtLeast => format!("≥{}", n(c.published.at(0))),
+        _ => v.iter().map(|x| n(*x)).collect::<Vec<_>>().join(" / "),
+    };
+    with_unit(c, number)
+}
+
+/// Our value as judged, in the same unit as [`published_cell`].
+fn ours_cell(j: &Judged) -> String {
+    match &j.measured {
+        Some(m) if matches!(j.spec.check, crate::claims::Check::Behaviour) => {
+            super::headline(&j.spec, m)
         }
+        Some(m) => with_unit(&j.spec, super::headline(&j.spec, m)),
+        None => "-".into(),
+    }
+}
+
+/// The cause cell: the computed explanation where the claim's analysis
+/// sets one, else the verdict's class (with its particulars) and the
+/// claim's static `cause` from claims.toml.
+fn cause(j: &Judged, manifest: &serde_json::Value) -> String {
+    if let Some(e) = j.measured.as_ref().and_then(|m| m.explanation.as_ref()) {
+        return e.cause.clone();
+    }
+    let (class, reason) = class(j, manifest);
+    let mut out = if reason.is_empty() {
+        class
+    } else {
+        format!("{class} ({reason})")
+    };
+    if let Some(c) = j.spec.cause.as_deref().filter(|c| !c.is_empty()) {
+        out += &format!("; {c}");
+    }
+    out
+}
+
+/// One claim's row of the table.
+fn row(j: &Judged, manifest: &serde_json::Value) -> String {
+    let id = &j.spec.id;
+    let setting = if j.verdict == Verdict::ReproducedWithAssumption {
+        j.assumption.clone()
+    } else {
+        reproducing_setting(j)
+    };
+    let cell = |s: &str, max: usize| super::md_escape(&cell_text(s, id, max));
+    format!(
+        "| [{id}](#{}) {} | {} | {} | {} | {} |\n",
+        anchor(id),
+        j.verdict.as_str(),
+        cell(&published_cell(&j.spec), NUMBER_MAX),
+        cell(&ours_cell(j), NUMBER_MAX),
+        cell(&setting, SETTING_MAX),
+        cell(&cause(j, manifest), CELL_MAX),
     )
 }
 
-/// The findings section: heading, sentence, table, rerun line.
-pub fn section(rows: &[Judged], manifest: &serde_json::Value, rerun: Option<&Rerun>) -> String {
+/// The verdict without its parenthesis (`inconclusive (borderline)` ->
+/// `inconclusive`), as compare's claims.csv sides carry it.
+fn bare(v: &str) -> &str {
+    v.split(" (").next().unwrap_or(v)
+}
+
+/// `A, B and C`.
+fn and_list(items: &[String]) -> String {
+    match items {
+        [] => String::new(),
+        [a] => a.clone(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+    }
+}
+
+/// The rerun's agreement in one line: verdicts agreeing k of n (claims
+/// measured in both), then what the disagreements do to the headline,
+/// grouped by this run's verdict: reproduced here and not there rests on
+/// this run alone; undecided here and decided there is named too.
+pub fn rerun_line(r: &Rerun, rows: &[Judged]) -> String {
+    let both: Vec<&Pair> = r.pairs.iter().filter(|p| p.both_measured()).collect();
+    let agree = both.iter().filter(|p| p.agrees()).count();
+    let mut out = format!(
+        "- **Independent rerun** (`{}`, its claims.csv): verdicts agree on {agree} of the {} claims measured in both",
+        r.name,
+        both.len()
+    );
+    let differ: Vec<&&Pair> = both.iter().filter(|p| !p.agrees()).collect();
+    if differ.is_empty() {
+        return out + ".\n";
+    }
+    let repro = |id: &str| {
+        rows.iter()
+            .any(|j| j.spec.id == id && j.spec.tally == "reproduction")
+    };
+    let mut parts = Vec::new();
+    for v in Verdict::all() {
+        let here = v.as_str();
+        let mine: Vec<&&&Pair> = differ
+            .iter()
+            .filter(|p| bare(&p.run.as_ref().unwrap().verdict) == here)
+            .collect();
+        if mine.is_empty() {
+            continue;
+        }
+        // Per verdict there: which claims.
+        let mut there: Vec<(String, Vec<String>)> = Vec::new();
+        for p in &mine {
+            let t = bare(&p.reference.as_ref().unwrap().verdict).to_string();
+            match there.iter_mut().find(|(k, _)| *k == t) {
+                Some((_, ids)) => ids.push(p.claim.clone()),
+                None => there.push((t, vec![p.claim.clone()])),
+            }
+        }
+        let total = rows
+            .iter()
+            .filter(|j| j.verdict == v && repro(&j.spec.id))
+            .count();
+        let k = mine.len();
+        let groups = there
+            .iter()
+            .map(|(t, ids)| format!("{t} there ({})", ids.join(", ")))
+            .collect::<Vec<_>>();
+        let decided = matches!(
+            v,
+            Verdict::Reproduced | Verdict::ReproducedWithAssumption | Verdict::NotReproduced
+        );
+        let consequence = match (decided, k) {
+            (false, _) => "",
+            (true, 1) => ", so it rests on this run alone",
+            (true, _) => ", so they rest on this run alone",
+        };
+        parts.push(format!(
+            "{k} of the {total} {here} here {} {}{consequence}",
+            if k == 1 { "is" } else { "are" },
+            and_list(&groups)
+        ));
+    }
+    out += &format!(": {}.\n", parts.join("; "));
+    out
+}
+
+/// The headline: who reproduced, who did not and why, the inconclusive
+/// grouped by why, the claims apart from the tally, and the rerun.
+fn headline(rows: &[Judged], manifest: &serde_json::Value, rerun: Option<&Rerun>) -> String {
     let repro: Vec<&Judged> = rows
         .iter()
         .filter(|j| j.spec.tally == "reproduction")
         .collect();
-    let count = |v: Verdict| repro.iter().filter(|j| j.verdict == v).count();
-    let picked: Vec<&Judged> = rows.iter().filter(|j| not_as_stated(j)).collect();
-    let mut out = String::from("## Findings\n\n");
-    let others: Vec<String> = Verdict::all()
-        .iter()
-        .filter(|v| **v != Verdict::Reproduced)
-        .filter_map(|v| {
-            let n = count(*v);
-            (n > 0).then(|| format!("{n} {}", v.as_str()))
-        })
-        .collect();
-    out += &format!(
+    let ids = |v: Verdict| -> Vec<String> {
+        repro
+            .iter()
+            .filter(|j| j.verdict == v)
+            .map(|j| j.spec.id.clone())
+            .collect()
+    };
+    let mut out = format!(
         "Of {} reproduction claims, **{} reproduced as stated**{}.\n",
         repro.len(),
-        count(Verdict::Reproduced),
-        if picked.is_empty() {
-            String::new()
-        } else {
-            format!(
-                "; the table holds every claim not reproduced as stated ({}{})",
-                others.join(", "),
-                match picked.len() - repro.iter().filter(|j| not_as_stated(j)).count() {
-                    0 => String::new(),
-                    n => format!(", and {n} apart from the tally"),
-                }
-            )
+        ids(Verdict::Reproduced).len(),
+        match ids(Verdict::Reproduced) {
+            v if v.is_empty() => String::new(),
+            v => format!(": {}", v.join(", ")),
         }
     );
-    if !picked.is_empty() {
-        let rerun_lines = usize::from(rerun.is_some());
-        let max = MAX_LINES - 3 - rerun_lines;
-        out += "\n| claim | published | ours as stated | what reproduces it (setting) | cause |\n|---|---|---|---|---|\n";
-        let claims = picked
-            .iter()
-            .map(|j| (j.verdict, cells(j, manifest)))
-            .collect();
-        for l in lines(claims, max) {
-            out += &l.render();
+    let mut lines = Vec::new();
+    let with = ids(Verdict::ReproducedWithAssumption);
+    if !with.is_empty() {
+        lines.push(format!(
+            "**{} reproduced only under an assumption** (a detail or reading the study leaves open, named in the table): {}.",
+            with.len(),
+            with.join(", ")
+        ));
+    }
+    let not: Vec<String> = repro
+        .iter()
+        .filter(|j| j.verdict == Verdict::NotReproduced)
+        .map(|j| {
+            let why = j
+                .measured
+                .as_ref()
+                .and_then(|m| m.explanation.as_ref().map(|e| e.cause.clone()))
+                .or_else(|| j.spec.cause.clone())
+                .unwrap_or_else(|| class(j, manifest).0);
+            format!("{}: {why}", j.spec.id)
+        })
+        .collect();
+    if !not.is_empty() {
+        lines.push(format!(
+            "**{} not reproduced**: {}.",
+            not.len(),
+            not.join("; ")
+        ));
+    }
+    // The inconclusive, grouped by the verdict's own reason.
+    let mut why: Vec<(String, Vec<String>)> = Vec::new();
+    for j in repro.iter().filter(|j| j.verdict == Verdict::Inconclusive) {
+        let k = class(j, manifest).0;
+        match why.iter_mut().find(|(c, _)| *c == k) {
+            Some((_, v)) => v.push(j.spec.id.clone()),
+            None => why.push((k, vec![j.spec.id.clone()])),
         }
     }
+    if !why.is_empty() {
+        lines.push(format!(
+            "**{} inconclusive**, deciding nothing: {}.",
+            ids(Verdict::Inconclusive).len(),
+            why.iter()
+                .map(|(k, v)| format!("{k}: {}", v.join(", ")))
+                .collect::<Vec<_>>()
+                .join("; ")
+        ));
+    }
+    let notrun = ids(Verdict::NotRun);
+    if !notrun.is_empty() {
+        lines.push(format!(
+            "**{} not run** at this size: {}.",
+            notrun.len(),
+            notrun.join(", ")
+        ));
+    }
+    let apart: Vec<String> = rows
+        .iter()
+        .filter(|j| j.spec.tally != "reproduction")
+        .map(|j| format!("{} {}", j.spec.id, j.verdict.as_str()))
+        .collect();
+    if !apart.is_empty() {
+        lines.push(format!(
+            "Apart from the tally (the studies' own description and the harness's policy): {}.",
+            apart.join(", ")
+        ));
+    }
+    for l in lines {
+        out += &format!("- {l}\n");
+    }
     if let Some(r) = rerun {
-        out += "\n";
-        out += &rerun_line(r);
+        out += &rerun_line(r, rows);
+    }
+    out
+}
+
+/// The findings section: heading, headline, then one row per claim not
+/// reproduced as stated.
+pub fn section(rows: &[Judged], manifest: &serde_json::Value, rerun: Option<&Rerun>) -> String {
+    let mut out = String::from("## Findings\n\n");
+    out += &headline(rows, manifest, rerun);
+    let picked: Vec<&Judged> = rows.iter().filter(|j| not_as_stated(j)).collect();
+    if !picked.is_empty() {
+        out += "\nEvery claim not reproduced as stated, one per row (the claim links to its line in its section, where the whole reasoning stands):\n";
+        out += "\n| claim | published | ours | what reproduces it (setting) | cause |\n|---|---|---|---|---|\n";
+        for j in picked {
+            out += &row(j, manifest);
+        }
     }
     out + "\n"
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::report::findings::{anchor, cell_text};
+
+    #[test]
+    fn a_long_cell_is_cut_at_a_clause_and_linked_never_with_an_ellipsis() {
+        assert_eq!(cell_text("short", "A3.3", 20), "short");
+        let long = "disturbed cells; all-at-once retries admit about one request per wave (the lockstep bound)";
+        let cut = cell_text(long, "A2.1", 40);
+        assert_eq!(cut, "disturbed cells ([more](#claim-a2-1))");
+        let words = cell_text(&"word ".repeat(30), "B6.1", 30);
+        assert!(
+            !words.contains('…') && words.ends_with("([more](#claim-b6-1))"),
+            "{words}"
+        );
+        assert!(words.len() <= 30 + " ([more](#claim-b6-1))".len());
+        assert_eq!(anchor("B2.5"), "claim-b2-5");
+    }
 }

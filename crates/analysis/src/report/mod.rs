@@ -291,7 +291,8 @@ fn claim_line(j: &Judged) -> String {
     let c = &j.spec;
     let Some(me) = &j.measured else {
         return format!(
-            "- **{} {}**: {}{}\n",
+            "- {}**{} {}**: {}{}\n",
+            findings::anchor_tag(&c.id),
             c.id,
             verdict_text(j),
             micro(&c.statement),
@@ -314,7 +315,8 @@ fn claim_line(j: &Judged) -> String {
         format!(" *Why:* {}", micro(j.why.trim()))
     };
     format!(
-        "- **{} {}** ({}): ours {} {} against published {}; {} ({}).{why}{}\n",
+        "- {}**{} {}** ({}): ours {} {} against published {}; {} ({}).{why}{}\n",
+        findings::anchor_tag(&c.id),
         c.id,
         verdict_text(j),
         micro(&c.statement),

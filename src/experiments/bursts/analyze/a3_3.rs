@@ -19,7 +19,7 @@ use limitbench_analysis::figure::{
 };
 use limitbench_analysis::figure::{ClaimReference, WriteFigure};
 use limitbench_analysis::stats::{Summary, bootstrap_ci, mean_cs};
-use limitbench_analysis::{AnalysisCtx, Measured};
+use limitbench_analysis::{AnalysisCtx, ClaimSpec, Measured};
 use limitbench_base::error::Result;
 
 /// The burst-phase value of the fixed phases pooled, e.g. `fixed:0+250+500+750`.
@@ -120,8 +120,10 @@ fn sessions_interval(
     x: &str,
     manifest: &serde_json::Value,
     pooled: (f64, f64),
-) -> ((f64, f64), Option<String>) {
-    use limitbench_analysis::sessions::{BySession, judged_mean_interval, session_of};
+) -> ((f64, f64), Option<String>, bool) {
+    use limitbench_analysis::sessions::{
+        BySession, judged_mean_interval, means_disagree, session_of,
+    };
     let mut by = BySession::new();
     for t in a3_3_trials(trials)
         .iter()
@@ -131,15 +133,83 @@ fn sessions_interval(
             .or_default()
             .push(t.ratio);
     }
-    judged_mean_interval(
+    let (iv, why) = judged_mean_interval(
         &format!("uniform phase at {x}x, mean max-in-window / L"),
         &by,
         pooled,
         3,
-    )
+    );
+    (iv, why, means_disagree(&by))
 }
 
-pub fn measured(trials: &[Trial], manifest: &serde_json::Value) -> Option<Measured> {
+/// Why A3.3's judged interval decides nothing, computed: the band's edge
+/// it crosses, how far the mean lies from it, whether its measuring
+/// sessions disagree or only were kept apart (then the interval is their
+/// hull), and the interval pooled over every trial. `None` when the
+/// interval crosses no edge of the claim's band.
+fn explanation(
+    claim: &ClaimSpec,
+    mean: f64,
+    iv: (f64, f64),
+    pooled: (f64, f64),
+    n: usize,
+    apart: Option<&str>,
+    disagree: bool,
+) -> Option<(String, String)> {
+    let (_, band, _) = pass_region(claim, 0);
+    let (lo, hi) = band?;
+    let crosses = |iv: (f64, f64), e: f64| iv.0 < e && e < iv.1;
+    let edge = [lo, hi].into_iter().find(|e| crosses(iv, *e))?;
+    let side = if mean > edge { "past" } else { "inside" };
+    let cause = if disagree {
+        "measuring sessions disagree".to_string()
+    } else {
+        format!(
+            "mean {:.3} just {side} the band's edge {}{}",
+            mean,
+            num(edge),
+            if crosses(pooled, edge) {
+                format!(" (pooled over {n} trials too)")
+            } else {
+                String::new()
+            }
+        )
+    };
+    let sessions = match apart {
+        Some(why) if disagree => {
+            format!("; its measuring sessions disagree (disjoint 95% intervals: {why})")
+        }
+        Some(why) => format!(
+            "; its measuring sessions agree (their 95% intervals overlap) and are kept apart, so it is their hull ({why})"
+        ),
+        None => String::new(),
+    };
+    let pooled_text = format!(
+        "pooled over all {n} trials it would be {:.3}..{:.3}, which {} the edge",
+        pooled.0,
+        pooled.1,
+        if crosses(pooled, edge) {
+            "crosses"
+        } else {
+            "does not cross"
+        }
+    );
+    let text = format!(
+        "why inconclusive: the judged interval {:.3}..{:.3} crosses the band's edge {} (mean {:.3}, {:.3} {side} it){sessions}; {pooled_text}",
+        iv.0,
+        iv.1,
+        num(edge),
+        mean,
+        (mean - edge).abs(),
+    );
+    Some((cause, text))
+}
+
+pub fn measured(
+    trials: &[Trial],
+    manifest: &serde_json::Value,
+    claim: Option<&ClaimSpec>,
+) -> Option<Measured> {
     let sweep = a3_3_sweep(trials);
     // Default: a phase drawn uniformly per trial at 1x; without it (runs
     // before the draw), the pooled fixed phases at 1x.
@@ -160,10 +230,10 @@ pub fn measured(trials: &[Trial], manifest: &serde_json::Value) -> Option<Measur
             s.mean, s.max, s.n
         )
     };
-    let (iv, apart) = if phase == "uniform" {
+    let (iv, apart, disagree) = if phase == "uniform" {
         sessions_interval(trials, x, manifest, mean_cs(v))
     } else {
-        (mean_cs(v), None)
+        (mean_cs(v), None, false)
     };
     let mut m = Measured::new(
         "A3.3",
@@ -176,6 +246,7 @@ pub fn measured(trials: &[Trial], manifest: &serde_json::Value) -> Option<Measur
         limitbench_analysis::stats::mean_cs_method(v.len()),
     )
     .sessions_apart(apart.is_some())
+    .sessions_disagree(disagree)
     .setting(&[("burst_phase", phase.as_str()), ("sustained_x", x.as_str())])
     .sweep_figure("a3_3-sweep-phase-rate")
     .note(
@@ -184,7 +255,11 @@ pub fn measured(trials: &[Trial], manifest: &serde_json::Value) -> Option<Measur
     if let Some(spill) = spill_text(trials, &sweep[def].0) {
         m.note = format!("{spill}. {}", m.note);
     }
-    if let Some(why) = &apart {
+    if let Some((cause, text)) =
+        claim.and_then(|c| explanation(c, s.mean, iv, mean_cs(v), s.n, apart.as_deref(), disagree))
+    {
+        m = m.explained(cause, text);
+    } else if let Some(why) = &apart {
         m.note = format!(
             "{}{}",
             limitbench_analysis::sessions::kept_apart(std::slice::from_ref(why)),

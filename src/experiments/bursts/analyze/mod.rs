@@ -193,7 +193,7 @@ fn mean_interval(
     what: &str,
     trials: &[&Trial],
     manifest: &serde_json::Value,
-) -> ((f64, f64), String, Option<String>) {
+) -> ((f64, f64), String, Option<String>, bool) {
     use limitbench_analysis::sessions::{BySession, judged_mean_interval, session_of};
     let v: Vec<f64> = trials.iter().map(|t| t.ratio).collect();
     let mut by = BySession::new();
@@ -203,7 +203,8 @@ fn mean_interval(
             .push(t.ratio);
     }
     let (iv, apart) = judged_mean_interval(what, &by, mean_cs(&v), 3);
-    (iv, mean_cs_method(v.len()), apart)
+    let disagree = limitbench_analysis::sessions::means_disagree(&by);
+    (iv, mean_cs_method(v.len()), apart, disagree)
 }
 
 /// The distinct values of the trials' phase (lead) column, `a+b+c` (ms).
@@ -287,8 +288,9 @@ fn table(rows: &[Row], trials: &[Trial], strategies: &[String], md: &mut String)
     *md += "\n";
 }
 
-/// The sessions note of a claim whose sessions were kept apart.
-fn apart_note(m: Measured, apart: Option<String>) -> Measured {
+/// The sessions note of a claim whose sessions were kept apart (and
+/// whether they disagree).
+fn apart_note(m: Measured, apart: Option<String>, disagree: bool) -> Measured {
     match apart {
         Some(why) => {
             let note = format!(
@@ -296,7 +298,9 @@ fn apart_note(m: Measured, apart: Option<String>) -> Measured {
                 limitbench_analysis::sessions::kept_apart(std::slice::from_ref(&why)),
                 m.note
             );
-            Measured { note, ..m }.sessions_apart(true)
+            Measured { note, ..m }
+                .sessions_apart(true)
+                .sessions_disagree(disagree)
         }
         None => m,
     }
@@ -357,7 +361,8 @@ pub fn measured_a3_1(trials: &[Trial], manifest: &serde_json::Value) -> Option<M
         .into_iter()
         .map(|(k, v)| (k, Summary::of(&v)))
         .collect();
-    let (iv, method, apart) = mean_interval("straddle, mean max-in-window / L", &fw, manifest);
+    let (iv, method, apart, disagree) =
+        mean_interval("straddle, mean max-in-window / L", &fw, manifest);
     let mut m = Measured::new(
         "A3.1",
         vec![s.mean],
@@ -388,6 +393,9 @@ pub fn measured_a3_1(trials: &[Trial], manifest: &serde_json::Value) -> Option<M
             format!("; did not straddle, per cell: {per_cell}")
         }
     ));
+    if let Some(text) = set_aside_text(&fw, &invalid) {
+        m.note = format!("{text}. {}", m.note);
+    }
     let min = limitbench_analysis::claims::MIN_TRIALS;
     if !invalid.is_empty() && fw.len() < min {
         m = m.invalid(format!(
@@ -396,7 +404,48 @@ pub fn measured_a3_1(trials: &[Trial], manifest: &serde_json::Value) -> Option<M
             all.len()
         ));
     }
-    Some(apart_note(m, apart))
+    Some(apart_note(m, apart, disagree))
+}
+
+/// A3.1's trials set aside (they did not straddle the edge), computed:
+/// how many, each one's cell, why (from its times: the lead before the
+/// boundary, the latest send's lateness, the Redis clock's offset that
+/// places the edge) and its ratio, and the mean had they been judged
+/// beside the judged one. None when none was set aside.
+fn set_aside_text(judged: &[&Trial], invalid: &[(&Trial, Miss)]) -> Option<String> {
+    if invalid.is_empty() {
+        return None;
+    }
+    let each: Vec<String> = invalid
+        .iter()
+        .map(|(t, miss)| {
+            format!(
+                "{} trial {} ({}; lead {} ms, latest send {} ms late, Redis clock offset {} ms): ratio {:.2}",
+                t.row.cell,
+                t.row.trial,
+                miss.text(),
+                t.row.phase_ms.map(|p| f(p, 0)).unwrap_or_else(|| "-".into()),
+                f(t.row.lateness_max_us / 1000.0, 2),
+                f(t.row.redis_clock_offset_us as f64 / 1000.0, 2),
+                t.ratio
+            )
+        })
+        .collect();
+    let all: Vec<f64> = judged
+        .iter()
+        .map(|t| t.ratio)
+        .chain(invalid.iter().map(|(t, _)| t.ratio))
+        .collect();
+    Some(format!(
+        "set aside, not judged: {} of {} straddle trials did not straddle the fixed window's edge: {}; with them the mean would be {:.3} over {} trials (judged without them: {:.3} over {})",
+        invalid.len(),
+        all.len(),
+        each.join("; "),
+        all.iter().sum::<f64>() / all.len() as f64,
+        all.len(),
+        ratios(judged).mean,
+        judged.len()
+    ))
 }
 
 fn measured_a3_2(trials: &[Trial], manifest: &serde_json::Value) -> Option<Measured> {
@@ -405,7 +454,7 @@ fn measured_a3_2(trials: &[Trial], manifest: &serde_json::Value) -> Option<Measu
         return None;
     }
     let s = ratios(&tb);
-    let (iv, method, apart) =
+    let (iv, method, apart, disagree) =
         mean_interval("quiet then burst, mean max-in-window / L", &tb, manifest);
     let m = Measured::new(
         "A3.2",
@@ -419,7 +468,7 @@ fn measured_a3_2(trials: &[Trial], manifest: &serde_json::Value) -> Option<Measu
     .intervals(vec![iv], method)
     .setting(&[("flood_phase_ms", phases_text(&tb).as_str())])
     .rests_on(tb.iter().map(|t| t.row.cell.as_str()));
-    Some(apart_note(m, apart))
+    Some(apart_note(m, apart, disagree))
 }
 
 /// A3.4 says "never": one trial above the limit refutes it, so it is
@@ -493,7 +542,7 @@ pub fn analyze(ctx: &AnalysisCtx) -> Result<(Vec<Measured>, Section)> {
     let out: Vec<Measured> = [
         measured_a3_1(&trials, &ctx.manifest),
         measured_a3_2(&trials, &ctx.manifest),
-        a3_3::measured(&trials, &ctx.manifest),
+        a3_3::measured(&trials, &ctx.manifest, ctx.claim("A3.3")),
         measured_a3_4(&trials),
     ]
     .into_iter()

@@ -69,18 +69,21 @@ pub(super) fn b61(v: &Variants, claim: Option<&ClaimSpec>) -> Option<Measured> {
         gap,
         (-t, t),
     )
-    .note(loss_text(
-        Loss {
-            extra,
-            base: sha.mean,
-            predicted,
-            lost,
-            lost_ci: ci(&lost_runs),
-        },
-        claim,
-        e,
-        sh,
-    ));
+    .explained(
+        loss_cause(lost, predicted, gap, t),
+        loss_text(
+            Loss {
+                extra,
+                base: sha.mean,
+                predicted,
+                lost,
+                lost_ci: ci(&lost_runs),
+            },
+            claim,
+            e,
+            sh,
+        ),
+    );
     if let (Some(fc), Some((d, noise))) = (v.get("token-bucket|fcall"), fcall_vs_evalsha(v)) {
         let fc = fc.cpu().mean;
         m.display.push_str(&format!(
@@ -104,6 +107,23 @@ pub(super) fn b61(v: &Variants, claim: Option<&ClaimSpec>) -> Option<Measured> {
             "token-bucket|fcall",
         ],
     ))
+}
+
+/// B6.1's cause in a few words: the loss measured against the loss our
+/// own CPU per decision predicts (the identity the claim is judged on),
+/// and whether their gap's 95% interval lies within +-`t` points.
+fn loss_cause(lost: f64, predicted: f64, gap: (f64, f64), t: f64) -> String {
+    let held = if gap.0 >= -t && gap.1 <= t {
+        "within"
+    } else if gap.1 < -t || gap.0 > t {
+        "outside"
+    } else {
+        "across"
+    };
+    format!(
+        "{lost:.1}% lost vs {predicted:.1}% our CPU predicts; gap 95% {:.2}..{:.2} {held} ±{t} points",
+        gap.0, gap.1
+    )
 }
 
 /// EVAL's throughput loss as measured, with what carries it.

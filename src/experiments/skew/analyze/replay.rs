@@ -345,8 +345,14 @@ pub fn measured_a4_3(
     let lead = format!(
         "{off} of {n} Redis-clock trials differ from the script's own bucket replayed on Redis's clock; {could} of them could have shown an error of one token or 1% in refill rate (their recorded decisions differ from a bucket starting a token short and from one refilling 1% fast; in the others no refusal falls where those buckets differ)"
     );
+    m = m.explained(
+        format!(
+            "{off} of {n} trials off the script's own bucket ({could} could show a 1-token error)"
+        ),
+        lead,
+    );
     m = m.note(format!(
-        "{lead}. comparator: the script's own bucket (Redis's TIME truncated to ms, refill in doubles, level stored exactly through %.17g) replayed in the order Redis ran the calls; {phases}. The ideal bucket on the send times (continuous us) differs from the Redis-clock bucket in {send_off} of {n} trials: it is another bucket (other clock readings, no ms truncation), not what \"exact\" compares with"
+        "comparator: the script's own bucket (Redis's TIME truncated to ms, refill in doubles, level stored exactly through %.17g) replayed in the order Redis ran the calls; {phases}. The ideal bucket on the send times (continuous us) differs from the Redis-clock bucket in {send_off} of {n} trials: it is another bucket (other clock readings, no ms truncation), not what \"exact\" compares with"
     ));
     let unreplayable = n - done.len();
     if unreplayable > 0 {

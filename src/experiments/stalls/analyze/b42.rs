@@ -319,11 +319,8 @@ pub(super) fn b42(ctx: &AnalysisCtx, by_mode: &Expiries) -> Option<Measured> {
     let one_core = per_bio
         .iter()
         .find(|p| p.bio == "same" && p.bio != study.bio);
-    notes.push(lazyfree_yes_text(
-        rows,
-        study.excess_yes_ms,
-        &probe_cpus.join("/"),
-    ));
+    let (cause, why) = lazyfree_yes_text(rows, study.excess_yes_ms, &probe_cpus.join("/"));
+    m = m.explained(cause, why);
     match one_core {
         Some(p) => notes.push(format!(
             "judged on the real-time probe beside Redis's background threads on another core than the main thread (the study's 4-core VM); our finding, not part of the verdict: {}.",
@@ -338,8 +335,9 @@ pub(super) fn b42(ctx: &AnalysisCtx, by_mode: &Expiries) -> Option<Measured> {
 
 /// Why the probe reads a stall with lazyfree yes at the judged placement:
 /// Redis's own LATENCY events per run against the probe's excess over its
-/// pre-expiry worst and that baseline's own spread, from the runs `rows`.
-pub fn lazyfree_yes_text(rows: &[&StallRow], judged_ms: f64, probe: &str) -> String {
+/// pre-expiry worst and that baseline's own spread, from the runs `rows`:
+/// the cause in a few words and the sentence (B4.2's explanation).
+pub fn lazyfree_yes_text(rows: &[&StallRow], judged_ms: f64, probe: &str) -> (String, String) {
     let n = rows.len();
     let range = |f: &dyn Fn(&StallRow) -> f64| {
         rows.iter()
@@ -356,6 +354,19 @@ pub fn lazyfree_yes_text(rows: &[&StallRow], judged_ms: f64, probe: &str) -> Str
         .iter()
         .filter(|r| probe_excess_ms(r) > STALL_MS)
         .count();
+    let short = if quiet < n {
+        format!(
+            "Redis's own LATENCY saw a stall in {} of {n} runs",
+            n - quiet
+        )
+    } else if excess.1 <= base.1 {
+        format!(
+            "no stall: the probe's {judged_ms:.2} ms is within its own baseline noise (up to {:.2} ms)",
+            base.1
+        )
+    } else {
+        format!("the probe's own delay ({judged_ms:.2} ms), not Redis's: LATENCY saw none")
+    };
     let cause = if quiet < n {
         format!(
             "LATENCY saw an expiry event of 1 ms or more in {} of {n} runs: Redis's main thread itself was delayed",
@@ -372,8 +383,9 @@ pub fn lazyfree_yes_text(rows: &[&StallRow], judged_ms: f64, probe: &str) -> Str
             base.1
         )
     };
-    format!(
+    let text = format!(
         "Why the probe reads a stall with lazyfree yes ({probe}): Redis's LATENCY recorded no expire-del / expire-cycle event of 1 ms or more in {quiet} of {n} runs (worst {latency_worst:.0} ms); the probe's round trip during the expiry minus its pre-expiry worst was {:.2}..{:.2} ms per run (over 1 ms in {over} of {n}), its pre-expiry worst alone {:.2}..{:.2} ms; {cause}.",
         excess.0, excess.1, base.0, base.1
-    )
+    );
+    (short, text)
 }

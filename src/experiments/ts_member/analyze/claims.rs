@@ -27,29 +27,34 @@ pub(super) struct PerRate {
     display: String,
     filled: bool,
     pub n_min: usize,
-    /// Rates whose measuring sessions disagree, judged on their hull.
+    /// Rates whose measuring sessions were kept apart, judged on their hull.
     kept_apart: Vec<String>,
     /// Per rate: is its interval such a hull?
     pub apart: Vec<bool>,
+    /// Some rate's sessions disagree (disjoint 95% intervals), not only
+    /// kept apart.
+    pub disagree: bool,
 }
 
 /// The interval a rate's mean is judged on: pooled over its trials when
 /// their measuring sessions agree, else the hull of the sessions' intervals
-/// (`limitbench_analysis::sessions::judged_interval`), with the reason.
+/// (`limitbench_analysis::sessions::judged_interval`), with the reason,
+/// and whether the sessions disagree (disjoint 95% intervals).
 pub fn sessions_interval(
     o: &OpenRows,
     rows: &[&Row],
     what: &str,
     pooled: (f64, f64),
-) -> ((f64, f64), Option<String>) {
-    use limitbench_analysis::sessions::{BySession, judged_mean_interval};
+) -> ((f64, f64), Option<String>, bool) {
+    use limitbench_analysis::sessions::{BySession, judged_mean_interval, means_disagree};
     let mut by = BySession::new();
     for r in rows {
         by.entry(o.session(r))
             .or_default()
             .push(r.admitted_per_limit);
     }
-    judged_mean_interval(what, &by, pooled, 3)
+    let (iv, why) = judged_mean_interval(what, &by, pooled, 3);
+    (iv, why, means_disagree(&by))
 }
 
 pub(super) fn b51_at(o: &OpenRows, s: Sender) -> Option<PerRate> {
@@ -61,6 +66,7 @@ pub(super) fn b51_at(o: &OpenRows, s: Sender) -> Option<PerRate> {
         n_min: usize::MAX,
         kept_apart: vec![],
         apart: vec![],
+        disagree: false,
     };
     let mut disp = Vec::new();
     for &rate in &B51_RATES {
@@ -71,7 +77,8 @@ pub(super) fn b51_at(o: &OpenRows, s: Sender) -> Option<PerRate> {
         let v = ratios(&rs);
         let sum = Summary::of(&v);
         let what = format!("{}/s, admitted / limit", f(rate, 0));
-        let ((lo, hi), apart) = sessions_interval(o, &rs, &what, mean_cs(&v));
+        let ((lo, hi), apart, disagree) = sessions_interval(o, &rs, &what, mean_cs(&v));
+        p.disagree |= disagree;
         p.apart.push(apart.is_some());
         p.kept_apart.extend(apart);
         p.values.push(sum.mean);
@@ -155,8 +162,8 @@ pub fn value_status(spec: &ClaimSpec, i: usize, v: f64, iv: (f64, f64), n: usize
 }
 
 impl ValueStatus {
-    /// An undecided value whose interval is the hull of disagreeing
-    /// sessions (`apart`): no number of pooled trials decides it (NaN).
+    /// An undecided value whose interval is the hull of sessions kept
+    /// apart (`apart`): no number of pooled trials decides it (NaN).
     pub fn kept_apart(mut self, apart: bool) -> Self {
         if apart && self.verdict == "undecided" {
             self.n_needed = Some(f64::NAN);
@@ -171,7 +178,7 @@ impl ValueStatus {
             ("reproduced", _) => "reproduced (wholly inside the band)".into(),
             ("not-reproduced", _) => "not-reproduced (wholly outside the band)".into(),
             ("undecided", Some(n)) if n.is_nan() => format!(
-                "undecided: the hull of the disagreeing sessions crosses the band's edge ({}..{}); one clean session decides it",
+                "undecided: the hull of the measuring sessions kept apart crosses the band's edge ({}..{}); more trials in one session do not narrow another's interval",
                 f(self.band.0, digits),
                 f(self.band.1, digits)
             ),
@@ -287,6 +294,7 @@ pub fn b51(o: &OpenRows, spec: Option<&ClaimSpec>) -> Option<Measured> {
     .intervals(p.intervals, mean_cs_method(p.n_min))
     .setting(&pairs(&main.setting()))
     .sessions_apart(!p.kept_apart.is_empty())
+    .sessions_disagree(p.disagree)
     .sweep_figure("b5_1-sender-sweep")
     .model(format!(
         "a precise Poisson sender puts Poisson(rate x 1 ms) requests in each millisecond, so the log admits (limit - 1) x m / (1 - e^-m) + 1: {} x the limit at 100, 1,000 and 10,000/s; a sender on a timer tick T groups Poisson(rate x T) requests (m = rate x T)",

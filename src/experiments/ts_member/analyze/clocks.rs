@@ -37,7 +37,7 @@ fn sessions_diff_interval(
     rb: &[&Row],
     what: &str,
     pooled: (f64, f64),
-) -> ((f64, f64), Option<String>) {
+) -> ((f64, f64), Option<String>, bool) {
     use limitbench_analysis::sessions::{Estimate, judged_interval};
     use std::collections::BTreeMap;
     let mut by: BTreeMap<usize, (Vec<f64>, Vec<f64>)> = BTreeMap::new();
@@ -86,7 +86,8 @@ fn sessions_diff_interval(
         3,
     );
     if why.is_some() || levels.is_empty() {
-        return (iv, why);
+        let disagree = estimates_disagree(what, &est, 3).is_some() || !levels.is_empty();
+        return (iv, why, disagree);
     }
     // The difference agrees but a level does not: the hull, with that reason.
     let lv = limitbench_analysis::sessions::level(est.len());
@@ -103,6 +104,7 @@ fn sessions_diff_interval(
             hull.0,
             hull.1
         )),
+        true,
     )
 }
 
@@ -122,6 +124,9 @@ pub struct ClockDiff {
     pub kept_apart: Vec<String>,
     /// Per rate: is its interval such a hull?
     pub apart: Vec<bool>,
+    /// Some rate's sessions disagree (disjoint 95% intervals of the
+    /// difference or of a member's level), not only kept apart.
+    pub disagree: bool,
 }
 
 pub fn clock_diff(o: &OpenRows, s: Sender) -> Option<ClockDiff> {
@@ -135,6 +140,7 @@ pub fn clock_diff(o: &OpenRows, s: Sender) -> Option<ClockDiff> {
         filled: true,
         kept_apart: vec![],
         apart: vec![],
+        disagree: false,
     };
     let mut shown = Vec::new();
     for rate in B51_RATES {
@@ -148,7 +154,8 @@ pub fn clock_diff(o: &OpenRows, s: Sender) -> Option<ClockDiff> {
         let (a, b) = (ratios(&ra), ratios(&rb));
         let v = mean(&a) - mean(&b);
         let what = format!("{}/s, redis-ms minus caller-ms", f(rate, 0));
-        let (iv, apart) = sessions_diff_interval(o, &ra, &rb, &what, diff_cs(&a, &b));
+        let (iv, apart, disagree) = sessions_diff_interval(o, &ra, &rb, &what, diff_cs(&a, &b));
+        d.disagree |= disagree;
         let label = if apart.is_some() {
             "sessions' hull"
         } else {
@@ -221,6 +228,7 @@ pub fn b53(o: &OpenRows, spec: Option<&limitbench_analysis::ClaimSpec>) -> Optio
     .trials(d.n_min)
     .setting(&pairs(&main.setting()))
     .sessions_apart(!d.kept_apart.is_empty())
+    .sessions_disagree(d.disagree)
     .sweep_figure("b5_3-clock-sweep")
     .model(format!(
         "the caller stamps a request when it sends it; Redis when it runs it, and requests that queue at Redis run back to back, so more of them share a Redis millisecond than shared a send millisecond (fill period, main sender, redis-ms: {})",

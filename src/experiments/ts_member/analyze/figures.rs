@@ -333,7 +333,7 @@ fn b51_verdicts(ctx: &AnalysisCtx, o: &OpenRows) -> Vec<String> {
     let (Some(c), Some(main)) = (ctx.claim("B5.1"), o.main) else {
         return Vec::new();
     };
-    // The claim's own per-rate intervals (a hull where sessions disagree).
+    // The claim's own per-rate intervals (a hull where sessions are kept apart).
     let Some(p) = super::claims::b51_at(o, main) else {
         return Vec::new();
     };
@@ -341,7 +341,7 @@ fn b51_verdicts(ctx: &AnalysisCtx, o: &OpenRows) -> Vec<String> {
         .0
         .iter()
         .map(|s| match (s.verdict, s.n_needed) {
-            ("undecided", Some(k)) if k.is_nan() => "undecided (sessions disagree)".to_string(),
+            ("undecided", Some(k)) if k.is_nan() => "undecided (sessions' hull)".to_string(),
             ("undecided", Some(k)) if !k.is_finite() || k > 10_000.0 => {
                 "undecidable (on the edge)".to_string()
             }

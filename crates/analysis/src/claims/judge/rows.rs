@@ -18,7 +18,8 @@ fn undecided_text(o: Outcome, spec: &ClaimSpec, m: &Measured) -> String {
             m.trial_count().unwrap_or(0)
         ),
         _ if !m.undecided.is_empty() => format!("undecided: {}", m.undecided.join("; ")),
-        _ if m.sessions_apart => "the interval reaches across the tolerance's edge; it is the hull of measuring sessions that disagree, so more trials pooled over them would not narrow it: one clean session decides it".into(),
+        _ if m.sessions_disagree => "the interval reaches across the tolerance's edge; it is the hull of measuring sessions that disagree (disjoint 95% intervals), so more trials pooled over them would not narrow it: one clean session decides it".into(),
+        _ if m.sessions_apart => "the interval reaches across the tolerance's edge; it is the hull of measuring sessions kept apart (their 95% intervals overlap: they agree), as wide as its least-measured session's, so more trials in another session would not narrow it".into(),
         _ => format!(
             "the 95% interval reaches across the tolerance's edge{}",
             match trials_to_decide(spec, m) {
