@@ -77,6 +77,20 @@ pub struct Measured {
     /// as A1.2's |mean - formula| at 0): carried onto the verdict as its
     /// assumption, like the one-value rule the judge detects itself.
     pub interval_assumption: Option<String>,
+    /// The quantities band conditions judged, where recorded
+    /// ([`Measured::band_value`]): a figure rings one where it, not
+    /// `values`, decides the verdict (B6.1's throughput identity).
+    pub band_values: Vec<BandValue>,
+}
+
+/// A quantity a band condition judged: its value and 95% interval, the
+/// band it had to lie in, and its unit (the claim's is `values`').
+#[derive(Debug, Clone)]
+pub struct BandValue {
+    pub value: f64,
+    pub interval: (f64, f64),
+    pub band: (f64, f64),
+    pub unit: String,
 }
 
 impl Measured {
@@ -117,6 +131,24 @@ impl Measured {
             self.undecided.push(format!("{ACROSS_BAND} {what}"));
         }
         self
+    }
+    /// [`Measured::band_condition`] on a quantity whose value is kept
+    /// (in `band_values`, for the figures), in `unit`.
+    pub fn band_value(
+        mut self,
+        what: impl Into<String>,
+        value: f64,
+        iv: (f64, f64),
+        band: (f64, f64),
+        unit: &str,
+    ) -> Self {
+        self.band_values.push(BandValue {
+            value,
+            interval: iv,
+            band,
+            unit: unit.into(),
+        });
+        self.band_condition(what, iv, band)
     }
     pub fn note(mut self, n: impl Into<String>) -> Self {
         self.note = n.into();
