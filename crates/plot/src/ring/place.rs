@@ -4,17 +4,19 @@
 //! Each label has candidate boxes around its ring: [`DIRECTIONS`]
 //! directions, each at the [`GAPS`] from the ring's edge, in each of the
 //! label's layouts (one line, or the value and its interval on two). A
-//! candidate leaving the plot area is not taken (unless every one does:
-//! then the best is pushed inside). The others are scored by what they
-//! cover, in this order of weight: a label already placed, a ring, a data
-//! point, another ring nearer the label than its own (the label would
-//! read as that ring's), then the length of every line under it (series
-//! lines, whiskers, interval bars, reference lines and band edges), then
-//! its distance from its ring and a second line. The labels are placed in the order given,
-//! each at its lowest score, ties to the first candidate (directions from
-//! right, counter-clockwise from above, nearest gap first): the result
-//! depends on nothing but the input. A label not touching its ring gets a
-//! leader, a short line from the ring's edge to the box.
+//! candidate past the plot area's edge is moved inside it (the move counts
+//! as distance); a layout larger than the area is taken only when no
+//! layout fits (then its top-left corner stays inside). Candidates are
+//! scored by what they cover, in this order of weight: a label already
+//! placed, a ring, a data point, another ring nearer the label than its
+//! own (the label would read as that ring's), then the length of every
+//! line under it (series lines, whiskers, interval bars, reference lines
+//! and band edges), then its distance from its ring and a second line.
+//! The labels are placed in the order given, each at its lowest score,
+//! ties to the first candidate (directions from the right,
+//! counter-clockwise, nearest gap first): the result depends on nothing
+//! but the input. A label not touching its ring gets a leader, a short
+//! line from the ring's edge to the box.
 
 /// The ring's radius in pixels (a series marker is 5).
 pub const RING: i32 = 11;
@@ -92,16 +94,16 @@ pub fn place(scene: &Scene, labels: &[Label]) -> Vec<Placed> {
         for (li, &(w, h)) in l.layouts.iter().enumerate() {
             for &gap in &GAPS {
                 for d in 0..DIRECTIONS {
-                    let (x, y) = candidate(c, (w, h), gap, d);
-                    let inside = inside(scene.area, (x, y, x + w, y + h));
-                    let (x, y) = if inside {
-                        (x, y)
-                    } else {
-                        pushed_in(scene.area, (x, y), (w, h))
-                    };
+                    // A candidate past the area's edge is moved inside
+                    // (the move counts as distance); a layout larger than
+                    // the area cannot be, and loses to one that fits.
+                    let (cx, cy) = candidate(c, (w, h), gap, d);
+                    let (x, y) = pushed_in(scene.area, (cx, cy), (w, h));
                     let b = (x, y, x + w, y + h);
+                    let inside = inside(scene.area, b);
+                    let moved = ((x - cx).abs() + (y - cy).abs()) as i64;
                     let s = score(scene, &placed, b)
-                        + gap as i64 * DISTANCE
+                        + (gap as i64 + moved) * DISTANCE
                         + li as i64 * SECOND_LINE
                         + ambiguous(scene, l.ring, b) * NEARER_RING;
                     let better = match &best {

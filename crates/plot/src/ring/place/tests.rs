@@ -177,3 +177,26 @@ fn a_label_is_nearer_its_own_ring_than_any_other() {
         }
     }
 }
+
+#[test]
+fn a_label_that_fits_the_area_only_moved_is_moved_not_left_hanging_out() {
+    // A ring a pixel too near the left edge for its two-line label centred
+    // above or below it, the one-line label wider than the area (the
+    // stalls figure's B4.1 panel): the two-line label, inside.
+    let scene = Scene {
+        area: (92, 70, 277, 410),
+        rings: vec![(170, 258), (232, 95)],
+        ..Default::default()
+    };
+    let labels: Vec<Label> = (0..2)
+        .map(|ring| Label {
+            ring,
+            layouts: vec![(300, 20), (158, 36)],
+        })
+        .collect();
+    for p in place(&scene, &labels) {
+        assert_eq!(p.layout, 1, "{p:?}");
+        let r = p.rect();
+        assert!(r.0 >= 92 && r.2 <= 277 && r.1 >= 70 && r.3 <= 410, "{p:?}");
+    }
+}
