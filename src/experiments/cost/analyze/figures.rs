@@ -287,7 +287,7 @@ pub(super) fn ratios(ctx: &AnalysisCtx, v: &Variants) -> Result<String> {
             .reference(Reference {
                 kind: RefKind::Published,
                 label: format!(
-                    "B6.1 judged: the loss is extra / (base + extra) of the same runs; shaded: passes (measured - predicted within ±{} points: the study's loss to a whole percent)",
+                    "B6.1 decided by: the loss is extra / (base + extra) of the same runs; shaded: passes (measured - predicted within ±{} points: the study's loss to a whole percent)",
                     num(t)
                 ),
                 value: Some(0.0),
