@@ -381,12 +381,11 @@ fn judged_values_are_ringed_at_the_setting_they_were_judged_at() {
     for &(stem, id, rings) in RINGED {
         let j = rows.iter().find(|j| j.spec.id == id).unwrap();
         let (mut values, mut intervals) = limitbench_analysis::report::summary::judged_values(j);
-        // A claim decided on a quantity that is none of its values (B4.1's
-        // growth) is ringed there (`Measured::decisive`).
-        if let Some(d) = j.measured.as_ref().and_then(|m| m.decisive.as_ref()) {
-            intervals.resize(values.len(), (f64::NAN, f64::NAN));
-            values.push(d.value);
-            intervals.push(d.interval);
+        // Or a quantity a band condition judged (B6.1's throughput
+        // identity decides it, not its µs).
+        for b in j.measured.iter().flat_map(|m| &m.band_values) {
+            values.push(b.value);
+            intervals.push(b.interval);
         }
         let mut r = csv::Reader::from_path(run.join(format!("figures/{stem}.csv"))).unwrap();
         let records: Vec<csv::StringRecord> = r.records().flatten().collect();
@@ -405,18 +404,15 @@ fn judged_values_are_ringed_at_the_setting_they_were_judged_at() {
                 continue;
             };
             // The point, or a whisker's end (a claim judged on the worst of
-            // its trials rings the top of the drawn range), within a tenth
-            // of a percent (a ring's value may be a mean of per-trial
-            // ratios where the figure draws a ratio of sums: well inside
-            // the marker).
-            let near = |a: f64, b: f64| (a - b).abs() <= 1e-3 * a.abs().max(b.abs()).max(1e-9);
+            // its trials rings the top of the drawn range), to float
+            // precision: the figure draws the value the judge computed.
             let on_point = records.iter().any(|d| {
                 &d[1] == "data"
                     && d[0] == m[0]
                     && num(&d[3]).is_some_and(|x| close(x, mx))
                     && [5, 6, 7]
                         .iter()
-                        .any(|&c| num(&d[c]).is_some_and(|y| near(y, my)))
+                        .any(|&c| num(&d[c]).is_some_and(|y| close(y, my)))
             });
             if !on_point {
                 problems.push(format!(
@@ -433,7 +429,8 @@ fn judged_values_are_ringed_at_the_setting_they_were_judged_at() {
         }
         for m in &marks {
             let y: f64 = m[5].parse().unwrap();
-            // The ring is one of the claim's judged values with its interval.
+            // The ring is one of the claim's judged values (or band
+            // values) with its interval.
             let at = values
                 .iter()
                 .position(|v| (v - y).abs() <= 1e-9 * v.abs().max(1.0));
@@ -454,6 +451,24 @@ fn judged_values_are_ringed_at_the_setting_they_were_judged_at() {
                 }
             }
         }
+    }
+    // B6.1 is decided by its throughput identity (a band condition), not
+    // by its µs: its ring is that quantity, so an inconclusive verdict
+    // shows as an interval across that band.
+    let b61 = rows.iter().find(|j| j.spec.id == "B6.1").unwrap();
+    let decisive = &b61.measured.as_ref().unwrap().band_values[0];
+    let mut r = csv::Reader::from_path(run.join("figures/b2_4-b6_1-cost-ratios.csv")).unwrap();
+    let ring: Vec<f64> = r
+        .records()
+        .flatten()
+        .filter(|rec| &rec[1] == "judged" && rec[2].starts_with("B6.1 judged"))
+        .filter_map(|rec| rec[5].parse().ok())
+        .collect();
+    if ring != vec![decisive.value] {
+        problems.push(format!(
+            "B6.1 ringed at {ring:?}, not at its decisive {}",
+            decisive.value
+        ));
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }

@@ -11,8 +11,9 @@
 //!
 //! An anchor is where a figure draws one claim's value at one setting: the
 //! panel, the x (a category's index on a categorical axis), the value's
-//! index for a claim of several values, the factor the figure scales the
-//! value by, and the setting's details (every one must be those of the
+//! index for a claim of several values (or of a band value, where a band
+//! condition decides the verdict), the factor the figure scales the value
+//! by, and the setting's details (every one must be those of the
 //! judged setting; an anchor with no details matches any).
 
 use crate::claims::{Judged, Setting};
@@ -46,27 +47,28 @@ pub fn mark_for(a: &Anchor, rows: &[Judged]) -> Option<Mark> {
     if !a.setting.iter().all(|kv| setting.contains(kv)) {
         return None;
     }
-    let (v, interval, unit) = if a.decisive {
-        let d = j.measured.as_ref()?.decisive.as_ref()?;
-        // Its unit as written (`16.3x`).
-        (d.value, Some(d.interval), d.unit.clone())
-    } else {
-        let (values, intervals) = judged_values(j);
-        let v = *values.get(a.value)?;
-        let unit = unit_short(&j.spec);
-        let unit = if unit.is_empty() || unit.len() > 12 {
-            String::new()
-        } else if unit == "%" {
-            unit
-        } else {
-            format!(" {unit}")
-        };
-        (v, intervals.get(a.value).copied(), unit)
+    let (v, interval, unit) = match a.band {
+        Some(i) => {
+            let b = j.measured.as_ref()?.band_values.get(i)?;
+            (b.value, Some(b.interval), b.unit.clone())
+        }
+        None => {
+            let (values, intervals) = judged_values(j);
+            let v = *values.get(a.value)?;
+            (v, intervals.get(a.value).copied(), unit_short(&j.spec))
+        }
     };
     if !v.is_finite() {
         return None;
     }
     let interval = interval.filter(|(lo, hi)| lo.is_finite() && hi.is_finite());
+    let unit = if unit.is_empty() || unit.len() > 12 {
+        String::new()
+    } else if unit == "%" {
+        unit
+    } else {
+        format!(" {unit}")
+    };
     let shown = match interval {
         Some((lo, hi)) if hi > lo => format!("{}{unit} [95%: {}..{}]", num(v), num(lo), num(hi)),
         _ => format!("{}{unit}", num(v)),

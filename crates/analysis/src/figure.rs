@@ -146,9 +146,10 @@ pub struct Anchor {
     pub scale: f64,
     /// The series whose point it is (the ring follows its offset).
     pub series: Option<String>,
-    /// The ring is the claim's decisive quantity
-    /// (`claims::Measured::decisive`), not one of its values.
-    pub decisive: bool,
+    /// Ring the claim's `band`-th band value (`Measured::band_values`)
+    /// instead of its `value`-th value: where a band condition, not the
+    /// value, decides the verdict.
+    pub band: Option<usize>,
 }
 
 impl Anchor {
@@ -162,15 +163,7 @@ impl Anchor {
             x,
             scale: 1.0,
             series: None,
-            decisive: false,
-        }
-    }
-    /// Claim `claim`'s decisive quantity (`claims::Measured::decisive`:
-    /// B4.1's growth), drawn at `x` of panel `panel`.
-    pub fn decisive(claim: &str, panel: usize, x: f64) -> Self {
-        Anchor {
-            decisive: true,
-            ..Anchor::new(claim, panel, x)
+            band: None,
         }
     }
     /// Only where the claim was judged with `key` = `value`.
@@ -181,6 +174,11 @@ impl Anchor {
     /// The claim's `i`-th value (a claim that compares several).
     pub fn value(mut self, i: usize) -> Self {
         self.value = i;
+        self
+    }
+    /// The claim's `i`-th band value, not a value (see [`Anchor::band`]).
+    pub fn band_value(mut self, i: usize) -> Self {
+        self.band = Some(i);
         self
     }
     pub fn scaled(mut self, k: f64) -> Self {

@@ -14,7 +14,9 @@
 //! - `draw`: the layout; `panel`: one panel's parts; `axes`: ticks and ranges;
 //!   `ends`: series named at their lines' right ends (direct labels);
 //!   `nines`: the percentile axis (p50, p90, p99, ...); `marks`: markers
-//!   and dashes; `style`: font, palette, looks, text sizes;
+//!   and dashes; `ring`: the judged value's ring, interval bar and label
+//!   (`ring::place`: the one placer of those labels); `style`: font,
+//!   palette, looks, text sizes;
 //!   `text`: widths and wrapping without a font engine.
 //! - `bitmap_text`: PNG glyphs on one baseline; `png_out`: palette PNGs;
 //!   `svg_text`: a written SVG's text read back, for the figure tests.

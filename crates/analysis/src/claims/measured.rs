@@ -95,20 +95,19 @@ pub struct Measured {
     /// as A1.2's |mean - formula| at 0): carried onto the verdict as its
     /// assumption, like the one-value rule the judge detects itself.
     pub interval_assumption: Option<String>,
-    /// The quantity a shape condition decides on when it is none of
-    /// `values` (B4.1's growth for 10x the entries, where `values` are the
-    /// two times): what its figure draws and rings. Never compared with
-    /// the published values (the conditions do that).
-    pub decisive: Option<Decisive>,
+    /// The quantities band conditions judged, where recorded
+    /// ([`Measured::band_value`]): a figure rings one where it, not
+    /// `values`, decides the verdict (B6.1's throughput identity).
+    pub band_values: Vec<BandValue>,
 }
 
-/// A claim's decisive quantity (see [`Measured::decisive`]).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Decisive {
+/// A quantity a band condition judged: its value and 95% interval, the
+/// band it had to lie in, and its unit (the claim's is `values`').
+#[derive(Debug, Clone)]
+pub struct BandValue {
     pub value: f64,
-    /// Its 95% interval, the one the condition reads.
     pub interval: (f64, f64),
-    /// Its unit as the ring's label shows it (`x`).
+    pub band: (f64, f64),
     pub unit: String,
 }
 
@@ -151,14 +150,23 @@ impl Measured {
         }
         self
     }
-    /// The decisive quantity (see [`Measured::decisive`]).
-    pub fn decisive(mut self, value: f64, interval: (f64, f64), unit: &str) -> Self {
-        self.decisive = Some(Decisive {
+    /// [`Measured::band_condition`] on a quantity whose value is kept
+    /// (in `band_values`, for the figures), in `unit`.
+    pub fn band_value(
+        mut self,
+        what: impl Into<String>,
+        value: f64,
+        iv: (f64, f64),
+        band: (f64, f64),
+        unit: &str,
+    ) -> Self {
+        self.band_values.push(BandValue {
             value,
-            interval,
+            interval: iv,
+            band,
             unit: unit.into(),
         });
-        self
+        self.band_condition(what, iv, band)
     }
     /// The note; an explanation set before stays first in it.
     pub fn note(mut self, n: impl Into<String>) -> Self {

@@ -238,7 +238,6 @@ pub(super) fn ratios(ctx: &AnalysisCtx, v: &Variants) -> Result<String> {
         if let Some(c) = ctx.claim("B6.1") {
             p = p.reference(b61_ref(c, 0, "µs"));
         }
-        anchors.push(Anchor::new("B6.1", fig.panels.len(), 0.0).on("ours"));
         fig = fig.panel(p);
         let mut q = token_bucket_panel(
             "B6.1: EVAL vs EVALSHA, throughput",
@@ -275,6 +274,34 @@ pub(super) fn ratios(ctx: &AnalysisCtx, v: &Variants) -> Result<String> {
             lines: vec![],
         });
         fig = fig.panel(q);
+        // What decides B6.1 (ringed): the loss measured less the loss
+        // predicted, against the precision the study states its loss to.
+        if let Some((gap, runs)) = super::b61::loss_gap(v) {
+            let t = super::b61::B61_LOSS_TOLERANCE_POINTS;
+            let g = token_bucket_panel(
+                "B6.1 (judged): loss measured - predicted",
+                "measured - predicted loss (points of %)",
+                gap,
+                &runs,
+            )
+            .reference(Reference {
+                kind: RefKind::Published,
+                label: format!(
+                    "B6.1 decided by: the loss is extra / (base + extra) of the same runs; shaded: passes (measured - predicted within ±{} points: the study's loss to a whole percent)",
+                    num(t)
+                ),
+                value: Some(0.0),
+                band: Some((-t, t)),
+                x: None,
+                lines: vec![],
+            });
+            anchors.push(
+                Anchor::new("B6.1", fig.panels.len(), 0.0)
+                    .band_value(0)
+                    .on("ours"),
+            );
+            fig = fig.panel(g);
+        }
     }
     if let (Some(fc), Some(sha), Some((_, noise))) = (
         v.get("token-bucket|fcall"),

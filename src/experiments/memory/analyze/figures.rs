@@ -53,9 +53,10 @@ pub(super) fn bytes_per_entry(
             .main
             .iter()
             .filter(|(k, _)| k.0 == *m && k.1 == 128)
-            .filter_map(|(k, r)| {
+            .filter_map(|(k, _)| {
                 let x = at(k.2 as f64)?;
-                r.bytes_per_entry.map(|v| Pt::new(x, v))
+                let e = cells.bytes_per_entry(k.0, k.1, k.2)?;
+                Some(Pt::spread(x, e.v, e.lo, e.hi, e.n))
             })
             .collect();
         p = p.series(
@@ -113,7 +114,7 @@ pub(super) fn bytes_per_entry(
         "b3_1-b3_3-bytes-per-entry",
         &["B3.1", "B3.3"],
         "sliding-log memory per entry: listpack up to 128 entries, skiplist past it, per member length",
-        format!("The first trial of each cell (used_memory growth over {} to {} clients filled to L, zset-max-listpack-entries 128; the trials' spread is in the member-length figure); the claims are judged on the default members; the study does not state its member length, so the other member lengths are drawn too, side by side at each L; B3.1's band covers the listpack limits (up to 128), B3.3's the skiplist ones from 256 (129 is the conversion itself, B3.2). The second panel, B3.3's last clause (the sliding-window counter per 10,000 clients), is shown, not tested: its size is set by how the counter's two integers are stored and by the keys' names, neither stated, so B3.3 stays undecided on it whatever the bytes per entry read.",
+        format!("The mean over trials of each cell, the value the claims are judged on, with its 95% interval as whiskers (used_memory growth over {} to {} clients filled to L, zset-max-listpack-entries 128); the claims are judged on the default members; the study does not state its member length, so the other member lengths are drawn too, side by side at each L; B3.1's band covers the listpack limits (up to 128), B3.3's the skiplist ones from 256 (129 is the conversion itself, B3.2). The second panel, B3.3's last clause (the sliding-window counter per 10,000 clients), is shown, not tested: its size is set by how the counter's two integers are stored and by the keys' names, neither stated, so B3.3 stays undecided on it whatever the bytes per entry read.",
         cells.main.values().map(|r| r.clients).min().unwrap_or(0),
         cells.main.values().map(|r| r.clients).max().unwrap_or(0)),
     )

@@ -196,13 +196,20 @@ impl<'a> LogCells<'a> {
     }
 
     /// B3.1: bytes per entry of a log of 128 (a listpack), over trials.
-    pub fn b31(&self, m: usize) -> Option<Est> {
+    /// Bytes per entry of a main cell: the mean (and 95% interval) over
+    /// its trials. The one computation behind B3.1, B3.3 and the figure
+    /// that rings them.
+    pub(super) fn bytes_per_entry(&self, m: usize, z: u64, l: u64) -> Option<Est> {
         let v: Vec<f64> = self
-            .trials(m, 128, 128)
+            .trials(m, z, l)
             .iter()
             .filter_map(|r| r.bytes_per_entry)
             .collect();
         Est::of(&v)
+    }
+
+    pub fn b31(&self, m: usize) -> Option<Est> {
+        self.bytes_per_entry(m, 128, 128)
     }
 
     pub fn b31_bytes_per_entry(&self, m: usize) -> Option<f64> {
@@ -229,14 +236,7 @@ impl<'a> LogCells<'a> {
     pub(super) fn b33(&self, m: usize) -> Vec<(u64, Est)> {
         self.past
             .iter()
-            .filter_map(|l| {
-                let v: Vec<f64> = self
-                    .trials(m, 128, *l)
-                    .iter()
-                    .filter_map(|r| r.bytes_per_entry)
-                    .collect();
-                Est::of(&v).map(|e| (*l, e))
-            })
+            .filter_map(|l| self.bytes_per_entry(m, 128, *l).map(|e| (*l, e)))
             .collect()
     }
 
