@@ -12,12 +12,13 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 use super::{COLUMNS, Forest, ForestRow, ROW_TEXT};
 use crate::axes::{thin, ticks};
 use crate::figure::{Axis, num};
+use crate::images::{Drawing, write_svg_png};
 use crate::marks::{dashed, marker, published_marker};
 use crate::style::{
-    FONT, SMALL, TEXT, TITLE_SIZE, err, font, look, register_font, text, title as draw_title,
+    SMALL, TEXT, TITLE_SIZE, err, font, look, register_font, text, title as draw_title,
 };
 use crate::text::{text_width, wrap};
-use limitbench_base::error::{Error, Result};
+use limitbench_base::error::Result;
 
 const ROW_H: i32 = 21;
 const GROUP_H: i32 = 30;
@@ -79,24 +80,27 @@ pub(super) fn write_images(f: &Forest, dir: &Path) -> Result<()> {
     let top = 14 + title.len() as i32 * 24 + 30;
     let body = rows_of(f) as i32 * ROW_H + f.groups.len() as i32 * GROUP_H;
     let h = (top + body + 70 + caption.len() as i32 * 18 + 8) as u32;
-    let svg = dir.join(format!("{}.svg", f.name));
-    {
-        let root = SVGBackend::new(&svg, (w, h)).into_drawing_area();
-        draw(f, &root, &title, &caption, top)?;
-        root.present().map_err(err)?;
+    let laid = Laid {
+        f,
+        title: &title,
+        caption: &caption,
+        top,
+    };
+    write_svg_png(dir, &f.name, (w, h), &laid)
+}
+
+/// A forest with its wrapped title and caption: drawn alike on either backend.
+struct Laid<'a> {
+    f: &'a Forest,
+    title: &'a [String],
+    caption: &'a [String],
+    top: i32,
+}
+
+impl Drawing for Laid<'_> {
+    fn draw_on<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<()> {
+        draw(self.f, root, self.title, self.caption, self.top)
     }
-    let mut rgb = vec![0u8; w as usize * h as usize * 3];
-    {
-        let backend = crate::bitmap_text::GlyphFix {
-            inner: BitMapBackend::with_buffer(&mut rgb, (w, h)),
-            font: ab_glyph::FontRef::try_from_slice(FONT)
-                .map_err(|e| Error::Other(e.to_string()))?,
-        };
-        let root = backend.into_drawing_area();
-        draw(f, &root, &title, &caption, top)?;
-        root.present().map_err(err)?;
-    }
-    crate::png_out::write_palette_png(&dir.join(format!("{}.png", f.name)), w, h, &rgb)
 }
 
 /// Pixel positions on the two strips.
