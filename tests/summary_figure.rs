@@ -1,13 +1,18 @@
 //! The summary figure (`figures/summary-claims`) of the committed reference
 //! run and of its independent rerun, analysed afresh from copies: every
-//! label and cause fits its column whole (measured with the chart
-//! library's text width against the column's room), every claim has a mark
-//! on one of the two strips, a ratio of 0 lies inside its band, and the
-//! drawn SVG has no text outside the canvas or over another.
+//! label, cause and settings line fits its column whole (measured with the
+//! chart library's text width against the column's room), every claim has
+//! a mark on one of the two strips unless its measurement is invalid (then
+//! none, the strip says so and the cause `invalid: <reason>`), an inconclusive claim's
+//! mark is drawn undecided and its row gives a cause, a ratio of 0 lies
+//! inside its band, and the drawn SVG has no text outside the canvas or
+//! over another.
 
 use std::path::Path;
 
-use limitbench_analysis::report::summary::{SUMMARY_FIGURE, summary_forest};
+use limitbench_analysis::report::summary::{
+    INVALID_MARK, SUMMARY_FIGURE, invalid_reason, summary_forest,
+};
 
 /// A copy of `data/<run>` in `tmp`, analysed; its judged claims.
 fn analysed(tmp: &Path, run: &str) -> Vec<limitbench_analysis::claims::Judged> {
@@ -37,7 +42,7 @@ fn check(run: &str) {
         problems.push(format!("{} rows for {} claims", drawn.len(), rows.len()));
     }
     for r in &drawn {
-        if r.strip() == "none" {
+        if r.strip() == "none" && !r.placeholder.starts_with("invalid: ") {
             problems.push(format!("{}: no mark", r.label));
         }
         // A claim's ID, the published value and ours: "A2.1 58 -> 22".
@@ -59,8 +64,54 @@ fn check(run: &str) {
             Some(r) if j.verdict.as_str() == "not-reproduced" && r.cause.is_empty() => {
                 problems.push(format!("{}: not reproduced and no cause", j.spec.id))
             }
+            Some(r) if j.verdict.as_str() == "inconclusive" => {
+                if r.cause.is_empty() {
+                    problems.push(format!("{}: inconclusive and no cause", j.spec.id));
+                }
+                // An invalid measurement is no finding: no mark (not a
+                // pass-looking mark at 1); any other inconclusive mark is
+                // drawn undecided, wherever it lies.
+                let invalid = j.measured.as_ref().and_then(invalid_reason);
+                match invalid {
+                    Some(why) => {
+                        if r.strip() != "none" {
+                            problems.push(format!("{}: invalid ({why}) but marked", j.spec.id));
+                        }
+                        if r.placeholder != format!("invalid: {INVALID_MARK}")
+                            || r.cause != format!("invalid: {why}")
+                        {
+                            problems.push(format!(
+                                "{}: strip `{}`, cause `{}`",
+                                j.spec.id, r.placeholder, r.cause
+                            ));
+                        }
+                    }
+                    None if !r.undecided => {
+                        problems.push(format!("{}: inconclusive, mark not undecided", j.spec.id))
+                    }
+                    None => {}
+                }
+            }
+            Some(r) if r.undecided || r.strip() == "none" => problems.push(format!(
+                "{}: {} but drawn undecided or without a mark",
+                j.spec.id,
+                j.verdict.as_str()
+            )),
             _ => {}
         }
+    }
+    // The run's own invalid measurements are found and drawn without a
+    // mark (computed from the judged claims, not listed here).
+    let invalid = rows
+        .iter()
+        .filter(|j| j.verdict.as_str() == "inconclusive")
+        .filter(|j| j.measured.as_ref().and_then(invalid_reason).is_some())
+        .count();
+    let unmarked = drawn.iter().filter(|r| r.strip() == "none").count();
+    if invalid != unmarked {
+        problems.push(format!(
+            "{invalid} invalid claims, {unmarked} rows without a mark"
+        ));
     }
     let svg = std::fs::read_to_string(
         tmp.path()

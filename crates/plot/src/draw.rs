@@ -11,6 +11,7 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::axes::{Ax, range_of, thin, tick_label, ticks};
 use super::figure::{Draw, Figure, Panel, RefKind};
+use super::images::{Drawing, write_svg_png};
 use super::marks::{dashed, marker, published_marker};
 use super::panel::{Frame, category_labels, references, series, shades, x_range, y_values};
 use super::style::*;
@@ -36,27 +37,21 @@ impl Figure {
 
 /// Write `<name>.svg` and `<name>.png` of a figure into `dir`.
 pub(super) fn render(f: &Figure, dir: &Path) -> Result<()> {
-    register_font();
     let layout = Layout::of(f);
-    let svg = dir.join(format!("{}.svg", f.name));
-    {
-        let root = SVGBackend::new(&svg, (layout.w, layout.h)).into_drawing_area();
-        draw(&root, f, &layout)?;
-        root.present().map_err(err)?;
+    let size = (layout.w, layout.h);
+    write_svg_png(dir, &f.name, size, &Laid { f, layout })
+}
+
+/// A figure with its layout: drawn alike on either backend.
+struct Laid<'a> {
+    f: &'a Figure,
+    layout: Layout,
+}
+
+impl Drawing for Laid<'_> {
+    fn draw_on<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<()> {
+        draw(root, self.f, &self.layout)
     }
-    let mut rgb = vec![0u8; layout.w as usize * layout.h as usize * 3];
-    {
-        let backend = super::bitmap_text::GlyphFix {
-            inner: BitMapBackend::with_buffer(&mut rgb, (layout.w, layout.h)),
-            font: ab_glyph::FontRef::try_from_slice(FONT)
-                .map_err(|e| Error::Other(e.to_string()))?,
-        };
-        let root = backend.into_drawing_area();
-        draw(&root, f, &layout)?;
-        root.present().map_err(err)?;
-    }
-    let png = dir.join(format!("{}.png", f.name));
-    super::png_out::write_palette_png(&png, layout.w, layout.h, &rgb)
 }
 
 // ---- Layout ----

@@ -20,7 +20,8 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use crate::style::{FONT, SMALL, TEXT, TITLE_SIZE, err, font, register_font, text, title};
+use crate::images::{Drawing, write_svg_png};
+use crate::style::{SMALL, TEXT, TITLE_SIZE, err, font, register_font, text, title};
 use crate::text::{text_width, wrap};
 use limitbench_base::error::{Error, Result};
 
@@ -315,24 +316,7 @@ impl Heatmap {
         }
         let l = Layout::of(self);
         let (w, h) = (l.w as u32, l.h as u32);
-        let svg = dir.join(format!("{}.svg", self.name));
-        {
-            let root = SVGBackend::new(&svg, (w, h)).into_drawing_area();
-            self.draw(&root, &l)?;
-            root.present().map_err(err)?;
-        }
-        let mut buf = vec![0u8; w as usize * h as usize * 3];
-        {
-            let backend = crate::bitmap_text::GlyphFix {
-                inner: BitMapBackend::with_buffer(&mut buf, (w, h)),
-                font: ab_glyph::FontRef::try_from_slice(FONT)
-                    .map_err(|e| Error::Other(e.to_string()))?,
-            };
-            let root = backend.into_drawing_area();
-            self.draw(&root, &l)?;
-            root.present().map_err(err)?;
-        }
-        crate::png_out::write_palette_png(&dir.join(format!("{}.png", self.name)), w, h, &buf)?;
+        write_svg_png(dir, &self.name, (w, h), &Laid { map: self, l: &l })?;
         std::fs::write(dir.join(format!("{}.csv", self.name)), self.csv())
             .map_err(|e| Error::io(format!("writing {}.csv", self.name), e))
     }
@@ -483,6 +467,18 @@ impl Heatmap {
             )?;
         }
         Ok(())
+    }
+}
+
+/// A heatmap with its layout: drawn alike on either backend.
+struct Laid<'a> {
+    map: &'a Heatmap,
+    l: &'a Layout,
+}
+
+impl Drawing for Laid<'_> {
+    fn draw_on<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<()> {
+        self.map.draw(root, self.l)
     }
 }
 

@@ -18,7 +18,8 @@
 //!   (`ring::place`: the one placer of those labels); `style`: font,
 //!   palette, looks, text sizes;
 //!   `text`: widths and wrapping without a font engine.
-//! - `bitmap_text`: PNG glyphs on one baseline; `png_out`: palette PNGs;
+//! - `images`: the one writer of a drawing's SVG and PNG (both backends);
+//!   `bitmap_text`: PNG glyphs on one baseline; `png_out`: palette PNGs;
 //!   `svg_text`: a written SVG's text read back, for the figure tests.
 
 pub mod axes;
@@ -29,6 +30,7 @@ pub mod figure;
 pub mod forest;
 pub mod grid;
 pub mod heatmap;
+pub mod images;
 pub mod marks;
 pub mod nines;
 pub mod panel;

@@ -1,7 +1,10 @@
 //! The matrix as pictures (the chart library's [`Heatmap`]):
 //!
 //! - [`claims_heatmap`] (`figures/matrix-claims-heatmap.*`): one row per
-//!   claim row, one column per server, each cell coloured by its verdict
+//!   claim row that counts in the tally (the rows that describe the study,
+//!   A0's trial count and B0's time, are left out and the caption says
+//!   why: a matrix runs part of the battery, so they are no finding about
+//!   a server), one column per server, each cell coloured by its verdict
 //!   ([`VERDICT_TINTS`]) with the value drawn and its change against the
 //!   study's server written in it; framed where the difference survives the
 //!   rerun of the study's server, hatched where the claim rests on
@@ -105,15 +108,32 @@ fn verdict_words(base: &str, verdict: &str) -> String {
     }
 }
 
-/// The claims by servers, coloured by verdict; None without rows.
+/// The claims by servers, coloured by verdict; None without rows. The
+/// claims of `apart` (those that describe the study or our policy, not a
+/// claim to reproduce: A0, B0) are not drawn; the caption names them.
 pub fn claims_heatmap(
     rows: &[MatrixRow],
     servers: &[String],
     identities: &BTreeMap<String, Identity>,
+    apart: &[String],
 ) -> Option<Heatmap> {
+    let left_out: Vec<&str> = apart
+        .iter()
+        .filter(|id| rows.iter().any(|r| r.id == **id))
+        .map(String::as_str)
+        .collect();
+    let rows: Vec<&MatrixRow> = rows.iter().filter(|r| !apart.contains(&r.id)).collect();
     if rows.is_empty() || servers.is_empty() {
         return None;
     }
+    let apart_text = if left_out.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " Not drawn: {} (the study's own trial count and time: they describe the study, not a claim to reproduce, and a matrix runs only part of the battery, so their verdict says nothing about a server; matrix-claims.md lists them).",
+            left_out.join(", ")
+        )
+    };
     let category = |base: &str| {
         VERDICT_TINTS
             .iter()
@@ -122,7 +142,7 @@ pub fn claims_heatmap(
     };
     let heat_rows = rows
         .iter()
-        .map(|r| {
+        .map(|&r| {
             let mut label = r.id.clone();
             if !r.setting.is_empty() {
                 label += &format!(" ({})", r.setting);
@@ -186,7 +206,7 @@ pub fn claims_heatmap(
             }
         ),
         caption: format!(
-            "Each cell: the claim's value on that server (its first, where it has several; for a behaviour, the conditions that hold), the change against {STUDY_SERVER} in brackets, and the verdict. {} Hatched ({hatched} cells here): the claim rests on trials that were disturbed (schedule.csv). *: this server's own default of the setting the claim depends on is not {STUDY_SERVER}'s (matrix-claims.md names it).",
+            "Each cell: the claim's value on that server (its first, where it has several; for a behaviour, the conditions that hold), the change against {STUDY_SERVER} in brackets, and the verdict. {} Hatched ({hatched} cells here): the claim rests on trials that were disturbed (schedule.csv). *: this server's own default of the setting the claim depends on is not {STUDY_SERVER}'s (matrix-claims.md names it).{apart_text}",
             if rerun {
                 format!(
                     "Framed: a different verdict (or side of the tolerance) than on {STUDY_SERVER} that survives its rerun ({STUDY_RERUN} kept the verdict and moved the value less)."
@@ -352,8 +372,22 @@ mod tests {
                 ],
             ),
         ];
-        let m = claims_heatmap(&rows, &servers, &BTreeMap::new()).unwrap();
+        let m = claims_heatmap(&rows, &servers, &BTreeMap::new(), &[]).unwrap();
         assert_eq!(m.rows.len(), 2);
+        // A claim that describes the study is left out, and the caption says so.
+        let apart = claims_heatmap(&rows, &servers, &BTreeMap::new(), &["B7.1".into()]).unwrap();
+        assert_eq!(apart.rows.len(), 1);
+        assert!(
+            apart.rows[0].label.starts_with("B3.2"),
+            "{}",
+            apart.rows[0].label
+        );
+        assert!(
+            apart.caption.contains("Not drawn: B7.1"),
+            "{}",
+            apart.caption
+        );
+        assert!(!m.caption.contains("Not drawn"), "{}", m.caption);
         assert!(m.rows.iter().all(|r| r.cells.len() == 3));
         let c = |i: usize, j: usize| m.rows[i].cells[j].clone().unwrap();
         let name = |k: usize| m.categories[k].name.clone();
@@ -381,7 +415,7 @@ mod tests {
             .cells
             .insert(STUDY_RERUN.into(), cell("reproduced", 2.5, false));
         noisy[0].cells.get_mut(STUDY_RERUN).unwrap().point_inside = true;
-        let m2 = claims_heatmap(&noisy, &servers, &BTreeMap::new()).unwrap();
+        let m2 = claims_heatmap(&noisy, &servers, &BTreeMap::new(), &[]).unwrap();
         assert!(!m2.rows[0].cells[1].as_ref().unwrap().outlined);
         // Every verdict has its own fill.
         let mut fills: Vec<_> = VERDICT_TINTS.iter().map(|t| t.1).collect();

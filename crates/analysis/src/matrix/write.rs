@@ -76,7 +76,17 @@ pub fn write_matrix(
     let mut md = String::from("# The same battery on every server\n\n");
     md += &signals(&rows, &servers, &identities, cards.as_ref());
     let mut pictures = String::new();
-    if let Some(h) = claims_heatmap(&rows, &servers, &identities) {
+    // Claims outside the tally (A0, B0: the study's own description) are
+    // not drawn in the heatmap: a partial battery says nothing of them.
+    let mut apart: Vec<String> = per_server
+        .iter()
+        .flat_map(|(_, judged)| judged)
+        .filter(|j| j.spec.tally != "reproduction")
+        .map(|j| j.spec.id.clone())
+        .collect();
+    apart.sort();
+    apart.dedup();
+    if let Some(h) = claims_heatmap(&rows, &servers, &identities, &apart) {
         h.write_to(&dir)?;
         written.push(dir.join(format!("{CLAIMS_HEATMAP}.png")));
         let _ = writeln!(

@@ -5,8 +5,9 @@
 //! ratio strip (ours / published on a log axis, with a slot for 0, our 95%
 //! interval and the band where the claim's check passes) or, for a shape or
 //! behaviour claim, on the conditions strip (the fraction of its conditions
-//! that hold); the settings tried; and for a claim not reproduced a short
-//! cause ([`cause`]). Rows are built from the judged claims only; the
+//! that hold); the settings tried; and for a claim not reproduced or
+//! inconclusive a short cause ([`cause`]). An inconclusive claim's mark has
+//! a `?` beside it; one whose measurement is invalid has no mark. Rows are built from the judged claims only; the
 //! figure reads no CSV of its own.
 
 use limitbench_plot::forest::{COLUMNS, Forest, ForestGroup, ForestRow, ROW_TEXT};
@@ -131,12 +132,16 @@ fn first_fitting(texts: Vec<String>) -> String {
 /// used: the simplest swept setting that reproduces it (a stated detail
 /// changed, so a finding, not a setting to adopt: the report's "What did
 /// not reproduce" says so in full), else where ours lies against the band
-/// at every setting tried, or how many of its conditions fail. Empty for
-/// any other verdict.
+/// at every setting tried, or how many of its conditions fail. An
+/// `inconclusive` claim's: why its data do not decide ([`undecided_cause`]).
+/// Empty for any other verdict.
 pub fn cause(j: &Judged) -> String {
     let (c, Some(m)) = (&j.spec, &j.measured) else {
         return String::new();
     };
+    if j.verdict == Verdict::Inconclusive {
+        return undecided_cause(j, m);
+    }
     if j.verdict != Verdict::NotReproduced {
         return String::new();
     }
@@ -197,8 +202,74 @@ pub fn cause(j: &Judged) -> String {
     ])
 }
 
-/// The notes column of a claim: settings tried, the assumed setting, and
-/// why its data decide nothing (disturbed, invalid, too few trials).
+/// The first clause of a reason (up to ` (`, `: ` or `; `): what it says
+/// before its numbers and details.
+fn head(reason: &str) -> &str {
+    let end = [" (", ": ", "; "]
+        .iter()
+        .filter_map(|p| reason.find(p))
+        .min()
+        .unwrap_or(reason.len());
+    reason[..end].trim()
+}
+
+/// The first validity check that failed, not a disturbance (Redis not
+/// saturated, the probe's baseline too noisy, sessions that disagree): the
+/// claim's values are then no finding and its row has no mark.
+pub fn invalid_reason(m: &Measured) -> Option<&str> {
+    let disturbed = crate::disturbance::DISTURBED;
+    m.invalid
+        .iter()
+        .find(|w| !w.starts_with(disturbed))
+        .map(|w| head(w))
+}
+
+/// Why an `inconclusive` claim's data do not decide, in a few words, from
+/// what the judge recorded, first that applies: an invalid measurement
+/// (its reason), disturbed trials (how many), too few trials (n=k), an
+/// interval across the band's edge (borderline), else the first condition
+/// the data leave undecided.
+fn undecided_cause(j: &Judged, m: &Measured) -> String {
+    if let Some(reason) = invalid_reason(m) {
+        return format!("invalid: {reason}");
+    }
+    let disturbed = crate::disturbance::DISTURBED;
+    if let Some(w) = m.invalid.iter().find(|w| w.starts_with(disturbed)) {
+        let k = w[disturbed.len()..].split(' ').next().unwrap_or("");
+        return match k.parse::<usize>() {
+            Ok(k) => format!("disturbed: {k} trial(s) kept"),
+            Err(_) => "disturbed trials".into(),
+        };
+    }
+    if let Some(n) = m.trial_count().filter(|n| *n < MIN_TRIALS) {
+        return format!("too few trials: n={n} <{MIN_TRIALS}");
+    }
+    if j.borderline {
+        return "borderline: interval across the band's edge".into();
+    }
+    let why = m.undecided.first().map(|w| head(w)).unwrap_or("");
+    let mut texts = Vec::new();
+    if !why.is_empty() {
+        texts.push(format!("undecided: {why}"));
+    }
+    texts.push("undecided (the report says why)".into());
+    first_fitting(texts)
+}
+
+/// An assumed setting in its first words (its setting, or its reading
+/// before the numbers): the report's claims table has it whole.
+fn assumption_head(a: &str) -> &str {
+    let end = [": ", ", ", " ("]
+        .iter()
+        .filter_map(|p| a.find(p))
+        .min()
+        .unwrap_or(a.len());
+    a[..end].trim()
+}
+
+/// The notes column of a claim: settings tried, the assumed setting (its
+/// first words); the cause column says why an inconclusive claim's data
+/// decide nothing.
 fn settings_note(j: &Judged) -> String {
     let settings = j.measured.as_ref().map(|m| 1 + m.sweep.len()).unwrap_or(0);
     let mut note = match settings {
@@ -207,23 +278,7 @@ fn settings_note(j: &Judged) -> String {
         n => format!("{n} settings"),
     };
     if !j.assumption.is_empty() {
-        note += &format!("; at {}", j.assumption);
-    }
-    let Some(m) = &j.measured else { return note };
-    let disturbed = crate::disturbance::DISTURBED;
-    if m.invalid.iter().any(|w| w.starts_with(disturbed)) {
-        note += "; disturbed trials";
-    }
-    if m.invalid.iter().any(|w| !w.starts_with(disturbed)) {
-        note += "; invalid measurement (no finding)";
-    }
-    // An inconclusive row says when it is so for too few trials: then the
-    // data do not decide, whatever the drawn interval looks like.
-    if let Some(n) = m
-        .trial_count()
-        .filter(|n| j.verdict == Verdict::Inconclusive && *n < MIN_TRIALS)
-    {
-        note += &format!("; n={n} <{MIN_TRIALS}");
+        note += &format!("; at {}", assumption_head(&j.assumption));
     }
     note
 }
@@ -263,11 +318,35 @@ fn conditions_row(j: &Judged, m: &Measured, note: String) -> ForestRow {
     }
 }
 
-/// The row of one claim: the value that decides ([`decisive`]) as a ratio
+/// What an invalid claim's strip says (after `invalid: `); its cause
+/// column names the check that failed.
+pub const INVALID_MARK: &str = "no finding, no mark (the check that failed: at right)";
+
+/// The row of one claim ([`marked_row`]); an `inconclusive` claim's mark
+/// is drawn undecided (a `?` beside it, wherever it lies), or, when its
+/// measurement is invalid ([`invalid_reason`]), not at all: its values are
+/// no finding, so the strip says `invalid: ` [`INVALID_MARK`] and the cause
+/// `invalid: <reason>`.
+fn row(j: &Judged) -> ForestRow {
+    let mut r = marked_row(j);
+    if j.verdict == Verdict::Inconclusive {
+        match j.measured.as_ref().and_then(invalid_reason) {
+            Some(_) => {
+                (r.value, r.interval, r.band) = (None, None, None);
+                (r.fraction, r.fraction_band) = (None, None);
+                r.placeholder = format!("invalid: {}", INVALID_MARK);
+            }
+            None => r.undecided = true,
+        }
+    }
+    r
+}
+
+/// The marks of one claim: the value that decides ([`decisive`]) as a ratio
 /// to its published value; a published value of 0 (no ratio) as
 /// (ours - published + s) / s with s the band's half-width, or 1 when the
 /// band is a point or open: ours equal to it lies at 1, a band edge at 2.
-fn row(j: &Judged) -> ForestRow {
+fn marked_row(j: &Judged) -> ForestRow {
     let c = &j.spec;
     let mut note = settings_note(j);
     let Some(m) = &j.measured else {
@@ -366,18 +445,22 @@ pub fn summary_forest(rows: &[Judged], run: &str) -> Forest {
                   values is drawn at the one that decides its verdict (value k/n under settings): the one farthest \
                   outside its band when one is wholly outside, else the one whose interval comes nearest its band's \
                   edge. Conditions strip (0..1): shape and behaviour claims, judged on their conditions, at the \
-                  fraction that holds (grey at 1: all must). Settings: how many settings of the details the study \
-                  leaves unstated were measured, the assumed setting of a claim reproduced only there, and n=k <10 \
-                  where an inconclusive claim rests on k trials. Cause (not reproduced): the setting that would \
-                  reproduce it, or where ours lies at every setting tried; the report's \"What did not reproduce\" \
-                  has the whole reasoning. A positive value outside the axis is an arrow with its ratio."
+                  fraction that holds (grey at 1: all must). Inconclusive: a ? beside the mark (the data do not decide, \
+                  even where the mark lies in the band); no mark where the measurement is invalid (its values are no \
+                  finding), the cause names the check that failed. Settings: how many settings of the details the \
+                  study leaves unstated were measured, and the assumed setting of a claim reproduced only there (its \
+                  first words; the claims table has it whole). Cause: for a claim not reproduced, the setting that \
+                  would reproduce it, or where ours lies at every setting tried (the report's \"What did not \
+                  reproduce\" has the whole reasoning); for an inconclusive one, why its data do not decide (invalid, \
+                  disturbed trials, too few trials, an interval across the band's edge). A positive value outside \
+                  the axis is an arrow with its ratio."
             .into(),
         x_label: "ours / published (log scale)".into(),
         one_label: "published".into(),
         fraction_label: "conditions held".into(),
         label_heading: "claim: published -> ours".into(),
         note_heading: "settings tried".into(),
-        cause_heading: "cause (not reproduced)".into(),
+        cause_heading: "cause (not reproduced; inconclusive)".into(),
         groups,
     }
 }
@@ -448,153 +531,4 @@ pub fn budget_text(manifest: &serde_json::Value, rows: &[Judged]) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::claims::{Alternative, ClaimSpec, Measured, Num};
-
-    fn in_range(values: &[f64], intervals: &[(f64, f64)]) -> Judged {
-        let spec = ClaimSpec {
-            kind: "machine".into(),
-            ..crate::claims::test_spec(
-                "R",
-                "B",
-                "cost",
-                Check::InRange,
-                Num::Many(vec![2.5, 3.5]),
-                Num::One(0.02),
-            )
-        };
-        let m = Measured::new("R", values.to_vec(), "", "")
-            .intervals(intervals.to_vec(), "over 10 trials");
-        crate::claims::judge(&[spec], vec![m], "full").remove(0)
-    }
-
-    #[test]
-    fn a_range_claim_is_drawn_at_the_value_farthest_outside_whatever_its_place() {
-        // Six values against a range of two published numbers: the third to
-        // sixth have no published value of their own.
-        let values = [2.03, 2.73, 2.76, 2.65, 2.24, 2.27];
-        let iv: Vec<(f64, f64)> = values.iter().map(|v| (v - 0.07, v + 0.07)).collect();
-        let j = in_range(&values, &iv);
-        assert_eq!(j.verdict, Verdict::NotReproduced);
-        let r = row(&j);
-        assert!(r.note.contains("value 1/6"), "{}", r.note);
-        assert!((r.value.unwrap() - 2.03 / 3.0).abs() < 1e-9, "{r:?}");
-        // All inside: the one nearest an edge (3.5 against 2.45..3.57).
-        let values = [3.0, 2.9, 3.5, 3.1];
-        let iv: Vec<(f64, f64)> = values.iter().map(|v| (v - 0.01, v + 0.01)).collect();
-        let j = in_range(&values, &iv);
-        assert_eq!(j.verdict, Verdict::Reproduced);
-        assert!(row(&j).note.contains("value 3/4"), "{}", row(&j).note);
-    }
-
-    fn judged(spec: ClaimSpec, m: Measured) -> Judged {
-        crate::claims::judge(&[spec], vec![m], "full").remove(0)
-    }
-
-    fn spec(check: Check, published: f64, tolerance: f64) -> ClaimSpec {
-        crate::claims::test_spec(
-            "Z",
-            "B",
-            "x",
-            check,
-            Num::One(published),
-            Num::One(tolerance),
-        )
-    }
-
-    fn measured(v: f64, iv: (f64, f64)) -> Measured {
-        Measured::new("Z", vec![v], "", "").intervals(vec![iv], "over 10 trials")
-    }
-
-    #[test]
-    fn a_zero_is_drawn_inside_its_band_and_a_published_zero_at_one() {
-        // Ours 0 against at most 1: a ratio of 0, inside a band reaching 0.
-        let j = judged(spec(Check::AtMost, 1.0, 0.0), measured(0.0, (0.0, 0.0)));
-        assert_eq!(j.verdict, Verdict::Reproduced, "{}", j.why);
-        let r = row(&j);
-        assert_eq!((r.label.as_str(), r.value), ("Z ≤1 -> 0", Some(0.0)));
-        let (lo, hi) = r.band.unwrap();
-        assert!(lo <= 0.0 && hi == 1.0, "{r:?}");
-        // Ours 0 = published 0 exactly: on the line at 1, a band of one point.
-        let j = judged(spec(Check::Equals, 0.0, 0.0), measured(0.0, (0.0, 0.0)));
-        let r = row(&j);
-        assert_eq!((r.value, r.band), (Some(1.0), Some((1.0, 1.0))), "{r:?}");
-        // 0.0426 against 0 +-0.014: (ours + s) / s with s = 0.014, beyond
-        // the band's edge at 2.
-        let j = judged(
-            spec(Check::WithinAbs, 0.0, 0.014),
-            measured(0.0426, (0.04, 0.045)),
-        );
-        let r = row(&j);
-        assert!(
-            (r.value.unwrap() - (0.0426 + 0.014) / 0.014).abs() < 1e-9,
-            "{r:?}"
-        );
-        let (lo, hi) = r.band.unwrap();
-        assert!(lo.abs() < 1e-9 && (hi - 2.0).abs() < 1e-9, "{r:?}");
-        assert_eq!(r.strip(), "ratio");
-    }
-
-    #[test]
-    fn a_not_reproduced_claim_gives_the_setting_that_reproduces_it_or_its_side() {
-        let mut s = spec(Check::WithinAbs, 16.0, 4.0);
-        s.stated_details = vec!["capacity_s".into()];
-        let m = Measured::new("Z", vec![50.0], "", "")
-            .setting(&[("capacity_s", "1")])
-            .alternative(Alternative::new(&[("capacity_s", "0.1")], vec![15.5], ""));
-        let j = judged(s.clone(), m);
-        assert_eq!(j.verdict, Verdict::NotReproduced, "{}", j.why);
-        assert_eq!(row(&j).cause, "only at capacity_s=0.1 (stated: 1)");
-        assert_eq!(row(&j).label, "Z 16 -> 50");
-        let j = judged(s, Measured::new("Z", vec![50.0], "", ""));
-        assert_eq!(cause(&j), "above the band (nothing swept)");
-        // Any other verdict has no cause.
-        let j = judged(spec(Check::AtMost, 1.0, 0.0), measured(0.0, (0.0, 0.0)));
-        assert_eq!(cause(&j), "");
-    }
-
-    #[test]
-    fn a_behaviour_claim_is_marked_at_the_fraction_of_its_conditions_held() {
-        let m = Measured::new("Z", vec![], "", "")
-            .condition("a", true)
-            .condition("b", true)
-            .condition("c", false);
-        let j = judged(spec(Check::Behaviour, 1.0, 0.0), m);
-        assert_eq!(j.verdict, Verdict::NotReproduced, "{}", j.why);
-        let r = row(&j);
-        assert_eq!(r.strip(), "fraction");
-        assert!((r.fraction.unwrap() - 2.0 / 3.0).abs() < 1e-9, "{r:?}");
-        assert_eq!(
-            (r.label.as_str(), r.cause.as_str()),
-            ("Z all -> 2/3 held", "1 of 3 conditions fail")
-        );
-    }
-
-    #[test]
-    fn the_summary_names_the_claims_the_budget_stopped_and_the_decisive_command() {
-        let mut open = in_range(&[1.0], &[(0.5, 1.5)]);
-        open.verdict = Verdict::Inconclusive;
-        let mut done = in_range(&[1.0], &[(0.9, 1.1)]);
-        done.spec.id = "D".into();
-        done.verdict = Verdict::Reproduced;
-        let m = serde_json::json!({
-            "size": "full",
-            "until_decisive": {
-                "unfunded_claims": ["R", "D"],
-                "capped_claims": [],
-                "cap_per_cell": 30,
-                "budget_basis": "the whole run in 1800 s"
-            }
-        });
-        let t = budget_text(&m, &[open.clone(), done]);
-        assert!(t.contains("1 claim(s)") && t.contains(": R"), "{t}");
-        assert!(!t.contains("R, D"), "a decided claim is not listed: {t}");
-        assert!(
-            t.contains("--round-budget 0") && t.contains("1800 s"),
-            "{t}"
-        );
-        let none = serde_json::json!({"size": "full"});
-        assert!(budget_text(&none, &[open]).is_empty());
-    }
-}
+mod tests;

@@ -12,14 +12,17 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 use super::{COLUMNS, Forest, ForestRow, ROW_TEXT};
 use crate::axes::{thin, ticks};
 use crate::figure::{Axis, num};
+use crate::images::{Drawing, write_svg_png};
 use crate::marks::{dashed, marker, published_marker};
 use crate::style::{
-    FONT, SMALL, TEXT, TITLE_SIZE, err, font, look, register_font, text, title as draw_title,
+    SMALL, TEXT, TITLE_SIZE, err, font, look, register_font, text, title as draw_title,
 };
 use crate::text::{text_width, wrap};
-use limitbench_base::error::{Error, Result};
+use limitbench_base::error::Result;
 
 const ROW_H: i32 = 21;
+/// Each further line of a wrapped note or cause adds this to its row.
+const NOTE_LINE: i32 = 15;
 const GROUP_H: i32 = 30;
 const GROUP_SIZE: f64 = 15.0;
 /// The log axis never reaches beyond these ratios; a positive value
@@ -41,8 +44,21 @@ fn fit(s: &str, width: f64, size: f64) -> String {
     format!("{}...", out.trim_end())
 }
 
-fn rows_of(f: &Forest) -> usize {
-    f.groups.iter().map(|g| g.rows.len()).sum()
+/// A row's height: one line, and a line more for each further line of its
+/// note or cause (whichever wraps onto more).
+fn row_h(r: &ForestRow) -> i32 {
+    let lines = super::note_lines(&r.note)
+        .len()
+        .max(super::cause_lines(&r.cause).len());
+    ROW_H + (lines as i32 - 1) * NOTE_LINE
+}
+
+/// The height of every group's heading and rows.
+fn body_h(f: &Forest) -> i32 {
+    f.groups
+        .iter()
+        .map(|g| GROUP_H + g.rows.iter().map(row_h).sum::<i32>())
+        .sum()
 }
 
 /// The log10 range of the ratio axis: every positive value, interval end
@@ -77,26 +93,29 @@ pub(super) fn write_images(f: &Forest, dir: &Path) -> Result<()> {
     let title = wrap(&f.title, (w - 30) as f64, TITLE_SIZE);
     let caption = wrap(&f.caption, (w - 30) as f64, SMALL);
     let top = 14 + title.len() as i32 * 24 + 30;
-    let body = rows_of(f) as i32 * ROW_H + f.groups.len() as i32 * GROUP_H;
+    let body = body_h(f);
     let h = (top + body + 70 + caption.len() as i32 * 18 + 8) as u32;
-    let svg = dir.join(format!("{}.svg", f.name));
-    {
-        let root = SVGBackend::new(&svg, (w, h)).into_drawing_area();
-        draw(f, &root, &title, &caption, top)?;
-        root.present().map_err(err)?;
+    let laid = Laid {
+        f,
+        title: &title,
+        caption: &caption,
+        top,
+    };
+    write_svg_png(dir, &f.name, (w, h), &laid)
+}
+
+/// A forest with its wrapped title and caption: drawn alike on either backend.
+struct Laid<'a> {
+    f: &'a Forest,
+    title: &'a [String],
+    caption: &'a [String],
+    top: i32,
+}
+
+impl Drawing for Laid<'_> {
+    fn draw_on<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<()> {
+        draw(self.f, root, self.title, self.caption, self.top)
     }
-    let mut rgb = vec![0u8; w as usize * h as usize * 3];
-    {
-        let backend = crate::bitmap_text::GlyphFix {
-            inner: BitMapBackend::with_buffer(&mut rgb, (w, h)),
-            font: ab_glyph::FontRef::try_from_slice(FONT)
-                .map_err(|e| Error::Other(e.to_string()))?,
-        };
-        let root = backend.into_drawing_area();
-        draw(f, &root, &title, &caption, top)?;
-        root.present().map_err(err)?;
-    }
-    crate::png_out::write_palette_png(&dir.join(format!("{}.png", f.name)), w, h, &rgb)
 }
 
 /// Pixel positions on the two strips.
@@ -134,8 +153,7 @@ fn draw<DB: DrawingBackend>(
     let left = Pos::new(HPos::Left, VPos::Center);
     draw_title(root, title, (15, 10))?;
     let s = Scale { r: range(f) };
-    let body = rows_of(f) as i32 * ROW_H + f.groups.len() as i32 * GROUP_H;
-    let bottom = top + body;
+    let bottom = top + body_h(f);
     axes(f, root, &s, top, bottom)?;
     // Column headings.
     for (t, x) in [
@@ -166,17 +184,16 @@ fn draw<DB: DrawingBackend>(
         }
         y += GROUP_H;
         for (i, r) in g.rows.iter().enumerate() {
-            let y = y + i as i32 * ROW_H;
             if i % 2 == 0 {
                 root.draw(&Rectangle::new(
-                    [(10, y), (c.width as i32 - 10, y + ROW_H)],
+                    [(10, y), (c.width as i32 - 10, y + row_h(r))],
                     RGBColor(246, 246, 246).filled(),
                 ))
                 .map_err(err)?;
             }
             draw_row(root, &s, r, lk, y)?;
+            y += row_h(r);
         }
-        y += g.rows.len() as i32 * ROW_H;
     }
     let mut y = bottom + 54;
     for line in caption {
@@ -298,20 +315,22 @@ fn draw_row<DB: DrawingBackend>(
     let c = COLUMNS;
     let left = Pos::new(HPos::Left, VPos::Center);
     let mid = y + ROW_H / 2;
-    // Labels and causes whole (the figure test checks they fit: see
-    // `Forest::clipped`); notes cut to their column.
+    let h = row_h(r);
+    // Labels whole (the figure test checks they fit: see
+    // `Forest::clipped`); notes and causes wrapped, a line under the other.
     let (key, rest, at) = super::split_label(&r.label);
     text(root, key, (c.label.0, mid), &font(ROW_TEXT).pos(left))?;
     if !rest.is_empty() {
         text(root, rest, (c.label.0 + at, mid), &font(ROW_TEXT).pos(left))?;
     }
-    text(
-        root,
-        &fit(&r.note, (c.note.1 - c.note.0) as f64, ROW_TEXT),
-        (c.note.0, mid),
-        &font(ROW_TEXT).pos(left),
-    )?;
-    text(root, &r.cause, (c.cause.0, mid), &font(ROW_TEXT).pos(left))?;
+    for (k, line) in super::note_lines(&r.note).iter().enumerate() {
+        let at = (c.note.0, mid + k as i32 * NOTE_LINE);
+        text(root, line, at, &font(ROW_TEXT).pos(left))?;
+    }
+    for (k, line) in super::cause_lines(&r.cause).iter().enumerate() {
+        let at = (c.cause.0, mid + k as i32 * NOTE_LINE);
+        text(root, line, at, &font(ROW_TEXT).pos(left))?;
+    }
     let shade = |a: i32, b: i32| {
         root.draw(&Rectangle::new(
             [(a, mid - 7), (b.max(a + 4), mid + 7)],
@@ -323,12 +342,13 @@ fn draw_row<DB: DrawingBackend>(
     match r.strip() {
         "fraction" => {
             let v = r.fraction.unwrap_or(0.0);
-            one_line(root, one, y, y + ROW_H)?;
+            one_line(root, one, y, y + h)?;
             if let Some((a, b)) = r.fraction_band {
                 let (a, b) = (s.fraction(a), s.fraction(b));
                 shade(a - 2, b + 2)?;
             }
-            marker(root, (s.fraction(v), mid), lk.marker, lk.color)
+            marker(root, (s.fraction(v), mid), lk.marker, lk.color)?;
+            undecided(root, r, (s.fraction(v), mid), lk)
         }
         "ratio" => {
             let v = r.value.unwrap_or(1.0);
@@ -339,7 +359,7 @@ fn draw_row<DB: DrawingBackend>(
                     shade(a, b)?;
                 }
             }
-            one_line(root, one, y, y + ROW_H)?;
+            one_line(root, one, y, y + h)?;
             if let Some((a, b)) = r.interval
                 && b > a
             {
@@ -374,14 +394,15 @@ fn draw_row<DB: DrawingBackend>(
                     &font(SMALL).pos(Pos::new(anchor, VPos::Center)),
                 )
             } else {
-                marker(root, (s.ratio(v), mid), lk.marker, lk.color)
+                marker(root, (s.ratio(v), mid), lk.marker, lk.color)?;
+                undecided(root, r, (s.ratio(v), mid), lk)
             }
         }
         _ => {
             let room = (c.fraction.1 - c.zero) as f64;
             let placeholder = fit(&r.placeholder, room, SMALL);
             if ((c.zero + 10) as f64 + text_width(&placeholder, SMALL)) < (one - 6) as f64 {
-                one_line(root, one, y, y + ROW_H)?;
+                one_line(root, one, y, y + h)?;
             }
             text(
                 root,
@@ -391,4 +412,24 @@ fn draw_row<DB: DrawingBackend>(
             )
         }
     }
+}
+
+/// The `?` beside an undecided row's mark at `at`, in the mark's colour.
+fn undecided<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    r: &ForestRow,
+    at: (i32, i32),
+    lk: crate::style::Look,
+) -> Result<()> {
+    if !r.undecided {
+        return Ok(());
+    }
+    text(
+        root,
+        "?",
+        (at.0 + 8, at.1),
+        &font(TEXT)
+            .color(&lk.color)
+            .pos(Pos::new(HPos::Left, VPos::Center)),
+    )
 }

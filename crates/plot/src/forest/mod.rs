@@ -15,7 +15,7 @@
 use std::path::Path;
 
 use crate::style::SMALL;
-use crate::text::text_width;
+use crate::text::{text_width, wrap};
 use limitbench_base::error::{Error, Result};
 
 mod draw;
@@ -24,7 +24,10 @@ mod draw;
 /// or interval end at or below 0 is drawn in the strip's 0 slot) and the
 /// band where it passes (either end may be infinite); else on the fraction
 /// strip a fraction in 0..=1 and its band; when neither, `placeholder` is
-/// written in the plot instead. A note and a cause at the right.
+/// written in the plot instead. A note and a cause at the right (each
+/// wrapped to as many lines as it needs: never cut). `undecided`: the
+/// mark does not decide (an inconclusive claim's, say): drawn with a `?`
+/// beside it, wherever it lies against its band.
 #[derive(Debug, Clone, Default)]
 pub struct ForestRow {
     pub label: String,
@@ -36,6 +39,7 @@ pub struct ForestRow {
     pub note: String,
     pub cause: String,
     pub placeholder: String,
+    pub undecided: bool,
 }
 
 impl ForestRow {
@@ -80,8 +84,9 @@ pub struct Forest {
 
 /// The figure's width and its columns' x ranges in px: the label column,
 /// the ratio strip (its 0 slot, then the log axis), the fraction strip,
-/// the notes and the causes. Labels and causes are never cut (see
-/// [`Forest::clipped`]); a note wider than its column ends in "...".
+/// the notes and the causes. Nothing is cut (see [`Forest::clipped`]): a
+/// note or cause wider than its column wraps onto more lines
+/// ([`note_lines`], [`cause_lines`]) and its row grows.
 #[derive(Debug, Clone, Copy)]
 pub struct Columns {
     pub width: u32,
@@ -106,6 +111,25 @@ pub const COLUMNS: Columns = Columns {
 
 /// The text size of labels, notes and causes.
 pub const ROW_TEXT: f64 = SMALL;
+
+/// A note as drawn: wrapped to the notes column (at least one line).
+pub fn note_lines(note: &str) -> Vec<String> {
+    wrapped(note, COLUMNS.note)
+}
+
+/// A cause as drawn: wrapped to the causes column (at least one line).
+pub fn cause_lines(cause: &str) -> Vec<String> {
+    wrapped(cause, COLUMNS.cause)
+}
+
+fn wrapped(s: &str, (a, b): (i32, i32)) -> Vec<String> {
+    let lines = wrap(s, (b - a) as f64, ROW_TEXT);
+    if lines.is_empty() {
+        vec![String::new()]
+    } else {
+        lines
+    }
+}
 
 /// The room of a label's first word (its key: a claim's ID, say): the rest
 /// of the label starts this far right of it, aligned down the column.
@@ -138,20 +162,26 @@ impl Forest {
         self.groups.iter().map(|g| g.rows.len()).sum()
     }
 
-    /// Every label and cause wider than its column at [`ROW_TEXT`] (by
-    /// [`text_width`]; a label as drawn, its key's room then the rest:
-    /// [`split_label`]), as `text (width px > room px)`: empty when the
-    /// figure draws them all whole.
+    /// Every label, cause line and note line wider than its column at
+    /// [`ROW_TEXT`] (by [`text_width`]; a label as drawn, its key's room
+    /// then the rest: [`split_label`]; a note or cause as wrapped:
+    /// [`note_lines`], [`cause_lines`]: only a word wider than the column),
+    /// as `text (width px > room px)`: empty when the figure draws them all
+    /// whole.
     pub fn clipped(&self) -> Vec<String> {
         let c = COLUMNS;
         let mut out = Vec::new();
         for r in self.groups.iter().flat_map(|g| &g.rows) {
             let (_, rest, at) = split_label(&r.label);
             let label_w = at as f64 + text_width(rest, ROW_TEXT);
-            for (t, w, (a, b)) in [
-                (&r.label, label_w, c.label),
-                (&r.cause, text_width(&r.cause, ROW_TEXT), c.cause),
-            ] {
+            if label_w > (c.label.1 - c.label.0) as f64 {
+                let room = c.label.1 - c.label.0;
+                out.push(format!("{} ({label_w:.0} px > {room} px)", r.label));
+            }
+            let notes = note_lines(&r.note).into_iter().map(|t| (t, c.note));
+            let causes = cause_lines(&r.cause).into_iter().map(|t| (t, c.cause));
+            for (t, (a, b)) in notes.chain(causes) {
+                let w = text_width(&t, ROW_TEXT);
                 if w > (b - a) as f64 {
                     out.push(format!("{t} ({w:.0} px > {} px)", b - a));
                 }
@@ -250,11 +280,37 @@ mod tests {
         let c = forest(vec![short.clone(), long]).clipped();
         assert_eq!(c.len(), 1, "{c:?}");
         assert!(c[0].starts_with("A2.1 WATCH"), "{c:?}");
+        // A long cause wraps whole; a word wider than its column is reported.
         let cause = ForestRow {
             cause: "reproduces only at capacity_s=0.1, servers=2, offset_draw=two-point".into(),
+            ..short.clone()
+        };
+        assert!(crate::forest::cause_lines(&cause.cause).len() > 1);
+        assert!(forest(vec![cause]).clipped().is_empty());
+        let cause = ForestRow {
+            cause: "y".repeat(80),
             ..short
         };
         assert_eq!(forest(vec![cause]).clipped().len(), 1);
+        // A long note wraps whole onto more lines; one word wider than its
+        // column cannot and is reported.
+        let note = ForestRow {
+            label: "A2.1 58 -> 22".into(),
+            note: "1 setting; at the closed loop ran at the study's script rates, and about is a tenth either way".into(),
+            ..Default::default()
+        };
+        assert!(crate::forest::note_lines(&note.note).len() > 1);
+        assert_eq!(
+            crate::forest::note_lines(&note.note).join(" "),
+            note.note,
+            "wrapped whole"
+        );
+        assert!(forest(vec![note.clone()]).clipped().is_empty());
+        let word = ForestRow {
+            note: "x".repeat(80),
+            ..note
+        };
+        assert_eq!(forest(vec![word]).clipped().len(), 1);
     }
 
     #[test]
