@@ -15,12 +15,15 @@
 //!   `ends`: series named at their lines' right ends (direct labels);
 //!   `nines`: the percentile axis (p50, p90, p99, ...); `marks`: markers
 //!   and dashes; `style`: font, palette, looks, text sizes;
+//!   `colour_distance`: CIELAB, CIEDE2000 and colour-blind vision, the
+//!   palette tests' yardstick;
 //!   `text`: widths and wrapping without a font engine.
 //! - `bitmap_text`: PNG glyphs on one baseline; `png_out`: palette PNGs;
 //!   `svg_text`: a written SVG's text read back, for the figure tests.
 
 pub mod axes;
 pub mod bitmap_text;
+pub mod colour_distance;
 pub mod draw;
 pub mod ends;
 pub mod figure;

@@ -40,47 +40,47 @@ pub fn register_font() {
 }
 
 /// The series colours, chosen for colour-blind readers and for white paper
-/// (every one darker than CIELAB L* 76, none close to the published
-/// value's black). Their places:
+/// (none paler than CIELAB L* 72, none close to the published value's
+/// black or the greys). Their places:
 ///
-/// - 0..6: Okabe and Ito's palette ("Color Universal Design", 2008)
-///   without its yellow (too pale on white) and its black (the published
-///   value's colour): blue, vermillion, bluish green, reddish purple, sky
-///   blue, orange;
-/// - 6..12: six of Paul Tol's colours ("Colour schemes", SRON/EPS/TN/09-002):
-///   dark cyan, wine, olive, purple, red (bright), dark yellow;
+/// - 0..5: Okabe and Ito's palette ("Color Universal Design", 2008):
+///   blue, vermillion, bluish green, reddish purple, sky blue;
+/// - 5..12: gold, dark green, crimson, olive, indigo, lavender, brown:
+///   picked from the sRGB cube (steps of 17) to keep every pair of the
+///   twelve at least as far apart as Okabe-Ito's closest pair (blue and
+///   sky blue, CIEDE2000 22.3; Okabe-Ito's orange and yellow, Tol's red,
+///   wine and purple were at 15 to 22 from a colour beside them);
 /// - 12..14: two neutral greys;
-/// - 14..18 ([`SPARE_COLOURS`]): Tol's green (bright), dark red, yellow
-///   (bright) and indigo (last: it is nearest the ramp's dark blues), for
-///   series the caller does not name (and, in the analysis, strategies
-///   added from manifests).
+/// - 14..18 ([`SPARE_COLOURS`]): red, lime, violet and salmon, the colours
+///   farthest from the fourteen above, for series the caller does not
+///   name (and, in the analysis, strategies added from manifests).
 ///
 /// Colours 0..[`NAMED_COLOURS`] are the caller's to key by name: the
 /// analysis gives its twelve built-in strategies 0..12, one colour each,
-/// and GET and INCR the greys. Any two of the 18 differ by a CIEDE2000
-/// distance of at least 11 for normal vision (the closest: yellow and
-/// olive; Okabe-Ito's own closest pairs are at 22); no 12 colours stay
-/// that far apart for every colour-vision deficiency, so each colour also
-/// has its own marker ([`OWN_MARKER`]).
-const PALETTE: [RGBColor; COLOURS] = [
+/// and GET and INCR the greys. Any two of the twelve differ by a CIEDE2000
+/// distance of at least 22.3 for normal vision, any two of the 18 by 21.3,
+/// each is at least 21.6 from black and the greys (`colour_distance`'s
+/// tests); no 12 colours stay that far apart for every colour-vision
+/// deficiency, so each colour also has its own marker ([`OWN_MARKER`]).
+pub(crate) const PALETTE: [RGBColor; COLOURS] = [
     RGBColor(0, 114, 178),
     RGBColor(213, 94, 0),
     RGBColor(0, 158, 115),
     RGBColor(204, 121, 167),
     RGBColor(86, 180, 233),
-    RGBColor(230, 159, 0),
-    RGBColor(34, 85, 85),
-    RGBColor(136, 34, 85),
-    RGBColor(153, 153, 51),
-    RGBColor(170, 68, 153),
-    RGBColor(238, 102, 119),
-    RGBColor(102, 102, 51),
+    RGBColor(204, 170, 0),
+    RGBColor(0, 85, 34),
+    RGBColor(153, 0, 68),
+    RGBColor(119, 102, 0),
+    RGBColor(68, 34, 153),
+    RGBColor(153, 136, 255),
+    RGBColor(102, 51, 17),
     RGBColor(80, 80, 80),
     RGBColor(150, 150, 150),
-    RGBColor(34, 136, 51),
-    RGBColor(102, 51, 51),
-    RGBColor(204, 187, 68),
-    RGBColor(51, 34, 136),
+    RGBColor(255, 0, 68),
+    RGBColor(119, 187, 17),
+    RGBColor(187, 0, 238),
+    RGBColor(238, 153, 136),
 ];
 /// How many colours the palette looks cycle through: looks `i` and
 /// `i + COLOURS` share a colour (and differ in marker).
@@ -108,16 +108,17 @@ pub mod colour {
     pub const BLUE: usize = 0;
     pub const VERMILLION: usize = 1;
     pub const BLUISH_GREEN: usize = 2;
-    pub const ORANGE: usize = 5;
+    pub const GOLD: usize = 5;
     pub const GREY: usize = 12;
 }
 /// Each colour's own marker (its first look's): two colours that share a
-/// marker differ by a CIEDE2000 distance of at least 19 (25 among the
-/// named colours) for normal vision and for simulated protanopia,
-/// deuteranopia and tritanopia (Machado, Oliveira and Fernandes 2009,
-/// severity 1), so a colour-blind reader who cannot tell two colours
-/// apart can tell their markers apart.
-const OWN_MARKER: [usize; COLOURS] = [0, 1, 2, 3, 4, 5, 1, 3, 4, 2, 0, 5, 4, 1, 3, 0, 2, 5];
+/// marker differ by a CIEDE2000 distance of at least 25 for normal vision
+/// and for simulated protanopia, deuteranopia and tritanopia (Machado,
+/// Oliveira and Fernandes 2009, severity 1; `colour_distance`'s tests),
+/// so a colour-blind reader who cannot tell two colours apart can tell
+/// their markers apart.
+pub(crate) const OWN_MARKER: [usize; COLOURS] =
+    [2, 4, 1, 5, 0, 0, 5, 0, 2, 3, 3, 1, 4, 4, 3, 5, 1, 2];
 /// (dash, gap) in pixels; (0, 0) is solid.
 const DASHES: [(u32, u32); 3] = [(0, 0), (9, 5), (2, 4)];
 /// How many palette looks there are: look `i` has colour `i % COLOURS`
