@@ -4,7 +4,8 @@
 //! a PNG and the numbers drawn beside every SVG, every claim ID of
 //! `claims.csv` in some figure's title, and one look per strategy: no two
 //! series of a figure drawn alike, no two strategies in one colour, a
-//! strategy in the same colour in every figure.
+//! strategy in the same colour in every figure, and no series that names
+//! no strategy in a strategy's colour.
 
 mod common;
 use common::copy_of_reference;
@@ -197,6 +198,14 @@ fn figure_conventions_hold_on_the_reference_run() {
     }
     // One look per strategy across figures, no duplicate legend labels.
     let mut looks: std::collections::HashMap<String, (String, String)> = Default::default();
+    // The built-in strategies' colours: a series that is no strategy (a
+    // quantity, a model, a parameter) is never drawn in one of them.
+    let built_in_colours: Vec<String> = (0..12)
+        .map(|i| {
+            let l = limitbench_plot::style::look_name(limitbench_plot::style::variant_look(i, 0));
+            l.split(' ').next().unwrap_or("").to_string()
+        })
+        .collect();
     for e in std::fs::read_dir(&figures).unwrap() {
         let p = e.unwrap().path();
         if p.extension().is_none_or(|x| x != "csv") {
@@ -226,6 +235,14 @@ fn figure_conventions_hold_on_the_reference_run() {
             }
             if !seen.iter().any(|(s, _)| *s == series) {
                 seen.push((series.clone(), look.clone()));
+            }
+            let drawn_colour = look.split(' ').next().unwrap_or("").to_string();
+            if limitbench_analysis::figure::strategy_of(&series).is_none()
+                && built_in_colours.contains(&drawn_colour)
+            {
+                problems.push(format!(
+                    "{name}: `{series}` names no strategy but is drawn in a strategy's colour {drawn_colour}"
+                ));
             }
             if let Some(strategy) = limitbench_analysis::figure::strategy_of(&series) {
                 let colour = look.split(' ').next().unwrap_or("").to_string();

@@ -168,7 +168,9 @@ impl Ranged for Ax {
 /// category or on a dodged panel, as `panel::series` draws it.
 pub(super) fn dodge(p: &Panel, si: usize, cat: bool, x: (f64, f64)) -> f64 {
     let k = p.series.len().max(1);
-    if cat && k > 1 {
+    // A series' own offset (`Series::offset`) comes on top.
+    let own = p.series.get(si).map_or(0.0, |s| s.offset) * (x.1 - x.0);
+    own + if cat && k > 1 {
         (si as f64 - (k as f64 - 1.0) / 2.0) * (0.7 / k as f64)
     } else if p.dodge && k > 1 {
         (si as f64 - (k as f64 - 1.0) / 2.0) * (x.1 - x.0) * 0.012

@@ -17,6 +17,8 @@
 //!   and dashes; `ring`: the judged value's ring, interval bar and label
 //!   (`ring::place`: the one placer of those labels); `style`: font,
 //!   palette, looks, text sizes;
+//!   `colour_distance`: CIELAB, CIEDE2000 and colour-blind vision, the
+//!   palette tests' yardstick;
 //!   `text`: widths and wrapping without a font engine.
 //! - `images`: the one writer of a drawing's SVG and PNG (both backends);
 //!   `bitmap_text`: PNG glyphs on one baseline; `png_out`: palette PNGs;
@@ -24,6 +26,7 @@
 
 pub mod axes;
 pub mod bitmap_text;
+pub mod colour_distance;
 pub mod draw;
 pub mod ends;
 pub mod figure;

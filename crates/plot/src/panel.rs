@@ -178,10 +178,13 @@ pub(super) fn series<DB: DrawingBackend>(
         let lk = series_look(names, s, si);
         // Series side by side at a category (or, asked for, at an x).
         let dodge = super::axes::dodge(p, si, cat, (x0, x1));
-        let pts: Vec<(f64, f64, Option<f64>, Option<f64>)> = s
+        let kept: Vec<&super::figure::Pt> = s
             .points
             .iter()
             .filter(|q| q.y.is_finite() && (!xlog || q.x > 0.0))
+            .collect();
+        let pts: Vec<(f64, f64, Option<f64>, Option<f64>)> = kept
+            .iter()
             .map(|q| {
                 // On a log axis a value of 0 (or below) sits on the axis
                 // floor, so a "none" is seen rather than dropped; the CSV
@@ -216,7 +219,19 @@ pub(super) fn series<DB: DrawingBackend>(
             .map(|(x, y, _, _)| (fr.px)(*x, fr.clampy(*y)))
             .collect();
         if s.draw != Draw::Points && pix.len() > 1 {
-            dashed(root, &pix, lk.dash, lk.color.stroke_width(2))?;
+            // One stretch of line per run of points no farther apart than
+            // `join_within` (all of them when it is None).
+            let mut start = 0;
+            for i in 1..=pix.len() {
+                let breaks =
+                    i == pix.len() || s.join_within.is_some_and(|w| kept[i].x - kept[i - 1].x > w);
+                if breaks {
+                    if i - start > 1 {
+                        dashed(root, &pix[start..i], lk.dash, lk.color.stroke_width(2))?;
+                    }
+                    start = i;
+                }
+            }
         }
         if s.draw != Draw::Line {
             for q in &pix {

@@ -11,9 +11,15 @@
 //!   fixed look take them first ([`resolve_looks`]), and [`spare_look`]
 //!   picks one from a key (the analysis: a stable hash of a manifest
 //!   strategy's name);
-//! - `LOOKS..ALL_LOOKS`: ramps ([`ramp_look`]), for series that are steps
+//! - `LOOKS..MODEL_LOOK`: ramps ([`ramp_look`]), for series that are steps
 //!   of one ordered value (round trip, workers, load, servers): one hue,
-//!   light to dark, never a named colour.
+//!   light to dark, never a named colour;
+//! - [`MODEL_LOOK`]: a model's line (grey, short dashes);
+//! - then the neutral looks ([`neutral_look`]): near-black, a marker and
+//!   dash each, for a second parameter beside a ramp.
+//!
+//! A parameter (round trip, backoff, load) is drawn on a ramp or in the
+//! neutral looks, never in a palette colour: those say "a strategy".
 
 use std::sync::Once;
 
@@ -40,47 +46,47 @@ pub fn register_font() {
 }
 
 /// The series colours, chosen for colour-blind readers and for white paper
-/// (every one darker than CIELAB L* 76, none close to the published
-/// value's black). Their places:
+/// (none paler than CIELAB L* 72, none close to the published value's
+/// black or the greys). Their places:
 ///
-/// - 0..6: Okabe and Ito's palette ("Color Universal Design", 2008)
-///   without its yellow (too pale on white) and its black (the published
-///   value's colour): blue, vermillion, bluish green, reddish purple, sky
-///   blue, orange;
-/// - 6..12: six of Paul Tol's colours ("Colour schemes", SRON/EPS/TN/09-002):
-///   dark cyan, wine, olive, purple, red (bright), dark yellow;
+/// - 0..5: Okabe and Ito's palette ("Color Universal Design", 2008):
+///   blue, vermillion, bluish green, reddish purple, sky blue;
+/// - 5..12: gold, dark green, crimson, olive, indigo, lavender, brown:
+///   picked from the sRGB cube (steps of 17) to keep every pair of the
+///   twelve at least as far apart as Okabe-Ito's closest pair (blue and
+///   sky blue, CIEDE2000 22.3; Okabe-Ito's orange and yellow, Tol's red,
+///   wine and purple were at 15 to 22 from a colour beside them);
 /// - 12..14: two neutral greys;
-/// - 14..18 ([`SPARE_COLOURS`]): Tol's green (bright), dark red, yellow
-///   (bright) and indigo (last: it is nearest the ramp's dark blues), for
-///   series the caller does not name (and, in the analysis, strategies
-///   added from manifests).
+/// - 14..18 ([`SPARE_COLOURS`]): red, lime, violet and salmon, the colours
+///   farthest from the fourteen above, for series the caller does not
+///   name (and, in the analysis, strategies added from manifests).
 ///
 /// Colours 0..[`NAMED_COLOURS`] are the caller's to key by name: the
 /// analysis gives its twelve built-in strategies 0..12, one colour each,
-/// and GET and INCR the greys. Any two of the 18 differ by a CIEDE2000
-/// distance of at least 11 for normal vision (the closest: yellow and
-/// olive; Okabe-Ito's own closest pairs are at 22); no 12 colours stay
-/// that far apart for every colour-vision deficiency, so each colour also
-/// has its own marker ([`OWN_MARKER`]).
-const PALETTE: [RGBColor; COLOURS] = [
+/// and GET and INCR the greys. Any two of the twelve differ by a CIEDE2000
+/// distance of at least 22.3 for normal vision, any two of the 18 by 21.3,
+/// each is at least 21.6 from black and the greys (`colour_distance`'s
+/// tests); no 12 colours stay that far apart for every colour-vision
+/// deficiency, so each colour also has its own marker ([`OWN_MARKER`]).
+pub(crate) const PALETTE: [RGBColor; COLOURS] = [
     RGBColor(0, 114, 178),
     RGBColor(213, 94, 0),
     RGBColor(0, 158, 115),
     RGBColor(204, 121, 167),
     RGBColor(86, 180, 233),
-    RGBColor(230, 159, 0),
-    RGBColor(34, 85, 85),
-    RGBColor(136, 34, 85),
-    RGBColor(153, 153, 51),
-    RGBColor(170, 68, 153),
-    RGBColor(238, 102, 119),
-    RGBColor(102, 102, 51),
+    RGBColor(204, 170, 0),
+    RGBColor(0, 85, 34),
+    RGBColor(153, 0, 68),
+    RGBColor(119, 102, 0),
+    RGBColor(68, 34, 153),
+    RGBColor(153, 136, 255),
+    RGBColor(102, 51, 17),
     RGBColor(80, 80, 80),
     RGBColor(150, 150, 150),
-    RGBColor(34, 136, 51),
-    RGBColor(102, 51, 51),
-    RGBColor(204, 187, 68),
-    RGBColor(51, 34, 136),
+    RGBColor(255, 0, 68),
+    RGBColor(119, 187, 17),
+    RGBColor(187, 0, 238),
+    RGBColor(238, 153, 136),
 ];
 /// How many colours the palette looks cycle through: looks `i` and
 /// `i + COLOURS` share a colour (and differ in marker).
@@ -108,16 +114,17 @@ pub mod colour {
     pub const BLUE: usize = 0;
     pub const VERMILLION: usize = 1;
     pub const BLUISH_GREEN: usize = 2;
-    pub const ORANGE: usize = 5;
+    pub const GOLD: usize = 5;
     pub const GREY: usize = 12;
 }
 /// Each colour's own marker (its first look's): two colours that share a
-/// marker differ by a CIEDE2000 distance of at least 19 (25 among the
-/// named colours) for normal vision and for simulated protanopia,
-/// deuteranopia and tritanopia (Machado, Oliveira and Fernandes 2009,
-/// severity 1), so a colour-blind reader who cannot tell two colours
-/// apart can tell their markers apart.
-const OWN_MARKER: [usize; COLOURS] = [0, 1, 2, 3, 4, 5, 1, 3, 4, 2, 0, 5, 4, 1, 3, 0, 2, 5];
+/// marker differ by a CIEDE2000 distance of at least 25 for normal vision
+/// and for simulated protanopia, deuteranopia and tritanopia (Machado,
+/// Oliveira and Fernandes 2009, severity 1; `colour_distance`'s tests),
+/// so a colour-blind reader who cannot tell two colours apart can tell
+/// their markers apart.
+pub(crate) const OWN_MARKER: [usize; COLOURS] =
+    [2, 4, 1, 5, 0, 0, 5, 0, 2, 3, 3, 1, 4, 4, 3, 5, 1, 2];
 /// (dash, gap) in pixels; (0, 0) is solid.
 const DASHES: [(u32, u32); 3] = [(0, 0), (9, 5), (2, 4)];
 /// How many palette looks there are: look `i` has colour `i % COLOURS`
@@ -130,8 +137,17 @@ pub const LOOKS: usize = COLOURS * MARKERS;
 pub const SPARE_LOOKS: usize = SPARE_COLOURS * MARKERS;
 /// The longest ramp [`ramp_look`] draws with steps of their own colour.
 pub const RAMP_STEPS: usize = 12;
-/// Every look: the palette's, then the ramps' (one for each length 1..=12).
-pub const ALL_LOOKS: usize = LOOKS + RAMP_STEPS * (RAMP_STEPS + 1) / 2;
+/// The ramps' looks, after the palette's (one ramp for each length 1..=12).
+const RAMP_LOOKS: usize = RAMP_STEPS * (RAMP_STEPS + 1) / 2;
+/// The look of a model's line ([`MODEL_LOOK`]): the grey and dash of an
+/// expected value's reference line, so a model never reads as a strategy
+/// or as the published value (black, long dashes, a diamond at its end).
+pub const MODEL_LOOK: usize = LOOKS + RAMP_LOOKS;
+/// Every look: the palette's, the ramps', the model's, then the neutral
+/// looks ([`neutral_look`]).
+pub const ALL_LOOKS: usize = MODEL_LOOK + 1 + MARKERS;
+/// The colour of the neutral looks: near-black, no palette colour.
+const NEUTRAL: RGBColor = RGBColor(40, 40, 40);
 /// The ramp of ordered values: ColorBrewer's single-hue "Blues" (Harrower
 /// and Brewer 2003), its five darkest classes, light to dark (the lighter
 /// ones fade on white).
@@ -153,6 +169,22 @@ pub(crate) struct Look {
 /// Look `i`: a palette look below [`LOOKS`], a ramp's step above.
 pub(crate) fn look(i: usize) -> Look {
     let i = i % ALL_LOOKS;
+    if i == MODEL_LOOK {
+        let (color, dash, _) = ref_look(RefKind::Expected);
+        return Look {
+            color,
+            marker: marker::DIAMOND,
+            dash,
+        };
+    }
+    if i > MODEL_LOOK {
+        let k = i - MODEL_LOOK - 1;
+        return Look {
+            color: NEUTRAL,
+            marker: k,
+            dash: DASHES[k % DASHES.len()],
+        };
+    }
     if i >= LOOKS {
         return ramp(i - LOOKS);
     }
@@ -196,7 +228,23 @@ pub fn ramp_look(step: usize, of: usize) -> usize {
     LOOKS + of * (of - 1) / 2 + step.min(of - 1)
 }
 
+/// Neutral look `k` (0..6, taken modulo 6): near-black with marker `k`
+/// and its own dash, for the values of a second parameter in a figure whose
+/// first is on the ramp (the backoffs beside the round trips), never a
+/// palette colour.
+pub fn neutral_look(k: usize) -> usize {
+    MODEL_LOOK + 1 + k % MARKERS
+}
+
 impl crate::figure::Series {
+    /// The same series drawn as a model's line ([`MODEL_LOOK`]).
+    pub fn model(self) -> Self {
+        self.with_look(MODEL_LOOK)
+    }
+    /// The same series as value `k` of a second parameter ([`neutral_look`]).
+    pub fn neutral(self, k: usize) -> Self {
+        self.with_look(neutral_look(k))
+    }
     /// The same series as step `step` (0-based) of `of` ordered values (a
     /// round trip, a worker count): a look of a single-hue ramp, light to
     /// dark ([`ramp_look`]), instead of a palette colour.
@@ -263,13 +311,14 @@ pub fn look_name(i: usize) -> String {
 const FREE_ORDER: [usize; NAMED_COLOURS] = [1, 2, 3, 5, 7, 8, 9, 10, 11, 6, 4, 0, 12, 13];
 
 /// The drawn look of every series name of a figure, in first-seen order:
-/// a series with a fixed look keeps it; each other takes the first free
-/// look, in the order: the spare looks, then the named colours'
-/// ([`FREE_ORDER`], other markers first: looks below
-/// [`crate::figure::Figure::free_looks_from`], a name's own, come last),
-/// preferring a colour the figure does not draw yet (so a series that is
-/// no strategy is not drawn in the colour of a strategy beside it); only
-/// when every colour is drawn, another marker of one.
+/// a series with a fixed look keeps it; each other (a quantity, a model,
+/// a parameter: no strategy) takes the first free look of, in order, the
+/// spare colours and the neutral looks ([`neutral_look`]), preferring a
+/// colour the figure does not draw yet, then another marker of one; only
+/// past those 30 looks the named colours' ([`FREE_ORDER`], other markers
+/// first: looks below [`crate::figure::Figure::free_looks_from`], a
+/// name's own, come last), so a series that is no strategy is not drawn
+/// in a strategy's colour.
 pub(crate) fn resolve_looks(
     f: &crate::figure::Figure,
 ) -> Vec<(String, crate::figure::Draw, usize)> {
@@ -278,12 +327,14 @@ pub(crate) fn resolve_looks(
         .iter()
         .flat_map(|p| p.series.iter().filter_map(|s| s.look))
         .collect();
-    let spare: Vec<usize> = (0..SPARE_LOOKS).map(spare_look).collect();
+    let safe: Vec<usize> = (0..SPARE_LOOKS)
+        .map(spare_look)
+        .chain((0..MARKERS).map(neutral_look))
+        .collect();
     let named = (0..MARKERS).flat_map(|k| FREE_ORDER.iter().map(move |c| variant_look(*c, k)));
-    let order: Vec<usize> = spare
-        .iter()
-        .copied()
-        .chain(named.clone().filter(|i| *i >= f.free_looks_from))
+    let named: Vec<usize> = named
+        .clone()
+        .filter(|i| *i >= f.free_looks_from)
         .chain(named.filter(|i| *i < f.free_looks_from))
         .collect();
     let rgb = |i: usize| {
@@ -298,11 +349,18 @@ pub(crate) fn resolve_looks(
                 continue;
             }
             let i = s.look.unwrap_or_else(|| {
-                let new_colour = order
-                    .iter()
-                    .find(|i| !used.iter().any(|u| rgb(*u) == rgb(**i)));
-                let free = order.iter().find(|i| !used.contains(i));
-                new_colour.or(free).copied().unwrap_or(0)
+                let new_colour = |order: &[usize]| {
+                    order
+                        .iter()
+                        .find(|i| !used.iter().any(|u| rgb(*u) == rgb(**i)))
+                        .copied()
+                };
+                let free = |order: &[usize]| order.iter().find(|i| !used.contains(i)).copied();
+                new_colour(&safe)
+                    .or_else(|| free(&safe))
+                    .or_else(|| new_colour(&named))
+                    .or_else(|| free(&named))
+                    .unwrap_or(0)
             });
             used.push(i);
             out.push((s.name.clone(), s.draw, i));
@@ -375,7 +433,7 @@ mod tests {
         let all: Vec<usize> = (1..=RAMP_STEPS)
             .flat_map(|of| (0..of).map(move |s| ramp_look(s, of)))
             .collect();
-        assert!(all.iter().all(|i| (LOOKS..ALL_LOOKS).contains(i)));
+        assert!(all.iter().all(|i| (LOOKS..MODEL_LOOK).contains(i)));
         let mut d = all.clone();
         d.sort();
         d.dedup();
@@ -396,6 +454,21 @@ mod tests {
             look_name(look_with(colour::GREY, marker::PLUS)),
             "#505050 plus"
         );
+        // The model's and the neutral looks: no palette colour, each its own.
+        let palette: Vec<String> = (0..LOOKS).map(|i| look_name(i)[..7].to_string()).collect();
+        let others: Vec<String> = (0..MARKERS)
+            .map(neutral_look)
+            .chain([MODEL_LOOK])
+            .map(look_name)
+            .collect();
+        for n in &others {
+            assert!(!palette.contains(&n[..7].to_string()), "{n}");
+        }
+        let mut d = others.clone();
+        d.sort();
+        d.dedup();
+        assert_eq!(d.len(), others.len());
+        assert_eq!(look_name(MODEL_LOOK), "#6e6e6e diamond");
         // Spare looks: consecutive slots in other colours, never a named one.
         for j in 0..SPARE_LOOKS {
             assert!(spare_look(j) % COLOURS >= NAMED_COLOURS);

@@ -25,7 +25,7 @@ use hdrhistogram::Histogram;
 
 use crate::AnalysisCtx;
 use crate::experiments::rows::HistoryRow;
-use crate::figure::{Axis, Figure, Panel, WriteFigure};
+use crate::figure::{Axis, Draw, Figure, Panel, WriteFigure};
 use crate::latency::closed::span;
 use crate::latency::hist::{MergedLatency, nines_series, of_values, table};
 use limitbench_base::error::Result;
@@ -131,9 +131,14 @@ pub fn figure(ctx: &AnalysisCtx, experiments: &[&str]) -> Result<String> {
             )
             .label_ends();
             for (line, sent, intended, trials, g) in lines {
+                // From the send: a line without markers (the line's second
+                // look's dash), so the one marker a strategy shows is its
+                // own, as in every other figure.
+                let mut from_send = nines_series(format!("{line}, from send"), &sent);
+                from_send.draw = Draw::Line;
                 p = p
                     .series(nines_series(format!("{line}, from schedule"), &intended))
-                    .series(nines_series(format!("{line}, from send"), &sent));
+                    .series(from_send);
                 let id = format!("{exp} {line}/{cell}");
                 drawn.push(format!("{id} (p99 {g:.2}x)"));
                 for (how, h) in [("from schedule", intended), ("from send", sent)] {
@@ -148,7 +153,7 @@ pub fn figure(ctx: &AnalysisCtx, experiments: &[&str]) -> Result<String> {
     }
     let trials: Vec<usize> = kept.iter().map(|k| k.1.trials).collect();
     fig.caption = format!(
-        "Per-decision latency of open-loop senders against its percentile on a nines axis, one cell a panel, for each experiment that kept a per-decision history the {PANELS} cells where the schedule's correction is largest (p99 from the schedule over p99 from the send, at least {MIN_GAP}x; a closed-loop history, where each request leaves as the last reply returns, has none and is not drawn), in each the two lines (strategies or senders) with the largest: {}. Each line from the request's intended send time on the schedule to its reply (corrected for coordinated omission: the wait for a late send is counted, as a caller on that schedule saw it), and from the actual send (what a closed-loop harness records; the send is late when the sender or its pool of connections falls behind, as in a burst). Every decision of the cell's {} trials, from the per-decision history (`<experiment>-history.csv`: intended_us, sent_us, replied_us); errors left out. The last point of each line is the maximum.",
+        "Per-decision latency of open-loop senders against its percentile on a nines axis, one cell a panel, for each experiment that kept a per-decision history the {PANELS} cells where the schedule's correction is largest (p99 from the schedule over p99 from the send, at least {MIN_GAP}x; a closed-loop history, where each request leaves as the last reply returns, has none and is not drawn), in each the two lines (strategies or senders) with the largest: {}. Each line from the request's intended send time on the schedule to its reply (corrected for coordinated omission: the wait for a late send is counted, as a caller on that schedule saw it), and from the actual send (what a closed-loop harness records; the send is late when the sender or its pool of connections falls behind, as in a burst). Every decision of the cell's {} trials, from the per-decision history (`<experiment>-history.csv`: intended_us, sent_us, replied_us); errors left out. The last point of each line is the maximum; markers on the line from the schedule (each strategy's own), none on the line from the send.",
         drawn.join("; "),
         span(&trials)
     );

@@ -60,7 +60,7 @@ fn group_look(v: Verdict) -> usize {
         "pass" | "reproduced" => look_with(colour::BLUISH_GREEN, marker::CIRCLE),
         "pass-inferred" | "reproduced-with-assumption" => look_with(colour::BLUE, marker::TRIANGLE),
         "fail" | "not-reproduced" => look_with(colour::VERMILLION, marker::CROSS),
-        "inconclusive" => look_with(colour::ORANGE, marker::DIAMOND),
+        "inconclusive" => look_with(colour::GOLD, marker::DIAMOND),
         _ => look_with(colour::GREY, marker::PLUS),
     }
 }

@@ -75,6 +75,14 @@ pub struct Series {
     /// caller keeps for this series in every figure (the analysis keys one
     /// per strategy); None: the next look no fixed series of the figure uses.
     pub look: Option<usize>,
+    /// Join two consecutive points by the line only when their x differ
+    /// by at most this (data units): a line across a step the measured
+    /// grid does not have would show values nobody measured. None: join all.
+    pub join_within: Option<f64>,
+    /// Drawn this fraction of the x axis's width to the right (negative:
+    /// left), so a series whose points equal another's stays visible; the
+    /// CSV keeps the true x.
+    pub offset: f64,
 }
 
 impl Series {
@@ -83,12 +91,25 @@ impl Series {
         self.look = Some(look);
         self
     }
+    /// The line broken wherever consecutive x differ by more than `step`
+    /// ([`Series::join_within`]).
+    pub fn join_within(mut self, step: f64) -> Self {
+        self.join_within = Some(step);
+        self
+    }
+    /// The series drawn `fraction` of the x axis to the side ([`Series::offset`]).
+    pub fn offset(mut self, fraction: f64) -> Self {
+        self.offset = fraction;
+        self
+    }
     pub fn line(name: impl Into<String>, points: Vec<Pt>) -> Self {
         Series {
             name: name.into(),
             points,
             draw: Draw::LinePoints,
             look: None,
+            join_within: None,
+            offset: 0.0,
         }
     }
     pub fn points(name: impl Into<String>, points: Vec<Pt>) -> Self {
@@ -97,6 +118,8 @@ impl Series {
             points,
             draw: Draw::Points,
             look: None,
+            join_within: None,
+            offset: 0.0,
         }
     }
     pub fn plain(name: impl Into<String>, points: Vec<Pt>) -> Self {
@@ -105,6 +128,8 @@ impl Series {
             points,
             draw: Draw::Line,
             look: None,
+            join_within: None,
+            offset: 0.0,
         }
     }
 }

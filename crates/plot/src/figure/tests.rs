@@ -124,3 +124,41 @@ fn a_judged_value_is_written_with_its_interval_and_widens_the_axis_to_hold_it() 
         .unwrap_or_else(|| panic!("no judged row in {csv}"));
     assert_eq!(row, "p,judged,A0.1 judged: 9 [95%: 8..10],1,,9,8,10,,,");
 }
+
+/// The polylines drawn in `look`'s colour in the SVG of a one-panel figure
+/// of `s` (its stretches of line and its legend sample).
+fn lines_in_svg(s: Series) -> (usize, String) {
+    let d = tempfile::tempdir().unwrap();
+    let colour = crate::style::look_name(s.look.unwrap())[..7].to_uppercase();
+    let f = Figure::new("g", &[], "gaps", "c").panel(
+        Panel::new("p", Axis::new("x"), Axis::new("y"))
+            .series(s)
+            .series(Series::points("other", vec![Pt::new(0.0, 0.0)])),
+    );
+    f.write_to(d.path()).unwrap();
+    let svg = std::fs::read_to_string(d.path().join("g.svg")).unwrap();
+    let n = svg
+        .lines()
+        .filter(|l| l.contains("<polyline") && l.to_uppercase().contains(&colour))
+        .count();
+    (n, std::fs::read_to_string(d.path().join("g.csv")).unwrap())
+}
+
+#[test]
+fn a_line_breaks_where_the_measured_grid_has_no_step_and_an_offset_keeps_x() {
+    let pts = vec![
+        Pt::new(0.0, 1.0),
+        Pt::new(1.0, 2.0),
+        Pt::new(2.0, 3.0),
+        Pt::new(10.0, 4.0),
+        Pt::new(11.0, 5.0),
+    ];
+    let s = Series::line("s", pts).neutral(0);
+    let (joined, _) = lines_in_svg(s.clone());
+    let (broken, csv) = lines_in_svg(s.join_within(1.0).offset(0.01));
+    // One stretch more: 0..2 and 10..11 instead of 0..11.
+    assert!(joined >= 2, "{joined}");
+    assert_eq!(broken, joined + 1);
+    // The CSV keeps the true x of an offset series.
+    assert!(csv.lines().any(|l| l.starts_with("p,data,s,10,")), "{csv}");
+}

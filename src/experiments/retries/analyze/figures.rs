@@ -108,12 +108,12 @@ pub fn budgets(ctx: &AnalysisCtx, g: &Groups, limit: u64, md: &mut String) -> Re
     };
     let rtts: BTreeSet<i64> = g.watch.keys().map(|k| k.1).collect();
     let budgets: BTreeSet<u32> = g.watch.keys().map(|k| k.2).collect();
-    let backoffs: BTreeSet<String> = g.watch.keys().map(|k| k.0.backoff.clone()).collect();
+    let backoffs = backoffs(g);
     let mut fig = Figure::new(
         "a2_1-watch-admitted-vs-budget",
         &["A2.1"],
         format!("WATCH/MULTI: admitted of L={limit} vs retry budget, {WORKERS} workers, per added round trip and backoff"),
-        "Admitted per trial, mean with min-max whiskers over {n} per point; markers only, not joined: nothing was measured between the budgets drawn; the backoffs other than fixed-0 ran at budget 10 only, where two that admit the same share a place (distinct markers; the numbers drawn list each); the other unstated details at their defaults (retries only, all at once, no UNWATCH, no jitter); the lockstep model line, computed at every budget: one admission per wave of attempts.",
+        "Admitted per trial, mean with min-max whiskers over {n} per point; markers only, not joined: nothing was measured between the budgets drawn; the backoffs other than fixed-0 ran at budget 10 only, where two that admit the same share a place (distinct markers; the numbers drawn list each); the backoffs on one blue ramp, light to dark (a parameter, not a strategy: every series is WATCH/MULTI); the other unstated details at their defaults (retries only, all at once, no UNWATCH, no jitter); grey dashes: the lockstep model, computed at every budget: one admission per wave of attempts.",
     )
     .columns(1);
     // The model at every budget up to the largest measured (each integer
@@ -144,16 +144,23 @@ pub fn budgets(ctx: &AnalysisCtx, g: &Groups, limit: u64, md: &mut String) -> Re
             // Markers only: a line would claim values between budgets
             // that were not measured (10 to 100 is one decade).
             if !pts.is_empty() {
-                p = p.series(Series::points(backoff_series(bo, &d.backoff), pts));
+                p = p.series(backoff_look(
+                    Series::points(backoff_series(bo, &d.backoff), pts),
+                    &backoffs,
+                    bo,
+                ));
             }
         }
-        p = p.series(Series::plain(
-            "lockstep model",
-            model_at
-                .iter()
-                .map(|b| Pt::new(*b as f64, lockstep_admitted(WORKERS, limit, b + 1) as f64))
-                .collect(),
-        ));
+        p = p.series(
+            Series::plain(
+                "lockstep model",
+                model_at
+                    .iter()
+                    .map(|b| Pt::new(*b as f64, lockstep_admitted(WORKERS, limit, b + 1) as f64))
+                    .collect(),
+            )
+            .model(),
+        );
         if Some(*rtt) == longest(g)
             && let Some(c) = ctx.claim("A2.1")
         {
@@ -254,6 +261,13 @@ pub fn a2_1_settings(ctx: &AnalysisCtx, g: &Groups, limit: u64, md: &mut String)
     }
     if !joint.is_empty() {
         let xs: BTreeSet<i64> = joint.values().flatten().map(|(x, _)| *x as i64).collect();
+        // The arrival grid's step: a line joins only spreads that close.
+        let spreads: Vec<f64> = at
+            .iter()
+            .filter_map(|(k, _)| spread_ms(&k.arrival))
+            .collect();
+        let step = grid_step(&spreads);
+        let all_backoffs = backoffs(g);
         let mut p = Panel::new(
             "arrival and backoff changed together",
             Axis::new("L requests spread uniformly over (ms)")
@@ -272,10 +286,14 @@ pub fn a2_1_settings(ctx: &AnalysisCtx, g: &Groups, limit: u64, md: &mut String)
         ));
         for (bo, mut pts) in joint {
             pts.sort_by(|a, b| a.0.partial_cmp(&b.0).unwrap());
-            p = p.series(Series::line(
+            let mut s = Series::line(
                 backoff_series(&bo, &d.backoff),
                 pts.iter().map(|(x, v)| ci_pt(*x, v)).collect(),
-            ));
+            );
+            if let Some(step) = step {
+                s = s.join_within(step);
+            }
+            p = p.series(backoff_look(s, &all_backoffs, &bo));
         }
         if let Some(c) = ctx.claim("A2.1") {
             p = p.reference(Reference::published(c, 0));
@@ -291,7 +309,7 @@ pub fn a2_1_settings(ctx: &AnalysisCtx, g: &Groups, limit: u64, md: &mut String)
         SETTINGS_FIGURE,
         &["A2.1"],
         format!("WATCH/MULTI at budget {A2_1_BUDGET}, {} round trip, {WORKERS} workers: admitted per value of each unstated detail", ms(rtt)),
-        format!("Admitted per trial, mean with the judged 95% interval of the mean (a confidence sequence) over {} trials per point; each panel changes one detail from the default (fixed-0 backoff, retries only, all at once, WATCH+GET+MULTI/EXEC, no jitter), the last arrival and backoff together; full jitter: uniform in [0, min(100 ms, base x 2^(retry-1))]; spread: L arrivals uniform over that time; UNWATCH: after each abort.", if fewest == trials { format!("n = {trials}") } else { format!("n = {fewest} to {trials}") }),
+        format!("Admitted per trial, mean with the judged 95% interval of the mean (a confidence sequence) over {} trials per point; each panel changes one detail from the default (fixed-0 backoff, retries only, all at once, WATCH+GET+MULTI/EXEC, no jitter), the last arrival and backoff together (backoffs on one blue ramp, set slightly apart; a line joins only neighbouring spreads of the arrival grid: nothing was measured between 100 and 750 ms); full jitter: uniform in [0, min(100 ms, base x 2^(retry-1))]; spread: L arrivals uniform over that time; UNWATCH: after each abort.", if fewest == trials { format!("n = {trials}") } else { format!("n = {fewest} to {trials}") }),
     )
     .columns(2);
     fig.panels = panels;
@@ -305,15 +323,47 @@ fn default_anchor(a: Anchor, d: &Details) -> Anchor {
     d.pairs().iter().fold(a, |a, (k, v)| a.at(k, v))
 }
 
-/// A backoff's series: the default named as WATCH/MULTI's, so it is drawn in
-/// watch-multi's colour as in the other figures; the other backoffs take
-/// the free looks (other colours).
+/// A backoff's series (every series of these figures is WATCH/MULTI: the
+/// backoff is a parameter, drawn on a ramp by [`backoff_look`]).
 fn backoff_series(backoff: &str, default: &str) -> String {
     if backoff == default {
-        format!("WATCH/MULTI, backoff {backoff} (default)")
+        format!("backoff {backoff} (default)")
     } else {
         format!("backoff {backoff}")
     }
+}
+
+/// Every backoff measured, in the order of their ramp: fixed before full
+/// jitter, then by base (`fixed-0`, `fixed-1ms`, `fixed-10ms`,
+/// `full-jitter-1ms`, `full-jitter-10ms`).
+pub(super) fn backoffs(g: &Groups) -> Vec<String> {
+    let mut out: Vec<String> = g
+        .watch
+        .keys()
+        .map(|k| k.0.backoff.clone())
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    out.sort_by(|a, b| natural(a).partial_cmp(&natural(b)).unwrap());
+    out
+}
+
+/// `s` drawn as backoff `bo`'s step of the ramp over `all` backoffs: the
+/// same look in every A2.1 figure.
+fn backoff_look(s: Series, all: &[String], bo: &str) -> Series {
+    let step = all.iter().position(|b| b == bo).unwrap_or(0);
+    s.ramp(step, all.len())
+}
+
+/// The smallest step between the distinct values of `xs` (a measured
+/// grid), None with fewer than two.
+pub(super) fn grid_step(xs: &[f64]) -> Option<f64> {
+    let mut v: Vec<f64> = xs.iter().copied().filter(|x| x.is_finite()).collect();
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    v.dedup();
+    v.windows(2)
+        .map(|w| w[1] - w[0])
+        .fold(None, |m: Option<f64>, d| Some(m.map_or(d, |m| m.min(d))))
 }
 
 /// A2.1 against the proxy's per-packet jitter, a series per backoff.
@@ -353,6 +403,7 @@ pub fn a2_1_jitter(ctx: &AnalysisCtx, g: &Groups, limit: u64, md: &mut String) -
         a2_1_bound(limit) as f64,
     ));
     // Only the backoffs swept over jitter (the others are in the settings figure).
+    let all_backoffs = backoffs(g);
     let mut anchors = Vec::new();
     for (bo, mut pts) in by.into_iter().filter(|(_, p)| p.len() > 1) {
         pts.sort_by(|a, b| a.x.partial_cmp(&b.x).unwrap());
@@ -364,7 +415,11 @@ pub fn a2_1_jitter(ctx: &AnalysisCtx, g: &Groups, limit: u64, md: &mut String) -
                 &d,
             ));
         }
-        p = p.series(Series::line(backoff_series(&bo, &d.backoff), pts));
+        p = p.series(backoff_look(
+            Series::line(backoff_series(&bo, &d.backoff), pts),
+            &all_backoffs,
+            &bo,
+        ));
     }
     if let Some(c) = ctx.claim("A2.1") {
         p = p.reference(Reference::published(c, 0));

@@ -424,7 +424,9 @@ pub fn figure_a4_1(
             .then(n(&a.1).total_cmp(&n(&b.1)))
     });
     run_cap.dedup();
-    for (run, cap) in run_cap {
+    // Run length and capacity, a second parameter beside the left panel's
+    // loads: the neutral near-black looks, a marker and dash each.
+    for (k, (run, cap)) in run_cap.into_iter().enumerate() {
         let name = format!("{run} s runs, capacity {cap} s");
         let pts: Vec<Pt> = m
             .iter()
@@ -434,7 +436,7 @@ pub fn figure_a4_1(
                 pt(n(&k[0]), v)
             })
             .collect();
-        right = right.series(Series::line(name, by_x(pts)));
+        right = right.series(Series::line(name, by_x(pts)).neutral(k));
     }
     if let Some(r) = published {
         left = left.reference(r.clone());

@@ -147,13 +147,16 @@ pub fn poisson_model(ctx: &AnalysisCtx, o: &OpenRows) -> Result<String> {
             MEASURED,
             vec![ci_pt(rate, &ratios(&rs(rate)))],
         ))
-        .series(Series::plain(
-            "exact Poisson model, precise sender",
-            (0..=20)
-                .map(|k| rate * 1.6f64.powf(k as f64 / 10.0 - 1.0))
-                .map(|r| Pt::new(r, model::expected_ratio(limit, r, 0.0)))
-                .collect(),
-        ));
+        .series(
+            Series::plain(
+                "exact Poisson model, precise sender",
+                (0..=20)
+                    .map(|k| rate * 1.6f64.powf(k as f64 / 10.0 - 1.0))
+                    .map(|r| Pt::new(r, model::expected_ratio(limit, r, 0.0)))
+                    .collect(),
+            )
+            .model(),
+        );
         for (name, redis) in [
             ("implied by the fill period's same-ms share of sends", false),
             (
@@ -193,12 +196,17 @@ pub fn poisson_model(ctx: &AnalysisCtx, o: &OpenRows) -> Result<String> {
         Axis::new("share in the previous one's millisecond (%)").range(0.0, 100.0),
     )
     .dodge();
-    b = b.series(Series::plain(
-        "Poisson model",
-        fine.iter()
-            .map(|r| Pt::new(*r, model::expected_share(*r, 0.0) * 100.0))
-            .collect(),
-    ));
+    // The same model as the ratio panels' line (one legend entry, the
+    // model grey): its same-millisecond share.
+    b = b.series(
+        Series::plain(
+            "exact Poisson model, precise sender",
+            fine.iter()
+                .map(|r| Pt::new(*r, model::expected_share(*r, 0.0) * 100.0))
+                .collect(),
+        )
+        .model(),
+    );
     let shares: [(&str, fn(&Row) -> Option<f64>); 3] = [
         ("sends, whole trial", |r| r.send_same_ms_share),
         ("sends, fill period", |r| fill_share(r, false)),
@@ -396,14 +404,17 @@ pub fn sender_sweep(ctx: &AnalysisCtx, o: &OpenRows) -> Result<String> {
                 }
             },
         );
-        p = p.series(Series::points(
-            "exact Poisson model",
-            ticks
-                .iter()
-                .enumerate()
-                .map(|(k, t)| Pt::new(k as f64, model::expected_ratio(limit, rate, *t)))
-                .collect(),
-        ));
+        p = p.series(
+            Series::points(
+                "exact Poisson model",
+                ticks
+                    .iter()
+                    .enumerate()
+                    .map(|(k, t)| Pt::new(k as f64, model::expected_ratio(limit, rate, *t)))
+                    .collect(),
+            )
+            .model(),
+        );
         if let Some(c) = ctx.claim("B5.1") {
             p = p.reference(Reference::published(c, i).labelled(published_label(c)));
         }
