@@ -20,7 +20,8 @@ pub use judge::{
     outcome_with, swept_range, value_passes, verdict,
 };
 pub use measured::{
-    Alternative, BandValue, Explanation, Measured, Setting, setting_text, trials_in, value_text, values_of,
+    Alternative, BandValue, Explanation, Measured, Setting, setting_text, trials_in, value_text,
+    values_of,
 };
 pub use region::pass_region;
 pub use table::{interval_text, reproduced, short, sweep_text, write_csv};
