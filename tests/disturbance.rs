@@ -95,6 +95,7 @@ fn run(dir: &Path, disturbed: &str) {
                     beside_lanes_cpu_cores: Some(0.0),
                     other_cpu_bound: Some(0.3),
                     disturbed: if hit { disturbed.into() } else { String::new() },
+                    steal_cores: Some(0.0),
                 });
             }
         }

@@ -298,7 +298,11 @@ impl Disturbances {
                 };
                 let x = j.spec.experiment.as_str();
                 if (m.rests_on.is_empty() && x == e) || on(x, &m.rests_on) {
-                    t.main.push(j.spec.id.clone());
+                    if j.spec.disturbance.as_deref() == Some("still-valid") {
+                        t.counted.push(j.spec.id.clone());
+                    } else {
+                        t.main.push(j.spec.id.clone());
+                    }
                 } else if m.sweep.iter().any(|a| on(x, &a.rests_on)) {
                     t.swept.push(j.spec.id.clone());
                 }
@@ -317,6 +321,10 @@ pub struct Touched {
     pub trials: String,
     pub main: Vec<String>,
     pub swept: Vec<String>,
+    /// Claims resting on it that count disturbed trials (claims.toml
+    /// `disturbance = "still-valid"`: their basis says why a disturbance
+    /// cannot make them pass), so they stay judged.
+    pub counted: Vec<String>,
 }
 
 /// The report's opening lines on disturbance: a run started on a busy
@@ -345,9 +353,11 @@ pub fn summary_text(manifest: &serde_json::Value, d: &Disturbances, rows: &[Judg
     let trials: usize = d.cells.values().map(|c| c.disturbed.len()).sum();
     let mut main: BTreeSet<&str> = BTreeSet::new();
     let mut swept: BTreeSet<&str> = BTreeSet::new();
+    let mut counted: BTreeSet<&str> = BTreeSet::new();
     for t in &touched {
         main.extend(t.main.iter().map(String::as_str));
         swept.extend(t.swept.iter().map(String::as_str));
+        counted.extend(t.counted.iter().map(String::as_str));
     }
     let swept: Vec<&str> = swept.difference(&main).copied().collect();
     let mut per_exp: BTreeMap<&str, Vec<String>> = BTreeMap::new();
@@ -374,6 +384,12 @@ pub fn summary_text(manifest: &serde_json::Value, d: &Disturbances, rows: &[Judg
             )
         }
     );
+    if !counted.is_empty() {
+        out += &format!(
+            "{} rest on them too and stay judged: each counts its disturbed trials (a safety property whose violation a late schedule can neither create nor hide: its `disturbance_basis` in claims.toml). ",
+            counted.iter().copied().collect::<Vec<_>>().join(", ")
+        );
+    }
     let cells: Vec<String> = per_exp
         .iter()
         .map(|(e, cs)| {
