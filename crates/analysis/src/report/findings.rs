@@ -28,7 +28,7 @@ pub const MAX_LINES: usize = 12;
 
 /// The most characters of a table cell's text before it is cut and linked
 /// (the cause column's: the others take [`NUMBER_MAX`] and [`SETTING_MAX`]).
-pub const CELL_MAX: usize = 120;
+pub const CELL_MAX: usize = 140;
 
 /// The most characters of the published and ours cells.
 const NUMBER_MAX: usize = 48;
@@ -176,7 +176,17 @@ fn class(j: &Judged, manifest: &serde_json::Value) -> (String, String) {
         Verdict::NotRun => plain("not measured at this size"),
         Verdict::ReproducedWithAssumption => {
             let reading = j.spec.reading.as_deref().unwrap_or("\u{0}");
-            if j.assumption.contains(reading) {
+            // The judge's own interval rules (every trial read one value,
+            // taken as known to 1%; a claim's stated interval assumption)
+            // ride on the verdict as a reading, but are the harness's, not
+            // a reading of the study.
+            let judges = m
+                .and_then(|m| m.interval_assumption.as_deref())
+                .is_some_and(|a| j.assumption.contains(a))
+                || j.assumption.contains("every trial read one value");
+            if judges {
+                plain("the judge's interval rule (no spread between trials), not the study")
+            } else if j.assumption.contains(reading) {
                 plain("a reading the study leaves open")
             } else if j.assumption.contains('=') {
                 plain("a detail the study does not state")
@@ -196,13 +206,13 @@ fn class(j: &Judged, manifest: &serde_json::Value) -> (String, String) {
         }
         _ => {
             let invalid = m.map(|m| m.invalid.clone()).unwrap_or_default();
-            if invalid
-                .iter()
-                .any(|w| w.starts_with(crate::disturbance::DISTURBED))
-            {
-                plain("disturbed cells")
-            } else if let Some(w) = invalid.first() {
+            let disturbed = |w: &&String| w.starts_with(crate::disturbance::DISTURBED);
+            // An invalid measurement first (the summary draws no mark for
+            // it), then disturbed cells.
+            if let Some(w) = invalid.iter().find(|w| !disturbed(w)) {
                 ("invalid measurement".into(), first_clause(w))
+            } else if invalid.iter().any(|w| disturbed(&w)) {
+                plain("disturbed cells")
             } else if m.is_some_and(|m| m.sessions_disagree) {
                 plain("measuring sessions disagree")
             } else if stopped_by_budget(manifest, &j.spec.id)
@@ -214,7 +224,7 @@ fn class(j: &Judged, manifest: &serde_json::Value) -> (String, String) {
             {
                 plain("stopped at the run's trial cap")
             } else if j.borderline && m.is_some_and(|m| m.sessions_apart) {
-                plain("interval across the band's edge (the hull of agreeing sessions)")
+                plain("interval across the band's edge (sessions kept apart)")
             } else if j.borderline {
                 plain("interval across the band's edge")
             } else if let Some(u) = m.and_then(|m| m.undecided.first()) {
@@ -280,20 +290,29 @@ fn ours_cell(j: &Judged) -> String {
     }
 }
 
-/// The cause cell: the computed explanation where the claim's analysis
-/// sets one, else the verdict's class (with its particulars) and the
-/// claim's static `cause` from claims.toml.
+/// The cause cell: the verdict's class (with its particulars: why the
+/// data do not decide, which condition fails), then the computed
+/// explanation where the claim's analysis sets one, else the claim's
+/// static `cause` from claims.toml. The class comes first, so an
+/// explanation never reads as the verdict (B4.2's "no stall" beside its
+/// invalid measurement).
 fn cause(j: &Judged, manifest: &serde_json::Value) -> String {
-    if let Some(e) = j.measured.as_ref().and_then(|m| m.explanation.as_ref()) {
-        return e.cause.clone();
-    }
     let (class, reason) = class(j, manifest);
     let mut out = if reason.is_empty() {
         class
     } else {
         format!("{class} ({reason})")
     };
-    if let Some(c) = j.spec.cause.as_deref().filter(|c| !c.is_empty()) {
+    let computed = j.measured.as_ref().and_then(|m| m.explanation.as_ref());
+    // The static cause says why ours lies away from the published value:
+    // beside an interval across the band's edge it would explain a
+    // difference the data do not show (B5.1's Poisson model).
+    let stated = j.spec.cause.as_deref().filter(|_| !j.borderline);
+    let why = computed
+        .map(|e| e.cause.as_str())
+        .or(stated)
+        .filter(|c| !c.is_empty());
+    if let Some(c) = why {
         out += &format!("; {c}");
     }
     out

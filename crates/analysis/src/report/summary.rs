@@ -119,7 +119,8 @@ fn decisive(j: &Judged, values: &[f64], intervals: &[(f64, f64)]) -> usize {
 
 /// The first of `texts` that fits the figure's cause column whole.
 fn first_fitting(texts: Vec<String>) -> String {
-    let room = (COLUMNS.cause.1 - COLUMNS.cause.0) as f64;
+    // Two lines of the cause column (the forest wraps a cause).
+    let room = 2.0 * (COLUMNS.cause.1 - COLUMNS.cause.0) as f64;
     texts
         .iter()
         .find(|t| text_width(t, ROW_TEXT) <= room)
@@ -230,6 +231,9 @@ pub fn invalid_reason(m: &Measured) -> Option<&str> {
 /// interval across the band's edge (borderline), else the first condition
 /// the data leave undecided.
 fn undecided_cause(j: &Judged, m: &Measured) -> String {
+    // In the Findings' order (report/findings.rs `class`): an invalid
+    // measurement first (its row has no mark), then disturbed cells,
+    // then sessions that disagree.
     if let Some(reason) = invalid_reason(m) {
         return format!("invalid: {reason}");
     }
@@ -240,6 +244,9 @@ fn undecided_cause(j: &Judged, m: &Measured) -> String {
             Ok(k) => format!("disturbed: {k} trial(s) kept"),
             Err(_) => "disturbed trials".into(),
         };
+    }
+    if m.sessions_disagree {
+        return "measuring sessions disagree".into();
     }
     if let Some(n) = m.trial_count().filter(|n| *n < MIN_TRIALS) {
         return format!("too few trials: n={n} <{MIN_TRIALS}");
