@@ -279,8 +279,8 @@ pub(super) fn ratios(ctx: &AnalysisCtx, v: &Variants) -> Result<String> {
         if let Some((gap, runs)) = super::b61::loss_gap(v) {
             let t = super::b61::B61_LOSS_TOLERANCE_POINTS;
             let g = token_bucket_panel(
-                "B6.1 (judged): loss measured - predicted",
-                "measured - predicted loss (points of %)",
+                "B6.1 (judged): loss, measured - predicted",
+                "loss gap (points of %)",
                 gap,
                 &runs,
             )
