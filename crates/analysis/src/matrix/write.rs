@@ -113,7 +113,22 @@ pub fn write_matrix(
     md += "The expectation of each claim is the study's, on the study's server (Redis 7.0); on another server a cell says whether the finding holds there (the same verdict) and, where not, what the server does instead. A cell differs when its verdict does, or its point value lies on the other side of the claim's fixed tolerance than on Redis 7.0 (what a claim with too few trials for a verdict still shows). Where the matrix ran Redis 7.0 twice (`redis-7.0-rerun`, another seed), a difference counts only if the rerun kept Redis 7.0's verdict and the other server's value lies further from Redis 7.0's than the rerun's; bold marks the differences that count (all of them without a rerun).\n\n";
     md += &servers_table(run_dir, columns);
     md += "\n## At a glance\n\nThe verdict and the judged value per server (the change against the study's server in brackets); bold: the verdict differs from the study server's and survives the rerun; \"(as a rerun moves)\": it differs no more than Redis 7.0 from itself.\n\n";
-    md += &compact_table(&rows, &servers, &identities);
+    // As in the heatmap: the claims outside the tally say nothing of a
+    // server (the full table keeps them).
+    let tallied: Vec<MatrixRow> = rows
+        .iter()
+        .filter(|r| !apart.contains(&r.id))
+        .cloned()
+        .collect();
+    md += &compact_table(&tallied, &servers, &identities);
+    if !apart.is_empty() {
+        let _ = writeln!(
+            md,
+            "
+Not in this table: {} (the study's own description or the harness's policy, outside the tally: a partial battery says nothing of them; the full table has them).",
+            apart.join(", ")
+        );
+    }
     md += "\n## In full\n\n";
     md += &claims_table(&rows, &servers, &identities);
     let _ = writeln!(

@@ -255,7 +255,7 @@ pub fn figure_a4_2(ctx: &AnalysisCtx, rows: &[Row], ideal: &[f64]) -> Result<Str
         "a4_2-sweep-capacity-servers-offsets",
         &["A4.2"],
         "caller-clock bucket near the limit at ±1 s skew: % of ideal by capacity, servers, offsets",
-        "Admitted / what an ideal bucket admits of the same send times, %, mean per setting with min-max whiskers over its trials ({n} per point: too few for an interval); x: bucket capacity / refill rate (s), log scale; a panel names its server counts when not all ran with that offset draw.",
+        "Admitted / what an ideal bucket admits of the same send times, %, mean per setting with min-max whiskers over its trials ({n} per point; the ring's interval is the judge's 95% confidence sequence at the judged setting); x: bucket capacity / refill rate (s), log scale; a panel names its server counts when not all ran with that offset draw.",
     )
     .columns(draws.len().max(1));
     // A4.2's judged value, ringed at its setting.
