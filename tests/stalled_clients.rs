@@ -14,9 +14,13 @@ use common::limitbench;
 
 type Rows = Vec<HashMap<String, String>>;
 
+/// A table of the run, plain or compressed (a table of 256 KiB or more is
+/// compressed at the run's end: a slower machine sends more PINGs).
 fn read(run: &Path, name: &str) -> Rows {
-    let path = run.join(name);
-    let mut r = csv::Reader::from_path(&path).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let path = limitbench_base::files::find_table(run, name)
+        .unwrap_or_else(|| panic!("{name}: neither plain nor compressed in {}", run.display()));
+    let bytes = limitbench_base::files::read_maybe_compressed(&path).unwrap();
+    let mut r = csv::Reader::from_reader(bytes.as_slice());
     let headers = r.headers().unwrap().clone();
     r.records()
         .map(|rec| {
@@ -170,8 +174,10 @@ fn a_smoke_run_records_every_ping_and_every_scheduled_send() {
     // A copy without the new tables, as runs before them are.
     let old = dir.path().join("old");
     common::copy_dir(&run_dir, &old);
-    std::fs::remove_file(old.join("stalls-pings.csv")).unwrap();
-    std::fs::remove_file(old.join("fail-open-history.csv")).unwrap();
+    for name in ["stalls-pings.csv", "fail-open-history.csv"] {
+        let table = limitbench_base::files::find_table(&old, name).unwrap();
+        std::fs::remove_file(table).unwrap();
+    }
     check_figures(&run_dir);
     check_without_the_new_tables(&old);
 }
