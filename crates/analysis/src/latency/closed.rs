@@ -10,8 +10,8 @@
 use std::collections::BTreeMap;
 
 use crate::AnalysisCtx;
-use crate::figure::{Axis, Figure, Panel, WriteFigure};
-use crate::latency::hist::{MergedLatency, key_words, merge_by, nines_series, table};
+use crate::figure::{Axis, Figure, Panel};
+use crate::latency::hist::{MergedLatency, figure_with_table, key_words, merge_by, nines_series};
 use crate::rows::LatencyRow;
 use limitbench_base::error::Result;
 
@@ -219,10 +219,7 @@ pub fn concurrency(ctx: &AnalysisCtx, rows: &[LatencyRow]) -> Result<String> {
         span(&trials),
         MAX_LINES
     );
-    let mut md = fig.write(ctx)?;
-    md += &table(&rows_md);
-    md += "\n";
-    Ok(md)
+    figure_with_table(ctx, &fig, &rows_md)
 }
 
 /// `a` or `a to b`.
@@ -313,10 +310,7 @@ pub fn cost(ctx: &AnalysisCtx, rows: &[LatencyRow]) -> Result<String> {
         "Per-decision latency (send to reply) in the cost experiment's runs, each a cell of its own at the same saturating closed-loop load on loopback (the CPU measurement, where latency is a by-product), against its percentile on a nines axis; HdrHistograms merged over each run's {} trials; the last point of each line is the maximum. Closed loop, so tails are lower bounds (coordinated omission); the token bucket's EVALSHA line is repeated beside its other calls. At most {MAX_LINES} lines a panel.",
         span(&trials)
     );
-    let mut md = fig.write(ctx)?;
-    md += &table(&rows_md);
-    md += "\n";
-    Ok(md)
+    figure_with_table(ctx, &fig, &rows_md)
 }
 
 #[cfg(test)]

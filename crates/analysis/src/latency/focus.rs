@@ -16,9 +16,9 @@ use std::collections::BTreeMap;
 use crate::AnalysisCtx;
 use crate::experiments::fail_open::rows::SummaryRow;
 use crate::experiments::rows::HistoryRow;
-use crate::figure::{Axis, Figure, Panel, Reference, WriteFigure};
+use crate::figure::{Axis, Figure, Panel, Reference};
 use crate::latency::closed::{MAX_LINES, span};
-use crate::latency::hist::{MergedLatency, merge_by, nines_series, table};
+use crate::latency::hist::{MergedLatency, figure_with_table, merge_by, nines_series};
 use crate::latency::open_loop::from_send_and_schedule;
 use crate::rows::LatencyRow;
 use limitbench_base::error::Result;
@@ -145,10 +145,7 @@ pub fn watch_vs_lua(ctx: &AnalysisCtx, rows: &[LatencyRow]) -> Result<String> {
         },
         span(&trials)
     );
-    let mut md = fig.write(ctx)?;
-    md += &table(&rows_md);
-    md += "\n";
-    Ok(md)
+    figure_with_table(ctx, &fig, &rows_md)
 }
 
 /// The fail-open experiment's decisions against the policy's deadline.
@@ -266,10 +263,7 @@ pub fn fail_open(
         caption,
     )
     .panel(p);
-    let mut md = fig.write(ctx)?;
-    md += &table(&rows_md);
-    md += "\n";
-    Ok(md)
+    figure_with_table(ctx, &fig, &rows_md)
 }
 
 #[cfg(test)]

@@ -7,7 +7,8 @@ use std::collections::BTreeMap;
 
 use hdrhistogram::Histogram;
 
-use crate::figure::{Pt, Series};
+use crate::AnalysisCtx;
+use crate::figure::{Pt, Series, WriteFigure};
 use crate::rows::LatencyRow;
 use crate::table::md_table;
 use limitbench_base::error::{Error, Result};
@@ -136,6 +137,19 @@ pub fn nines_series(name: impl Into<String>, h: &Histogram<u64>) -> Series {
 
 /// A markdown table of merged histograms, one row per (label, histogram):
 /// trials, decisions and the percentiles in ms.
+/// A latency figure written, then the table of the lines it draws (each
+/// line's percentiles), as every latency figure of the report shows them.
+pub fn figure_with_table(
+    ctx: &AnalysisCtx,
+    fig: &impl WriteFigure,
+    rows: &[(String, &MergedLatency)],
+) -> Result<String> {
+    let mut md = fig.write(ctx)?;
+    md += &table(rows);
+    md += "\n";
+    Ok(md)
+}
+
 pub fn table(rows: &[(String, &MergedLatency)]) -> String {
     let ms = |us: u64| format!("{:.2}", us as f64 / 1000.0);
     let body: Vec<Vec<String>> = rows

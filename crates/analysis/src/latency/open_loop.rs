@@ -25,9 +25,9 @@ use hdrhistogram::Histogram;
 
 use crate::AnalysisCtx;
 use crate::experiments::rows::HistoryRow;
-use crate::figure::{Axis, Draw, Figure, Panel, WriteFigure};
+use crate::figure::{Axis, Draw, Figure, Panel};
 use crate::latency::closed::span;
-use crate::latency::hist::{MergedLatency, nines_series, of_values, table};
+use crate::latency::hist::{MergedLatency, figure_with_table, nines_series, of_values};
 use limitbench_base::error::Result;
 
 /// Panels per experiment.
@@ -157,11 +157,8 @@ pub fn figure(ctx: &AnalysisCtx, experiments: &[&str]) -> Result<String> {
         drawn.join("; "),
         span(&trials)
     );
-    let mut md = fig.write(ctx)?;
     let rows: Vec<(String, &MergedLatency)> = kept.iter().map(|(n, m)| (n.clone(), m)).collect();
-    md += &table(&rows);
-    md += "\n";
-    Ok(md)
+    figure_with_table(ctx, &fig, &rows)
 }
 
 #[cfg(test)]

@@ -15,9 +15,9 @@ use std::collections::BTreeMap;
 
 use crate::AnalysisCtx;
 use crate::experiments::stalls::rows::{PingRow, StallRow};
-use crate::figure::{Axis, Figure, Panel, WriteFigure};
+use crate::figure::{Axis, Figure, Panel};
 use crate::latency::closed::span;
-use crate::latency::hist::{MergedLatency, nines_series, of_values, table};
+use crate::latency::hist::{MergedLatency, figure_with_table, nines_series, of_values};
 use limitbench_base::error::Result;
 use limitbench_plot::style::{colour, ramp_look, variant_look};
 
@@ -171,11 +171,8 @@ pub fn figure(ctx: &AnalysisCtx) -> Result<String> {
         "Round trip of every PING the stalls experiment's probe sent (its own connection and thread, PINGs back to back) against its percentile on a nines axis, per event: the PINGs in flight at some moment of the trim or the expiry (`during`: the ones whose worst is `probe_worst_ms`, what B4.2 is judged on) against those before and after it (`outside`: the probe's own noise on an idle Redis). From `stalls-pings.csv`, {} measurements a line. The probe is closed loop (the next PING leaves when the last reply came back), so a stall of T ms is one sample of about T ms, not T ms of held-up clients: the high percentiles of `during` are the stall, the rest the PINGs around it. The last point of each line is the maximum. `bio`: where Redis's background threads (the lazy-free one among them) ran.",
         span(&trials)
     );
-    let mut md = fig.write(ctx)?;
     let rows: Vec<(String, &MergedLatency)> = kept.iter().map(|(n, m)| (n.clone(), m)).collect();
-    md += &table(&rows);
-    md += "\n";
-    Ok(md)
+    figure_with_table(ctx, &fig, &rows)
 }
 
 #[cfg(test)]
