@@ -135,8 +135,6 @@ pub fn nines_series(name: impl Into<String>, h: &Histogram<u64>) -> Series {
     Series::line(name, pts)
 }
 
-/// A markdown table of merged histograms, one row per (label, histogram):
-/// trials, decisions and the percentiles in ms.
 /// A latency figure written, then the table of the lines it draws (each
 /// line's percentiles), as every latency figure of the report shows them.
 pub fn figure_with_table(
@@ -150,6 +148,8 @@ pub fn figure_with_table(
     Ok(md)
 }
 
+/// A markdown table of merged histograms, one row per (label, histogram):
+/// trials, decisions and the percentiles in ms.
 pub fn table(rows: &[(String, &MergedLatency)]) -> String {
     let ms = |us: u64| format!("{:.2}", us as f64 / 1000.0);
     let body: Vec<Vec<String>> = rows
